@@ -1,0 +1,139 @@
+//! The one error type of the core.
+//!
+//! Every failure is an [`Error`]: a [`ErrorKind`] with a stable [`ErrorKind::code`] (what JS
+//! sees as `error.code` and what the WIT `error` variant is named after), a human message,
+//! an optional JSON path into the input, and structured details. Each boundary formats it
+//! once: the JS face as an `Error` object, the component as a WIT variant.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// What went wrong, as a closed set of stable codes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The message is not shaped as the spec says (not JSON, a missing field, a wrong type).
+    InvalidMessage,
+    /// The lowering options are not valid (unknown provider, malformed tools, capabilities).
+    InvalidOptions,
+    /// A `command` part reached the lowering stage unresolved: the model never sees `/foo`.
+    UnresolvedCommand,
+    /// A `file-ref` range is malformed (start after end).
+    InvalidRange,
+    /// Attachment bytes are not valid base64 or not a valid data URL.
+    InvalidData,
+    /// After lowering, the user turn has no content block at all.
+    EmptyMessage,
+    /// An internal invariant did not hold (a bug, never caused by input alone).
+    Internal,
+}
+
+impl ErrorKind {
+    /// The stable code string (`error.code` in JS, the variant name in WIT is its kebab form).
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidMessage => "InvalidMessage",
+            ErrorKind::InvalidOptions => "InvalidOptions",
+            ErrorKind::UnresolvedCommand => "UnresolvedCommand",
+            ErrorKind::InvalidRange => "InvalidRange",
+            ErrorKind::InvalidData => "InvalidData",
+            ErrorKind::EmptyMessage => "EmptyMessage",
+            ErrorKind::Internal => "Internal",
+        }
+    }
+}
+
+/// A failure with a stable code, a message, an optional JSON path and structured details.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+    path: Option<String>,
+    details: Map<String, Value>,
+}
+
+impl Error {
+    /// A new error of `kind` with a human-readable `message`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error {
+            kind,
+            message: message.into(),
+            path: None,
+            details: Map::new(),
+        }
+    }
+
+    /// Sets the JSON path (e.g. `parts[3].ref.range`) of the offending input.
+    pub fn at(mut self, path: impl Into<String>) -> Self {
+        self.path = Some(path.into());
+        self
+    }
+
+    /// Adds one structured detail.
+    pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
+        self.details.insert(key.to_owned(), value.into());
+        self
+    }
+
+    /// The kind of failure.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The stable code (`InvalidMessage`, `UnresolvedCommand`, …).
+    pub fn code(&self) -> &'static str {
+        self.kind.code()
+    }
+
+    /// The human-readable message (without the path).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The JSON path of the offending input, when known.
+    pub fn path(&self) -> Option<&str> {
+        self.path.as_deref()
+    }
+
+    /// Structured details (always an object; `path` is included when known).
+    pub fn details(&self) -> Value {
+        let mut d = self.details.clone();
+        if let Some(p) = &self.path {
+            d.insert("path".into(), Value::String(p.clone()));
+        }
+        Value::Object(d)
+    }
+
+    /// The error as one JSON object `{code, message, details}` — the wire form the bindings use.
+    pub fn to_json(&self) -> String {
+        #[derive(Serialize)]
+        struct Wire<'a> {
+            code: &'a str,
+            message: String,
+            details: Value,
+        }
+        let wire = Wire {
+            code: self.code(),
+            message: self.to_string(),
+            details: self.details(),
+        };
+        serde_json::to_string(&wire).unwrap_or_else(|_| {
+            String::from(r#"{"code":"Internal","message":"error serialization failed","details":{}}"#)
+        })
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.path {
+            Some(p) => write!(f, "{} (at {})", self.message, p),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The core's result type.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,37 @@
+//! # promptloom
+//!
+//! Turns multipart user messages (and, in later modules, skills) into provider-native LLM
+//! requests. The core is pure Rust — no I/O, no clocks, no randomness — and is bound to
+//! JavaScript (`src/js`, wasm-bindgen) and to a WASI component (`src/component`,
+//! wit-bindgen); the bindings only convert and delegate.
+//!
+//! ```
+//! use promptloom::{lower, LowerOptions, NoResolver, Provider, UserMessage};
+//!
+//! let msg = UserMessage::from_json(r#"{"role":"user","parts":[{"type":"text","text":"hi"}],
+//!                                       "metadata":{"schema_version":1}}"#)?;
+//! let out = lower(&msg, &LowerOptions::new(Provider::Anthropic), &NoResolver)?;
+//! assert_eq!(out.body, r#"{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}"#);
+//! # Ok::<(), promptloom::Error>(())
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod lower;
+pub mod media;
+pub mod message;
+
+#[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
+mod js;
+
+#[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
+mod component;
+
+pub use error::{Error, ErrorKind, Result};
+pub use lower::{
+    lower, Capabilities, Lowered, LowerOptions, NoResolver, Provider, Report, ResolveRequest, Resolved,
+    Resolver, TableResolver, Tool,
+};
+pub use message::{Part, UserMessage};

@@ -1,0 +1,1042 @@
+//! The lowering chain: a typed user message in, a provider-native request body out.
+//!
+//! Each part is first lowered to a provider-neutral [`Block`] by the spec's table (text
+//! verbatim, file-refs resolved and sliced, attachments native or described, editor context
+//! in its marker, mentions resolved out), checked against the target's [`Capabilities`];
+//! then [`providers`] writes the blocks in the target's own JSON. Every decision lands in
+//! the [`Report`]. The same inputs give byte-identical output.
+
+pub mod capabilities;
+mod json;
+mod providers;
+pub mod render;
+pub mod report;
+pub mod schema;
+
+pub use capabilities::{Capabilities, MediaSupport};
+pub use report::{BlockNote, DropNote, Report, Warning};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::media::{self, MediaClass};
+use crate::message::{
+    parse_file_ref, Data, EditorContext, FileAttachment, FileRef, HostData, Part, RefTarget, UserMessage,
+};
+use json::{DataSrc, SlotMode};
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+/// A lowering target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Provider {
+    /// Anthropic Messages.
+    Anthropic,
+    /// OpenAI Chat Completions.
+    OpenAiChat,
+    /// OpenAI Responses.
+    OpenAiResponses,
+    /// Gemini generateContent.
+    Gemini,
+}
+
+impl Provider {
+    /// Every target, in a fixed order.
+    pub const ALL: [Provider; 4] = [
+        Provider::Anthropic,
+        Provider::OpenAiChat,
+        Provider::OpenAiResponses,
+        Provider::Gemini,
+    ];
+
+    /// The wire name: `anthropic`, `openai-chat`, `openai-responses`, `gemini`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Provider::Anthropic => "anthropic",
+            Provider::OpenAiChat => "openai-chat",
+            Provider::OpenAiResponses => "openai-responses",
+            Provider::Gemini => "gemini",
+        }
+    }
+
+    /// Parses a wire name.
+    pub fn parse(name: &str) -> Result<Provider> {
+        Provider::ALL
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidOptions,
+                    format!(
+                        "unknown provider `{name}` (expected anthropic, openai-chat, openai-responses or gemini)"
+                    ),
+                )
+                .at("provider")
+                .with("provider", name)
+            })
+    }
+}
+
+/// A tool definition in the neutral shape (`name`, `description`, JSON Schema `parameters`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tool {
+    /// `^[a-zA-Z0-9_-]{1,64}$`
+    pub name: String,
+    /// What the tool does.
+    pub description: Option<String>,
+    /// The JSON Schema of the arguments (an object schema).
+    pub parameters: Value,
+    /// Strict schema adherence, where the provider has it.
+    pub strict: Option<bool>,
+}
+
+/// What to lower to, and what goes beside the user turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LowerOptions {
+    /// The target.
+    pub provider: Provider,
+    /// The system prompt, placed where the target wants it.
+    pub system: Option<String>,
+    /// Tool definitions.
+    pub tools: Vec<Tool>,
+    /// A partial override of the target's capability table (per model).
+    pub capabilities: Option<Value>,
+    /// Top-level request fields written first (`model`, `max_tokens`, `temperature`, …).
+    pub params: Map<String, Value>,
+}
+
+impl LowerOptions {
+    /// Options for `provider` with nothing else.
+    pub fn new(provider: Provider) -> Self {
+        LowerOptions {
+            provider,
+            system: None,
+            tools: Vec::new(),
+            capabilities: None,
+            params: Map::new(),
+        }
+    }
+
+    /// Parses the options object of the bindings:
+    /// `{ provider, system?, tools?, capabilities?, params? }`.
+    pub fn from_value(value: Value) -> Result<LowerOptions> {
+        let bad = |path: &str, msg: &str| Error::new(ErrorKind::InvalidOptions, msg).at(path);
+        let Value::Object(mut o) = value else {
+            return Err(bad("$", "options must be an object"));
+        };
+        let provider = match o.remove("provider") {
+            Some(Value::String(p)) => Provider::parse(&p)?,
+            _ => return Err(bad("provider", "options need a string `provider`")),
+        };
+        let system = match o.remove("system") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(s),
+            Some(_) => return Err(bad("system", "`system` must be a string")),
+        };
+        let tools = match o.remove("tools") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(list)) => list
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| Tool::from_value(t, i))
+                .collect::<Result<_>>()?,
+            Some(_) => return Err(bad("tools", "`tools` must be an array")),
+        };
+        let params = match o.remove("params") {
+            None | Some(Value::Null) => Map::new(),
+            Some(Value::Object(m)) => m,
+            Some(_) => return Err(bad("params", "`params` must be an object")),
+        };
+        let capabilities = o.remove("capabilities").filter(|v| !v.is_null());
+        if let Some(k) = o.keys().next() {
+            return Err(bad(k, "unknown option").with("known", "provider, system, tools, capabilities, params"));
+        }
+        Ok(LowerOptions {
+            provider,
+            system,
+            tools,
+            capabilities,
+            params,
+        })
+    }
+}
+
+impl Tool {
+    fn from_value(v: Value, i: usize) -> Result<Tool> {
+        let path = format!("tools[{i}]");
+        let bad = |p: String, msg: String| Error::new(ErrorKind::InvalidOptions, msg).at(p);
+        let Value::Object(mut o) = v else {
+            return Err(bad(path, "a tool must be an object".into()));
+        };
+        let name = match o.remove("name") {
+            Some(Value::String(n)) => n,
+            _ => return Err(bad(format!("{path}.name"), "a tool needs a string `name`".into())),
+        };
+        let description = match o.remove("description") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(d)) => Some(d),
+            Some(_) => return Err(bad(format!("{path}.description"), "`description` must be a string".into())),
+        };
+        let parameters = match o.remove("parameters").or_else(|| o.remove("input_schema")) {
+            None | Some(Value::Null) => serde_json::json!({"type": "object", "properties": {}}),
+            Some(p @ Value::Object(_)) => p,
+            Some(_) => {
+                return Err(bad(
+                    format!("{path}.parameters"),
+                    "`parameters` must be a JSON Schema object".into(),
+                ))
+            }
+        };
+        let strict = match o.remove("strict") {
+            None | Some(Value::Null) => None,
+            Some(Value::Bool(b)) => Some(b),
+            Some(_) => return Err(bad(format!("{path}.strict"), "`strict` must be a boolean".into())),
+        };
+        let tool = Tool {
+            name,
+            description,
+            parameters,
+            strict,
+        };
+        tool.check(i)?;
+        Ok(tool)
+    }
+
+    fn check(&self, i: usize) -> Result<()> {
+        let ok = !self.name.is_empty()
+            && self.name.len() <= 64
+            && self.name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !ok {
+            return Err(Error::new(
+                ErrorKind::InvalidOptions,
+                format!("tool name `{}` must match ^[a-zA-Z0-9_-]{{1,64}}$", self.name),
+            )
+            .at(format!("tools[{i}].name")));
+        }
+        if self.parameters.get("type").and_then(Value::as_str).is_some_and(|t| t != "object") {
+            return Err(Error::new(ErrorKind::InvalidOptions, "tool parameters must be an object schema")
+                .at(format!("tools[{i}].parameters.type")));
+        }
+        Ok(())
+    }
+}
+
+/// What the host is asked to resolve.
+#[derive(Debug, Clone, Copy)]
+pub enum ResolveRequest<'a> {
+    /// A file-ref (or a file mention): return its text or bytes.
+    File {
+        /// The part index.
+        part: usize,
+        /// The reference.
+        file_ref: &'a FileRef,
+    },
+    /// A non-skill, non-file mention: return a payload for an `editor-context` `ref`.
+    Mention {
+        /// The part index.
+        part: usize,
+        /// The mention target, verbatim.
+        target: &'a Map<String, Value>,
+    },
+    /// An attachment stored by content id: return its bytes.
+    Blob {
+        /// The part index.
+        part: usize,
+        /// The content id.
+        content_id: &'a str,
+    },
+}
+
+impl ResolveRequest<'_> {
+    /// The part index of the request.
+    pub fn part(&self) -> usize {
+        match self {
+            ResolveRequest::File { part, .. }
+            | ResolveRequest::Mention { part, .. }
+            | ResolveRequest::Blob { part, .. } => *part,
+        }
+    }
+}
+
+/// What a resolver found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resolved {
+    /// Text content.
+    Text(String),
+    /// Bytes, with a media type when the host knows it.
+    Bytes {
+        /// The bytes.
+        data: Vec<u8>,
+        /// The media type, if known.
+        mime: Option<String>,
+    },
+    /// Bytes the host keeps (see [`crate::message::Data::Host`]).
+    Host {
+        /// Head, length and slot.
+        data: HostData,
+        /// The media type, if known.
+        mime: Option<String>,
+    },
+    /// A payload for a mention.
+    Payload(Value),
+    /// Nothing found.
+    Missing,
+}
+
+/// Supplies file contents, mention payloads and blobs during lowering.
+pub trait Resolver {
+    /// Resolves one request; `Err` is the host's failure message.
+    fn resolve(&self, request: &ResolveRequest<'_>) -> std::result::Result<Resolved, String>;
+}
+
+/// A resolver that resolves nothing: file-refs become descriptors the model can read with a
+/// tool.
+pub struct NoResolver;
+
+impl Resolver for NoResolver {
+    fn resolve(&self, _: &ResolveRequest<'_>) -> std::result::Result<Resolved, String> {
+        Ok(Resolved::Missing)
+    }
+}
+
+/// A resolver answering from a table of results by part index (what the bindings build
+/// from the host's answers).
+#[derive(Debug, Default, Clone)]
+pub struct TableResolver {
+    /// Results by part index; `Err` holds the host's failure message.
+    pub entries: BTreeMap<usize, std::result::Result<Resolved, String>>,
+}
+
+impl Resolver for TableResolver {
+    fn resolve(&self, request: &ResolveRequest<'_>) -> std::result::Result<Resolved, String> {
+        self.entries.get(&request.part()).cloned().unwrap_or(Ok(Resolved::Missing))
+    }
+}
+
+/// A lowered request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lowered {
+    /// The request body as JSON text, ready to send.
+    pub body: String,
+    /// Every decision made.
+    pub report: Report,
+}
+
+impl Lowered {
+    /// The body parsed as a JSON value.
+    pub fn body_value(&self) -> Result<Value> {
+        serde_json::from_str(&self.body).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
+    }
+}
+
+/// Lowers a message for `options.provider`, resolving file-refs through `resolver`.
+pub fn lower(message: &UserMessage, options: &LowerOptions, resolver: &dyn Resolver) -> Result<Lowered> {
+    lower_in(message, options, resolver, SlotMode::Forbid)
+}
+
+/// Like [`lower`], but host-held data is written as `\u{1}n\u{1}` markers for the host to
+/// splice (used by the bindings).
+pub fn lower_marked(message: &UserMessage, options: &LowerOptions, resolver: &dyn Resolver) -> Result<Lowered> {
+    lower_in(message, options, resolver, SlotMode::Mark)
+}
+
+fn lower_in(
+    message: &UserMessage,
+    options: &LowerOptions,
+    resolver: &dyn Resolver,
+    mode: SlotMode,
+) -> Result<Lowered> {
+    let caps = Capabilities::with_override(options.provider, options.capabilities.as_ref())?;
+    let mut cx = Cx {
+        provider: options.provider,
+        caps: &caps,
+        resolver,
+        blocks: Vec::new(),
+        report: Report {
+            provider: options.provider.name(),
+            ..Report::default()
+        },
+        images: 0,
+        media_bytes: 0,
+    };
+    for (i, part) in message.parts.iter().enumerate() {
+        cx.part(i, part)?;
+    }
+    if cx.blocks.is_empty() {
+        return Err(Error::new(
+            ErrorKind::EmptyMessage,
+            "the message has no content for the model after lowering",
+        )
+        .with("dropped", cx.report.dropped.len() as u64));
+    }
+    let blocks = std::mem::take(&mut cx.blocks);
+    let tree = providers::request(options, caps.text_documents, blocks, &mut cx.report)?;
+    let body = json::write(&tree, mode)?;
+    Ok(Lowered {
+        body,
+        report: cx.report,
+    })
+}
+
+/// A provider-neutral content block.
+#[derive(Debug, Clone)]
+pub(crate) enum Block<'a> {
+    /// Text.
+    Text(Cow<'a, str>),
+    /// A native media block.
+    Media {
+        class: MediaClass,
+        mime: String,
+        source: Source<'a>,
+        name: Option<String>,
+    },
+    /// A text document: native where the target has text documents, else `fenced`.
+    TextDoc { text: String, title: String, fenced: String },
+}
+
+/// Where a media block's bytes are.
+#[derive(Debug, Clone)]
+pub(crate) enum Source<'a> {
+    /// Base64 data.
+    Data(DataSrc<'a>),
+    /// A URL passed through.
+    Url(Cow<'a, str>),
+}
+
+/// One attachment's or resolved file's bytes, as far as the core can see them.
+struct Bytes<'a> {
+    /// The base64 characters (or the slot holding them).
+    src: DataSrc<'a>,
+    /// The first decoded bytes.
+    head: Vec<u8>,
+    /// Every decoded byte, when the core has them cheaply (small inline data).
+    full: Option<Vec<u8>>,
+    /// Decoded length.
+    len: u64,
+    /// The media type of a data-URL header.
+    header_mime: Option<String>,
+}
+
+/// How a descriptor names what it describes.
+struct Describe {
+    tag: &'static str,
+    attrs: Vec<(&'static str, String)>,
+}
+
+struct Cx<'a, 'c> {
+    provider: Provider,
+    caps: &'c Capabilities,
+    resolver: &'c dyn Resolver,
+    blocks: Vec<Block<'a>>,
+    report: Report,
+    images: u64,
+    media_bytes: u64,
+}
+
+/// Canonical names for common media type aliases.
+fn canonical_mime(m: &str) -> String {
+    let m = media::normalize_mime(m);
+    match m.as_str() {
+        "image/jpg" | "image/pjpeg" => "image/jpeg".into(),
+        "audio/x-wav" | "audio/wave" | "audio/vnd.wave" => "audio/wav".into(),
+        "audio/mp3" | "audio/x-mp3" | "audio/mpeg3" => "audio/mpeg".into(),
+        "audio/x-aiff" => "audio/aiff".into(),
+        "audio/x-flac" => "audio/flac".into(),
+        "audio/x-aac" => "audio/aac".into(),
+        "application/x-pdf" => "application/pdf".into(),
+        _ => m,
+    }
+}
+
+/// Declared types that say nothing specific (the bytes decide).
+fn is_generic(m: &str) -> bool {
+    matches!(m, "" | "image" | "image/*" | "application/octet-stream" | "binary/octet-stream" | "*/*")
+        || m.ends_with("/*")
+}
+
+/// The class of a media type, with SVG read as text (it is XML).
+fn class_for(mime: &str) -> MediaClass {
+    if mime == "image/svg+xml" {
+        MediaClass::Text
+    } else {
+        media::class_of(mime)
+    }
+}
+
+fn size_text(n: u64) -> String {
+    const MB: f64 = 1024.0 * 1024.0;
+    if n >= 1024 * 1024 {
+        format!("{:.1} MB", n as f64 / MB)
+    } else {
+        format!("{n} bytes")
+    }
+}
+
+impl<'a> Cx<'a, '_> {
+    fn emit(&mut self, part: usize, rule: String, mime: Option<String>, block: Block<'a>) {
+        self.report.blocks.push(BlockNote { part, rule, mime });
+        self.blocks.push(block);
+    }
+
+    fn drop(&mut self, part: usize, rule: &str, reason: impl Into<String>) {
+        self.report.dropped.push(DropNote {
+            part,
+            rule: rule.to_owned(),
+            reason: reason.into(),
+        });
+    }
+
+    fn warn(&mut self, part: usize, code: &'static str, message: impl Into<String>) {
+        self.report.warnings.push(Warning {
+            part: Some(part),
+            code,
+            message: message.into(),
+        });
+    }
+
+    fn part(&mut self, i: usize, part: &'a Part) -> Result<()> {
+        match part {
+            Part::Text { text } => {
+                if text.is_empty() {
+                    self.drop(i, "text-empty", "empty text parts are not sent (providers reject them)");
+                } else {
+                    self.emit(i, "text".into(), None, Block::Text(Cow::Borrowed(text)));
+                }
+            }
+            Part::FileRef(r) => self.file_ref(i, r, "file-ref")?,
+            Part::FileAttachment(a) => self.attachment(i, a)?,
+            Part::Command { id, .. } => {
+                return Err(Error::new(
+                    ErrorKind::UnresolvedCommand,
+                    format!("command `{id}` must be resolved before lowering: the model never sees a literal command"),
+                )
+                .at(format!("parts[{i}]"))
+                .with("command", id.clone()));
+            }
+            Part::Mention(m) => match m.kind.as_str() {
+                "skill" => self.drop(
+                    i,
+                    "mention-skill",
+                    "a skill mention loads the skill through the skill flow; it is not part of the user turn",
+                ),
+                "file" => {
+                    let r = parse_file_ref(m.target.clone(), &format!("parts[{i}].target"))?;
+                    // The parsed ref is owned; lower it and keep the blocks it yields.
+                    self.file_ref_owned(i, r)?;
+                }
+                _ => self.mention_ref(i, m)?,
+            },
+            Part::EditorContext(c) => self.editor_context(i, c, "editor-context"),
+            Part::Unknown(v) => {
+                let ty = part.type_name().to_owned();
+                match v.get("text").and_then(Value::as_str) {
+                    Some(t) if !t.is_empty() => {
+                        self.warn(i, "UnknownPartType", format!("part type `{ty}` is unknown; its text is sent"));
+                        self.emit(i, "unknown-text".into(), None, Block::Text(Cow::Borrowed(t)));
+                    }
+                    _ => {
+                        self.warn(
+                            i,
+                            "UnknownPartType",
+                            format!("part type `{ty}` is unknown and has no text; a placeholder is sent"),
+                        );
+                        let text = render::descriptor("unsupported_part", &[("type", ty)], "this part type is not supported");
+                        self.emit(i, "unknown-placeholder".into(), None, Block::Text(Cow::Owned(text)));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn editor_context(&mut self, i: usize, c: &EditorContext, rule: &str) {
+        let text = render::editor_context(&c.kind, c.source.as_deref(), &c.payload);
+        self.emit(i, rule.into(), None, Block::Text(Cow::Owned(text)));
+    }
+
+    fn mention_ref(&mut self, i: usize, m: &crate::message::Mention) -> Result<()> {
+        let req = ResolveRequest::Mention {
+            part: i,
+            target: &m.target,
+        };
+        match self.resolver.resolve(&req) {
+            Ok(Resolved::Payload(payload)) => {
+                let ctx = EditorContext {
+                    kind: "ref".into(),
+                    source: Some(m.kind.clone()),
+                    payload,
+                    emitted_at: None,
+                };
+                self.editor_context(i, &ctx, "mention-ref");
+            }
+            Ok(Resolved::Text(t)) => {
+                let ctx = EditorContext {
+                    kind: "ref".into(),
+                    source: Some(m.kind.clone()),
+                    payload: Value::String(t),
+                    emitted_at: None,
+                };
+                self.editor_context(i, &ctx, "mention-ref");
+            }
+            Ok(_) => {
+                self.warn(i, "UnresolvedMention", format!("mention of kind `{}` was not resolved by the host; dropped", m.kind));
+                self.drop(i, "mention-unresolved", "the host did not resolve this mention to an entity");
+            }
+            Err(e) => {
+                self.warn(i, "ResolverFailed", format!("resolving the `{}` mention failed: {e}; dropped", m.kind));
+                self.drop(i, "mention-unresolved", format!("the resolver failed: {e}"));
+            }
+        }
+        Ok(())
+    }
+
+    fn file_ref_owned(&mut self, i: usize, r: FileRef) -> Result<()> {
+        // A mention's ref is built here, so it cannot be borrowed from the message; its
+        // blocks own their data.
+        let mut sub = Cx {
+            provider: self.provider,
+            caps: self.caps,
+            resolver: self.resolver,
+            blocks: Vec::new(),
+            report: std::mem::take(&mut self.report),
+            images: self.images,
+            media_bytes: self.media_bytes,
+        };
+        sub.file_ref(i, &r, "mention-file")?;
+        self.report = sub.report;
+        self.images = sub.images;
+        self.media_bytes = sub.media_bytes;
+        for b in sub.blocks {
+            self.blocks.push(own_block(b));
+        }
+        Ok(())
+    }
+
+    fn file_ref(&mut self, i: usize, r: &'a FileRef, prefix: &str) -> Result<()> {
+        let location = r.location();
+        let mut describe = Describe {
+            tag: "file",
+            attrs: vec![(
+                match r.target {
+                    RefTarget::Path(_) => "path",
+                    RefTarget::Url(_) => "url",
+                    RefTarget::ContentId(_) => "content_id",
+                },
+                location.to_owned(),
+            )],
+        };
+        if let Some(range) = r.range {
+            let unit = match range.unit {
+                crate::message::RangeUnit::Line => "lines",
+                crate::message::RangeUnit::Byte => "bytes",
+            };
+            let end = range.end.map(|e| format!("-{e}")).unwrap_or_default();
+            describe.attrs.push((unit, format!("{}{end}", range.start)));
+        }
+        let declared = r
+            .mime
+            .as_deref()
+            .map(canonical_mime)
+            .or_else(|| media::mime_from_name(location).map(str::to_owned));
+        let resolved = self.resolver.resolve(&ResolveRequest::File { part: i, file_ref: r });
+        match resolved {
+            Ok(Resolved::Text(text)) => self.file_text(i, r, prefix, &text, describe),
+            Ok(Resolved::Bytes { data, mime }) => {
+                let mime = mime.map(|m| canonical_mime(&m)).or(declared);
+                let sniffed = media::sniff(&data);
+                let textual = sniffed.is_none() && media::looks_textual(&data);
+                let texty = mime.as_deref().map(class_for).is_none_or(|c| c == MediaClass::Text || c == MediaClass::Binary);
+                if textual && texty {
+                    let text = String::from_utf8_lossy(&data).into_owned();
+                    self.file_text(i, r, prefix, &text, describe)
+                } else {
+                    let bytes = Bytes {
+                        head: data.iter().take(media::SNIFF_BYTES).copied().collect(),
+                        len: data.len() as u64,
+                        src: DataSrc::Inline(Cow::Owned(media::encode(&data))),
+                        full: Some(data),
+                        header_mime: None,
+                    };
+                    self.media(i, prefix, mime, Some(location.to_owned()), Some(bytes), describe);
+                    Ok(())
+                }
+            }
+            Ok(Resolved::Host { data, mime }) => {
+                let mime = mime.map(|m| canonical_mime(&m)).or(declared);
+                let bytes = host_bytes(&data);
+                self.media(i, prefix, mime, Some(location.to_owned()), Some(bytes), describe);
+                Ok(())
+            }
+            Ok(Resolved::Payload(_)) | Ok(Resolved::Missing) => {
+                // Not resolved: a URL to a native media type passes through; else a descriptor.
+                if let (RefTarget::Url(url), Some(mime)) = (&r.target, declared.as_deref()) {
+                    let class = class_for(mime);
+                    let ok = self
+                        .caps
+                        .support(class)
+                        .is_some_and(|s| s.urls && s.mimes.iter().any(|m| m == mime))
+                        && providers::native(self.provider, class, mime, true);
+                    if ok && r.range.is_none() {
+                        if class == MediaClass::Image {
+                            self.images += 1;
+                        }
+                        self.emit(
+                            i,
+                            format!("{prefix}-url-{}", class.name()),
+                            Some(mime.to_owned()),
+                            Block::Media {
+                                class,
+                                mime: mime.to_owned(),
+                                source: Source::Url(Cow::Borrowed(url)),
+                                name: None,
+                            },
+                        );
+                        return Ok(());
+                    }
+                }
+                let route_class = declared.as_deref().map(class_for).unwrap_or(MediaClass::Text);
+                let route = match (&r.target, route_class) {
+                    (RefTarget::Url(_), MediaClass::Text | MediaClass::Binary) => {
+                        self.caps.tool_routes.get("url").cloned()
+                    }
+                    _ => self.caps.route(declared.as_deref().unwrap_or(""), route_class).map(str::to_owned),
+                };
+                self.warn(i, "Unresolved", format!("`{location}` was not resolved by the host; a reference is sent"));
+                self.describe(i, prefix, describe, route, "the file's contents are not included; read it with the tool if needed");
+                Ok(())
+            }
+            Err(e) => {
+                self.warn(i, "ResolverFailed", format!("resolving `{location}` failed: {e}; a reference is sent"));
+                let route_class = declared.as_deref().map(class_for).unwrap_or(MediaClass::Text);
+                let route = self.caps.route(declared.as_deref().unwrap_or(""), route_class).map(str::to_owned);
+                self.describe(i, prefix, describe, route, "the file could not be read by the host");
+                Ok(())
+            }
+        }
+    }
+
+    fn file_text(&mut self, i: usize, r: &FileRef, prefix: &str, text: &str, describe: Describe) -> Result<()> {
+        let sel = render::select(text, r.range);
+        if let Some(note) = &sel.clamped {
+            self.warn(i, "RangeClamped", format!("{}: {note}", r.location()));
+        }
+        if sel.text.len() as u64 > self.caps.inline_text_max_bytes {
+            self.warn(
+                i,
+                "TooLarge",
+                format!(
+                    "`{}` selection is {} (inline limit {}); a reference is sent",
+                    r.location(),
+                    size_text(sel.text.len() as u64),
+                    size_text(self.caps.inline_text_max_bytes)
+                ),
+            );
+            let route = self.caps.route("text/plain", MediaClass::Text).map(str::to_owned);
+            self.describe(i, prefix, describe, route, "too large to include; read it with the tool");
+            return Ok(());
+        }
+        let fenced = render::fence(&render::file_info(r.location(), sel.shown), &sel.text);
+        self.emit(i, format!("{prefix}-text"), None, Block::Text(Cow::Owned(fenced)));
+        Ok(())
+    }
+
+    fn describe(&mut self, i: usize, prefix: &str, d: Describe, route: Option<String>, reason: &str) {
+        let mut attrs = d.attrs;
+        if let Some(t) = route {
+            attrs.push(("tool", t));
+        }
+        let text = render::descriptor(d.tag, &attrs, reason);
+        self.emit(i, format!("{prefix}-descriptor"), None, Block::Text(Cow::Owned(text)));
+    }
+
+    fn attachment(&mut self, i: usize, a: &'a FileAttachment) -> Result<()> {
+        let name = a.name.clone();
+        let mut attrs = Vec::new();
+        if let Some(n) = &name {
+            attrs.push(("name", n.clone()));
+        }
+        let bytes = match &a.data {
+            Some(Data::Inline(s)) => Some(inline_bytes(s).map_err(|e| e.at(format!("parts[{i}].data")))?),
+            Some(Data::Host(h)) => Some(host_bytes(h)),
+            None => match &a.content_id {
+                Some(cid) => {
+                    attrs.push(("content_id", cid.clone()));
+                    match self.resolver.resolve(&ResolveRequest::Blob { part: i, content_id: cid }) {
+                        Ok(Resolved::Bytes { data, .. }) => Some(Bytes {
+                            head: data.iter().take(media::SNIFF_BYTES).copied().collect(),
+                            len: data.len() as u64,
+                            src: DataSrc::Inline(Cow::Owned(media::encode(&data))),
+                            full: Some(data),
+                            header_mime: None,
+                        }),
+                        Ok(Resolved::Host { data, .. }) => Some(host_bytes(&data)),
+                        Ok(Resolved::Text(t)) => {
+                            let data = t.into_bytes();
+                            Some(Bytes {
+                                head: data.iter().take(media::SNIFF_BYTES).copied().collect(),
+                                len: data.len() as u64,
+                                src: DataSrc::Inline(Cow::Owned(media::encode(&data))),
+                                full: Some(data),
+                                header_mime: None,
+                            })
+                        }
+                        Ok(_) => {
+                            self.warn(i, "Unresolved", format!("blob `{cid}` was not found by the host; a descriptor is sent"));
+                            None
+                        }
+                        Err(e) => {
+                            self.warn(i, "ResolverFailed", format!("reading blob `{cid}` failed: {e}; a descriptor is sent"));
+                            None
+                        }
+                    }
+                }
+                None => None,
+            },
+        };
+        let declared = a
+            .mime
+            .as_deref()
+            .map(canonical_mime)
+            .filter(|m| !m.is_empty())
+            .or_else(|| bytes.as_ref().and_then(|b| b.header_mime.clone()));
+        let declared = match declared {
+            Some(d) if !is_generic(&d) => Some(d),
+            other => name
+                .as_deref()
+                .and_then(media::mime_from_name)
+                .map(str::to_owned)
+                .or(other),
+        };
+        if bytes.is_none() && a.size.is_some() {
+            attrs.push(("size", a.size.unwrap_or(0).to_string()));
+        }
+        self.media(i, "attachment", declared, name, bytes, Describe { tag: "attachment", attrs });
+        Ok(())
+    }
+
+    /// Lowers bytes (of an attachment or a resolved file) by their media type.
+    fn media(
+        &mut self,
+        i: usize,
+        prefix: &str,
+        declared: Option<String>,
+        name: Option<String>,
+        mut bytes: Option<Bytes<'a>>,
+        mut d: Describe,
+    ) {
+        let sniffed = bytes.as_ref().and_then(|b| media::sniff(&b.head));
+        let mut mime = declared.clone().unwrap_or_else(|| "application/octet-stream".into());
+        if let Some(s) = sniffed {
+            if declared.as_deref().is_some_and(|d| !is_generic(d) && d != s) {
+                self.warn(
+                    i,
+                    "MimeMismatch",
+                    format!("declared {} but the bytes are {s}; {s} is used", declared.as_deref().unwrap_or("")),
+                );
+            }
+            mime = s.to_owned();
+        }
+        let mut class = class_for(&mime);
+        if let Some(b) = &bytes {
+            d.attrs.push(("mime", mime.clone()));
+            d.attrs.push(("size", b.len.to_string()));
+        } else {
+            d.attrs.push(("mime", mime.clone()));
+        }
+        // Unlabelled bytes that read as text are text.
+        if class == MediaClass::Binary && sniffed.is_none() && is_generic(declared.as_deref().unwrap_or("")) {
+            if let Some(full) = bytes.as_mut().and_then(|b| b.full()) {
+                if media::looks_textual(full) {
+                    class = MediaClass::Text;
+                    mime = "text/plain".into();
+                }
+            }
+        }
+        let Some(bytes) = bytes else {
+            let route = self.caps.route(&mime, class).map(str::to_owned);
+            self.describe(i, prefix, d, route, "the bytes are not included");
+            return;
+        };
+        match class {
+            MediaClass::Text => self.text_bytes(i, prefix, &mime, name, bytes, d),
+            MediaClass::Binary => {
+                let route = self.caps.route(&mime, class).map(str::to_owned);
+                self.describe(i, prefix, d, route, "binary content the model cannot read directly");
+            }
+            _ => {
+                let route = self.caps.route(&mime, class).map(str::to_owned);
+                let strict = matches!(class, MediaClass::Image | MediaClass::Pdf);
+                if strict && sniffed.is_none() {
+                    self.warn(
+                        i,
+                        "UnrecognizedMedia",
+                        format!("declared {mime} but the bytes are not a recognised {} file; a descriptor is sent", class.name()),
+                    );
+                    self.describe(i, prefix, d, route, "the bytes do not match their declared type");
+                    return;
+                }
+                let support = self.caps.support(class);
+                let supported = support.is_some_and(|s| s.mimes.contains(&mime))
+                    && providers::native(self.provider, class, &mime, false);
+                if !supported {
+                    self.warn(
+                        i,
+                        "UnsupportedMedia",
+                        format!("{} does not accept {mime} natively; a descriptor is sent", self.provider.name()),
+                    );
+                    self.describe(i, prefix, d, route, &format!("{mime} is not readable by this model directly"));
+                    return;
+                }
+                let max = support.map(|s| s.max_bytes).unwrap_or(0);
+                if bytes.len > max {
+                    self.warn(
+                        i,
+                        "TooLarge",
+                        format!("{} is over the {} limit for one {}; a descriptor is sent", size_text(bytes.len), size_text(max), class.name()),
+                    );
+                    self.describe(i, prefix, d, route, "too large to send inline");
+                    return;
+                }
+                if self.media_bytes + bytes.len > self.caps.max_request_bytes
+                    || (class == MediaClass::Image && self.images >= self.caps.max_images)
+                {
+                    self.warn(
+                        i,
+                        "RequestLimit",
+                        format!(
+                            "the request would exceed {} of inline media or {} images; a descriptor is sent",
+                            size_text(self.caps.max_request_bytes),
+                            self.caps.max_images
+                        ),
+                    );
+                    self.describe(i, prefix, d, route, "the request's inline media limit is reached");
+                    return;
+                }
+                self.media_bytes += bytes.len;
+                if class == MediaClass::Image {
+                    self.images += 1;
+                }
+                self.emit(
+                    i,
+                    format!("{prefix}-{}", class.name()),
+                    Some(mime.clone()),
+                    Block::Media {
+                        class,
+                        mime,
+                        source: Source::Data(bytes.src),
+                        name,
+                    },
+                );
+            }
+        }
+    }
+
+    fn text_bytes(&mut self, i: usize, prefix: &str, mime: &str, name: Option<String>, mut bytes: Bytes<'a>, d: Describe) {
+        let route = self.caps.route(mime, MediaClass::Text).map(str::to_owned);
+        if bytes.len > self.caps.inline_text_max_bytes {
+            self.warn(
+                i,
+                "TooLarge",
+                format!("text of {} is over the inline limit of {}; a descriptor is sent", size_text(bytes.len), size_text(self.caps.inline_text_max_bytes)),
+            );
+            self.describe(i, prefix, d, route, "too large to include; read it with the tool");
+            return;
+        }
+        bytes.full();
+        let Some(full) = bytes.full else {
+            self.describe(i, prefix, d, route, "the text is held by the host and not included");
+            return;
+        };
+        let text = match String::from_utf8(full) {
+            Ok(t) => render::normalize_newlines(&t),
+            Err(_) => {
+                self.warn(i, "NotText", format!("declared {mime} but the bytes are not UTF-8 text; a descriptor is sent"));
+                self.describe(i, prefix, d, route, "the bytes are not UTF-8 text");
+                return;
+            }
+        };
+        let title = name.unwrap_or_else(|| "attachment.txt".into());
+        let fenced = render::fence(&render::file_info(&title, None), &text);
+        if text.is_empty() {
+            self.drop(i, &format!("{prefix}-text-empty"), "the text attachment is empty");
+            return;
+        }
+        self.emit(i, format!("{prefix}-text"), Some("text/plain".into()), Block::TextDoc { text, title, fenced });
+    }
+}
+
+/// Makes a block own its data.
+fn own_block<'x>(b: Block<'_>) -> Block<'x> {
+    let own_src = |s: DataSrc<'_>| match s {
+        DataSrc::Inline(c) => DataSrc::Inline(Cow::Owned(c.into_owned())),
+        DataSrc::Slot(n) => DataSrc::Slot(n),
+    };
+    match b {
+        Block::Text(t) => Block::Text(Cow::Owned(t.into_owned())),
+        Block::Media { class, mime, source, name } => Block::Media {
+            class,
+            mime,
+            source: match source {
+                Source::Data(d) => Source::Data(own_src(d)),
+                Source::Url(u) => Source::Url(Cow::Owned(u.into_owned())),
+            },
+            name,
+        },
+        Block::TextDoc { text, title, fenced } => Block::TextDoc { text, title, fenced },
+    }
+}
+
+fn inline_bytes(s: &str) -> Result<Bytes<'_>> {
+    if let Some(url) = media::parse_data_url(s) {
+        if url.base64 {
+            let b64 = media::clean_base64(url.payload)?;
+            Ok(from_b64(b64, url.mime))
+        } else {
+            let data = media::percent_decode(url.payload);
+            Ok(Bytes {
+                head: data.iter().take(media::SNIFF_BYTES).copied().collect(),
+                len: data.len() as u64,
+                src: DataSrc::Inline(Cow::Owned(media::encode(&data))),
+                full: Some(data),
+                header_mime: url.mime,
+            })
+        }
+    } else {
+        Ok(from_b64(media::clean_base64(s)?, None))
+    }
+}
+
+/// Inline data up to this decoded size may be decoded whole (to read it as text).
+const DECODE_FULL_MAX: u64 = 4 * 1024 * 1024;
+
+impl Bytes<'_> {
+    /// Every decoded byte, decoding inline base64 on first use (never host-held data).
+    fn full(&mut self) -> Option<&Vec<u8>> {
+        if self.full.is_none() && self.len <= DECODE_FULL_MAX {
+            if let DataSrc::Inline(b64) = &self.src {
+                self.full = media::decode(b64).ok();
+            }
+        }
+        self.full.as_ref()
+    }
+}
+
+fn from_b64(b64: Cow<'_, str>, header_mime: Option<String>) -> Bytes<'_> {
+    let pad = b64.bytes().rev().take(2).filter(|c| *c == b'=').count() as u64;
+    Bytes {
+        head: media::decode_head(&b64),
+        len: media::decoded_len(b64.len() as u64, pad),
+        src: DataSrc::Inline(b64),
+        full: None,
+        header_mime,
+    }
+}
+
+fn host_bytes(h: &HostData) -> Bytes<'static> {
+    Bytes {
+        head: media::decode_head(&h.head),
+        len: h.len,
+        src: DataSrc::Slot(h.slot),
+        full: None,
+        header_mime: h.mime.clone(),
+    }
+}

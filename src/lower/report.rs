@@ -1,0 +1,61 @@
+//! The lowering report: what each output block came from, and every drop, fallback and
+//! adjustment with its reason. Nothing is dropped silently.
+
+use serde::Serialize;
+
+/// One output content block: which part it came from and by which rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BlockNote {
+    /// Index of the source part in `message.parts`.
+    pub part: usize,
+    /// The rule applied (`text`, `file-ref-text`, `attachment-image`, `attachment-descriptor`,
+    /// `editor-context`, …).
+    pub rule: String,
+    /// The media type sent, for media blocks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime: Option<String>,
+}
+
+/// A part that produced no block.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DropNote {
+    /// Index of the part.
+    pub part: usize,
+    /// The rule applied (`text-empty`, `mention-skill`, `mention-unresolved`).
+    pub rule: String,
+    /// Why it is absent from the model view.
+    pub reason: String,
+}
+
+/// A fallback, adjustment or drop the host should know about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    /// Index of the part, or `None` for options (tools, system).
+    pub part: Option<usize>,
+    /// A stable code (`MimeMismatch`, `UnsupportedMedia`, `TooLarge`, `RequestLimit`,
+    /// `Unresolved`, `ResolverFailed`, `RangeClamped`, `UnknownPartType`,
+    /// `UnresolvedMention`, `SchemaKeyDropped`, `UnrecognizedMedia`, `NotText`).
+    pub code: &'static str,
+    /// What happened, for a person.
+    pub message: String,
+}
+
+/// Everything the lowering decided.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct Report {
+    /// The target (`anthropic`, `openai-chat`, `openai-responses`, `gemini`).
+    pub provider: &'static str,
+    /// One note per output content block of the user turn, in order.
+    pub blocks: Vec<BlockNote>,
+    /// Parts that produced no block.
+    pub dropped: Vec<DropNote>,
+    /// Fallbacks and adjustments.
+    pub warnings: Vec<Warning>,
+}
+
+impl Report {
+    /// The report as JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| String::from("{}"))
+    }
+}

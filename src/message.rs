@@ -1,0 +1,586 @@
+//! The multipart user message of the compositor spec, and its wire form.
+//!
+//! ```json
+//! { "role": "user",
+//!   "parts": [ { "type": "text", "text": "…" }, { "type": "file-ref", "ref": { … } }, … ],
+//!   "metadata": { "schema_version": 1 } }
+//! ```
+//!
+//! Parts keep their order. A part whose `type` this version does not know is kept verbatim
+//! ([`Part::Unknown`]) so that it survives a round trip, and is lowered by the spec's
+//! forward-compatible rule. Parsing reports the JSON path of the first malformed field.
+
+use crate::error::{Error, ErrorKind, Result};
+use serde_json::{Map, Value};
+
+/// The message schema version this library writes.
+pub const SCHEMA_VERSION: u64 = 1;
+
+/// A user message: ordered typed parts plus metadata.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserMessage {
+    /// The parts, in the order the user composed them.
+    pub parts: Vec<Part>,
+    /// `metadata.schema_version` and any other metadata keys (kept on round trip).
+    pub metadata: Metadata,
+}
+
+/// Message metadata.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metadata {
+    /// The shape version of the message (1 today).
+    pub schema_version: u64,
+    /// Other metadata keys, kept verbatim.
+    pub extra: Map<String, Value>,
+}
+
+impl Default for Metadata {
+    fn default() -> Self {
+        Metadata {
+            schema_version: SCHEMA_VERSION,
+            extra: Map::new(),
+        }
+    }
+}
+
+/// One part of a user message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Part {
+    /// `{ type: "text", text }`
+    Text {
+        /// The text, lowered verbatim.
+        text: String,
+    },
+    /// `{ type: "file-ref", ref }` — a file in the workspace, body not inlined in the message.
+    FileRef(FileRef),
+    /// `{ type: "file-attachment", data | content_id, mime, name, size }`
+    FileAttachment(FileAttachment),
+    /// `{ type: "command", id, args }` — must be resolved before lowering.
+    Command {
+        /// The command id as typed, e.g. `/search`.
+        id: String,
+        /// The arguments, host-shaped.
+        args: Value,
+    },
+    /// `{ type: "mention", target }`
+    Mention(Mention),
+    /// `{ type: "editor-context", kind, source?, payload, emitted_at }`
+    EditorContext(EditorContext),
+    /// A part type this version does not know, kept verbatim.
+    Unknown(Value),
+}
+
+/// Where a file-ref points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefTarget {
+    /// `{ kind: "path", path }` — a workspace path.
+    Path(String),
+    /// `{ kind: "url", url }`
+    Url(String),
+    /// `{ kind: "content-id", content_id }` — a blob in the host's content store.
+    ContentId(String),
+}
+
+/// The unit of a [`Range`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RangeUnit {
+    /// Lines, 1-based, both ends inclusive.
+    Line,
+    /// Bytes, 0-based, end exclusive.
+    Byte,
+}
+
+/// A slice of a file: lines are 1-based and inclusive; bytes are 0-based, end exclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range {
+    /// First line (1-based) or first byte (0-based).
+    pub start: u64,
+    /// Last line (inclusive) or the byte after the last; `None` means a single line, or to the
+    /// end of the file for bytes.
+    pub end: Option<u64>,
+    /// Lines (default) or bytes.
+    pub unit: RangeUnit,
+}
+
+/// A reference to a file, optionally to a slice of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileRef {
+    /// Where the file is.
+    pub target: RefTarget,
+    /// The selected slice, if any.
+    pub range: Option<Range>,
+    /// A declared media type, if the host knows it.
+    pub mime: Option<String>,
+}
+
+impl FileRef {
+    /// The path, URL or content id as one display string.
+    pub fn location(&self) -> &str {
+        match &self.target {
+            RefTarget::Path(p) | RefTarget::Url(p) | RefTarget::ContentId(p) => p,
+        }
+    }
+}
+
+/// The bytes of an attachment.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Data {
+    /// Base64 text, or a `data:` URL (base64 or percent-encoded).
+    Inline(String),
+    /// Bytes the host keeps outside wasm memory (the JS face does this for large
+    /// attachments): the core sees only their head and length, the host splices them into
+    /// the body. Wire form: `{ "$slot": n, "head": "<base64 prefix>", "len": <bytes>,
+    /// "mime"?: "<from a data URL header>" }` where `len` is the decoded byte length.
+    Host(HostData),
+}
+
+/// Large data held by the host; see [`Data::Host`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostData {
+    /// The host's slot number.
+    pub slot: u32,
+    /// The first base64 characters (a multiple of 4), enough to sniff the type.
+    pub head: String,
+    /// The decoded length in bytes.
+    pub len: u64,
+    /// The media type from a `data:` URL header, if the data came as one.
+    pub mime: Option<String>,
+}
+
+/// An attached file.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FileAttachment {
+    /// The bytes, if inline.
+    pub data: Option<Data>,
+    /// A content id in the host's blob store, when the bytes were split out.
+    pub content_id: Option<String>,
+    /// The declared media type.
+    pub mime: Option<String>,
+    /// The file name.
+    pub name: Option<String>,
+    /// The size in bytes, as declared.
+    pub size: Option<u64>,
+}
+
+/// A mention: `@skill:…`, `@file:…` or another host entity.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mention {
+    /// `target.kind`: `skill`, `file`, or any host kind.
+    pub kind: String,
+    /// The whole target object, verbatim.
+    pub target: Map<String, Value>,
+}
+
+/// Host-contributed editor state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EditorContext {
+    /// The discriminator: `selection`, `open`, `viewport`, `ref`, …
+    pub kind: String,
+    /// Which editor surface emitted it.
+    pub source: Option<String>,
+    /// Host-shaped payload, opaque to the library.
+    pub payload: Value,
+    /// When the host sampled it (epoch ms).
+    pub emitted_at: Option<i64>,
+}
+
+impl UserMessage {
+    /// A message of these parts with the current schema version.
+    pub fn new(parts: Vec<Part>) -> Self {
+        UserMessage {
+            parts,
+            metadata: Metadata::default(),
+        }
+    }
+
+    /// Parses the wire form from JSON text.
+    pub fn from_json(text: &str) -> Result<Self> {
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            Error::new(ErrorKind::InvalidMessage, format!("message is not valid JSON: {e}"))
+                .with("line", e.line() as u64)
+                .with("column", e.column() as u64)
+        })?;
+        Self::from_value(value)
+    }
+
+    /// Parses the wire form from a JSON value.
+    pub fn from_value(value: Value) -> Result<Self> {
+        let Value::Object(mut obj) = value else {
+            return Err(invalid("$", "a message must be an object"));
+        };
+        match obj.get("role") {
+            None => {}
+            Some(Value::String(r)) if r == "user" => {}
+            Some(other) => {
+                return Err(invalid("role", "role must be \"user\"").with("found", other.clone()))
+            }
+        }
+        let parts = match obj.remove("parts") {
+            Some(Value::Array(items)) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| Part::from_value(v, i))
+                .collect::<Result<Vec<_>>>()?,
+            Some(_) => return Err(invalid("parts", "parts must be an array")),
+            None => return Err(invalid("parts", "a message needs a parts array")),
+        };
+        let metadata = match obj.remove("metadata") {
+            None | Some(Value::Null) => Metadata::default(),
+            Some(Value::Object(mut m)) => {
+                let schema_version = match m.remove("schema_version") {
+                    None => SCHEMA_VERSION,
+                    Some(v) => v.as_u64().filter(|n| *n >= 1).ok_or_else(|| {
+                        invalid("metadata.schema_version", "schema_version must be a positive integer")
+                    })?,
+                };
+                if schema_version > SCHEMA_VERSION {
+                    return Err(invalid(
+                        "metadata.schema_version",
+                        format!(
+                            "schema_version {schema_version} is newer than this library reads ({SCHEMA_VERSION})"
+                        ),
+                    )
+                    .with("supported", SCHEMA_VERSION));
+                }
+                Metadata {
+                    schema_version,
+                    extra: m,
+                }
+            }
+            Some(_) => return Err(invalid("metadata", "metadata must be an object")),
+        };
+        Ok(UserMessage { parts, metadata })
+    }
+
+    /// The wire form as a JSON value (`role`, `parts`, `metadata`).
+    pub fn to_value(&self) -> Value {
+        let mut meta = self.metadata.extra.clone();
+        meta.insert("schema_version".into(), self.metadata.schema_version.into());
+        let mut obj = Map::new();
+        obj.insert("role".into(), "user".into());
+        obj.insert(
+            "parts".into(),
+            Value::Array(self.parts.iter().map(Part::to_value).collect()),
+        );
+        obj.insert("metadata".into(), Value::Object(meta));
+        Value::Object(obj)
+    }
+
+    /// The wire form as JSON text.
+    pub fn to_json(&self) -> String {
+        self.to_value().to_string()
+    }
+}
+
+fn invalid(path: impl Into<String>, msg: impl Into<String>) -> Error {
+    Error::new(ErrorKind::InvalidMessage, msg).at(path)
+}
+
+/// Reads typed fields out of one JSON object, naming the path of any bad field.
+struct Fields<'a> {
+    obj: &'a mut Map<String, Value>,
+    path: String,
+}
+
+impl Fields<'_> {
+    fn string(&mut self, key: &str) -> Result<String> {
+        self.opt_string(key)?.ok_or_else(|| {
+            invalid(format!("{}.{key}", self.path), format!("missing string field `{key}`"))
+        })
+    }
+
+    fn opt_string(&mut self, key: &str) -> Result<Option<String>> {
+        match self.obj.remove(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(invalid(
+                format!("{}.{key}", self.path),
+                format!("`{key}` must be a string"),
+            )),
+        }
+    }
+
+    fn opt_u64(&mut self, key: &str) -> Result<Option<u64>> {
+        match self.obj.remove(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+                invalid(
+                    format!("{}.{key}", self.path),
+                    format!("`{key}` must be a non-negative integer"),
+                )
+            }),
+        }
+    }
+}
+
+impl Part {
+    /// The `type` string of this part.
+    pub fn type_name(&self) -> &str {
+        match self {
+            Part::Text { .. } => "text",
+            Part::FileRef(_) => "file-ref",
+            Part::FileAttachment(_) => "file-attachment",
+            Part::Command { .. } => "command",
+            Part::Mention(_) => "mention",
+            Part::EditorContext(_) => "editor-context",
+            Part::Unknown(v) => v.get("type").and_then(Value::as_str).unwrap_or("unknown"),
+        }
+    }
+
+    /// Parses one part; `index` is used for error paths.
+    pub fn from_value(value: Value, index: usize) -> Result<Part> {
+        let path = format!("parts[{index}]");
+        let Value::Object(mut obj) = value else {
+            return Err(invalid(path, "a part must be an object"));
+        };
+        let ty = match obj.get("type") {
+            Some(Value::String(t)) => t.clone(),
+            _ => return Err(invalid(format!("{path}.type"), "a part needs a string `type`")),
+        };
+        let mut f = Fields {
+            obj: &mut obj,
+            path: path.clone(),
+        };
+        let part = match ty.as_str() {
+            "text" => Part::Text {
+                text: f.string("text")?,
+            },
+            "file-ref" => {
+                let r = match f.obj.remove("ref") {
+                    Some(Value::Object(r)) => r,
+                    _ => return Err(invalid(format!("{path}.ref"), "a file-ref needs a `ref` object")),
+                };
+                Part::FileRef(parse_file_ref(r, &format!("{path}.ref"))?)
+            }
+            "file-attachment" => {
+                let data = match f.obj.remove("data") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(s)) => Some(Data::Inline(s)),
+                    Some(Value::Object(o)) => Some(Data::Host(parse_host_data(o, &format!("{path}.data"))?)),
+                    Some(_) => {
+                        return Err(invalid(format!("{path}.data"), "`data` must be a base64 string or a data URL"))
+                    }
+                };
+                Part::FileAttachment(FileAttachment {
+                    data,
+                    content_id: f.opt_string("content_id")?,
+                    mime: f.opt_string("mime")?,
+                    name: f.opt_string("name")?,
+                    size: f.opt_u64("size")?,
+                })
+            }
+            "command" => Part::Command {
+                id: f.string("id")?,
+                args: f.obj.remove("args").unwrap_or(Value::Null),
+            },
+            "mention" => match f.obj.remove("target") {
+                Some(Value::Object(target)) => {
+                    let kind = match target.get("kind") {
+                        Some(Value::String(k)) => k.clone(),
+                        _ => {
+                            return Err(invalid(
+                                format!("{path}.target.kind"),
+                                "a mention target needs a string `kind`",
+                            ))
+                        }
+                    };
+                    Part::Mention(Mention { kind, target })
+                }
+                _ => return Err(invalid(format!("{path}.target"), "a mention needs a `target` object")),
+            },
+            "editor-context" => {
+                let kind = f.string("kind")?;
+                let source = f.opt_string("source")?;
+                let payload = match f.obj.remove("payload") {
+                    Some(v) => v,
+                    None => {
+                        return Err(invalid(format!("{path}.payload"), "editor-context needs a `payload`"))
+                    }
+                };
+                let emitted_at = match f.obj.remove("emitted_at") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(v.as_i64().ok_or_else(|| {
+                        invalid(format!("{path}.emitted_at"), "`emitted_at` must be an integer (epoch ms)")
+                    })?),
+                };
+                Part::EditorContext(EditorContext {
+                    kind,
+                    source,
+                    payload,
+                    emitted_at,
+                })
+            }
+            _ => Part::Unknown(Value::Object(obj)),
+        };
+        Ok(part)
+    }
+
+    /// The wire form of this part.
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        let mut put = |k: &str, v: Value| {
+            o.insert(k.to_owned(), v);
+        };
+        match self {
+            Part::Unknown(v) => return v.clone(),
+            Part::Text { text } => put("text", text.clone().into()),
+            Part::FileRef(r) => put("ref", file_ref_value(r)),
+            Part::FileAttachment(a) => {
+                match &a.data {
+                    Some(Data::Inline(s)) => put("data", s.clone().into()),
+                    Some(Data::Host(h)) => {
+                        let mut d = Map::new();
+                        d.insert("$slot".into(), h.slot.into());
+                        d.insert("head".into(), h.head.clone().into());
+                        d.insert("len".into(), h.len.into());
+                        if let Some(m) = &h.mime {
+                            d.insert("mime".into(), m.clone().into());
+                        }
+                        put("data", Value::Object(d));
+                    }
+                    None => {}
+                }
+                if let Some(c) = &a.content_id {
+                    put("content_id", c.clone().into());
+                }
+                if let Some(m) = &a.mime {
+                    put("mime", m.clone().into());
+                }
+                if let Some(n) = &a.name {
+                    put("name", n.clone().into());
+                }
+                if let Some(s) = a.size {
+                    put("size", s.into());
+                }
+            }
+            Part::Command { id, args } => {
+                put("id", id.clone().into());
+                if !args.is_null() {
+                    put("args", args.clone());
+                }
+            }
+            Part::Mention(m) => put("target", Value::Object(m.target.clone())),
+            Part::EditorContext(c) => {
+                put("kind", c.kind.clone().into());
+                if let Some(s) = &c.source {
+                    put("source", s.clone().into());
+                }
+                put("payload", c.payload.clone());
+                if let Some(t) = c.emitted_at {
+                    put("emitted_at", t.into());
+                }
+            }
+        }
+        o.insert("type".into(), self.type_name().to_owned().into());
+        Value::Object(o)
+    }
+}
+
+fn parse_host_data(mut o: Map<String, Value>, path: &str) -> Result<HostData> {
+    let slot = o
+        .get("$slot")
+        .and_then(Value::as_u64)
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| invalid(path, "`data` must be a base64 string or a data URL"))?;
+    let mut f = Fields {
+        obj: &mut o,
+        path: path.to_owned(),
+    };
+    Ok(HostData {
+        slot,
+        head: f.string("head")?,
+        len: f.opt_u64("len")?.unwrap_or(0),
+        mime: f.opt_string("mime")?,
+    })
+}
+
+/// Parses a file-ref's `ref` object (also used for `@file` mentions).
+pub(crate) fn parse_file_ref(mut r: Map<String, Value>, path: &str) -> Result<FileRef> {
+    let mut f = Fields {
+        obj: &mut r,
+        path: path.to_owned(),
+    };
+    let kind = f.opt_string("kind")?.unwrap_or_else(|| "path".into());
+    let target = match kind.as_str() {
+        "path" | "file" => RefTarget::Path(f.string("path")?),
+        "url" => RefTarget::Url(f.string("url")?),
+        "content-id" => RefTarget::ContentId(f.string("content_id")?),
+        other => {
+            return Err(invalid(
+                format!("{path}.kind"),
+                format!("unknown ref kind `{other}` (expected path, url or content-id)"),
+            ))
+        }
+    };
+    let mime = f.opt_string("mime")?;
+    let range = match f.obj.remove("range") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(mut ro)) => {
+            let rpath = format!("{path}.range");
+            let mut rf = Fields {
+                obj: &mut ro,
+                path: rpath.clone(),
+            };
+            let unit = match rf.opt_string("unit")?.as_deref() {
+                None | Some("line") | Some("lines") => RangeUnit::Line,
+                Some("byte") | Some("bytes") => RangeUnit::Byte,
+                Some(u) => {
+                    return Err(Error::new(
+                        ErrorKind::InvalidRange,
+                        format!("unknown range unit `{u}` (expected line or byte)"),
+                    )
+                    .at(format!("{rpath}.unit")))
+                }
+            };
+            let start = rf.opt_u64("start")?.ok_or_else(|| {
+                Error::new(ErrorKind::InvalidRange, "a range needs a non-negative integer `start`")
+                    .at(format!("{rpath}.start"))
+            })?;
+            let end = rf.opt_u64("end")?;
+            if let Some(e) = end {
+                if e < start {
+                    return Err(Error::new(
+                        ErrorKind::InvalidRange,
+                        format!("range end {e} is before its start {start}"),
+                    )
+                    .at(rpath)
+                    .with("start", start)
+                    .with("end", e));
+                }
+            }
+            Some(Range { start, end, unit })
+        }
+        Some(_) => return Err(invalid(format!("{path}.range"), "`range` must be an object")),
+    };
+    Ok(FileRef {
+        target,
+        range,
+        mime,
+    })
+}
+
+fn file_ref_value(r: &FileRef) -> Value {
+    let mut o = Map::new();
+    let (kind, key, val) = match &r.target {
+        RefTarget::Path(p) => ("path", "path", p),
+        RefTarget::Url(u) => ("url", "url", u),
+        RefTarget::ContentId(c) => ("content-id", "content_id", c),
+    };
+    o.insert("kind".into(), kind.into());
+    o.insert(key.into(), val.clone().into());
+    if let Some(m) = &r.mime {
+        o.insert("mime".into(), m.clone().into());
+    }
+    if let Some(range) = r.range {
+        let mut ro = Map::new();
+        ro.insert("start".into(), range.start.into());
+        if let Some(e) = range.end {
+            ro.insert("end".into(), e.into());
+        }
+        if range.unit == RangeUnit::Byte {
+            ro.insert("unit".into(), "byte".into());
+        }
+        o.insert("range".into(), Value::Object(ro));
+    }
+    Value::Object(o)
+}
