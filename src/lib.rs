@@ -15,18 +15,21 @@
 //! # Ok::<(), promptloom::Error>(())
 //! ```
 
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod error;
 pub mod lower;
 pub mod media;
 pub mod message;
+pub mod wire;
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 mod js;
 
+// The generated WIT glue uses `unsafe` for the canonical ABI; the module itself has none.
 #[cfg(all(target_arch = "wasm32", target_os = "wasi"))]
+#[allow(unsafe_code)]
 mod component;
 
 pub use error::{Error, ErrorKind, Result};

@@ -1,0 +1,258 @@
+// The JS glue of promptloom: prepares a message for the wasm core (large attachment data
+// stays in JS and is spliced into the body afterwards), calls the host's resolver, and turns
+// core errors into PromptloomError objects. All logic about messages lives in the core.
+
+let wasm;
+
+/** @internal Installs the wasm-bindgen module (done by each entry point). */
+export function __setWasm(w) {
+  wasm = w;
+}
+
+/** An error from promptloom, with a stable `code` and structured `details`. */
+export class PromptloomError extends Error {
+  constructor(code, message, details) {
+    super(message);
+    this.name = 'PromptloomError';
+    this.code = code;
+    this.details = details ?? {};
+  }
+}
+
+function fromCore(raw) {
+  if (raw instanceof Error) {
+    return new PromptloomError('Internal', `the wasm instance failed: ${raw.message}`, {});
+  }
+  try {
+    const e = JSON.parse(String(raw));
+    return new PromptloomError(e.code, e.message, e.details);
+  } catch {
+    return new PromptloomError('Internal', String(raw), {});
+  }
+}
+
+function call(fn, ...args) {
+  if (!wasm) throw new PromptloomError('Internal', 'promptloom is not initialised yet', {});
+  try {
+    return fn(...args);
+  } catch (raw) {
+    throw fromCore(raw);
+  }
+}
+
+const PROVIDERS = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'];
+// Base64 strings at least this long stay in JS (below it, copying is cheaper than slots).
+const SLOT_MIN_CHARS = 64 * 1024;
+const HEAD_CHARS = 64; // 48 bytes: what the core's sniffer reads
+
+function toBase64(u8) {
+  if (typeof u8.toBase64 === 'function') return u8.toBase64();
+  if (typeof Buffer === 'function') {
+    return Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength).toString('base64');
+  }
+  let bin = '';
+  for (let i = 0; i < u8.length; i += 0x8000) {
+    bin += String.fromCharCode.apply(null, u8.subarray(i, i + 0x8000));
+  }
+  return btoa(bin);
+}
+
+function asBytes(v) {
+  if (v instanceof Uint8Array) return v;
+  if (v instanceof ArrayBuffer) return new Uint8Array(v);
+  if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  return null;
+}
+
+/**
+ * A base64 string (or base64 data URL) that can stay in JS: split off a data-URL header,
+ * check the characters that could end the JSON string or break it, and the length. Anything
+ * else goes to the core, which cleans or rejects it with a precise error.
+ */
+function slotable(s) {
+  let b64 = s;
+  let mime;
+  if (s.length > 5 && s.slice(0, 5).toLowerCase() === 'data:') {
+    const comma = s.indexOf(',');
+    if (comma < 0 || comma > 512) return null;
+    const header = s.slice(5, comma);
+    const params = header.split(';').map((p) => p.trim().toLowerCase());
+    if (!params.slice(1).includes('base64')) return null;
+    mime = params[0] || undefined;
+    b64 = s.slice(comma + 1);
+  }
+  if (b64.length % 4 !== 0) return null;
+  if (b64.includes('"') || b64.includes('\\') || b64.includes('\n') || b64.includes('\r') || b64.includes('\t') || b64.includes(' ')) {
+    return null;
+  }
+  if (!/^[A-Za-z0-9+/]{2}[A-Za-z0-9+/=]{2}$/.test(b64.slice(-4))) return null;
+  return { b64, mime };
+}
+
+function slotOf(slots, b64, mime) {
+  const pad = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
+  const slot = { $slot: slots.length, head: b64.slice(0, HEAD_CHARS), len: (b64.length / 4) * 3 - pad };
+  if (mime) slot.mime = mime;
+  slots.push(b64);
+  return slot;
+}
+
+const decoder = typeof TextDecoder === 'function' ? new TextDecoder('utf-8', { fatal: true }) : null;
+
+/** Turns a resolver's answer into the wire answer the core reads. */
+function answer(v, slots, kind) {
+  if (v === null || v === undefined) return undefined;
+  if (kind === 'mention') return { payload: v };
+  if (typeof v === 'string') return { text: v };
+  let bytes = asBytes(v);
+  let mime;
+  if (!bytes && typeof v === 'object') {
+    if (typeof v.text === 'string') return { text: v.text };
+    bytes = asBytes(v.bytes ?? v.data);
+    mime = typeof v.mime === 'string' ? v.mime : undefined;
+  }
+  if (!bytes) {
+    throw new PromptloomError('InvalidOptions', 'a resolver must return a string, bytes, { text }, { bytes, mime } or null', {});
+  }
+  // Text files read as bytes are text: the core needs them to select a range.
+  if (!call(wasm.sniffMime, bytes.subarray(0, 48)) && decoder && !bytes.includes(0)) {
+    try {
+      const text = decoder.decode(bytes);
+      return mime ? { text, mime } : { text };
+    } catch {
+      /* not UTF-8: bytes */
+    }
+  }
+  const a = { slot: slotOf(slots, toBase64(bytes)) };
+  if (mime) a.mime = mime;
+  return a;
+}
+
+function prepare(message, slots) {
+  if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return { message, requests: [] };
+  const requests = [];
+  const parts = message.parts.map((p, i) => {
+    if (!p || typeof p !== 'object') return p;
+    if (p.type === 'file-ref' && p.ref && typeof p.ref === 'object') {
+      requests.push({ part: i, request: { type: 'file', ref: p.ref, part: i }, kind: 'file' });
+    } else if (p.type === 'mention' && p.target && typeof p.target === 'object') {
+      const t = p.target;
+      if (t.kind === 'file') {
+        const ref = { kind: 'path', path: t.path };
+        if (t.range) ref.range = t.range;
+        requests.push({ part: i, request: { type: 'file', ref, part: i }, kind: 'file' });
+      } else if (t.kind !== 'skill') {
+        requests.push({ part: i, request: { type: 'mention', target: t, part: i }, kind: 'mention' });
+      }
+    } else if (p.type === 'file-attachment') {
+      const bytes = asBytes(p.data);
+      if (bytes) return { ...p, data: slotOf(slots, toBase64(bytes)) };
+      if (typeof p.data === 'string' && p.data.length >= SLOT_MIN_CHARS) {
+        const ok = slotable(p.data);
+        if (ok) return { ...p, data: slotOf(slots, ok.b64, ok.mime) };
+      }
+      if (p.data == null && typeof p.content_id === 'string') {
+        requests.push({ part: i, request: { type: 'blob', content_id: p.content_id, part: i }, kind: 'blob' });
+      }
+    }
+    return p;
+  });
+  return { message: { ...message, parts }, requests };
+}
+
+function optionsJson(options) {
+  if (!options || typeof options !== 'object') {
+    throw new PromptloomError('InvalidOptions', 'lower() needs an options object with a provider', { path: '$' });
+  }
+  const { provider, system, tools, capabilities, params } = options;
+  if (!PROVIDERS.includes(provider)) {
+    throw new PromptloomError(
+      'InvalidOptions',
+      `unknown provider \`${provider}\` (expected ${PROVIDERS.join(', ')}) (at provider)`,
+      { path: 'provider', provider: String(provider) },
+    );
+  }
+  if (options.resolve !== undefined && typeof options.resolve !== 'function') {
+    throw new PromptloomError('InvalidOptions', '`resolve` must be a function (at resolve)', { path: 'resolve' });
+  }
+  return JSON.stringify({ provider, system, tools, capabilities, params });
+}
+
+/** The result of lower(): the body text, the report, and the body as an object. */
+class Lowered {
+  constructor(body, report) {
+    this.body = body;
+    this.report = report;
+  }
+  /** The body parsed as an object. */
+  json() {
+    return JSON.parse(this.body);
+  }
+}
+
+function finish(message, opts, answers, slots) {
+  const out = call(wasm.lowerPrepared, JSON.stringify(message), opts, JSON.stringify(answers));
+  const nul = out.indexOf('\0');
+  const report = JSON.parse(out.slice(0, nul));
+  let body = out.slice(nul + 1);
+  if (slots.length > 0) {
+    const pieces = body.split('\u0001');
+    for (let k = 1; k < pieces.length; k += 2) pieces[k] = slots[Number(pieces[k])];
+    body = pieces.join('');
+  }
+  return new Lowered(body, report);
+}
+
+/**
+ * Lowers a user message to a provider request body.
+ * Returns `{ body, report, json() }`, or a Promise of it when the resolver is async.
+ */
+export function lower(message, options) {
+  const opts = optionsJson(options);
+  const slots = [];
+  const prepared = prepare(message, slots);
+  const resolve = options.resolve;
+  const answers = {};
+  if (!resolve || prepared.requests.length === 0) return finish(prepared.message, opts, answers, slots);
+  const pending = [];
+  for (const r of prepared.requests) {
+    let v;
+    try {
+      v = resolve(r.request);
+    } catch (e) {
+      answers[r.part] = { error: String(e && e.message ? e.message : e) };
+      continue;
+    }
+    if (v && typeof v.then === 'function') {
+      pending.push(
+        Promise.resolve(v).then(
+          (x) => {
+            const a = answer(x, slots, r.kind);
+            if (a) answers[r.part] = a;
+          },
+          (e) => {
+            answers[r.part] = { error: String(e && e.message ? e.message : e) };
+          },
+        ),
+      );
+    } else {
+      const a = answer(v, slots, r.kind);
+      if (a) answers[r.part] = a;
+    }
+  }
+  if (pending.length === 0) return finish(prepared.message, opts, answers, slots);
+  return Promise.all(pending).then(() => finish(prepared.message, opts, answers, slots));
+}
+
+/** The default capability table of a provider (what it accepts natively, limits, routes). */
+export function defaultCapabilities(provider) {
+  return JSON.parse(call(wasm.defaultCapabilities, String(provider)));
+}
+
+/** Parses a message and returns its normalised wire form (unknown parts are kept). */
+export function normalizeMessage(message) {
+  return JSON.parse(call(wasm.normalizeMessage, JSON.stringify(message)));
+}
+
+/** The providers lower() accepts. */
+export const providers = Object.freeze([...PROVIDERS]);

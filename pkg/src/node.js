@@ -1,0 +1,10 @@
+// Node entry: the wasm file is read from the package and compiled synchronously.
+import { readFileSync } from 'node:fs';
+import { initSync } from '../dist/wasm/promptloom.js';
+import * as core from '../dist/wasm/promptloom.js';
+import { __setWasm } from './api.js';
+
+initSync({ module: readFileSync(new URL('../dist/wasm/promptloom_bg.wasm', import.meta.url)) });
+__setWasm(core);
+
+export { lower, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';

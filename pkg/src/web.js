@@ -1,0 +1,10 @@
+// Browser / bundler entry: the wasm file is fetched next to this module (bundlers such as
+// Vite and webpack follow the `new URL(…, import.meta.url)` reference) and instantiated
+// before the module finishes loading (top-level await).
+import init, * as core from '../dist/wasm/promptloom.js';
+import { __setWasm } from './api.js';
+
+await init({ module_or_path: new URL('../dist/wasm/promptloom_bg.wasm', import.meta.url) });
+__setWasm(core);
+
+export { lower, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';

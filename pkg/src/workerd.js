@@ -1,0 +1,11 @@
+// Edge entry (Cloudflare workerd, wrangler, miniflare): the `.wasm` import is a compiled
+// WebAssembly.Module there, instantiated synchronously.
+import wasmModule from '../dist/wasm/promptloom_bg.wasm';
+import { initSync } from '../dist/wasm/promptloom.js';
+import * as core from '../dist/wasm/promptloom.js';
+import { __setWasm } from './api.js';
+
+initSync({ module: wasmModule });
+__setWasm(core);
+
+export { lower, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';

@@ -1,0 +1,27 @@
+// Size report of the built artifacts: raw, gzip -9 and brotli bytes.
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
+
+const files = [
+  ['web wasm (pkg/dist/wasm/promptloom_bg.wasm)', 'pkg/dist/wasm/promptloom_bg.wasm'],
+  ['web glue (wasm-bindgen JS + pkg/src/api.js)', ['pkg/dist/wasm/promptloom.js', 'pkg/src/api.js', 'pkg/src/web.js']],
+  ['WASI component (target/component/promptloom.wasm)', 'target/component/promptloom.wasm'],
+];
+const rows = files.map(([name, paths]) => {
+  const buf = Buffer.concat([paths].flat().map((p) => readFileSync(p)));
+  const gz = gzipSync(buf, { level: 9 }).length;
+  const br = brotliCompressSync(buf, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
+  return { name, raw: buf.length, gz, br };
+});
+const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
+let out = '| artifact | raw | gzip | brotli |\n|---|---:|---:|---:|\n';
+for (const r of rows) out += `| ${r.name} | ${r.raw} (${kb(r.raw)}) | ${r.gz} (${kb(r.gz)}) | ${r.br} (${kb(r.br)}) |\n`;
+console.log('\nSize report\n' + out);
+mkdirSync('target', { recursive: true });
+writeFileSync('target/size-report.md', out);
+const web = rows[0];
+const budget = 120 * 1024;
+if (web.gz > budget) {
+  console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
+  process.exitCode = 1;
+}

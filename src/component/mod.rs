@@ -1,0 +1,101 @@
+//! The WASI component face (wit-bindgen): the `promptloom:core/lowering` interface of
+//! `wit/world.wit`. It only converts WIT values and delegates to the core.
+
+use crate::error::{Error, ErrorKind};
+use crate::lower::{self, Capabilities, LowerOptions, Provider, Resolved, TableResolver};
+use crate::message::UserMessage;
+use serde_json::Value;
+
+wit_bindgen::generate!({
+    world: "promptloom",
+    path: "wit",
+});
+
+use exports::promptloom::core::lowering::{self as wit, Guest};
+use promptloom::core::types::{Error as WitError, ErrorInfo};
+
+struct Component;
+
+fn to_wit(e: Error) -> WitError {
+    let info = ErrorInfo {
+        message: e.to_string(),
+        path: e.path().map(str::to_owned),
+        details: e.details().to_string(),
+    };
+    match e.kind() {
+        ErrorKind::InvalidMessage => WitError::InvalidMessage(info),
+        ErrorKind::InvalidOptions => WitError::InvalidOptions(info),
+        ErrorKind::UnresolvedCommand => WitError::UnresolvedCommand(info),
+        ErrorKind::InvalidRange => WitError::InvalidRange(info),
+        ErrorKind::InvalidData => WitError::InvalidData(info),
+        ErrorKind::EmptyMessage => WitError::EmptyMessage(info),
+        _ => WitError::Internal(info),
+    }
+}
+
+fn provider(p: wit::Provider) -> Provider {
+    match p {
+        wit::Provider::Anthropic => Provider::Anthropic,
+        wit::Provider::OpenaiChat => Provider::OpenAiChat,
+        wit::Provider::OpenaiResponses => Provider::OpenAiResponses,
+        wit::Provider::Gemini => Provider::Gemini,
+    }
+}
+
+fn json_opt(field: &str, text: Option<String>) -> Result<Option<Value>, Error> {
+    text.map(|t| {
+        serde_json::from_str(&t).map_err(|e| {
+            Error::new(ErrorKind::InvalidOptions, format!("`{field}` is not valid JSON: {e}")).at(field)
+        })
+    })
+    .transpose()
+}
+
+fn options(o: wit::LowerOptions) -> Result<(LowerOptions, TableResolver), Error> {
+    let mut v = serde_json::Map::new();
+    v.insert("provider".into(), provider(o.provider).name().into());
+    if let Some(s) = o.system {
+        v.insert("system".into(), s.into());
+    }
+    for (key, text) in [("tools", o.tools), ("capabilities", o.capabilities), ("params", o.params)] {
+        if let Some(val) = json_opt(key, text)? {
+            v.insert(key.into(), val);
+        }
+    }
+    let opts = LowerOptions::from_value(Value::Object(v))?;
+    let mut table = TableResolver::default();
+    for r in o.resolved {
+        let entry = match r.content {
+            wit::ResolvedContent::Text(t) => Ok(Resolved::Text(t)),
+            wit::ResolvedContent::Bytes(b) => Ok(Resolved::Bytes { data: b.data, mime: b.mime }),
+            wit::ResolvedContent::Payload(p) => Ok(Resolved::Payload(
+                json_opt("resolved.payload", Some(p))?.unwrap_or(Value::Null),
+            )),
+            wit::ResolvedContent::Missing => Ok(Resolved::Missing),
+            wit::ResolvedContent::Failed(m) => Err(m),
+        };
+        table.entries.insert(r.part as usize, entry);
+    }
+    Ok((opts, table))
+}
+
+impl Guest for Component {
+    fn lower(message: String, options_in: wit::LowerOptions) -> Result<wit::Lowered, WitError> {
+        let run = || -> Result<wit::Lowered, Error> {
+            let msg = UserMessage::from_json(&message)?;
+            let (opts, table) = options(options_in)?;
+            let out = lower::lower(&msg, &opts, &table)?;
+            Ok(wit::Lowered {
+                body: out.body,
+                report: out.report.to_json(),
+            })
+        };
+        run().map_err(to_wit)
+    }
+
+    fn default_capabilities(p: wit::Provider) -> String {
+        serde_json::to_string(&Capabilities::default_for(provider(p))).unwrap_or_default()
+    }
+}
+
+export!(Component);

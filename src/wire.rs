@@ -1,0 +1,50 @@
+//! Wire forms shared by the bindings: the resolver answers the JS glue sends as JSON.
+//!
+//! `{ "<part index>": {"text": "…"} | {"slot": {"$slot": n, "head": "…", "len": n},
+//!   "mime"?: "…"} | {"payload": any} | {"error": "…"} }` — a part with no entry is
+//! unresolved.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::lower::{Resolved, TableResolver};
+use crate::message::{Data, Part};
+use serde_json::Value;
+
+/// Parses the resolver answers into a [`TableResolver`].
+pub fn resolver_table(text: &str) -> Result<TableResolver> {
+    let mut table = TableResolver::default();
+    if text.trim().is_empty() {
+        return Ok(table);
+    }
+    let bad = |m: String| Error::new(ErrorKind::InvalidOptions, m).at("resolved");
+    let Value::Object(map) = serde_json::from_str(text).map_err(|e| bad(format!("not JSON: {e}")))? else {
+        return Err(bad("resolver answers must be an object".into()));
+    };
+    for (k, v) in map {
+        let part: usize = k.parse().map_err(|_| bad(format!("`{k}` is not a part index")))?;
+        let Value::Object(mut o) = v else {
+            return Err(bad(format!("answer for part {part} must be an object")));
+        };
+        let mime = o.remove("mime").and_then(|m| m.as_str().map(str::to_owned));
+        let entry = if let Some(Value::String(t)) = o.remove("text") {
+            Ok(Resolved::Text(t))
+        } else if let Some(slot) = o.remove("slot") {
+            // Reuse the message parser's reading of a host slot object.
+            let probe = serde_json::json!({"type": "file-attachment", "data": slot});
+            match Part::from_value(probe, part)? {
+                Part::FileAttachment(a) => match a.data {
+                    Some(Data::Host(h)) => Ok(Resolved::Host { data: h, mime }),
+                    _ => return Err(bad(format!("answer for part {part} has a malformed slot"))),
+                },
+                _ => return Err(bad(format!("answer for part {part} has a malformed slot"))),
+            }
+        } else if let Some(p) = o.remove("payload") {
+            Ok(Resolved::Payload(p))
+        } else if let Some(e) = o.remove("error") {
+            Err(e.as_str().map(str::to_owned).unwrap_or_else(|| e.to_string()))
+        } else {
+            Ok(Resolved::Missing)
+        };
+        table.entries.insert(part, entry);
+    }
+    Ok(table)
+}
