@@ -119,7 +119,9 @@ impl Error {
             details: self.details(),
         };
         serde_json::to_string(&wire).unwrap_or_else(|_| {
-            String::from(r#"{"code":"Internal","message":"error serialization failed","details":{}}"#)
+            String::from(
+                r#"{"code":"Internal","message":"error serialization failed","details":{}}"#,
+            )
         })
     }
 }

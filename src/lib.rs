@@ -34,7 +34,7 @@ mod component;
 
 pub use error::{Error, ErrorKind, Result};
 pub use lower::{
-    lower, Capabilities, Lowered, LowerOptions, NoResolver, Provider, Report, ResolveRequest, Resolved,
-    Resolver, TableResolver, Tool,
+    lower, Capabilities, LowerOptions, Lowered, NoResolver, Provider, Report, ResolveRequest,
+    Resolved, Resolver, TableResolver, Tool,
 };
 pub use message::{Part, UserMessage};

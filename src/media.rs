@@ -61,7 +61,11 @@ pub fn class_of(mime: &str) -> MediaClass {
 
 /// Lower-cases a declared media type and strips its parameters (`; charset=…`).
 pub fn normalize_mime(mime: &str) -> String {
-    mime.split(';').next().unwrap_or("").trim().to_ascii_lowercase()
+    mime.split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
 }
 
 /// The media type the first bytes prove, when they prove one.
@@ -109,7 +113,7 @@ pub fn sniff(b: &[u8]) -> Option<&'static str> {
             _ => "video/mp4",
         });
     }
-    if at(0, b"ID3") || (b.len() >= 2 && b[0] == 0xFF && (b[1] & 0xE0) == 0xE0 && (b[1] & 0x06) != 0) {
+    if at(0, b"ID3") || mpeg_frame(b) {
         return Some("audio/mpeg");
     }
     if at(0, b"fLaC") {
@@ -136,10 +140,32 @@ pub fn sniff(b: &[u8]) -> Option<&'static str> {
     None
 }
 
-/// The media type a file name's extension suggests.
+/// An MPEG audio frame header: sync bits, a defined version and layer, a real bitrate and
+/// sample rate (so that text such as a UTF-16 byte-order mark is not taken for MP3).
+fn mpeg_frame(b: &[u8]) -> bool {
+    let [0xFF, b1, b2, ..] = *b else { return false };
+    let sync = b1 & 0xE0 == 0xE0;
+    let version_ok = (b1 >> 3) & 3 != 1;
+    let layer_ok = (b1 >> 1) & 3 != 0;
+    let bitrate = b2 >> 4;
+    let rate_ok = (b2 >> 2) & 3 != 3;
+    sync && version_ok && layer_ok && bitrate != 0 && bitrate != 0xF && rate_ok
+}
+
+/// The path part of a URL (no scheme, host, query or fragment); other strings unchanged.
+pub fn url_path(url: &str) -> &str {
+    match url.split_once("://") {
+        Some((_, rest)) => {
+            let rest = rest.split(['?', '#']).next().unwrap_or(rest);
+            rest.find('/').map_or("", |i| &rest[i..])
+        }
+        None => url,
+    }
+}
+
+/// The media type a file name's extension suggests (`#` and `?` are part of a path; pass
+/// URLs through [`url_path`] first).
 pub fn mime_from_name(name: &str) -> Option<&'static str> {
-    // Strip a URL query or fragment, then take the last path segment's extension.
-    let name = name.split(['?', '#']).next().unwrap_or(name);
     let file = name.rsplit(['/', '\\']).next().unwrap_or(name);
     let ext = file.rsplit_once('.')?.1.to_ascii_lowercase();
     Some(match ext.as_str() {
@@ -174,9 +200,9 @@ pub fn mime_from_name(name: &str) -> Option<&'static str> {
         "md" | "markdown" => "text/markdown",
         "js" | "mjs" | "cjs" | "jsx" => "text/javascript",
         "ts" | "tsx" | "mts" | "cts" | "rs" | "py" | "go" | "java" | "kt" | "c" | "h" | "cc"
-        | "cpp" | "hpp" | "cs" | "rb" | "php" | "swift" | "sh" | "bash" | "zsh" | "sql"
-        | "lua" | "txt" | "log" | "ini" | "cfg" | "conf" | "vue" | "svelte" | "scala" | "hs"
-        | "ml" | "ex" | "exs" | "erl" | "zig" | "nim" | "dart" | "r" | "pl" | "tex" | "wit" => {
+        | "cpp" | "hpp" | "cs" | "rb" | "php" | "swift" | "sh" | "bash" | "zsh" | "sql" | "lua"
+        | "txt" | "log" | "ini" | "cfg" | "conf" | "vue" | "svelte" | "scala" | "hs" | "ml"
+        | "ex" | "exs" | "erl" | "zig" | "nim" | "dart" | "r" | "pl" | "tex" | "wit" => {
             "text/plain"
         }
         "zip" => "application/zip",
@@ -190,7 +216,6 @@ pub fn mime_from_name(name: &str) -> Option<&'static str> {
 
 /// The extension of a path (lower-case, without the dot), used as a code fence language.
 pub fn extension(path: &str) -> Option<String> {
-    let path = path.split(['?', '#']).next().unwrap_or(path);
     let file = path.rsplit(['/', '\\']).next().unwrap_or(path);
     let (stem, ext) = file.rsplit_once('.')?;
     if stem.is_empty() || ext.is_empty() || !ext.bytes().all(|b| b.is_ascii_alphanumeric()) {
@@ -212,7 +237,10 @@ pub struct DataUrl<'a> {
 
 /// Parses `data:[<mediatype>][;base64],<payload>`; `None` if `s` is not a data URL.
 pub fn parse_data_url(s: &str) -> Option<DataUrl<'_>> {
-    let rest = s.get(..5).filter(|p| p.eq_ignore_ascii_case("data:")).map(|_| &s[5..])?;
+    let rest = s
+        .get(..5)
+        .filter(|p| p.eq_ignore_ascii_case("data:"))
+        .map(|_| &s[5..])?;
     let (header, payload) = rest.split_once(',')?;
     let mut params = header.split(';');
     let mime = params.next().map(normalize_mime).filter(|m| !m.is_empty());
@@ -257,7 +285,10 @@ fn is_b64(c: u8) -> bool {
 pub fn clean_base64(s: &str) -> Result<std::borrow::Cow<'_, str>> {
     let has_ws = s.bytes().any(|c| c.is_ascii_whitespace());
     let cleaned: std::borrow::Cow<'_, str> = if has_ws {
-        s.chars().filter(|c| !c.is_ascii_whitespace()).collect::<String>().into()
+        s.chars()
+            .filter(|c| !c.is_ascii_whitespace())
+            .collect::<String>()
+            .into()
     } else {
         s.into()
     };
@@ -270,14 +301,20 @@ pub fn clean_base64(s: &str) -> Result<std::borrow::Cow<'_, str>> {
 pub fn check_base64(s: &str, full: bool) -> Result<()> {
     let b = s.as_bytes();
     let bad = |what: &str| {
-        Error::new(ErrorKind::InvalidData, format!("attachment data is not valid base64: {what}"))
+        Error::new(
+            ErrorKind::InvalidData,
+            format!("attachment data is not valid base64: {what}"),
+        )
     };
     if b.len() % 4 != 0 {
         return Err(bad("its length is not a multiple of 4").with("length", b.len() as u64));
     }
     let body_end = b.len() - b.iter().rev().take(2).take_while(|c| **c == b'=').count();
     let check = |range: std::ops::Range<usize>| -> Result<()> {
-        match b[range.clone()].iter().position(|c| !is_b64(*c) || *c == b'=') {
+        match b[range.clone()]
+            .iter()
+            .position(|c| !is_b64(*c) || *c == b'=')
+        {
             Some(p) => Err(bad("unexpected character").with("offset", (range.start + p) as u64)),
             None => Ok(()),
         }
@@ -298,13 +335,18 @@ pub fn decoded_len(len: u64, pad: u64) -> u64 {
 /// Decodes the first [`SNIFF_BYTES`] bytes of base64 text (for sniffing).
 pub fn decode_head(b64: &str) -> Vec<u8> {
     let n = (SNIFF_BYTES / 3 * 4).min(b64.len() / 4 * 4);
-    STANDARD.decode(b64.get(..n).unwrap_or("")).unwrap_or_default()
+    STANDARD
+        .decode(b64.get(..n).unwrap_or(""))
+        .unwrap_or_default()
 }
 
 /// Decodes base64 text in full (it must have been checked).
 pub fn decode(b64: &str) -> Result<Vec<u8>> {
     STANDARD.decode(b64).map_err(|e| {
-        Error::new(ErrorKind::InvalidData, format!("attachment data is not valid base64: {e}"))
+        Error::new(
+            ErrorKind::InvalidData,
+            format!("attachment data is not valid base64: {e}"),
+        )
     })
 }
 
@@ -365,7 +407,14 @@ mod tests {
     #[test]
     fn names() {
         assert_eq!(mime_from_name("a/b c/icon.PNG"), Some("image/png"));
-        assert_eq!(mime_from_name("https://x.test/a.pdf?x=1#p"), Some("application/pdf"));
+        assert_eq!(
+            mime_from_name(url_path("https://x.test/a.pdf?x=1#p")),
+            Some("application/pdf")
+        );
+        assert_eq!(url_path("https://x.test"), "");
+        assert_eq!(extension("src/my dir/a#b c.ts"), Some("ts".into()));
+        assert_eq!(sniff(b"\xFF\xFE\x00b"), None);
+        assert_eq!(sniff(b"\xFF\xFB\x90\x44"), Some("audio/mpeg"));
         assert_eq!(mime_from_name("Makefile"), None);
         assert_eq!(extension("src/lib/foo.ts"), Some("ts".into()));
         assert_eq!(extension("dir.d/.hidden"), None);

@@ -196,9 +196,12 @@ impl UserMessage {
     /// Parses the wire form from JSON text.
     pub fn from_json(text: &str) -> Result<Self> {
         let value: Value = serde_json::from_str(text).map_err(|e| {
-            Error::new(ErrorKind::InvalidMessage, format!("message is not valid JSON: {e}"))
-                .with("line", e.line() as u64)
-                .with("column", e.column() as u64)
+            Error::new(
+                ErrorKind::InvalidMessage,
+                format!("message is not valid JSON: {e}"),
+            )
+            .with("line", e.line() as u64)
+            .with("column", e.column() as u64)
         })?;
         Self::from_value(value)
     }
@@ -230,7 +233,10 @@ impl UserMessage {
                 let schema_version = match m.remove("schema_version") {
                     None => SCHEMA_VERSION,
                     Some(v) => v.as_u64().filter(|n| *n >= 1).ok_or_else(|| {
-                        invalid("metadata.schema_version", "schema_version must be a positive integer")
+                        invalid(
+                            "metadata.schema_version",
+                            "schema_version must be a positive integer",
+                        )
                     })?,
                 };
                 if schema_version > SCHEMA_VERSION {
@@ -285,7 +291,10 @@ struct Fields<'a> {
 impl Fields<'_> {
     fn string(&mut self, key: &str) -> Result<String> {
         self.opt_string(key)?.ok_or_else(|| {
-            invalid(format!("{}.{key}", self.path), format!("missing string field `{key}`"))
+            invalid(
+                format!("{}.{key}", self.path),
+                format!("missing string field `{key}`"),
+            )
         })
     }
 
@@ -335,7 +344,12 @@ impl Part {
         };
         let ty = match obj.get("type") {
             Some(Value::String(t)) => t.clone(),
-            _ => return Err(invalid(format!("{path}.type"), "a part needs a string `type`")),
+            _ => {
+                return Err(invalid(
+                    format!("{path}.type"),
+                    "a part needs a string `type`",
+                ))
+            }
         };
         let mut f = Fields {
             obj: &mut obj,
@@ -348,7 +362,12 @@ impl Part {
             "file-ref" => {
                 let r = match f.obj.remove("ref") {
                     Some(Value::Object(r)) => r,
-                    _ => return Err(invalid(format!("{path}.ref"), "a file-ref needs a `ref` object")),
+                    _ => {
+                        return Err(invalid(
+                            format!("{path}.ref"),
+                            "a file-ref needs a `ref` object",
+                        ))
+                    }
                 };
                 Part::FileRef(parse_file_ref(r, &format!("{path}.ref"))?)
             }
@@ -356,9 +375,14 @@ impl Part {
                 let data = match f.obj.remove("data") {
                     None | Some(Value::Null) => None,
                     Some(Value::String(s)) => Some(Data::Inline(s)),
-                    Some(Value::Object(o)) => Some(Data::Host(parse_host_data(o, &format!("{path}.data"))?)),
+                    Some(Value::Object(o)) => {
+                        Some(Data::Host(parse_host_data(o, &format!("{path}.data"))?))
+                    }
                     Some(_) => {
-                        return Err(invalid(format!("{path}.data"), "`data` must be a base64 string or a data URL"))
+                        return Err(invalid(
+                            format!("{path}.data"),
+                            "`data` must be a base64 string or a data URL",
+                        ))
                     }
                 };
                 Part::FileAttachment(FileAttachment {
@@ -386,7 +410,12 @@ impl Part {
                     };
                     Part::Mention(Mention { kind, target })
                 }
-                _ => return Err(invalid(format!("{path}.target"), "a mention needs a `target` object")),
+                _ => {
+                    return Err(invalid(
+                        format!("{path}.target"),
+                        "a mention needs a `target` object",
+                    ))
+                }
             },
             "editor-context" => {
                 let kind = f.string("kind")?;
@@ -394,13 +423,19 @@ impl Part {
                 let payload = match f.obj.remove("payload") {
                     Some(v) => v,
                     None => {
-                        return Err(invalid(format!("{path}.payload"), "editor-context needs a `payload`"))
+                        return Err(invalid(
+                            format!("{path}.payload"),
+                            "editor-context needs a `payload`",
+                        ))
                     }
                 };
                 let emitted_at = match f.obj.remove("emitted_at") {
                     None | Some(Value::Null) => None,
                     Some(v) => Some(v.as_i64().ok_or_else(|| {
-                        invalid(format!("{path}.emitted_at"), "`emitted_at` must be an integer (epoch ms)")
+                        invalid(
+                            format!("{path}.emitted_at"),
+                            "`emitted_at` must be an integer (epoch ms)",
+                        )
                     })?),
                 };
                 Part::EditorContext(EditorContext {
@@ -533,8 +568,11 @@ pub(crate) fn parse_file_ref(mut r: Map<String, Value>, path: &str) -> Result<Fi
                 }
             };
             let start = rf.opt_u64("start")?.ok_or_else(|| {
-                Error::new(ErrorKind::InvalidRange, "a range needs a non-negative integer `start`")
-                    .at(format!("{rpath}.start"))
+                Error::new(
+                    ErrorKind::InvalidRange,
+                    "a range needs a non-negative integer `start`",
+                )
+                .at(format!("{rpath}.start"))
             })?;
             let end = rf.opt_u64("end")?;
             if let Some(e) = end {
@@ -550,7 +588,12 @@ pub(crate) fn parse_file_ref(mut r: Map<String, Value>, path: &str) -> Result<Fi
             }
             Some(Range { start, end, unit })
         }
-        Some(_) => return Err(invalid(format!("{path}.range"), "`range` must be an object")),
+        Some(_) => {
+            return Err(invalid(
+                format!("{path}.range"),
+                "`range` must be an object",
+            ))
+        }
     };
     Ok(FileRef {
         target,

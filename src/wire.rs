@@ -1,8 +1,8 @@
 //! Wire forms shared by the bindings: the resolver answers the JS glue sends as JSON.
 //!
-//! `{ "<part index>": {"text": "…"} | {"slot": {"$slot": n, "head": "…", "len": n},
-//!   "mime"?: "…"} | {"payload": any} | {"error": "…"} }` — a part with no entry is
-//! unresolved.
+//! `{ "<part index>": {"text": "…"} | {"bytes": "<base64>", "mime"?: "…"} |
+//!   {"slot": {"$slot": n, "head": "…", "len": n}, "mime"?: "…"} | {"payload": any} |
+//!   {"error": "…"} }` — a part with no entry is unresolved.
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::lower::{Resolved, TableResolver};
@@ -16,17 +16,25 @@ pub fn resolver_table(text: &str) -> Result<TableResolver> {
         return Ok(table);
     }
     let bad = |m: String| Error::new(ErrorKind::InvalidOptions, m).at("resolved");
-    let Value::Object(map) = serde_json::from_str(text).map_err(|e| bad(format!("not JSON: {e}")))? else {
+    let Value::Object(map) =
+        serde_json::from_str(text).map_err(|e| bad(format!("not JSON: {e}")))?
+    else {
         return Err(bad("resolver answers must be an object".into()));
     };
     for (k, v) in map {
-        let part: usize = k.parse().map_err(|_| bad(format!("`{k}` is not a part index")))?;
+        let part: usize = k
+            .parse()
+            .map_err(|_| bad(format!("`{k}` is not a part index")))?;
         let Value::Object(mut o) = v else {
             return Err(bad(format!("answer for part {part} must be an object")));
         };
         let mime = o.remove("mime").and_then(|m| m.as_str().map(str::to_owned));
         let entry = if let Some(Value::String(t)) = o.remove("text") {
             Ok(Resolved::Text(t))
+        } else if let Some(Value::String(b64)) = o.remove("bytes") {
+            let data =
+                crate::media::decode(&b64).map_err(|e| e.at(format!("resolved.{part}.bytes")))?;
+            Ok(Resolved::Bytes { data, mime })
         } else if let Some(slot) = o.remove("slot") {
             // Reuse the message parser's reading of a host slot object.
             let probe = serde_json::json!({"type": "file-attachment", "data": slot});
@@ -40,7 +48,10 @@ pub fn resolver_table(text: &str) -> Result<TableResolver> {
         } else if let Some(p) = o.remove("payload") {
             Ok(Resolved::Payload(p))
         } else if let Some(e) = o.remove("error") {
-            Err(e.as_str().map(str::to_owned).unwrap_or_else(|| e.to_string()))
+            Err(e
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| e.to_string()))
         } else {
             Ok(Resolved::Missing)
         };

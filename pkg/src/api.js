@@ -41,9 +41,22 @@ function call(fn, ...args) {
 }
 
 const PROVIDERS = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'];
-// Base64 strings at least this long stay in JS (below it, copying is cheaper than slots).
-const SLOT_MIN_CHARS = 64 * 1024;
 const HEAD_CHARS = 64; // 48 bytes: what the core's sniffer reads
+const inlineLimits = new Map();
+
+/**
+ * Data larger than the target's inline-text limit stays in JS (a "slot"): the core sees only
+ * its first bytes and length, and the body is spliced together here. Smaller data goes to
+ * the core whole, so it can read text out of it.
+ */
+function slotMinBytes(provider, capabilities) {
+  const o = capabilities && capabilities.inline_text_max_bytes;
+  if (typeof o === 'number' && o >= 0) return o + 1;
+  if (!inlineLimits.has(provider)) {
+    inlineLimits.set(provider, JSON.parse(call(wasm.defaultCapabilities, provider)).inline_text_max_bytes + 1);
+  }
+  return inlineLimits.get(provider);
+}
 
 function toBase64(u8) {
   if (typeof u8.toBase64 === 'function') return u8.toBase64();
@@ -100,7 +113,7 @@ function slotOf(slots, b64, mime) {
 const decoder = typeof TextDecoder === 'function' ? new TextDecoder('utf-8', { fatal: true }) : null;
 
 /** Turns a resolver's answer into the wire answer the core reads. */
-function answer(v, slots, kind) {
+function answer(v, slots, kind, slotMin) {
   if (v === null || v === undefined) return undefined;
   if (kind === 'mention') return { payload: v };
   if (typeof v === 'string') return { text: v };
@@ -114,7 +127,12 @@ function answer(v, slots, kind) {
   if (!bytes) {
     throw new PromptloomError('InvalidOptions', 'a resolver must return a string, bytes, { text }, { bytes, mime } or null', {});
   }
-  // Text files read as bytes are text: the core needs them to select a range.
+  if (bytes.length < slotMin) {
+    const a = { bytes: toBase64(bytes) };
+    if (mime) a.mime = mime;
+    return a;
+  }
+  // A large text file read as bytes is still text: the core needs it to select a range.
   if (!call(wasm.sniffMime, bytes.subarray(0, 48)) && decoder && !bytes.includes(0)) {
     try {
       const text = decoder.decode(bytes);
@@ -128,7 +146,7 @@ function answer(v, slots, kind) {
   return a;
 }
 
-function prepare(message, slots) {
+function prepare(message, slots, slotMin) {
   if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return { message, requests: [] };
   const requests = [];
   const parts = message.parts.map((p, i) => {
@@ -146,8 +164,11 @@ function prepare(message, slots) {
       }
     } else if (p.type === 'file-attachment') {
       const bytes = asBytes(p.data);
-      if (bytes) return { ...p, data: slotOf(slots, toBase64(bytes)) };
-      if (typeof p.data === 'string' && p.data.length >= SLOT_MIN_CHARS) {
+      if (bytes) {
+        const b64 = toBase64(bytes);
+        return { ...p, data: bytes.length < slotMin ? b64 : slotOf(slots, b64) };
+      }
+      if (typeof p.data === 'string' && p.data.length >= (slotMin * 4) / 3 + 4) {
         const ok = slotable(p.data);
         if (ok) return { ...p, data: slotOf(slots, ok.b64, ok.mime) };
       }
@@ -210,7 +231,8 @@ function finish(message, opts, answers, slots) {
 export function lower(message, options) {
   const opts = optionsJson(options);
   const slots = [];
-  const prepared = prepare(message, slots);
+  const slotMin = slotMinBytes(options.provider, options.capabilities);
+  const prepared = prepare(message, slots, slotMin);
   const resolve = options.resolve;
   const answers = {};
   if (!resolve || prepared.requests.length === 0) return finish(prepared.message, opts, answers, slots);
@@ -227,7 +249,7 @@ export function lower(message, options) {
       pending.push(
         Promise.resolve(v).then(
           (x) => {
-            const a = answer(x, slots, r.kind);
+            const a = answer(x, slots, r.kind, slotMin);
             if (a) answers[r.part] = a;
           },
           (e) => {
@@ -236,7 +258,7 @@ export function lower(message, options) {
         ),
       );
     } else {
-      const a = answer(v, slots, r.kind);
+      const a = answer(v, slots, r.kind, slotMin);
       if (a) answers[r.part] = a;
     }
   }

@@ -45,7 +45,11 @@ fn provider(p: wit::Provider) -> Provider {
 fn json_opt(field: &str, text: Option<String>) -> Result<Option<Value>, Error> {
     text.map(|t| {
         serde_json::from_str(&t).map_err(|e| {
-            Error::new(ErrorKind::InvalidOptions, format!("`{field}` is not valid JSON: {e}")).at(field)
+            Error::new(
+                ErrorKind::InvalidOptions,
+                format!("`{field}` is not valid JSON: {e}"),
+            )
+            .at(field)
         })
     })
     .transpose()
@@ -57,7 +61,11 @@ fn options(o: wit::LowerOptions) -> Result<(LowerOptions, TableResolver), Error>
     if let Some(s) = o.system {
         v.insert("system".into(), s.into());
     }
-    for (key, text) in [("tools", o.tools), ("capabilities", o.capabilities), ("params", o.params)] {
+    for (key, text) in [
+        ("tools", o.tools),
+        ("capabilities", o.capabilities),
+        ("params", o.params),
+    ] {
         if let Some(val) = json_opt(key, text)? {
             v.insert(key.into(), val);
         }
@@ -67,7 +75,10 @@ fn options(o: wit::LowerOptions) -> Result<(LowerOptions, TableResolver), Error>
     for r in o.resolved {
         let entry = match r.content {
             wit::ResolvedContent::Text(t) => Ok(Resolved::Text(t)),
-            wit::ResolvedContent::Bytes(b) => Ok(Resolved::Bytes { data: b.data, mime: b.mime }),
+            wit::ResolvedContent::Bytes(b) => Ok(Resolved::Bytes {
+                data: b.data,
+                mime: b.mime,
+            }),
             wit::ResolvedContent::Payload(p) => Ok(Resolved::Payload(
                 json_opt("resolved.payload", Some(p))?.unwrap_or(Value::Null),
             )),

@@ -19,7 +19,12 @@ fn js_err(e: Error) -> JsValue {
 pub fn lower_prepared(message: &str, options: &str, resolved: &str) -> Result<String, JsValue> {
     let msg = UserMessage::from_json(message).map_err(js_err)?;
     let opts = serde_json::from_str(options)
-        .map_err(|e| Error::new(ErrorKind::InvalidOptions, format!("options are not valid JSON: {e}")))
+        .map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidOptions,
+                format!("options are not valid JSON: {e}"),
+            )
+        })
         .and_then(LowerOptions::from_value)
         .map_err(js_err)?;
     let table = wire::resolver_table(resolved).map_err(js_err)?;
@@ -47,5 +52,7 @@ pub fn sniff_mime(head: &[u8]) -> String {
 /// Parses and re-serialises a message (round trip; unknown parts kept).
 #[wasm_bindgen(js_name = normalizeMessage)]
 pub fn normalize_message(message: &str) -> Result<String, JsValue> {
-    UserMessage::from_json(message).map(|m| m.to_json()).map_err(js_err)
+    UserMessage::from_json(message)
+        .map(|m| m.to_json())
+        .map_err(js_err)
 }

@@ -47,7 +47,8 @@ pub struct Capabilities {
     /// `text` source) rather than fenced text.
     pub text_documents: bool,
     /// Tool suggested in a descriptor, by exact media type or by class name (`image`, `pdf`,
-    /// `audio`, `video`, `text`, `binary`); an exact type wins.
+    /// `audio`, `video`, `text`, `binary`; `url` for an unresolved text URL); an exact type
+    /// wins.
     pub tool_routes: BTreeMap<String, String>,
 }
 
@@ -66,6 +67,7 @@ fn routes() -> BTreeMap<String, String> {
         ("audio", "transcribe_audio"),
         ("video", "extract_frames"),
         ("text", "read_file"),
+        ("url", "web_fetch"),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v.to_owned()))
@@ -80,7 +82,11 @@ impl Capabilities {
         let none = support(&[], 0, false);
         match provider {
             Provider::Anthropic => Capabilities {
-                images: support(&["image/jpeg", "image/png", "image/gif", "image/webp"], 5, true),
+                images: support(
+                    &["image/jpeg", "image/png", "image/gif", "image/webp"],
+                    5,
+                    true,
+                ),
                 pdf: support(&["application/pdf"], 32, true),
                 audio: none.clone(),
                 video: none,
@@ -114,13 +120,26 @@ impl Capabilities {
             },
             Provider::Gemini => Capabilities {
                 images: support(
-                    &["image/png", "image/jpeg", "image/webp", "image/heic", "image/heif"],
+                    &[
+                        "image/png",
+                        "image/jpeg",
+                        "image/webp",
+                        "image/heic",
+                        "image/heif",
+                    ],
                     100,
                     true,
                 ),
                 pdf: support(&["application/pdf"], 50, true),
                 audio: support(
-                    &["audio/wav", "audio/mpeg", "audio/aiff", "audio/aac", "audio/ogg", "audio/flac"],
+                    &[
+                        "audio/wav",
+                        "audio/mpeg",
+                        "audio/aiff",
+                        "audio/aac",
+                        "audio/ogg",
+                        "audio/flac",
+                    ],
                     100,
                     true,
                 ),
@@ -154,15 +173,21 @@ impl Capabilities {
             return Ok(base);
         };
         if !over.is_object() {
-            return Err(Error::new(ErrorKind::InvalidOptions, "`capabilities` must be an object")
-                .at("capabilities"));
+            return Err(Error::new(
+                ErrorKind::InvalidOptions,
+                "`capabilities` must be an object",
+            )
+            .at("capabilities"));
         }
         let mut merged = serde_json::to_value(&base)
             .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
         merge(&mut merged, over);
         serde_json::from_value(merged).map_err(|e| {
-            Error::new(ErrorKind::InvalidOptions, format!("invalid capabilities override: {e}"))
-                .at("capabilities")
+            Error::new(
+                ErrorKind::InvalidOptions,
+                format!("invalid capabilities override: {e}"),
+            )
+            .at("capabilities")
         })
     }
 
@@ -219,9 +244,16 @@ mod tests {
         .unwrap();
         assert_eq!(c.images.max_bytes, 10);
         assert_eq!(c.images.mimes.len(), 4);
-        assert_eq!(c.tool_routes.get("image").map(String::as_str), Some("read_image"));
-        assert_eq!(c.route("image/vnd.adobe.photoshop", crate::media::MediaClass::Image), Some("psd_to_png"));
-        let e = Capabilities::with_override(Provider::Gemini, Some(&json!({"imagez": {}}))).unwrap_err();
+        assert_eq!(
+            c.tool_routes.get("image").map(String::as_str),
+            Some("read_image")
+        );
+        assert_eq!(
+            c.route("image/vnd.adobe.photoshop", crate::media::MediaClass::Image),
+            Some("psd_to_png")
+        );
+        let e = Capabilities::with_override(Provider::Gemini, Some(&json!({"imagez": {}})))
+            .unwrap_err();
         assert_eq!(e.code(), "InvalidOptions");
         let e = Capabilities::with_override(Provider::Gemini, Some(&json!(3))).unwrap_err();
         assert_eq!(e.code(), "InvalidOptions");

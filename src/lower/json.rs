@@ -43,7 +43,12 @@ pub(crate) enum Json<'a> {
 
 /// Builds an object from `(key, node)` pairs with static keys.
 pub(crate) fn obj<'a, const N: usize>(pairs: [(&'static str, Json<'a>); N]) -> Json<'a> {
-    Json::Obj(pairs.into_iter().map(|(k, v)| (Cow::Borrowed(k), v)).collect())
+    Json::Obj(
+        pairs
+            .into_iter()
+            .map(|(k, v)| (Cow::Borrowed(k), v))
+            .collect(),
+    )
 }
 
 /// A string node.
@@ -81,7 +86,9 @@ impl Writer {
 
     fn node(&mut self, n: &Json<'_>) -> Result<()> {
         match n {
-            Json::Bool(b) => self.out.extend_from_slice(if *b { b"true" } else { b"false" }),
+            Json::Bool(b) => self
+                .out
+                .extend_from_slice(if *b { b"true" } else { b"false" }),
             Json::Str(s) => self.escaped(s)?,
             Json::Value(v) => serde_json::to_writer(&mut self.out, v.as_ref()).map_err(internal)?,
             Json::Obj(pairs) => {
@@ -144,7 +151,8 @@ pub(crate) fn write(node: &Json<'_>, mode: SlotMode) -> Result<String> {
         mode,
     };
     w.node(node)?;
-    String::from_utf8(w.out).map_err(|_| Error::new(ErrorKind::Internal, "lowered body is not UTF-8"))
+    String::from_utf8(w.out)
+        .map_err(|_| Error::new(ErrorKind::Internal, "lowered body is not UTF-8"))
 }
 
 #[cfg(test)]
@@ -166,7 +174,13 @@ mod tests {
             "{\"type\":\"image\",\"z\":true,\"data\":\"data:image/png;base64,\u{1}7\u{1}\"}"
         );
         assert!(write(&o, SlotMode::Forbid).is_err());
-        let a = Json::Arr(vec![s("a\"b\n"), Json::Value(Cow::Owned(serde_json::json!({"b":1,"a":2})))]);
-        assert_eq!(write(&a, SlotMode::Forbid).unwrap(), r#"["a\"b\n",{"a":2,"b":1}]"#);
+        let a = Json::Arr(vec![
+            s("a\"b\n"),
+            Json::Value(Cow::Owned(serde_json::json!({"b":1,"a":2}))),
+        ]);
+        assert_eq!(
+            write(&a, SlotMode::Forbid).unwrap(),
+            r#"["a\"b\n",{"a":2,"b":1}]"#
+        );
     }
 }

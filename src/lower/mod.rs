@@ -19,7 +19,8 @@ pub use report::{BlockNote, DropNote, Report, Warning};
 use crate::error::{Error, ErrorKind, Result};
 use crate::media::{self, MediaClass};
 use crate::message::{
-    parse_file_ref, Data, EditorContext, FileAttachment, FileRef, HostData, Part, RefTarget, UserMessage,
+    parse_file_ref, Data, EditorContext, FileAttachment, FileRef, HostData, Part, RefTarget,
+    UserMessage,
 };
 use json::{DataSrc, SlotMode};
 use serde_json::{Map, Value};
@@ -148,7 +149,8 @@ impl LowerOptions {
         };
         let capabilities = o.remove("capabilities").filter(|v| !v.is_null());
         if let Some(k) = o.keys().next() {
-            return Err(bad(k, "unknown option").with("known", "provider, system, tools, capabilities, params"));
+            return Err(bad(k, "unknown option")
+                .with("known", "provider, system, tools, capabilities, params"));
         }
         Ok(LowerOptions {
             provider,
@@ -169,12 +171,22 @@ impl Tool {
         };
         let name = match o.remove("name") {
             Some(Value::String(n)) => n,
-            _ => return Err(bad(format!("{path}.name"), "a tool needs a string `name`".into())),
+            _ => {
+                return Err(bad(
+                    format!("{path}.name"),
+                    "a tool needs a string `name`".into(),
+                ))
+            }
         };
         let description = match o.remove("description") {
             None | Some(Value::Null) => None,
             Some(Value::String(d)) => Some(d),
-            Some(_) => return Err(bad(format!("{path}.description"), "`description` must be a string".into())),
+            Some(_) => {
+                return Err(bad(
+                    format!("{path}.description"),
+                    "`description` must be a string".into(),
+                ))
+            }
         };
         let parameters = match o.remove("parameters").or_else(|| o.remove("input_schema")) {
             None | Some(Value::Null) => serde_json::json!({"type": "object", "properties": {}}),
@@ -189,7 +201,12 @@ impl Tool {
         let strict = match o.remove("strict") {
             None | Some(Value::Null) => None,
             Some(Value::Bool(b)) => Some(b),
-            Some(_) => return Err(bad(format!("{path}.strict"), "`strict` must be a boolean".into())),
+            Some(_) => {
+                return Err(bad(
+                    format!("{path}.strict"),
+                    "`strict` must be a boolean".into(),
+                ))
+            }
         };
         let tool = Tool {
             name,
@@ -204,17 +221,31 @@ impl Tool {
     fn check(&self, i: usize) -> Result<()> {
         let ok = !self.name.is_empty()
             && self.name.len() <= 64
-            && self.name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+            && self
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
         if !ok {
             return Err(Error::new(
                 ErrorKind::InvalidOptions,
-                format!("tool name `{}` must match ^[a-zA-Z0-9_-]{{1,64}}$", self.name),
+                format!(
+                    "tool name `{}` must match ^[a-zA-Z0-9_-]{{1,64}}$",
+                    self.name
+                ),
             )
             .at(format!("tools[{i}].name")));
         }
-        if self.parameters.get("type").and_then(Value::as_str).is_some_and(|t| t != "object") {
-            return Err(Error::new(ErrorKind::InvalidOptions, "tool parameters must be an object schema")
-                .at(format!("tools[{i}].parameters.type")));
+        if self
+            .parameters
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t != "object")
+        {
+            return Err(Error::new(
+                ErrorKind::InvalidOptions,
+                "tool parameters must be an object schema",
+            )
+            .at(format!("tools[{i}].parameters.type")));
         }
         Ok(())
     }
@@ -308,7 +339,10 @@ pub struct TableResolver {
 
 impl Resolver for TableResolver {
     fn resolve(&self, request: &ResolveRequest<'_>) -> std::result::Result<Resolved, String> {
-        self.entries.get(&request.part()).cloned().unwrap_or(Ok(Resolved::Missing))
+        self.entries
+            .get(&request.part())
+            .cloned()
+            .unwrap_or(Ok(Resolved::Missing))
     }
 }
 
@@ -329,13 +363,21 @@ impl Lowered {
 }
 
 /// Lowers a message for `options.provider`, resolving file-refs through `resolver`.
-pub fn lower(message: &UserMessage, options: &LowerOptions, resolver: &dyn Resolver) -> Result<Lowered> {
+pub fn lower(
+    message: &UserMessage,
+    options: &LowerOptions,
+    resolver: &dyn Resolver,
+) -> Result<Lowered> {
     lower_in(message, options, resolver, SlotMode::Forbid)
 }
 
 /// Like [`lower`], but host-held data is written as `\u{1}n\u{1}` markers for the host to
 /// splice (used by the bindings).
-pub fn lower_marked(message: &UserMessage, options: &LowerOptions, resolver: &dyn Resolver) -> Result<Lowered> {
+pub fn lower_marked(
+    message: &UserMessage,
+    options: &LowerOptions,
+    resolver: &dyn Resolver,
+) -> Result<Lowered> {
     lower_in(message, options, resolver, SlotMode::Mark)
 }
 
@@ -390,7 +432,11 @@ pub(crate) enum Block<'a> {
         name: Option<String>,
     },
     /// A text document: native where the target has text documents, else `fenced`.
-    TextDoc { text: String, title: String, fenced: String },
+    TextDoc {
+        text: String,
+        title: String,
+        fenced: String,
+    },
 }
 
 /// Where a media block's bytes are.
@@ -449,8 +495,10 @@ fn canonical_mime(m: &str) -> String {
 
 /// Declared types that say nothing specific (the bytes decide).
 fn is_generic(m: &str) -> bool {
-    matches!(m, "" | "image" | "image/*" | "application/octet-stream" | "binary/octet-stream" | "*/*")
-        || m.ends_with("/*")
+    matches!(
+        m,
+        "" | "image" | "image/*" | "application/octet-stream" | "binary/octet-stream" | "*/*"
+    ) || m.ends_with("/*")
 }
 
 /// The class of a media type, with SVG read as text (it is XML).
@@ -578,11 +626,26 @@ impl<'a> Cx<'a, '_> {
                 self.editor_context(i, &ctx, "mention-ref");
             }
             Ok(_) => {
-                self.warn(i, "UnresolvedMention", format!("mention of kind `{}` was not resolved by the host; dropped", m.kind));
-                self.drop(i, "mention-unresolved", "the host did not resolve this mention to an entity");
+                self.warn(
+                    i,
+                    "UnresolvedMention",
+                    format!(
+                        "mention of kind `{}` was not resolved by the host; dropped",
+                        m.kind
+                    ),
+                );
+                self.drop(
+                    i,
+                    "mention-unresolved",
+                    "the host did not resolve this mention to an entity",
+                );
             }
             Err(e) => {
-                self.warn(i, "ResolverFailed", format!("resolving the `{}` mention failed: {e}; dropped", m.kind));
+                self.warn(
+                    i,
+                    "ResolverFailed",
+                    format!("resolving the `{}` mention failed: {e}; dropped", m.kind),
+                );
                 self.drop(i, "mention-unresolved", format!("the resolver failed: {e}"));
             }
         }
@@ -632,19 +695,27 @@ impl<'a> Cx<'a, '_> {
             let end = range.end.map(|e| format!("-{e}")).unwrap_or_default();
             describe.attrs.push((unit, format!("{}{end}", range.start)));
         }
-        let declared = r
-            .mime
-            .as_deref()
-            .map(canonical_mime)
-            .or_else(|| media::mime_from_name(location).map(str::to_owned));
-        let resolved = self.resolver.resolve(&ResolveRequest::File { part: i, file_ref: r });
+        let declared = r.mime.as_deref().map(canonical_mime).or_else(|| {
+            let name = match r.target {
+                RefTarget::Url(_) => media::url_path(location),
+                _ => location,
+            };
+            media::mime_from_name(name).map(str::to_owned)
+        });
+        let resolved = self.resolver.resolve(&ResolveRequest::File {
+            part: i,
+            file_ref: r,
+        });
         match resolved {
             Ok(Resolved::Text(text)) => self.file_text(i, r, prefix, &text, describe),
             Ok(Resolved::Bytes { data, mime }) => {
                 let mime = mime.map(|m| canonical_mime(&m)).or(declared);
                 let sniffed = media::sniff(&data);
                 let textual = sniffed.is_none() && media::looks_textual(&data);
-                let texty = mime.as_deref().map(class_for).is_none_or(|c| c == MediaClass::Text || c == MediaClass::Binary);
+                let texty = mime
+                    .as_deref()
+                    .map(class_for)
+                    .is_none_or(|c| c == MediaClass::Text || c == MediaClass::Binary);
                 if textual && texty {
                     let text = String::from_utf8_lossy(&data).into_owned();
                     self.file_text(i, r, prefix, &text, describe)
@@ -656,14 +727,28 @@ impl<'a> Cx<'a, '_> {
                         full: Some(data),
                         header_mime: None,
                     };
-                    self.media(i, prefix, mime, Some(location.to_owned()), Some(bytes), describe);
+                    self.media(
+                        i,
+                        prefix,
+                        mime,
+                        Some(location.to_owned()),
+                        Some(bytes),
+                        describe,
+                    );
                     Ok(())
                 }
             }
             Ok(Resolved::Host { data, mime }) => {
                 let mime = mime.map(|m| canonical_mime(&m)).or(declared);
-                let bytes = host_bytes(&data);
-                self.media(i, prefix, mime, Some(location.to_owned()), Some(bytes), describe);
+                let bytes = host_bytes(&data).map_err(|e| e.at(format!("resolved.{i}")))?;
+                self.media(
+                    i,
+                    prefix,
+                    mime,
+                    Some(location.to_owned()),
+                    Some(bytes),
+                    describe,
+                );
                 Ok(())
             }
             Ok(Resolved::Payload(_)) | Ok(Resolved::Missing) => {
@@ -693,28 +778,67 @@ impl<'a> Cx<'a, '_> {
                         return Ok(());
                     }
                 }
-                let route_class = declared.as_deref().map(class_for).unwrap_or(MediaClass::Text);
+                let route_class = declared
+                    .as_deref()
+                    .map(class_for)
+                    .unwrap_or(MediaClass::Text);
                 let route = match (&r.target, route_class) {
                     (RefTarget::Url(_), MediaClass::Text | MediaClass::Binary) => {
                         self.caps.tool_routes.get("url").cloned()
                     }
-                    _ => self.caps.route(declared.as_deref().unwrap_or(""), route_class).map(str::to_owned),
+                    _ => self
+                        .caps
+                        .route(declared.as_deref().unwrap_or(""), route_class)
+                        .map(str::to_owned),
                 };
-                self.warn(i, "Unresolved", format!("`{location}` was not resolved by the host; a reference is sent"));
-                self.describe(i, prefix, describe, route, "the file's contents are not included; read it with the tool if needed");
+                self.warn(
+                    i,
+                    "Unresolved",
+                    format!("`{location}` was not resolved by the host; a reference is sent"),
+                );
+                self.describe(
+                    i,
+                    prefix,
+                    describe,
+                    route,
+                    "the file's contents are not included; read it with the tool if needed",
+                );
                 Ok(())
             }
             Err(e) => {
-                self.warn(i, "ResolverFailed", format!("resolving `{location}` failed: {e}; a reference is sent"));
-                let route_class = declared.as_deref().map(class_for).unwrap_or(MediaClass::Text);
-                let route = self.caps.route(declared.as_deref().unwrap_or(""), route_class).map(str::to_owned);
-                self.describe(i, prefix, describe, route, "the file could not be read by the host");
+                self.warn(
+                    i,
+                    "ResolverFailed",
+                    format!("resolving `{location}` failed: {e}; a reference is sent"),
+                );
+                let route_class = declared
+                    .as_deref()
+                    .map(class_for)
+                    .unwrap_or(MediaClass::Text);
+                let route = self
+                    .caps
+                    .route(declared.as_deref().unwrap_or(""), route_class)
+                    .map(str::to_owned);
+                self.describe(
+                    i,
+                    prefix,
+                    describe,
+                    route,
+                    "the file could not be read by the host",
+                );
                 Ok(())
             }
         }
     }
 
-    fn file_text(&mut self, i: usize, r: &FileRef, prefix: &str, text: &str, describe: Describe) -> Result<()> {
+    fn file_text(
+        &mut self,
+        i: usize,
+        r: &FileRef,
+        prefix: &str,
+        text: &str,
+        describe: Describe,
+    ) -> Result<()> {
         let sel = render::select(text, r.range);
         if let Some(note) = &sel.clamped {
             self.warn(i, "RangeClamped", format!("{}: {note}", r.location()));
@@ -730,22 +854,48 @@ impl<'a> Cx<'a, '_> {
                     size_text(self.caps.inline_text_max_bytes)
                 ),
             );
-            let route = self.caps.route("text/plain", MediaClass::Text).map(str::to_owned);
-            self.describe(i, prefix, describe, route, "too large to include; read it with the tool");
+            let route = self
+                .caps
+                .route("text/plain", MediaClass::Text)
+                .map(str::to_owned);
+            self.describe(
+                i,
+                prefix,
+                describe,
+                route,
+                "too large to include; read it with the tool",
+            );
             return Ok(());
         }
         let fenced = render::fence(&render::file_info(r.location(), sel.shown), &sel.text);
-        self.emit(i, format!("{prefix}-text"), None, Block::Text(Cow::Owned(fenced)));
+        self.emit(
+            i,
+            format!("{prefix}-text"),
+            None,
+            Block::Text(Cow::Owned(fenced)),
+        );
         Ok(())
     }
 
-    fn describe(&mut self, i: usize, prefix: &str, d: Describe, route: Option<String>, reason: &str) {
+    fn describe(
+        &mut self,
+        i: usize,
+        prefix: &str,
+        d: Describe,
+        route: Option<String>,
+        reason: &str,
+    ) {
         let mut attrs = d.attrs;
         if let Some(t) = route {
             attrs.push(("tool", t));
         }
         let text = render::descriptor(d.tag, &attrs, reason);
-        self.emit(i, format!("{prefix}-descriptor"), None, Block::Text(Cow::Owned(text)));
+        self.emit(
+            i,
+            format!("{prefix}-descriptor"),
+            None,
+            Block::Text(Cow::Owned(text)),
+        );
     }
 
     fn attachment(&mut self, i: usize, a: &'a FileAttachment) -> Result<()> {
@@ -755,42 +905,59 @@ impl<'a> Cx<'a, '_> {
             attrs.push(("name", n.clone()));
         }
         let bytes = match &a.data {
-            Some(Data::Inline(s)) => Some(inline_bytes(s).map_err(|e| e.at(format!("parts[{i}].data")))?),
-            Some(Data::Host(h)) => Some(host_bytes(h)),
-            None => match &a.content_id {
-                Some(cid) => {
-                    attrs.push(("content_id", cid.clone()));
-                    match self.resolver.resolve(&ResolveRequest::Blob { part: i, content_id: cid }) {
-                        Ok(Resolved::Bytes { data, .. }) => Some(Bytes {
-                            head: data.iter().take(media::SNIFF_BYTES).copied().collect(),
-                            len: data.len() as u64,
-                            src: DataSrc::Inline(Cow::Owned(media::encode(&data))),
-                            full: Some(data),
-                            header_mime: None,
-                        }),
-                        Ok(Resolved::Host { data, .. }) => Some(host_bytes(&data)),
-                        Ok(Resolved::Text(t)) => {
-                            let data = t.into_bytes();
-                            Some(Bytes {
+            Some(Data::Inline(s)) => {
+                Some(inline_bytes(s).map_err(|e| e.at(format!("parts[{i}].data")))?)
+            }
+            Some(Data::Host(h)) => {
+                Some(host_bytes(h).map_err(|e| e.at(format!("parts[{i}].data")))?)
+            }
+            None => {
+                match &a.content_id {
+                    Some(cid) => {
+                        attrs.push(("content_id", cid.clone()));
+                        match self.resolver.resolve(&ResolveRequest::Blob {
+                            part: i,
+                            content_id: cid,
+                        }) {
+                            Ok(Resolved::Bytes { data, .. }) => Some(Bytes {
                                 head: data.iter().take(media::SNIFF_BYTES).copied().collect(),
                                 len: data.len() as u64,
                                 src: DataSrc::Inline(Cow::Owned(media::encode(&data))),
                                 full: Some(data),
                                 header_mime: None,
-                            })
-                        }
-                        Ok(_) => {
-                            self.warn(i, "Unresolved", format!("blob `{cid}` was not found by the host; a descriptor is sent"));
-                            None
-                        }
-                        Err(e) => {
-                            self.warn(i, "ResolverFailed", format!("reading blob `{cid}` failed: {e}; a descriptor is sent"));
-                            None
+                            }),
+                            Ok(Resolved::Host { data, .. }) => {
+                                Some(host_bytes(&data).map_err(|e| e.at(format!("resolved.{i}")))?)
+                            }
+                            Ok(Resolved::Text(t)) => {
+                                let data = t.into_bytes();
+                                Some(Bytes {
+                                    head: data.iter().take(media::SNIFF_BYTES).copied().collect(),
+                                    len: data.len() as u64,
+                                    src: DataSrc::Inline(Cow::Owned(media::encode(&data))),
+                                    full: Some(data),
+                                    header_mime: None,
+                                })
+                            }
+                            Ok(_) => {
+                                self.warn(i, "Unresolved", format!("blob `{cid}` was not found by the host; a descriptor is sent"));
+                                None
+                            }
+                            Err(e) => {
+                                self.warn(
+                                    i,
+                                    "ResolverFailed",
+                                    format!(
+                                        "reading blob `{cid}` failed: {e}; a descriptor is sent"
+                                    ),
+                                );
+                                None
+                            }
                         }
                     }
+                    None => None,
                 }
-                None => None,
-            },
+            }
         };
         let declared = a
             .mime
@@ -809,7 +976,17 @@ impl<'a> Cx<'a, '_> {
         if bytes.is_none() && a.size.is_some() {
             attrs.push(("size", a.size.unwrap_or(0).to_string()));
         }
-        self.media(i, "attachment", declared, name, bytes, Describe { tag: "attachment", attrs });
+        self.media(
+            i,
+            "attachment",
+            declared,
+            name,
+            bytes,
+            Describe {
+                tag: "attachment",
+                attrs,
+            },
+        );
         Ok(())
     }
 
@@ -824,13 +1001,21 @@ impl<'a> Cx<'a, '_> {
         mut d: Describe,
     ) {
         let sniffed = bytes.as_ref().and_then(|b| media::sniff(&b.head));
-        let mut mime = declared.clone().unwrap_or_else(|| "application/octet-stream".into());
+        let mut mime = declared
+            .clone()
+            .unwrap_or_else(|| "application/octet-stream".into());
         if let Some(s) = sniffed {
-            if declared.as_deref().is_some_and(|d| !is_generic(d) && d != s) {
+            if declared
+                .as_deref()
+                .is_some_and(|d| !is_generic(d) && d != s)
+            {
                 self.warn(
                     i,
                     "MimeMismatch",
-                    format!("declared {} but the bytes are {s}; {s} is used", declared.as_deref().unwrap_or("")),
+                    format!(
+                        "declared {} but the bytes are {s}; {s} is used",
+                        declared.as_deref().unwrap_or("")
+                    ),
                 );
             }
             mime = s.to_owned();
@@ -843,7 +1028,10 @@ impl<'a> Cx<'a, '_> {
             d.attrs.push(("mime", mime.clone()));
         }
         // Unlabelled bytes that read as text are text.
-        if class == MediaClass::Binary && sniffed.is_none() && is_generic(declared.as_deref().unwrap_or("")) {
+        if class == MediaClass::Binary
+            && sniffed.is_none()
+            && is_generic(declared.as_deref().unwrap_or(""))
+        {
             if let Some(full) = bytes.as_mut().and_then(|b| b.full()) {
                 if media::looks_textual(full) {
                     class = MediaClass::Text;
@@ -860,7 +1048,13 @@ impl<'a> Cx<'a, '_> {
             MediaClass::Text => self.text_bytes(i, prefix, &mime, name, bytes, d),
             MediaClass::Binary => {
                 let route = self.caps.route(&mime, class).map(str::to_owned);
-                self.describe(i, prefix, d, route, "binary content the model cannot read directly");
+                self.describe(
+                    i,
+                    prefix,
+                    d,
+                    route,
+                    "binary content the model cannot read directly",
+                );
             }
             _ => {
                 let route = self.caps.route(&mime, class).map(str::to_owned);
@@ -871,7 +1065,13 @@ impl<'a> Cx<'a, '_> {
                         "UnrecognizedMedia",
                         format!("declared {mime} but the bytes are not a recognised {} file; a descriptor is sent", class.name()),
                     );
-                    self.describe(i, prefix, d, route, "the bytes do not match their declared type");
+                    self.describe(
+                        i,
+                        prefix,
+                        d,
+                        route,
+                        "the bytes do not match their declared type",
+                    );
                     return;
                 }
                 let support = self.caps.support(class);
@@ -881,9 +1081,18 @@ impl<'a> Cx<'a, '_> {
                     self.warn(
                         i,
                         "UnsupportedMedia",
-                        format!("{} does not accept {mime} natively; a descriptor is sent", self.provider.name()),
+                        format!(
+                            "{} does not accept {mime} natively; a descriptor is sent",
+                            self.provider.name()
+                        ),
                     );
-                    self.describe(i, prefix, d, route, &format!("{mime} is not readable by this model directly"));
+                    self.describe(
+                        i,
+                        prefix,
+                        d,
+                        route,
+                        &format!("{mime} is not readable by this model directly"),
+                    );
                     return;
                 }
                 let max = support.map(|s| s.max_bytes).unwrap_or(0);
@@ -891,7 +1100,12 @@ impl<'a> Cx<'a, '_> {
                     self.warn(
                         i,
                         "TooLarge",
-                        format!("{} is over the {} limit for one {}; a descriptor is sent", size_text(bytes.len), size_text(max), class.name()),
+                        format!(
+                            "{} is over the {} limit for one {}; a descriptor is sent",
+                            size_text(bytes.len),
+                            size_text(max),
+                            class.name()
+                        ),
                     );
                     self.describe(i, prefix, d, route, "too large to send inline");
                     return;
@@ -908,7 +1122,13 @@ impl<'a> Cx<'a, '_> {
                             self.caps.max_images
                         ),
                     );
-                    self.describe(i, prefix, d, route, "the request's inline media limit is reached");
+                    self.describe(
+                        i,
+                        prefix,
+                        d,
+                        route,
+                        "the request's inline media limit is reached",
+                    );
                     return;
                 }
                 self.media_bytes += bytes.len;
@@ -930,26 +1150,56 @@ impl<'a> Cx<'a, '_> {
         }
     }
 
-    fn text_bytes(&mut self, i: usize, prefix: &str, mime: &str, name: Option<String>, mut bytes: Bytes<'a>, d: Describe) {
+    fn text_bytes(
+        &mut self,
+        i: usize,
+        prefix: &str,
+        mime: &str,
+        name: Option<String>,
+        mut bytes: Bytes<'a>,
+        d: Describe,
+    ) {
         let route = self.caps.route(mime, MediaClass::Text).map(str::to_owned);
         if bytes.len > self.caps.inline_text_max_bytes {
             self.warn(
                 i,
                 "TooLarge",
-                format!("text of {} is over the inline limit of {}; a descriptor is sent", size_text(bytes.len), size_text(self.caps.inline_text_max_bytes)),
+                format!(
+                    "text of {} is over the inline limit of {}; a descriptor is sent",
+                    size_text(bytes.len),
+                    size_text(self.caps.inline_text_max_bytes)
+                ),
             );
-            self.describe(i, prefix, d, route, "too large to include; read it with the tool");
+            self.describe(
+                i,
+                prefix,
+                d,
+                route,
+                "too large to include; read it with the tool",
+            );
             return;
         }
         bytes.full();
         let Some(full) = bytes.full else {
-            self.describe(i, prefix, d, route, "the text is held by the host and not included");
+            self.describe(
+                i,
+                prefix,
+                d,
+                route,
+                "the text is held by the host and not included",
+            );
             return;
         };
         let text = match String::from_utf8(full) {
             Ok(t) => render::normalize_newlines(&t),
             Err(_) => {
-                self.warn(i, "NotText", format!("declared {mime} but the bytes are not UTF-8 text; a descriptor is sent"));
+                self.warn(
+                    i,
+                    "NotText",
+                    format!(
+                        "declared {mime} but the bytes are not UTF-8 text; a descriptor is sent"
+                    ),
+                );
                 self.describe(i, prefix, d, route, "the bytes are not UTF-8 text");
                 return;
             }
@@ -957,10 +1207,23 @@ impl<'a> Cx<'a, '_> {
         let title = name.unwrap_or_else(|| "attachment.txt".into());
         let fenced = render::fence(&render::file_info(&title, None), &text);
         if text.is_empty() {
-            self.drop(i, &format!("{prefix}-text-empty"), "the text attachment is empty");
+            self.drop(
+                i,
+                &format!("{prefix}-text-empty"),
+                "the text attachment is empty",
+            );
             return;
         }
-        self.emit(i, format!("{prefix}-text"), Some("text/plain".into()), Block::TextDoc { text, title, fenced });
+        self.emit(
+            i,
+            format!("{prefix}-text"),
+            Some("text/plain".into()),
+            Block::TextDoc {
+                text,
+                title,
+                fenced,
+            },
+        );
     }
 }
 
@@ -972,7 +1235,12 @@ fn own_block<'x>(b: Block<'_>) -> Block<'x> {
     };
     match b {
         Block::Text(t) => Block::Text(Cow::Owned(t.into_owned())),
-        Block::Media { class, mime, source, name } => Block::Media {
+        Block::Media {
+            class,
+            mime,
+            source,
+            name,
+        } => Block::Media {
             class,
             mime,
             source: match source {
@@ -981,7 +1249,15 @@ fn own_block<'x>(b: Block<'_>) -> Block<'x> {
             },
             name,
         },
-        Block::TextDoc { text, title, fenced } => Block::TextDoc { text, title, fenced },
+        Block::TextDoc {
+            text,
+            title,
+            fenced,
+        } => Block::TextDoc {
+            text,
+            title,
+            fenced,
+        },
     }
 }
 
@@ -1031,12 +1307,13 @@ fn from_b64(b64: Cow<'_, str>, header_mime: Option<String>) -> Bytes<'_> {
     }
 }
 
-fn host_bytes(h: &HostData) -> Bytes<'static> {
-    Bytes {
+fn host_bytes(h: &HostData) -> Result<Bytes<'static>> {
+    media::check_base64(&h.head, true)?;
+    Ok(Bytes {
         head: media::decode_head(&h.head),
         len: h.len,
         src: DataSrc::Slot(h.slot),
         full: None,
         header_mime: h.mime.clone(),
-    }
+    })
 }

@@ -59,7 +59,12 @@ fn reserved(p: Provider) -> &'static [&'static str] {
         Provider::Anthropic => &["system", "tools", "messages"],
         Provider::OpenAiChat => &["messages", "tools"],
         Provider::OpenAiResponses => &["instructions", "tools", "input"],
-        Provider::Gemini => &["systemInstruction", "system_instruction", "tools", "contents"],
+        Provider::Gemini => &[
+            "systemInstruction",
+            "system_instruction",
+            "tools",
+            "contents",
+        ],
     }
 }
 
@@ -92,8 +97,16 @@ pub(crate) fn request<'a>(
             if let Some(t) = tools {
                 body.push("tools", t);
             }
-            let content = Json::Arr(blocks.into_iter().map(|b| anthropic(b, text_documents)).collect());
-            body.push("messages", Json::Arr(vec![obj([("role", s("user")), ("content", content)])]));
+            let content = Json::Arr(
+                blocks
+                    .into_iter()
+                    .map(|b| anthropic(b, text_documents))
+                    .collect(),
+            );
+            body.push(
+                "messages",
+                Json::Arr(vec![obj([("role", s("user")), ("content", content)])]),
+            );
         }
         Provider::OpenAiChat => {
             let mut messages = Vec::new();
@@ -115,17 +128,26 @@ pub(crate) fn request<'a>(
                 body.push("instructions", s(sys));
             }
             let content = Json::Arr(blocks.into_iter().map(responses).collect());
-            body.push("input", Json::Arr(vec![obj([("role", s("user")), ("content", content)])]));
+            body.push(
+                "input",
+                Json::Arr(vec![obj([("role", s("user")), ("content", content)])]),
+            );
             if let Some(t) = tools {
                 body.push("tools", t);
             }
         }
         Provider::Gemini => {
             if let Some(sys) = system {
-                body.push("systemInstruction", obj([("parts", Json::Arr(vec![obj([("text", s(sys))])]))]));
+                body.push(
+                    "systemInstruction",
+                    obj([("parts", Json::Arr(vec![obj([("text", s(sys))])]))]),
+                );
             }
             let parts = Json::Arr(blocks.into_iter().map(gemini).collect());
-            body.push("contents", Json::Arr(vec![obj([("role", s("user")), ("parts", parts)])]));
+            body.push(
+                "contents",
+                Json::Arr(vec![obj([("role", s("user")), ("parts", parts)])]),
+            );
             if let Some(t) = tools {
                 body.push("tools", t);
             }
@@ -137,13 +159,21 @@ pub(crate) fn request<'a>(
 fn anthropic(b: Block<'_>, text_documents: bool) -> Json<'_> {
     match b {
         Block::Text(t) => obj([("type", s("text")), ("text", s(t))]),
-        Block::TextDoc { text, title, fenced } => {
+        Block::TextDoc {
+            text,
+            title,
+            fenced,
+        } => {
             if text_documents {
                 obj([
                     ("type", s("document")),
                     (
                         "source",
-                        obj([("type", s("text")), ("media_type", s("text/plain")), ("data", s(text))]),
+                        obj([
+                            ("type", s("text")),
+                            ("media_type", s("text/plain")),
+                            ("data", s(text)),
+                        ]),
                     ),
                     ("title", s(title)),
                 ])
@@ -151,10 +181,23 @@ fn anthropic(b: Block<'_>, text_documents: bool) -> Json<'_> {
                 obj([("type", s("text")), ("text", s(fenced))])
             }
         }
-        Block::Media { class, mime, source, name } => {
-            let ty = if class == MediaClass::Image { "image" } else { "document" };
+        Block::Media {
+            class,
+            mime,
+            source,
+            name,
+        } => {
+            let ty = if class == MediaClass::Image {
+                "image"
+            } else {
+                "document"
+            };
             let source = match source {
-                Source::Data(d) => obj([("type", s("base64")), ("media_type", s(mime)), ("data", raw(d))]),
+                Source::Data(d) => obj([
+                    ("type", s("base64")),
+                    ("media_type", s(mime)),
+                    ("data", raw(d)),
+                ]),
                 Source::Url(u) => obj([("type", s("url")), ("url", s(u))]),
             };
             let mut o = obj([("type", s(ty)), ("source", source)]);
@@ -170,18 +213,28 @@ fn chat(b: Block<'_>) -> Json<'_> {
     match b {
         Block::Text(t) => obj([("type", s("text")), ("text", s(t))]),
         Block::TextDoc { fenced, .. } => obj([("type", s("text")), ("text", s(fenced))]),
-        Block::Media { class, mime, source, name } => match (class, source) {
-            (MediaClass::Image, Source::Data(d)) => {
-                obj([("type", s("image_url")), ("image_url", obj([("url", data_url(&mime, d))]))])
-            }
-            (MediaClass::Image, Source::Url(u)) => {
-                obj([("type", s("image_url")), ("image_url", obj([("url", s(u))]))])
-            }
+        Block::Media {
+            class,
+            mime,
+            source,
+            name,
+        } => match (class, source) {
+            (MediaClass::Image, Source::Data(d)) => obj([
+                ("type", s("image_url")),
+                ("image_url", obj([("url", data_url(&mime, d))])),
+            ]),
+            (MediaClass::Image, Source::Url(u)) => obj([
+                ("type", s("image_url")),
+                ("image_url", obj([("url", s(u))])),
+            ]),
             (MediaClass::Audio, Source::Data(d)) => obj([
                 ("type", s("input_audio")),
                 (
                     "input_audio",
-                    obj([("data", raw(d)), ("format", s(audio_format(&mime).unwrap_or("wav")))]),
+                    obj([
+                        ("data", raw(d)),
+                        ("format", s(audio_format(&mime).unwrap_or("wav"))),
+                    ]),
                 ),
             ]),
             (_, Source::Data(d)) => obj([
@@ -204,15 +257,22 @@ fn responses(b: Block<'_>) -> Json<'_> {
     match b {
         Block::Text(t) => obj([("type", s("input_text")), ("text", s(t))]),
         Block::TextDoc { fenced, .. } => obj([("type", s("input_text")), ("text", s(fenced))]),
-        Block::Media { class, mime, source, name } => match (class, source) {
+        Block::Media {
+            class,
+            mime,
+            source,
+            name,
+        } => match (class, source) {
             (MediaClass::Image, Source::Data(d)) => obj([
                 ("type", s("input_image")),
                 ("image_url", data_url(&mime, d)),
                 ("detail", s("auto")),
             ]),
-            (MediaClass::Image, Source::Url(u)) => {
-                obj([("type", s("input_image")), ("image_url", s(u)), ("detail", s("auto"))])
-            }
+            (MediaClass::Image, Source::Url(u)) => obj([
+                ("type", s("input_image")),
+                ("image_url", s(u)),
+                ("detail", s("auto")),
+            ]),
             (_, Source::Data(d)) => obj([
                 ("type", s("input_file")),
                 ("filename", s(name.unwrap_or_else(|| "document.pdf".into()))),
@@ -228,7 +288,9 @@ fn gemini(b: Block<'_>) -> Json<'_> {
         Block::Text(t) => obj([("text", s(t))]),
         Block::TextDoc { fenced, .. } => obj([("text", s(fenced))]),
         Block::Media { mime, source, .. } => match source {
-            Source::Data(d) => obj([("inlineData", obj([("mimeType", s(mime)), ("data", raw(d))]))]),
+            Source::Data(d) => {
+                obj([("inlineData", obj([("mimeType", s(mime)), ("data", raw(d))]))])
+            }
             Source::Url(u) => obj([("fileData", obj([("mimeType", s(mime)), ("fileUri", s(u))]))]),
         },
     }
@@ -285,7 +347,11 @@ fn tools<'a>(opts: &'a LowerOptions, report: &mut Report) -> Option<Json<'a>> {
                         o.push("description", s(d.as_str()));
                     }
                     let mut dropped = Vec::new();
-                    let conv = schema::to_openapi(&t.parameters, &format!("tools[{i}].parameters"), &mut dropped);
+                    let conv = schema::to_openapi(
+                        &t.parameters,
+                        &format!("tools[{i}].parameters"),
+                        &mut dropped,
+                    );
                     if !dropped.is_empty() {
                         report.warnings.push(Warning {
                             part: None,

@@ -88,7 +88,10 @@ pub fn fence(info: &str, content: &str) -> String {
     let ticks = "`".repeat((longest + 1).max(3));
     let content = content.strip_suffix('\n').unwrap_or(content);
     // The info string is one line: control characters in a path must not break it.
-    let info: String = info.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let info: String = info
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     if content.is_empty() {
         format!("{ticks}{info}\n{ticks}")
     } else {
@@ -98,7 +101,8 @@ pub fn fence(info: &str, content: &str) -> String {
 
 /// The info string of a file fence: `<lang> <location>[:<start>-<end>]`.
 pub fn file_info(location: &str, range: Option<(RangeUnit, u64, u64)>) -> String {
-    let lang = crate::media::extension(location).unwrap_or_else(|| "text".into());
+    let lang =
+        crate::media::extension(crate::media::url_path(location)).unwrap_or_else(|| "text".into());
     let mut s = format!("{lang} {location}");
     match range {
         Some((RangeUnit::Line, a, b)) if a == b => s.push_str(&format!(":{a}")),
@@ -142,10 +146,18 @@ pub fn select(text: &str, range: Option<Range>) -> Selection {
             let len = text.len() as u64;
             let end = r.end.unwrap_or(len).min(len);
             let start = r.start.min(end);
-            let clamped = (r.end.is_some_and(|e| e > len) || r.start > end)
-                .then(|| format!("byte range {}-{} clamped to the file's {len} bytes", r.start, r.end.unwrap_or(len)));
+            let clamped = (r.end.is_some_and(|e| e > len) || r.start > end).then(|| {
+                format!(
+                    "byte range {}-{} clamped to the file's {len} bytes",
+                    r.start,
+                    r.end.unwrap_or(len)
+                )
+            });
             // `start`/`end` are within the text; a cut through a character is replaced.
-            let slice = text.as_bytes().get(start as usize..end as usize).unwrap_or(&[]);
+            let slice = text
+                .as_bytes()
+                .get(start as usize..end as usize)
+                .unwrap_or(&[]);
             Selection {
                 text: normalize_newlines(&String::from_utf8_lossy(slice)),
                 shown: Some((RangeUnit::Byte, start, end)),
@@ -155,7 +167,11 @@ pub fn select(text: &str, range: Option<Range>) -> Selection {
         RangeUnit::Line => {
             let norm = normalize_newlines(text);
             let body = norm.strip_suffix('\n').unwrap_or(&norm);
-            let lines: Vec<&str> = if body.is_empty() { Vec::new() } else { body.split('\n').collect() };
+            let lines: Vec<&str> = if body.is_empty() {
+                Vec::new()
+            } else {
+                body.split('\n').collect()
+            };
             let n = lines.len() as u64;
             let mut notes = Vec::new();
             let mut start = r.start;
@@ -165,7 +181,10 @@ pub fn select(text: &str, range: Option<Range>) -> Selection {
             }
             let mut end = r.end.unwrap_or(start).max(start);
             if end > n {
-                notes.push(format!("lines {}-{end} clamped to the file's {n} lines", start));
+                notes.push(format!(
+                    "lines {}-{end} clamped to the file's {n} lines",
+                    start
+                ));
                 end = n;
             }
             let text = if start > end {
@@ -219,7 +238,10 @@ mod tests {
 
     #[test]
     fn fences_outgrow_content() {
-        assert_eq!(fence("md a.md", "x\n```\ny\n"), "````md a.md\nx\n```\ny\n````");
+        assert_eq!(
+            fence("md a.md", "x\n```\ny\n"),
+            "````md a.md\nx\n```\ny\n````"
+        );
         assert_eq!(fence("rs a.rs", ""), "```rs a.rs\n```");
         assert_eq!(fence("t a\nb", "z"), "```t a b\nz\n```");
     }
@@ -227,7 +249,13 @@ mod tests {
     #[test]
     fn line_selection() {
         let t = "a\r\nb\r\nc\r\nd\r\n";
-        let r = |s, e| Some(Range { start: s, end: e, unit: RangeUnit::Line });
+        let r = |s, e| {
+            Some(Range {
+                start: s,
+                end: e,
+                unit: RangeUnit::Line,
+            })
+        };
         assert_eq!(select(t, r(2, Some(3))).text, "b\nc");
         assert_eq!(select(t, r(2, None)).text, "b");
         let s = select(t, r(0, Some(9)));
@@ -236,7 +264,14 @@ mod tests {
         assert!(s.clamped.unwrap().contains("1-based"));
         let s = select(t, r(7, Some(9)));
         assert_eq!(s.text, "");
-        let b = select("héllo", Some(Range { start: 0, end: Some(2), unit: RangeUnit::Byte }));
+        let b = select(
+            "héllo",
+            Some(Range {
+                start: 0,
+                end: Some(2),
+                unit: RangeUnit::Byte,
+            }),
+        );
         assert_eq!(b.text, "h\u{fffd}");
     }
 }

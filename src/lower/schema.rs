@@ -10,7 +10,6 @@ use serde_json::{Map, Value};
 const KEPT: &[&str] = &[
     "description",
     "title",
-    "enum",
     "required",
     "minItems",
     "maxItems",
@@ -45,7 +44,10 @@ pub fn to_openapi(schema: &Value, path: &str, dropped: &mut Vec<String>) -> Valu
                     out.insert("type".into(), v.clone());
                 }
                 Value::Array(types) => {
-                    let non_null: Vec<&Value> = types.iter().filter(|t| t.as_str() != Some("null")).collect();
+                    let non_null: Vec<&Value> = types
+                        .iter()
+                        .filter(|t| t.as_str() != Some("null"))
+                        .collect();
                     if non_null.len() < types.len() {
                         out.insert("nullable".into(), Value::Bool(true));
                     }
@@ -69,6 +71,18 @@ pub fn to_openapi(schema: &Value, path: &str, dropped: &mut Vec<String>) -> Valu
                 }
                 _ => dropped.push(here),
             },
+            "enum" => {
+                // Gemini enums are strings: `null` becomes `nullable`.
+                if let Value::Array(vals) = v {
+                    if vals.iter().any(Value::is_null) {
+                        out.insert("nullable".into(), Value::Bool(true));
+                    }
+                    let kept = vals.iter().filter(|x| !x.is_null()).cloned().collect();
+                    out.insert(k.clone(), Value::Array(kept));
+                } else {
+                    dropped.push(here);
+                }
+            }
             "const" => {
                 out.insert("enum".into(), Value::Array(vec![v.clone()]));
             }
@@ -83,7 +97,12 @@ pub fn to_openapi(schema: &Value, path: &str, dropped: &mut Vec<String>) -> Valu
                 if let Value::Object(props) = v {
                     let conv = props
                         .iter()
-                        .map(|(name, p)| (name.clone(), to_openapi(p, &format!("{here}.{name}"), dropped)))
+                        .map(|(name, p)| {
+                            (
+                                name.clone(),
+                                to_openapi(p, &format!("{here}.{name}"), dropped),
+                            )
+                        })
                         .collect();
                     out.insert(k.clone(), Value::Object(conv));
                 } else {
@@ -168,6 +187,8 @@ mod tests {
             ]
         );
         assert!(is_empty_object(&json!({"type": "object"})));
-        assert!(!is_empty_object(&json!({"type": "object", "properties": {"a": {}}})));
+        assert!(!is_empty_object(
+            &json!({"type": "object", "properties": {"a": {}}})
+        ));
     }
 }

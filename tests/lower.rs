@@ -1,0 +1,172 @@
+//! Snapshot tests of the lowering chain: one input case per file in `tests/lower/inputs`
+//! (a message, options, and the resolver's answers in the bindings' wire form), one reviewed
+//! snapshot per provider. The first line of each snapshot is the exact body; the JS, browser,
+//! edge and component tests compare their own output against it byte for byte.
+
+use promptloom::lower::{lower, LowerOptions, Provider};
+use promptloom::wire::resolver_table;
+use promptloom::UserMessage;
+use serde_json::Value;
+use std::path::Path;
+
+struct Case {
+    message: Value,
+    options: serde_json::Map<String, Value>,
+    resolve: String,
+}
+
+fn load(path: &Path) -> Case {
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    Case {
+        message: v["message"].clone(),
+        options: v
+            .get("options")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+        resolve: v.get("resolve").map(Value::to_string).unwrap_or_default(),
+    }
+}
+
+fn run(case: &Case, p: Provider) -> promptloom::Result<promptloom::Lowered> {
+    let msg = UserMessage::from_value(case.message.clone())?;
+    let mut o = case.options.clone();
+    o.insert("provider".into(), p.name().into());
+    let opts = LowerOptions::from_value(Value::Object(o))?;
+    let table = resolver_table(&case.resolve)?;
+    lower(&msg, &opts, &table)
+}
+
+/// Indents compact JSON text without reordering keys (so the snapshot shows the real order).
+fn indent(json: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut esc = false;
+    let nl = |out: &mut String, d: usize| {
+        out.push('\n');
+        out.push_str(&"  ".repeat(d));
+    };
+    let chars: Vec<char> = json.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if in_str {
+            out.push(c);
+            if esc {
+                esc = false;
+            } else if c == '\\' {
+                esc = true;
+            } else if c == '"' {
+                in_str = false;
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_str = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                out.push(c);
+                let close = if c == '{' { '}' } else { ']' };
+                if chars.get(i + 1) != Some(&close) {
+                    depth += 1;
+                    nl(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                let open = if c == '}' { '{' } else { '[' };
+                if i == 0 || chars[i - 1] != open {
+                    depth = depth.saturating_sub(1);
+                    nl(&mut out, depth);
+                }
+                out.push(c);
+            }
+            ',' => {
+                out.push(c);
+                nl(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+#[test]
+fn lowered() {
+    insta::glob!("lower/inputs/*.json", |path| {
+        let case = load(path);
+        for p in Provider::ALL {
+            let out = run(&case, p).unwrap_or_else(|e| panic!("{}: {p:?}: {e}", path.display()));
+            // Byte stability: the same inputs again, and after a message round trip.
+            let again = run(&case, p).unwrap();
+            assert_eq!(out.body, again.body);
+            let round = UserMessage::from_value(case.message.clone())
+                .unwrap()
+                .to_value();
+            let rt = run(
+                &Case {
+                    message: round,
+                    options: case.options.clone(),
+                    resolve: case.resolve.clone(),
+                },
+                p,
+            )
+            .unwrap();
+            assert_eq!(out.body, rt.body, "round trip changed the body");
+            serde_json::from_str::<Value>(&out.body).expect("body is valid JSON");
+            let text = format!(
+                "{}\n\n{}\n\nreport:\n{}",
+                out.body,
+                indent(&out.body),
+                serde_json::to_string_pretty(&out.report).unwrap()
+            );
+            let mut settings = insta::Settings::clone_current();
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("case");
+            settings.set_snapshot_suffix(format!("{stem}.{}", p.name()));
+            settings.set_prepend_module_to_snapshot(false);
+            settings.bind(|| insta::assert_snapshot!(text));
+        }
+    });
+}
+
+#[test]
+fn errors() {
+    insta::glob!("lower/errors/*.json", |path| {
+        let case = load(path);
+        let mut lines = Vec::new();
+        for p in Provider::ALL {
+            let line = match run(&case, p) {
+                Ok(_) => format!("{}: ok", p.name()),
+                Err(e) => format!("{}: {}", p.name(), e.to_json()),
+            };
+            lines.push(line);
+        }
+        let mut settings = insta::Settings::clone_current();
+        settings.set_prepend_module_to_snapshot(false);
+        settings.bind(|| insta::assert_snapshot!(lines.join("\n")));
+    });
+}
+
+#[test]
+fn core_has_no_binding_dependencies() {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args([
+            "tree", "-e", "normal", "--prefix", "none", "--format", "{p}",
+        ])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo tree runs");
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "cargo tree failed");
+    assert!(
+        tree.contains("serde_json"),
+        "cargo tree output looks wrong: {tree}"
+    );
+    for banned in ["wasm-bindgen", "web-sys", "js-sys", "wit-bindgen"] {
+        assert!(
+            !tree.lines().any(|l| l.starts_with(banned)),
+            "the native core depends on {banned}:\n{tree}"
+        );
+    }
+}
