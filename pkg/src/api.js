@@ -163,6 +163,9 @@ function prepare(message, slots, slotMin) {
         requests.push({ part: i, request: { type: 'mention', target: t, part: i }, kind: 'mention' });
       }
     } else if (p.type === 'file-attachment') {
+      if (p.data && typeof p.data === 'object' && !ArrayBuffer.isView(p.data) && !(p.data instanceof ArrayBuffer)) {
+        throw new PromptloomError('InvalidMessage', '`data` must be a base64 string, a data URL or bytes (at parts[' + i + '].data)', { path: `parts[${i}].data` });
+      }
       const bytes = asBytes(p.data);
       if (bytes) {
         const b64 = toBase64(bytes);
@@ -218,7 +221,11 @@ function finish(message, opts, answers, slots) {
   let body = out.slice(nul + 1);
   if (slots.length > 0) {
     const pieces = body.split('\u0001');
-    for (let k = 1; k < pieces.length; k += 2) pieces[k] = slots[Number(pieces[k])];
+    for (let k = 1; k < pieces.length; k += 2) {
+      const data = slots[Number(pieces[k])];
+      if (typeof data !== 'string') throw new PromptloomError('Internal', 'a data slot was lost between JS and wasm', {});
+      pieces[k] = data;
+    }
     body = pieces.join('');
   }
   return new Lowered(body, report);

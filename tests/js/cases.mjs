@@ -1,0 +1,70 @@
+// The shared lowering cases (tests/lower/inputs, tests/lower/errors) and what the Rust
+// snapshot tests recorded for them, for every JS-side test tier: Node, the browser, the edge
+// worker and the component hosts. Each tier must give the recorded body byte for byte.
+import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+export const root = join(here, '..', '..');
+const PROVIDERS = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'];
+
+function snapshotBody(text) {
+  // insta header: "---\n...\n---\n" then the content.
+  const end = text.indexOf('\n---\n', 4);
+  const content = text.slice(end + 5);
+  const [body] = content.split('\n');
+  const report = JSON.parse(content.slice(content.indexOf('report:\n') + 8));
+  return { body, report };
+}
+
+/** Every success case: { name, provider, message, options, resolve, expected: {body, report} }. */
+export function successCases() {
+  const dir = join(root, 'tests', 'lower', 'inputs');
+  const out = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    const c = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+    const name = file.replace(/\.json$/, '');
+    for (const provider of PROVIDERS) {
+      const snap = readFileSync(join(root, 'tests', 'snapshots', `lowered@${name}.${provider}.snap`), 'utf8');
+      out.push({ name, provider, message: c.message, options: c.options ?? {}, resolve: c.resolve ?? {}, expected: snapshotBody(snap) });
+    }
+  }
+  return out;
+}
+
+/** Every error case: { name, provider, message, options, expected: {code, message} | 'ok' }. */
+export function errorCases() {
+  const dir = join(root, 'tests', 'lower', 'errors');
+  const out = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    const c = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+    const name = file.replace(/\.json$/, '');
+    const snap = readFileSync(join(root, 'tests', 'snapshots', `errors@${name}.json.snap`), 'utf8');
+    const lines = snap.slice(snap.indexOf('\n---\n', 4) + 5).trim().split('\n');
+    for (const line of lines) {
+      const provider = line.slice(0, line.indexOf(':'));
+      const rest = line.slice(provider.length + 2);
+      out.push({ name, provider, message: c.message, options: c.options ?? {}, resolve: {}, expected: rest === 'ok' ? 'ok' : JSON.parse(rest) });
+    }
+  }
+  return out;
+}
+
+/** A resolve() for lower() that answers from a case's table (wire form). */
+export function resolverFor(table, { async = false } = {}) {
+  return (req) => {
+    const a = table[String(req.part)];
+    let v = null;
+    if (a) {
+      if ('error' in a) {
+        if (async) return Promise.reject(new Error(a.error));
+        throw new Error(a.error);
+      }
+      if ('text' in a) v = a.text;
+      else if ('bytes' in a) v = a.mime ? { bytes: Buffer.from(a.bytes, 'base64'), mime: a.mime } : new Uint8Array(Buffer.from(a.bytes, 'base64'));
+      else if ('payload' in a) v = a.payload;
+    }
+    return async ? Promise.resolve(v) : v;
+  };
+}

@@ -1,0 +1,148 @@
+// The npm package as Node users import it (`import … from 'promptloom'`, the "node"
+// export), against every shared case, plus what only the JS face does: async resolvers,
+// bytes, host-held large data, Error objects, and surviving bad input.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { lower, defaultCapabilities, normalizeMessage, providers, PromptloomError } from 'promptloom';
+import { successCases, errorCases, resolverFor } from './cases.mjs';
+
+const PNG_HEAD = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+
+function bigPng(bytes) {
+  const b = Buffer.alloc(bytes, 7);
+  PNG_HEAD.copy(b);
+  return b;
+}
+
+test('every shared case lowers to the recorded body and report', () => {
+  const cases = successCases();
+  assert.ok(cases.length >= 100);
+  for (const c of cases) {
+    const out = lower(c.message, { provider: c.provider, ...c.options, resolve: resolverFor(c.resolve) });
+    assert.equal(out.body, c.expected.body, `${c.name} / ${c.provider}`);
+    assert.deepEqual(out.report, c.expected.report, `${c.name} / ${c.provider} report`);
+    assert.deepEqual(out.json(), JSON.parse(c.expected.body));
+  }
+});
+
+test('an async resolver gives the same result as a Promise', async () => {
+  for (const c of successCases().filter((c) => Object.keys(c.resolve).length > 0)) {
+    const pending = lower(c.message, { provider: c.provider, ...c.options, resolve: resolverFor(c.resolve, { async: true }) });
+    assert.equal(typeof pending.then, 'function');
+    const out = await pending;
+    assert.equal(out.body, c.expected.body, `${c.name} / ${c.provider}`);
+  }
+});
+
+test('every error case throws a PromptloomError with the recorded code and message', () => {
+  for (const c of errorCases()) {
+    if (c.expected === 'ok') {
+      assert.ok(lower(c.message, { provider: c.provider, ...c.options }).body);
+      continue;
+    }
+    assert.throws(
+      () => lower(c.message, { provider: c.provider, ...c.options }),
+      (e) => {
+        assert.ok(e instanceof PromptloomError && e instanceof Error, 'a real Error');
+        assert.equal(e.code, c.expected.code);
+        assert.equal(e.message, c.expected.message);
+        assert.deepEqual(e.details, c.expected.details);
+        return true;
+      },
+      `${c.name} / ${c.provider}`,
+    );
+  }
+});
+
+test('a 1 MB image stays in JS and splices to the same body as the inline path', () => {
+  const png = bigPng(1 << 20);
+  const b64 = png.toString('base64');
+  for (const provider of providers) {
+    const msg = { role: 'user', parts: [{ type: 'text', text: 'x' }, { type: 'file-attachment', data: b64, mime: 'image/png', name: 'a.png' }] };
+    const sliced = lower(msg, { provider, capabilities: { images: { max_bytes: 8 << 20 } } });
+    // A higher inline-text limit makes the glue pass the data through wasm instead.
+    const inline = lower(msg, { provider, capabilities: { images: { max_bytes: 8 << 20 }, inline_text_max_bytes: 4 << 20 } });
+    assert.equal(sliced.body, inline.body, provider);
+    assert.ok(sliced.body.includes(b64));
+    const asBytes = lower({ ...msg, parts: [msg.parts[0], { ...msg.parts[1], data: png }] }, { provider, capabilities: { images: { max_bytes: 8 << 20 } } });
+    assert.equal(asBytes.body, sliced.body, `${provider} from Uint8Array`);
+    const dataUrl = lower({ ...msg, parts: [msg.parts[0], { ...msg.parts[1], data: `data:image/png;base64,${b64}` }] }, { provider, capabilities: { images: { max_bytes: 8 << 20 } } });
+    assert.equal(dataUrl.body, sliced.body, `${provider} from a data URL`);
+  }
+});
+
+test('large data that could break the JSON string is never spliced', () => {
+  const b64 = bigPng(400 << 10).toString('base64');
+  const evil = b64.slice(0, 1000) + '","x":"' + b64.slice(1007);
+  assert.throws(
+    () => lower({ role: 'user', parts: [{ type: 'file-attachment', data: evil, mime: 'image/png' }] }, { provider: 'anthropic' }),
+    (e) => e.code === 'InvalidData',
+  );
+  const wrapped = b64.replace(/(.{76})/g, '$1\n');
+  const out = lower({ role: 'user', parts: [{ type: 'file-attachment', data: wrapped, mime: 'image/png' }] }, { provider: 'gemini' });
+  assert.ok(out.body.includes(b64), 'line-wrapped base64 is cleaned by the core');
+});
+
+test('a large file-ref image read as bytes is spliced; a large text file read as bytes is text', () => {
+  const png = bigPng(600 << 10);
+  const text = Buffer.from('line\n'.repeat(100000));
+  const out = lower(
+    { role: 'user', parts: [{ type: 'file-ref', ref: { kind: 'path', path: 'big.png' } }, { type: 'file-ref', ref: { kind: 'path', path: 'big.log', range: { start: 2, end: 3 } } }] },
+    { provider: 'anthropic', resolve: (r) => (r.ref.path === 'big.png' ? png : text) },
+  );
+  const body = out.json();
+  assert.equal(body.messages[0].content[0].source.data, png.toString('base64'));
+  assert.equal(body.messages[0].content[1].text, '```log big.log:2-3\nline\nline\n```');
+});
+
+test('bad input never kills the instance', () => {
+  const garbage = [null, 1, 'x', [], {}, { parts: 3 }, { parts: [null] }, { parts: [{ type: 7 }] },
+    { parts: [{ type: 'file-ref', ref: { kind: 'path', path: 'a', range: { start: -1 } } }] },
+    { parts: [{ type: 'file-attachment', data: { $slot: 99, head: 'AAAA', len: 3 } }] },
+    { parts: [{ type: 'file-attachment', data: '%%%%' }] },
+    { parts: [{ type: 'editor-context', kind: 'x' }] }];
+  for (const g of garbage) {
+    for (const provider of providers) {
+      assert.throws(() => lower(g, { provider }), (e) => e instanceof PromptloomError && typeof e.code === 'string', JSON.stringify(g));
+    }
+  }
+  assert.throws(() => lower({ parts: [] }, { provider: 'nope' }), (e) => e.code === 'InvalidOptions');
+  assert.throws(() => lower({ parts: [] }), (e) => e.code === 'InvalidOptions');
+  assert.throws(() => lower({ parts: [] }, { provider: 'gemini', resolve: 3 }), (e) => e.code === 'InvalidOptions');
+  // Still alive.
+  assert.equal(lower({ parts: [{ type: 'text', text: 'ok' }] }, { provider: 'openai-chat' }).body, '{"messages":[{"role":"user","content":"ok"}]}');
+});
+
+test('random part soup lowers or fails with a code, and the instance keeps working', () => {
+  let seed = 42;
+  const rnd = (n) => ((seed = (seed * 1103515245 + 12345) % 2147483648) % n);
+  const pick = (a) => a[rnd(a.length)];
+  const values = [null, 0, -1, 1e300, '', 'x', '<editor_context>', [], {}, { kind: 'path' }, { start: 5, end: 1 }, 'data:,', 'data:image/png;base64,', 'AAAA'];
+  const types = ['text', 'file-ref', 'file-attachment', 'command', 'mention', 'editor-context', 'future-thing'];
+  const keys = ['text', 'ref', 'data', 'mime', 'name', 'size', 'kind', 'payload', 'target', 'source', 'emitted_at', 'id', 'content_id'];
+  for (let i = 0; i < 2000; i++) {
+    const parts = Array.from({ length: 1 + rnd(4) }, () => {
+      const p = { type: pick(types) };
+      for (let k = 0; k < 3; k++) p[pick(keys)] = pick(values);
+      return p;
+    });
+    try {
+      const out = lower({ role: 'user', parts }, { provider: pick(providers) });
+      JSON.parse(out.body);
+    } catch (e) {
+      assert.ok(e instanceof PromptloomError && e.code !== 'Internal', `${e.code}: ${e.message}`);
+    }
+  }
+  assert.ok(lower({ parts: [{ type: 'text', text: 'still here' }] }, { provider: 'gemini' }).body.includes('still here'));
+});
+
+test('capabilities, round trip and package metadata', async () => {
+  const caps = defaultCapabilities('anthropic');
+  assert.deepEqual(caps.images.mimes, ['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+  assert.equal(caps.images.max_bytes, 5 * 1024 * 1024);
+  const m = { role: 'user', parts: [{ type: 'future-part', foo: [1, 2] }, { type: 'text', text: 'a' }], metadata: { schema_version: 1, thread: 't' } };
+  assert.deepEqual(normalizeMessage(m), m);
+  const pkg = (await import('promptloom/package.json', { with: { type: 'json' } })).default;
+  assert.equal(pkg.exports['.'].types, './index.d.ts');
+  assert.deepEqual(Object.keys(pkg.exports['.']), ['types', 'workerd', 'browser', 'node', 'default']);
+});
