@@ -1,0 +1,52 @@
+// The same shared cases through a real edge runtime: a Worker that imports the npm package,
+// bundled by wrangler as a user's would be, running in workerd (via miniflare).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { Miniflare } from 'miniflare';
+import { join } from 'node:path';
+import { successCases, errorCases, root } from './cases.mjs';
+
+let mf;
+before(async () => {
+  const out = join(root, 'tests/js/.out/worker');
+  execFileSync(join(root, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', out], {
+    cwd: join(root, 'tests/js/worker'),
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
+    stdio: 'pipe',
+  });
+  mf = new Miniflare({
+    modules: true,
+    scriptPath: join(out, 'worker.js'),
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    compatibilityDate: '2025-01-01',
+  });
+  await mf.ready;
+});
+after(async () => mf && (await mf.dispose()));
+
+async function send(c) {
+  const res = await mf.dispatchFetch('http://worker.test/', {
+    method: 'POST',
+    body: JSON.stringify({ message: c.message, options: { provider: c.provider, ...c.options }, resolve: c.resolve }),
+  });
+  return res.json();
+}
+
+test('every shared case lowers in workerd to the recorded body', async () => {
+  for (const c of successCases()) {
+    const out = await send(c);
+    assert.equal(out.body, c.expected.body, `${c.name} / ${c.provider}: ${JSON.stringify(out.error)}`);
+    assert.deepEqual(out.report, c.expected.report);
+  }
+});
+
+test('errors cross the Worker as typed codes, and the Worker keeps serving', async () => {
+  for (const c of errorCases()) {
+    const out = await send(c);
+    if (c.expected === 'ok') assert.ok(out.body);
+    else assert.deepEqual(out.error, c.expected, `${c.name} / ${c.provider}`);
+  }
+  const ok = await send({ message: { parts: [{ type: 'text', text: 'alive' }] }, provider: 'gemini', options: {}, resolve: {} });
+  assert.equal(ok.body, '{"contents":[{"role":"user","parts":[{"text":"alive"}]}]}');
+});
