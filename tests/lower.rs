@@ -2,6 +2,7 @@
 //! (a message, options, and the resolver's answers in the bindings' wire form), one reviewed
 //! snapshot per provider. The first line of each snapshot is the exact body; the JS, browser,
 //! edge and component tests compare their own output against it byte for byte.
+#![cfg(not(target_arch = "wasm32"))]
 
 use promptloom::lower::{lower, LowerOptions, Provider};
 use promptloom::wire::resolver_table;
