@@ -1,9 +1,10 @@
 //! JSON Schema → the OpenAPI 3 subset Gemini's `functionDeclarations[].parameters` reads.
 //!
 //! Gemini takes `type`, `format`, `description`, `nullable`, `enum`, `properties`,
-//! `required`, `items`, `anyOf` and a few bounds. Type unions with `null` become
-//! `nullable`, `const` becomes a one-value `enum`, and every other keyword is dropped and
-//! named, so the caller can report it.
+//! `required`, `items`, `anyOf` and a few bounds. Types are written as the API's `Type` enum
+//! names (`OBJECT`, `STRING`, …, as `@google/genai` types them), type unions with `null`
+//! become `nullable`, `const` becomes a one-value `enum`, and every other keyword is dropped
+//! and named, so the caller can report it.
 
 use serde_json::{Map, Value};
 
@@ -26,6 +27,14 @@ const KEPT: &[&str] = &[
     "propertyOrdering",
 ];
 
+/// The `Type` enum name of a JSON Schema type name.
+fn type_name(t: &Value) -> Value {
+    match t.as_str() {
+        Some(s) => Value::String(s.to_ascii_uppercase()),
+        None => t.clone(),
+    }
+}
+
 const FORMATS: &[&str] = &["enum", "date-time", "float", "double", "int32", "int64"];
 
 /// Converts one schema; `dropped` collects the JSON paths of keywords left out.
@@ -41,7 +50,7 @@ pub fn to_openapi(schema: &Value, path: &str, dropped: &mut Vec<String>) -> Valu
         match k.as_str() {
             "type" => match v {
                 Value::String(_) => {
-                    out.insert("type".into(), v.clone());
+                    out.insert("type".into(), type_name(v));
                 }
                 Value::Array(types) => {
                     let non_null: Vec<&Value> = types
@@ -54,14 +63,14 @@ pub fn to_openapi(schema: &Value, path: &str, dropped: &mut Vec<String>) -> Valu
                     match non_null.as_slice() {
                         [] => {}
                         [one] => {
-                            out.insert("type".into(), (*one).clone());
+                            out.insert("type".into(), type_name(one));
                         }
                         many => {
                             let any = many
                                 .iter()
                                 .map(|t| {
                                     let mut m = Map::new();
-                                    m.insert("type".into(), (*t).clone());
+                                    m.insert("type".into(), type_name(t));
                                     Value::Object(m)
                                 })
                                 .collect();
@@ -136,7 +145,7 @@ pub fn to_openapi(schema: &Value, path: &str, dropped: &mut Vec<String>) -> Valu
 
 /// Whether a converted schema is an object with no properties (Gemini wants none sent).
 pub fn is_empty_object(schema: &Value) -> bool {
-    schema.get("type").and_then(Value::as_str) == Some("object")
+    schema.get("type").and_then(Value::as_str) == Some("OBJECT")
         && schema
             .get("properties")
             .and_then(Value::as_object)
@@ -169,10 +178,10 @@ mod tests {
         assert_eq!(
             out,
             json!({
-                "type": "object",
+                "type": "OBJECT",
                 "properties": {
-                    "q": {"type": "string", "nullable": true},
-                    "n": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+                    "q": {"type": "STRING", "nullable": true},
+                    "n": {"anyOf": [{"type": "INTEGER"}, {"type": "STRING"}]},
                     "m": {"enum": ["fast"]}
                 },
                 "required": ["q"]
@@ -186,7 +195,7 @@ mod tests {
                 "tools[0].parameters.properties.q.format",
             ]
         );
-        assert!(is_empty_object(&json!({"type": "object"})));
+        assert!(is_empty_object(&json!({"type": "OBJECT"})));
         assert!(!is_empty_object(
             &json!({"type": "object", "properties": {"a": {}}})
         ));

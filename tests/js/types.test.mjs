@@ -1,0 +1,45 @@
+// Types: the package's .d.ts compiles under `tsc --strict` with the usage in tests/ts/api.ts,
+// and every recorded body type-checks against the providers' official SDK request types
+// (@anthropic-ai/sdk, openai, @google/genai), with excess-property checks on.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { successCases, root } from './cases.mjs';
+
+const TYPES = {
+  anthropic: 'Omit<Anthropic.MessageCreateParamsNonStreaming, "model" | "max_tokens">',
+  'openai-chat': 'Omit<ChatCompletionCreateParamsNonStreaming, "model">',
+  'openai-responses': 'Omit<ResponseCreateParamsNonStreaming, "model">',
+  gemini: 'GeminiRequest',
+};
+
+test('recorded bodies satisfy the official SDK request types, and the package types compile', () => {
+  let src = `// Generated from tests/snapshots by tests/js/types.test.mjs.
+import type Anthropic from '@anthropic-ai/sdk';
+import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
+import type { ResponseCreateParamsNonStreaming } from 'openai/resources/responses/responses';
+import { Type, type Content, type Tool } from '@google/genai';
+/** The generateContent REST body, from @google/genai's own types. */
+interface GeminiRequest { contents: Content[]; systemInstruction?: Content; tools?: Tool[] }
+`;
+  let n = 0;
+  for (const c of successCases()) {
+    const body = JSON.parse(c.expected.body);
+    for (const k of Object.keys(c.options.params ?? {})) delete body[k];
+    let text = JSON.stringify(body);
+    // TypeScript enums are nominal: write Gemini schema types as the SDK's own \`Type\` members
+    // (whose values are exactly these strings), so the check proves each one is a member.
+    if (c.provider === 'gemini') text = text.replace(/"type":"([A-Z]+)"/g, '"type":Type.$1');
+    src += `export const b${n++}: ${TYPES[c.provider]} = ${text}; // ${c.name} / ${c.provider}\n`;
+  }
+  mkdirSync(join(root, 'tests/js/.out'), { recursive: true });
+  writeFileSync(join(root, 'tests/js/.out/sdk-bodies.ts'), src);
+  try {
+    execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', join(root, 'tests/ts/tsconfig.json')], { stdio: 'pipe' });
+  } catch (e) {
+    assert.fail(`tsc failed:\n${e.stdout}${e.stderr}`);
+  }
+  assert.ok(n >= 100);
+});
