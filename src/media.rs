@@ -275,25 +275,62 @@ pub fn percent_decode(s: &str) -> Vec<u8> {
     out
 }
 
-/// Whether a byte may appear in standard base64 text (padding included).
-fn is_b64(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'+' || c == b'/' || c == b'='
+/// Byte classes for base64 text: 1 = alphabet, 2 = ASCII whitespace, 0 = anything else.
+static B64_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = i as u8;
+        t[i] = if c.is_ascii_alphanumeric() || c == b'+' || c == b'/' {
+            1
+        } else if c.is_ascii_whitespace() {
+            2
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+};
+
+/// The offset of the first byte outside the base64 alphabet (padding excluded), if any.
+fn first_non_alphabet(b: &[u8]) -> Option<usize> {
+    let mut chunks = b.chunks_exact(16);
+    let mut at = 0;
+    for chunk in chunks.by_ref() {
+        // Branch-free over the chunk; only a failing chunk is searched.
+        if !chunk
+            .iter()
+            .fold(true, |ok, &c| ok & (B64_CLASS[c as usize] == 1))
+        {
+            return chunk
+                .iter()
+                .position(|&c| B64_CLASS[c as usize] != 1)
+                .map(|p| at + p);
+        }
+        at += 16;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&c| B64_CLASS[c as usize] != 1)
+        .map(|p| at + p)
 }
 
 /// Returns base64 text with ASCII whitespace removed (line-wrapped base64), borrowing when
-/// there is none, after checking the alphabet and length.
+/// there is none, after checking the alphabet, padding and length.
 pub fn clean_base64(s: &str) -> Result<std::borrow::Cow<'_, str>> {
-    let has_ws = s.bytes().any(|c| c.is_ascii_whitespace());
-    let cleaned: std::borrow::Cow<'_, str> = if has_ws {
-        s.chars()
-            .filter(|c| !c.is_ascii_whitespace())
-            .collect::<String>()
-            .into()
-    } else {
-        s.into()
-    };
-    check_base64(&cleaned, true)?;
-    Ok(cleaned)
+    match check_base64(s, true) {
+        Ok(()) => Ok(s.into()),
+        Err(e) if s.bytes().any(|c| B64_CLASS[c as usize] == 2) => {
+            let cleaned: String = s.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+            match check_base64(&cleaned, true) {
+                Ok(()) => Ok(cleaned.into()),
+                Err(_) => Err(e),
+            }
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Checks base64 text: the alphabet everywhere (or only the head and tail when `full` is
@@ -306,25 +343,23 @@ pub fn check_base64(s: &str, full: bool) -> Result<()> {
             format!("attachment data is not valid base64: {what}"),
         )
     };
-    if b.len() % 4 != 0 {
-        return Err(bad("its length is not a multiple of 4").with("length", b.len() as u64));
-    }
     let body_end = b.len() - b.iter().rev().take(2).take_while(|c| **c == b'=').count();
-    let check = |range: std::ops::Range<usize>| -> Result<()> {
-        match b[range.clone()]
-            .iter()
-            .position(|c| !is_b64(*c) || *c == b'=')
-        {
-            Some(p) => Err(bad("unexpected character").with("offset", (range.start + p) as u64)),
+    let check = |from: usize, to: usize| -> Result<()> {
+        match first_non_alphabet(b.get(from..to).unwrap_or_default()) {
+            Some(p) => Err(bad("unexpected character").with("offset", (from + p) as u64)),
             None => Ok(()),
         }
     };
     if full || body_end <= 2 * 64 {
-        check(0..body_end)
+        check(0, body_end)?;
     } else {
-        check(0..64)?;
-        check(body_end - 64..body_end)
+        check(0, 64)?;
+        check(body_end - 64, body_end)?;
     }
+    if b.len() % 4 != 0 {
+        return Err(bad("its length is not a multiple of 4").with("length", b.len() as u64));
+    }
+    Ok(())
 }
 
 /// The decoded byte length of `len` base64 characters ending in `pad` `=` signs.

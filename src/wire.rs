@@ -1,6 +1,6 @@
 //! Wire forms shared by the bindings: the resolver answers the JS glue sends as JSON.
 //!
-//! `{ "<part index>": {"text": "…"} | {"bytes": "<base64>", "mime"?: "…"} |
+//! `{ "<part index>": {"text": "…"} | {"text_at": n} | {"bytes": "<base64>", "mime"?: "…"} |
 //!   {"slot": {"$slot": n, "head": "…", "len": n}, "mime"?: "…"} | {"payload": any} |
 //!   {"error": "…"} }` — a part with no entry is unresolved.
 
@@ -11,6 +11,12 @@ use serde_json::Value;
 
 /// Parses the resolver answers into a [`TableResolver`].
 pub fn resolver_table(text: &str) -> Result<TableResolver> {
+    resolver_table_with(text, Vec::new())
+}
+
+/// Like [`resolver_table`], where `{"text_at": n}` answers take `texts[n]` (moved, not copied).
+pub fn resolver_table_with(text: &str, texts: Vec<String>) -> Result<TableResolver> {
+    let mut texts: Vec<Option<String>> = texts.into_iter().map(Some).collect();
     let mut table = TableResolver::default();
     if text.trim().is_empty() {
         return Ok(table);
@@ -30,6 +36,13 @@ pub fn resolver_table(text: &str) -> Result<TableResolver> {
         };
         let mime = o.remove("mime").and_then(|m| m.as_str().map(str::to_owned));
         let entry = if let Some(Value::String(t)) = o.remove("text") {
+            Ok(Resolved::Text(t))
+        } else if let Some(at) = o.remove("text_at") {
+            let t = at
+                .as_u64()
+                .and_then(|n| texts.get_mut(n as usize))
+                .and_then(Option::take)
+                .ok_or_else(|| bad(format!("answer for part {part} names a missing text")))?;
             Ok(Resolved::Text(t))
         } else if let Some(Value::String(b64)) = o.remove("bytes") {
             let data =
@@ -55,7 +68,7 @@ pub fn resolver_table(text: &str) -> Result<TableResolver> {
         } else {
             Ok(Resolved::Missing)
         };
-        table.entries.insert(part, entry);
+        table.insert(part, entry);
     }
     Ok(table)
 }

@@ -72,10 +72,20 @@ fn every_shared_case_in_the_browser() {
         let case: Value = serde_json::from_str(input).unwrap();
         for (i, p) in Provider::ALL.into_iter().enumerate() {
             let msg = UserMessage::from_value(case["message"].clone()).unwrap();
-            let mut o = case.get("options").and_then(Value::as_object).cloned().unwrap_or_default();
+            let mut o = case
+                .get("options")
+                .and_then(Value::as_object)
+                .cloned()
+                .unwrap_or_default();
             o.insert("provider".into(), p.name().into());
             let opts = LowerOptions::from_value(Value::Object(o)).unwrap();
-            let table = resolver_table(&case.get("resolve").map(Value::to_string).unwrap_or_default()).unwrap();
+            let table = resolver_table(
+                &case
+                    .get("resolve")
+                    .map(Value::to_string)
+                    .unwrap_or_default(),
+            )
+            .unwrap();
             let out = lower(&msg, &opts, &table).unwrap();
             assert_eq!(out.body, recorded_body(snaps[i]), "{name} / {}", p.name());
         }
@@ -84,9 +94,19 @@ fn every_shared_case_in_the_browser() {
 
 #[wasm_bindgen_test]
 fn bad_input_is_an_error_not_a_trap() {
-    for text in ["", "[]", "{\"parts\":[{\"type\":\"command\",\"id\":\"/x\"}]}", "{\"parts\":[{\"type\":\"file-attachment\",\"data\":\"$$$$\"}]}"] {
-        let r = UserMessage::from_json(text)
-            .and_then(|m| lower(&m, &LowerOptions::new(Provider::Gemini), &promptloom::NoResolver));
+    for text in [
+        "",
+        "[]",
+        "{\"parts\":[{\"type\":\"command\",\"id\":\"/x\"}]}",
+        "{\"parts\":[{\"type\":\"file-attachment\",\"data\":\"$$$$\"}]}",
+    ] {
+        let r = UserMessage::from_json(text).and_then(|m| {
+            lower(
+                &m,
+                &LowerOptions::new(Provider::Gemini),
+                &promptloom::NoResolver,
+            )
+        });
         assert!(r.is_err(), "{text}");
     }
 }

@@ -3,10 +3,15 @@
 // core errors into PromptloomError objects. All logic about messages lives in the core.
 
 let wasm;
+let memory;
 
-/** @internal Installs the wasm-bindgen module (done by each entry point). */
-export function __setWasm(w) {
+/**
+ * @internal Installs the wasm-bindgen module and the instance's exports (for its memory);
+ * done by each entry point.
+ */
+export function __setWasm(w, exports) {
   wasm = w;
+  memory = exports.memory;
 }
 
 /** An error from promptloom, with a stable `code` and structured `details`. */
@@ -42,21 +47,11 @@ function call(fn, ...args) {
 
 const PROVIDERS = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'];
 const HEAD_CHARS = 64; // 48 bytes: what the core's sniffer reads
-const inlineLimits = new Map();
-
-/**
- * Data larger than the target's inline-text limit stays in JS (a "slot"): the core sees only
- * its first bytes and length, and the body is spliced together here. Smaller data goes to
- * the core whole, so it can read text out of it.
- */
-function slotMinBytes(provider, capabilities) {
-  const o = capabilities && capabilities.inline_text_max_bytes;
-  if (typeof o === 'number' && o >= 0) return o + 1;
-  if (!inlineLimits.has(provider)) {
-    inlineLimits.set(provider, JSON.parse(call(wasm.defaultCapabilities, provider)).inline_text_max_bytes + 1);
-  }
-  return inlineLimits.get(provider);
-}
+// Attachment data at least this long stays in JS (a "slot"): the core sees its first bytes
+// and length, and the body is spliced together here. When the core must read a slot whole
+// (text, or unlabelled bytes that may be text) it says so, and the call is made again with
+// that data inline.
+const SLOT_MIN_CHARS = 1024;
 
 function toBase64(u8) {
   if (typeof u8.toBase64 === 'function') return u8.toBase64();
@@ -95,58 +90,52 @@ function slotable(s) {
     b64 = s.slice(comma + 1);
   }
   if (b64.length % 4 !== 0) return null;
-  if (b64.includes('"') || b64.includes('\\') || b64.includes('\n') || b64.includes('\r') || b64.includes('\t') || b64.includes(' ')) {
-    return null;
-  }
+  // `"` and `\\` could end or escape the JSON string; a newline marks line-wrapped base64,
+  // which the core cleans. (A search for one character is far cheaper than a full scan.)
+  if (b64.includes('"') || b64.includes('\\') || b64.includes('\n')) return null;
   if (!/^[A-Za-z0-9+/]{2}[A-Za-z0-9+/=]{2}$/.test(b64.slice(-4))) return null;
   return { b64, mime };
 }
 
-function slotOf(slots, b64, mime) {
+/** Keeps base64 data in JS; `inline` is what to send instead if the core asks for it. */
+function slotOf(slots, b64, mime, inline) {
   const pad = b64.endsWith('==') ? 2 : b64.endsWith('=') ? 1 : 0;
   const slot = { $slot: slots.length, head: b64.slice(0, HEAD_CHARS), len: (b64.length / 4) * 3 - pad };
   if (mime) slot.mime = mime;
-  slots.push(b64);
+  slots.push({ b64, inline, slot });
   return slot;
 }
 
-const decoder = typeof TextDecoder === 'function' ? new TextDecoder('utf-8', { fatal: true }) : null;
+/** A text answer: the text travels beside the JSON (no escaping), named by index. */
+function textAnswer(texts, text, mime) {
+  texts.push(text);
+  const a = { text_at: texts.length - 1 };
+  if (mime) a.mime = mime;
+  return a;
+}
 
 /** Turns a resolver's answer into the wire answer the core reads. */
-function answer(v, slots, kind, slotMin) {
+function answer(v, slots, texts, kind) {
   if (v === null || v === undefined) return undefined;
   if (kind === 'mention') return { payload: v };
-  if (typeof v === 'string') return { text: v };
+  if (typeof v === 'string') return textAnswer(texts, v);
   let bytes = asBytes(v);
   let mime;
   if (!bytes && typeof v === 'object') {
-    if (typeof v.text === 'string') return { text: v.text };
+    if (typeof v.text === 'string') return textAnswer(texts, v.text, typeof v.mime === 'string' ? v.mime : undefined);
     bytes = asBytes(v.bytes ?? v.data);
     mime = typeof v.mime === 'string' ? v.mime : undefined;
   }
   if (!bytes) {
     throw new PromptloomError('InvalidOptions', 'a resolver must return a string, bytes, { text }, { bytes, mime } or null', {});
   }
-  if (bytes.length < slotMin) {
-    const a = { bytes: toBase64(bytes) };
-    if (mime) a.mime = mime;
-    return a;
-  }
-  // A large text file read as bytes is still text: the core needs it to select a range.
-  if (!call(wasm.sniffMime, bytes.subarray(0, 48)) && decoder && !bytes.includes(0)) {
-    try {
-      const text = decoder.decode(bytes);
-      return mime ? { text, mime } : { text };
-    } catch {
-      /* not UTF-8: bytes */
-    }
-  }
-  const a = { slot: slotOf(slots, toBase64(bytes)) };
+  const b64 = toBase64(bytes);
+  const a = b64.length < SLOT_MIN_CHARS ? { bytes: b64 } : { slot: slotOf(slots, b64, undefined, { bytes: b64 }) };
   if (mime) a.mime = mime;
   return a;
 }
 
-function prepare(message, slots, slotMin) {
+function prepare(message, slots) {
   if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return { message, requests: [] };
   const requests = [];
   const parts = message.parts.map((p, i) => {
@@ -169,11 +158,11 @@ function prepare(message, slots, slotMin) {
       const bytes = asBytes(p.data);
       if (bytes) {
         const b64 = toBase64(bytes);
-        return { ...p, data: bytes.length < slotMin ? b64 : slotOf(slots, b64) };
+        return { ...p, data: b64.length < SLOT_MIN_CHARS ? b64 : slotOf(slots, b64, undefined, b64) };
       }
-      if (typeof p.data === 'string' && p.data.length >= (slotMin * 4) / 3 + 4) {
+      if (typeof p.data === 'string' && p.data.length >= SLOT_MIN_CHARS) {
         const ok = slotable(p.data);
-        if (ok) return { ...p, data: slotOf(slots, ok.b64, ok.mime) };
+        if (ok) return { ...p, data: slotOf(slots, ok.b64, ok.mime, p.data) };
       }
       if (p.data == null && typeof p.content_id === 'string') {
         requests.push({ part: i, request: { type: 'blob', content_id: p.content_id, part: i }, kind: 'blob' });
@@ -204,9 +193,18 @@ function optionsJson(options) {
 
 /** The result of lower(): the body text, the report, and the body as an object. */
 class Lowered {
-  constructor(body, report) {
+  #report;
+  constructor(body, reportJson) {
     this.body = body;
-    this.report = report;
+    this.#report = reportJson;
+  }
+  /** Every decision the lowering made (parsed on first access). */
+  get report() {
+    if (typeof this.#report === 'string') this.#report = JSON.parse(this.#report);
+    return this.#report;
+  }
+  toJSON() {
+    return { body: this.body, report: this.report };
   }
   /** The body parsed as an object. */
   json() {
@@ -214,21 +212,63 @@ class Lowered {
   }
 }
 
-function finish(message, opts, answers, slots) {
-  const out = call(wasm.lowerPrepared, JSON.stringify(message), opts, JSON.stringify(answers));
+const encoder = new TextEncoder();
+
+/** Writes the call's strings into the core's inbox (bulk UTF-8 copies) and lowers them. */
+function lowerInbox(strings) {
+  let max = 0;
+  for (const s of strings) max += s.length * 3;
+  const ptr = wasm.inbox(max);
+  const view = new Uint8Array(memory.buffer, ptr, max);
+  const lens = new Uint32Array(strings.length);
+  let at = 0;
+  for (let i = 0; i < strings.length; i++) {
+    const { written } = encoder.encodeInto(strings[i], at === 0 ? view : view.subarray(at));
+    lens[i] = written;
+    at += written;
+  }
+  return wasm.lowerInbox(lens);
+}
+
+/** Puts the data of the slots the core asked for back inline (in parts and answers). */
+function inlineSlots(value, wanted) {
+  if (Array.isArray(value)) return value.map((v) => inlineSlots(v, wanted));
+  if (value && typeof value === 'object') {
+    for (const w of wanted) {
+      if (value.data === w.slot) return { ...value, data: w.inline };
+      if (value.slot === w.slot) {
+        const { slot: _, ...rest } = value;
+        return { ...rest, ...w.inline };
+      }
+    }
+    if (value.parts) return { ...value, parts: inlineSlots(value.parts, wanted) };
+  }
+  return value;
+}
+
+function finish(message, opts, answers, slots, texts) {
+  let out = call(lowerInbox, [JSON.stringify(message), opts, JSON.stringify(answers), ...texts]);
+  if (out.charCodeAt(0) === 2) {
+    const wanted = out.slice(1).split(',').map((n) => slots[Number(n)]);
+    if (wanted.some((w) => !w)) throw new PromptloomError('Internal', 'the core asked for an unknown data slot', {});
+    const answers2 = {};
+    for (const [k, v] of Object.entries(answers)) answers2[k] = inlineSlots(v, wanted);
+    out = call(lowerInbox, [JSON.stringify(inlineSlots(message, wanted)), opts, JSON.stringify(answers2), ...texts]);
+    if (out.charCodeAt(0) === 2) throw new PromptloomError('Internal', 'the core asked twice for data', {});
+  }
   const nul = out.indexOf('\0');
-  const report = JSON.parse(out.slice(0, nul));
   let body = out.slice(nul + 1);
   if (slots.length > 0) {
+    // Concatenation (not join) lets the engine link the large strings instead of copying.
     const pieces = body.split('\u0001');
+    body = pieces[0];
     for (let k = 1; k < pieces.length; k += 2) {
-      const data = slots[Number(pieces[k])];
-      if (typeof data !== 'string') throw new PromptloomError('Internal', 'a data slot was lost between JS and wasm', {});
-      pieces[k] = data;
+      const held = slots[Number(pieces[k])];
+      if (!held) throw new PromptloomError('Internal', 'a data slot was lost between JS and wasm', {});
+      body = body + held.b64 + pieces[k + 1];
     }
-    body = pieces.join('');
   }
-  return new Lowered(body, report);
+  return new Lowered(body, out.slice(0, nul));
 }
 
 /**
@@ -238,11 +278,11 @@ function finish(message, opts, answers, slots) {
 export function lower(message, options) {
   const opts = optionsJson(options);
   const slots = [];
-  const slotMin = slotMinBytes(options.provider, options.capabilities);
-  const prepared = prepare(message, slots, slotMin);
+  const prepared = prepare(message, slots);
   const resolve = options.resolve;
   const answers = {};
-  if (!resolve || prepared.requests.length === 0) return finish(prepared.message, opts, answers, slots);
+  const texts = [];
+  if (!resolve || prepared.requests.length === 0) return finish(prepared.message, opts, answers, slots, texts);
   const pending = [];
   for (const r of prepared.requests) {
     let v;
@@ -256,7 +296,7 @@ export function lower(message, options) {
       pending.push(
         Promise.resolve(v).then(
           (x) => {
-            const a = answer(x, slots, r.kind, slotMin);
+            const a = answer(x, slots, texts, r.kind);
             if (a) answers[r.part] = a;
           },
           (e) => {
@@ -265,12 +305,12 @@ export function lower(message, options) {
         ),
       );
     } else {
-      const a = answer(v, slots, r.kind, slotMin);
+      const a = answer(v, slots, texts, r.kind);
       if (a) answers[r.part] = a;
     }
   }
-  if (pending.length === 0) return finish(prepared.message, opts, answers, slots);
-  return Promise.all(pending).then(() => finish(prepared.message, opts, answers, slots));
+  if (pending.length === 0) return finish(prepared.message, opts, answers, slots, texts);
+  return Promise.all(pending).then(() => finish(prepared.message, opts, answers, slots, texts));
 }
 
 /** The default capability table of a provider (what it accepts natively, limits, routes). */

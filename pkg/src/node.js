@@ -4,7 +4,7 @@ import { initSync } from '../dist/wasm/promptloom.js';
 import * as core from '../dist/wasm/promptloom.js';
 import { __setWasm } from './api.js';
 
-initSync({ module: readFileSync(new URL('../dist/wasm/promptloom_bg.wasm', import.meta.url)) });
-__setWasm(core);
+const exports = initSync({ module: readFileSync(new URL('../dist/wasm/promptloom_bg.wasm', import.meta.url)) });
+__setWasm(core, exports);
 
 export { lower, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';

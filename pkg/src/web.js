@@ -4,7 +4,7 @@
 import init, * as core from '../dist/wasm/promptloom.js';
 import { __setWasm } from './api.js';
 
-await init({ module_or_path: new URL('../dist/wasm/promptloom_bg.wasm', import.meta.url) });
-__setWasm(core);
+const exports = await init({ module_or_path: new URL('../dist/wasm/promptloom_bg.wasm', import.meta.url) });
+__setWasm(core, exports);
 
 export { lower, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';

@@ -5,7 +5,7 @@ import { initSync } from '../dist/wasm/promptloom.js';
 import * as core from '../dist/wasm/promptloom.js';
 import { __setWasm } from './api.js';
 
-initSync({ module: wasmModule });
-__setWasm(core);
+const exports = initSync({ module: wasmModule });
+__setWasm(core, exports);
 
 export { lower, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';

@@ -85,7 +85,7 @@ fn options(o: wit::LowerOptions) -> Result<(LowerOptions, TableResolver), Error>
             wit::ResolvedContent::Missing => Ok(Resolved::Missing),
             wit::ResolvedContent::Failed(m) => Err(m),
         };
-        table.entries.insert(r.part as usize, entry);
+        table.insert(r.part as usize, entry);
     }
     Ok((opts, table))
 }

@@ -12,13 +12,61 @@ fn js_err(e: Error) -> JsValue {
     JsValue::from_str(&e.to_json())
 }
 
-/// Lowers a prepared message. Arguments are JSON text: the message (large data replaced by
-/// host slots), the options, and the host's resolver answers by part index. Returns the
-/// report JSON, a NUL, then the body with `\u{1}n\u{1}` slot markers.
-#[wasm_bindgen(js_name = lowerPrepared)]
-pub fn lower_prepared(message: &str, options: &str, resolved: &str) -> Result<String, JsValue> {
-    let msg = UserMessage::from_json(message).map_err(js_err)?;
-    let opts = serde_json::from_str(options)
+thread_local! {
+    /// Where the glue writes a call's input strings (UTF-8, back to back) with
+    /// `TextEncoder.encodeInto`: a bulk copy, where wasm-bindgen's string passing walks
+    /// ASCII text one character at a time in JS (slow for resolved file contents).
+    static INBOX: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Makes room for `len` bytes of input and returns their offset in linear memory. The
+/// buffer only grows, so a later call writes over the same bytes without clearing them.
+#[wasm_bindgen(js_name = inbox)]
+pub fn inbox(len: usize) -> usize {
+    INBOX.with(|b| {
+        let mut b = b.borrow_mut();
+        if b.len() < len {
+            b.resize(len, 0);
+        }
+        b.as_mut_ptr() as usize
+    })
+}
+
+/// Lowers the input the glue wrote into the inbox. `lens` are the byte lengths of the
+/// strings there, in order: the message JSON (large data replaced by host slots), the
+/// options JSON, the resolver answers JSON, then each resolved file text (the answers name
+/// them by index, `{"text_at": n}`). Returns the report JSON, a NUL, then the body with
+/// `\u{1}n\u{1}` slot markers — or `\u{2}` and a comma-separated list of slots the core must
+/// read whole (the glue calls again with those inline).
+#[wasm_bindgen(js_name = lowerInbox)]
+pub fn lower_inbox(lens: &[u32]) -> Result<String, JsValue> {
+    let input = INBOX
+        .with(|b| -> Result<Vec<String>, Error> {
+            let b = b.borrow();
+            let mut at = 0usize;
+            lens.iter()
+                .map(|&n| {
+                    let end = at + n as usize;
+                    let bytes = b
+                        .get(at..end)
+                        .ok_or_else(|| Error::new(ErrorKind::Internal, "inbox overrun"))?;
+                    at = end;
+                    std::str::from_utf8(bytes)
+                        .map(str::to_owned)
+                        .map_err(|_| Error::new(ErrorKind::InvalidMessage, "input is not UTF-8"))
+                })
+                .collect()
+        })
+        .map_err(js_err)?;
+    let mut it = input.into_iter();
+    let (Some(message), Some(options), Some(resolved)) = (it.next(), it.next(), it.next()) else {
+        return Err(js_err(Error::new(
+            ErrorKind::Internal,
+            "inbox holds too few strings",
+        )));
+    };
+    let msg = UserMessage::from_json(&message).map_err(js_err)?;
+    let opts = serde_json::from_str(&options)
         .map_err(|e| {
             Error::new(
                 ErrorKind::InvalidOptions,
@@ -27,12 +75,19 @@ pub fn lower_prepared(message: &str, options: &str, resolved: &str) -> Result<St
         })
         .and_then(LowerOptions::from_value)
         .map_err(js_err)?;
-    let table = wire::resolver_table(resolved).map_err(js_err)?;
-    let out = lower::lower_marked(&msg, &opts, &table).map_err(js_err)?;
-    let mut s = out.report.to_json();
-    s.push('\0');
-    s.push_str(&out.body);
-    Ok(s)
+    let table = wire::resolver_table_with(&resolved, it.collect()).map_err(js_err)?;
+    match lower::lower_marked(&msg, &opts, &table).map_err(js_err)? {
+        lower::Marked::Lowered(out) => {
+            let mut s = out.report.to_json();
+            s.push('\0');
+            s.push_str(&out.body);
+            Ok(s)
+        }
+        lower::Marked::NeedsData(slots) => {
+            let list: Vec<String> = slots.iter().map(u32::to_string).collect();
+            Ok(format!("\u{2}{}", list.join(",")))
+        }
+    }
 }
 
 /// The default capability table of a provider, as JSON text.

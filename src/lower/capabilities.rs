@@ -166,11 +166,26 @@ impl Capabilities {
         }
     }
 
+    /// The documented defaults of a provider, built once.
+    pub fn defaults(provider: Provider) -> &'static Capabilities {
+        static TABLES: std::sync::OnceLock<[Capabilities; 4]> = std::sync::OnceLock::new();
+        let tables = TABLES.get_or_init(|| Provider::ALL.map(Capabilities::default_for));
+        match provider {
+            Provider::Anthropic => &tables[0],
+            Provider::OpenAiChat => &tables[1],
+            Provider::OpenAiResponses => &tables[2],
+            Provider::Gemini => &tables[3],
+        }
+    }
+
     /// The provider default with a host's partial override merged over it.
-    pub fn with_override(provider: Provider, overrides: Option<&Value>) -> Result<Capabilities> {
-        let base = Capabilities::default_for(provider);
+    pub fn with_override(
+        provider: Provider,
+        overrides: Option<&Value>,
+    ) -> Result<std::borrow::Cow<'static, Capabilities>> {
+        let base = Capabilities::defaults(provider);
         let Some(over) = overrides.filter(|v| !v.is_null()) else {
-            return Ok(base);
+            return Ok(std::borrow::Cow::Borrowed(base));
         };
         if !over.is_object() {
             return Err(Error::new(
@@ -179,16 +194,18 @@ impl Capabilities {
             )
             .at("capabilities"));
         }
-        let mut merged = serde_json::to_value(&base)
+        let mut merged = serde_json::to_value(base)
             .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
         merge(&mut merged, over);
-        serde_json::from_value(merged).map_err(|e| {
-            Error::new(
-                ErrorKind::InvalidOptions,
-                format!("invalid capabilities override: {e}"),
-            )
-            .at("capabilities")
-        })
+        serde_json::from_value(merged)
+            .map(std::borrow::Cow::Owned)
+            .map_err(|e| {
+                Error::new(
+                    ErrorKind::InvalidOptions,
+                    format!("invalid capabilities override: {e}"),
+                )
+                .at("capabilities")
+            })
     }
 
     /// The native support of a media class, if it has one.

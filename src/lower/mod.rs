@@ -330,18 +330,24 @@ impl Resolver for NoResolver {
 }
 
 /// A resolver answering from a table of results by part index (what the bindings build
-/// from the host's answers).
-#[derive(Debug, Default, Clone)]
+/// from the host's answers). Each answer is handed out once, without copying.
+#[derive(Debug, Default)]
 pub struct TableResolver {
-    /// Results by part index; `Err` holds the host's failure message.
-    pub entries: BTreeMap<usize, std::result::Result<Resolved, String>>,
+    entries: std::cell::RefCell<BTreeMap<usize, std::result::Result<Resolved, String>>>,
+}
+
+impl TableResolver {
+    /// Records the answer for a part (`Err` holds the host's failure message).
+    pub fn insert(&mut self, part: usize, answer: std::result::Result<Resolved, String>) {
+        self.entries.get_mut().insert(part, answer);
+    }
 }
 
 impl Resolver for TableResolver {
     fn resolve(&self, request: &ResolveRequest<'_>) -> std::result::Result<Resolved, String> {
         self.entries
-            .get(&request.part())
-            .cloned()
+            .borrow_mut()
+            .remove(&request.part())
             .unwrap_or(Ok(Resolved::Missing))
     }
 }
@@ -368,7 +374,23 @@ pub fn lower(
     options: &LowerOptions,
     resolver: &dyn Resolver,
 ) -> Result<Lowered> {
-    lower_in(message, options, resolver, SlotMode::Forbid)
+    match lower_in(message, options, resolver, SlotMode::Forbid)? {
+        Marked::Lowered(l) => Ok(l),
+        Marked::NeedsData(_) => Err(Error::new(
+            ErrorKind::Internal,
+            "host data requested without a host",
+        )),
+    }
+}
+
+/// What [`lower_marked`] gives back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Marked {
+    /// The lowered request; host-held data appears as `\u{1}n\u{1}` markers in the body.
+    Lowered(Lowered),
+    /// The core must read these host slots whole (text, or unlabelled bytes that may be
+    /// text): call again with their data inline.
+    NeedsData(Vec<u32>),
 }
 
 /// Like [`lower`], but host-held data is written as `\u{1}n\u{1}` markers for the host to
@@ -377,7 +399,7 @@ pub fn lower_marked(
     message: &UserMessage,
     options: &LowerOptions,
     resolver: &dyn Resolver,
-) -> Result<Lowered> {
+) -> Result<Marked> {
     lower_in(message, options, resolver, SlotMode::Mark)
 }
 
@@ -386,7 +408,7 @@ fn lower_in(
     options: &LowerOptions,
     resolver: &dyn Resolver,
     mode: SlotMode,
-) -> Result<Lowered> {
+) -> Result<Marked> {
     let caps = Capabilities::with_override(options.provider, options.capabilities.as_ref())?;
     let mut cx = Cx {
         provider: options.provider,
@@ -399,9 +421,20 @@ fn lower_in(
         },
         images: 0,
         media_bytes: 0,
+        needs: Vec::new(),
     };
     for (i, part) in message.parts.iter().enumerate() {
         cx.part(i, part)?;
+    }
+    if !cx.needs.is_empty() {
+        if mode == SlotMode::Forbid {
+            return Err(Error::new(
+                ErrorKind::InvalidMessage,
+                "attachment data refers to a host slot, but no host holds it here",
+            )
+            .with("slots", cx.needs.clone()));
+        }
+        return Ok(Marked::NeedsData(cx.needs));
     }
     if cx.blocks.is_empty() {
         return Err(Error::new(
@@ -413,10 +446,10 @@ fn lower_in(
     let blocks = std::mem::take(&mut cx.blocks);
     let tree = providers::request(options, caps.text_documents, blocks, &mut cx.report)?;
     let body = json::write(&tree, mode)?;
-    Ok(Lowered {
+    Ok(Marked::Lowered(Lowered {
         body,
         report: cx.report,
-    })
+    }))
 }
 
 /// A provider-neutral content block.
@@ -476,6 +509,8 @@ struct Cx<'a, 'c> {
     report: Report,
     images: u64,
     media_bytes: u64,
+    /// Host slots whose bytes the core must read whole.
+    needs: Vec<u32>,
 }
 
 /// Canonical names for common media type aliases.
@@ -663,11 +698,13 @@ impl<'a> Cx<'a, '_> {
             report: std::mem::take(&mut self.report),
             images: self.images,
             media_bytes: self.media_bytes,
+            needs: std::mem::take(&mut self.needs),
         };
         sub.file_ref(i, &r, "mention-file")?;
         self.report = sub.report;
         self.images = sub.images;
         self.media_bytes = sub.media_bytes;
+        self.needs = sub.needs;
         for b in sub.blocks {
             self.blocks.push(own_block(b));
         }
@@ -741,6 +778,14 @@ impl<'a> Cx<'a, '_> {
             Ok(Resolved::Host { data, mime }) => {
                 let mime = mime.map(|m| canonical_mime(&m)).or(declared);
                 let bytes = host_bytes(&data).map_err(|e| e.at(format!("resolved.{i}")))?;
+                // Bytes of no known binary format may be a text file: read them whole (a
+                // range is cut out of the text), as the inline-bytes branch above does.
+                if media::sniff(&bytes.head).is_none() && bytes.len <= FILE_TEXT_MAX {
+                    if !self.needs.contains(&data.slot) {
+                        self.needs.push(data.slot);
+                    }
+                    return Ok(());
+                }
                 self.media(
                     i,
                     prefix,
@@ -1032,10 +1077,14 @@ impl<'a> Cx<'a, '_> {
             && sniffed.is_none()
             && is_generic(declared.as_deref().unwrap_or(""))
         {
-            if let Some(full) = bytes.as_mut().and_then(|b| b.full()) {
-                if media::looks_textual(full) {
-                    class = MediaClass::Text;
-                    mime = "text/plain".into();
+            if let Some(b) = bytes.as_mut() {
+                match b.full() {
+                    Some(full) if media::looks_textual(full) => {
+                        class = MediaClass::Text;
+                        mime = "text/plain".into();
+                    }
+                    Some(_) => {}
+                    None => self.need(b),
                 }
             }
         }
@@ -1150,6 +1199,15 @@ impl<'a> Cx<'a, '_> {
         }
     }
 
+    /// Asks the host for a slot's bytes (read whole for text) when they are small enough.
+    fn need(&mut self, b: &Bytes<'_>) {
+        if let DataSrc::Slot(n) = b.src {
+            if b.len <= DECODE_FULL_MAX && !self.needs.contains(&n) {
+                self.needs.push(n);
+            }
+        }
+    }
+
     fn text_bytes(
         &mut self,
         i: usize,
@@ -1179,7 +1237,9 @@ impl<'a> Cx<'a, '_> {
             );
             return;
         }
-        bytes.full();
+        if bytes.full().is_none() {
+            self.need(&bytes);
+        }
         let Some(full) = bytes.full else {
             self.describe(
                 i,
@@ -1191,7 +1251,7 @@ impl<'a> Cx<'a, '_> {
             return;
         };
         let text = match String::from_utf8(full) {
-            Ok(t) => render::normalize_newlines(&t),
+            Ok(t) => render::normalize_newlines(&t).into_owned(),
             Err(_) => {
                 self.warn(
                     i,
@@ -1280,6 +1340,9 @@ fn inline_bytes(s: &str) -> Result<Bytes<'_>> {
         Ok(from_b64(media::clean_base64(s)?, None))
     }
 }
+
+/// A resolved file up to this size may be read whole as text (to cut a range out of it).
+const FILE_TEXT_MAX: u64 = 64 * 1024 * 1024;
 
 /// Inline data up to this decoded size may be decoded whole (to read it as text).
 const DECODE_FULL_MAX: u64 = 4 * 1024 * 1024;

@@ -123,12 +123,12 @@ pub struct Selection {
     pub clamped: Option<String>,
 }
 
-/// Normalises line endings to LF.
-pub fn normalize_newlines(text: &str) -> String {
+/// Normalises line endings to LF (borrowing when there is no CR).
+pub fn normalize_newlines(text: &str) -> std::borrow::Cow<'_, str> {
     if text.contains('\r') {
-        text.replace("\r\n", "\n").replace('\r', "\n")
+        text.replace("\r\n", "\n").replace('\r', "\n").into()
     } else {
-        text.to_owned()
+        text.into()
     }
 }
 
@@ -136,7 +136,7 @@ pub fn normalize_newlines(text: &str) -> String {
 pub fn select(text: &str, range: Option<Range>) -> Selection {
     let Some(r) = range else {
         return Selection {
-            text: normalize_newlines(text),
+            text: normalize_newlines(text).into_owned(),
             shown: None,
             clamped: None,
         };
@@ -159,7 +159,7 @@ pub fn select(text: &str, range: Option<Range>) -> Selection {
                 .get(start as usize..end as usize)
                 .unwrap_or(&[]);
             Selection {
-                text: normalize_newlines(&String::from_utf8_lossy(slice)),
+                text: normalize_newlines(&String::from_utf8_lossy(slice)).into_owned(),
                 shown: Some((RangeUnit::Byte, start, end)),
                 clamped,
             }
@@ -190,10 +190,23 @@ pub fn select(text: &str, range: Option<Range>) -> Selection {
             let text = if start > end {
                 String::new()
             } else {
-                lines
-                    .get((start - 1) as usize..end as usize)
-                    .map(|l| l.join("\n"))
-                    .unwrap_or_default()
+                // Byte offsets of the first selected line and of the end of the last one.
+                let mut from = 0;
+                let mut to = body.len();
+                let mut line = 1u64;
+                for (i, b) in body.bytes().enumerate() {
+                    if b == b'\n' {
+                        line += 1;
+                        if line == start {
+                            from = i + 1;
+                        }
+                        if line == end + 1 {
+                            to = i;
+                            break;
+                        }
+                    }
+                }
+                body.get(from..to).unwrap_or_default().to_owned()
             };
             Selection {
                 text,
