@@ -39,6 +39,11 @@ mod component;
 static ALLOC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 pub use error::{Error, ErrorKind, Result};
+
+/// The README's Rust example, compiled and run as a doc test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 pub use lower::{
     lower, Capabilities, LowerOptions, Lowered, NoResolver, Provider, Report, ResolveRequest,
     Resolved, Resolver, TableResolver, Tool,

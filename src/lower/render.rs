@@ -165,48 +165,43 @@ pub fn select(text: &str, range: Option<Range>) -> Selection {
             }
         }
         RangeUnit::Line => {
-            let norm = normalize_newlines(text);
-            let body = norm.strip_suffix('\n').unwrap_or(&norm);
-            let lines: Vec<&str> = if body.is_empty() {
-                Vec::new()
-            } else {
-                body.split('\n').collect()
-            };
-            let n = lines.len() as u64;
+            // Lines end at `\n` (a `\r` before it is dropped); a final newline does not start
+            // another line. Only the text up to the last selected line is scanned.
+            let body = text.strip_suffix('\n').unwrap_or(text);
             let mut notes = Vec::new();
             let mut start = r.start;
             if start == 0 {
                 notes.push("line ranges are 1-based: start 0 read as 1".to_owned());
                 start = 1;
             }
-            let mut end = r.end.unwrap_or(start).max(start);
-            if end > n {
+            let want_end = r.end.unwrap_or(start).max(start);
+            let (mut from, mut to) = (if start == 1 { Some(0) } else { None }, None);
+            let mut line = 1u64;
+            for (i, _) in body.match_indices('\n') {
+                line += 1;
+                if line == start {
+                    from = Some(i + 1);
+                }
+                if line == want_end + 1 {
+                    to = Some(i);
+                    break;
+                }
+            }
+            // `line` is now the number of lines when the scan reached the end of the text.
+            let n = if body.is_empty() { 0 } else { line };
+            let mut end = want_end;
+            if to.is_none() && want_end > n {
                 notes.push(format!(
-                    "lines {}-{end} clamped to the file's {n} lines",
-                    start
+                    "lines {start}-{want_end} clamped to the file's {n} lines"
                 ));
                 end = n;
             }
-            let text = if start > end {
-                String::new()
-            } else {
-                // Byte offsets of the first selected line and of the end of the last one.
-                let mut from = 0;
-                let mut to = body.len();
-                let mut line = 1u64;
-                for (i, b) in body.bytes().enumerate() {
-                    if b == b'\n' {
-                        line += 1;
-                        if line == start {
-                            from = i + 1;
-                        }
-                        if line == end + 1 {
-                            to = i;
-                            break;
-                        }
-                    }
+            let text = match from {
+                Some(a) if start <= end => {
+                    let slice = body.get(a..to.unwrap_or(body.len())).unwrap_or_default();
+                    normalize_newlines(slice.strip_suffix('\r').unwrap_or(slice)).into_owned()
                 }
-                body.get(from..to).unwrap_or_default().to_owned()
+                _ => String::new(),
             };
             Selection {
                 text,

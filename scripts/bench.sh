@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Benchmark: promptloom vs the Vercel AI SDK lowering a fixed corpus, printed as a table.
+# Not part of the test command. Installs what it needs first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+bash scripts/build.sh
+( cd bench && { [ -f node_modules/.package-lock.json ] && [ ! package-lock.json -nt node_modules/.package-lock.json ] || npm ci --no-audit --no-fund; } )
+node bench/lower.mjs 2> >(grep -v '^AI SDK Warning' >&2)

@@ -1,0 +1,113 @@
+// Every example in README.md runs, in the host it is written for: Node, the browser (an
+// import map names the package), a wrangler-bundled Worker in workerd, the component in jco,
+// and the component in Wasmtime (Python). Where the README shows output, it must match.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, writeFileSync, copyFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { Miniflare } from 'miniflare';
+import { chromium } from 'playwright-core';
+import { serve } from '../../scripts/serve.mjs';
+import { root } from './cases.mjs';
+
+/** `<!-- example: name -->` + fenced block, and an optional `<!-- output -->` block after it. */
+function examples() {
+  const md = readFileSync(join(root, 'README.md'), 'utf8');
+  const re = /<!-- (example: (\w+)|output) -->\n```\w*\n([\s\S]*?)\n```/g;
+  const out = {};
+  let last;
+  for (const m of md.matchAll(re)) {
+    if (m[2]) out[(last = m[2])] = { code: m[3] };
+    else if (last) out[last].output = m[3];
+  }
+  return out;
+}
+
+const ex = examples();
+const out = join(root, 'tests/js/.out/readme');
+before(() => {
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+});
+
+test('the README has an example for every host', () => {
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'jco', 'node', 'wasmtime', 'worker']);
+});
+
+test('README: Node', () => {
+  const file = join(out, 'node.mjs');
+  writeFileSync(file, ex.node.code);
+  assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.node.output);
+});
+
+test('README: WASI component in jco', () => {
+  const dir = join(out, 'jco');
+  execFileSync(join(root, 'node_modules/.bin/jco'), ['transpile', join(root, 'target/component/promptloom.wasm'), '-o', join(dir, 'promptloom-component'), '--quiet']);
+  writeFileSync(join(dir, 'example.mjs'), ex.jco.code);
+  assert.equal(execFileSync('node', [join(dir, 'example.mjs')], { encoding: 'utf8' }).trimEnd(), ex.jco.output);
+});
+
+test('README: WASI component in Wasmtime', () => {
+  const dir = join(out, 'py');
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(root, 'target/component/promptloom.wasm'), join(dir, 'promptloom.wasm'));
+  writeFileSync(join(dir, 'example.py'), ex.wasmtime.code);
+  assert.equal(execFileSync('python3', ['example.py'], { cwd: dir, encoding: 'utf8' }).trimEnd(), ex.wasmtime.output);
+});
+
+test('README: edge worker (bundled by wrangler, run in workerd)', async () => {
+  const dir = join(out, 'worker');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'worker.mjs'), ex.worker.code);
+  writeFileSync(join(dir, 'wrangler.toml'), 'name = "readme-worker"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n');
+  execFileSync(join(root, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', join(dir, 'dist')], {
+    cwd: dir,
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
+    stdio: 'pipe',
+  });
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath: join(dir, 'dist/worker.js'),
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    compatibilityDate: '2025-01-01',
+  });
+  try {
+    const ok = await mf.dispatchFetch('http://x/', { method: 'POST', body: JSON.stringify({ parts: [{ type: 'text', text: 'hi' }] }) });
+    assert.equal(ok.status, 200);
+    assert.equal(await ok.text(), '{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}');
+    const bad = await mf.dispatchFetch('http://x/', { method: 'POST', body: JSON.stringify({ parts: [{ type: 'command', id: '/x' }] }) });
+    assert.equal(bad.status, 400);
+    assert.equal((await bad.json()).code, 'UnresolvedCommand');
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test('README: browser (import map, a dropped PNG)', async () => {
+  const server = await serve(0);
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  try {
+    writeFileSync(join(out, 'browser.js'), ex.browser.code);
+    writeFileSync(join(out, 'browser.html'), `<!doctype html><meta charset="utf-8">
+<script type="importmap">{"imports":{"promptloom":"/pkg/src/web.js"}}</script>
+<input type="file"><pre></pre>`);
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${server.url}/tests/js/.out/readme/browser.html`);
+    const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
+    await page.setInputFiles('input', { name: 'dot.png', mimeType: 'image/png', buffer: png });
+    await page.addScriptTag({ type: 'module', url: '/tests/js/.out/readme/browser.js' });
+    await page.waitForFunction(() => document.querySelector('pre').textContent.length > 0);
+    const body = JSON.parse(await page.textContent('pre'));
+    assert.deepEqual(errors, []);
+    assert.deepEqual(body.input[0].content[0], { type: 'input_image', image_url: `data:image/png;base64,${png.toString('base64')}`, detail: 'auto' });
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+});
