@@ -28,9 +28,11 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 
+# `npm install`, not `npm ci`: the lock file omits some other platforms' optional binaries
+# (workerd, rolldown, jco), which `npm ci` rejects as out of sync.
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   say "npm packages"
-  npm ci --no-audit --no-fund
+  npm install --no-audit --no-fund
 fi
 
 if ! python3 -c 'import wasmtime.component' 2>/dev/null; then
