@@ -1,0 +1,54 @@
+// The package as a new web user gets it: `npm pack`, installed into a fresh Vite app, built
+// with `vite build`, served by `vite preview`, and run in headless Chromium. (This catches
+// packaging mistakes the other tiers cannot: the `files` list, the exports map, bundlers
+// dropping the wasm initialisation, the wasm asset URL.)
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { build, preview } from 'vite';
+import { chromium } from 'playwright-core';
+import { root } from './cases.mjs';
+
+test('a fresh Vite app builds and runs with the packed package', async () => {
+  const base = join(root, 'tests/js/.out/vite');
+  rmSync(base, { recursive: true, force: true });
+  const packDir = join(base, 'pack');
+  const app = join(base, 'app');
+  mkdirSync(packDir, { recursive: true });
+  mkdirSync(join(app, 'src'), { recursive: true });
+  execFileSync('npm', ['pack', '--pack-destination', packDir], { cwd: join(root, 'pkg'), stdio: 'pipe' });
+  const tgz = readdirSync(packDir).find((f) => f.endsWith('.tgz'));
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'fresh-app', private: true, type: 'module', dependencies: { promptloom: `file:../pack/${tgz}` } }));
+  execFileSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: app, stdio: 'pipe' });
+  writeFileSync(join(app, 'index.html'), '<!doctype html><html><body><pre id="out"></pre><script type="module" src="/src/main.js"></script></body></html>');
+  writeFileSync(join(app, 'src/main.js'), `import { lower, PromptloomError } from 'promptloom';
+const png = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0));
+const out = lower({ parts: [{ type: 'text', text: 'hi' }, { type: 'file-attachment', data: png, mime: 'image/png' }] }, { provider: 'gemini' });
+let code = '';
+try { lower({ parts: [{ type: 'command', id: '/x' }] }, { provider: 'gemini' }); } catch (e) { code = e instanceof PromptloomError ? e.code : 'wrong'; }
+document.getElementById('out').textContent = JSON.stringify({ body: out.json(), code });
+`);
+  await build({ root: app, logLevel: 'silent' });
+  const server = await preview({ root: app, preview: { port: 0, host: '127.0.0.1' }, logLevel: 'silent' });
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(server.resolvedUrls.local[0]);
+    await page.waitForFunction(() => document.getElementById('out').textContent.length > 0, null, { timeout: 15000 });
+    const got = JSON.parse(await page.textContent('#out'));
+    assert.deepEqual(errors, []);
+    assert.equal(got.code, 'UnresolvedCommand');
+    assert.deepEqual(got.body.contents[0].parts[0], { text: 'hi' });
+    assert.equal(got.body.contents[0].parts[1].inlineData.mimeType, 'image/png');
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+});
