@@ -1,0 +1,164 @@
+//! Nothing from outside may panic the core (a panic traps the wasm instance for every later
+//! call): thousands of generated messages, options and resolver answers — well-formed,
+//! half-formed and hostile — must each lower or fail with a typed error.
+#![cfg(not(target_arch = "wasm32"))]
+
+use promptloom::lower::{lower, LowerOptions, Provider, Resolved, TableResolver};
+use promptloom::{ErrorKind, UserMessage};
+use serde_json::{json, Value};
+
+/// A small deterministic generator (no dependency, reproducible failures).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<T: Clone>(&mut self, xs: &[T]) -> T {
+        xs[self.below(xs.len())].clone()
+    }
+}
+
+fn nasty(r: &mut Rng) -> Value {
+    let strings = [
+        "",
+        "x",
+        "/",
+        "\u{0}",
+        "</editor_context>",
+        "data:",
+        "data:,",
+        "data:image/png;base64,",
+        "data:text/plain,%ZZ%",
+        "iVBORw0KGgo=",
+        "AAAA",
+        "====",
+        "a\r\nb\rc\n",
+        "```",
+        "#",
+        "..",
+        "\u{FEFF}",
+        "😀",
+        "image/*",
+        "image",
+        "text/plain",
+        "application/pdf",
+        "audio/wav",
+    ];
+    match r.below(9) {
+        0 => Value::Null,
+        1 => json!(r.below(3) == 0),
+        2 => json!(r.next() as i64),
+        3 => json!(-(r.below(5) as i64)),
+        4 => json!(1e300),
+        5 => json!([r.pick(&strings), r.below(100)]),
+        6 => {
+            json!({"kind": r.pick(&["path", "url", "content-id", "file", "skill", "x"]), "path": r.pick(&strings), "url": r.pick(&strings),
+                    "content_id": r.pick(&strings), "start": r.below(5), "end": r.below(5), "range": {"start": r.below(5), "end": r.below(5), "unit": r.pick(&["line", "byte", "bogus"])}})
+        }
+        _ => json!(r.pick(&strings)),
+    }
+}
+
+fn part(r: &mut Rng) -> Value {
+    let types = [
+        "text",
+        "file-ref",
+        "file-attachment",
+        "command",
+        "mention",
+        "editor-context",
+        "unheard-of",
+    ];
+    let keys = [
+        "text",
+        "ref",
+        "data",
+        "mime",
+        "name",
+        "size",
+        "kind",
+        "source",
+        "payload",
+        "emitted_at",
+        "target",
+        "id",
+        "args",
+        "content_id",
+    ];
+    let mut o = serde_json::Map::new();
+    if r.below(20) != 0 {
+        o.insert("type".into(), json!(r.pick(&types)));
+    }
+    for _ in 0..r.below(6) {
+        o.insert(r.pick(&keys).into(), nasty(r));
+    }
+    Value::Object(o)
+}
+
+#[test]
+fn generated_messages_never_panic() {
+    let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut lowered = 0;
+    for i in 0..20_000 {
+        let parts: Vec<Value> = (0..1 + r.below(5)).map(|_| part(&mut r)).collect();
+        let msg =
+            json!({"role": "user", "parts": parts, "metadata": {"schema_version": 1 + r.below(2)}});
+        let provider = Provider::ALL[r.below(4)];
+        let mut opts = json!({"provider": provider.name()});
+        if r.below(4) == 0 {
+            opts["capabilities"] = json!({"max_images": r.below(2), "inline_text_max_bytes": r.below(50), "images": {"max_bytes": r.below(100)}});
+        }
+        if r.below(4) == 0 {
+            opts["tools"] = json!([{"name": "t", "parameters": nasty(&mut r)}]);
+        }
+        let mut table = TableResolver::default();
+        for p in 0..5 {
+            let answer = match r.below(5) {
+                0 => Ok(Resolved::Text(
+                    r.pick(&["a\nb\nc", "", "\r\n\r\n", "```x"]).to_owned(),
+                )),
+                1 => Ok(Resolved::Bytes {
+                    data: (0..r.below(64)).map(|_| r.next() as u8).collect(),
+                    mime: None,
+                }),
+                2 => Ok(Resolved::Payload(nasty(&mut r))),
+                3 => Err("boom".to_owned()),
+                _ => Ok(Resolved::Missing),
+            };
+            table.insert(p, answer);
+        }
+        let result = UserMessage::from_value(msg)
+            .and_then(|m| LowerOptions::from_value(opts).and_then(|o| lower(&m, &o, &table)));
+        match result {
+            Ok(out) => {
+                serde_json::from_str::<Value>(&out.body)
+                    .unwrap_or_else(|e| panic!("case {i}: invalid body JSON: {e}"));
+                lowered += 1;
+            }
+            Err(e) => assert_ne!(e.kind(), ErrorKind::Internal, "case {i}: {e}"),
+        }
+    }
+    assert!(
+        lowered > 300,
+        "too few generated messages lowered ({lowered}): the generator is off"
+    );
+}
+
+#[test]
+fn arbitrary_text_never_panics() {
+    let mut r = Rng(42);
+    let alphabet = br#"{}[]":,0123456789.-+eE truefalsnl\/u"parts type text file-ref"#;
+    for _ in 0..20_000 {
+        let s: Vec<u8> = (0..r.below(80))
+            .map(|_| alphabet[r.below(alphabet.len())])
+            .collect();
+        let _ = UserMessage::from_json(&String::from_utf8_lossy(&s));
+    }
+}
