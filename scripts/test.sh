@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PWD/node_modules/.bin:$PATH"
-step() { printf '\n== %s\n' "$*"; }
+step() { printf '\n== [%s] %s\n' "$(date +%T)" "$*"; }
 
 step "setup"
 bash scripts/setup.sh

@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 
 pub mod error;
+mod fields;
 pub mod lower;
 pub mod media;
 pub mod message;

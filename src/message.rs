@@ -11,6 +11,7 @@
 //! forward-compatible rule. Parsing reports the JSON path of the first malformed field.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::fields::Fields;
 use serde_json::{Map, Value};
 
 /// The message schema version this library writes.
@@ -282,46 +283,6 @@ fn invalid(path: impl Into<String>, msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::InvalidMessage, msg).at(path)
 }
 
-/// Reads typed fields out of one JSON object, naming the path of any bad field.
-struct Fields<'a> {
-    obj: &'a mut Map<String, Value>,
-    path: String,
-}
-
-impl Fields<'_> {
-    fn string(&mut self, key: &str) -> Result<String> {
-        self.opt_string(key)?.ok_or_else(|| {
-            invalid(
-                format!("{}.{key}", self.path),
-                format!("missing string field `{key}`"),
-            )
-        })
-    }
-
-    fn opt_string(&mut self, key: &str) -> Result<Option<String>> {
-        match self.obj.remove(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s)),
-            Some(_) => Err(invalid(
-                format!("{}.{key}", self.path),
-                format!("`{key}` must be a string"),
-            )),
-        }
-    }
-
-    fn opt_u64(&mut self, key: &str) -> Result<Option<u64>> {
-        match self.obj.remove(key) {
-            None | Some(Value::Null) => Ok(None),
-            Some(v) => v.as_u64().map(Some).ok_or_else(|| {
-                invalid(
-                    format!("{}.{key}", self.path),
-                    format!("`{key}` must be a non-negative integer"),
-                )
-            }),
-        }
-    }
-}
-
 impl Part {
     /// The `type` string of this part.
     pub fn type_name(&self) -> &str {
@@ -351,16 +312,13 @@ impl Part {
                 ))
             }
         };
-        let mut f = Fields {
-            obj: &mut obj,
-            path: path.clone(),
-        };
+        let mut f = Fields::new(&mut obj, path.clone(), ErrorKind::InvalidMessage);
         let part = match ty.as_str() {
             "text" => Part::Text {
                 text: f.string("text")?,
             },
             "file-ref" => {
-                let r = match f.obj.remove("ref") {
+                let r = match f.take("ref") {
                     Some(Value::Object(r)) => r,
                     _ => {
                         return Err(invalid(
@@ -372,7 +330,7 @@ impl Part {
                 Part::FileRef(parse_file_ref(r, &format!("{path}.ref"))?)
             }
             "file-attachment" => {
-                let data = match f.obj.remove("data") {
+                let data = match f.take("data") {
                     None | Some(Value::Null) => None,
                     Some(Value::String(s)) => Some(Data::Inline(s)),
                     Some(Value::Object(o)) => {
@@ -395,9 +353,9 @@ impl Part {
             }
             "command" => Part::Command {
                 id: f.string("id")?,
-                args: f.obj.remove("args").unwrap_or(Value::Null),
+                args: f.take("args").unwrap_or(Value::Null),
             },
-            "mention" => match f.obj.remove("target") {
+            "mention" => match f.take("target") {
                 Some(Value::Object(target)) => {
                     let kind = match target.get("kind") {
                         Some(Value::String(k)) => k.clone(),
@@ -420,7 +378,7 @@ impl Part {
             "editor-context" => {
                 let kind = f.string("kind")?;
                 let source = f.opt_string("source")?;
-                let payload = match f.obj.remove("payload") {
+                let payload = match f.take_raw("payload") {
                     Some(v) => v,
                     None => {
                         return Err(invalid(
@@ -429,7 +387,7 @@ impl Part {
                         ))
                     }
                 };
-                let emitted_at = match f.obj.remove("emitted_at") {
+                let emitted_at = match f.take("emitted_at") {
                     None | Some(Value::Null) => None,
                     Some(v) => Some(v.as_i64().ok_or_else(|| {
                         invalid(
@@ -517,10 +475,7 @@ fn parse_host_data(mut o: Map<String, Value>, path: &str) -> Result<HostData> {
         .and_then(Value::as_u64)
         .and_then(|n| u32::try_from(n).ok())
         .ok_or_else(|| invalid(path, "`data` must be a base64 string or a data URL"))?;
-    let mut f = Fields {
-        obj: &mut o,
-        path: path.to_owned(),
-    };
+    let mut f = Fields::new(&mut o, path.to_owned(), ErrorKind::InvalidMessage);
     Ok(HostData {
         slot,
         head: f.string("head")?,
@@ -531,10 +486,7 @@ fn parse_host_data(mut o: Map<String, Value>, path: &str) -> Result<HostData> {
 
 /// Parses a file-ref's `ref` object (also used for `@file` mentions).
 pub(crate) fn parse_file_ref(mut r: Map<String, Value>, path: &str) -> Result<FileRef> {
-    let mut f = Fields {
-        obj: &mut r,
-        path: path.to_owned(),
-    };
+    let mut f = Fields::new(&mut r, path.to_owned(), ErrorKind::InvalidMessage);
     let kind = f.opt_string("kind")?.unwrap_or_else(|| "path".into());
     let target = match kind.as_str() {
         "path" | "file" => RefTarget::Path(f.string("path")?),
@@ -548,14 +500,11 @@ pub(crate) fn parse_file_ref(mut r: Map<String, Value>, path: &str) -> Result<Fi
         }
     };
     let mime = f.opt_string("mime")?;
-    let range = match f.obj.remove("range") {
+    let range = match f.take("range") {
         None | Some(Value::Null) => None,
         Some(Value::Object(mut ro)) => {
             let rpath = format!("{path}.range");
-            let mut rf = Fields {
-                obj: &mut ro,
-                path: rpath.clone(),
-            };
+            let mut rf = Fields::new(&mut ro, rpath.clone(), ErrorKind::InvalidMessage);
             let unit = match rf.opt_string("unit")?.as_deref() {
                 None | Some("line") | Some("lines") => RangeUnit::Line,
                 Some("byte") | Some("bytes") => RangeUnit::Byte,

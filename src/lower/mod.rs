@@ -17,6 +17,7 @@ pub use capabilities::{Capabilities, MediaSupport};
 pub use report::{BlockNote, DropNote, Report, Warning};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::fields::Fields;
 use crate::media::{self, MediaClass};
 use crate::message::{
     parse_file_ref, Data, EditorContext, FileAttachment, FileRef, HostData, Part, RefTarget,
@@ -120,36 +121,27 @@ impl LowerOptions {
     /// Parses the options object of the bindings:
     /// `{ provider, system?, tools?, capabilities?, params? }`.
     pub fn from_value(value: Value) -> Result<LowerOptions> {
-        let bad = |path: &str, msg: &str| Error::new(ErrorKind::InvalidOptions, msg).at(path);
         let Value::Object(mut o) = value else {
-            return Err(bad("$", "options must be an object"));
+            return Err(Error::new(ErrorKind::InvalidOptions, "options must be an object").at("$"));
         };
-        let provider = match o.remove("provider") {
-            Some(Value::String(p)) => Provider::parse(&p)?,
-            _ => return Err(bad("provider", "options need a string `provider`")),
+        let mut f = Fields::new(&mut o, "", ErrorKind::InvalidOptions);
+        let provider = match f.opt_string("provider")? {
+            Some(p) => Provider::parse(&p)?,
+            None => return Err(f.error("provider", "options need a string `provider`")),
         };
-        let system = match o.remove("system") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(s),
-            Some(_) => return Err(bad("system", "`system` must be a string")),
-        };
-        let tools = match o.remove("tools") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(list)) => list
-                .into_iter()
-                .enumerate()
-                .map(|(i, t)| Tool::from_value(t, i))
-                .collect::<Result<_>>()?,
-            Some(_) => return Err(bad("tools", "`tools` must be an array")),
-        };
-        let params = match o.remove("params") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(m)) => m,
-            Some(_) => return Err(bad("params", "`params` must be an object")),
-        };
-        let capabilities = o.remove("capabilities").filter(|v| !v.is_null());
-        if let Some(k) = o.keys().next() {
-            return Err(bad(k, "unknown option")
+        let system = f.opt_string("system")?;
+        let tools = f
+            .opt_array("tools")?
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| Tool::from_value(t, i))
+            .collect::<Result<_>>()?;
+        let params = f.opt_object("params")?.unwrap_or_default();
+        let capabilities = f.take("capabilities");
+        if let Some(k) = f.leftover() {
+            return Err(Error::new(ErrorKind::InvalidOptions, "unknown option")
+                .at(k)
                 .with("known", "provider, system, tools, capabilities, params"));
         }
         Ok(LowerOptions {
@@ -165,49 +157,20 @@ impl LowerOptions {
 impl Tool {
     fn from_value(v: Value, i: usize) -> Result<Tool> {
         let path = format!("tools[{i}]");
-        let bad = |p: String, msg: String| Error::new(ErrorKind::InvalidOptions, msg).at(p);
         let Value::Object(mut o) = v else {
-            return Err(bad(path, "a tool must be an object".into()));
+            return Err(Error::new(ErrorKind::InvalidOptions, "a tool must be an object").at(path));
         };
-        let name = match o.remove("name") {
-            Some(Value::String(n)) => n,
-            _ => {
-                return Err(bad(
-                    format!("{path}.name"),
-                    "a tool needs a string `name`".into(),
-                ))
-            }
+        let mut f = Fields::new(&mut o, path, ErrorKind::InvalidOptions);
+        let name = f.string("name")?;
+        let description = f.opt_string("description")?;
+        let parameters = match f.opt_object("parameters")? {
+            Some(p) => Value::Object(p),
+            None => match f.opt_object("input_schema")? {
+                Some(p) => Value::Object(p),
+                None => serde_json::json!({"type": "object", "properties": {}}),
+            },
         };
-        let description = match o.remove("description") {
-            None | Some(Value::Null) => None,
-            Some(Value::String(d)) => Some(d),
-            Some(_) => {
-                return Err(bad(
-                    format!("{path}.description"),
-                    "`description` must be a string".into(),
-                ))
-            }
-        };
-        let parameters = match o.remove("parameters").or_else(|| o.remove("input_schema")) {
-            None | Some(Value::Null) => serde_json::json!({"type": "object", "properties": {}}),
-            Some(p @ Value::Object(_)) => p,
-            Some(_) => {
-                return Err(bad(
-                    format!("{path}.parameters"),
-                    "`parameters` must be a JSON Schema object".into(),
-                ))
-            }
-        };
-        let strict = match o.remove("strict") {
-            None | Some(Value::Null) => None,
-            Some(Value::Bool(b)) => Some(b),
-            Some(_) => {
-                return Err(bad(
-                    format!("{path}.strict"),
-                    "`strict` must be a boolean".into(),
-                ))
-            }
-        };
+        let strict = f.opt_bool("strict")?;
         let tool = Tool {
             name,
             description,
