@@ -720,13 +720,7 @@ impl<'a> Cx<'a, '_> {
                     let text = String::from_utf8_lossy(&data).into_owned();
                     self.file_text(i, r, prefix, &text, describe)
                 } else {
-                    let bytes = Bytes {
-                        head: data.iter().take(media::SNIFF_BYTES).copied().collect(),
-                        len: data.len() as u64,
-                        src: DataSrc::Inline(Cow::Owned(media::encode(&data))),
-                        full: Some(data),
-                        header_mime: None,
-                    };
+                    let bytes = Bytes::owned(data, None);
                     self.media(
                         i,
                         prefix,
@@ -927,25 +921,13 @@ impl<'a> Cx<'a, '_> {
                             part: i,
                             content_id: cid,
                         }) {
-                            Ok(Resolved::Bytes { data, .. }) => Some(Bytes {
-                                head: data.iter().take(media::SNIFF_BYTES).copied().collect(),
-                                len: data.len() as u64,
-                                src: DataSrc::Inline(Cow::Owned(media::encode(&data))),
-                                full: Some(data),
-                                header_mime: None,
-                            }),
+                            Ok(Resolved::Bytes { data, .. }) => Some(Bytes::owned(data, None)),
                             Ok(Resolved::Host { data, .. }) => {
                                 Some(host_bytes(&data).map_err(|e| e.at(format!("resolved.{i}")))?)
                             }
                             Ok(Resolved::Text(t)) => {
                                 let data = t.into_bytes();
-                                Some(Bytes {
-                                    head: data.iter().take(media::SNIFF_BYTES).copied().collect(),
-                                    len: data.len() as u64,
-                                    src: DataSrc::Inline(Cow::Owned(media::encode(&data))),
-                                    full: Some(data),
-                                    header_mime: None,
-                                })
+                                Some(Bytes::owned(data, None))
                             }
                             Ok(_) => {
                                 self.warn(i, "Unresolved", format!("blob `{cid}` was not found by the host; a descriptor is sent"));
@@ -1291,13 +1273,7 @@ fn inline_bytes(s: &str) -> Result<Bytes<'_>> {
             Ok(from_b64(b64, url.mime))
         } else {
             let data = media::percent_decode(url.payload);
-            Ok(Bytes {
-                head: data.iter().take(media::SNIFF_BYTES).copied().collect(),
-                len: data.len() as u64,
-                src: DataSrc::Inline(Cow::Owned(media::encode(&data))),
-                full: Some(data),
-                header_mime: url.mime,
-            })
+            Ok(Bytes::owned(data, url.mime))
         }
     } else {
         Ok(from_b64(media::clean_base64(s)?, None))
@@ -1311,6 +1287,17 @@ const FILE_TEXT_MAX: u64 = 64 * 1024 * 1024;
 const DECODE_FULL_MAX: u64 = 4 * 1024 * 1024;
 
 impl Bytes<'_> {
+    /// Bytes the core holds whole (resolved, or decoded from a percent-encoded data URL).
+    fn owned(data: Vec<u8>, header_mime: Option<String>) -> Bytes<'static> {
+        Bytes {
+            head: data.iter().take(media::SNIFF_BYTES).copied().collect(),
+            len: data.len() as u64,
+            src: DataSrc::Inline(Cow::Owned(media::encode(&data))),
+            full: Some(data),
+            header_mime,
+        }
+    }
+
     /// Every decoded byte, decoding inline base64 on first use (never host-held data).
     fn full(&mut self) -> Option<&Vec<u8>> {
         if self.full.is_none() && self.len <= DECODE_FULL_MAX {
