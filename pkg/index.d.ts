@@ -103,6 +103,7 @@ export interface Tool {
 
 export interface MediaSupport {
   mimes: string[];
+  /** The largest item, counted as sent: base64 characters (4/3 of the bytes). */
   max_bytes: number;
   urls: boolean;
 }
@@ -114,6 +115,7 @@ export interface Capabilities {
   audio: MediaSupport;
   video: MediaSupport;
   max_images: number;
+  /** Base64 characters of inline media per request. */
   max_request_bytes: number;
   inline_text_max_bytes: number;
   text_documents: boolean;

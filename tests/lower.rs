@@ -171,3 +171,27 @@ fn core_has_no_binding_dependencies() {
         );
     }
 }
+
+#[test]
+fn size_limits_count_base64_as_sent() {
+    // 3,932,160 bytes encode to exactly 5 MiB of base64: the largest image Anthropic takes.
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+    let fits = 3_932_160usize;
+    for (len, native) in [(fits, true), (fits + 1, false)] {
+        let mut data = vec![0u8; len];
+        data[..png.len()].copy_from_slice(png);
+        let b64 = promptloom::media::encode(&data);
+        let msg = UserMessage::from_value(serde_json::json!({
+            "parts": [{"type": "file-attachment", "data": b64, "mime": "image/png"}]
+        }))
+        .unwrap();
+        let out = lower(
+            &msg,
+            &LowerOptions::new(Provider::Anthropic),
+            &promptloom::NoResolver,
+        )
+        .unwrap();
+        let rule = &out.report.blocks[0].rule;
+        assert_eq!(rule == "attachment-image", native, "{len} bytes: {rule}");
+    }
+}

@@ -138,6 +138,7 @@ function answer(v, slots, texts, kind) {
 function prepare(message, slots) {
   if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return { message, requests: [] };
   const requests = [];
+  let changed = false;
   const parts = message.parts.map((p, i) => {
     if (!p || typeof p !== 'object') return p;
     if (p.type === 'file-ref' && p.ref && typeof p.ref === 'object') {
@@ -158,11 +159,15 @@ function prepare(message, slots) {
       const bytes = asBytes(p.data);
       if (bytes) {
         const b64 = toBase64(bytes);
+        changed = true;
         return { ...p, data: b64.length < SLOT_MIN_CHARS ? b64 : slotOf(slots, b64, undefined, b64) };
       }
       if (typeof p.data === 'string' && p.data.length >= SLOT_MIN_CHARS) {
         const ok = slotable(p.data);
-        if (ok) return { ...p, data: slotOf(slots, ok.b64, ok.mime, p.data) };
+        if (ok) {
+          changed = true;
+          return { ...p, data: slotOf(slots, ok.b64, ok.mime, p.data) };
+        }
       }
       if (p.data == null && typeof p.content_id === 'string') {
         requests.push({ part: i, request: { type: 'blob', content_id: p.content_id, part: i }, kind: 'blob' });
@@ -170,7 +175,8 @@ function prepare(message, slots) {
     }
     return p;
   });
-  return { message: { ...message, parts }, requests };
+  // The message is only copied when a part changed (data moved to a slot).
+  return { message: changed ? { ...message, parts } : message, requests };
 }
 
 function optionsJson(options) {
@@ -247,7 +253,8 @@ function inlineSlots(value, wanted) {
 }
 
 function finish(message, opts, answers, slots, texts) {
-  let out = call(lowerInbox, [JSON.stringify(message), opts, JSON.stringify(answers), ...texts]);
+  const answersJson = texts.length === 0 && Object.keys(answers).length === 0 ? '' : JSON.stringify(answers);
+  let out = call(lowerInbox, [JSON.stringify(message), opts, answersJson, ...texts]);
   if (out.charCodeAt(0) === 2) {
     const wanted = out.slice(1).split(',').map((n) => slots[Number(n)]);
     if (wanted.some((w) => !w)) throw new PromptloomError('Internal', 'the core asked for an unknown data slot', {});

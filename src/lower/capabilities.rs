@@ -18,7 +18,7 @@ const MB: u64 = 1024 * 1024;
 pub struct MediaSupport {
     /// Media types sent as native blocks (canonical lower-case names).
     pub mimes: Vec<String>,
-    /// The largest item, in decoded bytes.
+    /// The largest item, counted as sent: base64 characters (4/3 of the bytes).
     pub max_bytes: u64,
     /// Whether a URL (file-ref of kind `url`) can be passed through as a native block.
     pub urls: bool,
@@ -38,7 +38,7 @@ pub struct Capabilities {
     pub video: MediaSupport,
     /// At most this many images in one request.
     pub max_images: u64,
-    /// At most this many decoded bytes of inline media in one request.
+    /// At most this many base64 characters of inline media in one request.
     pub max_request_bytes: u64,
     /// Text attachments and resolved files up to this many bytes are inlined; larger ones
     /// become descriptors routed to a reading tool.

@@ -1090,13 +1090,16 @@ impl<'a> Cx<'a, '_> {
                     return;
                 }
                 let max = support.map(|s| s.max_bytes).unwrap_or(0);
-                if bytes.len > max {
+                // Limits count what is sent: the base64 text (Anthropic measures its 5 MB
+                // image limit on it), 4/3 of the bytes.
+                let sent = bytes.len.div_ceil(3) * 4;
+                if sent > max {
                     self.warn(
                         i,
                         "TooLarge",
                         format!(
-                            "{} is over the {} limit for one {}; a descriptor is sent",
-                            size_text(bytes.len),
+                            "{} as base64 is over the {} limit for one {}; a descriptor is sent",
+                            size_text(sent),
                             size_text(max),
                             class.name()
                         ),
@@ -1104,7 +1107,7 @@ impl<'a> Cx<'a, '_> {
                     self.describe(i, prefix, d, route, "too large to send inline");
                     return;
                 }
-                if self.media_bytes + bytes.len > self.caps.max_request_bytes
+                if self.media_bytes + sent > self.caps.max_request_bytes
                     || (class == MediaClass::Image && self.images >= self.caps.max_images)
                 {
                     self.warn(
@@ -1125,7 +1128,7 @@ impl<'a> Cx<'a, '_> {
                     );
                     return;
                 }
-                self.media_bytes += bytes.len;
+                self.media_bytes += sent;
                 if class == MediaClass::Image {
                     self.images += 1;
                 }
