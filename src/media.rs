@@ -416,11 +416,11 @@ mod tests {
 
     #[test]
     fn data_urls() {
-        let d = parse_data_url("data:text/plain;charset=utf-8,a%2Cb,c").unwrap();
+        let d = parse_data_url("data:text/plain;charset=utf-8,a%2Cb,c").unwrap(); // ok: test
         assert_eq!(d.mime.as_deref(), Some("text/plain"));
         assert!(!d.base64);
         assert_eq!(percent_decode(d.payload), b"a,b,c");
-        let d = parse_data_url("DATA:image/PNG;base64,iVBO").unwrap();
+        let d = parse_data_url("DATA:image/PNG;base64,iVBO").unwrap(); // ok: test
         assert_eq!(d.mime.as_deref(), Some("image/png"));
         assert!(d.base64);
         assert_eq!(d.payload, "iVBO");
@@ -434,7 +434,7 @@ mod tests {
         assert!(check_base64("aGVsbG8", true).is_err());
         assert!(check_base64("aGV\"bG8=", true).is_err());
         assert!(check_base64("a=VsbG8=", true).is_err());
-        assert_eq!(clean_base64("aGVs\r\nbG8=").unwrap(), "aGVsbG8=");
+        assert_eq!(clean_base64("aGVs\r\nbG8=").unwrap(), "aGVsbG8="); // ok: test
         assert_eq!(decoded_len(8, 1), 5);
         assert_eq!(decode_head("aGVsbG8="), b"hello");
     }

@@ -258,7 +258,7 @@ mod tests {
             Provider::Anthropic,
             Some(&json!({"images": {"max_bytes": 10}, "tool_routes": {"image/vnd.adobe.photoshop": "psd_to_png"}})),
         )
-        .unwrap();
+        .unwrap(); // ok: test
         assert_eq!(c.images.max_bytes, 10);
         assert_eq!(c.images.mimes.len(), 4);
         assert_eq!(

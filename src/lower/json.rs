@@ -170,7 +170,7 @@ mod tests {
             },
         );
         assert_eq!(
-            write(&o, SlotMode::Mark).unwrap(),
+            write(&o, SlotMode::Mark).unwrap(), // ok: test
             "{\"type\":\"image\",\"z\":true,\"data\":\"data:image/png;base64,\u{1}7\u{1}\"}"
         );
         assert!(write(&o, SlotMode::Forbid).is_err());
@@ -179,7 +179,7 @@ mod tests {
             Json::Value(Cow::Owned(serde_json::json!({"b":1,"a":2}))),
         ]);
         assert_eq!(
-            write(&a, SlotMode::Forbid).unwrap(),
+            write(&a, SlotMode::Forbid).unwrap(), // ok: test
             r#"["a\"b\n",{"a":2,"b":1}]"#
         );
     }

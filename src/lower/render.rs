@@ -269,7 +269,7 @@ mod tests {
         let s = select(t, r(0, Some(9)));
         assert_eq!(s.text, "a\nb\nc\nd");
         assert_eq!(s.shown, Some((RangeUnit::Line, 1, 4)));
-        assert!(s.clamped.unwrap().contains("1-based"));
+        assert!(s.clamped.unwrap().contains("1-based")); // ok: test
         let s = select(t, r(7, Some(9)));
         assert_eq!(s.text, "");
         let b = select(
