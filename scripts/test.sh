@@ -11,8 +11,9 @@ step() { printf '\n== [%s] %s\n' "$(date +%T)" "$*"; }
 step "setup"
 bash scripts/setup.sh
 
-step "lint: cargo fmt --check, cargo clippy -D warnings"
+step "lint: cargo fmt --check, cargo clippy -D warnings, cargo doc -D warnings"
 cargo fmt --all -- --check
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 cargo clippy --all-targets -- -D warnings
 cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
 cargo clippy --lib --target wasm32-wasip2 -- -D warnings

@@ -1,9 +1,9 @@
 //! The lowering chain: a typed user message in, a provider-native request body out.
 //!
-//! Each part is first lowered to a provider-neutral [`Block`] by the spec's table (text
+//! Each part is first lowered to a provider-neutral `Block` by the spec's table (text
 //! verbatim, file-refs resolved and sliced, attachments native or described, editor context
 //! in its marker, mentions resolved out), checked against the target's [`Capabilities`];
-//! then [`providers`] writes the blocks in the target's own JSON. Every decision lands in
+//! then `providers` writes the blocks in the target's own JSON. Every decision lands in
 //! the [`Report`]. The same inputs give byte-identical output.
 
 pub mod capabilities;
