@@ -163,6 +163,31 @@ pub fn url_path(url: &str) -> &str {
     }
 }
 
+/// Whether a URL is a YouTube video page (`youtube.com/watch`, `youtu.be/…`, shorts).
+pub fn is_youtube(url: &str) -> bool {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return false;
+    };
+    if !scheme.eq_ignore_ascii_case("https") && !scheme.eq_ignore_ascii_case("http") {
+        return false;
+    }
+    let host = rest
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let path = rest.get(host.len()..).unwrap_or_default();
+    match host.as_str() {
+        "youtu.be" => path.len() > 1,
+        "youtube.com" | "www.youtube.com" | "m.youtube.com" => {
+            path.starts_with("/watch?")
+                || path.starts_with("/shorts/")
+                || path.starts_with("/live/")
+        }
+        _ => false,
+    }
+}
+
 /// The media type a file name's extension suggests (`#` and `?` are part of a path; pass
 /// URLs through [`url_path`] first).
 pub fn mime_from_name(name: &str) -> Option<&'static str> {
@@ -447,6 +472,11 @@ mod tests {
             Some("application/pdf")
         );
         assert_eq!(url_path("https://x.test"), "");
+        assert!(is_youtube("https://www.youtube.com/watch?v=abc"));
+        assert!(is_youtube("https://youtu.be/abc"));
+        assert!(!is_youtube("https://youtube.com/"));
+        assert!(!is_youtube("https://notyoutube.com/watch?v=a"));
+        assert!(!is_youtube("ftp://youtu.be/abc"));
         assert_eq!(extension("src/my dir/a#b c.ts"), Some("ts".into()));
         assert_eq!(sniff(b"\xFF\xFE\x00b"), None);
         assert_eq!(sniff(b"\xFF\xFB\x90\x44"), Some("audio/mpeg"));

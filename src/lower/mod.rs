@@ -755,6 +755,27 @@ impl<'a> Cx<'a, '_> {
             }
             Ok(Resolved::Payload(_)) | Ok(Resolved::Missing) => {
                 // Not resolved: a URL to a native media type passes through; else a descriptor.
+                // A YouTube URL is a video the target may fetch itself (Gemini), with no type.
+                if let RefTarget::Url(url) = &r.target {
+                    if media::is_youtube(url)
+                        && r.range.is_none()
+                        && self.caps.video.urls
+                        && providers::native(self.provider, MediaClass::Video, "", true)
+                    {
+                        self.emit(
+                            i,
+                            format!("{prefix}-url-video"),
+                            None,
+                            Block::Media {
+                                class: MediaClass::Video,
+                                mime: String::new(),
+                                source: Source::Url(Cow::Borrowed(url)),
+                                name: None,
+                            },
+                        );
+                        return Ok(());
+                    }
+                }
                 if let (RefTarget::Url(url), Some(mime)) = (&r.target, declared.as_deref()) {
                     let class = class_for(mime);
                     let ok = self

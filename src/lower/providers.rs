@@ -291,6 +291,8 @@ fn gemini(b: Block<'_>) -> Json<'_> {
             Source::Data(d) => {
                 obj([("inlineData", obj([("mimeType", s(mime)), ("data", raw(d))]))])
             }
+            // A YouTube URL goes without a type.
+            Source::Url(u) if mime.is_empty() => obj([("fileData", obj([("fileUri", s(u))]))]),
             Source::Url(u) => obj([("fileData", obj([("mimeType", s(mime)), ("fileUri", s(u))]))]),
         },
     }
