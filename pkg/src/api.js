@@ -184,13 +184,6 @@ function optionsJson(options) {
     throw new PromptloomError('InvalidOptions', 'lower() needs an options object with a provider', { path: '$' });
   }
   const { provider, system, tools, capabilities, params } = options;
-  if (!PROVIDERS.includes(provider)) {
-    throw new PromptloomError(
-      'InvalidOptions',
-      `unknown provider \`${provider}\` (expected ${PROVIDERS.join(', ')}) (at provider)`,
-      { path: 'provider', provider: String(provider) },
-    );
-  }
   if (options.resolve !== undefined && typeof options.resolve !== 'function') {
     throw new PromptloomError('InvalidOptions', '`resolve` must be a function (at resolve)', { path: 'resolve' });
   }

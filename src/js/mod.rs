@@ -98,12 +98,6 @@ pub fn default_capabilities(provider: &str) -> Result<String, JsValue> {
         .map_err(|e| js_err(Error::new(ErrorKind::Internal, e.to_string())))
 }
 
-/// The media type the first bytes prove, or an empty string.
-#[wasm_bindgen(js_name = sniffMime)]
-pub fn sniff_mime(head: &[u8]) -> String {
-    crate::media::sniff(head).unwrap_or("").to_owned()
-}
-
 /// Parses and re-serialises a message (round trip; unknown parts kept).
 #[wasm_bindgen(js_name = normalizeMessage)]
 pub fn normalize_message(message: &str) -> Result<String, JsValue> {

@@ -710,33 +710,30 @@ impl<'a> Cx<'a, '_> {
             Ok(Resolved::Text(text)) => self.file_text(i, r, prefix, &text, describe),
             Ok(Resolved::Bytes { data, mime }) => {
                 let mime = mime.map(|m| canonical_mime(&m)).or(declared);
-                let sniffed = media::sniff(&data);
-                let textual = sniffed.is_none() && media::looks_textual(&data);
+                let textual = media::sniff(&data).is_none() && media::looks_textual(&data);
                 let texty = mime
                     .as_deref()
                     .map(class_for)
                     .is_none_or(|c| c == MediaClass::Text || c == MediaClass::Binary);
                 if textual && texty {
                     let text = String::from_utf8_lossy(&data).into_owned();
-                    self.file_text(i, r, prefix, &text, describe)
-                } else {
-                    let bytes = Bytes::owned(data, None);
-                    self.media(
-                        i,
-                        prefix,
-                        mime,
-                        Some(location.to_owned()),
-                        Some(bytes),
-                        describe,
-                    );
-                    Ok(())
+                    return self.file_text(i, r, prefix, &text, describe);
                 }
+                self.media(
+                    i,
+                    prefix,
+                    mime,
+                    Some(location.to_owned()),
+                    Some(Bytes::owned(data, None)),
+                    describe,
+                );
+                Ok(())
             }
             Ok(Resolved::Host { data, mime }) => {
                 let mime = mime.map(|m| canonical_mime(&m)).or(declared);
                 let bytes = host_bytes(&data).map_err(|e| e.at(format!("resolved.{i}")))?;
-                // Bytes of no known binary format may be a text file: read them whole (a
-                // range is cut out of the text), as the inline-bytes branch above does.
+                // Bytes of no known binary format may be a text file: ask for them whole, to
+                // come back through the branch above.
                 if media::sniff(&bytes.head).is_none() && bytes.len <= FILE_TEXT_MAX {
                     if !self.needs.contains(&data.slot) {
                         self.needs.push(data.slot);
@@ -801,19 +798,7 @@ impl<'a> Cx<'a, '_> {
                         return Ok(());
                     }
                 }
-                let route_class = declared
-                    .as_deref()
-                    .map(class_for)
-                    .unwrap_or(MediaClass::Text);
-                let route = match (&r.target, route_class) {
-                    (RefTarget::Url(_), MediaClass::Text | MediaClass::Binary) => {
-                        self.caps.tool_routes.get("url").cloned()
-                    }
-                    _ => self
-                        .caps
-                        .route(declared.as_deref().unwrap_or(""), route_class)
-                        .map(str::to_owned),
-                };
+                let route = self.ref_route(r, declared.as_deref());
                 self.warn(
                     i,
                     "Unresolved",
@@ -834,14 +819,7 @@ impl<'a> Cx<'a, '_> {
                     "ResolverFailed",
                     format!("resolving `{location}` failed: {e}; a reference is sent"),
                 );
-                let route_class = declared
-                    .as_deref()
-                    .map(class_for)
-                    .unwrap_or(MediaClass::Text);
-                let route = self
-                    .caps
-                    .route(declared.as_deref().unwrap_or(""), route_class)
-                    .map(str::to_owned);
+                let route = self.ref_route(r, declared.as_deref());
                 self.describe(
                     i,
                     prefix,
@@ -851,6 +829,21 @@ impl<'a> Cx<'a, '_> {
                 );
                 Ok(())
             }
+        }
+    }
+
+    /// The tool a reference to an unread file suggests: by its media type, and `url` (a
+    /// fetch tool) for a text or unknown URL.
+    fn ref_route(&self, r: &FileRef, declared: Option<&str>) -> Option<String> {
+        let class = declared.map(class_for).unwrap_or(MediaClass::Text);
+        match (&r.target, class) {
+            (RefTarget::Url(_), MediaClass::Text | MediaClass::Binary) => {
+                self.caps.tool_routes.get("url").cloned()
+            }
+            _ => self
+                .caps
+                .route(declared.unwrap_or(""), class)
+                .map(str::to_owned),
         }
     }
 
@@ -984,8 +977,8 @@ impl<'a> Cx<'a, '_> {
                 .map(str::to_owned)
                 .or(other),
         };
-        if bytes.is_none() && a.size.is_some() {
-            attrs.push(("size", a.size.unwrap_or(0).to_string()));
+        if let (None, Some(size)) = (&bytes, a.size) {
+            attrs.push(("size", size.to_string()));
         }
         self.media(
             i,
