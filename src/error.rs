@@ -25,6 +25,17 @@ pub enum ErrorKind {
     InvalidData,
     /// After lowering, the user turn has no content block at all.
     EmptyMessage,
+    /// A command is malformed: unbalanced quotes in its arguments, or a catalog entry that
+    /// cannot be registered.
+    InvalidCommand,
+    /// A command was invoked without an argument it declares as required.
+    MissingArgument,
+    /// An attachment is larger than the host allows.
+    TooLarge,
+    /// A storage backend failed or holds a row this library cannot read; nothing was written.
+    StoreFailed,
+    /// The store has no record under the requested id.
+    NotFound,
     /// An internal invariant did not hold (a bug, never caused by input alone).
     Internal,
 }
@@ -39,6 +50,11 @@ impl ErrorKind {
             ErrorKind::InvalidRange => "InvalidRange",
             ErrorKind::InvalidData => "InvalidData",
             ErrorKind::EmptyMessage => "EmptyMessage",
+            ErrorKind::InvalidCommand => "InvalidCommand",
+            ErrorKind::MissingArgument => "MissingArgument",
+            ErrorKind::TooLarge => "TooLarge",
+            ErrorKind::StoreFailed => "StoreFailed",
+            ErrorKind::NotFound => "NotFound",
             ErrorKind::Internal => "Internal",
         }
     }

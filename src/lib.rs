@@ -18,11 +18,14 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod compositor;
 pub mod error;
 mod fields;
 pub mod lower;
 pub mod media;
 pub mod message;
+pub mod store;
+pub mod versions;
 pub mod wire;
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]

@@ -14,8 +14,9 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fields::Fields;
 use serde_json::{Map, Value};
 
-/// The message schema version this library writes.
-pub const SCHEMA_VERSION: u64 = 1;
+/// The message schema version this library writes. Version 1 rows are read through the
+/// read-time adapter in [`crate::versions`].
+pub const SCHEMA_VERSION: u64 = 2;
 
 /// A user message: ordered typed parts plus metadata.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,12 +57,16 @@ pub enum Part {
     FileRef(FileRef),
     /// `{ type: "file-attachment", data | content_id, mime, name, size }`
     FileAttachment(FileAttachment),
-    /// `{ type: "command", id, args }` — must be resolved before lowering.
+    /// `{ type: "command", id, args, resolved? }` — must be resolved (by
+    /// [`crate::compositor::submit`]) before lowering.
     Command {
         /// The command id as typed, e.g. `/search`.
         id: String,
-        /// The arguments, host-shaped.
+        /// The arguments: a string as typed, an array of positional strings, or an object of
+        /// named values.
         args: Value,
+        /// What the compositor resolved it to at submit time (persisted for replay).
+        resolved: Option<Resolution>,
     },
     /// `{ type: "mention", target }`
     Mention(Mention),
@@ -108,6 +113,8 @@ pub struct Range {
 pub struct FileRef {
     /// Where the file is.
     pub target: RefTarget,
+    /// A display name (kept for content-id refs, whose id says nothing to a reader).
+    pub name: Option<String>,
     /// The selected slice, if any.
     pub range: Option<Range>,
     /// A declared media type, if the host knows it.
@@ -153,7 +160,8 @@ pub struct HostData {
 pub struct FileAttachment {
     /// The bytes, if inline.
     pub data: Option<Data>,
-    /// A content id in the host's blob store, when the bytes were split out.
+    /// A content id in the blob store, when the bytes were split out (wire, version 2:
+    /// `blob: { content_id }`; version 1 had a top-level `content_id`).
     pub content_id: Option<String>,
     /// The declared media type.
     pub mime: Option<String>,
@@ -170,6 +178,115 @@ pub struct Mention {
     pub kind: String,
     /// The whole target object, verbatim.
     pub target: Map<String, Value>,
+    /// What the compositor resolved it to at submit time (persisted for replay).
+    pub resolved: Option<Resolution>,
+}
+
+/// What a command or mention resolved to at submit time. Persisted inside the part (wire:
+/// `resolved: { outcome, parts?, flags? }`) so that the inspector shows both the user's
+/// token and its result, and a replay lowers the same parts without the catalog.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolution {
+    /// Which of the spec's outcomes it was.
+    pub outcome: Outcome,
+    /// The parts the model sees in its place (none for a host action or a skill mention).
+    pub parts: Vec<Part>,
+    /// Structured flags for the host (e.g. `{ "intent": "search" }`).
+    pub flags: Map<String, Value>,
+}
+
+/// The resolution outcomes of the compositor spec.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// A host action executed before the message reaches the model; the model sees nothing.
+    Action,
+    /// Structured parts the model can act on.
+    Parts,
+    /// A command the catalog does not know: its original text, verbatim.
+    PassThrough,
+    /// A skill activation request; the skill loads through the skill flow.
+    Skill,
+    /// Nothing resolved (an unknown mention kind the host did not resolve): dropped.
+    Dropped,
+}
+
+impl Outcome {
+    /// The wire name (`action`, `parts`, `pass-through`, `skill`, `dropped`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Action => "action",
+            Outcome::Parts => "parts",
+            Outcome::PassThrough => "pass-through",
+            Outcome::Skill => "skill",
+            Outcome::Dropped => "dropped",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Outcome> {
+        Some(match s {
+            "action" => Outcome::Action,
+            "parts" => Outcome::Parts,
+            "pass-through" => Outcome::PassThrough,
+            "skill" => Outcome::Skill,
+            "dropped" => Outcome::Dropped,
+            _ => return None,
+        })
+    }
+}
+
+impl Resolution {
+    /// A resolution with no flags.
+    pub fn new(outcome: Outcome, parts: Vec<Part>) -> Self {
+        Resolution {
+            outcome,
+            parts,
+            flags: Map::new(),
+        }
+    }
+
+    fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("outcome".into(), self.outcome.name().into());
+        if !self.parts.is_empty() {
+            o.insert(
+                "parts".into(),
+                Value::Array(self.parts.iter().map(Part::to_value).collect()),
+            );
+        }
+        if !self.flags.is_empty() {
+            o.insert("flags".into(), Value::Object(self.flags.clone()));
+        }
+        Value::Object(o)
+    }
+
+    fn from_value(v: Value, path: &str) -> Result<Resolution> {
+        let Value::Object(mut o) = v else {
+            return Err(invalid(path, "`resolved` must be an object"));
+        };
+        let mut f = Fields::new(&mut o, path.to_owned(), ErrorKind::InvalidMessage);
+        let name = f.string("outcome")?;
+        let outcome = Outcome::parse(&name).ok_or_else(|| {
+            invalid(
+                format!("{path}.outcome"),
+                format!("unknown outcome `{name}` (expected action, parts, pass-through, skill or dropped)"),
+            )
+        })?;
+        let parts = match f.take("parts") {
+            None => Vec::new(),
+            Some(Value::Array(items)) => items
+                .into_iter()
+                .enumerate()
+                .map(|(j, v)| Part::parse_at(v, &format!("{path}.parts[{j}]")))
+                .collect::<Result<Vec<_>>>()?,
+            Some(_) => return Err(invalid(format!("{path}.parts"), "`parts` must be an array")),
+        };
+        let flags = f.opt_object("flags")?.unwrap_or_default();
+        Ok(Resolution {
+            outcome,
+            parts,
+            flags,
+        })
+    }
 }
 
 /// Host-contributed editor state.
@@ -207,7 +324,8 @@ impl UserMessage {
         Self::from_value(value)
     }
 
-    /// Parses the wire form from a JSON value.
+    /// Parses the wire form from a JSON value. A message of an older `schema_version` is
+    /// upgraded by the read-time adapter ([`crate::versions::upgrade`]) first.
     pub fn from_value(value: Value) -> Result<Self> {
         let Value::Object(mut obj) = value else {
             return Err(invalid("$", "a message must be an object"));
@@ -219,16 +337,7 @@ impl UserMessage {
                 return Err(invalid("role", "role must be \"user\"").with("found", other.clone()))
             }
         }
-        let parts = match obj.remove("parts") {
-            Some(Value::Array(items)) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| Part::from_value(v, i))
-                .collect::<Result<Vec<_>>>()?,
-            Some(_) => return Err(invalid("parts", "parts must be an array")),
-            None => return Err(invalid("parts", "a message needs a parts array")),
-        };
-        let metadata = match obj.remove("metadata") {
+        let mut metadata = match obj.remove("metadata") {
             None | Some(Value::Null) => Metadata::default(),
             Some(Value::Object(mut m)) => {
                 let schema_version = match m.remove("schema_version") {
@@ -256,7 +365,35 @@ impl UserMessage {
             }
             Some(_) => return Err(invalid("metadata", "metadata must be an object")),
         };
+        let mut parts = match obj.remove("parts") {
+            Some(Value::Array(items)) => items,
+            Some(_) => return Err(invalid("parts", "parts must be an array")),
+            None => return Err(invalid("parts", "a message needs a parts array")),
+        };
+        if metadata.schema_version < SCHEMA_VERSION {
+            crate::versions::upgrade(metadata.schema_version, &mut parts);
+            metadata.schema_version = SCHEMA_VERSION;
+        }
+        let parts = parts
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| Part::from_value(v, i))
+            .collect::<Result<Vec<_>>>()?;
         Ok(UserMessage { parts, metadata })
+    }
+
+    /// The parts the model sees, in order: a resolved command or mention stands for the parts
+    /// it resolved to (none for a host action or a skill). Each item names the index of the
+    /// message part it came from.
+    pub fn model_parts(&self) -> Vec<(usize, &Part)> {
+        let mut out = Vec::with_capacity(self.parts.len());
+        for (i, p) in self.parts.iter().enumerate() {
+            match p.resolution() {
+                Some(r) => out.extend(r.parts.iter().map(|sub| (i, sub))),
+                None => out.push((i, p)),
+            }
+        }
+        out
     }
 
     /// The wire form as a JSON value (`role`, `parts`, `metadata`).
@@ -297,9 +434,23 @@ impl Part {
         }
     }
 
+    /// The compositor's resolution of a command or mention part, if it has one.
+    pub fn resolution(&self) -> Option<&Resolution> {
+        match self {
+            Part::Command { resolved, .. } => resolved.as_ref(),
+            Part::Mention(m) => m.resolved.as_ref(),
+            _ => None,
+        }
+    }
+
     /// Parses one part; `index` is used for error paths.
     pub fn from_value(value: Value, index: usize) -> Result<Part> {
-        let path = format!("parts[{index}]");
+        Part::parse_at(value, &format!("parts[{index}]"))
+    }
+
+    /// Parses one part found at the JSON path `path`.
+    pub(crate) fn parse_at(value: Value, path: &str) -> Result<Part> {
+        let path = path.to_owned();
         let Value::Object(mut obj) = value else {
             return Err(invalid(path, "a part must be an object"));
         };
@@ -343,9 +494,22 @@ impl Part {
                         ))
                     }
                 };
+                if f.take("content_id").is_some() {
+                    return Err(invalid(
+                        format!("{path}.content_id"),
+                        "`content_id` moved to `blob.content_id` in schema_version 2 (set metadata.schema_version to 1 to send the old shape)",
+                    ));
+                }
+                let content_id = match f.opt_object("blob")? {
+                    None => None,
+                    Some(mut b) => {
+                        let bpath = format!("{path}.blob");
+                        Some(Fields::new(&mut b, bpath, ErrorKind::InvalidMessage).string("content_id")?)
+                    }
+                };
                 Part::FileAttachment(FileAttachment {
                     data,
-                    content_id: f.opt_string("content_id")?,
+                    content_id,
                     mime: f.opt_string("mime")?,
                     name: f.opt_string("name")?,
                     size: f.opt_u64("size")?,
@@ -354,6 +518,10 @@ impl Part {
             "command" => Part::Command {
                 id: f.string("id")?,
                 args: f.take("args").unwrap_or(Value::Null),
+                resolved: f
+                    .take("resolved")
+                    .map(|v| Resolution::from_value(v, &format!("{path}.resolved")))
+                    .transpose()?,
             },
             "mention" => match f.take("target") {
                 Some(Value::Object(target)) => {
@@ -366,7 +534,15 @@ impl Part {
                             ))
                         }
                     };
-                    Part::Mention(Mention { kind, target })
+                    let resolved = f
+                        .take("resolved")
+                        .map(|v| Resolution::from_value(v, &format!("{path}.resolved")))
+                        .transpose()?;
+                    Part::Mention(Mention {
+                        kind,
+                        target,
+                        resolved,
+                    })
                 }
                 _ => {
                     return Err(invalid(
@@ -434,7 +610,9 @@ impl Part {
                     None => {}
                 }
                 if let Some(c) = &a.content_id {
-                    put("content_id", c.clone().into());
+                    let mut b = Map::new();
+                    b.insert("content_id".into(), c.clone().into());
+                    put("blob", Value::Object(b));
                 }
                 if let Some(m) = &a.mime {
                     put("mime", m.clone().into());
@@ -446,13 +624,21 @@ impl Part {
                     put("size", s.into());
                 }
             }
-            Part::Command { id, args } => {
+            Part::Command { id, args, resolved } => {
                 put("id", id.clone().into());
                 if !args.is_null() {
                     put("args", args.clone());
                 }
+                if let Some(r) = resolved {
+                    put("resolved", r.to_value());
+                }
             }
-            Part::Mention(m) => put("target", Value::Object(m.target.clone())),
+            Part::Mention(m) => {
+                put("target", Value::Object(m.target.clone()));
+                if let Some(r) = &m.resolved {
+                    put("resolved", r.to_value());
+                }
+            }
             Part::EditorContext(c) => {
                 put("kind", c.kind.clone().into());
                 if let Some(s) = &c.source {
@@ -500,6 +686,7 @@ pub(crate) fn parse_file_ref(mut r: Map<String, Value>, path: &str) -> Result<Fi
         }
     };
     let mime = f.opt_string("mime")?;
+    let name = f.opt_string("name")?;
     let range = match f.take("range") {
         None | Some(Value::Null) => None,
         Some(Value::Object(mut ro)) => {
@@ -546,6 +733,7 @@ pub(crate) fn parse_file_ref(mut r: Map<String, Value>, path: &str) -> Result<Fi
     };
     Ok(FileRef {
         target,
+        name,
         range,
         mime,
     })
@@ -562,6 +750,9 @@ fn file_ref_value(r: &FileRef) -> Value {
     o.insert(key.into(), val.clone().into());
     if let Some(m) = &r.mime {
         o.insert("mime".into(), m.clone().into());
+    }
+    if let Some(n) = &r.name {
+        o.insert("name".into(), n.clone().into());
     }
     if let Some(range) = r.range {
         let mut ro = Map::new();

@@ -550,6 +550,12 @@ impl<'a> Cx<'a, '_> {
             }
             Part::FileRef(r) => self.file_ref(i, r, "file-ref")?,
             Part::FileAttachment(a) => self.attachment(i, a)?,
+            Part::Command {
+                resolved: Some(r), ..
+            }
+            | Part::Mention(crate::message::Mention {
+                resolved: Some(r), ..
+            }) => self.resolution(i, part.type_name(), r)?,
             Part::Command { id, .. } => {
                 return Err(Error::new(
                     ErrorKind::UnresolvedCommand,
@@ -590,6 +596,33 @@ impl<'a> Cx<'a, '_> {
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A command or mention the compositor resolved: its parts stand in its place.
+    fn resolution(&mut self, i: usize, ty: &str, r: &'a crate::message::Resolution) -> Result<()> {
+        use crate::message::Outcome;
+        let why = match r.outcome {
+            Outcome::Action => "a host action: executed by the host, never sent to the model",
+            Outcome::Skill => "a skill activation: the skill loads through the skill flow",
+            Outcome::Dropped => "resolved to nothing the model can use",
+            Outcome::Parts | Outcome::PassThrough => "",
+        };
+        if r.parts.is_empty() {
+            let rule = format!("{ty}-{}", r.outcome.name());
+            self.drop(i, &rule, if why.is_empty() { "resolved to no parts" } else { why });
+            return Ok(());
+        }
+        for sub in &r.parts {
+            if matches!(sub, Part::Command { .. } | Part::Mention(_)) && sub.resolution().is_none() {
+                return Err(Error::new(
+                    ErrorKind::InvalidMessage,
+                    "a resolution cannot hold an unresolved command or mention",
+                )
+                .at(format!("parts[{i}].resolved")));
+            }
+            self.part(i, sub)?;
         }
         Ok(())
     }

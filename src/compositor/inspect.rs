@@ -1,0 +1,96 @@
+//! The user view of a message: one chip per part, as a rich input or a TUI would show it.
+//! The inspector puts it beside the persisted shape and the model view (the lowered body).
+
+use crate::message::{Data, Part, RangeUnit, RefTarget};
+use serde_json::{Map, Value};
+
+/// One chip per part: `{ part, type, label, detail? }`. `label` is what the user sees
+/// (`/review src/a.ts`, `@selection`, `icon.png`, `src/a.ts:10-25`).
+pub fn chips(parts: &[Part]) -> Vec<Value> {
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let (label, detail) = chip(p);
+            let mut o = Map::new();
+            o.insert("part".into(), i.into());
+            o.insert("type".into(), p.type_name().to_owned().into());
+            o.insert("label".into(), label.into());
+            if let Some(d) = detail {
+                o.insert("detail".into(), d.into());
+            }
+            Value::Object(o)
+        })
+        .collect()
+}
+
+fn ref_label(target: &RefTarget, name: Option<&str>) -> String {
+    match (target, name) {
+        (RefTarget::ContentId(_), Some(n)) => n.to_owned(),
+        (RefTarget::Path(p) | RefTarget::Url(p) | RefTarget::ContentId(p), _) => p.clone(),
+    }
+}
+
+fn chip(p: &Part) -> (String, Option<String>) {
+    match p {
+        Part::Text { text } => (text.clone(), None),
+        Part::FileRef(r) => {
+            let mut label = ref_label(&r.target, r.name.as_deref());
+            if let Some(range) = r.range {
+                let unit = if range.unit == RangeUnit::Byte { "bytes " } else { "" };
+                match range.end {
+                    Some(e) => label.push_str(&format!(":{unit}{}-{e}", range.start)),
+                    None => label.push_str(&format!(":{unit}{}", range.start)),
+                }
+            }
+            (label, r.mime.clone())
+        }
+        Part::FileAttachment(a) => {
+            let label = a.name.clone().unwrap_or_else(|| "attachment".into());
+            let mut detail = a.mime.clone().unwrap_or_default();
+            if let Some(s) = a.size {
+                detail.push_str(&format!(" · {s} bytes"));
+            }
+            if a.content_id.is_some() {
+                detail.push_str(" · in the blob store");
+            } else if matches!(a.data, None) {
+                detail.push_str(" · descriptor");
+            } else if matches!(a.data, Some(Data::Host(_))) {
+                detail.push_str(" · held by the host");
+            }
+            (label, Some(detail.trim_start_matches(" · ").to_owned()))
+        }
+        Part::Command { id, args, resolved } => {
+            let mut label = id.clone();
+            match args {
+                Value::Null => {}
+                Value::String(s) => {
+                    label.push(' ');
+                    label.push_str(s);
+                }
+                other => {
+                    label.push(' ');
+                    label.push_str(&other.to_string());
+                }
+            }
+            (label, resolved.as_ref().map(|r| r.outcome.name().to_owned()))
+        }
+        Part::Mention(m) => {
+            let t = |k: &str| m.target.get(k).and_then(Value::as_str);
+            let label = match m.kind.as_str() {
+                "skill" => format!("@skill:{}", t("name").unwrap_or("?")),
+                "file" => format!("@file:{}", t("path").unwrap_or("?")),
+                k => match t("id").or_else(|| t("name")) {
+                    Some(id) => format!("@{k}:{id}"),
+                    None => format!("@{k}"),
+                },
+            };
+            (label, m.resolved.as_ref().map(|r| r.outcome.name().to_owned()))
+        }
+        Part::EditorContext(c) => (
+            format!("{}{}", c.kind, c.source.as_ref().map(|s| format!(" · {s}")).unwrap_or_default()),
+            Some(crate::lower::render::payload_text(&c.payload)),
+        ),
+        Part::Unknown(_) => (format!("unsupported part `{}`", p.type_name()), None),
+    }
+}

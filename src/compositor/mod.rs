@@ -1,0 +1,21 @@
+//! The compositor: the stage before lowering. It turns what the user composed (typed text
+//! or parts from a rich editor) into a resolved message that is persisted, then lowered.
+//!
+//! - [`catalog`]: the command catalog (`/name`) and the mention kinds (`@selection`, …).
+//! - [`template`]: argument splitting and `$1` / `$ARGUMENTS` expansion.
+//! - [`text`]: the text front end (`parse_input`).
+//! - [`submit`]: resolution of commands, mentions and attachments at submit time.
+//! - [`inspect`]: the user view (chips) beside the persisted and model views.
+
+pub mod catalog;
+pub mod inspect;
+pub mod submit;
+pub mod template;
+pub mod text;
+
+pub use catalog::{Argument, Command, CommandCatalog, CommandKind, MentionKind};
+pub use inspect::chips;
+pub use submit::{
+    content_id, submit, Blob, HostRequest, Limits, SessionState, Step, SubmitOptions, Submission,
+};
+pub use text::parse_input;

@@ -1,0 +1,265 @@
+//! The message store: a persisted [`Submission`] is a head row, one row per part (the typed
+//! part as JSON, the spec's `data_json`), its blobs, the session counters and an id row.
+//! Reading assembles the rows and runs the read-time adapter ([`crate::versions`]), so a
+//! row written at an older `schema_version` comes back in the current shape; rows are
+//! never rewritten.
+
+use super::{bad_row, Backend, Op, Table};
+use crate::compositor::{self, Blob, CommandCatalog, SessionState, Step, SubmitOptions, Submission};
+use crate::error::{Error, ErrorKind, Result};
+use crate::lower::{ResolveRequest, Resolved, Resolver};
+use crate::message::UserMessage;
+use serde_json::{Map, Value};
+
+/// The key of message `seq` of `session` (also its default id).
+pub fn message_key(session: &str, seq: u64) -> String {
+    format!("{session}/{seq:010}")
+}
+
+/// The key of part `index` of the message stored under `key`.
+fn part_key(key: &str, index: usize) -> String {
+    format!("{key}#{index:05}")
+}
+
+/// The rows of a submission, dependent rows first (blobs, parts), then the session
+/// counters, the id row and the head that makes the message visible.
+pub fn batch(sub: &Submission) -> Vec<Op> {
+    let key = message_key(&sub.session, sub.seq);
+    let mut ops = Vec::with_capacity(sub.blobs.len() + sub.message.parts.len() + 3);
+    for b in &sub.blobs {
+        let mut o = Map::new();
+        o.insert("content_id".into(), b.content_id.clone().into());
+        o.insert("mime".into(), b.mime.clone().into());
+        o.insert("size".into(), b.size.into());
+        o.insert("data".into(), b.data.clone().into());
+        ops.push(Op::Put {
+            table: Table::Blobs,
+            key: b.content_id.clone(),
+            value: Value::Object(o).to_string(),
+        });
+    }
+    for (i, p) in sub.message.parts.iter().enumerate() {
+        let mut o = Map::new();
+        o.insert("message".into(), key.clone().into());
+        o.insert("index".into(), i.into());
+        o.insert("part".into(), p.to_value());
+        ops.push(Op::Put {
+            table: Table::Parts,
+            key: part_key(&key, i),
+            value: Value::Object(o).to_string(),
+        });
+    }
+    ops.push(Op::Put {
+        table: Table::Sessions,
+        key: sub.session.clone(),
+        value: sub.state.to_value().to_string(),
+    });
+    ops.push(Op::Put {
+        table: Table::Ids,
+        key: sub.id.clone(),
+        value: Value::String(key.clone()).to_string(),
+    });
+    let mut meta = sub.message.metadata.extra.clone();
+    meta.insert("schema_version".into(), sub.message.metadata.schema_version.into());
+    let mut head = Map::new();
+    head.insert("id".into(), sub.id.clone().into());
+    head.insert("session".into(), sub.session.clone().into());
+    head.insert("seq".into(), sub.seq.into());
+    head.insert("part_count".into(), sub.message.parts.len().into());
+    head.insert("metadata".into(), Value::Object(meta));
+    ops.push(Op::Put {
+        table: Table::Messages,
+        key,
+        value: Value::Object(head).to_string(),
+    });
+    ops
+}
+
+fn parse_row(table: Table, key: &str, text: &str) -> Result<Map<String, Value>> {
+    match serde_json::from_str(text) {
+        Ok(Value::Object(o)) => Ok(o),
+        Ok(_) => Err(bad_row(table, key, "not a JSON object")),
+        Err(e) => Err(bad_row(table, key, e)),
+    }
+}
+
+/// A message from its head row and its part rows (any order; rows of other messages under
+/// the same prefix are ignored). Older shapes are upgraded on the way out.
+pub fn assemble(key: &str, head: &str, parts: &[(String, String)]) -> Result<UserMessage> {
+    let head = parse_row(Table::Messages, key, head)?;
+    let count = head.get("part_count").and_then(Value::as_u64).ok_or_else(|| bad_row(Table::Messages, key, "no part_count"))?;
+    let mut slots: Vec<Option<Value>> = vec![None; usize::try_from(count).unwrap_or(0)];
+    for (pk, text) in parts {
+        let mut row = parse_row(Table::Parts, pk, text)?;
+        if row.get("message").and_then(Value::as_str) != Some(key) {
+            continue;
+        }
+        let index = row.get("index").and_then(Value::as_u64).ok_or_else(|| bad_row(Table::Parts, pk, "no index"))?;
+        let slot = usize::try_from(index).ok().and_then(|i| slots.get_mut(i)).ok_or_else(|| bad_row(Table::Parts, pk, "index out of range"))?;
+        *slot = row.remove("part");
+    }
+    let parts: Vec<Value> = slots
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| p.ok_or_else(|| bad_row(Table::Messages, key, format!("part {i} is missing"))))
+        .collect::<Result<_>>()?;
+    let mut msg = Map::new();
+    msg.insert("role".into(), "user".into());
+    msg.insert("parts".into(), Value::Array(parts));
+    msg.insert("metadata".into(), head.get("metadata").cloned().unwrap_or(Value::Null));
+    UserMessage::from_value(Value::Object(msg)).map_err(|e| {
+        Error::new(ErrorKind::StoreFailed, format!("the stored message `{key}` is not readable: {e}"))
+            .with("key", key)
+    })
+}
+
+/// Many messages at once: heads and all part rows of a session (what a history read gets
+/// from two range reads). Messages come back in key (sequence) order.
+pub fn assemble_many(heads: &[(String, String)], parts: &[(String, String)]) -> Result<Vec<UserMessage>> {
+    let mut out = Vec::with_capacity(heads.len());
+    let mut at = 0usize;
+    for (key, head) in heads {
+        // Part rows sort under their message key, so they are consumed in step.
+        let prefix = format!("{key}#");
+        while parts.get(at).is_some_and(|(k, _)| k.as_str() < prefix.as_str()) {
+            at += 1;
+        }
+        let start = at;
+        while parts.get(at).is_some_and(|(k, _)| k.starts_with(&prefix)) {
+            at += 1;
+        }
+        out.push(assemble(key, head, parts.get(start..at).unwrap_or_default())?);
+    }
+    Ok(out)
+}
+
+/// A blob row back as a [`Blob`].
+pub fn blob_from_row(key: &str, text: &str) -> Result<Blob> {
+    let row = parse_row(Table::Blobs, key, text)?;
+    let s = |k: &str| row.get(k).and_then(Value::as_str).map(str::to_owned);
+    Ok(Blob {
+        content_id: s("content_id").unwrap_or_else(|| key.to_owned()),
+        mime: s("mime").unwrap_or_else(|| "application/octet-stream".into()),
+        size: row.get("size").and_then(Value::as_u64).unwrap_or(0),
+        data: s("data").ok_or_else(|| bad_row(Table::Blobs, key, "no data"))?,
+    })
+}
+
+/// A message store over a synchronous backend (the component's `wasi:keyvalue`, memory).
+#[derive(Debug, Default)]
+pub struct MessageStore<B> {
+    backend: B,
+}
+
+impl<B: Backend> MessageStore<B> {
+    /// A store over `backend`.
+    pub fn new(backend: B) -> Self {
+        MessageStore { backend }
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    /// The counters of `session` (a new session starts at sequence 1).
+    pub fn session(&self, session: &str) -> Result<SessionState> {
+        Ok(match self.backend.get(Table::Sessions, session)? {
+            Some(text) => SessionState::from_value(&Value::Object(parse_row(Table::Sessions, session, &text)?)),
+            None => SessionState::from_value(&Value::Null),
+        })
+    }
+
+    /// Resolves and persists a message (persisted before anything is lowered). Returns
+    /// [`Step::Needs`] when the host must answer first (call again with `answers`).
+    pub fn submit(
+        &mut self,
+        message: &UserMessage,
+        catalog: &CommandCatalog,
+        options: &SubmitOptions,
+        answers: Option<&Map<String, Value>>,
+    ) -> Result<Step> {
+        let state = self.session(&options.session)?;
+        let step = compositor::submit(message, catalog, options, state, answers)?;
+        if let Step::Done(sub) = &step {
+            self.put(sub)?;
+        }
+        Ok(step)
+    }
+
+    /// Writes a submission.
+    pub fn put(&mut self, sub: &Submission) -> Result<()> {
+        if self.backend.get(Table::Ids, &sub.id)?.is_some() {
+            return Err(Error::new(ErrorKind::InvalidOptions, format!("a message with id `{}` is already stored", sub.id))
+                .at("id")
+                .with("id", sub.id.clone()));
+        }
+        self.backend.commit(&batch(sub))
+    }
+
+    fn key_of(&self, id: &str) -> Result<String> {
+        let text = self
+            .backend
+            .get(Table::Ids, id)?
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no message with id `{id}`")).with("id", id))?;
+        serde_json::from_str::<String>(&text).map_err(|e| bad_row(Table::Ids, id, e))
+    }
+
+    /// The message stored under `id`, in the current shape.
+    pub fn get(&self, id: &str) -> Result<UserMessage> {
+        let key = self.key_of(id)?;
+        let head = self
+            .backend
+            .get(Table::Messages, &key)?
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no message with id `{id}`")).with("id", id))?;
+        let parts = self.backend.scan(Table::Parts, &format!("{key}#"))?;
+        assemble(&key, &head, &parts)
+    }
+
+    /// The messages of `session`, in order.
+    pub fn history(&self, session: &str) -> Result<Vec<UserMessage>> {
+        let prefix = format!("{session}/");
+        let heads = self.backend.scan(Table::Messages, &prefix)?;
+        let parts = self.backend.scan(Table::Parts, &prefix)?;
+        let heads: Vec<(String, String)> = heads
+            .into_iter()
+            .filter(|(k, _)| k.get(prefix.len()..).is_some_and(|rest| !rest.contains('/')))
+            .collect();
+        assemble_many(&heads, &parts)
+    }
+
+    /// A blob by content id.
+    pub fn blob(&self, content_id: &str) -> Result<Option<Blob>> {
+        self.backend
+            .get(Table::Blobs, content_id)?
+            .map(|t| blob_from_row(content_id, &t))
+            .transpose()
+    }
+
+    /// A resolver that answers blob requests from this store and passes file and mention
+    /// requests to `inner`.
+    pub fn resolver<'a>(&'a self, inner: &'a dyn Resolver) -> StoreResolver<'a, B> {
+        StoreResolver { store: self, inner }
+    }
+}
+
+/// See [`MessageStore::resolver`].
+pub struct StoreResolver<'a, B> {
+    store: &'a MessageStore<B>,
+    inner: &'a dyn Resolver,
+}
+
+impl<B: Backend> Resolver for StoreResolver<'_, B> {
+    fn resolve(&self, request: &ResolveRequest<'_>) -> std::result::Result<Resolved, String> {
+        match request {
+            ResolveRequest::Blob { content_id, .. } => match self.store.blob(content_id) {
+                Ok(Some(b)) => crate::media::decode(&b.data)
+                    .map(|data| Resolved::Bytes { data, mime: Some(b.mime) })
+                    .map_err(|e| e.to_string()),
+                Ok(None) => self.inner.resolve(request),
+                Err(e) => Err(e.to_string()),
+            },
+            _ => self.inner.resolve(request),
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! The storage layer every store is built on: named tables of string keys → JSON text
+//! values, read by key or key prefix, written in batches.
+//!
+//! The record layouts (which rows a message or a skill becomes) are pure functions here;
+//! the faces drive real backends with them: IndexedDB (one object store per table, one
+//! transaction per batch) and in-memory maps in JS, a host's async key-value object, and
+//! `wasi:keyvalue` in the component. [`Backend`] is the synchronous form the component and
+//! the native tests use; [`MemoryBackend`] is its in-memory implementation.
+//!
+//! Crash safety on backends without transactions: a batch lists dependent rows (blobs,
+//! parts) before the row that makes them visible (a message head), so an interrupted
+//! batch leaves only unreachable rows, which the next write of the same keys replaces.
+
+pub mod messages;
+
+use crate::error::{Error, ErrorKind, Result};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+pub use messages::MessageStore;
+
+/// The tables of the layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Table {
+    /// Message heads (`<session>/<seq>` → metadata, part count).
+    Messages,
+    /// One row per message part (`<message key>#<index>` → the typed part as JSON).
+    Parts,
+    /// Split-out attachment bytes (`sha256-…` → `{ mime, size, data }`).
+    Blobs,
+    /// Per-session counters (`<session>` → `{ next_seq, inline_bytes, messages }`).
+    Sessions,
+    /// Message ids → message keys.
+    Ids,
+}
+
+impl Table {
+    /// Every table, in a fixed order.
+    pub const ALL: [Table; 5] = [Table::Messages, Table::Parts, Table::Blobs, Table::Sessions, Table::Ids];
+
+    /// The table's name (the IndexedDB object store, the key prefix in a flat store).
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Messages => "messages",
+            Table::Parts => "parts",
+            Table::Blobs => "blobs",
+            Table::Sessions => "sessions",
+            Table::Ids => "ids",
+        }
+    }
+
+    /// The table named `name`.
+    pub fn parse(name: &str) -> Option<Table> {
+        Table::ALL.into_iter().find(|t| t.name() == name)
+    }
+}
+
+/// One write.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// Insert or replace a row.
+    Put {
+        /// The table.
+        table: Table,
+        /// The key.
+        key: String,
+        /// The value, JSON text.
+        value: String,
+    },
+    /// Remove a row (absent rows are fine).
+    Delete {
+        /// The table.
+        table: Table,
+        /// The key.
+        key: String,
+    },
+}
+
+impl Op {
+    /// The wire form the JS face executes: `{ op, table, key, value? }`.
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        match self {
+            Op::Put { table, key, value } => {
+                o.insert("op".into(), "put".into());
+                o.insert("table".into(), table.name().into());
+                o.insert("key".into(), key.clone().into());
+                o.insert("value".into(), value.clone().into());
+            }
+            Op::Delete { table, key } => {
+                o.insert("op".into(), "delete".into());
+                o.insert("table".into(), table.name().into());
+                o.insert("key".into(), key.clone().into());
+            }
+        }
+        Value::Object(o)
+    }
+}
+
+/// A synchronous backend.
+pub trait Backend {
+    /// The value under `key`.
+    fn get(&self, table: Table, key: &str) -> Result<Option<String>>;
+    /// All rows whose key starts with `prefix`, in key order.
+    fn scan(&self, table: Table, prefix: &str) -> Result<Vec<(String, String)>>;
+    /// Applies the writes in order; all or nothing where the backend can promise it.
+    fn commit(&mut self, ops: &[Op]) -> Result<()>;
+}
+
+/// An in-memory backend (ordered maps); a commit is all or nothing.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryBackend {
+    tables: BTreeMap<Table, BTreeMap<String, String>>,
+}
+
+impl MemoryBackend {
+    /// An empty store.
+    pub fn new() -> Self {
+        MemoryBackend::default()
+    }
+
+    /// How many rows `table` holds.
+    pub fn len(&self, table: Table) -> usize {
+        self.tables.get(&table).map_or(0, BTreeMap::len)
+    }
+
+    /// Whether no table holds a row.
+    pub fn is_empty(&self) -> bool {
+        self.tables.values().all(BTreeMap::is_empty)
+    }
+}
+
+impl Backend for MemoryBackend {
+    fn get(&self, table: Table, key: &str) -> Result<Option<String>> {
+        Ok(self.tables.get(&table).and_then(|t| t.get(key)).cloned())
+    }
+
+    fn scan(&self, table: Table, prefix: &str) -> Result<Vec<(String, String)>> {
+        Ok(self
+            .tables
+            .get(&table)
+            .map(|t| {
+                t.range(prefix.to_owned()..)
+                    .take_while(|(k, _)| k.starts_with(prefix))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    fn commit(&mut self, ops: &[Op]) -> Result<()> {
+        for op in ops {
+            match op {
+                Op::Put { table, key, value } => {
+                    self.tables.entry(*table).or_default().insert(key.clone(), value.clone());
+                }
+                Op::Delete { table, key } => {
+                    if let Some(t) = self.tables.get_mut(table) {
+                        t.remove(key);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A `StoreFailed` error about the row `key` of `table`.
+pub(crate) fn bad_row(table: Table, key: &str, why: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorKind::StoreFailed,
+        format!("the {} row `{key}` cannot be read: {why}", table.name()),
+    )
+    .with("table", table.name())
+    .with("key", key)
+}
