@@ -20,7 +20,9 @@ console.log('\nSize report\n' + out);
 mkdirSync('target', { recursive: true });
 writeFileSync('target/size-report.md', out);
 const web = rows[0];
-const budget = 120 * 1024;
+// Budgets by slice (the whole library must stay under 350 KB gzip): foundation + lowering
+// 120 KB; + compositor and message store 180 KB.
+const budget = 180 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;

@@ -123,6 +123,11 @@ function answer(v, slots, texts, kind) {
   let mime;
   if (!bytes && typeof v === 'object') {
     if (typeof v.text === 'string') return textAnswer(texts, v.text, typeof v.mime === 'string' ? v.mime : undefined);
+    if (typeof v.base64 === 'string') {
+      const a = v.base64.length < SLOT_MIN_CHARS ? { bytes: v.base64 } : { slot: slotOf(slots, v.base64, undefined, { bytes: v.base64 }) };
+      if (typeof v.mime === 'string') a.mime = v.mime;
+      return a;
+    }
     bytes = asBytes(v.bytes ?? v.data);
     mime = typeof v.mime === 'string' ? v.mime : undefined;
   }
@@ -135,24 +140,38 @@ function answer(v, slots, texts, kind) {
   return a;
 }
 
+/** The resolver requests one part makes (a resolved command or mention: its parts'). */
+function requestsOf(p, i, requests) {
+  if (!p || typeof p !== 'object') return;
+  if ((p.type === 'command' || p.type === 'mention') && p.resolved && typeof p.resolved === 'object') {
+    if (Array.isArray(p.resolved.parts)) for (const sub of p.resolved.parts) requestsOf(sub, i, requests);
+    return;
+  }
+  if (p.type === 'file-ref' && p.ref && typeof p.ref === 'object') {
+    requests.push({ part: i, request: { type: 'file', ref: p.ref, part: i }, kind: 'file' });
+  } else if (p.type === 'mention' && p.target && typeof p.target === 'object') {
+    const t = p.target;
+    if (t.kind === 'file') {
+      const ref = { kind: 'path', path: t.path };
+      if (t.range) ref.range = t.range;
+      requests.push({ part: i, request: { type: 'file', ref, part: i }, kind: 'file' });
+    } else if (t.kind !== 'skill') {
+      requests.push({ part: i, request: { type: 'mention', target: t, part: i }, kind: 'mention' });
+    }
+  } else if (p.type === 'file-attachment' && p.data == null) {
+    const id = p.blob && typeof p.blob === 'object' ? p.blob.content_id : p.content_id;
+    if (typeof id === 'string') requests.push({ part: i, request: { type: 'blob', content_id: id, part: i }, kind: 'blob' });
+  }
+}
+
 function prepare(message, slots) {
   if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return { message, requests: [] };
   const requests = [];
   let changed = false;
   const parts = message.parts.map((p, i) => {
     if (!p || typeof p !== 'object') return p;
-    if (p.type === 'file-ref' && p.ref && typeof p.ref === 'object') {
-      requests.push({ part: i, request: { type: 'file', ref: p.ref, part: i }, kind: 'file' });
-    } else if (p.type === 'mention' && p.target && typeof p.target === 'object') {
-      const t = p.target;
-      if (t.kind === 'file') {
-        const ref = { kind: 'path', path: t.path };
-        if (t.range) ref.range = t.range;
-        requests.push({ part: i, request: { type: 'file', ref, part: i }, kind: 'file' });
-      } else if (t.kind !== 'skill') {
-        requests.push({ part: i, request: { type: 'mention', target: t, part: i }, kind: 'mention' });
-      }
-    } else if (p.type === 'file-attachment') {
+    requestsOf(p, i, requests);
+    if (p.type === 'file-attachment') {
       if (p.data && typeof p.data === 'object' && !ArrayBuffer.isView(p.data) && !(p.data instanceof ArrayBuffer)) {
         throw new PromptloomError('InvalidMessage', '`data` must be a base64 string, a data URL or bytes (at parts[' + i + '].data)', { path: `parts[${i}].data` });
       }
@@ -168,9 +187,6 @@ function prepare(message, slots) {
           changed = true;
           return { ...p, data: slotOf(slots, ok.b64, ok.mime, p.data) };
         }
-      }
-      if (p.data == null && typeof p.content_id === 'string') {
-        requests.push({ part: i, request: { type: 'blob', content_id: p.content_id, part: i }, kind: 'blob' });
       }
     }
     return p;
@@ -215,6 +231,31 @@ const encoder = new TextEncoder();
 
 /** Writes the call's strings into the core's inbox (bulk UTF-8 copies) and lowers them. */
 function lowerInbox(strings) {
+  return viaInbox('lowerInbox', strings);
+}
+
+/**
+ * @internal Writes strings into the core's inbox and calls the core function `name` with
+ * their byte lengths (and any `extra` arguments); core errors become PromptloomErrors.
+ */
+export function __inbox(name, strings, ...extra) {
+  return call(viaInbox, name, strings, ...extra);
+}
+
+/** @internal Calls a core export by name; core errors become PromptloomErrors. */
+export function __core(name, ...args) {
+  return call((...a) => wasm[name](...a), ...args);
+}
+
+/** @internal The wasm-bindgen module (for its classes). */
+export function __module() {
+  if (!wasm) throw new PromptloomError('Internal', 'promptloom is not initialised yet', {});
+  return wasm;
+}
+
+export { toBase64 as __toBase64, asBytes as __asBytes };
+
+function viaInbox(name, strings, ...extra) {
   let max = 0;
   for (const s of strings) max += s.length * 3;
   const ptr = wasm.inbox(max);
@@ -226,7 +267,7 @@ function lowerInbox(strings) {
     lens[i] = written;
     at += written;
   }
-  return wasm.lowerInbox(lens);
+  return wasm[name](lens, ...extra);
 }
 
 /** Puts the data of the slots the core asked for back inline (in parts and answers). */
@@ -279,7 +320,7 @@ export function lower(message, options) {
   const opts = optionsJson(options);
   const slots = [];
   const prepared = prepare(message, slots);
-  const resolve = options.resolve;
+  const resolve = withStore(options.resolve, options.store);
   const answers = {};
   const texts = [];
   if (!resolve || prepared.requests.length === 0) return finish(prepared.message, opts, answers, slots, texts);
@@ -311,6 +352,18 @@ export function lower(message, options) {
   }
   if (pending.length === 0) return finish(prepared.message, opts, answers, slots, texts);
   return Promise.all(pending).then(() => finish(prepared.message, opts, answers, slots, texts));
+}
+
+/** A resolver that answers blob requests from a message store, and the rest with `resolve`. */
+function withStore(resolve, store) {
+  if (!store) return resolve;
+  if (typeof store.blob !== 'function') {
+    throw new PromptloomError('InvalidOptions', '`store` must be a message store from openMessageStore() (at store)', { path: 'store' });
+  }
+  return (request) => {
+    if (request.type !== 'blob') return resolve ? resolve(request) : null;
+    return store.blob(request.content_id).then((b) => (b ? { base64: b.data, mime: b.mime } : resolve ? resolve(request) : null));
+  };
 }
 
 /** The default capability table of a provider (what it accepts natively, limits, routes). */

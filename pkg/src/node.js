@@ -8,3 +8,4 @@ const exports = initSync({ module: readFileSync(new URL('../dist/wasm/promptloom
 __setWasm(core, exports);
 
 export { lower, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
+export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';

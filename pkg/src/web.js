@@ -8,3 +8,4 @@ const exports = await init({ module_or_path: new URL('../dist/wasm/promptloom_bg
 __setWasm(core, exports);
 
 export { lower, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
+export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';

@@ -9,3 +9,4 @@ const exports = initSync({ module: wasmModule });
 __setWasm(core, exports);
 
 export { lower, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
+export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';

@@ -473,7 +473,7 @@ impl Cx<'_> {
                 r
             }
             CommandKind::Template { body } => {
-                let t = expand(body, &args.raw, &args.positional, &lookup);
+                let t = expand(body, &args.raw, &args.positional, cmd.arguments.len(), &lookup);
                 let parts = if t.trim().is_empty() { Vec::new() } else { vec![text(t)] };
                 Resolution::new(Outcome::Parts, parts)
             }
@@ -488,7 +488,7 @@ impl Cx<'_> {
                 s.insert("args".into(), args.to_value());
                 self.skills.push(Value::Object(s));
                 let t = match body {
-                    Some(b) => expand(b, &args.raw, &args.positional, &lookup),
+                    Some(b) => expand(b, &args.raw, &args.positional, cmd.arguments.len(), &lookup),
                     None => args.raw.clone(),
                 };
                 let parts = if t.trim().is_empty() { Vec::new() } else { vec![text(t)] };

@@ -5,8 +5,9 @@
 //! - Arguments split on whitespace; `"a b"` and `'a b'` are one argument; inside double
 //!   quotes `\"` and `\\` are escapes. An unclosed quote is an `InvalidCommand` error.
 //! - `$1`, `$2`, … are 1-based positional arguments (shell style). A `$N` with no N-th
-//!   argument stays in the text as typed (unless the command declares that argument as
-//!   required, which is a `MissingArgument` error before expansion).
+//!   argument is empty when the command declares an N-th argument (an optional one left
+//!   out), and stays in the text as typed otherwise (a `$5` in prose). A declared
+//!   required argument left out is a `MissingArgument` error before expansion.
 //! - `$ARGUMENTS` and its synonym `$@` are everything after the command name, verbatim.
 //! - `${name}` is a declared argument by name.
 //! - `\$` is a literal `$`.
@@ -64,7 +65,13 @@ pub fn split_args(raw: &str) -> Result<Vec<String>> {
 }
 
 /// Expands a template body. `named` answers `${name}`; `positional` answers `$N`.
-pub fn expand(body: &str, raw: &str, positional: &[String], named: &dyn Fn(&str) -> Option<String>) -> String {
+pub fn expand(
+    body: &str,
+    raw: &str,
+    positional: &[String],
+    declared: usize,
+    named: &dyn Fn(&str) -> Option<String>,
+) -> String {
     let mut out = String::with_capacity(body.len() + raw.len());
     let mut used = false;
     let mut rest = body;
@@ -108,6 +115,7 @@ pub fn expand(body: &str, raw: &str, positional: &[String], named: &dyn Fn(&str)
                 used = true;
                 match positional.get(n - 1) {
                     Some(v) => out.push_str(v),
+                    None if n <= declared => {}
                     None => out.push_str(&tail[..1 + digits]),
                 }
                 rest = &tail[1 + digits..];
@@ -149,19 +157,21 @@ mod tests {
     fn expansion_rules() {
         let none = |_: &str| None;
         let p = s(&["src/a.ts", "critical"]);
-        assert_eq!(expand("Review $1 for $2 issues", "src/a.ts critical", &p, &none), "Review src/a.ts for critical issues");
-        assert_eq!(expand("All: $ARGUMENTS / $@", "x y", &s(&["x", "y"]), &none), "All: x y / x y");
+        assert_eq!(expand("Review $1 for $2 issues", "src/a.ts critical", &p, 0, &none), "Review src/a.ts for critical issues");
+        assert_eq!(expand("All: $ARGUMENTS / $@", "x y", &s(&["x", "y"]), 0, &none), "All: x y / x y");
         // No placeholder: appended after a blank line.
-        assert_eq!(expand("Summarise.", "the diff", &s(&["the", "diff"]), &none), "Summarise.\n\nthe diff");
+        assert_eq!(expand("Summarise.", "the diff", &s(&["the", "diff"]), 0, &none), "Summarise.\n\nthe diff");
         // A missing positional stays as typed; `\$` is literal; `$0` and `$x` are literal.
-        assert_eq!(expand("$1 $3 \\$1 $0 $x", "a", &s(&["a"]), &none), "a $3 $1 $0 $x");
+        assert_eq!(expand("$1 $3 \\$1 $0 $x", "a", &s(&["a"]), 0, &none), "a $3 $1 $0 $x");
+        // … unless the command declares a third argument (an optional one left out).
+        assert_eq!(expand("$1 [$3]", "a", &s(&["a"]), 3, &none), "a []");
         // Substituted values are not expanded again.
-        assert_eq!(expand("[$1]", "$2", &s(&["$2", "boom"]), &none), "[$2]");
+        assert_eq!(expand("[$1]", "$2", &s(&["$2", "boom"]), 0, &none), "[$2]");
         let named = |n: &str| (n == "file").then(|| "f.ts".to_string());
-        assert_eq!(expand("${file} ${other}", "", &[], &named), "f.ts ${other}");
-        assert_eq!(expand("", "only args", &s(&["only", "args"]), &none), "only args");
+        assert_eq!(expand("${file} ${other}", "", &[], 0, &named), "f.ts ${other}");
+        assert_eq!(expand("", "only args", &s(&["only", "args"]), 0, &none), "only args");
         // Multi-digit positions.
         let ten: Vec<String> = (1..=10).map(|i| i.to_string()).collect();
-        assert_eq!(expand("$10-$1", "", &ten, &none), "10-1");
+        assert_eq!(expand("$10-$1", "", &ten, 0, &none), "10-1");
     }
 }

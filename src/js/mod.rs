@@ -8,6 +8,8 @@ use crate::message::UserMessage;
 use crate::wire;
 use wasm_bindgen::prelude::*;
 
+mod compositor;
+
 fn js_err(e: Error) -> JsValue {
     JsValue::from_str(&e.to_json())
 }
@@ -32,15 +34,9 @@ pub fn inbox(len: usize) -> usize {
     })
 }
 
-/// Lowers the input the glue wrote into the inbox. `lens` are the byte lengths of the
-/// strings there, in order: the message JSON (large data replaced by host slots), the
-/// options JSON, the resolver answers JSON, then each resolved file text (the answers name
-/// them by index, `{"text_at": n}`). Returns the report JSON, a NUL, then the body with
-/// `\u{1}n\u{1}` slot markers — or `\u{2}` and a comma-separated list of slots the core must
-/// read whole (the glue calls again with those inline).
-#[wasm_bindgen(js_name = lowerInbox)]
-pub fn lower_inbox(lens: &[u32]) -> Result<String, JsValue> {
-    let input = INBOX
+/// The strings the glue wrote into the inbox, by their byte lengths.
+fn inbox_strings(lens: &[u32]) -> Result<Vec<String>, JsValue> {
+    INBOX
         .with(|b| -> Result<Vec<String>, Error> {
             let b = b.borrow();
             let mut at = 0usize;
@@ -57,7 +53,18 @@ pub fn lower_inbox(lens: &[u32]) -> Result<String, JsValue> {
                 })
                 .collect()
         })
-        .map_err(js_err)?;
+        .map_err(js_err)
+}
+
+/// Lowers the input the glue wrote into the inbox. `lens` are the byte lengths of the
+/// strings there, in order: the message JSON (large data replaced by host slots), the
+/// options JSON, the resolver answers JSON, then each resolved file text (the answers name
+/// them by index, `{"text_at": n}`). Returns the report JSON, a NUL, then the body with
+/// `\u{1}n\u{1}` slot markers — or `\u{2}` and a comma-separated list of slots the core must
+/// read whole (the glue calls again with those inline).
+#[wasm_bindgen(js_name = lowerInbox)]
+pub fn lower_inbox(lens: &[u32]) -> Result<String, JsValue> {
+    let input = inbox_strings(lens)?;
     let mut it = input.into_iter();
     let (Some(message), Some(options), Some(resolved)) = (it.next(), it.next(), it.next()) else {
         return Err(js_err(Error::new(

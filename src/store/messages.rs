@@ -133,6 +133,16 @@ pub fn assemble_many(heads: &[(String, String)], parts: &[(String, String)]) -> 
     Ok(out)
 }
 
+/// The heads of `session` among rows read with the prefix `<session>/` (which also finds
+/// the heads of a session named `<session>/more`).
+pub fn session_heads(session: &str, heads: Vec<(String, String)>) -> Vec<(String, String)> {
+    let n = session.len() + 1;
+    heads
+        .into_iter()
+        .filter(|(k, _)| k.starts_with(session) && k.get(n..).is_some_and(|rest| !rest.contains('/')))
+        .collect()
+}
+
 /// A blob row back as a [`Blob`].
 pub fn blob_from_row(key: &str, text: &str) -> Result<Blob> {
     let row = parse_row(Table::Blobs, key, text)?;
@@ -221,11 +231,7 @@ impl<B: Backend> MessageStore<B> {
         let prefix = format!("{session}/");
         let heads = self.backend.scan(Table::Messages, &prefix)?;
         let parts = self.backend.scan(Table::Parts, &prefix)?;
-        let heads: Vec<(String, String)> = heads
-            .into_iter()
-            .filter(|(k, _)| k.get(prefix.len()..).is_some_and(|rest| !rest.contains('/')))
-            .collect();
-        assemble_many(&heads, &parts)
+        assemble_many(&session_heads(session, heads), &parts)
     }
 
     /// A blob by content id.

@@ -1,0 +1,238 @@
+// The compositor's JS glue: the command catalog, the text front end, submit (asks the
+// host's callbacks, then writes the rows the core laid out in one commit), the message
+// store, and the inspector. Resolution rules and the row layout live in the core.
+
+import { PromptloomError, lower, __core, __inbox, __module, __toBase64, __asBytes } from './api.js';
+import { memoryBackend, indexedDbBackend, hostBackend } from './stores.js';
+
+/** Slash commands and `@` mention kinds: register, list, complete. */
+export class CommandCatalog {
+  #inner;
+  /** @param {{ builtins?: boolean }} [options] built-ins (/branch, /compact, /archive, /rewind, /search, @selection, @open, @cursor, @last) unless false */
+  constructor(options = {}) {
+    const M = __module();
+    this.#inner = new M.CommandCatalog(options.builtins !== false);
+  }
+  /** Registers or replaces a command; returns the entry it replaced, if any. */
+  register(entry) {
+    const old = this.#call('register', JSON.stringify(entry));
+    return old ? JSON.parse(old) : undefined;
+  }
+  /** Registers or replaces a mention kind (`{ name, description? }`); returns whether one was replaced. */
+  registerMention(entry) {
+    return this.#call('registerMention', JSON.stringify(typeof entry === 'string' ? { name: entry } : entry));
+  }
+  /** Removes a command; returns whether it existed. */
+  unregister(name) {
+    return this.#inner.unregister(String(name));
+  }
+  /** `{ commands, mentions }`. */
+  list() {
+    return JSON.parse(this.#inner.list());
+  }
+  /** Palette entries for what the user typed (`/re`, `@se`), best first. */
+  complete(typed, { limit = 20 } = {}) {
+    return JSON.parse(this.#inner.complete(String(typed), limit >>> 0));
+  }
+  /** @internal */
+  get __inner() {
+    return this.#inner;
+  }
+  #call(method, ...args) {
+    try {
+      return this.#inner[method](...args);
+    } catch (raw) {
+      throw toError(raw);
+    }
+  }
+}
+
+function toError(raw) {
+  if (raw instanceof PromptloomError) return raw;
+  try {
+    const e = JSON.parse(String(raw));
+    return new PromptloomError(e.code, e.message, e.details);
+  } catch {
+    return new PromptloomError('Internal', String(raw?.message ?? raw), {});
+  }
+}
+
+let defaultCatalog;
+function catalogOf(catalog) {
+  if (catalog === undefined) return (defaultCatalog ??= new CommandCatalog());
+  if (!(catalog instanceof CommandCatalog)) {
+    throw new PromptloomError('InvalidOptions', '`catalog` must be a CommandCatalog (at catalog)', { path: 'catalog' });
+  }
+  return catalog;
+}
+
+/** Typed text → parts: `/cmd args`, `@file:path:10-25`, `@skill:name`, `@selection`, text. */
+export function parseInput(text, { catalog } = {}) {
+  if (typeof text !== 'string') throw new PromptloomError('InvalidMessage', 'parseInput() takes a string', { path: '$' });
+  return JSON.parse(__core('parseInput', text, catalogOf(catalog).__inner));
+}
+
+/** A persisted conversation store over one backend. */
+class MessageStore {
+  #backend;
+  #queue = Promise.resolve();
+  constructor(backend, name) {
+    this.#backend = backend;
+    this.name = name;
+    this.backend = backend.kind;
+  }
+  /** @internal the backend (tests and the benchmark read rows through it). */
+  get __backend() {
+    return this.#backend;
+  }
+  /** The stored message `id`, in the current shape (older rows are upgraded on read). */
+  async get(id) {
+    const key = await this.#backend.get('ids', String(id));
+    if (key == null) throw new PromptloomError('NotFound', `no message with id \`${id}\``, { id });
+    const k = JSON.parse(key);
+    const head = await this.#backend.get('messages', k);
+    if (head == null) throw new PromptloomError('NotFound', `no message with id \`${id}\``, { id });
+    const parts = await this.#backend.scan('parts', `${k}#`);
+    return JSON.parse(__inbox('assembleInbox', [JSON.stringify([[k, head]]), JSON.stringify(parts), '']))[0];
+  }
+  /** Every message of `session`, in order (two range reads). */
+  async history(session = 'default') {
+    const prefix = `${session}/`;
+    const [heads, parts] = await Promise.all([this.#backend.scan('messages', prefix), this.#backend.scan('parts', prefix)]);
+    return JSON.parse(__inbox('assembleInbox', [JSON.stringify(heads), JSON.stringify(parts), String(session)]));
+  }
+  /** Summaries of the messages of `session`: `{ id, seq, part_count, metadata }`. */
+  async list(session = 'default') {
+    const prefix = `${session}/`;
+    const rows = await this.#backend.scan('messages', prefix);
+    return rows.map(([, v]) => JSON.parse(v)).filter((h) => h.session === session);
+  }
+  /** A split-out attachment: `{ content_id, mime, size, data }` (data is base64), or null. */
+  async blob(contentId) {
+    const v = await this.#backend.get('blobs', String(contentId));
+    return v == null ? null : JSON.parse(v);
+  }
+  /** @internal one submit at a time per store instance (the session counter is read-modify-write). */
+  __serial(f) {
+    const run = this.#queue.then(f);
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+  /** Closes the backend (IndexedDB connection). */
+  close() {
+    this.#backend.close();
+  }
+}
+
+/**
+ * Opens a message store: `backend` is "indexeddb" (browsers), "memory" (Node, edge
+ * workers, tests), or a host object with async get/put/delete/list (an edge KV).
+ */
+export async function openMessageStore({ backend = 'memory', name = 'promptloom' } = {}) {
+  if (typeof name !== 'string' || name === '') throw new PromptloomError('InvalidOptions', '`name` must be a non-empty string (at name)', { path: 'name' });
+  if (backend === 'memory') return new MessageStore(memoryBackend(), name);
+  if (backend === 'indexeddb') return new MessageStore(await indexedDbBackend(name), name);
+  if (backend && typeof backend === 'object') return new MessageStore(hostBackend(backend), name);
+  throw new PromptloomError('InvalidOptions', '`backend` must be "indexeddb", "memory" or an object with get/put/delete/list (at backend)', { path: 'backend' });
+}
+
+function errorText(e) {
+  return String(e && e.message ? e.message : e);
+}
+
+/** Asks the host for what only it knows; a thrown or rejected callback becomes `{ error }`. */
+async function answer(needs, { resolve, mentions }) {
+  const answers = {};
+  await Promise.all(
+    needs.map(async (n) => {
+      let f;
+      if (n.type === 'mention') f = mentions && typeof mentions[n.kind] === 'function' ? () => mentions[n.kind](n.target) : null;
+      else f = typeof resolve === 'function' ? () => resolve(n) : null;
+      if (!f) return;
+      try {
+        const v = await f();
+        if (v !== undefined && v !== null) answers[n.part] = v;
+      } catch (e) {
+        answers[n.part] = { error: errorText(e) };
+      }
+    }),
+  );
+  return answers;
+}
+
+/** Attachment bytes become base64 (the core sees every byte it must hash and classify). */
+function wireMessage(message) {
+  if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return message;
+  let changed = false;
+  const parts = message.parts.map((p) => {
+    const bytes = p && p.type === 'file-attachment' ? __asBytes(p.data) : null;
+    if (!bytes) return p;
+    changed = true;
+    return { ...p, data: __toBase64(bytes) };
+  });
+  return changed ? { ...message, parts } : message;
+}
+
+/**
+ * Resolves a message (commands, mentions, attachments → blob store) and persists it before
+ * anything is lowered. Returns `{ id, session, seq, message, actions, skills, warnings,
+ * blobs }`; `message` is what was persisted and what lower() takes.
+ */
+export async function submit(message, options = {}) {
+  const { store, catalog, resolve, mentions, session = 'default', id, now, skills, limits } = options;
+  if (!(store instanceof MessageStore)) {
+    throw new PromptloomError('InvalidOptions', 'submit() needs a `store` from openMessageStore() (at store)', { path: 'store' });
+  }
+  if (mentions !== undefined && (mentions === null || typeof mentions !== 'object')) {
+    throw new PromptloomError('InvalidOptions', '`mentions` must map mention kinds to callbacks (at mentions)', { path: 'mentions' });
+  }
+  const cat = catalogOf(catalog).__inner;
+  const msgJson = JSON.stringify(wireMessage(message) ?? null);
+  const optsJson = JSON.stringify({ session, id, now: now ?? Date.now(), skills, limits });
+  // Step 1 (no answers yet): every error in the message shows up here, before any callback.
+  const step = (row, answers) => JSON.parse(__inbox('submitInbox', [msgJson, optsJson, row ?? '', answers], cat));
+  return store.__serial(async () => {
+    const row0 = await store.__backend.get('sessions', session);
+    let out = step(row0, '');
+    let answersJson = '';
+    if (out.needs) {
+      answersJson = JSON.stringify(await answer(out.needs, { resolve, mentions }));
+      out = step(row0, answersJson);
+    }
+    let done = out.done;
+    if (!done) throw new PromptloomError('Internal', 'the core asked the host twice', {});
+    await store.__backend.commitAfterRead(
+      [
+        ['sessions', session],
+        ['ids', done.id],
+      ],
+      ([row, taken]) => {
+        // Another writer moved the session on since the first read: lay the rows out again.
+        if (row !== row0) done = step(row, answersJson || '{}').done;
+        if (taken != null) {
+          throw new PromptloomError('InvalidOptions', `a message with id \`${done.id}\` is already stored (at id)`, { path: 'id', id: done.id });
+        }
+        return done.batch;
+      },
+    );
+    const { batch: _, ...result } = done;
+    return result;
+  });
+}
+
+/**
+ * The inspector's three views of one message side by side: the user view (chips), the
+ * persisted shape, and the model view (the lowered body and its report).
+ */
+export async function inspect(message, options) {
+  const persisted = JSON.parse(__core('normalizeMessage', JSON.stringify(wireMessage(message))));
+  const user = JSON.parse(__core('userView', JSON.stringify(persisted)));
+  let model;
+  try {
+    const l = await lower(message, options);
+    model = { body: l.json(), report: l.report };
+  } catch (e) {
+    model = { error: { code: e.code ?? 'Internal', message: errorText(e) } };
+  }
+  return { user, persisted, model };
+}

@@ -1,0 +1,219 @@
+// Storage backends for the message store. Each one executes the rows the core lays out
+// (tables of string keys → JSON text) and reads them back; none of them knows what a
+// message is. Interface: get(table, key), scan(table, prefix) → [[key, value]] in key
+// order, commitAfterRead(reads, build) — reads rows, calls build(values) synchronously for
+// the ops to write, and writes them (one transaction where the backend has them).
+
+import { PromptloomError } from './api.js';
+
+/** The tables of the layout (src/store/mod.rs); the IndexedDB object stores. */
+export const TABLES = ['messages', 'parts', 'blobs', 'sessions', 'ids'];
+const DB_VERSION = 1;
+
+function storeFailed(message, cause) {
+  const e = new PromptloomError('StoreFailed', message, { cause: cause ? String(cause.message ?? cause) : undefined });
+  return e;
+}
+
+function checkTable(t) {
+  if (!TABLES.includes(t)) throw new PromptloomError('Internal', `unknown table ${t}`, {});
+}
+
+/** Rows in memory (Node, edge workers, tests). A commit is all or nothing. */
+export function memoryBackend() {
+  const tables = new Map(TABLES.map((t) => [t, new Map()]));
+  return {
+    kind: 'memory',
+    async get(table, key) {
+      checkTable(table);
+      return tables.get(table).get(key) ?? null;
+    },
+    async scan(table, prefix) {
+      checkTable(table);
+      const out = [];
+      for (const [k, v] of tables.get(table)) if (k.startsWith(prefix)) out.push([k, v]);
+      return out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    },
+    async commitAfterRead(reads, build) {
+      const values = reads.map(([t, k]) => tables.get(t).get(k) ?? null);
+      const ops = build(values);
+      for (const op of ops) checkTable(op.table);
+      for (const op of ops) {
+        if (op.op === 'put') tables.get(op.table).set(op.key, op.value);
+        else tables.get(op.table).delete(op.key);
+      }
+    },
+    close() {},
+  };
+}
+
+function request(r) {
+  return new Promise((resolve, reject) => {
+    r.onsuccess = () => resolve(r.result);
+    r.onerror = () => reject(r.error);
+  });
+}
+
+/**
+ * IndexedDB: one database per store name, one object store per table (out-of-line string
+ * keys, JSON text values), one readwrite transaction per commit.
+ */
+export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
+  if (!idb) throw new PromptloomError('InvalidOptions', 'IndexedDB is not available here; use backend: "memory" or a host object', { path: 'backend' });
+  const open = idb.open(name, DB_VERSION);
+  open.onupgradeneeded = () => {
+    const db = open.result;
+    for (const t of TABLES) if (!db.objectStoreNames.contains(t)) db.createObjectStore(t);
+  };
+  let db;
+  try {
+    db = await new Promise((resolve, reject) => {
+      open.onsuccess = () => resolve(open.result);
+      open.onerror = () => reject(open.error);
+      open.onblocked = () => reject(new Error('the database is open in another tab at an older version'));
+    });
+  } catch (e) {
+    throw storeFailed(`cannot open the IndexedDB database "${name}": ${e?.message ?? e}`, e);
+  }
+  // Another tab upgrading the database: close this connection so the upgrade can run;
+  // later calls here fail with StoreFailed instead of writing into a changing schema.
+  let closed = false;
+  db.onversionchange = () => {
+    closed = true;
+    db.close();
+  };
+  const tx = (tables, mode) => {
+    if (closed) throw storeFailed(`the IndexedDB database "${name}" was closed (upgraded elsewhere); open the store again`);
+    return db.transaction(tables, mode);
+  };
+  return {
+    kind: 'indexeddb',
+    db,
+    async get(table, key) {
+      checkTable(table);
+      const v = await request(tx([table], 'readonly').objectStore(table).get(key));
+      return v ?? null;
+    },
+    async scan(table, prefix) {
+      checkTable(table);
+      const store = tx([table], 'readonly').objectStore(table);
+      const range = IDBKeyRange.bound(prefix, prefix + '\uffff');
+      const [keys, values] = await Promise.all([request(store.getAllKeys(range)), request(store.getAll(range))]);
+      return keys.map((k, i) => [k, values[i]]);
+    },
+    commitAfterRead(reads, build) {
+      return new Promise((resolve, reject) => {
+        let t;
+        try {
+          t = tx(TABLES, 'readwrite');
+        } catch (e) {
+          reject(e);
+          return;
+        }
+        let failure = null;
+        t.oncomplete = () => resolve();
+        t.onabort = () => reject(failure ?? storeFailed(`the IndexedDB write was aborted: ${t.error?.message ?? 'aborted'}; nothing was written`, t.error));
+        const values = new Array(reads.length);
+        let pending = reads.length;
+        const write = () => {
+          let ops;
+          try {
+            ops = build(values);
+            for (const op of ops) checkTable(op.table);
+          } catch (e) {
+            failure = e;
+            t.abort();
+            return;
+          }
+          for (const op of ops) {
+            const s = t.objectStore(op.table);
+            if (op.op === 'put') s.put(op.value, op.key);
+            else s.delete(op.key);
+          }
+        };
+        if (pending === 0) write();
+        reads.forEach(([table, key], i) => {
+          const r = t.objectStore(table).get(key);
+          r.onsuccess = () => {
+            values[i] = r.result ?? null;
+            if (--pending === 0) write();
+          };
+        });
+      });
+    },
+    close() {
+      closed = true;
+      db.close();
+    },
+  };
+}
+
+function keysOf(listed) {
+  const items = Array.isArray(listed) ? listed : listed && Array.isArray(listed.keys) ? listed.keys : null;
+  if (!items) throw storeFailed('the host store\'s list() must return an array of keys (or { keys: [...] })');
+  return items.map((k) => (typeof k === 'string' ? k : k && typeof k.name === 'string' ? k.name : k && typeof k.key === 'string' ? k.key : null));
+}
+
+/**
+ * A host-supplied store: an object with async get(key), put(key, value), delete(key) and
+ * list(prefix) (keys, or { keys: [{ name }] } as edge KV stores return). Rows live under
+ * `<table>:<key>`. Writes go one by one in the layout's order (dependent rows first, the
+ * row that makes them visible last), so an interrupted commit leaves nothing visible.
+ */
+export function hostBackend(host) {
+  for (const m of ['get', 'put', 'delete', 'list']) {
+    if (typeof host[m] !== 'function') {
+      throw new PromptloomError('InvalidOptions', `a host store needs async get, put, delete and list methods; ${m} is missing`, { path: `backend.${m}` });
+    }
+  }
+  const wrap = async (what, f) => {
+    try {
+      return await f();
+    } catch (e) {
+      if (e instanceof PromptloomError) throw e;
+      throw storeFailed(`the host store failed in ${what}: ${e?.message ?? e}`, e);
+    }
+  };
+  let queue = Promise.resolve();
+  return {
+    kind: 'host',
+    get(table, key) {
+      checkTable(table);
+      return wrap('get', async () => {
+        const v = await host.get(`${table}:${key}`);
+        return v == null ? null : String(v);
+      });
+    },
+    scan(table, prefix) {
+      checkTable(table);
+      return wrap('list', async () => {
+        const full = `${table}:${prefix}`;
+        const keys = keysOf(await host.list(full)).filter((k) => typeof k === 'string' && k.startsWith(full));
+        keys.sort();
+        const values = await Promise.all(keys.map((k) => host.get(k)));
+        const out = [];
+        keys.forEach((k, i) => {
+          if (values[i] != null) out.push([k.slice(table.length + 1), String(values[i])]);
+        });
+        return out;
+      });
+    },
+    commitAfterRead(reads, build) {
+      // One commit at a time per instance: the read and the writes must not interleave.
+      const run = queue.then(() =>
+        wrap('put', async () => {
+          const values = await Promise.all(reads.map(([t, k]) => host.get(`${t}:${k}`)));
+          const ops = build(values.map((v) => (v == null ? null : String(v))));
+          for (const op of ops) checkTable(op.table);
+          for (const op of ops) {
+            if (op.op === 'put') await host.put(`${op.table}:${op.key}`, op.value);
+            else await host.delete(`${op.table}:${op.key}`);
+          }
+        }),
+      );
+      queue = run.catch(() => {});
+      return run;
+    },
+    close() {},
+  };
+}
