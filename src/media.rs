@@ -381,7 +381,7 @@ pub fn check_base64(s: &str, full: bool) -> Result<()> {
         check(0, 64)?;
         check(body_end - 64, body_end)?;
     }
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return Err(bad("its length is not a multiple of 4").with("length", b.len() as u64));
     }
     Ok(())

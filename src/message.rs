@@ -504,7 +504,10 @@ impl Part {
                     None => None,
                     Some(mut b) => {
                         let bpath = format!("{path}.blob");
-                        Some(Fields::new(&mut b, bpath, ErrorKind::InvalidMessage).string("content_id")?)
+                        Some(
+                            Fields::new(&mut b, bpath, ErrorKind::InvalidMessage)
+                                .string("content_id")?,
+                        )
                     }
                 };
                 Part::FileAttachment(FileAttachment {

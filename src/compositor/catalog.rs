@@ -137,7 +137,11 @@ impl CommandCatalog {
         let mut c = CommandCatalog::default();
         let actions = [
             ("branch", "Branch this conversation", Some("[name]")),
-            ("compact", "Compact the conversation history", Some("[instructions]")),
+            (
+                "compact",
+                "Compact the conversation history",
+                Some("[instructions]"),
+            ),
             ("archive", "Archive this conversation", None),
             ("rewind", "Rewind to an earlier message", Some("[n]")),
         ];
@@ -368,7 +372,12 @@ impl Command {
             }
         };
         let mut arguments = Vec::new();
-        for (i, a) in f.opt_array("arguments")?.unwrap_or_default().into_iter().enumerate() {
+        for (i, a) in f
+            .opt_array("arguments")?
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+        {
             let path = format!("arguments[{i}]");
             let Value::Object(mut ao) = a else {
                 return Err(invalid(path, "an argument must be an object"));
@@ -380,7 +389,10 @@ impl Command {
                 required: af.opt_bool("required")?.unwrap_or(false),
             };
             if arguments.iter().any(|x: &Argument| x.name == arg.name) {
-                return Err(invalid(format!("{path}.name"), format!("argument `{}` is declared twice", arg.name)));
+                return Err(invalid(
+                    format!("{path}.name"),
+                    format!("argument `{}` is declared twice", arg.name),
+                ));
             }
             arguments.push(arg);
         }

@@ -37,7 +37,11 @@ fn chip(p: &Part) -> (String, Option<String>) {
         Part::FileRef(r) => {
             let mut label = ref_label(&r.target, r.name.as_deref());
             if let Some(range) = r.range {
-                let unit = if range.unit == RangeUnit::Byte { "bytes " } else { "" };
+                let unit = if range.unit == RangeUnit::Byte {
+                    "bytes "
+                } else {
+                    ""
+                };
                 match range.end {
                     Some(e) => label.push_str(&format!(":{unit}{}-{e}", range.start)),
                     None => label.push_str(&format!(":{unit}{}", range.start)),
@@ -53,7 +57,7 @@ fn chip(p: &Part) -> (String, Option<String>) {
             }
             if a.content_id.is_some() {
                 detail.push_str(" · in the blob store");
-            } else if matches!(a.data, None) {
+            } else if a.data.is_none() {
                 detail.push_str(" · descriptor");
             } else if matches!(a.data, Some(Data::Host(_))) {
                 detail.push_str(" · held by the host");
@@ -73,7 +77,10 @@ fn chip(p: &Part) -> (String, Option<String>) {
                     label.push_str(&other.to_string());
                 }
             }
-            (label, resolved.as_ref().map(|r| r.outcome.name().to_owned()))
+            (
+                label,
+                resolved.as_ref().map(|r| r.outcome.name().to_owned()),
+            )
         }
         Part::Mention(m) => {
             let t = |k: &str| m.target.get(k).and_then(Value::as_str);
@@ -85,10 +92,20 @@ fn chip(p: &Part) -> (String, Option<String>) {
                     None => format!("@{k}"),
                 },
             };
-            (label, m.resolved.as_ref().map(|r| r.outcome.name().to_owned()))
+            (
+                label,
+                m.resolved.as_ref().map(|r| r.outcome.name().to_owned()),
+            )
         }
         Part::EditorContext(c) => (
-            format!("{}{}", c.kind, c.source.as_ref().map(|s| format!(" · {s}")).unwrap_or_default()),
+            format!(
+                "{}{}",
+                c.kind,
+                c.source
+                    .as_ref()
+                    .map(|s| format!(" · {s}"))
+                    .unwrap_or_default()
+            ),
             Some(crate::lower::render::payload_text(&c.payload)),
         ),
         Part::Unknown(_) => (format!("unsupported part `{}`", p.type_name()), None),

@@ -71,20 +71,34 @@ impl SubmitOptions {
         let mut o = match v {
             Value::Object(o) => o,
             Value::Null => Map::new(),
-            _ => return Err(Error::new(ErrorKind::InvalidOptions, "submit options must be an object")),
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::InvalidOptions,
+                    "submit options must be an object",
+                ))
+            }
         };
         let mut f = Fields::new(&mut o, "", ErrorKind::InvalidOptions);
         let session = f.opt_string("session")?.unwrap_or_else(|| "default".into());
         if session.is_empty() || session.contains('\u{0}') {
-            return Err(f.error("session", "a session name must be non-empty text without NUL"));
+            return Err(f.error(
+                "session",
+                "a session name must be non-empty text without NUL",
+            ));
         }
         let id = f.opt_string("id")?;
-        if id.as_deref().is_some_and(|i| i.is_empty() || i.contains('\u{0}')) {
+        if id
+            .as_deref()
+            .is_some_and(|i| i.is_empty() || i.contains('\u{0}'))
+        {
             return Err(f.error("id", "a message id must be non-empty text without NUL"));
         }
         let now = match f.take("now") {
             None => None,
-            Some(n) => Some(n.as_i64().ok_or_else(|| f.error("now", "`now` must be an integer (epoch ms)"))?),
+            Some(n) => Some(
+                n.as_i64()
+                    .ok_or_else(|| f.error("now", "`now` must be an integer (epoch ms)"))?,
+            ),
         };
         let skills = match f.opt_array("skills")? {
             None => None,
@@ -243,7 +257,9 @@ pub fn submit(
     let mut metadata = message.metadata.clone();
     metadata.schema_version = crate::message::SCHEMA_VERSION;
     metadata.extra.insert("id".into(), id.clone().into());
-    metadata.extra.insert("session".into(), options.session.clone().into());
+    metadata
+        .extra
+        .insert("session".into(), options.session.clone().into());
     metadata.extra.insert("seq".into(), seq.into());
     if let Some(now) = options.now {
         metadata.extra.insert("submitted_at".into(), now.into());
@@ -315,7 +331,13 @@ impl Args {
                 Args {
                     raw: positional
                         .iter()
-                        .map(|p| if p.contains(char::is_whitespace) { format!("\"{p}\"") } else { p.clone() })
+                        .map(|p| {
+                            if p.contains(char::is_whitespace) {
+                                format!("\"{p}\"")
+                            } else {
+                                p.clone()
+                            }
+                        })
                         .collect::<Vec<_>>()
                         .join(" "),
                     positional,
@@ -418,7 +440,10 @@ impl Cx<'_> {
                 self.warn(
                     i,
                     "UnknownPartType",
-                    format!("part type `{}` is unknown; it is kept as sent", part.type_name()),
+                    format!(
+                        "part type `{}` is unknown; it is kept as sent",
+                        part.type_name()
+                    ),
                 );
                 part.clone()
             }
@@ -432,7 +457,11 @@ impl Cx<'_> {
         let path = format!("parts[{i}].args");
         let args = Args::parse(raw_args, &path)?;
         let Some(cmd) = self.catalog.get(id) else {
-            let mut t = if id.starts_with('/') { id.to_owned() } else { format!("/{id}") };
+            let mut t = if id.starts_with('/') {
+                id.to_owned()
+            } else {
+                format!("/{id}")
+            };
             if !args.raw.is_empty() {
                 t.push(' ');
                 t.push_str(&args.raw);
@@ -466,15 +495,29 @@ impl Cx<'_> {
                     .first()
                     .and_then(|a| lookup(&a.name))
                     .unwrap_or_else(|| args.raw.clone());
-                let parts = if query.is_empty() { Vec::new() } else { vec![text(query.clone())] };
+                let parts = if query.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![text(query.clone())]
+                };
                 let mut r = Resolution::new(Outcome::Parts, parts);
                 r.flags.insert("intent".into(), intent.clone().into());
                 r.flags.insert("query".into(), query.into());
                 r
             }
             CommandKind::Template { body } => {
-                let t = expand(body, &args.raw, &args.positional, cmd.arguments.len(), &lookup);
-                let parts = if t.trim().is_empty() { Vec::new() } else { vec![text(t)] };
+                let t = expand(
+                    body,
+                    &args.raw,
+                    &args.positional,
+                    cmd.arguments.len(),
+                    &lookup,
+                );
+                let parts = if t.trim().is_empty() {
+                    Vec::new()
+                } else {
+                    vec![text(t)]
+                };
                 Resolution::new(Outcome::Parts, parts)
             }
             CommandKind::Skill { skill, body } => {
@@ -491,7 +534,11 @@ impl Cx<'_> {
                     Some(b) => expand(b, &args.raw, &args.positional, cmd.arguments.len(), &lookup),
                     None => args.raw.clone(),
                 };
-                let parts = if t.trim().is_empty() { Vec::new() } else { vec![text(t)] };
+                let parts = if t.trim().is_empty() {
+                    Vec::new()
+                } else {
+                    vec![text(t)]
+                };
                 let mut r = Resolution::new(Outcome::Skill, parts);
                 r.flags.insert("skill".into(), skill.clone().into());
                 r
@@ -525,19 +572,33 @@ impl Cx<'_> {
     /// Declared arguments with their values: named first, then positional in order. When
     /// more values were typed than declared, the last declared argument takes the rest of
     /// the text. A required argument without a value is a `MissingArgument` error.
-    fn argument_values(&self, i: usize, cmd: &Command, args: &Args) -> Result<Vec<(String, Option<String>)>> {
+    fn argument_values(
+        &self,
+        i: usize,
+        cmd: &Command,
+        args: &Args,
+    ) -> Result<Vec<(String, Option<String>)>> {
         let mut values: Vec<(String, Option<String>)> = cmd
             .arguments
             .iter()
             .map(|a| (a.name.clone(), args.named.get(&a.name).map(scalar_text)))
             .collect();
         let mut pos = args.positional.iter();
-        let open: Vec<usize> = values.iter().enumerate().filter(|(_, v)| v.1.is_none()).map(|(k, _)| k).collect();
+        let open: Vec<usize> = values
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.1.is_none())
+            .map(|(k, _)| k)
+            .collect();
         for (n, &k) in open.iter().enumerate() {
             if n + 1 == open.len() {
                 let rest: Vec<&String> = pos.by_ref().collect();
                 if !rest.is_empty() {
-                    let joined = rest.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(" ");
+                    let joined = rest
+                        .iter()
+                        .map(|s| s.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" ");
                     if let Some(slot) = values.get_mut(k) {
                         slot.1 = Some(joined);
                     }
@@ -559,7 +620,13 @@ impl Cx<'_> {
             let usage = cmd.argument_hint.clone().unwrap_or_else(|| {
                 cmd.arguments
                     .iter()
-                    .map(|a| if a.required { format!("<{}>", a.name) } else { format!("[{}]", a.name) })
+                    .map(|a| {
+                        if a.required {
+                            format!("<{}>", a.name)
+                        } else {
+                            format!("[{}]", a.name)
+                        }
+                    })
                     .collect::<Vec<_>>()
                     .join(" ")
             });
@@ -569,13 +636,20 @@ impl Cx<'_> {
                     "/{} needs the argument{} {} (usage: /{} {usage})",
                     cmd.name,
                     if missing.len() > 1 { "s" } else { "" },
-                    missing.iter().map(|m| format!("`{m}`")).collect::<Vec<_>>().join(", "),
+                    missing
+                        .iter()
+                        .map(|m| format!("`{m}`"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
                     cmd.name
                 ),
             )
             .at(format!("parts[{i}]"))
             .with("command", format!("/{}", cmd.name))
-            .with("missing", missing.iter().map(|m| Value::from(*m)).collect::<Vec<_>>()));
+            .with(
+                "missing",
+                missing.iter().map(|m| Value::from(*m)).collect::<Vec<_>>(),
+            ));
         }
         Ok(values)
     }
@@ -583,12 +657,19 @@ impl Cx<'_> {
     /// An MCP `GetPromptResult` (`{ messages: [{ role, content }] }`) into parts.
     fn prompt_result(&mut self, i: usize, cmd: &Command, answer: Value) -> Result<Vec<Part>> {
         let fail = |why: String| {
-            Error::new(ErrorKind::UnresolvedCommand, format!("/{}: {why}", cmd.name))
-                .at(format!("parts[{i}]"))
-                .with("command", format!("/{}", cmd.name))
+            Error::new(
+                ErrorKind::UnresolvedCommand,
+                format!("/{}: {why}", cmd.name),
+            )
+            .at(format!("parts[{i}]"))
+            .with("command", format!("/{}", cmd.name))
         };
         let messages = match answer {
-            Value::Null => return Err(fail("the host did not run the MCP prompt (no answer)".into())),
+            Value::Null => {
+                return Err(fail(
+                    "the host did not run the MCP prompt (no answer)".into(),
+                ))
+            }
             Value::Object(mut o) => {
                 if let Some(e) = o.remove("error") {
                     return Err(fail(format!("the MCP prompt failed: {}", scalar_text(&e))));
@@ -603,9 +684,15 @@ impl Cx<'_> {
         let mut parts = Vec::new();
         for (k, m) in messages.into_iter().enumerate() {
             if m.get("role").and_then(Value::as_str) == Some("assistant") {
-                self.warn(i, "PromptRole", format!("message {k} of the prompt has role assistant; sent as user content"));
+                self.warn(
+                    i,
+                    "PromptRole",
+                    format!("message {k} of the prompt has role assistant; sent as user content"),
+                );
             }
-            let Some(content) = m.get("content") else { continue };
+            let Some(content) = m.get("content") else {
+                continue;
+            };
             let items: Vec<&Value> = match content {
                 Value::Array(a) => a.iter().collect(),
                 one => vec![one],
@@ -618,11 +705,13 @@ impl Cx<'_> {
                             parts.push(text(t));
                         }
                     }
-                    Some("image") | Some("audio") => parts.push(Part::FileAttachment(FileAttachment {
-                        data: s("data").map(Data::Inline),
-                        mime: s("mimeType"),
-                        ..FileAttachment::default()
-                    })),
+                    Some("image") | Some("audio") => {
+                        parts.push(Part::FileAttachment(FileAttachment {
+                            data: s("data").map(Data::Inline),
+                            mime: s("mimeType"),
+                            ..FileAttachment::default()
+                        }))
+                    }
                     Some("resource") => {
                         let r = c.get("resource").cloned().unwrap_or(Value::Null);
                         let rs = |k: &str| r.get(k).and_then(Value::as_str).map(str::to_owned);
@@ -650,7 +739,10 @@ impl Cx<'_> {
                     other => self.warn(
                         i,
                         "UnknownPartType",
-                        format!("prompt content of type `{}` is not supported; skipped", other.unwrap_or("?")),
+                        format!(
+                            "prompt content of type `{}` is not supported; skipped",
+                            other.unwrap_or("?")
+                        ),
                     ),
                 }
             }
@@ -670,7 +762,11 @@ impl Cx<'_> {
     fn skill_exists(&mut self, i: usize, name: &str) -> bool {
         match &self.options.skills {
             Some(known) if !known.iter().any(|k| k == name) => {
-                self.warn(i, "UnknownSkill", format!("no skill named `{name}`; the mention is kept but activates nothing"));
+                self.warn(
+                    i,
+                    "UnknownSkill",
+                    format!("no skill named `{name}`; the mention is kept but activates nothing"),
+                );
                 false
             }
             _ => true,
@@ -684,8 +780,11 @@ impl Cx<'_> {
                 let name = match m.target.get("name") {
                     Some(Value::String(n)) if !n.is_empty() => n.clone(),
                     _ => {
-                        return Err(Error::new(ErrorKind::InvalidMessage, "a skill mention needs a `name`")
-                            .at(format!("{path}.name")))
+                        return Err(Error::new(
+                            ErrorKind::InvalidMessage,
+                            "a skill mention needs a `name`",
+                        )
+                        .at(format!("{path}.name")))
                     }
                 };
                 if !self.skill_exists(i, &name) {
@@ -704,20 +803,33 @@ impl Cx<'_> {
                 let mut t = m.target.clone();
                 t.insert("kind".into(), "path".into());
                 let r = parse_file_ref(t, &path)?;
-                Ok(Some(Resolution::new(Outcome::Parts, vec![Part::FileRef(r)])))
+                Ok(Some(Resolution::new(
+                    Outcome::Parts,
+                    vec![Part::FileRef(r)],
+                )))
             }
             kind => {
                 let editor = self.catalog.mention_kind(kind).is_some();
                 let mut req = Map::new();
-                req.insert("type".into(), if editor { "mention" } else { "resolve" }.into());
+                req.insert(
+                    "type".into(),
+                    if editor { "mention" } else { "resolve" }.into(),
+                );
                 req.insert("part".into(), i.into());
                 req.insert("kind".into(), kind.into());
                 req.insert("target".into(), Value::Object(m.target.clone()));
                 let Some(answer) = self.ask(i, Value::Object(req)) else {
                     return Ok(None);
                 };
-                if let Some(e) = answer.get("error").filter(|_| answer.as_object().is_some_and(|o| o.len() == 1)) {
-                    self.warn(i, "ResolverFailed", format!("resolving `@{kind}` failed: {}; dropped", scalar_text(e)));
+                if let Some(e) = answer
+                    .get("error")
+                    .filter(|_| answer.as_object().is_some_and(|o| o.len() == 1))
+                {
+                    self.warn(
+                        i,
+                        "ResolverFailed",
+                        format!("resolving `@{kind}` failed: {}; dropped", scalar_text(e)),
+                    );
                     return Ok(Some(Resolution::new(Outcome::Dropped, Vec::new())));
                 }
                 let items: Vec<Value> = match answer {
@@ -726,7 +838,11 @@ impl Cx<'_> {
                     other => vec![other],
                 };
                 if items.is_empty() {
-                    self.warn(i, "UnresolvedMention", format!("the host did not resolve `@{kind}`; dropped"));
+                    self.warn(
+                        i,
+                        "UnresolvedMention",
+                        format!("the host did not resolve `@{kind}`; dropped"),
+                    );
                     return Ok(Some(Resolution::new(Outcome::Dropped, Vec::new())));
                 }
                 let parts = items
@@ -735,14 +851,23 @@ impl Cx<'_> {
                         let (payload, source, at) = match item {
                             Value::Object(mut o) if o.contains_key("payload") => (
                                 o.remove("payload").unwrap_or(Value::Null),
-                                o.remove("source").and_then(|s| s.as_str().map(str::to_owned)),
+                                o.remove("source")
+                                    .and_then(|s| s.as_str().map(str::to_owned)),
                                 o.remove("emitted_at").and_then(|t| t.as_i64()),
                             ),
                             other => (other, None, None),
                         };
                         Part::EditorContext(EditorContext {
-                            kind: if editor { kind.to_owned() } else { "ref".into() },
-                            source: if editor { source } else { source.or_else(|| Some(kind.to_owned())) },
+                            kind: if editor {
+                                kind.to_owned()
+                            } else {
+                                "ref".into()
+                            },
+                            source: if editor {
+                                source
+                            } else {
+                                source.or_else(|| Some(kind.to_owned()))
+                            },
                             payload,
                             emitted_at: at.or(self.options.now),
                         })
@@ -768,11 +893,21 @@ impl Cx<'_> {
             }
             Some(Data::Inline(s)) => s,
         };
-        let (url_mime, b64): (Option<String>, std::borrow::Cow<'_, str>) = match media::parse_data_url(raw) {
-            Some(d) if d.base64 => (d.mime, media::clean_base64(d.payload).map_err(|e| e.at(path.clone()))?),
-            Some(d) => (d.mime, media::encode(&media::percent_decode(d.payload)).into()),
-            None => (None, media::clean_base64(raw).map_err(|e| e.at(path.clone()))?),
-        };
+        let (url_mime, b64): (Option<String>, std::borrow::Cow<'_, str>) =
+            match media::parse_data_url(raw) {
+                Some(d) if d.base64 => (
+                    d.mime,
+                    media::clean_base64(d.payload).map_err(|e| e.at(path.clone()))?,
+                ),
+                Some(d) => (
+                    d.mime,
+                    media::encode(&media::percent_decode(d.payload)).into(),
+                ),
+                None => (
+                    None,
+                    media::clean_base64(raw).map_err(|e| e.at(path.clone()))?,
+                ),
+            };
         let pad = b64.bytes().rev().take(2).take_while(|c| *c == b'=').count() as u64;
         let size = media::decoded_len(b64.len() as u64, pad);
         let limits = self.options.limits;
@@ -795,7 +930,12 @@ impl Cx<'_> {
             .as_deref()
             .map(media::normalize_mime)
             .or(url_mime)
-            .or_else(|| a.name.as_deref().and_then(media::mime_from_name).map(str::to_owned));
+            .or_else(|| {
+                a.name
+                    .as_deref()
+                    .and_then(media::mime_from_name)
+                    .map(str::to_owned)
+            });
         let sniffed = media::sniff(&bytes);
         let textual = media::looks_textual(&bytes);
         let mime = match (&declared, sniffed) {
@@ -810,7 +950,11 @@ impl Cx<'_> {
             (_, Some(s)) => s.to_owned(),
             (Some(d), None) => {
                 if media::class_of(d) == MediaClass::Text && !textual {
-                    self.warn(i, "MimeMismatch", format!("declared `{d}` but the bytes are not text; treated as binary"));
+                    self.warn(
+                        i,
+                        "MimeMismatch",
+                        format!("declared `{d}` but the bytes are not text; treated as binary"),
+                    );
                     "application/octet-stream".to_owned()
                 } else {
                     d.clone()
@@ -823,7 +967,9 @@ impl Cx<'_> {
         let split = match class {
             MediaClass::Binary => true,
             MediaClass::Text => size > limits.text_inline_max,
-            _ => size > limits.blob_threshold || self.inline_bytes + size > limits.session_inline_max,
+            _ => {
+                size > limits.blob_threshold || self.inline_bytes + size > limits.session_inline_max
+            }
         };
         if !split {
             self.inline_bytes += size;

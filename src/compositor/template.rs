@@ -145,8 +145,14 @@ mod tests {
 
     #[test]
     fn quoting() {
-        assert_eq!(split_args(r#"src/a.ts "very critical" 'x y'"#).ok(), Some(s(&["src/a.ts", "very critical", "x y"])));
-        assert_eq!(split_args(r#""say \"hi\"" a\b"#).ok(), Some(s(&["say \"hi\"", "a\\b"])));
+        assert_eq!(
+            split_args(r#"src/a.ts "very critical" 'x y'"#).ok(),
+            Some(s(&["src/a.ts", "very critical", "x y"]))
+        );
+        assert_eq!(
+            split_args(r#""say \"hi\"" a\b"#).ok(),
+            Some(s(&["say \"hi\"", "a\\b"]))
+        );
         assert_eq!(split_args(r#""" x"#).ok(), Some(s(&["", "x"])));
         assert_eq!(split_args("  ").ok(), Some(vec![]));
         let e = split_args(r#"a "b c"#).err();
@@ -157,19 +163,37 @@ mod tests {
     fn expansion_rules() {
         let none = |_: &str| None;
         let p = s(&["src/a.ts", "critical"]);
-        assert_eq!(expand("Review $1 for $2 issues", "src/a.ts critical", &p, 0, &none), "Review src/a.ts for critical issues");
-        assert_eq!(expand("All: $ARGUMENTS / $@", "x y", &s(&["x", "y"]), 0, &none), "All: x y / x y");
+        assert_eq!(
+            expand("Review $1 for $2 issues", "src/a.ts critical", &p, 0, &none),
+            "Review src/a.ts for critical issues"
+        );
+        assert_eq!(
+            expand("All: $ARGUMENTS / $@", "x y", &s(&["x", "y"]), 0, &none),
+            "All: x y / x y"
+        );
         // No placeholder: appended after a blank line.
-        assert_eq!(expand("Summarise.", "the diff", &s(&["the", "diff"]), 0, &none), "Summarise.\n\nthe diff");
+        assert_eq!(
+            expand("Summarise.", "the diff", &s(&["the", "diff"]), 0, &none),
+            "Summarise.\n\nthe diff"
+        );
         // A missing positional stays as typed; `\$` is literal; `$0` and `$x` are literal.
-        assert_eq!(expand("$1 $3 \\$1 $0 $x", "a", &s(&["a"]), 0, &none), "a $3 $1 $0 $x");
+        assert_eq!(
+            expand("$1 $3 \\$1 $0 $x", "a", &s(&["a"]), 0, &none),
+            "a $3 $1 $0 $x"
+        );
         // … unless the command declares a third argument (an optional one left out).
         assert_eq!(expand("$1 [$3]", "a", &s(&["a"]), 3, &none), "a []");
         // Substituted values are not expanded again.
         assert_eq!(expand("[$1]", "$2", &s(&["$2", "boom"]), 0, &none), "[$2]");
         let named = |n: &str| (n == "file").then(|| "f.ts".to_string());
-        assert_eq!(expand("${file} ${other}", "", &[], 0, &named), "f.ts ${other}");
-        assert_eq!(expand("", "only args", &s(&["only", "args"]), 0, &none), "only args");
+        assert_eq!(
+            expand("${file} ${other}", "", &[], 0, &named),
+            "f.ts ${other}"
+        );
+        assert_eq!(
+            expand("", "only args", &s(&["only", "args"]), 0, &none),
+            "only args"
+        );
         // Multi-digit positions.
         let ten: Vec<String> = (1..=10).map(|i| i.to_string()).collect();
         assert_eq!(expand("$10-$1", "", &ten, 0, &none), "10-1");

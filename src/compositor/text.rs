@@ -65,7 +65,11 @@ fn scan(text: &str, catalog: &CommandCatalog) -> Vec<Part> {
             i += 2;
             continue;
         }
-        let starts_word = i == 0 || matches!(b[i - 1], b' ' | b'\t' | b'\n' | b'\r' | b'(' | b'[' | b'{' | b'"' | b'\'');
+        let starts_word = i == 0
+            || matches!(
+                b[i - 1],
+                b' ' | b'\t' | b'\n' | b'\r' | b'(' | b'[' | b'{' | b'"' | b'\''
+            );
         if c == b'@' && starts_word {
             if let Some((part, used)) = mention_at(&text[i + 1..], catalog) {
                 flush(&mut buf, &mut parts);
@@ -139,7 +143,10 @@ fn mention_at(s: &str, catalog: &CommandCatalog) -> Option<(Part, usize)> {
             if name.is_empty() {
                 return None;
             }
-            Some((mention("skill", &[("name", name.into())]), word_len + 1 + name.len()))
+            Some((
+                mention("skill", &[("name", name.into())]),
+                word_len + 1 + name.len(),
+            ))
         }
         _ => {
             let kind = kind.trim_end_matches('.');
@@ -174,7 +181,9 @@ fn path_token(s: &str) -> Option<(String, usize)> {
 
 /// The length of a `:a-b` / `:a` suffix at the start of `s`.
 fn range_suffix_len(s: &str) -> usize {
-    let Some(r) = s.strip_prefix(':') else { return 0 };
+    let Some(r) = s.strip_prefix(':') else {
+        return 0;
+    };
     let a = r.bytes().take_while(u8::is_ascii_digit).count();
     if a == 0 {
         return 0;
@@ -218,7 +227,10 @@ mod tests {
             parse("/review src/a.ts critical").to_string(),
             r#"[{"args":"src/a.ts critical","id":"/review","type":"command"}]"#
         );
-        assert_eq!(parse("  /compact").to_string(), r#"[{"id":"/compact","type":"command"}]"#);
+        assert_eq!(
+            parse("  /compact").to_string(),
+            r#"[{"id":"/compact","type":"command"}]"#
+        );
         assert_eq!(
             parse("fix @file:src/a.ts:10-25, then @selection please").to_string(),
             r#"[{"text":"fix ","type":"text"},{"target":{"kind":"file","path":"src/a.ts","range":{"end":25,"start":10}},"type":"mention"},{"text":", then ","type":"text"},{"target":{"kind":"selection"},"type":"mention"},{"text":" please","type":"text"}]"#
@@ -240,10 +252,22 @@ mod tests {
             parse(r"mail a@b.com, @Override @nobody \@selection and a/b /x").to_string(),
             r#"[{"text":"mail a@b.com, @Override @nobody @selection and a/b /x","type":"text"}]"#
         );
-        assert_eq!(parse(r"\/compact is a command").to_string(), r#"[{"text":"/compact is a command","type":"text"}]"#);
-        assert_eq!(parse("/ not a command").to_string(), r#"[{"text":"/ not a command","type":"text"}]"#);
-        assert_eq!(parse("@file: nothing").to_string(), r#"[{"text":"@file: nothing","type":"text"}]"#);
+        assert_eq!(
+            parse(r"\/compact is a command").to_string(),
+            r#"[{"text":"/compact is a command","type":"text"}]"#
+        );
+        assert_eq!(
+            parse("/ not a command").to_string(),
+            r#"[{"text":"/ not a command","type":"text"}]"#
+        );
+        assert_eq!(
+            parse("@file: nothing").to_string(),
+            r#"[{"text":"@file: nothing","type":"text"}]"#
+        );
         assert_eq!(parse("").to_string(), "[]");
-        assert_eq!(parse("é @selection ü").to_string(), r#"[{"text":"é ","type":"text"},{"target":{"kind":"selection"},"type":"mention"},{"text":" ü","type":"text"}]"#);
+        assert_eq!(
+            parse("é @selection ü").to_string(),
+            r#"[{"text":"é ","type":"text"},{"target":{"kind":"selection"},"type":"mention"},{"text":" ü","type":"text"}]"#
+        );
     }
 }

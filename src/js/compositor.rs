@@ -13,7 +13,8 @@ fn json_in(text: &str, what: &str, kind: ErrorKind) -> Result<Value, JsValue> {
     if text.is_empty() {
         return Ok(Value::Null);
     }
-    serde_json::from_str(text).map_err(|e| js_err(Error::new(kind, format!("{what} is not valid JSON: {e}"))))
+    serde_json::from_str(text)
+        .map_err(|e| js_err(Error::new(kind, format!("{what} is not valid JSON: {e}"))))
 }
 
 /// The command catalog (commands and mention kinds).
@@ -28,7 +29,11 @@ impl JsCatalog {
     #[wasm_bindgen(constructor)]
     pub fn new(builtins: bool) -> JsCatalog {
         JsCatalog {
-            inner: if builtins { CommandCatalog::with_builtins() } else { CommandCatalog::empty() },
+            inner: if builtins {
+                CommandCatalog::with_builtins()
+            } else {
+                CommandCatalog::empty()
+            },
         }
     }
 
@@ -65,7 +70,13 @@ impl JsCatalog {
 /// Parses typed text into parts (JSON array).
 #[wasm_bindgen(js_name = parseInput)]
 pub fn parse_input(text: &str, catalog: &JsCatalog) -> String {
-    Value::Array(compositor::parse_input(text, &catalog.inner).iter().map(|p| p.to_value()).collect()).to_string()
+    Value::Array(
+        compositor::parse_input(text, &catalog.inner)
+            .iter()
+            .map(|p| p.to_value())
+            .collect(),
+    )
+    .to_string()
 }
 
 /// One submit step over the inbox strings: message JSON, options JSON, the stored session
@@ -75,21 +86,39 @@ pub fn parse_input(text: &str, catalog: &JsCatalog) -> String {
 #[wasm_bindgen(js_name = submitInbox)]
 pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue> {
     let mut it = inbox_strings(lens)?.into_iter();
-    let (Some(message), Some(options), Some(session), Some(answers)) = (it.next(), it.next(), it.next(), it.next()) else {
-        return Err(js_err(Error::new(ErrorKind::Internal, "inbox holds too few strings")));
+    let (Some(message), Some(options), Some(session), Some(answers)) =
+        (it.next(), it.next(), it.next(), it.next())
+    else {
+        return Err(js_err(Error::new(
+            ErrorKind::Internal,
+            "inbox holds too few strings",
+        )));
     };
     let msg = UserMessage::from_json(&message).map_err(js_err)?;
-    let opts = SubmitOptions::from_value(json_in(&options, "the submit options", ErrorKind::InvalidOptions)?).map_err(js_err)?;
-    let state = SessionState::from_value(&json_in(&session, "the session row", ErrorKind::StoreFailed)?);
+    let opts = SubmitOptions::from_value(json_in(
+        &options,
+        "the submit options",
+        ErrorKind::InvalidOptions,
+    )?)
+    .map_err(js_err)?;
+    let state = SessionState::from_value(&json_in(
+        &session,
+        "the session row",
+        ErrorKind::StoreFailed,
+    )?);
     let answers = match json_in(&answers, "the host answers", ErrorKind::InvalidOptions)? {
         Value::Object(o) => Some(o),
         _ => None,
     };
-    let step = compositor::submit(&msg, &catalog.inner, &opts, state, answers.as_ref()).map_err(js_err)?;
+    let step =
+        compositor::submit(&msg, &catalog.inner, &opts, state, answers.as_ref()).map_err(js_err)?;
     let mut out = Map::new();
     match step {
         Step::Needs(reqs) => {
-            out.insert("needs".into(), Value::Array(reqs.into_iter().map(|r| r.request).collect()));
+            out.insert(
+                "needs".into(),
+                Value::Array(reqs.into_iter().map(|r| r.request).collect()),
+            );
         }
         Step::Done(sub) => {
             let mut d = Map::new();
@@ -101,7 +130,8 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
             d.insert("skills".into(), Value::Array(sub.skills.clone()));
             d.insert(
                 "warnings".into(),
-                serde_json::to_value(&sub.warnings).map_err(|e| js_err(Error::new(ErrorKind::Internal, e.to_string())))?,
+                serde_json::to_value(&sub.warnings)
+                    .map_err(|e| js_err(Error::new(ErrorKind::Internal, e.to_string())))?,
             );
             let blobs = sub
                 .blobs
@@ -115,7 +145,10 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
                 })
                 .collect();
             d.insert("blobs".into(), Value::Array(blobs));
-            d.insert("batch".into(), Value::Array(messages::batch(&sub).iter().map(|o| o.to_value()).collect()));
+            d.insert(
+                "batch".into(),
+                Value::Array(messages::batch(&sub).iter().map(|o| o.to_value()).collect()),
+            );
             out.insert("done".into(), Value::Object(d));
         }
     }
@@ -123,8 +156,15 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
 }
 
 fn rows(v: Value, what: &str) -> Result<Vec<(String, String)>, JsValue> {
-    let bad = || js_err(Error::new(ErrorKind::StoreFailed, format!("{what} must be [key, value] string pairs")));
-    let Value::Array(items) = v else { return Err(bad()) };
+    let bad = || {
+        js_err(Error::new(
+            ErrorKind::StoreFailed,
+            format!("{what} must be [key, value] string pairs"),
+        ))
+    };
+    let Value::Array(items) = v else {
+        return Err(bad());
+    };
     items
         .into_iter()
         .map(|r| match r {
@@ -144,13 +184,22 @@ fn rows(v: Value, what: &str) -> Result<Vec<(String, String)>, JsValue> {
 pub fn assemble_inbox(lens: &[u32]) -> Result<String, JsValue> {
     let mut it = inbox_strings(lens)?.into_iter();
     let (Some(heads), Some(parts), Some(session)) = (it.next(), it.next(), it.next()) else {
-        return Err(js_err(Error::new(ErrorKind::Internal, "inbox holds too few strings")));
+        return Err(js_err(Error::new(
+            ErrorKind::Internal,
+            "inbox holds too few strings",
+        )));
     };
-    let mut heads = rows(json_in(&heads, "the message rows", ErrorKind::StoreFailed)?, "message rows")?;
+    let mut heads = rows(
+        json_in(&heads, "the message rows", ErrorKind::StoreFailed)?,
+        "message rows",
+    )?;
     if !session.is_empty() {
         heads = messages::session_heads(&session, heads);
     }
-    let parts = rows(json_in(&parts, "the part rows", ErrorKind::StoreFailed)?, "part rows")?;
+    let parts = rows(
+        json_in(&parts, "the part rows", ErrorKind::StoreFailed)?,
+        "part rows",
+    )?;
     let msgs = messages::assemble_many(&heads, &parts).map_err(js_err)?;
     Ok(Value::Array(msgs.iter().map(UserMessage::to_value).collect()).to_string())
 }

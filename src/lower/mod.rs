@@ -611,11 +611,20 @@ impl<'a> Cx<'a, '_> {
         };
         if r.parts.is_empty() {
             let rule = format!("{ty}-{}", r.outcome.name());
-            self.drop(i, &rule, if why.is_empty() { "resolved to no parts" } else { why });
+            self.drop(
+                i,
+                &rule,
+                if why.is_empty() {
+                    "resolved to no parts"
+                } else {
+                    why
+                },
+            );
             return Ok(());
         }
         for sub in &r.parts {
-            if matches!(sub, Part::Command { .. } | Part::Mention(_)) && sub.resolution().is_none() {
+            if matches!(sub, Part::Command { .. } | Part::Mention(_)) && sub.resolution().is_none()
+            {
                 return Err(Error::new(
                     ErrorKind::InvalidMessage,
                     "a resolution cannot hold an unresolved command or mention",
@@ -720,6 +729,9 @@ impl<'a> Cx<'a, '_> {
                 location.to_owned(),
             )],
         };
+        if let Some(n) = &r.name {
+            describe.attrs.push(("name", n.clone()));
+        }
         if let Some(range) = r.range {
             let unit = match range.unit {
                 crate::message::RangeUnit::Line => "lines",
@@ -1245,9 +1257,10 @@ impl<'a> Cx<'a, '_> {
             );
             return;
         };
-        let text = match String::from_utf8(full) {
-            Ok(t) => render::normalize_newlines(&t).into_owned(),
-            Err(_) => {
+        // NUL is valid UTF-8 but never in text: binary labelled as text is not sent as text.
+        let text = match String::from_utf8(full).ok().filter(|t| !t.contains('\0')) {
+            Some(t) => render::normalize_newlines(&t).into_owned(),
+            None => {
                 self.warn(
                     i,
                     "NotText",

@@ -5,7 +5,9 @@
 //! never rewritten.
 
 use super::{bad_row, Backend, Op, Table};
-use crate::compositor::{self, Blob, CommandCatalog, SessionState, Step, SubmitOptions, Submission};
+use crate::compositor::{
+    self, Blob, CommandCatalog, SessionState, Step, Submission, SubmitOptions,
+};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lower::{ResolveRequest, Resolved, Resolver};
 use crate::message::UserMessage;
@@ -60,7 +62,10 @@ pub fn batch(sub: &Submission) -> Vec<Op> {
         value: Value::String(key.clone()).to_string(),
     });
     let mut meta = sub.message.metadata.extra.clone();
-    meta.insert("schema_version".into(), sub.message.metadata.schema_version.into());
+    meta.insert(
+        "schema_version".into(),
+        sub.message.metadata.schema_version.into(),
+    );
     let mut head = Map::new();
     head.insert("id".into(), sub.id.clone().into());
     head.insert("session".into(), sub.session.clone().into());
@@ -87,48 +92,75 @@ fn parse_row(table: Table, key: &str, text: &str) -> Result<Map<String, Value>> 
 /// the same prefix are ignored). Older shapes are upgraded on the way out.
 pub fn assemble(key: &str, head: &str, parts: &[(String, String)]) -> Result<UserMessage> {
     let head = parse_row(Table::Messages, key, head)?;
-    let count = head.get("part_count").and_then(Value::as_u64).ok_or_else(|| bad_row(Table::Messages, key, "no part_count"))?;
+    let count = head
+        .get("part_count")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| bad_row(Table::Messages, key, "no part_count"))?;
     let mut slots: Vec<Option<Value>> = vec![None; usize::try_from(count).unwrap_or(0)];
     for (pk, text) in parts {
         let mut row = parse_row(Table::Parts, pk, text)?;
         if row.get("message").and_then(Value::as_str) != Some(key) {
             continue;
         }
-        let index = row.get("index").and_then(Value::as_u64).ok_or_else(|| bad_row(Table::Parts, pk, "no index"))?;
-        let slot = usize::try_from(index).ok().and_then(|i| slots.get_mut(i)).ok_or_else(|| bad_row(Table::Parts, pk, "index out of range"))?;
+        let index = row
+            .get("index")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| bad_row(Table::Parts, pk, "no index"))?;
+        let slot = usize::try_from(index)
+            .ok()
+            .and_then(|i| slots.get_mut(i))
+            .ok_or_else(|| bad_row(Table::Parts, pk, "index out of range"))?;
         *slot = row.remove("part");
     }
     let parts: Vec<Value> = slots
         .into_iter()
         .enumerate()
-        .map(|(i, p)| p.ok_or_else(|| bad_row(Table::Messages, key, format!("part {i} is missing"))))
+        .map(|(i, p)| {
+            p.ok_or_else(|| bad_row(Table::Messages, key, format!("part {i} is missing")))
+        })
         .collect::<Result<_>>()?;
     let mut msg = Map::new();
     msg.insert("role".into(), "user".into());
     msg.insert("parts".into(), Value::Array(parts));
-    msg.insert("metadata".into(), head.get("metadata").cloned().unwrap_or(Value::Null));
+    msg.insert(
+        "metadata".into(),
+        head.get("metadata").cloned().unwrap_or(Value::Null),
+    );
     UserMessage::from_value(Value::Object(msg)).map_err(|e| {
-        Error::new(ErrorKind::StoreFailed, format!("the stored message `{key}` is not readable: {e}"))
-            .with("key", key)
+        Error::new(
+            ErrorKind::StoreFailed,
+            format!("the stored message `{key}` is not readable: {e}"),
+        )
+        .with("key", key)
     })
 }
 
 /// Many messages at once: heads and all part rows of a session (what a history read gets
 /// from two range reads). Messages come back in key (sequence) order.
-pub fn assemble_many(heads: &[(String, String)], parts: &[(String, String)]) -> Result<Vec<UserMessage>> {
+pub fn assemble_many(
+    heads: &[(String, String)],
+    parts: &[(String, String)],
+) -> Result<Vec<UserMessage>> {
     let mut out = Vec::with_capacity(heads.len());
     let mut at = 0usize;
     for (key, head) in heads {
         // Part rows sort under their message key, so they are consumed in step.
         let prefix = format!("{key}#");
-        while parts.get(at).is_some_and(|(k, _)| k.as_str() < prefix.as_str()) {
+        while parts
+            .get(at)
+            .is_some_and(|(k, _)| k.as_str() < prefix.as_str())
+        {
             at += 1;
         }
         let start = at;
         while parts.get(at).is_some_and(|(k, _)| k.starts_with(&prefix)) {
             at += 1;
         }
-        out.push(assemble(key, head, parts.get(start..at).unwrap_or_default())?);
+        out.push(assemble(
+            key,
+            head,
+            parts.get(start..at).unwrap_or_default(),
+        )?);
     }
     Ok(out)
 }
@@ -139,7 +171,9 @@ pub fn session_heads(session: &str, heads: Vec<(String, String)>) -> Vec<(String
     let n = session.len() + 1;
     heads
         .into_iter()
-        .filter(|(k, _)| k.starts_with(session) && k.get(n..).is_some_and(|rest| !rest.contains('/')))
+        .filter(|(k, _)| {
+            k.starts_with(session) && k.get(n..).is_some_and(|rest| !rest.contains('/'))
+        })
         .collect()
 }
 
@@ -175,7 +209,11 @@ impl<B: Backend> MessageStore<B> {
     /// The counters of `session` (a new session starts at sequence 1).
     pub fn session(&self, session: &str) -> Result<SessionState> {
         Ok(match self.backend.get(Table::Sessions, session)? {
-            Some(text) => SessionState::from_value(&Value::Object(parse_row(Table::Sessions, session, &text)?)),
+            Some(text) => SessionState::from_value(&Value::Object(parse_row(
+                Table::Sessions,
+                session,
+                &text,
+            )?)),
             None => SessionState::from_value(&Value::Null),
         })
     }
@@ -200,28 +238,29 @@ impl<B: Backend> MessageStore<B> {
     /// Writes a submission.
     pub fn put(&mut self, sub: &Submission) -> Result<()> {
         if self.backend.get(Table::Ids, &sub.id)?.is_some() {
-            return Err(Error::new(ErrorKind::InvalidOptions, format!("a message with id `{}` is already stored", sub.id))
-                .at("id")
-                .with("id", sub.id.clone()));
+            return Err(Error::new(
+                ErrorKind::InvalidOptions,
+                format!("a message with id `{}` is already stored", sub.id),
+            )
+            .at("id")
+            .with("id", sub.id.clone()));
         }
         self.backend.commit(&batch(sub))
     }
 
     fn key_of(&self, id: &str) -> Result<String> {
-        let text = self
-            .backend
-            .get(Table::Ids, id)?
-            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no message with id `{id}`")).with("id", id))?;
+        let text = self.backend.get(Table::Ids, id)?.ok_or_else(|| {
+            Error::new(ErrorKind::NotFound, format!("no message with id `{id}`")).with("id", id)
+        })?;
         serde_json::from_str::<String>(&text).map_err(|e| bad_row(Table::Ids, id, e))
     }
 
     /// The message stored under `id`, in the current shape.
     pub fn get(&self, id: &str) -> Result<UserMessage> {
         let key = self.key_of(id)?;
-        let head = self
-            .backend
-            .get(Table::Messages, &key)?
-            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("no message with id `{id}`")).with("id", id))?;
+        let head = self.backend.get(Table::Messages, &key)?.ok_or_else(|| {
+            Error::new(ErrorKind::NotFound, format!("no message with id `{id}`")).with("id", id)
+        })?;
         let parts = self.backend.scan(Table::Parts, &format!("{key}#"))?;
         assemble(&key, &head, &parts)
     }
@@ -260,7 +299,10 @@ impl<B: Backend> Resolver for StoreResolver<'_, B> {
         match request {
             ResolveRequest::Blob { content_id, .. } => match self.store.blob(content_id) {
                 Ok(Some(b)) => crate::media::decode(&b.data)
-                    .map(|data| Resolved::Bytes { data, mime: Some(b.mime) })
+                    .map(|data| Resolved::Bytes {
+                        data,
+                        mime: Some(b.mime),
+                    })
                     .map_err(|e| e.to_string()),
                 Ok(None) => self.inner.resolve(request),
                 Err(e) => Err(e.to_string()),

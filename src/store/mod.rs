@@ -36,7 +36,13 @@ pub enum Table {
 
 impl Table {
     /// Every table, in a fixed order.
-    pub const ALL: [Table; 5] = [Table::Messages, Table::Parts, Table::Blobs, Table::Sessions, Table::Ids];
+    pub const ALL: [Table; 5] = [
+        Table::Messages,
+        Table::Parts,
+        Table::Blobs,
+        Table::Sessions,
+        Table::Ids,
+    ];
 
     /// The table's name (the IndexedDB object store, the key prefix in a flat store).
     pub fn name(self) -> &'static str {
@@ -152,7 +158,10 @@ impl Backend for MemoryBackend {
         for op in ops {
             match op {
                 Op::Put { table, key, value } => {
-                    self.tables.entry(*table).or_default().insert(key.clone(), value.clone());
+                    self.tables
+                        .entry(*table)
+                        .or_default()
+                        .insert(key.clone(), value.clone());
                 }
                 Op::Delete { table, key } => {
                     if let Some(t) = self.tables.get_mut(table) {
