@@ -125,10 +125,16 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
             t.abort();
             return;
           }
-          for (const op of ops) {
-            const s = t.objectStore(op.table);
-            if (op.op === 'put') s.put(op.value, op.key);
-            else s.delete(op.key);
+          try {
+            for (const op of ops) {
+              const s = t.objectStore(op.table);
+              if (op.op === 'put') s.put(op.value, op.key);
+              else s.delete(op.key);
+            }
+          } catch (e) {
+            // A rejected put (a bad key, a closed store): roll back the whole batch.
+            failure = storeFailed(`the IndexedDB write failed: ${e?.message ?? e}; nothing was written`, e);
+            t.abort();
           }
         };
         if (pending === 0) write();

@@ -68,3 +68,10 @@ export function resolverFor(table, { async = false } = {}) {
     return async ? Promise.resolve(v) : v;
   };
 }
+
+/** The version-1 store fixtures (rows written before the v2 shape change, and the v2 message each must read back as). */
+const v1Dir = join(root, 'tests/compose/v1');
+export const v1 = readdirSync(v1Dir)
+  .filter((f) => f.endsWith('.json'))
+  .sort()
+  .map((f) => JSON.parse(readFileSync(join(v1Dir, f), 'utf8')));

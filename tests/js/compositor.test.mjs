@@ -3,15 +3,11 @@
 // the inspector, a 100 MB attachment).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import * as pl from '../../pkg/src/node.js';
 import { conformance } from './store-conformance.mjs';
-import { root } from './cases.mjs';
+import { v1 } from './cases.mjs';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
-const v1Dir = join(root, 'tests/compose/v1');
-export const v1 = readdirSync(v1Dir).filter((f) => f.endsWith('.json')).sort().map((f) => JSON.parse(readFileSync(join(v1Dir, f), 'utf8')));
 
 /** An edge-KV-like host store (async get/put/delete/list) over a Map; `failAfter` puts, it throws. */
 function kv({ failAfter = Infinity, cloudflareList = false } = {}) {

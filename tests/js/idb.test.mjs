@@ -1,0 +1,131 @@
+// The message store on real IndexedDB in headless Chromium, through the npm package's
+// browser entry: the shared conformance suite, an aborted transaction, and a second
+// connection upgrading the database under the first.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+import { serve } from '../../scripts/serve.mjs';
+import { v1 } from './cases.mjs';
+
+let server;
+let browser;
+let page;
+
+before(async () => {
+  server = await serve(0);
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
+  });
+  page = await browser.newPage();
+  await page.goto(`${server.url}/www/`);
+  await page.waitForFunction(() => window.promptloomReady === true);
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+test('conformance: IndexedDB backend', async () => {
+  const results = await page.evaluate(async (v1) => {
+    const pl = await import('/pkg/src/web.js');
+    const { conformance } = await import('/tests/js/store-conformance.mjs');
+    let n = 0;
+    return conformance(pl, () => pl.openMessageStore({ backend: 'indexeddb', name: `conformance-${n++}` }), v1);
+  }, v1);
+  assert.ok(results.length >= 10);
+  for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
+});
+
+test('an aborted IndexedDB transaction writes nothing and the store keeps working', async () => {
+  const out = await page.evaluate(async () => {
+    const pl = await import('/pkg/src/web.js');
+    const store = await pl.openMessageStore({ backend: 'indexeddb', name: 'abort-test' });
+    await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'kept' }] }, { store });
+    const count = async () => {
+      const b = store.__backend;
+      let rows = 0;
+      for (const t of ['messages', 'parts', 'blobs', 'sessions', 'ids']) rows += (await b.scan(t, '')).length;
+      return rows;
+    };
+    const before = await count();
+    // A batch whose last put has a key IndexedDB rejects: the earlier puts of the same
+    // transaction must be rolled back.
+    let error;
+    try {
+      await store.__backend.commitAfterRead([], () => [
+        { op: 'put', table: 'parts', key: 'default/0000000002#00000', value: '{}' },
+        { op: 'put', table: 'messages', key: 'default/0000000002', value: '{}' },
+        { op: 'put', table: 'messages', key: {}, value: '{}' },
+      ]);
+    } catch (e) {
+      error = { code: e.code, message: e.message };
+    }
+    // A submit whose write is aborted from outside (the transaction is aborted by the page
+    // while the puts are pending).
+    const realTx = IDBDatabase.prototype.transaction;
+    IDBDatabase.prototype.transaction = function (...a) {
+      const t = realTx.apply(this, a);
+      if (a[1] === 'readwrite') queueMicrotask(() => t.abort());
+      return t;
+    };
+    let aborted;
+    try {
+      await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'lost' }] }, { store });
+    } catch (e) {
+      aborted = { code: e.code, message: e.message };
+    } finally {
+      IDBDatabase.prototype.transaction = realTx;
+    }
+    const after = await count();
+    const r = await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'after' }] }, { store });
+    const history = (await store.history()).map((m) => m.parts[0].text);
+    store.close();
+    return { error, aborted, before, after, seq: r.seq, history };
+  });
+  assert.equal(out.error?.code, 'StoreFailed');
+  assert.equal(out.aborted?.code, 'StoreFailed');
+  assert.match(out.aborted.message, /aborted; nothing was written/);
+  assert.equal(out.after, out.before);
+  assert.equal(out.seq, 2);
+  assert.deepEqual(out.history, ['kept', 'after']);
+});
+
+test('a second connection upgrading the database closes the first cleanly; the data survives', async () => {
+  const out = await page.evaluate(async () => {
+    const pl = await import('/pkg/src/web.js');
+    const store = await pl.openMessageStore({ backend: 'indexeddb', name: 'upgrade-test' });
+    const r = await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'survives' }] }, { store });
+    // "Another tab" with a newer schema: a new connection at version 2 adding a store.
+    const db2 = await new Promise((resolve, reject) => {
+      const o = indexedDB.open('upgrade-test', 2);
+      o.onupgradeneeded = () => o.result.createObjectStore('future');
+      o.onsuccess = () => resolve(o.result);
+      o.onerror = () => reject(o.error);
+      o.onblocked = () => reject(new Error('blocked: the first connection did not close'));
+    });
+    let late;
+    try {
+      await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'late' }] }, { store });
+    } catch (e) {
+      late = e.code;
+    }
+    const rows = await new Promise((resolve) => {
+      const q = db2.transaction('messages').objectStore('messages').getAll();
+      q.onsuccess = () => resolve(q.result.map((v) => JSON.parse(v).id));
+    });
+    db2.close();
+    let reopen;
+    try {
+      await pl.openMessageStore({ backend: 'indexeddb', name: 'upgrade-test' });
+    } catch (e) {
+      reopen = e.code;
+    }
+    return { id: r.id, late, rows, reopen, stores: [...db2.objectStoreNames] };
+  });
+  assert.equal(out.late, 'StoreFailed');
+  assert.deepEqual(out.rows, [out.id]);
+  assert.equal(out.reopen, 'StoreFailed');
+  assert.ok(out.stores.includes('messages') && out.stores.includes('future'));
+});
