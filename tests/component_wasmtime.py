@@ -1,5 +1,8 @@
 """The WASI component in Wasmtime (wasmtime-py, the reference runtime): every shared case
-lowers to the body the Rust snapshots recorded, and errors come back as the WIT variant."""
+lowers to the body the Rust snapshots recorded, errors come back as the WIT variant, and the
+compositor's message store works over a `wasi:keyvalue` bucket the host provides (a Python
+dict here): submit → get → history → lower, version-1 rows read as version 2, and a store
+that fails mid-write leaves nothing visible."""
 
 import base64
 import glob
@@ -48,6 +51,66 @@ def resolved_list(table):
     return out
 
 
+class KeyValue:
+    """`wasi:keyvalue/store@0.2.0-draft` over Python dicts (one per bucket name)."""
+
+    def __init__(self):
+        self.buckets = {}
+        self.names = []
+        self.fail_after = None  # raise on the n-th next set
+
+    def add_to(self, linker):
+        with linker.root() as root:
+            with root.add_instance("wasi:keyvalue/store@0.2.0-draft") as kv:
+                kv.add_resource("bucket", wc.ResourceType.host(1), lambda store, rep: None)
+                kv.add_func("open", self.open)
+                kv.add_func("[method]bucket.get", self.get)
+                kv.add_func("[method]bucket.set", self.set)
+                kv.add_func("[method]bucket.delete", self.delete)
+                kv.add_func("[method]bucket.exists", self.exists)
+                kv.add_func("[method]bucket.list-keys", self.list_keys)
+
+    def bucket(self, store, res):
+        # The borrowed handle must be released before the call returns.
+        host = res.to_host(store)
+        rep = host.rep
+        host.close()
+        res.close()
+        return self.buckets[self.names[rep]]
+
+    def open(self, store, name):
+        if name not in self.buckets:
+            self.buckets[name] = {}
+        self.names.append(name)
+        return wc.ResourceHost.own(len(self.names) - 1, 1)
+
+    def get(self, store, res, key):
+        return self.bucket(store, res).get(key)
+
+    def set(self, store, res, key, value):
+        bucket = self.bucket(store, res)
+        if self.fail_after is not None:
+            if self.fail_after == 0:
+                return wc.Variant("other", "disk full")
+            self.fail_after -= 1
+        bucket[key] = bytes(value)
+        return None
+
+    def delete(self, store, res, key):
+        self.bucket(store, res).pop(key, None)
+        return None
+
+    def exists(self, store, res, key):
+        return key in self.bucket(store, res)
+
+    def list_keys(self, store, res, cursor):
+        keys = sorted(self.bucket(store, res))
+        start = cursor or 0
+        page = keys[start : start + 50]
+        nxt = start + 50 if start + 50 < len(keys) else None
+        return record(keys=page, cursor=nxt)
+
+
 class Host:
     def __init__(self):
         engine = wasmtime.Engine()
@@ -55,10 +118,20 @@ class Host:
         component = wc.Component.from_file(engine, os.path.join(ROOT, "target/component/promptloom.wasm"))
         linker = wc.Linker(engine)
         linker.add_wasip2()
+        self.kv = KeyValue()
+        self.kv.add_to(linker)
         inst = linker.instantiate(self.store, component)
         iface = inst.get_export_index(self.store, "promptloom:core/lowering@0.1.0")
         self.lower_fn = inst.get_func(self.store, inst.get_export_index(self.store, "lower", iface))
         self.caps_fn = inst.get_func(self.store, inst.get_export_index(self.store, "default-capabilities", iface))
+        comp = inst.get_export_index(self.store, "promptloom:core/compositor@0.1.0")
+        f = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, comp))
+        self.parse_input = f("parse-input")
+        self.open_store = f("[static]message-store.open")
+        self.store_fns = {n: f(f"[method]message-store.{n}") for n in ["submit", "get", "history", "list", "blob", "lower"]}
+
+    def call(self, name, res, *args):
+        return self.store_fns[name](self.store, res, *args)
 
     def lower(self, message, provider, options, resolve):
         opts = record(
@@ -117,6 +190,95 @@ class ComponentInWasmtime(unittest.TestCase):
     def test_default_capabilities(self):
         caps = json.loads(self.host.caps_fn(self.host.store, "gemini"))
         self.assertIn("audio/flac", caps["audio"]["mimes"])
+
+
+def catalog(*commands):
+    return record(builtins=True, commands=[json.dumps(c) for c in commands], mentions=[])
+
+
+class CompositorInWasmtime(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.host = Host()
+
+    def open(self, name):
+        res = self.host.open_store(self.host.store, name)
+        self.assertIsInstance(res, wc.ResourceAny)
+        return res
+
+    def submit(self, res, message, cat, options, answers=None):
+        # Both cases of result<submit-step, error> are variants, so wasmtime-py tags the
+        # result itself: Variant("ok", step) or Variant("err", error).
+        r = self.host.call("submit", res, json.dumps(message), cat, json.dumps(options), answers)
+        self.assertIn(r.tag, ("ok", "err"))
+        return r.payload
+
+    def test_submit_get_history_lower(self):
+        h = self.host
+        res = self.open("chat")
+        cat = catalog({"name": "review", "body": "Review $1", "arguments": [{"name": "file", "required": True}]})
+        parts = json.loads(h.parse_input(h.store, "/review src/a.ts", cat)) + json.loads(h.parse_input(h.store, "and @selection", cat))
+        message = {"role": "user", "parts": parts}
+        step = self.submit(res, message, cat, {"now": 7})
+        self.assertEqual(step.tag, "needs")
+        self.assertEqual(json.loads(step.payload)[0]["kind"], "selection")
+        step = self.submit(res, message, cat, {"now": 7}, [record(part=2, value=json.dumps({"text": "sel"}))])
+        self.assertEqual(step.tag, "done")
+        done = json.loads(step.payload)
+        self.assertEqual(done["id"], "default/0000000001")
+        self.assertEqual(json.loads(h.call("get", res, done["id"])), done["message"])
+        self.assertEqual(len(json.loads(h.call("history", res, "default"))), 1)
+        self.assertEqual([x["seq"] for x in json.loads(h.call("list", res, "default"))], [1])
+        opts = record(provider="anthropic", system=None, tools=None, capabilities=None, params=None, resolved=[])
+        out = h.call("lower", res, done["id"], opts)
+        self.assertEqual(
+            out.body,
+            '{"messages":[{"role":"user","content":[{"type":"text","text":"Review src/a.ts"},{"type":"text","text":"and "},'
+            '{"type":"text","text":"<editor_context kind=\\"selection\\">{\\"text\\":\\"sel\\"}</editor_context>"}]}]}',
+        )
+        # Rows are in the host's bucket, one per part.
+        keys = sorted(h.kv.buckets["chat"])
+        self.assertIn("messages:default/0000000001", keys)
+        self.assertEqual(len([k for k in keys if k.startswith("parts:")]), 3)
+
+    def test_v1_rows_read_as_v2(self):
+        h = self.host
+        for path in sorted(glob.glob(os.path.join(ROOT, "tests/compose/v1/*.json"))):
+            fixture = json.loads(read(path))
+            name = "v1-" + os.path.basename(path)
+            res = self.open(name)
+            for table, rows in fixture["rows"].items():
+                for key, value in rows.items():
+                    h.kv.buckets[name][f"{table}:{key}"] = json.dumps(value).encode()
+            before = dict(h.kv.buckets[name])
+            got = json.loads(h.call("get", res, fixture["id"]))
+            self.assertEqual(got, fixture["expect_v2"])
+            self.assertEqual(got["metadata"]["schema_version"], 2)
+            self.assertEqual(h.kv.buckets[name], before, "reading rewrote rows")
+
+    def test_bad_input_and_failing_store_write_nothing(self):
+        h = self.host
+        res = self.open("failing")
+        cat = catalog({"name": "review", "body": "Review $1", "arguments": [{"name": "file", "required": True}]})
+        ok = self.submit(res, {"parts": [{"type": "text", "text": "kept"}]}, cat, {})
+        self.assertEqual(ok.tag, "done")
+        before = dict(h.kv.buckets["failing"])
+        err = self.submit(res, {"parts": [{"type": "command", "id": "/review"}]}, cat, {})
+        self.assertIsInstance(err, wc.Variant)
+        self.assertEqual(err.tag, "missing-argument")
+        self.assertEqual(json.loads(err.payload.details)["missing"], ["file"])
+        h.kv.fail_after = 1  # the first part row lands, then the store fails
+        err = self.submit(res, {"parts": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}, cat, {})
+        h.kv.fail_after = None
+        self.assertEqual(err.tag, "store-failed")
+        self.assertIn("disk full", err.payload.message)
+        history = json.loads(h.call("history", res, "default"))
+        self.assertEqual([m["parts"][0]["text"] for m in history], ["kept"])
+        again = self.submit(res, {"parts": [{"type": "text", "text": "after"}]}, cat, {})
+        self.assertEqual(json.loads(again.payload)["seq"], 2)
+        missing = h.call("get", res, "nope")
+        self.assertEqual(missing.tag, "not-found")
+        self.assertEqual(set(before) - set(h.kv.buckets["failing"]), set())
 
 
 if __name__ == "__main__":

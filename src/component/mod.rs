@@ -1,5 +1,9 @@
-//! The WASI component face (wit-bindgen): the `promptloom:core/lowering` interface of
-//! `wit/world.wit`. It only converts WIT values and delegates to the core.
+//! The WASI component face (wit-bindgen): the `promptloom:core/lowering` and
+//! `promptloom:core/compositor` interfaces of `wit/world.wit`. It only converts WIT values and
+//! delegates to the core; the message store's backend is the imported `wasi:keyvalue` bucket.
+
+mod compositor;
+mod keyvalue;
 
 use crate::error::{Error, ErrorKind};
 use crate::lower::{self, Capabilities, LowerOptions, Provider, Resolved, TableResolver};
@@ -9,14 +13,15 @@ use serde_json::Value;
 wit_bindgen::generate!({
     world: "promptloom",
     path: "wit",
+    generate_all,
 });
 
 use exports::promptloom::core::lowering::{self as wit, Guest};
 use promptloom::core::types::{Error as WitError, ErrorInfo};
 
-struct Component;
+pub(crate) struct Component;
 
-fn to_wit(e: Error) -> WitError {
+pub(crate) fn to_wit(e: Error) -> WitError {
     let info = ErrorInfo {
         message: e.to_string(),
         path: e.path().map(str::to_owned),
@@ -29,6 +34,11 @@ fn to_wit(e: Error) -> WitError {
         ErrorKind::InvalidRange => WitError::InvalidRange(info),
         ErrorKind::InvalidData => WitError::InvalidData(info),
         ErrorKind::EmptyMessage => WitError::EmptyMessage(info),
+        ErrorKind::InvalidCommand => WitError::InvalidCommand(info),
+        ErrorKind::MissingArgument => WitError::MissingArgument(info),
+        ErrorKind::TooLarge => WitError::TooLarge(info),
+        ErrorKind::StoreFailed => WitError::StoreFailed(info),
+        ErrorKind::NotFound => WitError::NotFound(info),
         _ => WitError::Internal(info),
     }
 }
@@ -55,7 +65,7 @@ fn json_opt(field: &str, text: Option<String>) -> Result<Option<Value>, Error> {
     .transpose()
 }
 
-fn options(o: wit::LowerOptions) -> Result<(LowerOptions, TableResolver), Error> {
+pub(crate) fn options(o: wit::LowerOptions) -> Result<(LowerOptions, TableResolver), Error> {
     let mut v = serde_json::Map::new();
     v.insert("provider".into(), provider(o.provider).name().into());
     if let Some(s) = o.system {

@@ -273,6 +273,16 @@ impl<B: Backend> MessageStore<B> {
         assemble_many(&session_heads(session, heads), &parts)
     }
 
+    /// Summaries of the messages of `session` (`{ id, session, seq, part_count, metadata }`),
+    /// in order, without reading their parts.
+    pub fn list(&self, session: &str) -> Result<Vec<Value>> {
+        let heads = self.backend.scan(Table::Messages, &format!("{session}/"))?;
+        session_heads(session, heads)
+            .into_iter()
+            .map(|(k, v)| parse_row(Table::Messages, &k, &v).map(Value::Object))
+            .collect()
+    }
+
     /// A blob by content id.
     pub fn blob(&self, content_id: &str) -> Result<Option<Blob>> {
         self.backend

@@ -1,18 +1,24 @@
 // The WASI component in jco (transpiled to JS, run in Node with the preview2 shims): every
-// shared case lowers to the recorded body; errors are the WIT `error` variant.
+// shared case lowers to the recorded body; errors are the WIT `error` variant; the message
+// store conformance suite runs on the component's `wasi:keyvalue` backend (an in-memory
+// bucket, tests/js/kv.js).
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { successCases, errorCases, root } from './cases.mjs';
+import { successCases, errorCases, root, v1 } from './cases.mjs';
+import { conformance } from './store-conformance.mjs';
+import { buckets } from './kv.js';
 
 let lowering;
+let compositor;
 before(async () => {
   const out = join(root, 'tests/js/.out/component');
-  execFileSync(join(root, 'node_modules/.bin/jco'), ['transpile', join(root, 'target/component/promptloom.wasm'), '-o', out, '--quiet'], { stdio: 'pipe' });
+  execFileSync(join(root, 'node_modules/.bin/jco'), ['transpile', join(root, 'target/component/promptloom.wasm'), '-o', out, '--quiet', '--map', 'wasi:keyvalue/store=../../kv.js'], { stdio: 'pipe' });
   const mod = await import(pathToFileURL(join(out, 'promptloom.js')).href);
   lowering = mod.lowering;
+  compositor = mod.compositor;
 });
 
 function resolved(table) {
@@ -68,4 +74,135 @@ test('errors are the WIT error variant with the recorded message and details', (
   }
   assert.equal(call({ message: { parts: [{ type: 'text', text: 'alive' }] }, provider: 'anthropic', options: {}, resolve: {} }).body,
     '{"messages":[{"role":"user","content":[{"type":"text","text":"alive"}]}]}');
+});
+
+/** A WIT error as the JS face's error shape (`code` in PascalCase). */
+function jsError(e) {
+  if (!e || !e.payload) return e;
+  const code = e.payload.tag.replace(/(^|-)([a-z])/g, (_, __, c) => c.toUpperCase());
+  const err = new Error(e.payload.val.message);
+  err.code = code;
+  err.details = JSON.parse(e.payload.val.details);
+  return err;
+}
+const wrap = (f) => {
+  try {
+    return f();
+  } catch (e) {
+    throw jsError(e);
+  }
+};
+
+/**
+ * The package's compositor API over the component: the same words (CommandCatalog,
+ * parseInput, openMessageStore, submit, lower), so the one conformance suite runs on the
+ * component's key-value backend too. Rows are read straight from the jco bucket.
+ */
+let bucketCount = 0;
+function componentApi() {
+  class CommandCatalog {
+    commands = [];
+    mentions = [];
+    register(e) {
+      this.commands.push(JSON.stringify(e));
+    }
+    wit() {
+      return { builtins: true, commands: this.commands, mentions: this.mentions };
+    }
+  }
+  class Store {
+    constructor() {
+      this.bucketName = `conformance-${bucketCount++}`;
+      this.res = wrap(() => compositor.MessageStore.open(this.bucketName));
+      const map = buckets.get(this.bucketName);
+      const dec = new TextDecoder();
+      const enc = new TextEncoder();
+      this.__backend = {
+        async scan(table, prefix) {
+          const full = `${table}:${prefix}`;
+          return [...map.keys()].filter((k) => k.startsWith(full)).sort().map((k) => [k.slice(table.length + 1), dec.decode(map.get(k))]);
+        },
+        async commitAfterRead(_reads, build) {
+          for (const op of build([])) map.set(`${op.table}:${op.key}`, enc.encode(op.value));
+        },
+      };
+    }
+    async get(id) {
+      return JSON.parse(wrap(() => this.res.get(id)));
+    }
+    async history(session = 'default') {
+      return JSON.parse(wrap(() => this.res.history(session)));
+    }
+    async list(session = 'default') {
+      return JSON.parse(wrap(() => this.res.list(session)));
+    }
+    async blob(id) {
+      const b = wrap(() => this.res.blob(id));
+      return b === undefined ? null : JSON.parse(b);
+    }
+    close() {}
+  }
+  const answerOf = async (q, { mentions, resolve }) => {
+    try {
+      if (q.type === 'mention') return mentions?.[q.kind] ? await mentions[q.kind](q.target) : undefined;
+      return resolve ? await resolve(q) : undefined;
+    } catch (e) {
+      return { error: String(e.message ?? e) };
+    }
+  };
+  return {
+    CommandCatalog,
+    parseInput: (text, { catalog } = {}) => JSON.parse(wrap(() => compositor.parseInput(text, (catalog ?? new CommandCatalog()).wit()))),
+    openMessageStore: async () => new Store(),
+    async submit(message, { store, catalog, resolve, mentions, ...options }) {
+      const cat = (catalog ?? new CommandCatalog()).wit();
+      const msg = JSON.stringify(message);
+      const opts = JSON.stringify(options);
+      let step = wrap(() => store.res.submit(msg, cat, opts, undefined));
+      if (step.tag === 'needs') {
+        const answers = [];
+        for (const q of JSON.parse(step.val)) {
+          const v = await answerOf(q, { mentions, resolve });
+          if (v !== undefined && v !== null) answers.push({ part: q.part, value: JSON.stringify(v) });
+        }
+        step = wrap(() => store.res.submit(msg, cat, opts, answers));
+      }
+      assert.equal(step.tag, 'done');
+      return JSON.parse(step.val);
+    },
+    /** Lowering with the store's blobs and the resolver's files, through the component. */
+    async lower(message, { provider, store, resolve }) {
+      const resolvedParts = [];
+      const visit = async (p, i) => {
+        if ((p.type === 'command' || p.type === 'mention') && p.resolved) {
+          for (const sub of p.resolved.parts ?? []) await visit(sub, i);
+        } else if (p.type === 'file-attachment' && p.data == null && p.blob) {
+          const b = await store.blob(p.blob.content_id);
+          if (b) resolvedParts.push({ part: i, content: { tag: 'bytes', val: { data: new Uint8Array(Buffer.from(b.data, 'base64')), mime: b.mime } } });
+        } else if (p.type === 'file-ref' && resolve) {
+          const t = await resolve({ type: 'file', ref: p.ref, part: i });
+          if (typeof t === 'string') resolvedParts.push({ part: i, content: { tag: 'text', val: t } });
+        }
+      };
+      for (const [i, p] of message.parts.entries()) await visit(p, i);
+      const body = wrap(() => lowering.lower(JSON.stringify(message), { provider, resolved: resolvedParts })).body;
+      return { body, json: () => JSON.parse(body) };
+    },
+  };
+}
+
+test('conformance: the wasi:keyvalue backend of the component (jco)', async () => {
+  const results = await conformance(componentApi(), () => componentApi().openMessageStore(), v1);
+  assert.ok(results.length >= 10);
+  for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
+});
+
+test('the component lowers a stored message itself (blobs read back from the bucket)', async () => {
+  const api = componentApi();
+  const store = await api.openMessageStore();
+  const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+  const r = await api.submit({ role: 'user', parts: [...api.parseInput('/search cats'), { type: 'file-attachment', name: 'd.png', data: png }] }, { store, limits: { blob_threshold: 1 } });
+  const out = store.res.lower(r.id, { provider: 'gemini', resolved: [] });
+  assert.equal(out.body, '{"contents":[{"role":"user","parts":[{"text":"cats"},{"inlineData":{"mimeType":"image/png","data":"' + png + '"}}]}]}');
+  assert.deepEqual(JSON.parse(compositor.complete('/se', { builtins: true, commands: [], mentions: [] }, 5)).map((x) => x.insert), ['/search']);
 });

@@ -1,0 +1,137 @@
+//! `promptloom:core/compositor`: conversions only; the store logic is
+//! [`crate::store::MessageStore`] over the key-value backend.
+
+use super::exports::promptloom::core::compositor::{self as wit, Guest, GuestMessageStore};
+use super::exports::promptloom::core::lowering as wl;
+use super::keyvalue::KvBackend;
+use super::promptloom::core::types::Error as WitError;
+use super::{options, to_wit, Component};
+use crate::compositor::{parse_input, CommandCatalog, Step, SubmitOptions};
+use crate::error::{Error, ErrorKind};
+use crate::lower;
+use crate::message::UserMessage;
+use crate::store::MessageStore;
+use serde_json::{Map, Value};
+use std::cell::RefCell;
+
+fn json(text: &str, what: &str, kind: ErrorKind) -> Result<Value, Error> {
+    serde_json::from_str(text).map_err(|e| Error::new(kind, format!("{what} is not valid JSON: {e}")))
+}
+
+fn catalog(c: wit::Catalog) -> Result<CommandCatalog, Error> {
+    let mut cat = if c.builtins { CommandCatalog::with_builtins() } else { CommandCatalog::empty() };
+    for (i, e) in c.commands.iter().enumerate() {
+        cat.register(json(e, "a command entry", ErrorKind::InvalidCommand)?)
+            .map_err(|err| err.with("command", i as u64))?;
+    }
+    for e in &c.mentions {
+        cat.register_mention(json(e, "a mention kind", ErrorKind::InvalidCommand)?)?;
+    }
+    Ok(cat)
+}
+
+impl Guest for Component {
+    type MessageStore = StoreResource;
+
+    fn parse_input(text: String, c: wit::Catalog) -> Result<String, WitError> {
+        let cat = catalog(c).map_err(to_wit)?;
+        Ok(Value::Array(parse_input(&text, &cat).iter().map(|p| p.to_value()).collect()).to_string())
+    }
+
+    fn complete(typed: String, c: wit::Catalog, limit: u32) -> Result<String, WitError> {
+        let cat = catalog(c).map_err(to_wit)?;
+        Ok(Value::Array(cat.complete(&typed, limit as usize)).to_string())
+    }
+}
+
+/// The `message-store` resource.
+pub struct StoreResource {
+    store: RefCell<MessageStore<KvBackend>>,
+}
+
+impl GuestMessageStore for StoreResource {
+    fn open(name: String) -> Result<wit::MessageStore, WitError> {
+        let backend = KvBackend::open(&name).map_err(to_wit)?;
+        Ok(wit::MessageStore::new(StoreResource {
+            store: RefCell::new(MessageStore::new(backend)),
+        }))
+    }
+
+    fn submit(
+        &self,
+        message: String,
+        c: wit::Catalog,
+        options_json: String,
+        answers: Option<Vec<wit::HostAnswer>>,
+    ) -> Result<wit::SubmitStep, WitError> {
+        let run = || -> Result<wit::SubmitStep, Error> {
+            let msg = UserMessage::from_json(&message)?;
+            let cat = catalog(c)?;
+            let opts = SubmitOptions::from_value(json(&options_json, "the submit options", ErrorKind::InvalidOptions)?)?;
+            let answers = answers
+                .map(|list| {
+                    list.into_iter()
+                        .map(|a| Ok((a.part.to_string(), json(&a.value, "an answer", ErrorKind::InvalidOptions)?)))
+                        .collect::<Result<Map<String, Value>, Error>>()
+                })
+                .transpose()?;
+            let mut store = self.store.borrow_mut();
+            Ok(match store.submit(&msg, &cat, &opts, answers.as_ref())? {
+                Step::Needs(reqs) => wit::SubmitStep::Needs(Value::Array(reqs.into_iter().map(|r| r.request).collect()).to_string()),
+                Step::Done(sub) => {
+                    let mut d = Map::new();
+                    d.insert("id".into(), sub.id.clone().into());
+                    d.insert("session".into(), sub.session.clone().into());
+                    d.insert("seq".into(), sub.seq.into());
+                    d.insert("message".into(), sub.message.to_value());
+                    d.insert("actions".into(), Value::Array(sub.actions.clone()));
+                    d.insert("skills".into(), Value::Array(sub.skills.clone()));
+                    d.insert("warnings".into(), serde_json::to_value(&sub.warnings).unwrap_or(Value::Null));
+                    let blobs = sub
+                        .blobs
+                        .iter()
+                        .map(|b| serde_json::json!({"content_id": b.content_id, "mime": b.mime, "size": b.size}))
+                        .collect();
+                    d.insert("blobs".into(), Value::Array(blobs));
+                    wit::SubmitStep::Done(Value::Object(d).to_string())
+                }
+            })
+        };
+        run().map_err(to_wit)
+    }
+
+    fn get(&self, id: String) -> Result<String, WitError> {
+        self.store.borrow().get(&id).map(|m| m.to_json()).map_err(to_wit)
+    }
+
+    fn history(&self, session: String) -> Result<String, WitError> {
+        self.store
+            .borrow()
+            .history(&session)
+            .map(|ms| Value::Array(ms.iter().map(UserMessage::to_value).collect()).to_string())
+            .map_err(to_wit)
+    }
+
+    fn list(&self, session: String) -> Result<String, WitError> {
+        self.store.borrow().list(&session).map(|v| Value::Array(v).to_string()).map_err(to_wit)
+    }
+
+    fn blob(&self, content_id: String) -> Result<Option<String>, WitError> {
+        let b = self.store.borrow().blob(&content_id).map_err(to_wit)?;
+        Ok(b.map(|b| serde_json::json!({"content_id": b.content_id, "mime": b.mime, "size": b.size, "data": b.data}).to_string()))
+    }
+
+    fn lower(&self, id: String, o: wl::LowerOptions) -> Result<wl::Lowered, WitError> {
+        let run = || -> Result<wl::Lowered, Error> {
+            let store = self.store.borrow();
+            let msg = store.get(&id)?;
+            let (opts, table) = options(o)?;
+            let out = lower::lower(&msg, &opts, &store.resolver(&table))?;
+            Ok(wl::Lowered {
+                body: out.body,
+                report: out.report.to_json(),
+            })
+        };
+        run().map_err(to_wit)
+    }
+}
