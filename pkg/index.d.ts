@@ -14,9 +14,9 @@ export interface Range {
 
 /** Where a file-ref points. */
 export type FileRefTarget =
-  | { kind: 'path'; path: string; range?: Range; mime?: string }
-  | { kind: 'url'; url: string; range?: Range; mime?: string }
-  | { kind: 'content-id'; content_id: string; range?: Range; mime?: string };
+  | { kind: 'path'; path: string; range?: Range; mime?: string; name?: string }
+  | { kind: 'url'; url: string; range?: Range; mime?: string; name?: string }
+  | { kind: 'content-id'; content_id: string; range?: Range; mime?: string; name?: string };
 
 export interface TextPart {
   type: 'text';
@@ -29,23 +29,37 @@ export interface FileRefPart {
   ref: FileRefTarget;
 }
 
-/** An attached file: inline bytes (base64, a data URL, or bytes) or a content id. */
+/** An attached file: inline bytes (base64, a data URL, or bytes) or a blob in the blob store. */
 export interface FileAttachmentPart {
   type: 'file-attachment';
   /** Base64, a `data:` URL (base64 or percent-encoded), or raw bytes. */
   data?: string | Uint8Array | ArrayBuffer;
-  /** A blob-store id, read back through the resolver. */
-  content_id?: string;
+  /** Bytes split out to the blob store (schema_version 2; version 1 had a top-level `content_id`). */
+  blob?: { content_id: string };
   mime?: string;
   name?: string;
   size?: number;
 }
 
-/** A slash command; it must be resolved before lowering. */
+/** The spec's resolution outcomes. */
+export type Outcome = 'action' | 'parts' | 'pass-through' | 'skill' | 'dropped';
+
+/** What a command or mention resolved to at submit time (persisted for the inspector and replay). */
+export interface Resolution {
+  outcome: Outcome;
+  /** The parts the model sees in its place (none for a host action or a skill). */
+  parts?: Array<Part | UnknownPart>;
+  /** Host-facing flags, e.g. `{ intent: "search", query }`, `{ action }`, `{ skill }`. */
+  flags?: Record<string, unknown>;
+}
+
+/** A slash command; submit() resolves it before lowering. */
 export interface CommandPart {
   type: 'command';
   id: string;
-  args?: unknown;
+  /** As typed (a string), positional (an array of strings), or named (an object; `raw` is the typed text). */
+  args?: string | string[] | Record<string, unknown>;
+  resolved?: Resolution;
 }
 
 export type MentionTarget =
@@ -56,6 +70,7 @@ export type MentionTarget =
 export interface MentionPart {
   type: 'mention';
   target: MentionTarget;
+  resolved?: Resolution;
 }
 
 /** State the host contributes on the user's behalf (selection, open files, cursor, …). */
@@ -151,6 +166,8 @@ export type Resolve = (request: ResolveRequest) => ResolveAnswer | Promise<Resol
 
 export interface LowerOptions {
   provider: Provider;
+  /** Reads split-out attachments (`blob.content_id`) back from this store. */
+  store?: MessageStore;
   /** Reads file-refs, file mentions, other mentions and content-id attachments. */
   resolve?: Resolve;
   /** The system prompt, placed where the provider wants it. */
@@ -188,7 +205,9 @@ export type WarningCode =
   | 'UnknownPartType'
   | 'UnresolvedMention'
   | 'SchemaKeyDropped'
-  | 'NotText';
+  | 'NotText'
+  | 'UnknownSkill'
+  | 'PromptRole';
 
 export interface Warning {
   /** The part, or null for options (tools). */
@@ -220,6 +239,11 @@ export type ErrorCode =
   | 'InvalidRange'
   | 'InvalidData'
   | 'EmptyMessage'
+  | 'InvalidCommand'
+  | 'MissingArgument'
+  | 'TooLarge'
+  | 'StoreFailed'
+  | 'NotFound'
   | 'Internal';
 
 /** Every error promptloom throws. */
@@ -245,3 +269,190 @@ export declare function normalizeMessage(message: UserMessage): UserMessage;
 
 /** The providers lower() accepts. */
 export declare const providers: readonly Provider[];
+
+// ---- the compositor ----
+
+/** A command argument (the MCP `PromptArgument` shape). */
+export interface CommandArgument {
+  name: string;
+  description?: string;
+  required?: boolean;
+}
+
+interface CommandCommon {
+  /** With or without the slash; 1-64 of letters, digits, `_ - . :`. */
+  name: string;
+  description?: string;
+  /** Shown in the palette, e.g. `<file> [severity]`. */
+  argument_hint?: string;
+  /** Positional order for `$1`, `$2`, …; required ones fail with `MissingArgument`. */
+  arguments?: CommandArgument[];
+  /** `builtin`, `project`, `mcp`, `skill`, … (default `host`). */
+  source?: string;
+}
+
+/**
+ * A catalog entry. Templates expand `$1`…, `$ARGUMENTS` / `$@`, `${name}`, `\$`; a body
+ * without a placeholder gets the arguments appended after a blank line; values are not
+ * expanded again.
+ */
+export type CommandEntry =
+  | (CommandCommon & { kind: 'action'; action?: string })
+  | (CommandCommon & { kind: 'intent'; intent?: string })
+  | (CommandCommon & { kind?: 'template'; body: string })
+  | (CommandCommon & { kind: 'prompt'; server: string; prompt?: string })
+  | (CommandCommon & { kind: 'skill'; skill?: string; body?: string });
+
+/** A palette row from complete(). */
+export interface Completion {
+  name: string;
+  /** What to insert into the input (`/review`, `@selection`, `@file:`). */
+  insert: string;
+  kind: 'action' | 'intent' | 'template' | 'prompt' | 'skill' | 'mention';
+  description?: string;
+  argument_hint?: string;
+  arguments?: Required<Pick<CommandArgument, 'name' | 'required'>>[];
+  source: string;
+}
+
+/** Slash commands and `@` mention kinds. */
+export declare class CommandCatalog {
+  /** With the built-ins (/branch, /compact, /archive, /rewind, /search, @selection, @open, @cursor, @last) unless `builtins: false`. */
+  constructor(options?: { builtins?: boolean });
+  /** Registers or replaces a command; returns the entry it replaced. Throws `InvalidCommand`. */
+  register(entry: CommandEntry): CommandEntry | undefined;
+  /** Registers or replaces a mention kind; returns whether one was replaced. */
+  registerMention(entry: string | { name: string; description?: string; source?: string }): boolean;
+  unregister(name: string): boolean;
+  list(): { commands: CommandEntry[]; mentions: { name: string; description?: string; source: string }[] };
+  /** Palette rows for `/re` or `@se`: names starting with the text first, then containing it. */
+  complete(typed: string, options?: { limit?: number }): Completion[];
+}
+
+/** Typed text into parts: `/cmd args` at the start, `@file:path:10-25`, `@skill:name`, `@selection`, text. */
+export declare function parseInput(text: string, options?: { catalog?: CommandCatalog }): Array<Part>;
+
+/** A question submit() puts to the host. */
+export type HostRequest =
+  | { type: 'mention'; part: number; kind: string; target: MentionTarget }
+  | { type: 'resolve'; part: number; kind: string; target: MentionTarget }
+  | { type: 'prompt'; part: number; command: string; server: string; prompt: string; arguments: Record<string, string> };
+
+/** An editor-context answer: the payload, or an envelope with its source and time. */
+export type MentionAnswer = unknown | { payload: unknown; source?: string; emitted_at?: number };
+
+/** The MCP `GetPromptResult` (what `prompts/get` returns). */
+export interface PromptResult {
+  description?: string;
+  messages: Array<{ role: 'user' | 'assistant'; content: Record<string, unknown> }>;
+}
+
+/** Size thresholds in bytes (host config). */
+export interface SubmitLimits {
+  /** Text attachments up to this stay inline; larger become a content-id file-ref. Default 64 KiB. */
+  text_inline_max?: number;
+  /** Media above this go to the blob store. Default 1 MiB. */
+  blob_threshold?: number;
+  /** Past this many inline bytes in a session, attachments go to the blob store. Default 20 MiB. */
+  session_inline_max?: number;
+  /** Larger attachments are refused with `TooLarge`. Default 64 MiB. */
+  max_attachment_bytes?: number;
+}
+
+export interface SubmitOptions {
+  store: MessageStore;
+  catalog?: CommandCatalog;
+  /** Mention kinds → callbacks returning the editor-context payload(s) (`@selection` …). */
+  mentions?: Record<string, (target: MentionTarget) => MentionAnswer | MentionAnswer[] | Promise<MentionAnswer | MentionAnswer[]>>;
+  /** Answers other mentions (→ editor-context `ref`) and MCP prompts (→ `PromptResult`). */
+  resolve?: (request: HostRequest) => unknown | Promise<unknown>;
+  /** Default `default`. */
+  session?: string;
+  /** Default `<session>/<seq>`. */
+  id?: string;
+  /** The host clock in epoch ms (default `Date.now()`). */
+  now?: number;
+  /** The skills that exist; other skill mentions and triggers are a warning. */
+  skills?: string[];
+  limits?: SubmitLimits;
+}
+
+export interface SubmitWarning {
+  part: number | null;
+  code: WarningCode | string;
+  message: string;
+}
+
+export interface Submission {
+  id: string;
+  session: string;
+  seq: number;
+  /** The persisted message: what lower() takes. */
+  message: UserMessage;
+  /** Host actions to run (the model never sees them). */
+  actions: Array<{ part: number; command: string; action: string; args: { raw: string; positional: string[]; named: Record<string, unknown> } }>;
+  /** Skills to activate through the skill flow. */
+  skills: Array<{ part: number; name: string; via: 'mention' | 'command'; args?: { raw: string; positional: string[]; named: Record<string, unknown> } }>;
+  warnings: SubmitWarning[];
+  /** Attachments split out to the blob store. */
+  blobs: Array<{ content_id: string; mime: string; size: number }>;
+}
+
+/** Resolves and persists a message before anything is lowered. */
+export declare function submit(message: UserMessage, options: SubmitOptions): Promise<Submission>;
+
+/** An async key-value object a host plugs in (an edge KV namespace, a file store). */
+export interface HostKeyValue {
+  get(key: string): Promise<string | null | undefined>;
+  put(key: string, value: string): Promise<unknown>;
+  delete(key: string): Promise<unknown>;
+  /** Keys starting with `prefix`: an array, or `{ keys: [{ name }] }`. */
+  list(prefix: string): Promise<string[] | { keys: Array<{ name: string }> }>;
+}
+
+export interface MessageSummary {
+  id: string;
+  session: string;
+  seq: number;
+  part_count: number;
+  metadata: { schema_version: number; [key: string]: unknown };
+}
+
+export interface StoredBlob {
+  content_id: string;
+  mime: string;
+  size: number;
+  /** Base64. */
+  data: string;
+}
+
+export interface MessageStore {
+  readonly name: string;
+  readonly backend: 'indexeddb' | 'memory' | 'host';
+  /** In the current shape (older rows are upgraded on read). Throws `NotFound`. */
+  get(id: string): Promise<UserMessage>;
+  history(session?: string): Promise<UserMessage[]>;
+  list(session?: string): Promise<MessageSummary[]>;
+  blob(contentId: string): Promise<StoredBlob | null>;
+  close(): void;
+}
+
+export declare function openMessageStore(options?: { backend?: 'indexeddb' | 'memory' | HostKeyValue; name?: string }): Promise<MessageStore>;
+
+/** The user view of one part. */
+export interface Chip {
+  part: number;
+  type: string;
+  label: string;
+  detail?: string;
+}
+
+/** The inspector's three views of one message. */
+export declare function inspect(
+  message: UserMessage,
+  options: LowerOptions,
+): Promise<{
+  user: Chip[];
+  persisted: UserMessage;
+  model: { body: Record<string, unknown>; report: LoweringReport } | { error: { code: ErrorCode; message: string } };
+}>;

@@ -4,7 +4,7 @@ import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
 
 const files = [
   ['web wasm (pkg/dist/wasm/promptloom_bg.wasm)', 'pkg/dist/wasm/promptloom_bg.wasm'],
-  ['web glue (wasm-bindgen JS + pkg/src/api.js)', ['pkg/dist/wasm/promptloom.js', 'pkg/src/api.js', 'pkg/src/web.js']],
+  ['web glue (wasm-bindgen JS + pkg/src/*.js)', ['pkg/dist/wasm/promptloom.js', 'pkg/src/api.js', 'pkg/src/compositor.js', 'pkg/src/stores.js', 'pkg/src/web.js']],
   ['WASI component (target/component/promptloom.wasm)', 'target/component/promptloom.wasm'],
 ];
 const rows = files.map(([name, paths]) => {

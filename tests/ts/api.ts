@@ -1,5 +1,8 @@
 // Type-level tests of the package's public types (compiled with `tsc --noEmit --strict`).
-import { lower, defaultCapabilities, PromptloomError, type Lowered, type UserMessage, type LoweringReport } from 'promptloom';
+import {
+  lower, defaultCapabilities, PromptloomError, CommandCatalog, parseInput, submit, openMessageStore, inspect,
+  type Lowered, type UserMessage, type LoweringReport, type ErrorCode, type Submission, type MessageStore, type Completion, type Part, type CommandPart,
+} from 'promptloom';
 
 const message: UserMessage = {
   role: 'user',
@@ -32,9 +35,39 @@ try {
   lower(message, { provider: 'anthropic' });
 } catch (e) {
   if (e instanceof PromptloomError) {
-    const code: 'InvalidMessage' | 'InvalidOptions' | 'UnresolvedCommand' | 'InvalidRange' | 'InvalidData' | 'EmptyMessage' | 'Internal' = e.code;
+    const code: ErrorCode = e.code;
     const path: string | undefined = e.details.path;
     void code, path;
   }
 }
 void rule, pending, max;
+
+// The compositor.
+const catalog = new CommandCatalog();
+catalog.register({ name: 'review', body: 'Review $1', arguments: [{ name: 'file', required: true }] });
+catalog.register({ name: 'gh', kind: 'prompt', server: 'github' });
+// @ts-expect-error: a prompt command needs its server
+catalog.register({ name: 'gh', kind: 'prompt' });
+catalog.registerMention({ name: 'frame' });
+const rows: Completion[] = catalog.complete('/re', { limit: 5 });
+const typed: Part[] = parseInput('/review a.ts @selection', { catalog });
+async function compose(): Promise<void> {
+  const store: MessageStore = await openMessageStore({ backend: 'indexeddb', name: 'chat' });
+  const kv = await openMessageStore({ backend: { get: async () => null, put: async () => {}, delete: async () => {}, list: async () => [] } });
+  const done: Submission = await submit({ parts: typed }, {
+    store,
+    catalog,
+    mentions: { selection: () => ({ payload: { text: 'x' }, source: 'editor' }) },
+    resolve: async (q) => (q.type === 'prompt' ? { messages: [] } : null),
+    limits: { blob_threshold: 1 << 20 },
+  });
+  const history: UserMessage[] = await store.history();
+  const lowered = await lower(done.message, { provider: 'gemini', store });
+  const views = await inspect(done.message, { provider: 'anthropic', store });
+  const first = done.message.parts[0] as CommandPart;
+  const outcome: string | undefined = first.resolved?.outcome;
+  void history, lowered, views, outcome, kv;
+  // @ts-expect-error: submit needs a store
+  await submit({ parts: [] }, {});
+}
+void rows, compose;
