@@ -126,13 +126,14 @@ class MessageStore {
 
 /**
  * Opens a message store: `backend` is "indexeddb" (browsers), "memory" (Node, edge
- * workers, tests), or a host object with async get/put/delete/list (an edge KV).
+ * workers, tests), or a host object with async get/put/delete/list, or a Cloudflare KV
+ * namespace as it is (rows under `<name>/`, so stores can share a namespace).
  */
 export async function openMessageStore({ backend = 'memory', name = 'promptloom' } = {}) {
   if (typeof name !== 'string' || name === '') throw new PromptloomError('InvalidOptions', '`name` must be a non-empty string (at name)', { path: 'name' });
   if (backend === 'memory') return new MessageStore(memoryBackend(), name);
   if (backend === 'indexeddb') return new MessageStore(await indexedDbBackend(name), name);
-  if (backend && typeof backend === 'object') return new MessageStore(hostBackend(backend), name);
+  if (backend && typeof backend === 'object') return new MessageStore(hostBackend(backend, name), name);
   throw new PromptloomError('InvalidOptions', '`backend` must be "indexeddb", "memory" or an object with get/put/delete/list (at backend)', { path: 'backend' });
 }
 

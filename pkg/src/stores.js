@@ -160,13 +160,31 @@ function keysOf(listed) {
   return items.map((k) => (typeof k === 'string' ? k : k && typeof k.name === 'string' ? k.name : k && typeof k.key === 'string' ? k.key : null));
 }
 
+/** A Cloudflare KV namespace (it has getWithMetadata): list({ prefix, cursor }) in pages. */
+function isEdgeKv(host) {
+  return typeof host.getWithMetadata === 'function';
+}
+
+async function listAll(host, prefix) {
+  if (!isEdgeKv(host)) return keysOf(await host.list(prefix));
+  const keys = [];
+  let cursor;
+  for (;;) {
+    const page = await host.list({ prefix, cursor });
+    keys.push(...keysOf(page));
+    if (page.list_complete !== false || !page.cursor) return keys;
+    cursor = page.cursor;
+  }
+}
+
 /**
  * A host-supplied store: an object with async get(key), put(key, value), delete(key) and
- * list(prefix) (keys, or { keys: [{ name }] } as edge KV stores return). Rows live under
- * `<table>:<key>`. Writes go one by one in the layout's order (dependent rows first, the
- * row that makes them visible last), so an interrupted commit leaves nothing visible.
+ * list(prefix) (keys, or { keys: [{ name }] }), or a Cloudflare KV namespace as it is. Rows
+ * live under `<name>/<table>:<key>`, so several stores can share one namespace. Writes go one
+ * by one in the layout's order (dependent rows first, the row that makes them visible
+ * last), so an interrupted commit leaves nothing visible.
  */
-export function hostBackend(host) {
+export function hostBackend(host, name) {
   for (const m of ['get', 'put', 'delete', 'list']) {
     if (typeof host[m] !== 'function') {
       throw new PromptloomError('InvalidOptions', `a host store needs async get, put, delete and list methods; ${m} is missing`, { path: `backend.${m}` });
@@ -180,26 +198,28 @@ export function hostBackend(host) {
       throw storeFailed(`the host store failed in ${what}: ${e?.message ?? e}`, e);
     }
   };
+  const at = (table, key) => `${name}/${table}:${key}`;
   let queue = Promise.resolve();
   return {
     kind: 'host',
     get(table, key) {
       checkTable(table);
       return wrap('get', async () => {
-        const v = await host.get(`${table}:${key}`);
+        const v = await host.get(at(table, key));
         return v == null ? null : String(v);
       });
     },
     scan(table, prefix) {
       checkTable(table);
       return wrap('list', async () => {
-        const full = `${table}:${prefix}`;
-        const keys = keysOf(await host.list(full)).filter((k) => typeof k === 'string' && k.startsWith(full));
+        const full = at(table, prefix);
+        const strip = at(table, '').length;
+        const keys = (await listAll(host, full)).filter((k) => typeof k === 'string' && k.startsWith(full));
         keys.sort();
         const values = await Promise.all(keys.map((k) => host.get(k)));
         const out = [];
         keys.forEach((k, i) => {
-          if (values[i] != null) out.push([k.slice(table.length + 1), String(values[i])]);
+          if (values[i] != null) out.push([k.slice(strip), String(values[i])]);
         });
         return out;
       });
@@ -208,12 +228,12 @@ export function hostBackend(host) {
       // One commit at a time per instance: the read and the writes must not interleave.
       const run = queue.then(() =>
         wrap('put', async () => {
-          const values = await Promise.all(reads.map(([t, k]) => host.get(`${t}:${k}`)));
+          const values = await Promise.all(reads.map(([t, k]) => host.get(at(t, k))));
           const ops = build(values.map((v) => (v == null ? null : String(v))));
           for (const op of ops) checkTable(op.table);
           for (const op of ops) {
-            if (op.op === 'put') await host.put(`${op.table}:${op.key}`, op.value);
-            else await host.delete(`${op.table}:${op.key}`);
+            if (op.op === 'put') await host.put(at(op.table, op.key), op.value);
+            else await host.delete(at(op.table, op.key));
           }
         }),
       );

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { Miniflare } from 'miniflare';
 import { join } from 'node:path';
-import { successCases, errorCases, root } from './cases.mjs';
+import { successCases, errorCases, root, v1 } from './cases.mjs';
 
 let mf;
 before(async () => {
@@ -20,6 +20,7 @@ before(async () => {
     scriptPath: join(out, 'worker.js'),
     modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
     compatibilityDate: '2025-01-01',
+    kvNamespaces: ['CHAT'],
   });
   await mf.ready;
 });
@@ -50,3 +51,12 @@ test('errors cross the Worker as typed codes, and the Worker keeps serving', asy
   const ok = await send({ message: { parts: [{ type: 'text', text: 'alive' }] }, provider: 'gemini', options: {}, resolve: {} });
   assert.equal(ok.body, '{"contents":[{"role":"user","parts":[{"text":"alive"}]}]}');
 });
+
+for (const backend of ['memory', 'kv']) {
+  test(`conformance in workerd: the ${backend === 'kv' ? 'Worker KV namespace' : 'memory'} backend`, async () => {
+    const res = await mf.dispatchFetch('http://worker.test/conformance', { method: 'POST', body: JSON.stringify({ v1, backend }) });
+    const results = await res.json();
+    assert.ok(results.length >= 10);
+    for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
+  });
+}

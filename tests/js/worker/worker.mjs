@@ -1,6 +1,10 @@
 // An edge Worker that imports promptloom as a Worker bundle would (the "workerd" export) and
 // lowers the message it is sent. The resolver answers from the table in the request.
-import { lower, PromptloomError } from 'promptloom';
+import * as pl from 'promptloom';
+import { conformance } from '../store-conformance.mjs';
+
+const { lower, PromptloomError } = pl;
+let stores = 0;
 
 function resolverFor(table) {
   return (req) => {
@@ -18,7 +22,15 @@ function resolverFor(table) {
 }
 
 export default {
-  async fetch(request) {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    if (url.pathname === '/conformance') {
+      // The message-store suite inside workerd: the in-memory backend, and the Worker's
+      // own KV namespace passed as it is (each store under its own name).
+      const { v1, backend } = await request.json();
+      const open = () => pl.openMessageStore(backend === 'kv' ? { backend: env.CHAT, name: `store-${stores++}` } : { backend: 'memory' });
+      return Response.json(await conformance(pl, open, v1));
+    }
     const { message, options, resolve } = await request.json();
     try {
       const out = await lower(message, { ...options, resolve: resolverFor(resolve ?? {}) });
