@@ -86,7 +86,16 @@ fn chip(p: &Part) -> (String, Option<String>) {
             let t = |k: &str| m.target.get(k).and_then(Value::as_str);
             let label = match m.kind.as_str() {
                 "skill" => format!("@skill:{}", t("name").unwrap_or("?")),
-                "file" => format!("@file:{}", t("path").unwrap_or("?")),
+                "file" => {
+                    let r = m.target.get("range");
+                    let n = |k: &str| r.and_then(|r| r.get(k)).and_then(Value::as_u64);
+                    let range = match (n("start"), n("end")) {
+                        (Some(a), Some(b)) => format!(":{a}-{b}"),
+                        (Some(a), None) => format!(":{a}"),
+                        _ => String::new(),
+                    };
+                    format!("@file:{}{range}", t("path").unwrap_or("?"))
+                }
                 k => match t("id").or_else(|| t("name")) {
                     Some(id) => format!("@{k}:{id}"),
                     None => format!("@{k}"),
