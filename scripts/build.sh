@@ -14,8 +14,12 @@ wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sig
   --enable-mutable-globals --enable-reference-types --enable-multivalue \
   pkg/dist/wasm/promptloom_bg.wasm -o pkg/dist/wasm/promptloom_bg.wasm
 
-cargo build --release --lib --target wasm32-wasip2
+# Two components: the full world (imports wasi:keyvalue for the message store) and the
+# lowering-only world (no imports).
 mkdir -p target/component
+cargo build --release --lib --target wasm32-wasip2 --features lowering-only
+cp target/wasm32-wasip2/release/promptloom.wasm target/component/promptloom-lowering.wasm
+cargo build --release --lib --target wasm32-wasip2
 cp target/wasm32-wasip2/release/promptloom.wasm target/component/promptloom.wasm
 
 node scripts/size.mjs

@@ -6,6 +6,7 @@ const files = [
   ['web wasm (pkg/dist/wasm/promptloom_bg.wasm)', 'pkg/dist/wasm/promptloom_bg.wasm'],
   ['web glue (wasm-bindgen JS + pkg/src/*.js)', ['pkg/dist/wasm/promptloom.js', 'pkg/src/api.js', 'pkg/src/compositor.js', 'pkg/src/stores.js', 'pkg/src/web.js']],
   ['WASI component (target/component/promptloom.wasm)', 'target/component/promptloom.wasm'],
+  ['WASI component, lowering only (promptloom-lowering.wasm)', 'target/component/promptloom-lowering.wasm'],
 ];
 const rows = files.map(([name, paths]) => {
   const buf = Buffer.concat([paths].flat().map((p) => readFileSync(p)));

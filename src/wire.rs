@@ -17,15 +17,38 @@ pub fn resolver_table(text: &str) -> Result<TableResolver> {
 /// Like [`resolver_table`], where `{"text_at": n}` answers take `texts[n]` (moved, not copied).
 pub fn resolver_table_with(text: &str, texts: Vec<String>) -> Result<TableResolver> {
     let mut texts: Vec<Option<String>> = texts.into_iter().map(Some).collect();
-    let mut table = TableResolver::default();
     if text.trim().is_empty() {
-        return Ok(table);
+        return Ok(TableResolver::default());
     }
-    let bad = |m: String| Error::new(ErrorKind::InvalidOptions, m).at("resolved");
-    let Value::Object(map) =
-        serde_json::from_str(text).map_err(|e| bad(format!("not JSON: {e}")))?
-    else {
-        return Err(bad("resolver answers must be an object".into()));
+    let value = serde_json::from_str(text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    table_from(value, &mut texts)
+}
+
+fn bad(m: String) -> Error {
+    Error::new(ErrorKind::InvalidOptions, m).at("resolved")
+}
+
+/// One table per message from `[answers, …]` (lowering many messages at once); texts are
+/// shared, each taken by the answer that names it. An empty `text` gives empty tables.
+pub fn resolver_tables(text: &str, texts: Vec<String>, n: usize) -> Result<Vec<TableResolver>> {
+    if text.trim().is_empty() {
+        return Ok((0..n).map(|_| TableResolver::default()).collect());
+    }
+    let mut texts: Vec<Option<String>> = texts.into_iter().map(Some).collect();
+    let Value::Array(items) = serde_json::from_str(text).map_err(|e| bad(format!("not JSON: {e}")))? else {
+        return Err(bad("resolver answers must be an array".into()));
+    };
+    let mut tables: Vec<TableResolver> = items.into_iter().map(|v| table_from(v, &mut texts)).collect::<Result<_>>()?;
+    tables.resize_with(n.max(tables.len()), TableResolver::default);
+    Ok(tables)
+}
+
+fn table_from(value: Value, texts: &mut [Option<String>]) -> Result<TableResolver> {
+    let mut table = TableResolver::default();
+    let map = match value {
+        Value::Object(map) => map,
+        Value::Null => return Ok(table),
+        _ => return Err(bad("resolver answers must be an object".into())),
     };
     for (k, v) in map {
         let part: usize = k

@@ -6,7 +6,7 @@
 
 use promptloom::compositor::{parse_input, CommandCatalog, SessionState, Step, SubmitOptions};
 use promptloom::lower::{lower, LowerOptions, NoResolver, Provider};
-use promptloom::store::{Backend, MemoryBackend, MessageStore, Op, Table};
+use promptloom::store::{messages, Backend, MemoryBackend, MessageStore, Op, Table};
 use promptloom::wire::resolver_table;
 use promptloom::UserMessage;
 use serde_json::{json, Map, Value};
@@ -104,6 +104,8 @@ fn cases() {
         let back = store.get(&sub.id).unwrap(); // ok: test
         assert_eq!(back, sub.message, "read back differs");
         assert_eq!(back.to_json(), sub.message.to_json());
+        // The layout writes each part once; its message text is the message's own JSON.
+        assert_eq!(promptloom::store::messages::layout(&sub).1, sub.message.to_json());
         // Replay: lowering what was read back gives the same bytes as lowering the submission.
         let table = resolver_table(&case.resolve).unwrap(); // ok: test
         let opts = LowerOptions::new(Provider::Anthropic);
@@ -317,9 +319,16 @@ fn property_persist_read_lower() {
         checked > 200,
         "only {checked} generated messages were accepted"
     );
-    // History reads give the same messages as single reads, in sequence order.
+    // History reads give the same messages as single reads, in sequence order; the JSON
+    // fast path (current-version rows passed through) gives the typed path's bytes.
     for s in 0..7 {
         let h = store.history(&format!("s{s}")).unwrap(); // ok: test
+        let prefix = format!("s{s}/");
+        let heads = messages::session_heads(&format!("s{s}"), store.backend().scan(Table::Messages, &prefix).unwrap()); // ok: test
+        let parts = store.backend().scan(Table::Parts, &prefix).unwrap(); // ok: test
+        let fast = messages::assemble_many_json(&heads, &parts).unwrap(); // ok: test
+        let typed = format!("[{}]", h.iter().map(UserMessage::to_json).collect::<Vec<_>>().join(","));
+        assert_eq!(fast, typed);
         let seqs: Vec<u64> = h
             .iter()
             .map(|m| m.metadata.extra["seq"].as_u64().unwrap())

@@ -229,11 +229,6 @@ class Lowered {
 
 const encoder = new TextEncoder();
 
-/** Writes the call's strings into the core's inbox (bulk UTF-8 copies) and lowers them. */
-function lowerInbox(strings) {
-  return viaInbox('lowerInbox', strings);
-}
-
 /**
  * @internal Writes strings into the core's inbox and calls the core function `name` with
  * their byte lengths (and any `extra` arguments); core errors become PromptloomErrors.
@@ -286,30 +281,89 @@ function inlineSlots(value, wanted) {
   return value;
 }
 
-function finish(message, opts, answers, slots, texts) {
-  const answersJson = texts.length === 0 && Object.keys(answers).length === 0 ? '' : JSON.stringify(answers);
-  let out = call(lowerInbox, [JSON.stringify(message), opts, answersJson, ...texts]);
+/** Puts the host-held data back where the core wrote `\u0001n\u0001` markers. */
+function splice(body, slots) {
+  if (slots.length === 0) return body;
+  // Concatenation (not join) lets the engine link the large strings instead of copying.
+  const pieces = body.split('\u0001');
+  let out = pieces[0];
+  for (let k = 1; k < pieces.length; k += 2) {
+    const held = slots[Number(pieces[k])];
+    if (!held) throw new PromptloomError('Internal', 'a data slot was lost between JS and wasm', {});
+    out = out + held.b64 + pieces[k + 1];
+  }
+  return out;
+}
+
+/** One core call for every message; a Lowered or a PromptloomError per message. */
+function finish(messages, opts, answers, slots, texts) {
+  const answersJson = texts.length === 0 && answers.every((a) => Object.keys(a).length === 0) ? '' : JSON.stringify(answers);
+  let out = __inbox('lowerManyInbox', [JSON.stringify(messages), opts, answersJson, ...texts]);
   if (out.charCodeAt(0) === 2) {
     const wanted = out.slice(1).split(',').map((n) => slots[Number(n)]);
     if (wanted.some((w) => !w)) throw new PromptloomError('Internal', 'the core asked for an unknown data slot', {});
-    const answers2 = {};
-    for (const [k, v] of Object.entries(answers)) answers2[k] = inlineSlots(v, wanted);
-    out = call(lowerInbox, [JSON.stringify(inlineSlots(message, wanted)), opts, JSON.stringify(answers2), ...texts]);
+    const answers2 = answers.map((a) => {
+      const b = {};
+      for (const [k, v] of Object.entries(a)) b[k] = inlineSlots(v, wanted);
+      return b;
+    });
+    out = __inbox('lowerManyInbox', [JSON.stringify(messages.map((m) => inlineSlots(m, wanted))), opts, JSON.stringify(answers2), ...texts]);
     if (out.charCodeAt(0) === 2) throw new PromptloomError('Internal', 'the core asked twice for data', {});
   }
-  const nul = out.indexOf('\0');
-  let body = out.slice(nul + 1);
-  if (slots.length > 0) {
-    // Concatenation (not join) lets the engine link the large strings instead of copying.
-    const pieces = body.split('\u0001');
-    body = pieces[0];
-    for (let k = 1; k < pieces.length; k += 2) {
-      const held = slots[Number(pieces[k])];
-      if (!held) throw new PromptloomError('Internal', 'a data slot was lost between JS and wasm', {});
-      body = body + held.b64 + pieces[k + 1];
+  return out.split('\u0004').map((seg) => {
+    if (seg.charCodeAt(0) === 3) return fromCore(seg.slice(1));
+    const nul = seg.indexOf('\0');
+    return new Lowered(splice(seg.slice(nul + 1), slots), seg.slice(0, nul));
+  });
+}
+
+/** Asks the resolver for every request of every message, then lowers them in one call. */
+function lowerAll(messages, options) {
+  const opts = optionsJson(options);
+  const slots = [];
+  const texts = [];
+  const prepared = messages.map((m) => prepare(m, slots));
+  const answers = prepared.map(() => ({}));
+  const resolve = withStore(options.resolve, options.store);
+  const ready = () => finish(prepared.map((p) => p.message), opts, answers, slots, texts);
+  if (!resolve || prepared.every((p) => p.requests.length === 0)) return ready();
+  const pending = [];
+  prepared.forEach((p, i) => {
+    for (const r of p.requests) {
+      const request = messages.length > 1 ? { ...r.request, message: i } : r.request;
+      let v;
+      try {
+        v = resolve(request);
+      } catch (e) {
+        answers[i][r.part] = { error: String(e && e.message ? e.message : e) };
+        continue;
+      }
+      if (v && typeof v.then === 'function') {
+        pending.push(
+          Promise.resolve(v).then(
+            (x) => {
+              const a = answer(x, slots, texts, r.kind);
+              if (a) answers[i][r.part] = a;
+            },
+            (e) => {
+              answers[i][r.part] = { error: String(e && e.message ? e.message : e) };
+            },
+          ),
+        );
+      } else {
+        const a = answer(v, slots, texts, r.kind);
+        if (a) answers[i][r.part] = a;
+      }
     }
-  }
-  return new Lowered(body, out.slice(0, nul));
+  });
+  if (pending.length === 0) return ready();
+  return Promise.all(pending).then(ready);
+}
+
+function one(results) {
+  const r = results[0];
+  if (r instanceof PromptloomError) throw r;
+  return r;
 }
 
 /**
@@ -317,41 +371,23 @@ function finish(message, opts, answers, slots, texts) {
  * Returns `{ body, report, json() }`, or a Promise of it when the resolver is async.
  */
 export function lower(message, options) {
-  const opts = optionsJson(options);
-  const slots = [];
-  const prepared = prepare(message, slots);
-  const resolve = withStore(options.resolve, options.store);
-  const answers = {};
-  const texts = [];
-  if (!resolve || prepared.requests.length === 0) return finish(prepared.message, opts, answers, slots, texts);
-  const pending = [];
-  for (const r of prepared.requests) {
-    let v;
-    try {
-      v = resolve(r.request);
-    } catch (e) {
-      answers[r.part] = { error: String(e && e.message ? e.message : e) };
-      continue;
-    }
-    if (v && typeof v.then === 'function') {
-      pending.push(
-        Promise.resolve(v).then(
-          (x) => {
-            const a = answer(x, slots, texts, r.kind);
-            if (a) answers[r.part] = a;
-          },
-          (e) => {
-            answers[r.part] = { error: String(e && e.message ? e.message : e) };
-          },
-        ),
-      );
-    } else {
-      const a = answer(v, slots, texts, r.kind);
-      if (a) answers[r.part] = a;
-    }
+  const out = lowerAll([message], options);
+  return typeof out.then === 'function' ? out.then(one) : one(out);
+}
+
+/**
+ * Lowers many messages (a history) with one set of options in one call into wasm. Returns
+ * one entry per message, in order: a Lowered, or the PromptloomError that message got (a
+ * message that is only a host action has no content for the model). A Promise when any
+ * resolver answer is. Resolver requests carry `message`, the message's index.
+ */
+export function lowerMany(messages, options) {
+  if (!Array.isArray(messages)) throw new PromptloomError('InvalidMessage', 'lowerMany() takes an array of messages', { path: '$' });
+  if (messages.length === 0) {
+    optionsJson(options);
+    return [];
   }
-  if (pending.length === 0) return finish(prepared.message, opts, answers, slots, texts);
-  return Promise.all(pending).then(() => finish(prepared.message, opts, answers, slots, texts));
+  return lowerAll(messages, options);
 }
 
 /** A resolver that answers blob requests from a message store, and the rest with `resolve`. */

@@ -72,10 +72,19 @@ export function parseInput(text, { catalog } = {}) {
   return JSON.parse(__core('parseInput', text, catalogOf(catalog).__inner));
 }
 
+/** Rows → messages, in the core (the read-time adapter runs there). */
+function assemble(session, heads, parts) {
+  const strings = [session, String(heads.length)];
+  for (const [k, v] of heads) strings.push(k, v);
+  for (const [k, v] of parts) strings.push(k, v);
+  return JSON.parse(__inbox('assembleInbox', strings));
+}
+
 /** A persisted conversation store over one backend. */
 class MessageStore {
   #backend;
   #queue = Promise.resolve();
+  #sessions = new Map();
   constructor(backend, name) {
     this.#backend = backend;
     this.name = name;
@@ -85,21 +94,37 @@ class MessageStore {
   get __backend() {
     return this.#backend;
   }
+  /** @internal the session row this store last wrote (undefined: unknown). */
+  __session(session) {
+    return this.#sessions.get(session);
+  }
+  /** @internal */
+  __remember(session, row) {
+    if (row === undefined) this.#sessions.delete(session);
+    else this.#sessions.set(session, row);
+  }
   /** The stored message `id`, in the current shape (older rows are upgraded on read). */
   async get(id) {
-    const key = await this.#backend.get('ids', String(id));
+    id = String(id);
+    // A default id is the message key: one read finds the id row, the head and the parts.
+    let r = await this.#backend.read({ gets: [['ids', id], ['messages', id]], scans: [['parts', `${id}#`]] });
+    let [key, head] = r.gets;
     if (key == null) throw new PromptloomError('NotFound', `no message with id \`${id}\``, { id });
     const k = JSON.parse(key);
-    const head = await this.#backend.get('messages', k);
+    let parts = r.scans[0];
+    if (k !== id) {
+      r = await this.#backend.read({ gets: [['messages', k]], scans: [['parts', `${k}#`]] });
+      head = r.gets[0];
+      parts = r.scans[0];
+    }
     if (head == null) throw new PromptloomError('NotFound', `no message with id \`${id}\``, { id });
-    const parts = await this.#backend.scan('parts', `${k}#`);
-    return JSON.parse(__inbox('assembleInbox', [JSON.stringify([[k, head]]), JSON.stringify(parts), '']))[0];
+    return assemble('', [[k, head]], parts)[0];
   }
-  /** Every message of `session`, in order (two range reads). */
+  /** Every message of `session`, in order (one read of two key ranges). */
   async history(session = 'default') {
     const prefix = `${session}/`;
-    const [heads, parts] = await Promise.all([this.#backend.scan('messages', prefix), this.#backend.scan('parts', prefix)]);
-    return JSON.parse(__inbox('assembleInbox', [JSON.stringify(heads), JSON.stringify(parts), String(session)]));
+    const { scans } = await this.#backend.read({ scans: [['messages', prefix], ['parts', prefix]] });
+    return assemble(String(session), scans[0], scans[1]);
   }
   /** Summaries of the messages of `session`: `{ id, seq, part_count, metadata }`. */
   async list(session = 'default') {
@@ -140,6 +165,8 @@ export async function openMessageStore({ backend = 'memory', name = 'promptloom'
 function errorText(e) {
   return String(e && e.message ? e.message : e);
 }
+
+const EMPTY = Object.freeze({ type: 'text', text: '' });
 
 /** Asks the host for what only it knows; a thrown or rejected callback becomes `{ error }`. */
 async function answer(needs, { resolve, mentions }) {
@@ -190,34 +217,59 @@ export async function submit(message, options = {}) {
   const cat = catalogOf(catalog).__inner;
   const msgJson = JSON.stringify(wireMessage(message) ?? null);
   const optsJson = JSON.stringify({ session, id, now: now ?? Date.now(), skills, limits });
-  // Step 1 (no answers yet): every error in the message shows up here, before any callback.
-  const step = (row, answers) => JSON.parse(__inbox('submitInbox', [msgJson, optsJson, row ?? '', answers], cat));
-  return store.__serial(async () => {
-    const row0 = await store.__backend.get('sessions', session);
-    let out = step(row0, '');
-    let answersJson = '';
-    if (out.needs) {
-      answersJson = JSON.stringify(await answer(out.needs, { resolve, mentions }));
-      out = step(row0, answersJson);
+  const step = (row, answers, json = msgJson) => {
+    const text = __inbox('submitInbox', [json, optsJson, row ?? '', answers], cat);
+    const pieces = text.split('\0');
+    const out = JSON.parse(pieces[0]);
+    if (out.done) {
+      out.done.message = out.message;
+      for (const op of out.done.batch) if (op.at !== undefined) op.value = pieces[op.at + 1];
     }
-    let done = out.done;
-    if (!done) throw new PromptloomError('Internal', 'the core asked the host twice', {});
-    await store.__backend.commitAfterRead(
-      [
-        ['sessions', session],
-        ['ids', done.id],
-      ],
-      ([row, taken]) => {
-        // Another writer moved the session on since the first read: lay the rows out again.
-        if (row !== row0) done = step(row, answersJson || '{}').done;
-        if (taken != null) {
-          throw new PromptloomError('InvalidOptions', `a message with id \`${done.id}\` is already stored (at id)`, { path: 'id', id: done.id });
+    return out;
+  };
+  // Only commands and mentions can raise host questions: the first step sees them alone
+  // (other parts become empty placeholders at the same indices), so the attachments' bytes
+  // cross into wasm once.
+  const questions = () => {
+    const parts = message?.parts;
+    if (!Array.isArray(parts) || !parts.some((p) => p && (p.type === 'command' || p.type === 'mention'))) return null;
+    const plan = { ...message, parts: parts.map((p) => (p && (p.type === 'command' || p.type === 'mention') ? p : EMPTY)) };
+    return step('', '', JSON.stringify(plan)).needs ?? null;
+  };
+  return store.__serial(async () => {
+    // Optimistic concurrency: lay the rows out from the session row this store last saw,
+    // and write them with no read in the transaction. The head and id rows are inserts, so
+    // if another writer (another tab) took the sequence number, the write fails whole and is
+    // laid out again from the fresh row.
+    let row = store.__session(session);
+    if (row === undefined) row = await store.__backend.get('sessions', session);
+    const needs = questions();
+    const answersJson = needs ? JSON.stringify(await answer(needs, { resolve, mentions })) : '';
+    let out = step(row, answersJson);
+    if (out.needs) throw new PromptloomError('Internal', 'the core asked the host twice', {});
+    for (let attempt = 0; ; attempt++) {
+      const done = out.done;
+      if (!done) throw new PromptloomError('Internal', 'the core asked the host twice', {});
+      try {
+        await store.__backend.commitAfterRead([], () => done.batch);
+        const sessionOp = done.batch.find((op) => op.table === 'sessions');
+        store.__remember(session, sessionOp ? sessionOp.value : undefined);
+        const { batch: _, ...result } = done;
+        return result;
+      } catch (e) {
+        if (!(e instanceof PromptloomError && e.details?.conflict)) throw e;
+        const fresh = await store.__backend.get('sessions', session);
+        if (fresh === row || attempt >= 8) {
+          store.__remember(session, undefined);
+          if (e.details.table === 'ids') {
+            throw new PromptloomError('InvalidOptions', `a message with id \`${done.id}\` is already stored (at id)`, { path: 'id', id: done.id });
+          }
+          throw e;
         }
-        return done.batch;
-      },
-    );
-    const { batch: _, ...result } = done;
-    return result;
+        row = fresh;
+        out = step(row, answersJson || '{}');
+      }
+    }
   });
 }
 

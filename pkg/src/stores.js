@@ -1,8 +1,14 @@
 // Storage backends for the message store. Each one executes the rows the core lays out
 // (tables of string keys → JSON text) and reads them back; none of them knows what a
-// message is. Interface: get(table, key), scan(table, prefix) → [[key, value]] in key
-// order, commitAfterRead(reads, build) — reads rows, calls build(values) synchronously for
-// the ops to write, and writes them (one transaction where the backend has them).
+// message is. Interface:
+//   get(table, key) → value | null
+//   scan(table, prefix) → [[key, value]] in key order
+//   read({ gets: [[table, key]], scans: [[table, prefix]] }) → { gets, scans } (one
+//     transaction where the backend has them)
+//   commitAfterRead(reads, build) — reads rows, calls build(values) synchronously for the
+//     ops to write ({ op: put | insert | delete, table, key, value }), and writes them (one
+//     transaction where the backend has them). An `insert` whose key exists fails the whole
+//     commit with a StoreFailed error whose details say `conflict: true`.
 
 import { PromptloomError } from './api.js';
 
@@ -17,6 +23,16 @@ function storeFailed(message, cause) {
 
 function checkTable(t) {
   if (!TABLES.includes(t)) throw new PromptloomError('Internal', `unknown table ${t}`, {});
+}
+
+function conflict(table, key) {
+  return new PromptloomError('StoreFailed', `the ${table} row \`${key}\` was written by another writer first; nothing was written`, { conflict: true, table, key });
+}
+
+/** `read()` from get and scan, for backends without transactions. */
+async function readEach(b, { gets = [], scans = [] }) {
+  const [g, sc] = await Promise.all([Promise.all(gets.map(([t, k]) => b.get(t, k))), Promise.all(scans.map(([t, p]) => b.scan(t, p)))]);
+  return { gets: g, scans: sc };
 }
 
 /** Rows in memory (Node, edge workers, tests). A commit is all or nothing. */
@@ -34,13 +50,19 @@ export function memoryBackend() {
       for (const [k, v] of tables.get(table)) if (k.startsWith(prefix)) out.push([k, v]);
       return out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     },
+    read(q) {
+      return readEach(this, q);
+    },
     async commitAfterRead(reads, build) {
       const values = reads.map(([t, k]) => tables.get(t).get(k) ?? null);
       const ops = build(values);
-      for (const op of ops) checkTable(op.table);
       for (const op of ops) {
-        if (op.op === 'put') tables.get(op.table).set(op.key, op.value);
-        else tables.get(op.table).delete(op.key);
+        checkTable(op.table);
+        if (op.op === 'insert' && tables.get(op.table).has(op.key)) throw conflict(op.table, op.key);
+      }
+      for (const op of ops) {
+        if (op.op === 'delete') tables.get(op.table).delete(op.key);
+        else tables.get(op.table).set(op.key, op.value);
       }
     },
     close() {},
@@ -101,6 +123,40 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
       const [keys, values] = await Promise.all([request(store.getAllKeys(range)), request(store.getAll(range))]);
       return keys.map((k, i) => [k, values[i]]);
     },
+    read({ gets = [], scans = [] }) {
+      const tables = [...new Set([...gets, ...scans].map(([t]) => t))];
+      tables.forEach(checkTable);
+      if (tables.length === 0) return Promise.resolve({ gets: [], scans: [] });
+      return new Promise((resolve, reject) => {
+        let t;
+        try {
+          t = tx(tables, 'readonly');
+        } catch (e) {
+          reject(e);
+          return;
+        }
+        const out = { gets: new Array(gets.length), scans: new Array(scans.length) };
+        gets.forEach(([table, key], i) => {
+          t.objectStore(table).get(key).onsuccess = (e) => {
+            out.gets[i] = e.target.result ?? null;
+          };
+        });
+        scans.forEach(([table, prefix], i) => {
+          const store = t.objectStore(table);
+          const range = IDBKeyRange.bound(prefix, prefix + '\uffff');
+          let keys;
+          store.getAllKeys(range).onsuccess = (e) => {
+            keys = e.target.result;
+          };
+          store.getAll(range).onsuccess = (e) => {
+            const values = e.target.result;
+            out.scans[i] = keys.map((k, j) => [k, values[j]]);
+          };
+        });
+        t.oncomplete = () => resolve(out);
+        t.onabort = () => reject(storeFailed(`the IndexedDB read failed: ${t.error?.message ?? 'aborted'}`, t.error));
+      });
+    },
     commitAfterRead(reads, build) {
       return new Promise((resolve, reject) => {
         let t;
@@ -112,7 +168,11 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
         }
         let failure = null;
         t.oncomplete = () => resolve();
-        t.onabort = () => reject(failure ?? storeFailed(`the IndexedDB write was aborted: ${t.error?.message ?? 'aborted'}; nothing was written`, t.error));
+        t.onabort = () => {
+          if (!failure && t.error?.name === 'ConstraintError') failure = conflict(inserted.table, inserted.key);
+          reject(failure ?? storeFailed(`the IndexedDB write was aborted: ${t.error?.message ?? 'aborted'}; nothing was written`, t.error));
+        };
+        let inserted = {};
         const values = new Array(reads.length);
         let pending = reads.length;
         const write = () => {
@@ -129,7 +189,14 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
             for (const op of ops) {
               const s = t.objectStore(op.table);
               if (op.op === 'put') s.put(op.value, op.key);
-              else s.delete(op.key);
+              else if (op.op === 'insert') {
+                // add() fails with ConstraintError when the key exists: the transaction aborts.
+                const r = s.add(op.value, op.key);
+                r.onerror = () => {
+                  // Only the add that failed names the conflict (an abort errors the rest).
+                  if (r.error?.name === 'ConstraintError' && !inserted.table) inserted = op;
+                };
+              } else s.delete(op.key);
             }
           } catch (e) {
             // A rejected put (a bad key, a closed store): roll back the whole batch.
@@ -224,16 +291,25 @@ export function hostBackend(host, name) {
         return out;
       });
     },
+    read(q) {
+      return readEach(this, q);
+    },
     commitAfterRead(reads, build) {
       // One commit at a time per instance: the read and the writes must not interleave.
+      // Inserts are checked before anything is written (exact for one writer per store;
+      // a KV store offers no transactions to make it exact across writers).
       const run = queue.then(() =>
         wrap('put', async () => {
           const values = await Promise.all(reads.map(([t, k]) => host.get(at(t, k))));
           const ops = build(values.map((v) => (v == null ? null : String(v))));
           for (const op of ops) checkTable(op.table);
+          const inserts = ops.filter((op) => op.op === 'insert');
+          const taken = await Promise.all(inserts.map((op) => host.get(at(op.table, op.key))));
+          const i = taken.findIndex((v) => v != null);
+          if (i >= 0) throw conflict(inserts[i].table, inserts[i].key);
           for (const op of ops) {
-            if (op.op === 'put') await host.put(at(op.table, op.key), op.value);
-            else await host.delete(at(op.table, op.key));
+            if (op.op === 'delete') await host.delete(at(op.table, op.key));
+            else await host.put(at(op.table, op.key), op.value);
           }
         }),
       );

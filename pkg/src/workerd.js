@@ -8,5 +8,5 @@ import { __setWasm } from './api.js';
 const exports = initSync({ module: wasmModule });
 __setWasm(core, exports);
 
-export { lower, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
+export { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';

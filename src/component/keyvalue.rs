@@ -71,9 +71,18 @@ impl Backend for KvBackend {
     }
 
     fn commit(&mut self, ops: &[Op]) -> Result<()> {
+        // The store interface has no transactions: inserts are checked before anything is
+        // written (a single writer per bucket is assumed for the check to be exact).
+        for op in ops {
+            if let Op::Insert { table, key, .. } = op {
+                if self.bucket.exists(&flat(*table, key)).map_err(|e| failed("exists", e))? {
+                    return Err(crate::store::conflict(*table, key));
+                }
+            }
+        }
         for op in ops {
             match op {
-                Op::Put { table, key, value } => self
+                Op::Put { table, key, value } | Op::Insert { table, key, value } => self
                     .bucket
                     .set(&flat(*table, key), value.as_bytes())
                     .map_err(|e| failed("set", e))?,

@@ -2,7 +2,9 @@
 //! `promptloom:core/compositor` interfaces of `wit/world.wit`. It only converts WIT values and
 //! delegates to the core; the message store's backend is the imported `wasi:keyvalue` bucket.
 
+#[cfg(not(feature = "lowering-only"))]
 mod compositor;
+#[cfg(not(feature = "lowering-only"))]
 mod keyvalue;
 
 use crate::error::{Error, ErrorKind};
@@ -10,10 +12,17 @@ use crate::lower::{self, Capabilities, LowerOptions, Provider, Resolved, TableRe
 use crate::message::UserMessage;
 use serde_json::Value;
 
+#[cfg(not(feature = "lowering-only"))]
 wit_bindgen::generate!({
     world: "promptloom",
     path: "wit",
     generate_all,
+});
+
+#[cfg(feature = "lowering-only")]
+wit_bindgen::generate!({
+    world: "promptloom-lowering",
+    path: "wit",
 });
 
 use exports::promptloom::core::lowering::{self as wit, Guest};

@@ -241,6 +241,7 @@ pub fn submit(
         warnings: Vec::new(),
         blobs: Vec::new(),
         inline_bytes: session.inline_bytes,
+        deferring: true,
     };
     let mut parts = Vec::with_capacity(message.parts.len());
     for (i, part) in message.parts.iter().enumerate() {
@@ -248,6 +249,15 @@ pub fn submit(
     }
     if !cx.needs.is_empty() {
         return Ok(Step::Needs(cx.needs));
+    }
+    if answers.is_none() {
+        // No question for the host: classify the attachments now, in order.
+        cx.deferring = false;
+        for (i, part) in message.parts.iter().enumerate() {
+            if let (Part::FileAttachment(a), Some(slot)) = (part, parts.get_mut(i)) {
+                *slot = cx.attachment(i, a)?;
+            }
+        }
     }
     let seq = session.next_seq.max(1);
     let id = options
@@ -303,6 +313,8 @@ struct Cx<'a> {
     warnings: Vec<Warning>,
     blobs: Vec<Blob>,
     inline_bytes: u64,
+    /// On the first step, attachments are only checked; see [`submit`].
+    deferring: bool,
 }
 
 /// Arguments as the command received them.
@@ -924,7 +936,26 @@ impl Cx<'_> {
             .with("size", size)
             .with("limit", limits.max_attachment_bytes));
         }
-        let bytes = media::decode(&b64).map_err(|e| e.at(path.clone()))?;
+        if self.answers.is_none() && self.deferring {
+            // First step: checked, not yet classified (that waits until no host question
+            // is left, so a step that ends in questions does no wasted work).
+            return Ok(Part::FileAttachment(a.clone()));
+        }
+        // The whole payload is decoded only when it must be read: to tell text from
+        // binary when the first bytes prove no type, or to hash a blob.
+        let head = media::decode_head(&b64);
+        let sniffed = media::sniff(&head);
+        let mut bytes = None;
+        let decode = |b64: &str| media::decode(b64).map_err(|e| e.at(path.clone()));
+        let textual = match sniffed {
+            Some(_) => false,
+            None => {
+                let b = decode(&b64)?;
+                let t = media::looks_textual(&b);
+                bytes = Some(b);
+                t
+            }
+        };
         let declared = a
             .mime
             .as_deref()
@@ -936,8 +967,6 @@ impl Cx<'_> {
                     .and_then(media::mime_from_name)
                     .map(str::to_owned)
             });
-        let sniffed = media::sniff(&bytes);
-        let textual = media::looks_textual(&bytes);
         let mime = match (&declared, sniffed) {
             (Some(d), Some(s)) if d != s => {
                 self.warn(
@@ -981,6 +1010,10 @@ impl Cx<'_> {
                 size: Some(size),
             }));
         }
+        let bytes = match bytes {
+            Some(b) => b,
+            None => decode(&b64)?,
+        };
         let cid = content_id(&bytes);
         if !self.blobs.iter().any(|b| b.content_id == cid) {
             self.blobs.push(Blob {

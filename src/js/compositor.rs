@@ -80,9 +80,10 @@ pub fn parse_input(text: &str, catalog: &JsCatalog) -> String {
 }
 
 /// One submit step over the inbox strings: message JSON, options JSON, the stored session
-/// row ("" when new), the host's answers ("" on the first step). Returns
-/// `{"needs":[…]}` or `{"done":{id, session, seq, message, actions, skills, warnings,
-/// blobs, batch}}` where `batch` is the rows to write, in order.
+/// row ("" when new), the host's answers ("" on the first step). Returns `{"needs":[…]}`,
+/// or `{"done":{id, session, seq, actions, skills, warnings, blobs, batch},"message":…}`
+/// followed by the row values, each after a NUL; `batch` lists the rows to write in order,
+/// each naming its value by position (`at`).
 #[wasm_bindgen(js_name = submitInbox)]
 pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue> {
     let mut it = inbox_strings(lens)?.into_iter();
@@ -121,17 +122,16 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
             );
         }
         Step::Done(sub) => {
+            let (ops, message) = messages::layout(&sub);
             let mut d = Map::new();
             d.insert("id".into(), sub.id.clone().into());
             d.insert("session".into(), sub.session.clone().into());
             d.insert("seq".into(), sub.seq.into());
-            d.insert("message".into(), sub.message.to_value());
             d.insert("actions".into(), Value::Array(sub.actions.clone()));
             d.insert("skills".into(), Value::Array(sub.skills.clone()));
             d.insert(
                 "warnings".into(),
-                serde_json::to_value(&sub.warnings)
-                    .map_err(|e| js_err(Error::new(ErrorKind::Internal, e.to_string())))?,
+                serde_json::to_value(&sub.warnings).map_err(|e| js_err(Error::new(ErrorKind::Internal, e.to_string())))?,
             );
             let blobs = sub
                 .blobs
@@ -145,63 +145,64 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
                 })
                 .collect();
             d.insert("blobs".into(), Value::Array(blobs));
-            d.insert(
-                "batch".into(),
-                Value::Array(messages::batch(&sub).iter().map(|o| o.to_value()).collect()),
-            );
-            out.insert("done".into(), Value::Object(d));
+            // The rows' values follow the JSON, NUL-separated (JSON text never holds a raw
+            // NUL): no row is escaped a second time inside another JSON string.
+            let mut values = Vec::with_capacity(ops.len());
+            let batch = ops
+                .into_iter()
+                .map(|op| {
+                    let mut v = op.to_value();
+                    if let Value::Object(o) = &mut v {
+                        if let Some(Value::String(text)) = o.remove("value") {
+                            o.insert("at".into(), values.len().into());
+                            values.push(text);
+                        }
+                    }
+                    v
+                })
+                .collect();
+            d.insert("batch".into(), Value::Array(batch));
+            let mut text = String::from("{\"done\":");
+            text.push_str(&Value::Object(d).to_string());
+            text.push_str(",\"message\":");
+            text.push_str(&message);
+            text.push('}');
+            for v in values {
+                text.push('\0');
+                text.push_str(&v);
+            }
+            return Ok(text);
         }
     }
     Ok(Value::Object(out).to_string())
 }
 
-fn rows(v: Value, what: &str) -> Result<Vec<(String, String)>, JsValue> {
-    let bad = || {
-        js_err(Error::new(
-            ErrorKind::StoreFailed,
-            format!("{what} must be [key, value] string pairs"),
-        ))
-    };
-    let Value::Array(items) = v else {
-        return Err(bad());
-    };
-    items
-        .into_iter()
-        .map(|r| match r {
-            Value::Array(mut kv) if kv.len() == 2 => match (kv.pop(), kv.pop()) {
-                (Some(Value::String(v)), Some(Value::String(k))) => Ok((k, v)),
-                _ => Err(bad()),
-            },
-            _ => Err(bad()),
-        })
-        .collect()
-}
-
-/// Assembles stored rows (inbox: heads JSON, part rows JSON, each `[[key, value], …]`,
-/// and a session name that keeps only that session's heads, or "")
-/// into messages in the current shape (a JSON array).
+/// Assembles stored rows into messages in the current shape (a JSON array). The inbox
+/// holds a session name (keeps only that session's heads; "" keeps all), the number of
+/// head rows, then the head rows and the part rows as key, value, key, value, … strings
+/// (no JSON around them: row values are JSON text already).
 #[wasm_bindgen(js_name = assembleInbox)]
 pub fn assemble_inbox(lens: &[u32]) -> Result<String, JsValue> {
     let mut it = inbox_strings(lens)?.into_iter();
-    let (Some(heads), Some(parts), Some(session)) = (it.next(), it.next(), it.next()) else {
-        return Err(js_err(Error::new(
-            ErrorKind::Internal,
-            "inbox holds too few strings",
-        )));
+    let (Some(session), Some(count)) = (it.next(), it.next()) else {
+        return Err(js_err(Error::new(ErrorKind::Internal, "inbox holds too few strings")));
     };
-    let mut heads = rows(
-        json_in(&heads, "the message rows", ErrorKind::StoreFailed)?,
-        "message rows",
-    )?;
+    let count: usize = count
+        .parse()
+        .map_err(|_| js_err(Error::new(ErrorKind::Internal, "bad head count")))?;
+    let mut pairs = Vec::with_capacity(lens.len() / 2);
+    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+        pairs.push((k, v));
+    }
+    if count > pairs.len() {
+        return Err(js_err(Error::new(ErrorKind::Internal, "bad head count")));
+    }
+    let parts = pairs.split_off(count);
+    let mut heads = pairs;
     if !session.is_empty() {
         heads = messages::session_heads(&session, heads);
     }
-    let parts = rows(
-        json_in(&parts, "the part rows", ErrorKind::StoreFailed)?,
-        "part rows",
-    )?;
-    let msgs = messages::assemble_many(&heads, &parts).map_err(js_err)?;
-    Ok(Value::Array(msgs.iter().map(UserMessage::to_value).collect()).to_string())
+    messages::assemble_many_json(&heads, &parts).map_err(js_err)
 }
 
 /// The user view of a message: one chip per part (JSON array).

@@ -56,23 +56,25 @@ fn inbox_strings(lens: &[u32]) -> Result<Vec<String>, JsValue> {
         .map_err(js_err)
 }
 
-/// Lowers the input the glue wrote into the inbox. `lens` are the byte lengths of the
-/// strings there, in order: the message JSON (large data replaced by host slots), the
-/// options JSON, the resolver answers JSON, then each resolved file text (the answers name
-/// them by index, `{"text_at": n}`). Returns the report JSON, a NUL, then the body with
-/// `\u{1}n\u{1}` slot markers — or `\u{2}` and a comma-separated list of slots the core must
-/// read whole (the glue calls again with those inline).
-#[wasm_bindgen(js_name = lowerInbox)]
-pub fn lower_inbox(lens: &[u32]) -> Result<String, JsValue> {
+/// Lowers many messages with one set of options. The inbox holds the messages as a JSON
+/// array (large data replaced by host slots), the options JSON, the resolver answers (a
+/// JSON array with one answers object per message, or ""), then each resolved file text
+/// (the answers name them by index, `{"text_at": n}`). Returns one segment per message,
+/// separated by `\u{4}`: the report JSON, a NUL, then the body with `\u{1}n\u{1}` slot
+/// markers; or `\u{3}` and the error JSON for a message that failed. If the core must read
+/// host slots whole, it returns `\u{2}` and their comma-separated numbers instead (the glue
+/// calls again with them inline). Raw control characters never occur in JSON text, so
+/// the separators cannot collide with content.
+#[wasm_bindgen(js_name = lowerManyInbox)]
+pub fn lower_many_inbox(lens: &[u32]) -> Result<String, JsValue> {
     let input = inbox_strings(lens)?;
     let mut it = input.into_iter();
-    let (Some(message), Some(options), Some(resolved)) = (it.next(), it.next(), it.next()) else {
+    let (Some(messages), Some(options), Some(resolved)) = (it.next(), it.next(), it.next()) else {
         return Err(js_err(Error::new(
             ErrorKind::Internal,
             "inbox holds too few strings",
         )));
     };
-    let msg = UserMessage::from_json(&message).map_err(js_err)?;
     let opts = serde_json::from_str(&options)
         .map_err(|e| {
             Error::new(
@@ -82,19 +84,41 @@ pub fn lower_inbox(lens: &[u32]) -> Result<String, JsValue> {
         })
         .and_then(LowerOptions::from_value)
         .map_err(js_err)?;
-    let table = wire::resolver_table_with(&resolved, it.collect()).map_err(js_err)?;
-    match lower::lower_marked(&msg, &opts, &table).map_err(js_err)? {
-        lower::Marked::Lowered(out) => {
-            let mut s = out.report.to_json();
-            s.push('\0');
-            s.push_str(&out.body);
-            Ok(s)
+    let messages: Vec<serde_json::Value> = match serde_json::from_str(&messages) {
+        Ok(serde_json::Value::Array(items)) => items,
+        _ => {
+            return Err(js_err(Error::new(
+                ErrorKind::InvalidMessage,
+                "messages must be a JSON array",
+            )))
         }
-        lower::Marked::NeedsData(slots) => {
-            let list: Vec<String> = slots.iter().map(u32::to_string).collect();
-            Ok(format!("\u{2}{}", list.join(",")))
+    };
+    let tables = wire::resolver_tables(&resolved, it.collect(), messages.len()).map_err(js_err)?;
+    let mut out = String::new();
+    let mut needs = Vec::new();
+    for (i, (m, table)) in messages.into_iter().zip(tables.iter()).enumerate() {
+        if i > 0 {
+            out.push('\u{4}');
+        }
+        let result = UserMessage::from_value(m).and_then(|msg| lower::lower_marked(&msg, &opts, table));
+        match result {
+            Ok(lower::Marked::Lowered(l)) => {
+                out.push_str(&l.report.to_json());
+                out.push('\0');
+                out.push_str(&l.body);
+            }
+            Ok(lower::Marked::NeedsData(slots)) => needs.extend(slots),
+            Err(e) => {
+                out.push('\u{3}');
+                out.push_str(&e.to_json());
+            }
         }
     }
+    if !needs.is_empty() {
+        let list: Vec<String> = needs.iter().map(u32::to_string).collect();
+        return Ok(format!("\u{2}{}", list.join(",")));
+    }
+    Ok(out)
 }
 
 /// The default capability table of a provider, as JSON text.

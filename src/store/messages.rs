@@ -24,9 +24,19 @@ fn part_key(key: &str, index: usize) -> String {
 }
 
 /// The rows of a submission, dependent rows first (blobs, parts), then the session
-/// counters, the id row and the head that makes the message visible.
+/// counters, the id row and the head that makes the message visible. The id and head rows
+/// are inserts: a writer that laid the message out from a stale session row (another tab
+/// took the sequence number) gets a conflict instead of overwriting.
 pub fn batch(sub: &Submission) -> Vec<Op> {
+    layout(sub).0
+}
+
+/// [`batch`], and the message's JSON text (byte-identical to
+/// `sub.message.to_json()`): each part is written once and shared by both, so a large
+/// attachment is escaped once, not once per copy.
+pub fn layout(sub: &Submission) -> (Vec<Op>, String) {
     let key = message_key(&sub.session, sub.seq);
+    let parts: Vec<String> = sub.message.parts.iter().map(|p| p.to_value().to_string()).collect();
     let mut ops = Vec::with_capacity(sub.blobs.len() + sub.message.parts.len() + 3);
     for b in &sub.blobs {
         let mut o = Map::new();
@@ -40,15 +50,13 @@ pub fn batch(sub: &Submission) -> Vec<Op> {
             value: Value::Object(o).to_string(),
         });
     }
-    for (i, p) in sub.message.parts.iter().enumerate() {
-        let mut o = Map::new();
-        o.insert("message".into(), key.clone().into());
-        o.insert("index".into(), i.into());
-        o.insert("part".into(), p.to_value());
+    let key_json = Value::String(key.clone()).to_string();
+    for (i, p) in parts.iter().enumerate() {
+        // `{"index":…,"message":…,"part":…}`: the keys in the order serde_json sorts them.
         ops.push(Op::Put {
             table: Table::Parts,
             key: part_key(&key, i),
-            value: Value::Object(o).to_string(),
+            value: format!("{{\"index\":{i},\"message\":{key_json},\"part\":{p}}}"),
         });
     }
     ops.push(Op::Put {
@@ -56,7 +64,7 @@ pub fn batch(sub: &Submission) -> Vec<Op> {
         key: sub.session.clone(),
         value: sub.state.to_value().to_string(),
     });
-    ops.push(Op::Put {
+    ops.push(Op::Insert {
         table: Table::Ids,
         key: sub.id.clone(),
         value: Value::String(key.clone()).to_string(),
@@ -66,18 +74,21 @@ pub fn batch(sub: &Submission) -> Vec<Op> {
         "schema_version".into(),
         sub.message.metadata.schema_version.into(),
     );
+    let meta = Value::Object(meta);
+    // `{"metadata":…,"parts":[…],"role":"user"}`, as `UserMessage::to_json` writes it.
+    let message = format!("{{\"metadata\":{meta},\"parts\":[{}],\"role\":\"user\"}}", parts.join(","));
     let mut head = Map::new();
     head.insert("id".into(), sub.id.clone().into());
     head.insert("session".into(), sub.session.clone().into());
     head.insert("seq".into(), sub.seq.into());
     head.insert("part_count".into(), sub.message.parts.len().into());
-    head.insert("metadata".into(), Value::Object(meta));
-    ops.push(Op::Put {
+    head.insert("metadata".into(), meta);
+    ops.push(Op::Insert {
         table: Table::Messages,
         key,
         value: Value::Object(head).to_string(),
     });
-    ops
+    (ops, message)
 }
 
 fn parse_row(table: Table, key: &str, text: &str) -> Result<Map<String, Value>> {
@@ -96,7 +107,8 @@ pub fn assemble(key: &str, head: &str, parts: &[(String, String)]) -> Result<Use
         .get("part_count")
         .and_then(Value::as_u64)
         .ok_or_else(|| bad_row(Table::Messages, key, "no part_count"))?;
-    let mut slots: Vec<Option<Value>> = vec![None; usize::try_from(count).unwrap_or(0)];
+    let count = part_count(key, count, parts.len())?;
+    let mut slots: Vec<Option<Value>> = vec![None; count];
     for (pk, text) in parts {
         let mut row = parse_row(Table::Parts, pk, text)?;
         if row.get("message").and_then(Value::as_str) != Some(key) {
@@ -135,34 +147,116 @@ pub fn assemble(key: &str, head: &str, parts: &[(String, String)]) -> Result<Use
     })
 }
 
-/// Many messages at once: heads and all part rows of a session (what a history read gets
-/// from two range reads). Messages come back in key (sequence) order.
-pub fn assemble_many(
-    heads: &[(String, String)],
-    parts: &[(String, String)],
-) -> Result<Vec<UserMessage>> {
+/// A head's part count, checked against the rows there are (a corrupt count must not
+/// allocate).
+fn part_count(key: &str, count: u64, rows: usize) -> Result<usize> {
+    usize::try_from(count)
+        .ok()
+        .filter(|n| *n <= rows)
+        .ok_or_else(|| bad_row(Table::Messages, key, format!("part_count {count} but {rows} part rows")))
+}
+
+/// A part row as this library writes it; the part stays raw JSON text.
+#[derive(serde::Deserialize)]
+struct PartRow<'a> {
+    index: u64,
+    #[serde(borrow)]
+    message: std::borrow::Cow<'a, str>,
+    #[serde(borrow)]
+    part: &'a serde_json::value::RawValue,
+}
+
+/// Like [`assemble`], but gives the message's JSON text. Rows of the current
+/// `schema_version` are checked (JSON syntax, row shape, every part present once, each part
+/// an object) and their parts passed through as written, byte for byte what
+/// [`UserMessage::to_json`] gives for them; older rows go through the read-time adapter.
+pub fn assemble_json(key: &str, head: &str, parts: &[(String, String)]) -> Result<String> {
+    let head_row = parse_row(Table::Messages, key, head)?;
+    let meta = head_row.get("metadata").cloned().unwrap_or(Value::Null);
+    let version = meta.get("schema_version").and_then(Value::as_u64).unwrap_or(0);
+    if version != crate::message::SCHEMA_VERSION {
+        return assemble(key, head, parts).map(|m| m.to_json());
+    }
+    let Value::Object(meta) = meta else {
+        return Err(bad_row(Table::Messages, key, "metadata is not an object"));
+    };
+    let count = head_row
+        .get("part_count")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| bad_row(Table::Messages, key, "no part_count"))?;
+    let count = part_count(key, count, parts.len())?;
+    let mut slots: Vec<Option<&str>> = vec![None; count];
+    for (pk, text) in parts {
+        let row: PartRow<'_> = serde_json::from_str(text).map_err(|e| bad_row(Table::Parts, pk, e))?;
+        if row.message != key {
+            continue;
+        }
+        let raw = row.part.get();
+        if !raw.starts_with('{') {
+            return Err(bad_row(Table::Parts, pk, "the part is not an object"));
+        }
+        let slot = usize::try_from(row.index)
+            .ok()
+            .and_then(|i| slots.get_mut(i))
+            .ok_or_else(|| bad_row(Table::Parts, pk, "index out of range"))?;
+        *slot = Some(raw);
+    }
+    let mut out = String::with_capacity(parts.iter().map(|(_, v)| v.len()).sum::<usize>() + 256);
+    out.push_str("{\"metadata\":");
+    out.push_str(&Value::Object(meta).to_string());
+    out.push_str(",\"parts\":[");
+    for (i, p) in slots.into_iter().enumerate() {
+        let p = p.ok_or_else(|| bad_row(Table::Messages, key, format!("part {i} is missing")))?;
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(p);
+    }
+    out.push_str("],\"role\":\"user\"}");
+    Ok(out)
+}
+
+/// [`assemble_json`] over many messages (see [`assemble_many`]): a JSON array.
+pub fn assemble_many_json(heads: &[(String, String)], parts: &[(String, String)]) -> Result<String> {
+    let mut out = String::from("[");
+    for (n, (key, head, rows)) in group(heads, parts).into_iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        out.push_str(&assemble_json(key, head, rows)?);
+    }
+    out.push(']');
+    Ok(out)
+}
+
+/// Pairs each head with its part rows (part rows sort under their message key).
+fn group<'a>(heads: &'a [(String, String)], parts: &'a [(String, String)]) -> Vec<(&'a str, &'a str, &'a [(String, String)])> {
     let mut out = Vec::with_capacity(heads.len());
     let mut at = 0usize;
     for (key, head) in heads {
-        // Part rows sort under their message key, so they are consumed in step.
         let prefix = format!("{key}#");
-        while parts
-            .get(at)
-            .is_some_and(|(k, _)| k.as_str() < prefix.as_str())
-        {
+        while parts.get(at).is_some_and(|(k, _)| k.as_str() < prefix.as_str()) {
             at += 1;
         }
         let start = at;
         while parts.get(at).is_some_and(|(k, _)| k.starts_with(&prefix)) {
             at += 1;
         }
-        out.push(assemble(
-            key,
-            head,
-            parts.get(start..at).unwrap_or_default(),
-        )?);
+        out.push((key.as_str(), head.as_str(), parts.get(start..at).unwrap_or_default()));
     }
-    Ok(out)
+    out
+}
+
+/// Many messages at once: heads and all part rows of a session (what a history read gets
+/// from two range reads). Messages come back in key (sequence) order.
+pub fn assemble_many(
+    heads: &[(String, String)],
+    parts: &[(String, String)],
+) -> Result<Vec<UserMessage>> {
+    group(heads, parts)
+        .into_iter()
+        .map(|(key, head, rows)| assemble(key, head, rows))
+        .collect()
 }
 
 /// The heads of `session` among rows read with the prefix `<session>/` (which also finds

@@ -73,6 +73,17 @@ pub enum Op {
         /// The value, JSON text.
         value: String,
     },
+    /// Insert a row that must not exist yet: a backend refuses the whole batch with a
+    /// [`conflict`] error when it does (optimistic concurrency: two writers that laid out
+    /// the same message key cannot both land).
+    Insert {
+        /// The table.
+        table: Table,
+        /// The key.
+        key: String,
+        /// The value, JSON text.
+        value: String,
+    },
     /// Remove a row (absent rows are fine).
     Delete {
         /// The table.
@@ -87,8 +98,9 @@ impl Op {
     pub fn to_value(&self) -> Value {
         let mut o = Map::new();
         match self {
-            Op::Put { table, key, value } => {
-                o.insert("op".into(), "put".into());
+            Op::Put { table, key, value } | Op::Insert { table, key, value } => {
+                let op = if matches!(self, Op::Put { .. }) { "put" } else { "insert" };
+                o.insert("op".into(), op.into());
                 o.insert("table".into(), table.name().into());
                 o.insert("key".into(), key.clone().into());
                 o.insert("value".into(), value.clone().into());
@@ -156,8 +168,15 @@ impl Backend for MemoryBackend {
 
     fn commit(&mut self, ops: &[Op]) -> Result<()> {
         for op in ops {
+            if let Op::Insert { table, key, .. } = op {
+                if self.tables.get(table).is_some_and(|t| t.contains_key(key)) {
+                    return Err(conflict(*table, key));
+                }
+            }
+        }
+        for op in ops {
             match op {
-                Op::Put { table, key, value } => {
+                Op::Put { table, key, value } | Op::Insert { table, key, value } => {
                     self.tables
                         .entry(*table)
                         .or_default()
@@ -172,6 +191,17 @@ impl Backend for MemoryBackend {
         }
         Ok(())
     }
+}
+
+/// The error of an [`Op::Insert`] whose key is taken: `StoreFailed` with `conflict` details.
+pub fn conflict(table: Table, key: &str) -> Error {
+    Error::new(
+        ErrorKind::StoreFailed,
+        format!("the {} row `{key}` was written by another writer first; nothing was written", table.name()),
+    )
+    .with("conflict", true)
+    .with("table", table.name())
+    .with("key", key)
 }
 
 /// A `StoreFailed` error about the row `key` of `table`.

@@ -129,3 +129,26 @@ test('a second connection upgrading the database closes the first cleanly; the d
   assert.equal(out.reopen, 'StoreFailed');
   assert.ok(out.stores.includes('messages') && out.stores.includes('future'));
 });
+
+test('two tabs writing one session: optimistic inserts, a retry, no message lost', async () => {
+  const out = await page.evaluate(async () => {
+    const pl = await import('/pkg/src/web.js');
+    // Two store instances over one database behave like two tabs: each keeps its own idea
+    // of the session counter.
+    const a = await pl.openMessageStore({ backend: 'indexeddb', name: 'two-tabs' });
+    const b = await pl.openMessageStore({ backend: 'indexeddb', name: 'two-tabs' });
+    const sends = [];
+    for (let i = 0; i < 6; i++) {
+      sends.push(pl.submit({ role: 'user', parts: [{ type: 'text', text: `a${i}` }] }, { store: a }));
+      sends.push(pl.submit({ role: 'user', parts: [{ type: 'text', text: `b${i}` }] }, { store: b }));
+    }
+    const rs = await Promise.all(sends);
+    const history = (await a.history()).map((m) => m.parts[0].text);
+    a.close();
+    b.close();
+    return { seqs: rs.map((r) => r.seq).sort((x, y) => x - y), history };
+  });
+  assert.deepEqual(out.seqs, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+  assert.equal(out.history.length, 12);
+  assert.deepEqual([...out.history].sort(), ['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'b0', 'b1', 'b2', 'b3', 'b4', 'b5']);
+});

@@ -140,8 +140,11 @@ test('capabilities, round trip and package metadata', async () => {
   const caps = defaultCapabilities('anthropic');
   assert.deepEqual(caps.images.mimes, ['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
   assert.equal(caps.images.max_bytes, 5 * 1024 * 1024);
-  const m = { role: 'user', parts: [{ type: 'future-part', foo: [1, 2] }, { type: 'text', text: 'a' }], metadata: { schema_version: 1, thread: 't' } };
+  const m = { role: 'user', parts: [{ type: 'future-part', foo: [1, 2] }, { type: 'text', text: 'a' }], metadata: { schema_version: 2, thread: 't' } };
   assert.deepEqual(normalizeMessage(m), m);
+  // A version-1 message comes back in the current shape (the read-time adapter).
+  const v1 = { role: 'user', parts: [{ type: 'file-attachment', content_id: 'sha256-x', name: 'a.png' }], metadata: { schema_version: 1 } };
+  assert.deepEqual(normalizeMessage(v1), { role: 'user', parts: [{ type: 'file-attachment', blob: { content_id: 'sha256-x' }, name: 'a.png' }], metadata: { schema_version: 2 } });
   const pkg = (await import('promptloom/package.json', { with: { type: 'json' } })).default;
   assert.equal(pkg.exports['.'].types, './index.d.ts');
   assert.deepEqual(Object.keys(pkg.exports['.']), ['types', 'workerd', 'browser', 'node', 'default']);

@@ -43,7 +43,7 @@ test('README: Node', () => {
 
 test('README: WASI component in jco', () => {
   const dir = join(out, 'jco');
-  execFileSync(join(root, 'node_modules/.bin/jco'), ['transpile', join(root, 'target/component/promptloom.wasm'), '-o', join(dir, 'promptloom-component'), '--quiet']);
+  execFileSync(join(root, 'node_modules/.bin/jco'), ['transpile', join(root, 'target/component/promptloom-lowering.wasm'), '-o', join(dir, 'promptloom-component'), '--quiet']);
   writeFileSync(join(dir, 'example.mjs'), ex.jco.code);
   assert.equal(execFileSync('node', [join(dir, 'example.mjs')], { encoding: 'utf8' }).trimEnd(), ex.jco.output);
 });
@@ -51,7 +51,7 @@ test('README: WASI component in jco', () => {
 test('README: WASI component in Wasmtime', () => {
   const dir = join(out, 'py');
   mkdirSync(dir, { recursive: true });
-  copyFileSync(join(root, 'target/component/promptloom.wasm'), join(dir, 'promptloom.wasm'));
+  copyFileSync(join(root, 'target/component/promptloom-lowering.wasm'), join(dir, 'promptloom-lowering.wasm'));
   writeFileSync(join(dir, 'example.py'), ex.wasmtime.code);
   assert.equal(execFileSync('python3', ['example.py'], { cwd: dir, encoding: 'utf8' }).trimEnd(), ex.wasmtime.output);
 });
