@@ -6,6 +6,7 @@
 //   floor: raw write       the same rows the submit wrote, put in one readwrite
 //                          transaction with the bare IndexedDB API
 //   history+lower          store.history() of a 1,000-message session, then lower every one
+//                          (lowerMany: one call into wasm for the lot)
 //   floor: raw read        the same two key ranges (heads, parts) read with getAll in one
 //                          readonly transaction
 // Ratios, not absolute times: rounds alternate between the contenders and medians are
@@ -146,7 +147,7 @@ const result = await page.evaluate(
     for (let round = 0; round < ROUNDS; round++) {
       let t0 = now();
       const msgs = await hist.history('h');
-      for (const m of msgs) lowered += pl.lower(m, { provider: 'anthropic' }).body.length > 0 ? 1 : 0;
+      for (const l of pl.lowerMany(msgs, { provider: 'anthropic' })) lowered += l.body.length > 0 ? 1 : 0;
       historyTimes.push(now() - t0);
       t0 = now();
       await rawRead('h/');

@@ -261,6 +261,14 @@ export declare function lower(message: UserMessage, options: LowerOptions & { re
 /** Lowers a message; a Promise when any resolver answer is a Promise. */
 export declare function lower(message: UserMessage, options: LowerOptions): Lowered | Promise<Lowered>;
 
+/**
+ * Lowers many messages (a history) with one set of options in one call into wasm: a
+ * Lowered or the PromptloomError each message got, in order. Resolver requests carry
+ * `message`, the message's index. A Promise when any resolver answer is.
+ */
+export declare function lowerMany(messages: UserMessage[], options: LowerOptions & { resolve?: (request: ResolveRequest & { message?: number }) => ResolveAnswer }): Array<Lowered | PromptloomError>;
+export declare function lowerMany(messages: UserMessage[], options: LowerOptions): Array<Lowered | PromptloomError> | Promise<Array<Lowered | PromptloomError>>;
+
 /** The provider's default capability table. */
 export declare function defaultCapabilities(provider: Provider): Capabilities;
 

@@ -384,7 +384,7 @@ export function lower(message, options) {
 export function lowerMany(messages, options) {
   if (!Array.isArray(messages)) throw new PromptloomError('InvalidMessage', 'lowerMany() takes an array of messages', { path: '$' });
   if (messages.length === 0) {
-    optionsJson(options);
+    __inbox('lowerManyInbox', ['[]', optionsJson(options), '']); // the options are still checked
     return [];
   }
   return lowerAll(messages, options);

@@ -74,10 +74,10 @@ export function parseInput(text, { catalog } = {}) {
 
 /** Rows → messages, in the core (the read-time adapter runs there). */
 function assemble(session, heads, parts) {
-  const strings = [session, String(heads.length)];
-  for (const [k, v] of heads) strings.push(k, v);
-  for (const [k, v] of parts) strings.push(k, v);
-  return JSON.parse(__inbox('assembleInbox', strings));
+  let text = `${session}\0${heads.length}\0`;
+  for (const [k, v] of heads) text += `${k}\0${v}\0`;
+  for (const [k, v] of parts) text += `${k}\0${v}\0`;
+  return JSON.parse(__inbox('assembleInbox', [text]));
 }
 
 /** A persisted conversation store over one backend. */

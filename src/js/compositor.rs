@@ -178,29 +178,29 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
 }
 
 /// Assembles stored rows into messages in the current shape (a JSON array). The inbox
-/// holds a session name (keeps only that session's heads; "" keeps all), the number of
-/// head rows, then the head rows and the part rows as key, value, key, value, … strings
-/// (no JSON around them: row values are JSON text already).
+/// holds one string: a session name (keeps only that session's heads; "" keeps all), the
+/// number of head rows, then the head rows and the part rows as key, value, key, value, …,
+/// each followed by a NUL (no JSON around them: row values are JSON text already, and
+/// neither keys nor JSON text hold a raw NUL).
 #[wasm_bindgen(js_name = assembleInbox)]
 pub fn assemble_inbox(lens: &[u32]) -> Result<String, JsValue> {
-    let mut it = inbox_strings(lens)?.into_iter();
-    let (Some(session), Some(count)) = (it.next(), it.next()) else {
-        return Err(js_err(Error::new(ErrorKind::Internal, "inbox holds too few strings")));
-    };
-    let count: usize = count
-        .parse()
-        .map_err(|_| js_err(Error::new(ErrorKind::Internal, "bad head count")))?;
-    let mut pairs = Vec::with_capacity(lens.len() / 2);
+    let input = inbox_strings(lens)?;
+    let text = input.first().map(String::as_str).unwrap_or_default();
+    let mut it = text.split('\0');
+    let bad = || js_err(Error::new(ErrorKind::Internal, "malformed row list"));
+    let session = it.next().ok_or_else(bad)?;
+    let count: usize = it.next().and_then(|c| c.parse().ok()).ok_or_else(bad)?;
+    let mut pairs = Vec::new();
     while let (Some(k), Some(v)) = (it.next(), it.next()) {
-        pairs.push((k, v));
+        pairs.push((k.to_owned(), v.to_owned()));
     }
     if count > pairs.len() {
-        return Err(js_err(Error::new(ErrorKind::Internal, "bad head count")));
+        return Err(bad());
     }
     let parts = pairs.split_off(count);
     let mut heads = pairs;
     if !session.is_empty() {
-        heads = messages::session_heads(&session, heads);
+        heads = messages::session_heads(session, heads);
     }
     messages::assemble_many_json(&heads, &parts).map_err(js_err)
 }

@@ -3,7 +3,7 @@
 // bytes, host-held large data, Error objects, and surviving bad input.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { lower, defaultCapabilities, normalizeMessage, providers, PromptloomError } from 'promptloom';
+import { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from 'promptloom';
 import { successCases, errorCases, resolverFor } from './cases.mjs';
 
 const PNG_HEAD = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
@@ -23,6 +23,37 @@ test('every shared case lowers to the recorded body and report', () => {
     assert.deepEqual(out.report, c.expected.report, `${c.name} / ${c.provider} report`);
     assert.deepEqual(out.json(), JSON.parse(c.expected.body));
   }
+});
+
+test('lowerMany: every shared case of a provider and options in one call, the same bytes as lower()', async () => {
+  const groups = new Map();
+  for (const c of successCases()) {
+    const key = `${c.provider} ${JSON.stringify(c.options)}`;
+    if (!groups.has(key)) groups.set(key, []);
+    groups.get(key).push(c);
+  }
+  let n = 0;
+  for (const cases of groups.values()) {
+    const opts = { provider: cases[0].provider, ...cases[0].options };
+    for (const async of [false, true]) {
+      const resolve = (req) => resolverFor(cases[req.message].resolve, { async })(req);
+      let out = lowerMany(cases.map((c) => c.message), { ...opts, resolve });
+      if (async) out = await out;
+      cases.forEach((c, i) => {
+        assert.ok(!(out[i] instanceof PromptloomError), `${c.name}: ${out[i].message}`);
+        assert.equal(out[i].body, c.expected.body, `${c.name} / ${c.provider}`);
+        assert.deepEqual(out[i].report, c.expected.report);
+      });
+      n += cases.length;
+    }
+  }
+  assert.ok(n >= 200);
+  // A message that fails gets its error in place; the others are lowered.
+  const mixed = lowerMany([{ parts: [{ type: 'text', text: 'a' }] }, { parts: [] }, { parts: [{ type: 'command', id: '/x' }] }, { parts: [{ type: 'text', text: 'b' }] }], { provider: 'gemini' });
+  assert.deepEqual(mixed.map((r) => (r instanceof PromptloomError ? r.code : JSON.parse(r.body).contents[0].parts[0].text)), ['a', 'EmptyMessage', 'UnresolvedCommand', 'b']);
+  assert.deepEqual(lowerMany([], { provider: 'anthropic' }), []);
+  assert.throws(() => lowerMany([], { provider: 'bedrock' }), (e) => e.code === 'InvalidOptions');
+  assert.throws(() => lowerMany('x', { provider: 'anthropic' }), (e) => e.code === 'InvalidMessage');
 });
 
 test('an async resolver gives the same result as a Promise', async () => {

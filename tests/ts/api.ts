@@ -1,6 +1,6 @@
 // Type-level tests of the package's public types (compiled with `tsc --noEmit --strict`).
 import {
-  lower, defaultCapabilities, PromptloomError, CommandCatalog, parseInput, submit, openMessageStore, inspect,
+  lower, lowerMany, defaultCapabilities, PromptloomError, CommandCatalog, parseInput, submit, openMessageStore, inspect,
   type Lowered, type UserMessage, type LoweringReport, type ErrorCode, type Submission, type MessageStore, type Completion, type Part, type CommandPart,
 } from 'promptloom';
 
@@ -66,7 +66,9 @@ async function compose(): Promise<void> {
   const views = await inspect(done.message, { provider: 'anthropic', store });
   const first = done.message.parts[0] as CommandPart;
   const outcome: string | undefined = first.resolved?.outcome;
-  void history, lowered, views, outcome, kv;
+  const all = lowerMany(history, { provider: 'openai-responses' });
+  const firstBody: string | undefined = Array.isArray(all) && !(all[0] instanceof PromptloomError) ? all[0].body : undefined;
+  void history, lowered, views, outcome, kv, firstBody;
   // @ts-expect-error: submit needs a store
   await submit({ parts: [] }, {});
 }
