@@ -7,3 +7,5 @@ bash scripts/setup.sh
 bash scripts/build.sh
 ( cd bench && { [ -f node_modules/.package-lock.json ] && [ ! package-lock.json -nt node_modules/.package-lock.json ] || npm install --no-audit --no-fund; } )
 node bench/lower.mjs 2> >(grep -v '^AI SDK Warning' >&2)
+# The compositor on IndexedDB in headless Chromium, beside the raw IndexedDB floor.
+node bench/compose.mjs

@@ -32,13 +32,19 @@ before(() => {
 });
 
 test('the README has an example for every host', () => {
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'jco', 'node', 'wasmtime', 'worker']);
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'compositor', 'jco', 'node', 'wasmtime', 'worker']);
 });
 
 test('README: Node', () => {
   const file = join(out, 'node.mjs');
   writeFileSync(file, ex.node.code);
   assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.node.output);
+});
+
+test('README: the compositor in Node', () => {
+  const file = join(out, 'compositor.mjs');
+  writeFileSync(file, ex.compositor.code);
+  assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.compositor.output);
 });
 
 test('README: WASI component in jco', () => {
