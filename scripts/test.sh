@@ -17,6 +17,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 cargo clippy --all-targets -- -D warnings
 cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
 cargo clippy --lib --target wasm32-wasip2 -- -D warnings
+cargo clippy --lib --target wasm32-wasip2 --features lowering-only -- -D warnings
 
 step "build (web wasm, component) and size report"
 bash scripts/build.sh

@@ -58,7 +58,7 @@ pub enum Part {
     /// `{ type: "file-attachment", data | content_id, mime, name, size }`
     FileAttachment(FileAttachment),
     /// `{ type: "command", id, args, resolved? }` — must be resolved (by
-    /// [`crate::compositor::submit`]) before lowering.
+    /// [`crate::compositor::submit()`]) before lowering.
     Command {
         /// The command id as typed, e.g. `/search`.
         id: String,

@@ -35,10 +35,15 @@ pub fn resolver_tables(text: &str, texts: Vec<String>, n: usize) -> Result<Vec<T
         return Ok((0..n).map(|_| TableResolver::default()).collect());
     }
     let mut texts: Vec<Option<String>> = texts.into_iter().map(Some).collect();
-    let Value::Array(items) = serde_json::from_str(text).map_err(|e| bad(format!("not JSON: {e}")))? else {
+    let Value::Array(items) =
+        serde_json::from_str(text).map_err(|e| bad(format!("not JSON: {e}")))?
+    else {
         return Err(bad("resolver answers must be an array".into()));
     };
-    let mut tables: Vec<TableResolver> = items.into_iter().map(|v| table_from(v, &mut texts)).collect::<Result<_>>()?;
+    let mut tables: Vec<TableResolver> = items
+        .into_iter()
+        .map(|v| table_from(v, &mut texts))
+        .collect::<Result<_>>()?;
     tables.resize_with(n.max(tables.len()), TableResolver::default);
     Ok(tables)
 }

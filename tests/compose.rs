@@ -105,7 +105,10 @@ fn cases() {
         assert_eq!(back, sub.message, "read back differs");
         assert_eq!(back.to_json(), sub.message.to_json());
         // The layout writes each part once; its message text is the message's own JSON.
-        assert_eq!(promptloom::store::messages::layout(&sub).1, sub.message.to_json());
+        assert_eq!(
+            promptloom::store::messages::layout(&sub).1,
+            sub.message.to_json()
+        );
         // Replay: lowering what was read back gives the same bytes as lowering the submission.
         let table = resolver_table(&case.resolve).unwrap(); // ok: test
         let opts = LowerOptions::new(Provider::Anthropic);
@@ -324,10 +327,19 @@ fn property_persist_read_lower() {
     for s in 0..7 {
         let h = store.history(&format!("s{s}")).unwrap(); // ok: test
         let prefix = format!("s{s}/");
-        let heads = messages::session_heads(&format!("s{s}"), store.backend().scan(Table::Messages, &prefix).unwrap()); // ok: test
+        let heads = messages::session_heads(
+            &format!("s{s}"),
+            store.backend().scan(Table::Messages, &prefix).unwrap(),
+        ); // ok: test
         let parts = store.backend().scan(Table::Parts, &prefix).unwrap(); // ok: test
         let fast = messages::assemble_many_json(&heads, &parts).unwrap(); // ok: test
-        let typed = format!("[{}]", h.iter().map(UserMessage::to_json).collect::<Vec<_>>().join(","));
+        let typed = format!(
+            "[{}]",
+            h.iter()
+                .map(UserMessage::to_json)
+                .collect::<Vec<_>>()
+                .join(",")
+        );
         assert_eq!(fast, typed);
         let seqs: Vec<u64> = h
             .iter()

@@ -15,11 +15,16 @@ use serde_json::{Map, Value};
 use std::cell::RefCell;
 
 fn json(text: &str, what: &str, kind: ErrorKind) -> Result<Value, Error> {
-    serde_json::from_str(text).map_err(|e| Error::new(kind, format!("{what} is not valid JSON: {e}")))
+    serde_json::from_str(text)
+        .map_err(|e| Error::new(kind, format!("{what} is not valid JSON: {e}")))
 }
 
 fn catalog(c: wit::Catalog) -> Result<CommandCatalog, Error> {
-    let mut cat = if c.builtins { CommandCatalog::with_builtins() } else { CommandCatalog::empty() };
+    let mut cat = if c.builtins {
+        CommandCatalog::with_builtins()
+    } else {
+        CommandCatalog::empty()
+    };
     for (i, e) in c.commands.iter().enumerate() {
         cat.register(json(e, "a command entry", ErrorKind::InvalidCommand)?)
             .map_err(|err| err.with("command", i as u64))?;
@@ -35,7 +40,13 @@ impl Guest for Component {
 
     fn parse_input(text: String, c: wit::Catalog) -> Result<String, WitError> {
         let cat = catalog(c).map_err(to_wit)?;
-        Ok(Value::Array(parse_input(&text, &cat).iter().map(|p| p.to_value()).collect()).to_string())
+        Ok(Value::Array(
+            parse_input(&text, &cat)
+                .iter()
+                .map(|p| p.to_value())
+                .collect(),
+        )
+        .to_string())
     }
 
     fn complete(typed: String, c: wit::Catalog, limit: u32) -> Result<String, WitError> {
@@ -67,17 +78,28 @@ impl GuestMessageStore for StoreResource {
         let run = || -> Result<wit::SubmitStep, Error> {
             let msg = UserMessage::from_json(&message)?;
             let cat = catalog(c)?;
-            let opts = SubmitOptions::from_value(json(&options_json, "the submit options", ErrorKind::InvalidOptions)?)?;
+            let opts = SubmitOptions::from_value(json(
+                &options_json,
+                "the submit options",
+                ErrorKind::InvalidOptions,
+            )?)?;
             let answers = answers
                 .map(|list| {
                     list.into_iter()
-                        .map(|a| Ok((a.part.to_string(), json(&a.value, "an answer", ErrorKind::InvalidOptions)?)))
+                        .map(|a| {
+                            Ok((
+                                a.part.to_string(),
+                                json(&a.value, "an answer", ErrorKind::InvalidOptions)?,
+                            ))
+                        })
                         .collect::<Result<Map<String, Value>, Error>>()
                 })
                 .transpose()?;
             let mut store = self.store.borrow_mut();
             Ok(match store.submit(&msg, &cat, &opts, answers.as_ref())? {
-                Step::Needs(reqs) => wit::SubmitStep::Needs(Value::Array(reqs.into_iter().map(|r| r.request).collect()).to_string()),
+                Step::Needs(reqs) => wit::SubmitStep::Needs(
+                    Value::Array(reqs.into_iter().map(|r| r.request).collect()).to_string(),
+                ),
                 Step::Done(sub) => {
                     let mut d = Map::new();
                     d.insert("id".into(), sub.id.clone().into());
@@ -86,7 +108,10 @@ impl GuestMessageStore for StoreResource {
                     d.insert("message".into(), sub.message.to_value());
                     d.insert("actions".into(), Value::Array(sub.actions.clone()));
                     d.insert("skills".into(), Value::Array(sub.skills.clone()));
-                    d.insert("warnings".into(), serde_json::to_value(&sub.warnings).unwrap_or(Value::Null));
+                    d.insert(
+                        "warnings".into(),
+                        serde_json::to_value(&sub.warnings).unwrap_or(Value::Null),
+                    );
                     let blobs = sub
                         .blobs
                         .iter()
@@ -101,7 +126,11 @@ impl GuestMessageStore for StoreResource {
     }
 
     fn get(&self, id: String) -> Result<String, WitError> {
-        self.store.borrow().get(&id).map(|m| m.to_json()).map_err(to_wit)
+        self.store
+            .borrow()
+            .get(&id)
+            .map(|m| m.to_json())
+            .map_err(to_wit)
     }
 
     fn history(&self, session: String) -> Result<String, WitError> {
@@ -113,7 +142,11 @@ impl GuestMessageStore for StoreResource {
     }
 
     fn list(&self, session: String) -> Result<String, WitError> {
-        self.store.borrow().list(&session).map(|v| Value::Array(v).to_string()).map_err(to_wit)
+        self.store
+            .borrow()
+            .list(&session)
+            .map(|v| Value::Array(v).to_string())
+            .map_err(to_wit)
     }
 
     fn blob(&self, content_id: String) -> Result<Option<String>, WitError> {

@@ -17,7 +17,10 @@ fn failed(what: &str, e: kv::Error) -> Error {
         kv::Error::AccessDenied => "access denied".to_owned(),
         kv::Error::Other(m) => m,
     };
-    Error::new(ErrorKind::StoreFailed, format!("the key-value store failed in {what}: {why}"))
+    Error::new(
+        ErrorKind::StoreFailed,
+        format!("the key-value store failed in {what}: {why}"),
+    )
 }
 
 fn flat(table: Table, key: &str) -> String {
@@ -35,9 +38,12 @@ impl KvBackend {
     fn text(&self, key: &str) -> Result<Option<String>> {
         match self.bucket.get(key).map_err(|e| failed("get", e))? {
             None => Ok(None),
-            Some(bytes) => String::from_utf8(bytes)
-                .map(Some)
-                .map_err(|_| Error::new(ErrorKind::StoreFailed, format!("the row `{key}` is not UTF-8"))),
+            Some(bytes) => String::from_utf8(bytes).map(Some).map_err(|_| {
+                Error::new(
+                    ErrorKind::StoreFailed,
+                    format!("the row `{key}` is not UTF-8"),
+                )
+            }),
         }
     }
 }
@@ -53,7 +59,10 @@ impl Backend for KvBackend {
         let mut keys = Vec::new();
         let mut cursor = None;
         loop {
-            let page = self.bucket.list_keys(cursor).map_err(|e| failed("list-keys", e))?;
+            let page = self
+                .bucket
+                .list_keys(cursor)
+                .map_err(|e| failed("list-keys", e))?;
             keys.extend(page.keys.into_iter().filter(|k| k.starts_with(&full)));
             match page.cursor {
                 Some(c) if cursor != Some(c) => cursor = Some(c),
@@ -75,7 +84,11 @@ impl Backend for KvBackend {
         // written (a single writer per bucket is assumed for the check to be exact).
         for op in ops {
             if let Op::Insert { table, key, .. } = op {
-                if self.bucket.exists(&flat(*table, key)).map_err(|e| failed("exists", e))? {
+                if self
+                    .bucket
+                    .exists(&flat(*table, key))
+                    .map_err(|e| failed("exists", e))?
+                {
                     return Err(crate::store::conflict(*table, key));
                 }
             }

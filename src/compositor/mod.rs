@@ -4,7 +4,7 @@
 //! - [`catalog`]: the command catalog (`/name`) and the mention kinds (`@selection`, …).
 //! - [`template`]: argument splitting and `$1` / `$ARGUMENTS` expansion.
 //! - [`text`]: the text front end (`parse_input`).
-//! - [`submit`]: resolution of commands, mentions and attachments at submit time.
+//! - [`submit`](mod@submit): resolution of commands, mentions and attachments at submit time.
 //! - [`inspect`]: the user view (chips) beside the persisted and model views.
 
 pub mod catalog;

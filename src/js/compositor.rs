@@ -131,7 +131,8 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
             d.insert("skills".into(), Value::Array(sub.skills.clone()));
             d.insert(
                 "warnings".into(),
-                serde_json::to_value(&sub.warnings).map_err(|e| js_err(Error::new(ErrorKind::Internal, e.to_string())))?,
+                serde_json::to_value(&sub.warnings)
+                    .map_err(|e| js_err(Error::new(ErrorKind::Internal, e.to_string())))?,
             );
             let blobs = sub
                 .blobs

@@ -100,7 +100,8 @@ pub fn lower_many_inbox(lens: &[u32]) -> Result<String, JsValue> {
         if i > 0 {
             out.push('\u{4}');
         }
-        let result = UserMessage::from_value(m).and_then(|msg| lower::lower_marked(&msg, &opts, table));
+        let result =
+            UserMessage::from_value(m).and_then(|msg| lower::lower_marked(&msg, &opts, table));
         match result {
             Ok(lower::Marked::Lowered(l)) => {
                 out.push_str(&l.report.to_json());

@@ -36,7 +36,12 @@ pub fn batch(sub: &Submission) -> Vec<Op> {
 /// attachment is escaped once, not once per copy.
 pub fn layout(sub: &Submission) -> (Vec<Op>, String) {
     let key = message_key(&sub.session, sub.seq);
-    let parts: Vec<String> = sub.message.parts.iter().map(|p| p.to_value().to_string()).collect();
+    let parts: Vec<String> = sub
+        .message
+        .parts
+        .iter()
+        .map(|p| p.to_value().to_string())
+        .collect();
     let mut ops = Vec::with_capacity(sub.blobs.len() + sub.message.parts.len() + 3);
     for b in &sub.blobs {
         let mut o = Map::new();
@@ -76,7 +81,10 @@ pub fn layout(sub: &Submission) -> (Vec<Op>, String) {
     );
     let meta = Value::Object(meta);
     // `{"metadata":…,"parts":[…],"role":"user"}`, as `UserMessage::to_json` writes it.
-    let message = format!("{{\"metadata\":{meta},\"parts\":[{}],\"role\":\"user\"}}", parts.join(","));
+    let message = format!(
+        "{{\"metadata\":{meta},\"parts\":[{}],\"role\":\"user\"}}",
+        parts.join(",")
+    );
     let mut head = Map::new();
     head.insert("id".into(), sub.id.clone().into());
     head.insert("session".into(), sub.session.clone().into());
@@ -153,7 +161,13 @@ fn part_count(key: &str, count: u64, rows: usize) -> Result<usize> {
     usize::try_from(count)
         .ok()
         .filter(|n| *n <= rows)
-        .ok_or_else(|| bad_row(Table::Messages, key, format!("part_count {count} but {rows} part rows")))
+        .ok_or_else(|| {
+            bad_row(
+                Table::Messages,
+                key,
+                format!("part_count {count} but {rows} part rows"),
+            )
+        })
 }
 
 /// A part row as this library writes it; the part stays raw JSON text.
@@ -173,7 +187,10 @@ struct PartRow<'a> {
 pub fn assemble_json(key: &str, head: &str, parts: &[(String, String)]) -> Result<String> {
     let head_row = parse_row(Table::Messages, key, head)?;
     let meta = head_row.get("metadata").cloned().unwrap_or(Value::Null);
-    let version = meta.get("schema_version").and_then(Value::as_u64).unwrap_or(0);
+    let version = meta
+        .get("schema_version")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
     if version != crate::message::SCHEMA_VERSION {
         return assemble(key, head, parts).map(|m| m.to_json());
     }
@@ -187,7 +204,8 @@ pub fn assemble_json(key: &str, head: &str, parts: &[(String, String)]) -> Resul
     let count = part_count(key, count, parts.len())?;
     let mut slots: Vec<Option<&str>> = vec![None; count];
     for (pk, text) in parts {
-        let row: PartRow<'_> = serde_json::from_str(text).map_err(|e| bad_row(Table::Parts, pk, e))?;
+        let row: PartRow<'_> =
+            serde_json::from_str(text).map_err(|e| bad_row(Table::Parts, pk, e))?;
         if row.message != key {
             continue;
         }
@@ -217,7 +235,10 @@ pub fn assemble_json(key: &str, head: &str, parts: &[(String, String)]) -> Resul
 }
 
 /// [`assemble_json`] over many messages (see [`assemble_many`]): a JSON array.
-pub fn assemble_many_json(heads: &[(String, String)], parts: &[(String, String)]) -> Result<String> {
+pub fn assemble_many_json(
+    heads: &[(String, String)],
+    parts: &[(String, String)],
+) -> Result<String> {
     let mut out = String::from("[");
     for (n, (key, head, rows)) in group(heads, parts).into_iter().enumerate() {
         if n > 0 {
@@ -229,20 +250,33 @@ pub fn assemble_many_json(heads: &[(String, String)], parts: &[(String, String)]
     Ok(out)
 }
 
+/// Stored rows as (key, value) pairs.
+type Rows = [(String, String)];
+
+/// One message's rows: its key, its head row, its part rows.
+type Grouped<'a> = (&'a str, &'a str, &'a Rows);
+
 /// Pairs each head with its part rows (part rows sort under their message key).
-fn group<'a>(heads: &'a [(String, String)], parts: &'a [(String, String)]) -> Vec<(&'a str, &'a str, &'a [(String, String)])> {
+fn group<'a>(heads: &'a [(String, String)], parts: &'a [(String, String)]) -> Vec<Grouped<'a>> {
     let mut out = Vec::with_capacity(heads.len());
     let mut at = 0usize;
     for (key, head) in heads {
         let prefix = format!("{key}#");
-        while parts.get(at).is_some_and(|(k, _)| k.as_str() < prefix.as_str()) {
+        while parts
+            .get(at)
+            .is_some_and(|(k, _)| k.as_str() < prefix.as_str())
+        {
             at += 1;
         }
         let start = at;
         while parts.get(at).is_some_and(|(k, _)| k.starts_with(&prefix)) {
             at += 1;
         }
-        out.push((key.as_str(), head.as_str(), parts.get(start..at).unwrap_or_default()));
+        out.push((
+            key.as_str(),
+            head.as_str(),
+            parts.get(start..at).unwrap_or_default(),
+        ));
     }
     out
 }

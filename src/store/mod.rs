@@ -99,7 +99,11 @@ impl Op {
         let mut o = Map::new();
         match self {
             Op::Put { table, key, value } | Op::Insert { table, key, value } => {
-                let op = if matches!(self, Op::Put { .. }) { "put" } else { "insert" };
+                let op = if matches!(self, Op::Put { .. }) {
+                    "put"
+                } else {
+                    "insert"
+                };
                 o.insert("op".into(), op.into());
                 o.insert("table".into(), table.name().into());
                 o.insert("key".into(), key.clone().into());
@@ -197,7 +201,10 @@ impl Backend for MemoryBackend {
 pub fn conflict(table: Table, key: &str) -> Error {
     Error::new(
         ErrorKind::StoreFailed,
-        format!("the {} row `{key}` was written by another writer first; nothing was written", table.name()),
+        format!(
+            "the {} row `{key}` was written by another writer first; nothing was written",
+            table.name()
+        ),
     )
     .with("conflict", true)
     .with("table", table.name())
