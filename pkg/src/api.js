@@ -172,6 +172,9 @@ function prepare(message, slots) {
     if (!p || typeof p !== 'object') return p;
     requestsOf(p, i, requests);
     if (p.type === 'file-attachment') {
+      // Text is read whole by the core (it goes into the body decoded): never held back.
+      const textual = (typeof p.mime === 'string' || typeof p.name === 'string') &&
+        wasm.mediaClass(typeof p.mime === 'string' ? p.mime : '', typeof p.name === 'string' ? p.name : '') === 'text';
       if (p.data && typeof p.data === 'object' && !ArrayBuffer.isView(p.data) && !(p.data instanceof ArrayBuffer)) {
         throw new PromptloomError('InvalidMessage', '`data` must be a base64 string, a data URL or bytes (at parts[' + i + '].data)', { path: `parts[${i}].data` });
       }
@@ -179,9 +182,9 @@ function prepare(message, slots) {
       if (bytes) {
         const b64 = toBase64(bytes);
         changed = true;
-        return { ...p, data: b64.length < SLOT_MIN_CHARS ? b64 : slotOf(slots, b64, undefined, b64) };
+        return { ...p, data: b64.length < SLOT_MIN_CHARS || textual ? b64 : slotOf(slots, b64, undefined, b64) };
       }
-      if (typeof p.data === 'string' && p.data.length >= SLOT_MIN_CHARS) {
+      if (typeof p.data === 'string' && p.data.length >= SLOT_MIN_CHARS && !textual) {
         const ok = slotable(p.data);
         if (ok) {
           changed = true;

@@ -137,3 +137,20 @@ pub fn normalize_message(message: &str) -> Result<String, JsValue> {
         .map(|m| m.to_json())
         .map_err(js_err)
 }
+
+/// The media class (`image`, `pdf`, `audio`, `video`, `text`, `binary`) of a declared media
+/// type, or of a file name's extension when the type is empty; "" when neither says. The
+/// glue keeps large data out of wasm only for classes the core never reads as text.
+#[wasm_bindgen(js_name = mediaClass)]
+pub fn media_class(mime: &str, name: &str) -> String {
+    let m = crate::media::normalize_mime(mime);
+    let m = if m.is_empty() || m == "application/octet-stream" {
+        crate::media::mime_from_name(name).map(str::to_owned).unwrap_or(m)
+    } else {
+        m
+    };
+    if m.is_empty() {
+        return String::new();
+    }
+    crate::media::class_of(&m).name().to_owned()
+}

@@ -56,6 +56,18 @@ test('lowerMany: every shared case of a provider and options in one call, the sa
   assert.throws(() => lowerMany('x', { provider: 'anthropic' }), (e) => e.code === 'InvalidMessage');
 });
 
+test('large text attachments, as bytes or base64, are read into the body in one call', () => {
+  const text = '# Notes\n' + '- a line worth keeping\n'.repeat(200);
+  const bytes = new TextEncoder().encode(text);
+  for (const data of [bytes, Buffer.from(bytes).toString('base64')]) {
+    for (const label of [{ mime: 'text/markdown' }, { name: 'notes.md' }, {}]) {
+      const out = lower({ parts: [{ type: 'file-attachment', data, ...label }] }, { provider: 'openai-chat' });
+      assert.ok(out.body.includes(JSON.stringify(text.slice(0, 200)).slice(1, -1)), JSON.stringify(label));
+      assert.equal(out.report.blocks[0].rule, 'attachment-text');
+    }
+  }
+});
+
 test('an async resolver gives the same result as a Promise', async () => {
   for (const c of successCases().filter((c) => Object.keys(c.resolve).length > 0)) {
     const pending = lower(c.message, { provider: c.provider, ...c.options, resolve: resolverFor(c.resolve, { async: true }) });
