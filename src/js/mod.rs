@@ -145,7 +145,9 @@ pub fn normalize_message(message: &str) -> Result<String, JsValue> {
 pub fn media_class(mime: &str, name: &str) -> String {
     let m = crate::media::normalize_mime(mime);
     let m = if m.is_empty() || m == "application/octet-stream" {
-        crate::media::mime_from_name(name).map(str::to_owned).unwrap_or(m)
+        crate::media::mime_from_name(name)
+            .map(str::to_owned)
+            .unwrap_or(m)
     } else {
         m
     };
