@@ -4,6 +4,9 @@
 //! property tests (persist → read → lower equals direct lowering; round trips).
 #![cfg(not(target_arch = "wasm32"))]
 
+mod common;
+use common::Rng;
+
 use promptloom::compositor::{parse_input, CommandCatalog, SessionState, Step, SubmitOptions};
 use promptloom::lower::{lower, LowerOptions, NoResolver, Provider};
 use promptloom::store::{messages, Backend, MemoryBackend, MessageStore, Op, Table};
@@ -205,23 +208,6 @@ fn v1_rows_read_as_v2() {
         assert_eq!(before, after, "reading rewrote rows");
         insta::assert_json_snapshot!(msg.to_value());
     });
-}
-
-/// A small deterministic generator (no extra dependency) for property tests.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len() as u64) as usize]
-    }
 }
 
 fn random_text(r: &mut Rng) -> String {

@@ -7,23 +7,8 @@ use promptloom::lower::{lower, LowerOptions, Provider, Resolved, TableResolver};
 use promptloom::{ErrorKind, UserMessage};
 use serde_json::{json, Value};
 
-/// A small deterministic generator (no dependency, reproducible failures).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<T: Clone>(&mut self, xs: &[T]) -> T {
-        xs[self.below(xs.len())].clone()
-    }
-}
+mod common;
+use common::Rng;
 
 fn nasty(r: &mut Rng) -> Value {
     let strings = [

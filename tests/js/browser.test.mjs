@@ -4,36 +4,22 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import { serve } from '../../scripts/serve.mjs';
+import { openDemo } from './chromium.mjs';
 import { successCases, errorCases, root } from './cases.mjs';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
-let server;
-let browser;
+let demo;
 let page;
 const out = join(root, 'tests/js/.out');
 
 before(async () => {
   mkdirSync(out, { recursive: true });
-  server = await serve(0);
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
-  page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e));
-  await page.goto(`${server.url}/www/`);
-  await page.waitForFunction(() => window.promptloomReady === true);
-  assert.deepEqual(errors, []);
+  demo = await openDemo({ viewport: { width: 1400, height: 1000 } });
+  page = demo.page;
+  assert.deepEqual(demo.errors, []);
 });
 
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+after(async () => demo?.close());
 
 test('the demo lowers a text + file-ref range + image + editor context message', async () => {
   await page.click('#add-ref');

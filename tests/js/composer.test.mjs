@@ -4,32 +4,19 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { chromium } from 'playwright-core';
-import { serve } from '../../scripts/serve.mjs';
+import { openDemo } from './chromium.mjs';
 import { root } from './cases.mjs';
 
-let server;
-let browser;
+let demo;
 let page;
 
 before(async () => {
-  server = await serve(0);
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-  });
-  page = await browser.newPage({ viewport: { width: 1400, height: 1200 } });
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e));
-  await page.goto(`${server.url}/www/`);
-  await page.waitForFunction(() => window.promptloomComposerReady === true);
-  assert.deepEqual(errors, []);
+  demo = await openDemo({ ready: 'promptloomComposerReady', viewport: { width: 1400, height: 1200 } });
+  page = demo.page;
+  assert.deepEqual(demo.errors, []);
 });
 
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+after(async () => demo?.close());
 
 const suggestions = () => page.$$eval('#suggestions li', (lis) => lis.map((l) => l.dataset.insert));
 const text = (sel) => page.textContent(sel);

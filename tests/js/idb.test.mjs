@@ -3,29 +3,19 @@
 // connection upgrading the database under the first.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
-import { serve } from '../../scripts/serve.mjs';
+import { openDemo } from './chromium.mjs';
 import { v1 } from './cases.mjs';
 
-let server;
-let browser;
+let demo;
 let page;
 
 before(async () => {
-  server = await serve(0);
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-  });
-  page = await browser.newPage();
-  await page.goto(`${server.url}/www/`);
-  await page.waitForFunction(() => window.promptloomReady === true);
+  demo = await openDemo({ ready: 'promptloomReady' });
+  page = demo.page;
+  assert.deepEqual(demo.errors, []);
 });
 
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+after(async () => demo?.close());
 
 test('conformance: IndexedDB backend', async () => {
   const results = await page.evaluate(async (v1) => {

@@ -1,0 +1,27 @@
+// Headless Chromium (playwright-core with the system's /usr/bin/chromium) on the demo page,
+// served from the repository root: what the browser tiers share.
+import { chromium } from 'playwright-core';
+import { serve } from '../../scripts/serve.mjs';
+
+/**
+ * Serves the repository, opens `/www/` and waits for `window[ready]`. Resolves to
+ * `{ server, browser, page, errors, close }`; `errors` collects the page's uncaught errors.
+ */
+export async function openDemo({ ready = 'promptloomReady', viewport } = {}) {
+  const server = await serve(0);
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  const page = await browser.newPage(viewport ? { viewport } : {});
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e));
+  await page.goto(`${server.url}/www/`);
+  await page.waitForFunction((name) => window[name] === true, ready);
+  const close = async () => {
+    await browser.close();
+    await server.close();
+  };
+  return { server, browser, page, errors, close };
+}
