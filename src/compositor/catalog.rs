@@ -251,8 +251,8 @@ impl CommandCatalog {
         self.mentions.values()
     }
 
-    /// The catalog as JSON: `{ commands: [...], mentions: [...] }`.
-    pub fn to_value(&self) -> Value {
+    /// Every entry as JSON: `{ commands: [...], mentions: [...] }`.
+    pub fn list(&self) -> Value {
         let mut o = Map::new();
         o.insert(
             "commands".into(),

@@ -58,7 +58,7 @@ impl JsCatalog {
 
     /// `{ commands, mentions }` as JSON.
     pub fn list(&self) -> String {
-        self.inner.to_value().to_string()
+        self.inner.list().to_string()
     }
 
     /// Palette completions for typed text, as a JSON array.
