@@ -517,35 +517,10 @@ fn size_text(n: u64) -> String {
     }
     // (n % MB) * 10 < 2^24 and n / MB * 10 < 2^48: no overflow.
     let (mut tenths, rem) = (n / MB * 10 + (n % MB) * 10 / MB, (n % MB) * 10 % MB);
-    if rem * 2 > MB || (rem * 2 == MB && tenths % 2 == 1) {
+    if rem * 2 > MB || (rem * 2 == MB && !tenths.is_multiple_of(2)) {
         tenths += 1;
     }
     format!("{}.{} MB", tenths / 10, tenths % 10)
-}
-
-#[cfg(test)]
-mod size_text_tests {
-    #[test]
-    fn matches_float_formatting() {
-        let mb = 1024 * 1024u64;
-        for n in [
-            mb,
-            mb + 1,
-            5 * (mb / 4),
-            3 * (mb / 4) + mb,
-            1_500_000,
-            20 * mb - 1,
-            104_857_600,
-            u64::MAX / 16,
-        ] {
-            assert_eq!(
-                super::size_text(n),
-                format!("{:.1} MB", n as f64 / mb as f64),
-                "{n}"
-            );
-        }
-        assert_eq!(super::size_text(900), "900 bytes");
-    }
 }
 
 impl<'a> Cx<'a, '_> {
@@ -1423,4 +1398,29 @@ fn host_bytes(h: &HostData) -> Result<Bytes<'static>> {
         full: None,
         header_mime: h.mime.clone(),
     })
+}
+
+#[cfg(test)]
+mod size_text_tests {
+    #[test]
+    fn matches_float_formatting() {
+        let mb = 1024 * 1024u64;
+        for n in [
+            mb,
+            mb + 1,
+            5 * (mb / 4),
+            3 * (mb / 4) + mb,
+            1_500_000,
+            20 * mb - 1,
+            104_857_600,
+            u64::MAX / 16,
+        ] {
+            assert_eq!(
+                super::size_text(n),
+                format!("{:.1} MB", n as f64 / mb as f64),
+                "{n}"
+            );
+        }
+        assert_eq!(super::size_text(900), "900 bytes");
+    }
 }
