@@ -210,7 +210,7 @@ fn compositor_never_panics() {
             .map(|_| r.pick(&alphabet).to_owned())
             .collect();
         let _ = template::expand(&text, &text, &args, r.below(4), &|n: &str| {
-            (n.len() % 2 == 0).then(|| n.to_owned())
+            n.len().is_multiple_of(2).then(|| n.to_owned())
         });
         let _ = catalog.complete(&text, 5);
         let parts = parse_input(&text, &catalog);
