@@ -84,6 +84,7 @@ fn submit(
     let needs = match store.submit(&msg, &case.catalog, &opts, None)? {
         Step::Done(sub) => return Ok((Value::Null, *sub)),
         Step::Needs(n) => Value::Array(n.into_iter().map(|r| r.request).collect()),
+        Step::NeedsData(_) => panic!("no case holds data outside the message"),
     };
     let empty = Map::new();
     match store.submit(
@@ -93,7 +94,7 @@ fn submit(
         Some(case.answers.as_ref().unwrap_or(&empty)),
     )? {
         Step::Done(sub) => Ok((needs, *sub)),
-        Step::Needs(_) => panic!("asked twice"),
+        Step::Needs(_) | Step::NeedsData(_) => panic!("asked twice"),
     }
 }
 
@@ -280,11 +281,12 @@ fn property_persist_read_lower() {
         let sub = match store.submit(&msg, &catalog, &opts, None) {
             Err(_) => continue, // e.g. a generated unbalanced quote: a clear error, nothing stored
             Ok(Step::Done(s)) => *s,
+            Ok(Step::NeedsData(_)) => panic!("no host data here"),
             Ok(Step::Needs(_)) => {
                 match store.submit(&msg, &catalog, &opts, Some(&answers)).unwrap() {
                     // ok: test
                     Step::Done(s) => *s,
-                    Step::Needs(_) => panic!("asked twice"),
+                    Step::Needs(_) | Step::NeedsData(_) => panic!("asked twice"),
                 }
             }
         };
@@ -333,4 +335,81 @@ fn property_persist_read_lower() {
             .collect(); // ok: test
         assert!(seqs.windows(2).all(|w| w[0] < w[1]));
     }
+}
+
+/// Data the host holds (a slot: head and length only) is classified from its head, kept as
+/// a slot in the persisted message, and written as a raw `\u{1}n\u{1}` marker in the rows
+/// for the host to splice; the core asks for it whole only to hash or to tell text from
+/// binary.
+#[test]
+fn host_held_data() {
+    use promptloom::compositor::submit;
+    let png_head = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAE";
+    let msg = |head: &str, len: u64| {
+        UserMessage::from_value(json!({"parts": [{"type": "file-attachment", "name": "a", "data": {"$slot": 3, "head": head, "len": len}}]})).unwrap()
+        // ok: test
+    };
+    let cat = CommandCatalog::with_builtins();
+    let opts = SubmitOptions::from_value(json!({})).unwrap(); // ok: test
+    let done = match submit(
+        &msg(png_head, 300_000),
+        &cat,
+        &opts,
+        SessionState::default(),
+        None,
+    )
+    .unwrap()
+    {
+        // ok: test
+        Step::Done(s) => s,
+        other => panic!("{other:?}"),
+    };
+    let (ops, text) = messages::layout(&done);
+    assert!(text.contains("\"data\":\"\u{1}3\u{1}\""), "{text}");
+    let row = ops.iter().find_map(|o| match o {
+        Op::Put {
+            table: Table::Parts,
+            value,
+            ..
+        } => Some(value.clone()),
+        _ => None,
+    });
+    assert!(row.is_some_and(|r| r.contains("\u{1}3\u{1}")));
+    assert_eq!(done.state.inline_bytes, 300_000);
+    // No magic in the head: read it whole. Over the blob threshold: read it to hash it.
+    assert_eq!(
+        submit(
+            &msg("AAAAAAAA", 6),
+            &cat,
+            &opts,
+            SessionState::default(),
+            None
+        )
+        .unwrap(),
+        Step::NeedsData(vec![3])
+    ); // ok: test
+    assert_eq!(
+        submit(
+            &msg(png_head, 5_000_000),
+            &cat,
+            &opts,
+            SessionState::default(),
+            None
+        )
+        .unwrap(),
+        Step::NeedsData(vec![3])
+    ); // ok: test
+       // Too large is refused from the length alone.
+    let too = SubmitOptions::from_value(json!({"limits": {"max_attachment_bytes": 10}})).unwrap(); // ok: test
+    assert_eq!(
+        submit(
+            &msg(png_head, 11),
+            &cat,
+            &too,
+            SessionState::default(),
+            None
+        )
+        .map_err(|e| e.kind()),
+        Err(promptloom::ErrorKind::TooLarge)
+    );
 }

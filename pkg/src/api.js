@@ -164,6 +164,30 @@ function requestsOf(p, i, requests) {
   }
 }
 
+/**
+ * @internal An attachment part with its data ready for the core: bytes become base64, and
+ * large base64 stays in JS as a slot (the core sees its head and length). Text is read
+ * whole by the core (it goes into the body decoded), so it is never held back. Returns the
+ * part itself when nothing changes.
+ */
+export function __holdData(p, i, slots) {
+  const textual = (typeof p.mime === 'string' || typeof p.name === 'string') &&
+    wasm.mediaClass(typeof p.mime === 'string' ? p.mime : '', typeof p.name === 'string' ? p.name : '') === 'text';
+  if (p.data && typeof p.data === 'object' && !ArrayBuffer.isView(p.data) && !(p.data instanceof ArrayBuffer)) {
+    throw new PromptloomError('InvalidMessage', '`data` must be a base64 string, a data URL or bytes (at parts[' + i + '].data)', { path: `parts[${i}].data` });
+  }
+  const bytes = asBytes(p.data);
+  if (bytes) {
+    const b64 = toBase64(bytes);
+    return { ...p, data: b64.length < SLOT_MIN_CHARS || textual ? b64 : slotOf(slots, b64, undefined, b64) };
+  }
+  if (typeof p.data === 'string' && p.data.length >= SLOT_MIN_CHARS && !textual) {
+    const ok = slotable(p.data);
+    if (ok) return { ...p, data: slotOf(slots, ok.b64, ok.mime, p.data) };
+  }
+  return p;
+}
+
 function prepare(message, slots) {
   if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return { message, requests: [] };
   const requests = [];
@@ -171,28 +195,10 @@ function prepare(message, slots) {
   const parts = message.parts.map((p, i) => {
     if (!p || typeof p !== 'object') return p;
     requestsOf(p, i, requests);
-    if (p.type === 'file-attachment') {
-      // Text is read whole by the core (it goes into the body decoded): never held back.
-      const textual = (typeof p.mime === 'string' || typeof p.name === 'string') &&
-        wasm.mediaClass(typeof p.mime === 'string' ? p.mime : '', typeof p.name === 'string' ? p.name : '') === 'text';
-      if (p.data && typeof p.data === 'object' && !ArrayBuffer.isView(p.data) && !(p.data instanceof ArrayBuffer)) {
-        throw new PromptloomError('InvalidMessage', '`data` must be a base64 string, a data URL or bytes (at parts[' + i + '].data)', { path: `parts[${i}].data` });
-      }
-      const bytes = asBytes(p.data);
-      if (bytes) {
-        const b64 = toBase64(bytes);
-        changed = true;
-        return { ...p, data: b64.length < SLOT_MIN_CHARS || textual ? b64 : slotOf(slots, b64, undefined, b64) };
-      }
-      if (typeof p.data === 'string' && p.data.length >= SLOT_MIN_CHARS && !textual) {
-        const ok = slotable(p.data);
-        if (ok) {
-          changed = true;
-          return { ...p, data: slotOf(slots, ok.b64, ok.mime, p.data) };
-        }
-      }
-    }
-    return p;
+    if (p.type !== 'file-attachment') return p;
+    const q = __holdData(p, i, slots);
+    changed ||= q !== p;
+    return q;
   });
   // The message is only copied when a part changed (data moved to a slot).
   return { message: changed ? { ...message, parts } : message, requests };
@@ -268,9 +274,9 @@ function viaInbox(name, strings, ...extra) {
   return wasm[name](lens, ...extra);
 }
 
-/** Puts the data of the slots the core asked for back inline (in parts and answers). */
-function inlineSlots(value, wanted) {
-  if (Array.isArray(value)) return value.map((v) => inlineSlots(v, wanted));
+/** @internal Puts the data of the slots the core asked for back inline (in parts and answers). */
+export function __inlineSlots(value, wanted) {
+  if (Array.isArray(value)) return value.map((v) => __inlineSlots(v, wanted));
   if (value && typeof value === 'object') {
     for (const w of wanted) {
       if (value.data === w.slot) return { ...value, data: w.inline };
@@ -279,13 +285,13 @@ function inlineSlots(value, wanted) {
         return { ...rest, ...w.inline };
       }
     }
-    if (value.parts) return { ...value, parts: inlineSlots(value.parts, wanted) };
+    if (value.parts) return { ...value, parts: __inlineSlots(value.parts, wanted) };
   }
   return value;
 }
 
-/** Puts the host-held data back where the core wrote `\u0001n\u0001` markers. */
-function splice(body, slots) {
+/** @internal Puts the host-held data back where the core wrote `\u0001n\u0001` markers. */
+export function __splice(body, slots) {
   if (slots.length === 0) return body;
   // Concatenation (not join) lets the engine link the large strings instead of copying.
   const pieces = body.split('\u0001');
@@ -307,16 +313,16 @@ function finish(messages, opts, answers, slots, texts) {
     if (wanted.some((w) => !w)) throw new PromptloomError('Internal', 'the core asked for an unknown data slot', {});
     const answers2 = answers.map((a) => {
       const b = {};
-      for (const [k, v] of Object.entries(a)) b[k] = inlineSlots(v, wanted);
+      for (const [k, v] of Object.entries(a)) b[k] = __inlineSlots(v, wanted);
       return b;
     });
-    out = __inbox('lowerManyInbox', [JSON.stringify(messages.map((m) => inlineSlots(m, wanted))), opts, JSON.stringify(answers2), ...texts]);
+    out = __inbox('lowerManyInbox', [JSON.stringify(messages.map((m) => __inlineSlots(m, wanted))), opts, JSON.stringify(answers2), ...texts]);
     if (out.charCodeAt(0) === 2) throw new PromptloomError('Internal', 'the core asked twice for data', {});
   }
   return out.split('\u0004').map((seg) => {
     if (seg.charCodeAt(0) === 3) return fromCore(seg.slice(1));
     const nul = seg.indexOf('\0');
-    return new Lowered(splice(seg.slice(nul + 1), slots), seg.slice(0, nul));
+    return new Lowered(__splice(seg.slice(nul + 1), slots), seg.slice(0, nul));
   });
 }
 

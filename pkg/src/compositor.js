@@ -2,7 +2,7 @@
 // host's callbacks, then writes the rows the core laid out in one commit), the message
 // store, and the inspector. Resolution rules and the row layout live in the core.
 
-import { PromptloomError, lower, __core, __inbox, __module, __toBase64, __asBytes } from './api.js';
+import { PromptloomError, lower, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend } from './stores.js';
 
 /** Slash commands and `@` mention kinds: register, list, complete. */
@@ -188,17 +188,27 @@ async function answer(needs, { resolve, mentions }) {
   return answers;
 }
 
-/** Attachment bytes become base64 (the core sees every byte it must hash and classify). */
-function wireMessage(message) {
+/**
+ * Attachment bytes become base64; large base64 stays in JS as a slot (the core classifies it
+ * from its first bytes and splices markers the glue fills in; it asks for the whole data
+ * only to hash a blob or to tell text from binary).
+ */
+function wireMessage(message, slots) {
   if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return message;
   let changed = false;
-  const parts = message.parts.map((p) => {
-    const bytes = p && p.type === 'file-attachment' ? __asBytes(p.data) : null;
-    if (!bytes) return p;
-    changed = true;
-    return { ...p, data: __toBase64(bytes) };
+  const parts = message.parts.map((p, i) => {
+    if (!p || typeof p !== 'object' || p.type !== 'file-attachment') return p;
+    const q = __holdData(p, i, slots);
+    changed ||= q !== p;
+    return q;
   });
   return changed ? { ...message, parts } : message;
+}
+
+/** For inspect(): bytes become base64, nothing held back. */
+function inlineMessage(message) {
+  if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return message;
+  return { ...message, parts: message.parts.map((p) => (p && p.type === 'file-attachment' && __asBytes(p.data) ? { ...p, data: __toBase64(__asBytes(p.data)) } : p)) };
 }
 
 /**
@@ -215,15 +225,30 @@ export async function submit(message, options = {}) {
     throw new PromptloomError('InvalidOptions', '`mentions` must map mention kinds to callbacks (at mentions)', { path: 'mentions' });
   }
   const cat = catalogOf(catalog).__inner;
-  const msgJson = JSON.stringify(wireMessage(message) ?? null);
+  const slots = [];
+  const wired = wireMessage(message, slots);
+  let msgJson = JSON.stringify(wired ?? null);
   const optsJson = JSON.stringify({ session, id, now: now ?? Date.now(), skills, limits });
-  const step = (row, answers, json = msgJson) => {
-    const text = __inbox('submitInbox', [json, optsJson, row ?? '', answers], cat);
+  const call = (row, answers, json) => {
+    let text = __inbox('submitInbox', [json, optsJson, row ?? '', answers], cat);
+    if (slots.length > 0) text = __splice(text, slots);
     const pieces = text.split('\0');
     const out = JSON.parse(pieces[0]);
     if (out.done) {
       out.done.message = out.message;
       for (const op of out.done.batch) if (op.at !== undefined) op.value = pieces[op.at + 1];
+    }
+    return out;
+  };
+  const step = (row, answers, json = msgJson) => {
+    let out = call(row, answers, json);
+    if (out.data && json === msgJson) {
+      // The core must read these slots whole: send them inline from now on.
+      const wanted = out.data.map((n) => slots[n]);
+      if (wanted.some((w) => !w)) throw new PromptloomError('Internal', 'the core asked for an unknown data slot', {});
+      msgJson = JSON.stringify(__inlineSlots(wired, wanted));
+      out = call(row, answers, msgJson);
+      if (out.data) throw new PromptloomError('Internal', 'the core asked twice for data', {});
     }
     return out;
   };
@@ -278,7 +303,7 @@ export async function submit(message, options = {}) {
  * persisted shape, and the model view (the lowered body and its report).
  */
 export async function inspect(message, options) {
-  const persisted = JSON.parse(__core('normalizeMessage', JSON.stringify(wireMessage(message))));
+  const persisted = JSON.parse(__core('normalizeMessage', JSON.stringify(inlineMessage(message))));
   const user = JSON.parse(__core('userView', JSON.stringify(persisted)));
   let model;
   try {

@@ -100,6 +100,13 @@ impl GuestMessageStore for StoreResource {
                 Step::Needs(reqs) => wit::SubmitStep::Needs(
                     Value::Array(reqs.into_iter().map(|r| r.request).collect()).to_string(),
                 ),
+                Step::NeedsData(slots) => {
+                    return Err(Error::new(
+                        ErrorKind::InvalidMessage,
+                        "attachment data refers to host slots, but no host holds data here: send it inline",
+                    )
+                    .with("slots", slots.iter().map(|s| Value::from(*s)).collect::<Vec<_>>()))
+                }
                 Step::Done(sub) => {
                     let mut d = Map::new();
                     d.insert("id".into(), sub.id.clone().into());

@@ -218,6 +218,9 @@ pub struct Submission {
 pub enum Step {
     /// The host must answer these first; call again with the answers.
     Needs(Vec<HostRequest>),
+    /// The core must read these host slots whole (to tell text from binary, or to hash a
+    /// blob): call again with their data inline.
+    NeedsData(Vec<u32>),
     /// Done.
     Done(Box<Submission>),
 }
@@ -242,6 +245,7 @@ pub fn submit(
         blobs: Vec::new(),
         inline_bytes: session.inline_bytes,
         deferring: true,
+        need_data: Vec::new(),
     };
     let mut parts = Vec::with_capacity(message.parts.len());
     for (i, part) in message.parts.iter().enumerate() {
@@ -258,6 +262,9 @@ pub fn submit(
                 *slot = cx.attachment(i, a)?;
             }
         }
+    }
+    if !cx.need_data.is_empty() {
+        return Ok(Step::NeedsData(cx.need_data));
     }
     let seq = session.next_seq.max(1);
     let id = options
@@ -315,6 +322,16 @@ struct Cx<'a> {
     inline_bytes: u64,
     /// On the first step, attachments are only checked; see [`submit`].
     deferring: bool,
+    /// Host slots whose data the core must read whole.
+    need_data: Vec<u32>,
+}
+
+/// Where an attachment's base64 is.
+enum Src<'s> {
+    /// In the message (checked, whitespace removed).
+    Inline(std::borrow::Cow<'s, str>),
+    /// Held by the host.
+    Host(&'s crate::message::HostData),
 }
 
 /// Arguments as the command received them.
@@ -401,6 +418,14 @@ fn text(t: String) -> Part {
 }
 
 impl Cx<'_> {
+    /// Asks for a host slot's data; the part stays as it is until the next call.
+    fn need(&mut self, slot: u32, a: &FileAttachment) -> Part {
+        if !self.need_data.contains(&slot) {
+            self.need_data.push(slot);
+        }
+        Part::FileAttachment(a.clone())
+    }
+
     fn warn(&mut self, part: usize, code: &'static str, message: impl Into<String>) {
         self.warnings.push(Warning {
             part: Some(part),
@@ -894,34 +919,33 @@ impl Cx<'_> {
 
     fn attachment(&mut self, i: usize, a: &FileAttachment) -> Result<Part> {
         let path = format!("parts[{i}].data");
-        let raw = match &a.data {
+        // Where the base64 is: here, or held by the host (a slot: the first characters and
+        // the length only; the host splices the rest into the rows).
+        let (url_mime, src): (Option<String>, Src<'_>) = match &a.data {
             None => return Ok(Part::FileAttachment(a.clone())),
-            Some(Data::Host(_)) => {
-                return Err(Error::new(
-                    ErrorKind::InvalidMessage,
-                    "attachment data held by the host cannot be submitted; send it inline",
-                )
-                .at(path))
-            }
-            Some(Data::Inline(s)) => s,
-        };
-        let (url_mime, b64): (Option<String>, std::borrow::Cow<'_, str>) =
-            match media::parse_data_url(raw) {
+            Some(Data::Host(h)) => (h.mime.clone(), Src::Host(h)),
+            Some(Data::Inline(raw)) => match media::parse_data_url(raw) {
                 Some(d) if d.base64 => (
                     d.mime,
-                    media::clean_base64(d.payload).map_err(|e| e.at(path.clone()))?,
+                    Src::Inline(media::clean_base64(d.payload).map_err(|e| e.at(path.clone()))?),
                 ),
                 Some(d) => (
                     d.mime,
-                    media::encode(&media::percent_decode(d.payload)).into(),
+                    Src::Inline(media::encode(&media::percent_decode(d.payload)).into()),
                 ),
                 None => (
                     None,
-                    media::clean_base64(raw).map_err(|e| e.at(path.clone()))?,
+                    Src::Inline(media::clean_base64(raw).map_err(|e| e.at(path.clone()))?),
                 ),
-            };
-        let pad = b64.bytes().rev().take(2).take_while(|c| *c == b'=').count() as u64;
-        let size = media::decoded_len(b64.len() as u64, pad);
+            },
+        };
+        let size = match &src {
+            Src::Inline(b64) => {
+                let pad = b64.bytes().rev().take(2).take_while(|c| *c == b'=').count() as u64;
+                media::decoded_len(b64.len() as u64, pad)
+            }
+            Src::Host(h) => h.len,
+        };
         let limits = self.options.limits;
         if size > limits.max_attachment_bytes {
             return Err(Error::new(
@@ -942,15 +966,19 @@ impl Cx<'_> {
             return Ok(Part::FileAttachment(a.clone()));
         }
         // The whole payload is decoded only when it must be read: to tell text from
-        // binary when the first bytes prove no type, or to hash a blob.
-        let head = media::decode_head(&b64);
+        // binary when the first bytes prove no type, or to hash a blob. Data the host holds
+        // is then asked for (the glue calls again with it inline).
+        let head = match &src {
+            Src::Inline(b64) => media::decode_head(b64),
+            Src::Host(h) => media::decode_head(&h.head),
+        };
         let sniffed = media::sniff(&head);
         let mut bytes = None;
-        let decode = |b64: &str| media::decode(b64).map_err(|e| e.at(path.clone()));
-        let textual = match sniffed {
-            Some(_) => false,
-            None => {
-                let b = decode(&b64)?;
+        let textual = match (sniffed, &src) {
+            (Some(_), _) => false,
+            (None, Src::Host(h)) => return Ok(self.need(h.slot, a)),
+            (None, Src::Inline(b64)) => {
+                let b = media::decode(b64).map_err(|e| e.at(path.clone()))?;
                 let t = media::looks_textual(&b);
                 bytes = Some(b);
                 t
@@ -1003,16 +1031,23 @@ impl Cx<'_> {
         if !split {
             self.inline_bytes += size;
             return Ok(Part::FileAttachment(FileAttachment {
-                data: Some(Data::Inline(b64.into_owned())),
+                data: Some(match src {
+                    Src::Inline(b64) => Data::Inline(b64.into_owned()),
+                    Src::Host(h) => Data::Host(h.clone()),
+                }),
                 content_id: None,
                 mime: Some(mime),
                 name: a.name.clone(),
                 size: Some(size),
             }));
         }
+        let b64 = match src {
+            Src::Inline(b64) => b64,
+            Src::Host(h) => return Ok(self.need(h.slot, a)),
+        };
         let bytes = match bytes {
             Some(b) => b,
-            None => decode(&b64)?,
+            None => media::decode(&b64).map_err(|e| e.at(path.clone()))?,
         };
         let cid = content_id(&bytes);
         if !self.blobs.iter().any(|b| b.content_id == cid) {

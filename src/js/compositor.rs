@@ -81,6 +81,7 @@ pub fn parse_input(text: &str, catalog: &JsCatalog) -> String {
 
 /// One submit step over the inbox strings: message JSON, options JSON, the stored session
 /// row ("" when new), the host's answers ("" on the first step). Returns `{"needs":[…]}`,
+/// `{"data":[slots]}` (call again with those host slots inline),
 /// or `{"done":{id, session, seq, actions, skills, warnings, blobs, batch},"message":…}`
 /// followed by the row values, each after a NUL; `batch` lists the rows to write in order,
 /// each naming its value by position (`at`).
@@ -115,6 +116,12 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
         compositor::submit(&msg, &catalog.inner, &opts, state, answers.as_ref()).map_err(js_err)?;
     let mut out = Map::new();
     match step {
+        Step::NeedsData(slots) => {
+            out.insert(
+                "data".into(),
+                Value::Array(slots.into_iter().map(Value::from).collect()),
+            );
+        }
         Step::Needs(reqs) => {
             out.insert(
                 "needs".into(),

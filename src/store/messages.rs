@@ -36,12 +36,7 @@ pub fn batch(sub: &Submission) -> Vec<Op> {
 /// attachment is escaped once, not once per copy.
 pub fn layout(sub: &Submission) -> (Vec<Op>, String) {
     let key = message_key(&sub.session, sub.seq);
-    let parts: Vec<String> = sub
-        .message
-        .parts
-        .iter()
-        .map(|p| p.to_value().to_string())
-        .collect();
+    let parts: Vec<String> = sub.message.parts.iter().map(part_json).collect();
     let mut ops = Vec::with_capacity(sub.blobs.len() + sub.message.parts.len() + 3);
     for b in &sub.blobs {
         let mut o = Map::new();
@@ -168,6 +163,34 @@ fn part_count(key: &str, count: u64, rows: usize) -> Result<usize> {
                 format!("part_count {count} but {rows} part rows"),
             )
         })
+}
+
+/// A part's JSON text. Attachment data the host holds (a slot) is written as the marker
+/// `"\u{1}n\u{1}"` with raw control bytes, which JSON text never contains, for the host to
+/// splice its base64 in (as in a lowered body).
+fn part_json(p: &crate::message::Part) -> String {
+    use crate::message::{Data, FileAttachment, Part};
+    match p {
+        Part::FileAttachment(
+            a @ FileAttachment {
+                data: Some(Data::Host(h)),
+                ..
+            },
+        ) => {
+            let blank = Part::FileAttachment(FileAttachment {
+                data: Some(Data::Inline(String::new())),
+                ..a.clone()
+            });
+            // The object's own `data` key is written once, and any `"data":""` inside a
+            // string value would be escaped, so the first match is the field.
+            blank.to_value().to_string().replacen(
+                "\"data\":\"\"",
+                &format!("\"data\":\"\u{1}{}\u{1}\"", h.slot),
+                1,
+            )
+        }
+        other => other.to_value().to_string(),
+    }
 }
 
 /// A part row as this library writes it; the part stays raw JSON text.

@@ -149,3 +149,41 @@ test('options are checked with clear errors', async () => {
   await assert.rejects(pl.submit({ role: 'user', parts: [] }, { store, limits: { blob_threshold: -1 } }), (e) => e.code === 'InvalidOptions' && e.details.path === 'limits.blob_threshold');
   assert.throws(() => pl.parseInput(5), (e) => e.code === 'InvalidMessage');
 });
+
+test('large attachments stay in JS through submit; the core asks for the bytes only to hash or to tell text from binary', async () => {
+  const store = await pl.openMessageStore();
+  const head = Buffer.from(PNG, 'base64');
+  const png = Buffer.alloc(300 * 1024, 9);
+  head.copy(png);
+  const pngB64 = png.toString('base64');
+  const blobBytes = Buffer.alloc(2 * 1024 * 1024, 5);
+  head.copy(blobBytes);
+  const binary = Buffer.alloc(4096, 0); // no magic, not text: must be read to classify
+  const notes = Buffer.from('# Notes\n' + '- kept\n'.repeat(400));
+  const r = await pl.submit(
+    {
+      role: 'user',
+      parts: [
+        { type: 'file-attachment', name: 'shot.png', data: png }, // inline, held back
+        { type: 'file-attachment', name: 'shot.png', data: `data:image/png;base64,${pngB64}` }, // a data URL, held back
+        { type: 'file-attachment', name: 'big.png', data: blobBytes }, // to the blob store: hashed
+        { type: 'file-attachment', name: 'x.bin', data: binary }, // unlabelled: read whole
+        { type: 'file-attachment', name: 'notes.md', data: notes }, // text: never held back
+      ],
+    },
+    { store },
+  );
+  const [a, b, c, d, e] = r.message.parts;
+  assert.equal(a.data, pngB64);
+  assert.equal(b.data, pngB64);
+  assert.equal(c.blob.content_id, `sha256-${(await import('node:crypto')).createHash('sha256').update(blobBytes).digest('hex')}`);
+  assert.equal((await store.blob(c.blob.content_id)).data, blobBytes.toString('base64'));
+  assert.equal(d.mime, 'application/octet-stream');
+  assert.ok(d.blob && !d.data);
+  assert.equal(Buffer.from(e.data, 'base64').toString(), notes.toString());
+  assert.deepEqual(await store.get(r.id), r.message);
+  // Lowered from the store: the same bytes as lowering the parts as given.
+  const direct = pl.lower({ parts: [{ type: 'file-attachment', name: 'shot.png', data: png }] }, { provider: 'anthropic' });
+  const stored = await pl.lower({ parts: [r.message.parts[0]] }, { provider: 'anthropic', store });
+  assert.equal(stored.body, direct.body);
+});
