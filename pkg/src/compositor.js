@@ -193,17 +193,21 @@ async function answer(needs, { resolve, mentions }) {
  * from its first bytes and splices markers the glue fills in; it asks for the whole data
  * only to hash a blob or to tell text from binary).
  */
-function wireMessage(message, slots) {
+function wireMessage(message, slots, partOf) {
   if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return message;
   let changed = false;
   const parts = message.parts.map((p, i) => {
     if (!p || typeof p !== 'object' || p.type !== 'file-attachment') return p;
+    const before = slots.length;
     const q = __holdData(p, i, slots);
+    if (slots.length > before) partOf[before] = i;
     changed ||= q !== p;
     return q;
   });
   return changed ? { ...message, parts } : message;
 }
+
+const MARKER = /\u0001(\d+)\u0001/g;
 
 /** For inspect(): bytes become base64, nothing held back. */
 function inlineMessage(message) {
@@ -226,17 +230,28 @@ export async function submit(message, options = {}) {
   }
   const cat = catalogOf(catalog).__inner;
   const slots = [];
-  const wired = wireMessage(message, slots);
+  const partOf = [];
+  const wired = wireMessage(message, slots, partOf);
   let msgJson = JSON.stringify(wired ?? null);
   const optsJson = JSON.stringify({ session, id, now: now ?? Date.now(), skills, limits });
   const call = (row, answers, json) => {
-    let text = __inbox('submitInbox', [json, optsJson, row ?? '', answers], cat);
-    if (slots.length > 0) text = __splice(text, slots);
-    const pieces = text.split('\0');
-    const out = JSON.parse(pieces[0]);
+    const pieces = __inbox('submitInbox', [json, optsJson, row ?? '', answers], cat).split('\0');
+    // Host-held data: the message gets each string put in place after parsing (no large
+    // JSON text to parse), the rows get it spliced into their text.
+    const held = slots.length > 0 ? [...pieces[0].matchAll(MARKER)].map((m) => Number(m[1])) : [];
+    const out = JSON.parse(held.length > 0 ? pieces[0].replace(MARKER, '') : pieces[0]);
     if (out.done) {
       out.done.message = out.message;
-      for (const op of out.done.batch) if (op.at !== undefined) op.value = pieces[op.at + 1];
+      for (const n of held) {
+        const part = out.message.parts[partOf[n]];
+        if (!part || !slots[n]) throw new PromptloomError('Internal', 'a data slot was lost between JS and wasm', {});
+        part.data = slots[n].b64;
+      }
+      for (const op of out.done.batch) {
+        if (op.at === undefined) continue;
+        const v = pieces[op.at + 1];
+        op.value = held.length > 0 && v.includes('\u0001') ? __splice(v, slots) : v;
+      }
     }
     return out;
   };
