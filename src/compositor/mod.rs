@@ -4,11 +4,15 @@
 //! - [`catalog`]: the command catalog (`/name`) and the mention kinds (`@selection`, …).
 //! - [`template`]: argument splitting and `$1` / `$ARGUMENTS` expansion.
 //! - [`text`]: the text front end (`parse_input`).
-//! - [`submit`](mod@submit): resolution of commands, mentions and attachments at submit time.
+//! - [`submit`](mod@submit): the submit step (options, session counters, the outcome); the
+//!   resolution of each part kind is in `command`, `mention` and `attachment`.
 //! - [`inspect`]: the user view (chips) beside the persisted and model views.
 
+mod attachment;
 pub mod catalog;
+mod command;
 pub mod inspect;
+mod mention;
 pub mod submit;
 pub mod template;
 pub mod text;
