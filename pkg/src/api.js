@@ -327,7 +327,7 @@ function finish(messages, opts, answers, slots, texts) {
 }
 
 /** Asks the resolver for every request of every message, then lowers them in one call. */
-function lowerAll(messages, options) {
+function lowerAll(messages, options, many) {
   const opts = optionsJson(options);
   const slots = [];
   const texts = [];
@@ -339,7 +339,7 @@ function lowerAll(messages, options) {
   const pending = [];
   prepared.forEach((p, i) => {
     for (const r of p.requests) {
-      const request = messages.length > 1 ? { ...r.request, message: i } : r.request;
+      const request = many ? { ...r.request, message: i } : r.request;
       let v;
       try {
         v = resolve(request);
@@ -380,7 +380,7 @@ function one(results) {
  * Returns `{ body, report, json() }`, or a Promise of it when the resolver is async.
  */
 export function lower(message, options) {
-  const out = lowerAll([message], options);
+  const out = lowerAll([message], options, false);
   return typeof out.then === 'function' ? out.then(one) : one(out);
 }
 
@@ -396,7 +396,7 @@ export function lowerMany(messages, options) {
     __inbox('lowerManyInbox', ['[]', optionsJson(options), '']); // the options are still checked
     return [];
   }
-  return lowerAll(messages, options);
+  return lowerAll(messages, options, true);
 }
 
 /** A resolver that answers blob requests from a message store, and the rest with `resolve`. */
