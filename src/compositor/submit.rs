@@ -88,6 +88,17 @@ impl SubmitOptions {
         {
             return Err(f.error("id", "a message id must be non-empty text without NUL"));
         }
+        // `<session>/<ten digits>` is the form of default ids: a host id of that form could
+        // take the id of a later message.
+        if id.as_deref().is_some_and(|i| {
+            i.rsplit_once('/')
+                .is_some_and(|(_, n)| n.len() == 10 && n.bytes().all(|b| b.is_ascii_digit()))
+        }) {
+            return Err(f.error(
+                "id",
+                "ids of the form `<session>/<ten digits>` are the default ids; choose another form",
+            ));
+        }
         let now = match f.take("now") {
             None => None,
             Some(n) => Some(
