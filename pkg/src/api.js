@@ -24,7 +24,9 @@ export class PromptloomError extends Error {
   }
 }
 
-function fromCore(raw) {
+/** @internal A core error (its JSON wire form) as a PromptloomError. */
+export function __fromCore(raw) {
+  if (raw instanceof PromptloomError) return raw;
   if (raw instanceof Error) {
     return new PromptloomError('Internal', `the wasm instance failed: ${raw.message}`, {});
   }
@@ -41,7 +43,7 @@ function call(fn, ...args) {
   try {
     return fn(...args);
   } catch (raw) {
-    throw fromCore(raw);
+    throw __fromCore(raw);
   }
 }
 
@@ -320,7 +322,7 @@ function finish(messages, opts, answers, slots, texts) {
     if (out.charCodeAt(0) === 2) throw new PromptloomError('Internal', 'the core asked twice for data', {});
   }
   return out.split('\u0004').map((seg) => {
-    if (seg.charCodeAt(0) === 3) return fromCore(seg.slice(1));
+    if (seg.charCodeAt(0) === 3) return __fromCore(seg.slice(1));
     const nul = seg.indexOf('\0');
     return new Lowered(__splice(seg.slice(nul + 1), slots), seg.slice(0, nul));
   });

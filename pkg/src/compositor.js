@@ -2,7 +2,7 @@
 // host's callbacks, then writes the rows the core laid out in one commit), the message
 // store, and the inspector. Resolution rules and the row layout live in the core.
 
-import { PromptloomError, lower, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes } from './api.js';
+import { PromptloomError, lower, __fromCore, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend } from './stores.js';
 
 /** Slash commands and `@` mention kinds: register, list, complete. */
@@ -42,18 +42,8 @@ export class CommandCatalog {
     try {
       return this.#inner[method](...args);
     } catch (raw) {
-      throw toError(raw);
+      throw __fromCore(raw);
     }
-  }
-}
-
-function toError(raw) {
-  if (raw instanceof PromptloomError) return raw;
-  try {
-    const e = JSON.parse(String(raw));
-    return new PromptloomError(e.code, e.message, e.details);
-  } catch {
-    return new PromptloomError('Internal', String(raw?.message ?? raw), {});
   }
 }
 
