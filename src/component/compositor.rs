@@ -108,23 +108,8 @@ impl GuestMessageStore for StoreResource {
                     .with("slots", slots.iter().map(|s| Value::from(*s)).collect::<Vec<_>>()))
                 }
                 Step::Done(sub) => {
-                    let mut d = Map::new();
-                    d.insert("id".into(), sub.id.clone().into());
-                    d.insert("session".into(), sub.session.clone().into());
-                    d.insert("seq".into(), sub.seq.into());
+                    let mut d = sub.summary();
                     d.insert("message".into(), sub.message.to_value());
-                    d.insert("actions".into(), Value::Array(sub.actions.clone()));
-                    d.insert("skills".into(), Value::Array(sub.skills.clone()));
-                    d.insert(
-                        "warnings".into(),
-                        serde_json::to_value(&sub.warnings).unwrap_or(Value::Null),
-                    );
-                    let blobs = sub
-                        .blobs
-                        .iter()
-                        .map(|b| serde_json::json!({"content_id": b.content_id, "mime": b.mime, "size": b.size}))
-                        .collect();
-                    d.insert("blobs".into(), Value::Array(blobs));
                     wit::SubmitStep::Done(Value::Object(d).to_string())
                 }
             })

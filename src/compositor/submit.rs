@@ -219,6 +219,44 @@ pub struct Submission {
     pub state: SessionState,
 }
 
+impl Submission {
+    /// What the host gets back besides the message: `{ id, session, seq, actions, skills,
+    /// warnings, blobs: [{ content_id, mime, size }] }` (the bindings add the message).
+    pub fn summary(&self) -> Map<String, Value> {
+        let mut d = Map::new();
+        d.insert("id".into(), self.id.clone().into());
+        d.insert("session".into(), self.session.clone().into());
+        d.insert("seq".into(), self.seq.into());
+        d.insert("actions".into(), Value::Array(self.actions.clone()));
+        d.insert("skills".into(), Value::Array(self.skills.clone()));
+        let warnings = self
+            .warnings
+            .iter()
+            .map(|w| {
+                let mut o = Map::new();
+                o.insert("part".into(), w.part.map_or(Value::Null, Value::from));
+                o.insert("code".into(), w.code.into());
+                o.insert("message".into(), w.message.clone().into());
+                Value::Object(o)
+            })
+            .collect();
+        d.insert("warnings".into(), Value::Array(warnings));
+        let blobs = self
+            .blobs
+            .iter()
+            .map(|b| {
+                let mut o = Map::new();
+                o.insert("content_id".into(), b.content_id.clone().into());
+                o.insert("mime".into(), b.mime.clone().into());
+                o.insert("size".into(), b.size.into());
+                Value::Object(o)
+            })
+            .collect();
+        d.insert("blobs".into(), Value::Array(blobs));
+        d
+    }
+}
+
 /// One step of [`submit`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {

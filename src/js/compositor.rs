@@ -130,29 +130,7 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
         }
         Step::Done(sub) => {
             let (ops, message) = messages::layout(&sub);
-            let mut d = Map::new();
-            d.insert("id".into(), sub.id.clone().into());
-            d.insert("session".into(), sub.session.clone().into());
-            d.insert("seq".into(), sub.seq.into());
-            d.insert("actions".into(), Value::Array(sub.actions.clone()));
-            d.insert("skills".into(), Value::Array(sub.skills.clone()));
-            d.insert(
-                "warnings".into(),
-                serde_json::to_value(&sub.warnings)
-                    .map_err(|e| js_err(Error::new(ErrorKind::Internal, e.to_string())))?,
-            );
-            let blobs = sub
-                .blobs
-                .iter()
-                .map(|b| {
-                    let mut o = Map::new();
-                    o.insert("content_id".into(), b.content_id.clone().into());
-                    o.insert("mime".into(), b.mime.clone().into());
-                    o.insert("size".into(), b.size.into());
-                    Value::Object(o)
-                })
-                .collect();
-            d.insert("blobs".into(), Value::Array(blobs));
+            let mut d = sub.summary();
             // The rows' values follow the JSON, NUL-separated (JSON text never holds a raw
             // NUL): no row is escaped a second time inside another JSON string.
             let mut values = Vec::with_capacity(ops.len());

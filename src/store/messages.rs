@@ -388,15 +388,19 @@ impl<B: Backend> MessageStore<B> {
 
     /// Writes a submission.
     pub fn put(&mut self, sub: &Submission) -> Result<()> {
-        if self.backend.get(Table::Ids, &sub.id)?.is_some() {
-            return Err(Error::new(
-                ErrorKind::InvalidOptions,
-                format!("a message with id `{}` is already stored", sub.id),
-            )
-            .at("id")
-            .with("id", sub.id.clone()));
-        }
-        self.backend.commit(&batch(sub))
+        // The id row is an insert: a taken id fails the whole batch, which writes nothing.
+        self.backend.commit(&batch(sub)).map_err(|e| {
+            if e.details().get("table").and_then(Value::as_str) == Some(Table::Ids.name()) {
+                Error::new(
+                    ErrorKind::InvalidOptions,
+                    format!("a message with id `{}` is already stored", sub.id),
+                )
+                .at("id")
+                .with("id", sub.id.clone())
+            } else {
+                e
+            }
+        })
     }
 
     fn key_of(&self, id: &str) -> Result<String> {
