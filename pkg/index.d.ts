@@ -244,6 +244,9 @@ export type ErrorCode =
   | 'TooLarge'
   | 'StoreFailed'
   | 'NotFound'
+  | 'InvalidSkill'
+  | 'AlreadyExists'
+  | 'SyncFailed'
   | 'Internal';
 
 /** Every error promptloom throws. */

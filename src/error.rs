@@ -36,6 +36,14 @@ pub enum ErrorKind {
     StoreFailed,
     /// The store has no record under the requested id.
     NotFound,
+    /// A skill package, `SKILL.md` or artifact is malformed; `details.problems` lists every
+    /// problem with its JSON path.
+    InvalidSkill,
+    /// A record with this id or name already exists (a skill name in one scope, an artifact's
+    /// name and model variant in one skill).
+    AlreadyExists,
+    /// A marketplace sync failed (HTTP error, malformed catalog); nothing was changed.
+    SyncFailed,
     /// An internal invariant did not hold (a bug, never caused by input alone).
     Internal,
 }
@@ -55,6 +63,9 @@ impl ErrorKind {
             ErrorKind::TooLarge => "TooLarge",
             ErrorKind::StoreFailed => "StoreFailed",
             ErrorKind::NotFound => "NotFound",
+            ErrorKind::InvalidSkill => "InvalidSkill",
+            ErrorKind::AlreadyExists => "AlreadyExists",
+            ErrorKind::SyncFailed => "SyncFailed",
             ErrorKind::Internal => "Internal",
         }
     }

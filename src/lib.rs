@@ -18,12 +18,14 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod catalog;
 pub mod compositor;
 pub mod error;
 mod fields;
 pub mod lower;
 pub mod media;
 pub mod message;
+pub mod skill;
 pub mod store;
 pub mod versions;
 pub mod wire;

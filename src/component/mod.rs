@@ -48,6 +48,9 @@ pub(crate) fn to_wit(e: Error) -> WitError {
         ErrorKind::TooLarge => WitError::TooLarge(info),
         ErrorKind::StoreFailed => WitError::StoreFailed(info),
         ErrorKind::NotFound => WitError::NotFound(info),
+        ErrorKind::InvalidSkill => WitError::InvalidSkill(info),
+        ErrorKind::AlreadyExists => WitError::AlreadyExists(info),
+        ErrorKind::SyncFailed => WitError::SyncFailed(info),
         _ => WitError::Internal(info),
     }
 }

@@ -12,12 +12,14 @@
 //! batch leaves only unreachable rows, which the next write of the same keys replaces.
 
 pub mod messages;
+pub mod skills;
 
 use crate::error::{Error, ErrorKind, Result};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 pub use messages::MessageStore;
+pub use skills::SkillStore;
 
 /// The tables of the layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -32,16 +34,32 @@ pub enum Table {
     Sessions,
     /// Message ids → message keys.
     Ids,
+    /// Skill rows (`<skill id>` → metadata and artifact references, no content).
+    Skills,
+    /// Skill names → skill ids (a name is unique per store, i.e. per scope).
+    SkillNames,
+    /// Artifact rows (`<skill id>/<kind>/<artifact id>` → the artifact with its content), so
+    /// one skill's artifacts of one kind are one key range.
+    Artifacts,
+    /// Artifact ids → artifact row keys.
+    ArtifactIds,
+    /// Marketplace sync state (`<url>` → `{ etag, synced_at }`).
+    SkillSync,
 }
 
 impl Table {
     /// Every table, in a fixed order.
-    pub const ALL: [Table; 5] = [
+    pub const ALL: [Table; 10] = [
         Table::Messages,
         Table::Parts,
         Table::Blobs,
         Table::Sessions,
         Table::Ids,
+        Table::Skills,
+        Table::SkillNames,
+        Table::Artifacts,
+        Table::ArtifactIds,
+        Table::SkillSync,
     ];
 
     /// The table's name (the IndexedDB object store, the key prefix in a flat store).
@@ -52,6 +70,11 @@ impl Table {
             Table::Blobs => "blobs",
             Table::Sessions => "sessions",
             Table::Ids => "ids",
+            Table::Skills => "skills",
+            Table::SkillNames => "skill_names",
+            Table::Artifacts => "skill_artifacts",
+            Table::ArtifactIds => "artifact_ids",
+            Table::SkillSync => "skill_sync",
         }
     }
 

@@ -1,0 +1,97 @@
+//! The skill catalog: the two scopes merged, phase-1 matching, and marketplace sync.
+//!
+//! - [`merge`]: workspace and account summaries merged by name, the workspace winning,
+//!   every override reported.
+//! - [`rank`]: the deterministic phase-1 ranker over catalog metadata.
+//! - [`sync`]: what a marketplace catalog changes in the account scope.
+
+pub mod rank;
+pub mod sync;
+
+use crate::skill::SkillSummary;
+use serde_json::{Map, Value};
+
+/// Which store a skill comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Scope {
+    /// The workspace store: wins by name.
+    Workspace,
+    /// The account store.
+    Account,
+}
+
+impl Scope {
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Workspace => "workspace",
+            Scope::Account => "account",
+        }
+    }
+}
+
+/// One skill of the merged catalog.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Its summary.
+    pub summary: SkillSummary,
+    /// The store it comes from.
+    pub scope: Scope,
+    /// The account skill of the same name it hides, when it is a workspace override.
+    pub overrides: Option<SkillSummary>,
+}
+
+impl Entry {
+    /// The summary as JSON with `scope` and, for an override, `overrides: { id, version,
+    /// source }` of the hidden account skill.
+    pub fn to_value(&self) -> Value {
+        let mut v = self.summary.to_value();
+        if let Value::Object(o) = &mut v {
+            o.insert("scope".into(), self.scope.name().into());
+            if let Some(h) = &self.overrides {
+                let mut r = Map::new();
+                r.insert("scope".into(), "account".into());
+                for k in ["id", "version", "source"] {
+                    r.insert(k.into(), h.get_str(k).unwrap_or("").into());
+                }
+                o.insert("overrides".into(), Value::Object(r));
+            }
+        }
+        v
+    }
+}
+
+/// The merged catalog: every workspace skill, then every account skill whose name no
+/// workspace skill has; sorted by name. A hidden account skill is reported on the
+/// workspace entry that hides it.
+pub fn merge(workspace: Vec<SkillSummary>, account: Vec<SkillSummary>) -> Vec<Entry> {
+    let mut by_name: std::collections::BTreeMap<String, Entry> = workspace
+        .into_iter()
+        .map(|s| {
+            (
+                s.name().to_owned(),
+                Entry {
+                    summary: s,
+                    scope: Scope::Workspace,
+                    overrides: None,
+                },
+            )
+        })
+        .collect();
+    for s in account {
+        match by_name.get_mut(s.name()) {
+            Some(w) => w.overrides = Some(s),
+            None => {
+                by_name.insert(
+                    s.name().to_owned(),
+                    Entry {
+                        summary: s,
+                        scope: Scope::Account,
+                        overrides: None,
+                    },
+                );
+            }
+        }
+    }
+    by_name.into_values().collect()
+}

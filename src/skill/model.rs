@@ -1,0 +1,389 @@
+//! The skill model: one [`Skill`] (a row of the seed's `skills` table plus a `metadata`
+//! object for the composer's contract) and its [`SkillArtifact`]s (rows of
+//! `skill_artifacts`). JSON field names are the seed's column names.
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// What an artifact is; the composer and the dispatcher select handlers by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ArtifactKind {
+    /// What the skill does and when to use it (context injection, `include_when`).
+    Description,
+    /// A MiniJinja template rendered with the invocation's parameters.
+    PromptTemplate,
+    /// A MiniJinja-templated script for a host sandbox executor.
+    CodeTemplate,
+    /// A reference to a host-shipped DSPy template (`template_id`) plus its state.
+    DspyModule,
+    /// Strategy or methodology guidance; may declare ordered stages and tool subsets.
+    Approach,
+    /// A worked input/output example for few-shot prompting; may carry tags.
+    Example,
+}
+
+impl ArtifactKind {
+    /// Every kind, in a fixed order.
+    pub const ALL: [ArtifactKind; 6] = [
+        ArtifactKind::Description,
+        ArtifactKind::PromptTemplate,
+        ArtifactKind::CodeTemplate,
+        ArtifactKind::DspyModule,
+        ArtifactKind::Approach,
+        ArtifactKind::Example,
+    ];
+
+    /// The wire name (`prompt_template`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            ArtifactKind::Description => "description",
+            ArtifactKind::PromptTemplate => "prompt_template",
+            ArtifactKind::CodeTemplate => "code_template",
+            ArtifactKind::DspyModule => "dspy_module",
+            ArtifactKind::Approach => "approach",
+            ArtifactKind::Example => "example",
+        }
+    }
+
+    /// The kind named `name`.
+    pub fn parse(name: &str) -> Option<ArtifactKind> {
+        ArtifactKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+/// Where a skill came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Source {
+    /// Shipped with the product (seed data, refreshed from the marketplace).
+    System,
+    /// From the marketplace.
+    Community,
+    /// Written or imported by the user.
+    #[default]
+    User,
+}
+
+impl Source {
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Source::System => "system",
+            Source::Community => "community",
+            Source::User => "user",
+        }
+    }
+
+    /// The source named `name`.
+    pub fn parse(name: &str) -> Option<Source> {
+        [Source::System, Source::Community, Source::User]
+            .into_iter()
+            .find(|s| s.name() == name)
+    }
+}
+
+/// One artifact of a skill (a `skill_artifacts` row).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillArtifact {
+    /// Artifact id (derived from the skill id, name and variant when a package has none).
+    pub id: String,
+    /// The owning skill.
+    pub skill_id: String,
+    /// The kind.
+    pub kind: ArtifactKind,
+    /// Human-readable name; unique per skill together with `model_variant`.
+    pub name: String,
+    /// Display / execution order.
+    pub ordinal: i64,
+    /// The content (template, code, prose, or the `dspy_module` JSON).
+    pub content: String,
+    /// `None` (or `"default"`) is the default variant; else a model family key.
+    pub model_variant: Option<String>,
+    /// Kind-specific configuration (`include_when`, `tags`, `fallback_artifact`,
+    /// `assertions`, `stages`, …); unknown keys are kept.
+    pub metadata: Map<String, Value>,
+    /// Serialized module state (`dspy_module`), as text (base64 or JSON).
+    pub state_blob: Option<String>,
+    /// Creation time (ISO 8601, from the host).
+    pub created_at: String,
+    /// Last update time (ISO 8601, from the host).
+    pub updated_at: String,
+}
+
+impl SkillArtifact {
+    /// The artifact as its JSON row / wire object.
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("id".into(), self.id.clone().into());
+        o.insert("skill_id".into(), self.skill_id.clone().into());
+        o.insert("kind".into(), self.kind.name().into());
+        o.insert("name".into(), self.name.clone().into());
+        o.insert("ordinal".into(), self.ordinal.into());
+        o.insert("content".into(), self.content.clone().into());
+        o.insert(
+            "model_variant".into(),
+            self.model_variant
+                .clone()
+                .map_or(Value::Null, Value::String),
+        );
+        o.insert("metadata".into(), Value::Object(self.metadata.clone()));
+        o.insert(
+            "state_blob".into(),
+            self.state_blob.clone().map_or(Value::Null, Value::String),
+        );
+        o.insert("created_at".into(), self.created_at.clone().into());
+        o.insert("updated_at".into(), self.updated_at.clone().into());
+        Value::Object(o)
+    }
+
+    /// The reference kept in the skill row (no content).
+    pub fn to_ref(&self) -> ArtifactRef {
+        ArtifactRef {
+            id: self.id.clone(),
+            kind: self.kind,
+            name: self.name.clone(),
+            ordinal: self.ordinal,
+            model_variant: self.model_variant.clone(),
+            fallback: if self.kind == ArtifactKind::DspyModule {
+                self.metadata
+                    .get("fallback_artifact")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+            } else {
+                None
+            },
+        }
+    }
+
+    /// Whether this is the default variant (`model_variant` absent or `"default"`).
+    pub fn is_default_variant(&self) -> bool {
+        self.model_variant.as_deref().is_none_or(|v| v == "default")
+    }
+
+    /// The `(name, variant)` uniqueness key (`None` and `"default"` are the same variant).
+    pub fn unique_key(&self) -> (String, String) {
+        let v = if self.is_default_variant() {
+            String::new()
+        } else {
+            self.model_variant.clone().unwrap_or_default()
+        };
+        (self.name.clone(), v)
+    }
+}
+
+/// An artifact without its content: what listings and phase 1 see.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactRef {
+    /// Artifact id.
+    pub id: String,
+    /// Kind.
+    pub kind: ArtifactKind,
+    /// Name.
+    pub name: String,
+    /// Ordinal.
+    pub ordinal: i64,
+    /// Model variant.
+    pub model_variant: Option<String>,
+    /// A `dspy_module`'s `fallback_artifact` (kept so the reference stays checked).
+    pub fallback: Option<String>,
+}
+
+impl ArtifactRef {
+    /// The JSON form.
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("id".into(), self.id.clone().into());
+        o.insert("kind".into(), self.kind.name().into());
+        o.insert("name".into(), self.name.clone().into());
+        o.insert("ordinal".into(), self.ordinal.into());
+        o.insert(
+            "model_variant".into(),
+            self.model_variant
+                .clone()
+                .map_or(Value::Null, Value::String),
+        );
+        if let Some(f) = &self.fallback {
+            o.insert("fallback".into(), f.clone().into());
+        }
+        Value::Object(o)
+    }
+}
+
+/// A skill package: the `skills` row and its artifacts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skill {
+    /// Skill id (derived from the name when a package has none).
+    pub id: String,
+    /// Human-readable identifier, unique per scope.
+    pub name: String,
+    /// Short description for catalog display.
+    pub description: String,
+    /// Semantic version (default `1.0.0`).
+    pub version: String,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Where it came from.
+    pub source: Source,
+    /// Author display name.
+    pub author: Option<String>,
+    /// Creation time (ISO 8601, from the host).
+    pub created_at: String,
+    /// Last update time (ISO 8601, from the host).
+    pub updated_at: String,
+    /// Phase-1 intent patterns.
+    pub intent_patterns: Vec<String>,
+    /// Phase-1 trigger phrases (an exact hit ranks first).
+    pub trigger_phrases: Vec<String>,
+    /// Marketplace id (`None` for local-only skills).
+    pub marketplace_id: Option<String>,
+    /// ETag of the marketplace version last synced.
+    pub sync_etag: Option<String>,
+    /// The composer's contract and format extras: `framing`, `parameters`, `tool_surface`,
+    /// `requires_tools`, `interrupts`, `output_schema`, `max_tool_calls`,
+    /// `planner_delegates_shape`, `model_preference`, `license`, `compatibility`, `labels`,
+    /// `frontmatter`; unknown keys are kept.
+    pub metadata: Map<String, Value>,
+    /// The artifacts, in ordinal order.
+    pub artifacts: Vec<SkillArtifact>,
+}
+
+impl Skill {
+    /// The metadata columns as JSON (no artifacts).
+    fn head(&self) -> Map<String, Value> {
+        let strings = |v: &[String]| Value::Array(v.iter().cloned().map(Value::String).collect());
+        let opt = |v: &Option<String>| v.clone().map_or(Value::Null, Value::String);
+        let mut o = Map::new();
+        o.insert("id".into(), self.id.clone().into());
+        o.insert("name".into(), self.name.clone().into());
+        o.insert("description".into(), self.description.clone().into());
+        o.insert("version".into(), self.version.clone().into());
+        o.insert("tags".into(), strings(&self.tags));
+        o.insert("source".into(), self.source.name().into());
+        o.insert("author".into(), opt(&self.author));
+        o.insert("created_at".into(), self.created_at.clone().into());
+        o.insert("updated_at".into(), self.updated_at.clone().into());
+        o.insert("intent_patterns".into(), strings(&self.intent_patterns));
+        o.insert("trigger_phrases".into(), strings(&self.trigger_phrases));
+        o.insert("marketplace_id".into(), opt(&self.marketplace_id));
+        o.insert("sync_etag".into(), opt(&self.sync_etag));
+        o.insert("metadata".into(), Value::Object(self.metadata.clone()));
+        o
+    }
+
+    /// The whole package as JSON (the import format: metadata plus `artifacts`).
+    pub fn to_value(&self) -> Value {
+        let mut o = self.head();
+        o.insert(
+            "artifacts".into(),
+            Value::Array(self.artifacts.iter().map(SkillArtifact::to_value).collect()),
+        );
+        Value::Object(o)
+    }
+
+    /// The summary (metadata plus artifact references, no content).
+    pub fn summary(&self) -> SkillSummary {
+        let mut refs: Vec<ArtifactRef> = self.artifacts.iter().map(|a| a.to_ref()).collect();
+        refs.sort_by(|a, b| (a.ordinal, &a.name).cmp(&(b.ordinal, &b.name)));
+        SkillSummary {
+            head: self.head(),
+            artifacts: refs,
+        }
+    }
+
+    /// The artifacts of `kind`, in ordinal order.
+    pub fn artifacts_of(&self, kind: ArtifactKind) -> impl Iterator<Item = &SkillArtifact> {
+        self.artifacts.iter().filter(move |a| a.kind == kind)
+    }
+
+    /// A `metadata` string field.
+    pub fn meta_str(&self, key: &str) -> Option<&str> {
+        self.metadata.get(key).and_then(Value::as_str)
+    }
+
+    /// The declared tool surface (`metadata.tool_surface`), empty when absent.
+    pub fn tool_surface(&self) -> Vec<&str> {
+        self.metadata
+            .get("tool_surface")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// What a listing returns: the skill's metadata and its artifact references.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillSummary {
+    head: Map<String, Value>,
+    /// Artifact references, by ordinal.
+    pub artifacts: Vec<ArtifactRef>,
+}
+
+impl SkillSummary {
+    /// A summary from its parts (the store's row reader).
+    pub(crate) fn from_parts(head: Map<String, Value>, artifacts: Vec<ArtifactRef>) -> Self {
+        SkillSummary { head, artifacts }
+    }
+
+    /// The metadata columns (no artifact references).
+    pub fn head(&self) -> &Map<String, Value> {
+        &self.head
+    }
+
+    /// A metadata string field (`id`, `name`, `description`, `source`, …).
+    pub fn get_str(&self, key: &str) -> Option<&str> {
+        self.head.get(key).and_then(Value::as_str)
+    }
+
+    /// A metadata array of strings (`tags`, `intent_patterns`, `trigger_phrases`).
+    pub fn get_strings(&self, key: &str) -> Vec<&str> {
+        self.head
+            .get(key)
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    /// The id.
+    pub fn id(&self) -> &str {
+        self.get_str("id").unwrap_or("")
+    }
+
+    /// The name.
+    pub fn name(&self) -> &str {
+        self.get_str("name").unwrap_or("")
+    }
+
+    /// The summary as JSON (the skill row: metadata plus `artifacts` references).
+    pub fn to_value(&self) -> Value {
+        let mut o = self.head.clone();
+        o.insert(
+            "artifacts".into(),
+            Value::Array(self.artifacts.iter().map(ArtifactRef::to_value).collect()),
+        );
+        Value::Object(o)
+    }
+}
+
+fn hex16(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut s = String::with_capacity(36);
+    for (i, b) in digest.iter().take(16).enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            s.push('-');
+        }
+        s.push(char::from_digit(u32::from(b >> 4), 16).unwrap_or('0'));
+        s.push(char::from_digit(u32::from(b & 15), 16).unwrap_or('0'));
+    }
+    s
+}
+
+/// The id of a skill that arrived without one: UUID-shaped, derived from its name, so the
+/// same package imported twice gets the same id.
+pub fn skill_id(name: &str) -> String {
+    hex16(format!("promptloom-skill\0{name}").as_bytes())
+}
+
+/// The id of an artifact that arrived without one, derived from its uniqueness key.
+pub fn artifact_id(skill_id: &str, name: &str, variant: Option<&str>) -> String {
+    let v = variant.filter(|v| *v != "default").unwrap_or("");
+    hex16(format!("promptloom-artifact\0{skill_id}\0{name}\0{v}").as_bytes())
+}

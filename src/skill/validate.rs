@@ -1,0 +1,1065 @@
+//! Reading a skill package from JSON and validating it. Validation never stops at the first
+//! problem: it walks the whole package and reports every problem with its JSON path
+//! (`artifacts[2].content`, `metadata.parameters.properties.x.type`). Errors make a package
+//! unusable; warnings are kept beside an imported skill.
+
+use super::model::{artifact_id, skill_id, ArtifactKind, Skill, SkillArtifact, Source};
+use super::{schema, template};
+use crate::error::{Error, ErrorKind, Result};
+use serde_json::{Map, Value};
+
+/// How bad a problem is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    /// The package cannot be stored or composed.
+    Error,
+    /// Worth fixing; the package still works.
+    Warning,
+}
+
+/// One problem, with the JSON path it is at and a stable code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// JSON path (`artifacts[1].metadata.fallback_artifact`), or `$` for the root.
+    pub path: String,
+    /// Stable code (`missing-field`, `template-syntax`, `duplicate-artifact`, …).
+    pub code: &'static str,
+    /// What is wrong, for people.
+    pub message: String,
+    /// Error or warning.
+    pub severity: Severity,
+}
+
+impl Problem {
+    /// `{ path, code, message, severity }`.
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("path".into(), self.path.clone().into());
+        o.insert("code".into(), self.code.into());
+        o.insert("message".into(), self.message.clone().into());
+        o.insert(
+            "severity".into(),
+            match self.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+            }
+            .into(),
+        );
+        Value::Object(o)
+    }
+}
+
+/// The outcome of [`validate_skill`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Validation {
+    /// Every problem: the shape of each field first, then the rules across fields.
+    pub problems: Vec<Problem>,
+}
+
+impl Validation {
+    /// No error-severity problem.
+    pub fn is_valid(&self) -> bool {
+        !self.problems.iter().any(|p| p.severity == Severity::Error)
+    }
+
+    /// `{ valid, problems }`.
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("valid".into(), self.is_valid().into());
+        o.insert(
+            "problems".into(),
+            Value::Array(self.problems.iter().map(Problem::to_value).collect()),
+        );
+        Value::Object(o)
+    }
+}
+
+/// The problems found so far.
+#[derive(Debug, Default)]
+pub(crate) struct Problems(pub(crate) Vec<Problem>);
+
+impl Problems {
+    pub(crate) fn error(&mut self, path: &str, code: &'static str, message: impl Into<String>) {
+        self.push(path, code, message, Severity::Error);
+    }
+
+    pub(crate) fn warning(&mut self, path: &str, code: &'static str, message: impl Into<String>) {
+        self.push(path, code, message, Severity::Warning);
+    }
+
+    fn push(&mut self, path: &str, code: &'static str, message: impl Into<String>, s: Severity) {
+        self.0.push(Problem {
+            path: if path.is_empty() {
+                "$".into()
+            } else {
+                path.into()
+            },
+            code,
+            message: message.into(),
+            severity: s,
+        });
+    }
+
+    pub(crate) fn has_errors(&self) -> bool {
+        self.0.iter().any(|p| p.severity == Severity::Error)
+    }
+
+    /// The `InvalidSkill` error listing every problem (errors first in the message).
+    pub(crate) fn into_error(self, what: &str) -> Error {
+        let errors: Vec<&Problem> = self
+            .0
+            .iter()
+            .filter(|p| p.severity == Severity::Error)
+            .collect();
+        let first = errors
+            .first()
+            .map(|p| format!("{} (at {})", p.message, p.path))
+            .unwrap_or_default();
+        let more = match errors.len() {
+            0 | 1 => String::new(),
+            n => format!(
+                "; and {} more problem{}",
+                n - 1,
+                if n == 2 { "" } else { "s" }
+            ),
+        };
+        Error::new(ErrorKind::InvalidSkill, format!("{what}: {first}{more}")).with(
+            "problems",
+            Value::Array(self.0.iter().map(Problem::to_value).collect()),
+        )
+    }
+}
+
+fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// Reads typed fields out of one object, recording a problem for each wrong one.
+struct Obj<'a> {
+    o: &'a Map<String, Value>,
+    path: String,
+    seen: Vec<&'static str>,
+}
+
+impl<'a> Obj<'a> {
+    fn new(o: &'a Map<String, Value>, path: &str) -> Self {
+        Obj {
+            o,
+            path: path.to_owned(),
+            seen: Vec::new(),
+        }
+    }
+
+    fn get(&mut self, key: &'static str) -> Option<&'a Value> {
+        self.seen.push(key);
+        self.o.get(key).filter(|v| !v.is_null())
+    }
+
+    fn at(&self, key: &str) -> String {
+        join(&self.path, key)
+    }
+
+    fn string(&mut self, key: &'static str, required: bool, out: &mut Problems) -> Option<String> {
+        match self.get(key) {
+            None => {
+                if required {
+                    out.error(
+                        &self.at(key),
+                        "missing-field",
+                        format!("missing required field `{key}`"),
+                    );
+                }
+                None
+            }
+            Some(Value::String(s)) => Some(s.clone()),
+            Some(_) => {
+                out.error(
+                    &self.at(key),
+                    "wrong-type",
+                    format!("`{key}` must be a string"),
+                );
+                None
+            }
+        }
+    }
+
+    fn strings(&mut self, key: &'static str, out: &mut Problems) -> Vec<String> {
+        match self.get(key) {
+            None => Vec::new(),
+            Some(Value::Array(a)) => {
+                let mut v = Vec::with_capacity(a.len());
+                for (i, s) in a.iter().enumerate() {
+                    let at = format!("{}[{i}]", self.at(key));
+                    match s.as_str() {
+                        Some(s) if !s.trim().is_empty() => {
+                            if v.iter().any(|x: &String| x == s) {
+                                out.warning(
+                                    &at,
+                                    "duplicate-entry",
+                                    format!("`{s}` is listed twice"),
+                                );
+                            } else {
+                                v.push(s.to_owned());
+                            }
+                        }
+                        Some(_) => out.error(&at, "empty-string", "entries must not be empty"),
+                        None => out.error(&at, "wrong-type", "entries must be strings"),
+                    }
+                }
+                v
+            }
+            Some(_) => {
+                out.error(
+                    &self.at(key),
+                    "wrong-type",
+                    format!("`{key}` must be an array of strings"),
+                );
+                Vec::new()
+            }
+        }
+    }
+
+    fn object(&mut self, key: &'static str, out: &mut Problems) -> Map<String, Value> {
+        match self.get(key) {
+            None => Map::new(),
+            Some(Value::Object(o)) => o.clone(),
+            Some(_) => {
+                out.error(
+                    &self.at(key),
+                    "wrong-type",
+                    format!("`{key}` must be an object"),
+                );
+                Map::new()
+            }
+        }
+    }
+
+    /// Warns about keys no reader took.
+    fn unknown(&self, out: &mut Problems, what: &str) {
+        for k in self.o.keys() {
+            if !self.seen.contains(&k.as_str()) {
+                out.warning(
+                    &self.at(k),
+                    "unknown-field",
+                    format!("`{k}` is not a field of {what}; it is ignored"),
+                );
+            }
+        }
+    }
+}
+
+/// Whether `id` can be a storage key: 1–128 characters, no `/`, no control characters.
+pub(crate) fn valid_id(id: &str) -> bool {
+    !id.is_empty() && id.chars().count() <= 128 && !id.chars().any(|c| c == '/' || c.is_control())
+}
+
+fn check_id(id: &str, path: &str, out: &mut Problems) {
+    if !valid_id(id) {
+        out.error(
+            path,
+            "invalid-id",
+            "ids are 1–128 characters without `/` or control characters",
+        );
+    }
+}
+
+/// Whether `v` is a semantic version (`MAJOR.MINOR.PATCH[-pre][+build]`, SemVer 2.0.0).
+pub(crate) fn is_semver(v: &str) -> bool {
+    let (core, build) = match v.split_once('+') {
+        Some((c, b)) => (c, Some(b)),
+        None => (v, None),
+    };
+    let (core, pre) = match core.split_once('-') {
+        Some((c, p)) => (c, Some(p)),
+        None => (core, None),
+    };
+    let numeric = |s: &str| {
+        !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'))
+    };
+    let ident =
+        |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
+    let nums: Vec<&str> = core.split('.').collect();
+    nums.len() == 3
+        && nums.iter().all(|n| numeric(n))
+        && pre.is_none_or(|p| {
+            p.split('.')
+                .all(|i| ident(i) && (!i.bytes().all(|b| b.is_ascii_digit()) || numeric(i)))
+        })
+        && build.is_none_or(|b| b.split('.').all(ident))
+}
+
+/// Reads one artifact object at `path` for the skill `skill_id`.
+pub(crate) fn read_artifact(
+    v: &Value,
+    path: &str,
+    skill: &str,
+    default_ordinal: i64,
+    now: &str,
+    out: &mut Problems,
+) -> Option<SkillArtifact> {
+    let Some(o) = v.as_object() else {
+        out.error(path, "wrong-type", "an artifact must be an object");
+        return None;
+    };
+    let mut f = Obj::new(o, path);
+    let kind_name = f.string("kind", true, out);
+    let kind = kind_name.as_deref().and_then(|k| {
+        let kind = ArtifactKind::parse(k);
+        if kind.is_none() {
+            out.error(
+                &f.at("kind"),
+                "unknown-kind",
+                format!(
+                    "unknown artifact kind `{k}` (one of {})",
+                    ArtifactKind::ALL.map(ArtifactKind::name).join(", ")
+                ),
+            );
+        }
+        kind
+    });
+    let name = f.string("name", true, out);
+    if name.as_deref().is_some_and(|n| n.trim().is_empty()) {
+        out.error(&f.at("name"), "empty-string", "`name` must not be empty");
+    }
+    let content = f.string("content", true, out);
+    let ordinal = match f.get("ordinal") {
+        None => default_ordinal,
+        Some(n) => n.as_i64().unwrap_or_else(|| {
+            out.error(
+                &f.at("ordinal"),
+                "wrong-type",
+                "`ordinal` must be an integer",
+            );
+            default_ordinal
+        }),
+    };
+    let model_variant = f.string("model_variant", false, out);
+    if model_variant
+        .as_deref()
+        .is_some_and(|v| v.trim().is_empty())
+    {
+        out.error(
+            &f.at("model_variant"),
+            "empty-string",
+            "`model_variant` must be a family key or null",
+        );
+    }
+    let metadata = f.object("metadata", out);
+    let state_blob = f.string("state_blob", false, out);
+    let id = f.string("id", false, out);
+    if let Some(id) = &id {
+        check_id(id, &f.at("id"), out);
+    }
+    if let Some(owner) = f.string("skill_id", false, out) {
+        if owner != skill {
+            out.error(
+                &f.at("skill_id"),
+                "wrong-skill",
+                format!("the artifact belongs to skill `{owner}`, not `{skill}`"),
+            );
+        }
+    }
+    let created_at = f.string("created_at", false, out);
+    let updated_at = f.string("updated_at", false, out);
+    f.unknown(out, "an artifact");
+    let (kind, name, content) = (kind?, name?, content?);
+    let id = id.unwrap_or_else(|| artifact_id(skill, &name, model_variant.as_deref()));
+    Some(SkillArtifact {
+        id,
+        skill_id: skill.to_owned(),
+        kind,
+        name,
+        ordinal,
+        content,
+        model_variant,
+        metadata,
+        state_blob,
+        created_at: created_at.clone().unwrap_or_else(|| now.to_owned()),
+        updated_at: updated_at.or(created_at).unwrap_or_else(|| now.to_owned()),
+    })
+}
+
+/// Reads a package object (the seed's JSON form). Returns the skill when its required fields
+/// are there, and every problem of the shape (the rules of [`check_skill`] are applied too).
+pub(crate) fn read_skill(v: &Value, now: &str, check: bool, out: &mut Problems) -> Option<Skill> {
+    let Some(o) = v.as_object() else {
+        out.error("", "wrong-type", "a skill package must be a JSON object");
+        return None;
+    };
+    let mut f = Obj::new(o, "");
+    let name = f.string("name", true, out);
+    let id = f.string("id", false, out);
+    if let Some(id) = &id {
+        check_id(id, "id", out);
+    }
+    let description = f.string("description", true, out);
+    let version = f.string("version", false, out);
+    let tags = f.strings("tags", out);
+    let source = f.string("source", false, out).and_then(|s| {
+        let parsed = Source::parse(&s);
+        if parsed.is_none() {
+            out.error(
+                "source",
+                "invalid-source",
+                format!("`source` is `{s}`; it must be system, community or user"),
+            );
+        }
+        parsed
+    });
+    let author = f.string("author", false, out);
+    let created_at = f.string("created_at", false, out);
+    let updated_at = f.string("updated_at", false, out);
+    let intent_patterns = f.strings("intent_patterns", out);
+    let trigger_phrases = f.strings("trigger_phrases", out);
+    let marketplace_id = f.string("marketplace_id", false, out);
+    let sync_etag = f.string("sync_etag", false, out);
+    let metadata = f.object("metadata", out);
+    let raw_artifacts = match f.get("artifacts") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a.iter().collect(),
+        Some(_) => {
+            out.error("artifacts", "wrong-type", "`artifacts` must be an array");
+            Vec::new()
+        }
+    };
+    f.unknown(out, "a skill package");
+    let required = name.is_some() && description.is_some();
+    let name = name.unwrap_or_default();
+    let id = id.unwrap_or_else(|| skill_id(&name));
+    let total = raw_artifacts.len();
+    let mut artifacts = Vec::with_capacity(total);
+    let mut index = Vec::with_capacity(total);
+    let mut unread: Vec<String> = Vec::new();
+    for (i, a) in raw_artifacts.into_iter().enumerate() {
+        let ordinal = i64::try_from(i).unwrap_or(i64::MAX);
+        match read_artifact(a, &format!("artifacts[{i}]"), &id, ordinal, now, out) {
+            Some(a) => {
+                artifacts.push(a);
+                index.push(i);
+            }
+            None => unread.push(
+                a.get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+            ),
+        }
+    }
+    let skill = Skill {
+        id,
+        name,
+        description: description.unwrap_or_default(),
+        version: version.unwrap_or_else(|| "1.0.0".into()),
+        tags,
+        source: source.unwrap_or_default(),
+        author,
+        created_at: created_at.clone().unwrap_or_else(|| now.to_owned()),
+        updated_at: updated_at.or(created_at).unwrap_or_else(|| now.to_owned()),
+        intent_patterns,
+        trigger_phrases,
+        marketplace_id,
+        sync_etag,
+        metadata,
+        artifacts,
+    };
+    // Every rule runs even when a field is missing, so one pass lists every problem; a
+    // reference to an artifact that could not be read is not reported again.
+    if check {
+        check_skill_into(&skill, &unread, Some(&index), out);
+    }
+    required.then_some(skill)
+}
+
+/// Every problem of a skill that is already typed (names, version, metadata, templates,
+/// schemas, fallbacks, duplicates). Artifact paths are `artifacts[i]` in `skill.artifacts`.
+pub fn check_skill(skill: &Skill) -> Vec<Problem> {
+    let mut out = Problems::default();
+    check_skill_into(skill, &[], None, &mut out);
+    out.0
+}
+
+/// `index` maps positions in `skill.artifacts` to positions in the input (artifacts that
+/// could not be read are missing from the skill).
+fn check_skill_into(skill: &Skill, unread: &[String], index: Option<&[usize]>, out: &mut Problems) {
+    let reported = |out: &Problems, path: &str| out.0.iter().any(|p| p.path == path);
+    let pos = |i: usize| index.and_then(|m| m.get(i).copied()).unwrap_or(i);
+    if skill.name.trim().is_empty() {
+        if !reported(out, "name") {
+            out.error("name", "empty-string", "`name` must not be empty");
+        }
+    } else if skill.name.trim() != skill.name || skill.name.chars().any(char::is_control) {
+        out.error(
+            "name",
+            "invalid-name",
+            "`name` must not start or end with spaces or hold control characters",
+        );
+    } else if skill.name.chars().count() > 200 {
+        out.error(
+            "name",
+            "invalid-name",
+            "`name` is longer than 200 characters",
+        );
+    }
+    if skill.description.trim().is_empty() && !reported(out, "description") {
+        out.error(
+            "description",
+            "empty-string",
+            "`description` must not be empty",
+        );
+    }
+    if !is_semver(&skill.version) {
+        out.error(
+            "version",
+            "invalid-version",
+            format!(
+                "`{}` is not a semantic version (MAJOR.MINOR.PATCH)",
+                skill.version
+            ),
+        );
+    }
+    check_metadata(skill, unread, out);
+    let mut keys: Vec<((String, String), usize)> = Vec::new();
+    let mut ids: Vec<(&str, usize)> = Vec::new();
+    for (i, a) in skill.artifacts.iter().enumerate() {
+        let i = pos(i);
+        let at = format!("artifacts[{i}]");
+        let key = a.unique_key();
+        let duplicate = keys.iter().find(|(k, _)| *k == key).map(|(_, j)| *j);
+        if let Some(j) = duplicate {
+            out.error(
+                &join(&at, "name"),
+                "duplicate-artifact",
+                format!(
+                    "artifacts[{j}] already has the name `{}`{}",
+                    a.name,
+                    if key.1.is_empty() {
+                        " (default variant)".to_owned()
+                    } else {
+                        format!(" and the model variant `{}`", key.1)
+                    }
+                ),
+            );
+        } else {
+            keys.push((key, i));
+        }
+        // A derived id repeats exactly when the name and variant do: reported above.
+        let same_id = ids
+            .iter()
+            .find(|(id, _)| *id == a.id)
+            .filter(|_| duplicate.is_none());
+        if let Some((_, j)) = same_id {
+            out.error(
+                &join(&at, "id"),
+                "duplicate-id",
+                format!("artifacts[{j}] already has the id `{}`", a.id),
+            );
+        } else {
+            ids.push((&a.id, i));
+        }
+        check_artifact(skill, a, &at, unread, out);
+    }
+}
+
+fn names_of(skill: &Skill, kinds: &[ArtifactKind]) -> Vec<String> {
+    skill
+        .artifacts
+        .iter()
+        .filter(|a| kinds.contains(&a.kind))
+        .map(|a| format!("`{}`", a.name))
+        .fold(Vec::new(), |mut v, n| {
+            if !v.contains(&n) {
+                v.push(n);
+            }
+            v
+        })
+}
+
+fn check_metadata(skill: &Skill, unread: &[String], out: &mut Problems) {
+    let m = &skill.metadata;
+    let at = |k: &str| format!("metadata.{k}");
+    match m.get("framing") {
+        None | Some(Value::Null) | Some(Value::String(_)) => {}
+        Some(Value::Object(o)) => match o.get("artifact").and_then(Value::as_str) {
+            None => out.error(
+                &at("framing"),
+                "wrong-type",
+                "`framing` is prose (a string) or `{ \"artifact\": name }`",
+            ),
+            Some(name) => {
+                let kinds = [
+                    ArtifactKind::PromptTemplate,
+                    ArtifactKind::Description,
+                    ArtifactKind::Approach,
+                ];
+                let found = skill
+                    .artifacts
+                    .iter()
+                    .any(|a| a.name == name && kinds.contains(&a.kind));
+                if !found && !unread.iter().any(|u| u == name) {
+                    out.error(
+                        &at("framing.artifact"),
+                        "unknown-framing",
+                        format!(
+                            "the framing names `{name}`, but no prompt_template, description or approach artifact has that name"
+                        ),
+                    );
+                }
+            }
+        },
+        Some(_) => out.error(
+            &at("framing"),
+            "wrong-type",
+            "`framing` is prose (a string) or `{ \"artifact\": name }`",
+        ),
+    }
+    for k in ["parameters", "output_schema"] {
+        if let Some(s) = m.get(k) {
+            schema::check(s, &at(k), out);
+        }
+    }
+    if let Some(Value::Object(p)) = m.get("parameters") {
+        if p.get("type").is_some_and(|t| t != "object") {
+            out.error(
+                &at("parameters.type"),
+                "invalid-schema",
+                "the parameter schema describes the parameters object: its `type` must be `object`",
+            );
+        }
+    }
+    if let Some(t) = m.get("tool_surface") {
+        let ok = t.as_array().is_some_and(|a| {
+            a.iter()
+                .all(|x| x.as_str().is_some_and(|s| !s.trim().is_empty()))
+        });
+        if !ok {
+            out.error(
+                &at("tool_surface"),
+                "wrong-type",
+                "`tool_surface` must be an array of tool names",
+            );
+        }
+    }
+    for k in ["requires_tools", "planner_delegates_shape"] {
+        if m.get(k).is_some_and(|v| !v.is_boolean()) {
+            out.error(&at(k), "wrong-type", format!("`{k}` must be a boolean"));
+        }
+    }
+    if m.get("max_tool_calls")
+        .is_some_and(|v| v.as_u64().is_none_or(|n| n == 0))
+    {
+        out.error(
+            &at("max_tool_calls"),
+            "wrong-type",
+            "`max_tool_calls` must be a positive integer",
+        );
+    }
+    for k in ["model_preference", "license"] {
+        if m.get(k).is_some_and(|v| !v.is_string()) {
+            out.error(&at(k), "wrong-type", format!("`{k}` must be a string"));
+        }
+    }
+    match m.get("compatibility") {
+        None => {}
+        Some(Value::String(s)) if s.chars().count() > 500 => out.warning(
+            &at("compatibility"),
+            "too-long",
+            "`compatibility` is longer than 500 characters (the Agent Skills limit)",
+        ),
+        Some(Value::String(_)) => {}
+        Some(_) => out.error(
+            &at("compatibility"),
+            "wrong-type",
+            "`compatibility` must be a string",
+        ),
+    }
+    if let Some(l) = m.get("labels") {
+        if !l
+            .as_object()
+            .is_some_and(|o| o.values().all(Value::is_string))
+        {
+            out.error(
+                &at("labels"),
+                "wrong-type",
+                "`labels` must map strings to strings",
+            );
+        }
+    }
+    match m.get("interrupts") {
+        None => {}
+        Some(Value::Array(a)) => {
+            let mut seen: Vec<&str> = Vec::new();
+            for (i, it) in a.iter().enumerate() {
+                let p = format!("metadata.interrupts[{i}]");
+                let name = it
+                    .as_str()
+                    .or_else(|| it.get("name").and_then(Value::as_str));
+                match name {
+                    Some(n) if is_identifier(n) => {
+                        if seen.contains(&n) {
+                            out.error(
+                                &p,
+                                "duplicate-interrupt",
+                                format!("`{n}` is declared twice"),
+                            );
+                        }
+                        seen.push(n);
+                    }
+                    Some(n) => out.error(
+                        &p,
+                        "invalid-name",
+                        format!(
+                            "interrupt names are identifiers (letters, digits, `_`); `{n}` is not"
+                        ),
+                    ),
+                    None => out.error(
+                        &p,
+                        "wrong-type",
+                        "an interrupt is a name or `{ name, when?, description? }`",
+                    ),
+                }
+                if let Some(w) = it.get("when") {
+                    check_condition(w, &join(&p, "when"), out, 0);
+                }
+            }
+        }
+        Some(_) => out.error(
+            &at("interrupts"),
+            "wrong-type",
+            "`interrupts` must be an array",
+        ),
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut c = s.chars();
+    c.next()
+        .is_some_and(|f| f.is_ascii_alphabetic() || f == '_')
+        && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+}
+
+/// `include_when` / `when` conditions: `"always"`, `"never"`, `{ scope: workspace|channel }`,
+/// `{ parameter: name, equals?: value }`, `{ any: [...] }`, `{ all: [...] }`, `{ not: c }`.
+fn check_condition(c: &Value, path: &str, out: &mut Problems, depth: usize) {
+    const SHAPE: &str = "a condition is \"always\", \"never\", { scope }, { parameter, equals? }, { any: [...] }, { all: [...] } or { not }";
+    if depth > 32 {
+        out.error(
+            path,
+            "invalid-condition",
+            "the condition nests deeper than 32 levels",
+        );
+        return;
+    }
+    match c {
+        Value::String(s) if s == "always" || s == "never" => {}
+        Value::Object(o) if o.len() == 1 || (o.len() == 2 && o.contains_key("equals")) => {
+            if let Some(s) = o.get("scope") {
+                if !matches!(s.as_str(), Some("workspace" | "channel")) {
+                    out.error(
+                        &join(path, "scope"),
+                        "invalid-condition",
+                        "`scope` is workspace or channel",
+                    );
+                }
+            } else if let Some(p) = o.get("parameter") {
+                if p.as_str().is_none_or(|p| p.is_empty()) {
+                    out.error(
+                        &join(path, "parameter"),
+                        "invalid-condition",
+                        "`parameter` names a parameter",
+                    );
+                }
+            } else if let Some(Value::Array(a)) = o.get("any").or_else(|| o.get("all")) {
+                let k = if o.contains_key("any") { "any" } else { "all" };
+                for (i, x) in a.iter().enumerate() {
+                    check_condition(x, &format!("{path}.{k}[{i}]"), out, depth + 1);
+                }
+            } else if let Some(n) = o.get("not") {
+                check_condition(n, &join(path, "not"), out, depth + 1);
+            } else {
+                out.error(path, "invalid-condition", SHAPE);
+            }
+        }
+        _ => out.error(path, "invalid-condition", SHAPE),
+    }
+}
+
+fn check_artifact(
+    skill: &Skill,
+    a: &SkillArtifact,
+    at: &str,
+    unread: &[String],
+    out: &mut Problems,
+) {
+    let m = &a.metadata;
+    let mp = |k: &str| format!("{at}.metadata.{k}");
+    match a.kind {
+        ArtifactKind::PromptTemplate | ArtifactKind::CodeTemplate => {
+            if let Err(e) = template::check(&a.content) {
+                let line = e.line.map(|l| format!(" on line {l}")).unwrap_or_default();
+                out.error(
+                    &join(at, "content"),
+                    "template-syntax",
+                    format!(
+                        "the {} does not parse as MiniJinja{line}: {}",
+                        a.kind.name(),
+                        e.detail
+                    ),
+                );
+            }
+        }
+        ArtifactKind::DspyModule => {
+            let content: Option<Value> = serde_json::from_str(&a.content).ok();
+            if !content
+                .as_ref()
+                .and_then(|c| c.get("template_id"))
+                .is_some_and(Value::is_string)
+            {
+                out.error(
+                    &join(at, "content"),
+                    "invalid-content",
+                    "a dspy_module's content is JSON naming a shipped template: { \"template_id\": … }",
+                );
+            }
+            match m.get("fallback_artifact") {
+                None => out.warning(
+                    &mp("fallback_artifact"),
+                    "missing-fallback",
+                    "no fallback_artifact: without a host DSPy executor this artifact cannot run",
+                ),
+                Some(Value::String(name)) => {
+                    let ok = skill
+                        .artifacts
+                        .iter()
+                        .any(|x| x.kind == ArtifactKind::PromptTemplate && &x.name == name);
+                    if !ok && !unread.contains(name) {
+                        let have = names_of(skill, &[ArtifactKind::PromptTemplate]);
+                        out.error(
+                            &mp("fallback_artifact"),
+                            "unknown-fallback",
+                            format!(
+                                "the fallback `{name}` names no prompt_template of this skill ({})",
+                                if have.is_empty() {
+                                    "it has none".to_owned()
+                                } else {
+                                    format!("it has {}", have.join(", "))
+                                }
+                            ),
+                        );
+                    }
+                }
+                Some(_) => out.error(
+                    &mp("fallback_artifact"),
+                    "wrong-type",
+                    "`fallback_artifact` must be the name of a prompt_template",
+                ),
+            }
+        }
+        ArtifactKind::Description => {
+            if let Some(c) = m.get("include_when") {
+                check_condition(c, &mp("include_when"), out, 0);
+            }
+        }
+        ArtifactKind::Example => {
+            if let Some(t) = m.get("tags") {
+                if !t.as_array().is_some_and(|a| a.iter().all(Value::is_string)) {
+                    out.error(
+                        &mp("tags"),
+                        "wrong-type",
+                        "`tags` must be an array of strings",
+                    );
+                }
+            }
+        }
+        ArtifactKind::Approach => check_approach(skill, m, at, out),
+    }
+    if a.state_blob.is_some() && a.kind != ArtifactKind::DspyModule {
+        out.warning(
+            &join(at, "state_blob"),
+            "unused-field",
+            "only dspy_module artifacts use `state_blob`",
+        );
+    }
+    if let Some(asserts) = m.get("assertions") {
+        check_assertions(asserts, &mp("assertions"), out);
+    }
+}
+
+fn check_tool_list(v: &Value, path: &str, skill: &Skill, out: &mut Problems) {
+    let Some(a) = v.as_array().filter(|a| a.iter().all(Value::is_string)) else {
+        out.error(path, "wrong-type", "a tool list is an array of tool names");
+        return;
+    };
+    let surface = skill.tool_surface();
+    if surface.is_empty() {
+        return;
+    }
+    for (i, t) in a.iter().enumerate() {
+        if let Some(t) = t.as_str() {
+            if !surface.contains(&t) {
+                out.error(
+                    &format!("{path}[{i}]"),
+                    "unknown-tool",
+                    format!("`{t}` is not in the skill's tool_surface"),
+                );
+            }
+        }
+    }
+}
+
+fn check_approach(skill: &Skill, m: &Map<String, Value>, at: &str, out: &mut Problems) {
+    let mp = |k: &str| format!("{at}.metadata.{k}");
+    if let Some(t) = m.get("tools") {
+        check_tool_list(t, &mp("tools"), skill, out);
+    }
+    if let Some(w) = m.get("when") {
+        check_condition(w, &mp("when"), out, 0);
+    }
+    match m.get("stages") {
+        None => {}
+        Some(Value::Array(stages)) if !stages.is_empty() => {
+            let mut seen: Vec<&str> = Vec::new();
+            for (i, s) in stages.iter().enumerate() {
+                let p = format!("{}[{i}]", mp("stages"));
+                match s.get("name").and_then(Value::as_str) {
+                    Some(n) if !n.trim().is_empty() => {
+                        if seen.contains(&n) {
+                            out.error(
+                                &p,
+                                "duplicate-stage",
+                                format!("stage `{n}` is declared twice"),
+                            );
+                        }
+                        seen.push(n);
+                    }
+                    _ => out.error(&join(&p, "name"), "missing-field", "a stage needs a `name`"),
+                }
+                if let Some(t) = s.get("tools") {
+                    check_tool_list(t, &join(&p, "tools"), skill, out);
+                }
+            }
+        }
+        Some(_) => out.error(
+            &mp("stages"),
+            "wrong-type",
+            "`stages` must be a non-empty array of { name, tools?, description? }",
+        ),
+    }
+}
+
+fn check_assertions(v: &Value, path: &str, out: &mut Problems) {
+    let Some(list) = v.as_array() else {
+        out.error(path, "wrong-type", "`assertions` must be an array");
+        return;
+    };
+    for (i, a) in list.iter().enumerate() {
+        let p = format!("{path}[{i}]");
+        let ty = a.get("type").and_then(Value::as_str);
+        match ty {
+            Some("structural") => match a.get("schema") {
+                Some(s) => schema::check(s, &join(&p, "schema"), out),
+                None => out.error(
+                    &join(&p, "schema"),
+                    "missing-field",
+                    "a structural assertion needs a `schema`",
+                ),
+            },
+            Some("length") => {
+                let min = a.get("min");
+                let max = a.get("max");
+                let bad = |x: Option<&Value>| x.is_some_and(|x| x.as_u64().is_none());
+                if bad(min) || bad(max) || (min.is_none() && max.is_none()) {
+                    out.error(
+                        &p,
+                        "invalid-assertion",
+                        "a length assertion needs `min` and/or `max` as non-negative integers",
+                    );
+                } else if let (Some(lo), Some(hi)) =
+                    (min.and_then(Value::as_u64), max.and_then(Value::as_u64))
+                {
+                    if lo > hi {
+                        out.error(
+                            &p,
+                            "invalid-assertion",
+                            format!("`min` ({lo}) is above `max` ({hi})"),
+                        );
+                    }
+                }
+                if let Some(c) = a.get("check").and_then(Value::as_str) {
+                    if !matches!(c, "char_range" | "token_range" | "word_range") {
+                        out.error(
+                            &join(&p, "check"),
+                            "invalid-assertion",
+                            "a length check is char_range, token_range or word_range",
+                        );
+                    }
+                }
+            }
+            Some("pattern") => {
+                if !a.get("pattern").is_some_and(Value::is_string) {
+                    out.error(
+                        &join(&p, "pattern"),
+                        "missing-field",
+                        "a pattern assertion needs a `pattern` string",
+                    );
+                }
+            }
+            Some("semantic") => {
+                if !a.get("prompt").is_some_and(Value::is_string) {
+                    out.error(
+                        &join(&p, "prompt"),
+                        "missing-field",
+                        "a semantic assertion needs a `prompt` string",
+                    );
+                }
+            }
+            _ => out.error(
+                &join(&p, "type"),
+                "invalid-assertion",
+                "an assertion's `type` is structural, semantic, length or pattern",
+            ),
+        }
+        if let Some(s) = a.get("severity") {
+            if !matches!(s.as_str(), Some("hard" | "soft")) {
+                out.error(
+                    &join(&p, "severity"),
+                    "invalid-assertion",
+                    "`severity` is hard or soft",
+                );
+            }
+        }
+    }
+}
+
+/// Reads and validates a JSON skill package (the seed's import format). `now` stamps rows
+/// that carry no timestamps. Returns the skill and its warnings; any error-severity
+/// problem fails the import with `InvalidSkill`, whose `details.problems` lists them all.
+pub fn import_package(json: &str, now: &str) -> Result<(Skill, Vec<Problem>)> {
+    let v: Value = serde_json::from_str(json).map_err(|e| {
+        Error::new(
+            ErrorKind::InvalidSkill,
+            format!("the skill package is not valid JSON: {e}"),
+        )
+    })?;
+    import_value(&v, now)
+}
+
+/// [`import_package`] for an already parsed value.
+pub fn import_value(v: &Value, now: &str) -> Result<(Skill, Vec<Problem>)> {
+    let mut out = Problems::default();
+    let skill = read_skill(v, now, true, &mut out);
+    match skill {
+        Some(s) if !out.has_errors() => Ok((s, out.0)),
+        _ => Err(out.into_error("the skill package is not valid")),
+    }
+}
+
+/// Every problem of a package, errors and warnings, without storing anything.
+pub fn validate_skill(v: &Value) -> Validation {
+    let mut out = Problems::default();
+    read_skill(v, "", true, &mut out);
+    Validation { problems: out.0 }
+}

@@ -1,0 +1,719 @@
+//! The skill store's layout: which rows a skill becomes, the write plans of the seed's
+//! repository operations, and the row readers.
+//!
+//! Rows:
+//! - `skills/<id>` → the skill's metadata and its artifact references (no content): one
+//!   key range is the whole listing, and phase 1 never loads content;
+//! - `skill_names/<name>` → the id (a name is unique per store, i.e. per scope);
+//! - `skill_artifacts/<skill id>/<kind>/<artifact id>` → one artifact with its content:
+//!   one skill's artifacts of one kind are one key range (phase 2 loads per kind);
+//! - `artifact_ids/<artifact id>` → the artifact's row key.
+//!
+//! Every write is planned by [`plan`]: it names the rows it must read, and once they are
+//! read it returns the ops of one batch. A driver reads, plans, and commits the batch with
+//! the same reads checked inside its transaction (IndexedDB) or just before writing (key
+//! value stores); a row that changed in between makes the plan ask for other rows, and the
+//! driver starts over. The skill row is written last (and deleted first), so an interrupted
+//! batch on a store without transactions leaves nothing visible.
+
+use super::{bad_row, Backend, Op, Table};
+use crate::error::{Error, ErrorKind, Result};
+use crate::skill::model::{ArtifactKind, ArtifactRef, Skill, SkillArtifact, SkillSummary};
+use crate::skill::validate::{check_skill, read_artifact, read_skill, Problems, Severity};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+
+/// One write request: the seed's repository operations, plus `Put` (replace a whole
+/// package in one batch: import and marketplace sync).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Request {
+    /// Create a skill with its artifacts; its id and name must be free.
+    Create(Skill),
+    /// Create or replace a skill with its artifacts (old artifacts not in it are removed).
+    Put(Skill),
+    /// Update a skill's metadata; its artifacts stay.
+    Update(Skill),
+    /// Delete a skill and all its artifacts.
+    Delete(String),
+    /// Add an artifact to its skill.
+    AddArtifact(SkillArtifact),
+    /// Replace an artifact (same id).
+    UpdateArtifact(SkillArtifact),
+    /// Delete an artifact.
+    DeleteArtifact(String),
+}
+
+fn invalid(what: &str, problems: Problems) -> Error {
+    problems.into_error(what)
+}
+
+impl Request {
+    /// Reads a request from its JSON form: `{ op: create|put|update, skill }`,
+    /// `{ op: delete, id }`, `{ op: add_artifact|update_artifact, artifact }` (with
+    /// `skill_id`), `{ op: delete_artifact, id }`. `now` stamps rows without timestamps.
+    pub fn from_value(v: &Value, now: &str) -> Result<Request> {
+        let op = v.get("op").and_then(Value::as_str).unwrap_or("");
+        let id = || {
+            v.get("id")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| Error::new(ErrorKind::InvalidOptions, "missing `id`").at("id"))
+        };
+        let skill = || -> Result<Skill> {
+            let mut out = Problems::default();
+            let s = v.get("skill").unwrap_or(&Value::Null);
+            match read_skill(s, now, true, &mut out) {
+                Some(s) if !out.has_errors() => Ok(s),
+                _ => Err(invalid("the skill is not valid", out)),
+            }
+        };
+        match op {
+            "create" => Ok(Request::Create(skill()?)),
+            "put" => Ok(Request::Put(skill()?)),
+            "update" => Ok(Request::Update(skill()?)),
+            "delete" => Ok(Request::Delete(id()?)),
+            "delete_artifact" => Ok(Request::DeleteArtifact(id()?)),
+            "add_artifact" | "update_artifact" => {
+                let a = v.get("artifact").unwrap_or(&Value::Null);
+                let owner = a.get("skill_id").and_then(Value::as_str).ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::InvalidSkill,
+                        "the artifact needs the `skill_id` of its skill",
+                    )
+                    .at("skill_id")
+                })?;
+                let mut out = Problems::default();
+                let art = read_artifact(a, "", owner, 0, now, &mut out);
+                match art {
+                    Some(a) if !out.has_errors() => Ok(if op == "add_artifact" {
+                        Request::AddArtifact(a)
+                    } else {
+                        Request::UpdateArtifact(a)
+                    }),
+                    _ => Err(invalid("the artifact is not valid", out)),
+                }
+            }
+            _ => Err(Error::new(
+                ErrorKind::InvalidOptions,
+                format!("unknown skill store operation `{op}`"),
+            )
+            .at("op")),
+        }
+    }
+}
+
+/// Rows read so far (`None`: the row is absent).
+pub type Reads = BTreeMap<(Table, String), Option<String>>;
+
+/// What a write needs next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Plan {
+    /// Read these rows, then plan again.
+    Read(Vec<(Table, String)>),
+    /// Commit these ops as one batch; `result` is what the operation returns.
+    Write {
+        /// The batch.
+        ops: Vec<Op>,
+        /// The operation's result (the stored summary, or `{ deleted }`).
+        result: Value,
+    },
+}
+
+fn artifact_key(skill: &str, kind: ArtifactKind, id: &str) -> String {
+    format!("{skill}/{}/{id}", kind.name())
+}
+
+fn json_str(s: &str) -> String {
+    Value::String(s.to_owned()).to_string()
+}
+
+fn not_found(what: &str, id: &str) -> Error {
+    Error::new(ErrorKind::NotFound, format!("no {what} with id `{id}`")).with("id", id)
+}
+
+/// The rows still missing from `reads`; `None` when all are there.
+fn missing(reads: &Reads, keys: Vec<(Table, String)>) -> Option<Plan> {
+    let m: Vec<(Table, String)> = keys
+        .into_iter()
+        .filter(|k| !reads.contains_key(k))
+        .collect();
+    (!m.is_empty()).then_some(Plan::Read(m))
+}
+
+fn row<'a>(reads: &'a Reads, table: Table, key: &str) -> Option<&'a str> {
+    reads
+        .get(&(table, key.to_owned()))
+        .and_then(|v| v.as_deref())
+}
+
+/// The id a `skill_names` / `artifact_ids` row holds.
+fn pointer(reads: &Reads, table: Table, key: &str) -> Result<Option<String>> {
+    match row(reads, table, key) {
+        None => Ok(None),
+        Some(v) => serde_json::from_str::<String>(v)
+            .map(Some)
+            .map_err(|e| bad_row(table, key, e)),
+    }
+}
+
+/// Reads a skill row into its summary.
+pub fn read_summary(key: &str, value: &str) -> Result<SkillSummary> {
+    let v: Value = serde_json::from_str(value).map_err(|e| bad_row(Table::Skills, key, e))?;
+    let Value::Object(mut head) = v else {
+        return Err(bad_row(Table::Skills, key, "not an object"));
+    };
+    for f in ["id", "name"] {
+        if !head.get(f).is_some_and(Value::is_string) {
+            return Err(bad_row(Table::Skills, key, format!("no `{f}`")));
+        }
+    }
+    let refs = match head.remove("artifacts") {
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|r| {
+                read_ref(r)
+                    .ok_or_else(|| bad_row(Table::Skills, key, "a malformed artifact reference"))
+            })
+            .collect::<Result<Vec<_>>>()?,
+        None => Vec::new(),
+        Some(_) => return Err(bad_row(Table::Skills, key, "`artifacts` is not an array")),
+    };
+    Ok(SkillSummary::from_parts(head, refs))
+}
+
+fn read_ref(v: &Value) -> Option<ArtifactRef> {
+    let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    Some(ArtifactRef {
+        id: s("id")?,
+        kind: ArtifactKind::parse(v.get("kind")?.as_str()?)?,
+        name: s("name")?,
+        ordinal: v.get("ordinal").and_then(Value::as_i64).unwrap_or(0),
+        model_variant: s("model_variant"),
+        fallback: s("fallback"),
+    })
+}
+
+/// Reads an artifact row.
+pub fn read_artifact_row(key: &str, value: &str) -> Result<SkillArtifact> {
+    let v: Value = serde_json::from_str(value).map_err(|e| bad_row(Table::Artifacts, key, e))?;
+    let skill = key.split('/').next().unwrap_or("");
+    let mut out = Problems::default();
+    read_artifact(&v, "", skill, 0, "", &mut out)
+        .filter(|_| !out.has_errors())
+        .ok_or_else(|| {
+            let why = out
+                .0
+                .first()
+                .map(|p| format!("{} (at {})", p.message, p.path))
+                .unwrap_or_default();
+            bad_row(Table::Artifacts, key, why)
+        })
+}
+
+/// A whole skill from its row and its artifact rows.
+pub fn assemble(key: &str, value: &str, artifacts: &[(String, String)]) -> Result<Skill> {
+    let summary = read_summary(key, value)?;
+    let mut skill = skill_of(&summary, key)?;
+    skill.artifacts = artifacts
+        .iter()
+        .map(|(k, v)| read_artifact_row(k, v))
+        .collect::<Result<Vec<_>>>()?;
+    skill
+        .artifacts
+        .sort_by(|a, b| (a.ordinal, &a.name, &a.id).cmp(&(b.ordinal, &b.name, &b.id)));
+    Ok(skill)
+}
+
+/// The skill of a summary, with no artifacts.
+fn skill_of(summary: &SkillSummary, key: &str) -> Result<Skill> {
+    let mut out = Problems::default();
+    read_skill(&Value::Object(summary.head().clone()), "", false, &mut out)
+        .filter(|_| !out.has_errors())
+        .ok_or_else(|| {
+            let why = out
+                .0
+                .first()
+                .map(|p| format!("{} (at {})", p.message, p.path))
+                .unwrap_or_default();
+            bad_row(Table::Skills, key, why)
+        })
+}
+
+/// The skill of a summary with content-less stand-ins for its artifacts (enough for the
+/// cross-reference rules: names, variants, kinds, fallbacks).
+fn with_stubs(summary: &SkillSummary, key: &str) -> Result<Skill> {
+    let mut skill = skill_of(summary, key)?;
+    skill.artifacts = summary
+        .artifacts
+        .iter()
+        .map(|r| {
+            let mut metadata = Map::new();
+            if let Some(f) = &r.fallback {
+                metadata.insert("fallback_artifact".into(), f.clone().into());
+            }
+            SkillArtifact {
+                id: r.id.clone(),
+                skill_id: skill.id.clone(),
+                kind: r.kind,
+                name: r.name.clone(),
+                ordinal: r.ordinal,
+                content: String::new(),
+                model_variant: r.model_variant.clone(),
+                metadata,
+                state_blob: None,
+                created_at: String::new(),
+                updated_at: String::new(),
+            }
+        })
+        .collect();
+    Ok(skill)
+}
+
+/// The errors of artifact `index` (and of the skill's references) in `skill`.
+fn check_one(skill: &Skill, index: usize) -> Result<()> {
+    let at = format!("artifacts[{index}]");
+    let errors: Vec<_> = check_skill(skill)
+        .into_iter()
+        .filter(|p| {
+            p.severity == Severity::Error
+                && (p.path.starts_with(&at) || p.path.starts_with("metadata"))
+        })
+        .collect();
+    if errors.is_empty() {
+        return Ok(());
+    }
+    if errors
+        .iter()
+        .any(|p| p.code == "duplicate-artifact" || p.code == "duplicate-id")
+    {
+        let p = &errors[0];
+        return Err(Error::new(ErrorKind::AlreadyExists, p.message.clone()).at(p.path.clone()));
+    }
+    Err(invalid("the artifact is not valid", Problems(errors)))
+}
+
+fn summary_row(skill: &Skill) -> String {
+    skill.summary().to_value().to_string()
+}
+
+fn put(table: Table, key: String, value: String) -> Op {
+    Op::Put { table, key, value }
+}
+
+fn delete(table: Table, key: String) -> Op {
+    Op::Delete { table, key }
+}
+
+/// Plans `req` from the rows read so far.
+pub fn plan(req: &Request, reads: &Reads, now: &str) -> Result<Plan> {
+    match req {
+        Request::Create(s) | Request::Put(s) => {
+            plan_put(s, matches!(req, Request::Create(_)), reads)
+        }
+        Request::Update(s) => plan_update(s, reads, now),
+        Request::Delete(id) => plan_delete(id, reads),
+        Request::AddArtifact(a) => plan_artifact(a, reads, now, true),
+        Request::UpdateArtifact(a) => plan_artifact(a, reads, now, false),
+        Request::DeleteArtifact(id) => plan_delete_artifact(id, reads, now),
+    }
+}
+
+fn plan_put(s: &Skill, create: bool, reads: &Reads) -> Result<Plan> {
+    let mut keys = vec![
+        (Table::Skills, s.id.clone()),
+        (Table::SkillNames, s.name.clone()),
+    ];
+    keys.extend(
+        s.artifacts
+            .iter()
+            .map(|a| (Table::ArtifactIds, a.id.clone())),
+    );
+    if let Some(p) = missing(reads, keys) {
+        return Ok(p);
+    }
+    let old = row(reads, Table::Skills, &s.id)
+        .map(|v| read_summary(&s.id, v))
+        .transpose()?;
+    if create && old.is_some() {
+        return Err(Error::new(
+            ErrorKind::AlreadyExists,
+            format!("a skill with id `{}` already exists", s.id),
+        )
+        .at("id")
+        .with("id", s.id.clone()));
+    }
+    if let Some(owner) = pointer(reads, Table::SkillNames, &s.name)? {
+        if owner != s.id {
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!(
+                    "the name `{}` is taken by skill `{owner}` in this store",
+                    s.name
+                ),
+            )
+            .at("name")
+            .with("id", owner));
+        }
+    }
+    for (i, a) in s.artifacts.iter().enumerate() {
+        if let Some(k) = pointer(reads, Table::ArtifactIds, &a.id)? {
+            if !k.starts_with(&format!("{}/", s.id)) {
+                return Err(Error::new(
+                    ErrorKind::AlreadyExists,
+                    format!("the artifact id `{}` belongs to another skill", a.id),
+                )
+                .at(format!("artifacts[{i}].id")));
+            }
+        }
+    }
+    let mut skill = s.clone();
+    let mut ops = Vec::new();
+    if let Some(old) = &old {
+        if let Some(c) = old.get_str("created_at") {
+            skill.created_at = c.to_owned();
+        }
+        for r in &old.artifacts {
+            let gone = !skill
+                .artifacts
+                .iter()
+                .any(|a| a.id == r.id && a.kind == r.kind);
+            if gone {
+                ops.push(delete(Table::Artifacts, artifact_key(&s.id, r.kind, &r.id)));
+                if !skill.artifacts.iter().any(|a| a.id == r.id) {
+                    ops.push(delete(Table::ArtifactIds, r.id.clone()));
+                }
+            }
+        }
+        if old.name() != s.name {
+            ops.push(delete(Table::SkillNames, old.name().to_owned()));
+        }
+    }
+    for a in &skill.artifacts {
+        let key = artifact_key(&s.id, a.kind, &a.id);
+        ops.push(put(Table::ArtifactIds, a.id.clone(), json_str(&key)));
+        ops.push(put(Table::Artifacts, key, a.to_value().to_string()));
+    }
+    let (name_op, skill_op) = if create {
+        (
+            Op::Insert {
+                table: Table::SkillNames,
+                key: s.name.clone(),
+                value: json_str(&s.id),
+            },
+            Op::Insert {
+                table: Table::Skills,
+                key: s.id.clone(),
+                value: summary_row(&skill),
+            },
+        )
+    } else {
+        (
+            put(Table::SkillNames, s.name.clone(), json_str(&s.id)),
+            put(Table::Skills, s.id.clone(), summary_row(&skill)),
+        )
+    };
+    ops.push(name_op);
+    ops.push(skill_op);
+    Ok(Plan::Write {
+        ops,
+        result: skill.summary().to_value(),
+    })
+}
+
+fn existing(reads: &Reads, id: &str) -> Result<SkillSummary> {
+    let v = row(reads, Table::Skills, id).ok_or_else(|| not_found("skill", id))?;
+    read_summary(id, v)
+}
+
+fn plan_update(s: &Skill, reads: &Reads, now: &str) -> Result<Plan> {
+    let keys = vec![
+        (Table::Skills, s.id.clone()),
+        (Table::SkillNames, s.name.clone()),
+    ];
+    if let Some(p) = missing(reads, keys) {
+        return Ok(p);
+    }
+    let old = existing(reads, &s.id)?;
+    if let Some(owner) = pointer(reads, Table::SkillNames, &s.name)? {
+        if owner != s.id {
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!(
+                    "the name `{}` is taken by skill `{owner}` in this store",
+                    s.name
+                ),
+            )
+            .at("name")
+            .with("id", owner));
+        }
+    }
+    // The metadata changes; the artifacts stay (their references are checked again).
+    let mut skill = s.clone();
+    skill.artifacts = with_stubs(&old, &s.id)?.artifacts;
+    skill.created_at = old.get_str("created_at").unwrap_or(now).to_owned();
+    skill.updated_at = now.to_owned();
+    let errors: Vec<_> = check_skill(&skill)
+        .into_iter()
+        .filter(|p| p.severity == Severity::Error && !p.path.starts_with("artifacts"))
+        .collect();
+    if !errors.is_empty() {
+        return Err(invalid("the skill is not valid", Problems(errors)));
+    }
+    let mut ops = Vec::new();
+    if old.name() != s.name {
+        ops.push(delete(Table::SkillNames, old.name().to_owned()));
+        ops.push(Op::Insert {
+            table: Table::SkillNames,
+            key: s.name.clone(),
+            value: json_str(&s.id),
+        });
+    }
+    let mut summary = skill.summary();
+    summary.artifacts = old.artifacts.clone();
+    ops.push(put(
+        Table::Skills,
+        s.id.clone(),
+        summary.to_value().to_string(),
+    ));
+    Ok(Plan::Write {
+        ops,
+        result: summary.to_value(),
+    })
+}
+
+fn plan_delete(id: &str, reads: &Reads) -> Result<Plan> {
+    if let Some(p) = missing(reads, vec![(Table::Skills, id.to_owned())]) {
+        return Ok(p);
+    }
+    let old = existing(reads, id)?;
+    // The skill row goes first: an interrupted batch leaves only unreachable rows.
+    let mut ops = vec![delete(Table::Skills, id.to_owned())];
+    ops.push(delete(Table::SkillNames, old.name().to_owned()));
+    for r in &old.artifacts {
+        ops.push(delete(Table::Artifacts, artifact_key(id, r.kind, &r.id)));
+        ops.push(delete(Table::ArtifactIds, r.id.clone()));
+    }
+    let mut result = Map::new();
+    result.insert("deleted".into(), id.into());
+    result.insert("artifacts".into(), old.artifacts.len().into());
+    Ok(Plan::Write {
+        ops,
+        result: Value::Object(result),
+    })
+}
+
+fn plan_artifact(a: &SkillArtifact, reads: &Reads, now: &str, add: bool) -> Result<Plan> {
+    let keys = vec![
+        (Table::Skills, a.skill_id.clone()),
+        (Table::ArtifactIds, a.id.clone()),
+    ];
+    if let Some(p) = missing(reads, keys) {
+        return Ok(p);
+    }
+    let summary = existing(reads, &a.skill_id)?;
+    let taken = pointer(reads, Table::ArtifactIds, &a.id)?;
+    // An update keeps the row's creation time: read the old row too.
+    let mut prev_created = None;
+    if let (false, Some(k)) = (add, &taken) {
+        if let Some(p) = missing(reads, vec![(Table::Artifacts, k.clone())]) {
+            return Ok(p);
+        }
+        if let Some(v) = row(reads, Table::Artifacts, k) {
+            prev_created = Some(read_artifact_row(k, v)?.created_at);
+        }
+    }
+    let mut skill = with_stubs(&summary, &a.skill_id)?;
+    let old = skill.artifacts.iter().position(|x| x.id == a.id);
+    let mut ops = Vec::new();
+    let mut art = a.clone();
+    art.updated_at = now.to_owned();
+    match (add, old, taken) {
+        (true, _, Some(_)) => {
+            return Err(Error::new(
+                ErrorKind::AlreadyExists,
+                format!("an artifact with id `{}` already exists", a.id),
+            )
+            .at("id"))
+        }
+        (false, None, _) => return Err(not_found("artifact", &a.id)),
+        (false, Some(i), _) => {
+            let prev = skill.artifacts.remove(i);
+            art.created_at = prev_created.unwrap_or_else(|| now.to_owned());
+            if prev.kind != a.kind {
+                ops.push(delete(
+                    Table::Artifacts,
+                    artifact_key(&a.skill_id, prev.kind, &a.id),
+                ));
+            }
+        }
+        (true, _, None) => art.created_at = now.to_owned(),
+    }
+    skill.artifacts.push(art.clone());
+    check_one(&skill, skill.artifacts.len() - 1)?;
+    let key = artifact_key(&a.skill_id, a.kind, &a.id);
+    ops.push(put(Table::ArtifactIds, a.id.clone(), json_str(&key)));
+    ops.push(put(Table::Artifacts, key, art.to_value().to_string()));
+    skill.updated_at = now.to_owned();
+    let row = summary_row(&skill);
+    ops.push(put(Table::Skills, a.skill_id.clone(), row));
+    Ok(Plan::Write {
+        ops,
+        result: art.to_value(),
+    })
+}
+
+fn plan_delete_artifact(id: &str, reads: &Reads, now: &str) -> Result<Plan> {
+    if let Some(p) = missing(reads, vec![(Table::ArtifactIds, id.to_owned())]) {
+        return Ok(p);
+    }
+    let key = pointer(reads, Table::ArtifactIds, id)?.ok_or_else(|| not_found("artifact", id))?;
+    let skill_id = key.split('/').next().unwrap_or("").to_owned();
+    if let Some(p) = missing(reads, vec![(Table::Skills, skill_id.clone())]) {
+        return Ok(p);
+    }
+    let summary = existing(reads, &skill_id)?;
+    let mut skill = with_stubs(&summary, &skill_id)?;
+    let Some(i) = skill.artifacts.iter().position(|x| x.id == id) else {
+        return Err(not_found("artifact", id));
+    };
+    let gone = skill.artifacts.remove(i);
+    // Removing it must not break a reference (the framing, a fallback).
+    let errors: Vec<_> = check_skill(&skill)
+        .into_iter()
+        .filter(|p| {
+            p.severity == Severity::Error
+                && matches!(p.code, "unknown-framing" | "unknown-fallback")
+        })
+        .collect();
+    if let Some(p) = errors.first() {
+        return Err(Error::new(
+            ErrorKind::InvalidSkill,
+            format!("`{}` cannot be deleted: {}", gone.name, p.message),
+        )
+        .at(p.path.clone()));
+    }
+    skill.updated_at = now.to_owned();
+    let ops = vec![
+        delete(Table::Artifacts, key),
+        delete(Table::ArtifactIds, id.to_owned()),
+        put(Table::Skills, skill_id, summary_row(&skill)),
+    ];
+    let mut result = Map::new();
+    result.insert("deleted".into(), id.into());
+    Ok(Plan::Write {
+        ops,
+        result: Value::Object(result),
+    })
+}
+
+/// The seed's repository over a synchronous [`Backend`] (the component's `wasi:keyvalue`,
+/// native tests). The JS face drives the same plans over its async backends.
+pub struct SkillStore<B: Backend> {
+    backend: B,
+}
+
+impl<B: Backend> SkillStore<B> {
+    /// A store over `backend`.
+    pub fn new(backend: B) -> Self {
+        SkillStore { backend }
+    }
+
+    /// The backend (tests inspect rows through it).
+    pub fn backend(&self) -> &B {
+        &self.backend
+    }
+
+    /// Mutable access to the backend.
+    pub fn backend_mut(&mut self) -> &mut B {
+        &mut self.backend
+    }
+
+    /// Runs one write request to completion; returns its result.
+    pub fn write(&mut self, req: &Request, now: &str) -> Result<Value> {
+        let mut reads = Reads::new();
+        for _ in 0..8 {
+            match plan(req, &reads, now)? {
+                Plan::Read(keys) => {
+                    for (t, k) in keys {
+                        let v = self.backend.get(t, &k)?;
+                        reads.insert((t, k), v);
+                    }
+                }
+                Plan::Write { ops, result } => {
+                    self.backend.commit(&ops)?;
+                    return Ok(result);
+                }
+            }
+        }
+        Err(Error::new(
+            ErrorKind::Internal,
+            "a write plan did not settle",
+        ))
+    }
+
+    /// Summaries of every skill, by name.
+    pub fn list(&self) -> Result<Vec<SkillSummary>> {
+        let mut out = self
+            .backend
+            .scan(Table::Skills, "")?
+            .iter()
+            .map(|(k, v)| read_summary(k, v))
+            .collect::<Result<Vec<_>>>()?;
+        out.sort_by(|a, b| a.name().cmp(b.name()));
+        Ok(out)
+    }
+
+    /// A skill with all its artifacts.
+    pub fn get(&self, id: &str) -> Result<Option<Skill>> {
+        let Some(v) = self.backend.get(Table::Skills, id)? else {
+            return Ok(None);
+        };
+        let rows = self.backend.scan(Table::Artifacts, &format!("{id}/"))?;
+        assemble(id, &v, &rows).map(Some)
+    }
+
+    /// A skill by name.
+    pub fn get_by_name(&self, name: &str) -> Result<Option<Skill>> {
+        match self.backend.get(Table::SkillNames, name)? {
+            None => Ok(None),
+            Some(v) => {
+                let id: String =
+                    serde_json::from_str(&v).map_err(|e| bad_row(Table::SkillNames, name, e))?;
+                self.get(&id)
+            }
+        }
+    }
+
+    /// One skill's artifacts of the given kinds (all kinds when empty), by ordinal.
+    pub fn get_artifacts(&self, skill: &str, kinds: &[ArtifactKind]) -> Result<Vec<SkillArtifact>> {
+        let kinds: Vec<ArtifactKind> = if kinds.is_empty() {
+            ArtifactKind::ALL.to_vec()
+        } else {
+            kinds.to_vec()
+        };
+        let mut out = Vec::new();
+        for k in kinds {
+            for (key, v) in self
+                .backend
+                .scan(Table::Artifacts, &format!("{skill}/{}/", k.name()))?
+            {
+                out.push(read_artifact_row(&key, &v)?);
+            }
+        }
+        out.sort_by(|a, b| (a.ordinal, &a.name, &a.id).cmp(&(b.ordinal, &b.name, &b.id)));
+        Ok(out)
+    }
+
+    /// One artifact by id.
+    pub fn get_artifact(&self, id: &str) -> Result<Option<SkillArtifact>> {
+        let Some(k) = self.backend.get(Table::ArtifactIds, id)? else {
+            return Ok(None);
+        };
+        let key: String =
+            serde_json::from_str(&k).map_err(|e| bad_row(Table::ArtifactIds, id, e))?;
+        match self.backend.get(Table::Artifacts, &key)? {
+            None => Ok(None),
+            Some(v) => read_artifact_row(&key, &v).map(Some),
+        }
+    }
+}
