@@ -467,3 +467,227 @@ export declare function inspect(
   persisted: UserMessage;
   model: { body: Record<string, unknown>; report: LoweringReport } | { error: { code: ErrorCode; message: string } };
 }>;
+
+// ---- Skill packages, the skill store, the catalog --------------------------------------
+
+/** The six artifact kinds. */
+export type ArtifactKind = 'description' | 'prompt_template' | 'code_template' | 'dspy_module' | 'approach' | 'example';
+
+/** Where a skill came from. */
+export type SkillSource = 'system' | 'community' | 'user';
+
+/**
+ * A condition (`include_when` on descriptions, `when` on approaches and interrupts):
+ * always, never, the invocation's scope, a parameter (present, or equal to a value), or a
+ * combination.
+ */
+export type Condition =
+  | 'always'
+  | 'never'
+  | { scope: 'workspace' | 'channel' }
+  | { parameter: string; equals?: unknown }
+  | { any: Condition[] }
+  | { all: Condition[] }
+  | { not: Condition };
+
+/** An assertion on an artifact's output (checked by the composer's dispatcher). */
+export type Assertion = { severity?: 'hard' | 'soft' } & (
+  | { type: 'structural'; check?: 'json_schema'; schema: JsonSchema }
+  | { type: 'length'; check?: 'char_range' | 'token_range' | 'word_range'; min?: number; max?: number }
+  | { type: 'pattern'; check?: string; pattern: string; must_match?: boolean }
+  | { type: 'semantic'; check?: 'llm_eval'; prompt: string; expected?: string }
+);
+
+/** A JSON Schema document (checked for well-formedness on import). */
+export type JsonSchema = boolean | { [keyword: string]: unknown };
+
+/** Kind-specific artifact metadata; unknown keys are kept. */
+export interface ArtifactMetadata {
+  /** `description`: when the composer includes it. */
+  include_when?: Condition;
+  /** `example`: tags the composer matches against. */
+  tags?: string[];
+  /** `dspy_module`: the `prompt_template` to run without a host DSPy executor. */
+  fallback_artifact?: string;
+  /** `approach`: ordered stages (a staged subgraph). */
+  stages?: Array<{ name: string; tools?: string[]; description?: string }>;
+  /** `approach`: the tool subset for invocations it applies to (`when`). */
+  tools?: string[];
+  when?: Condition;
+  /** Output assertions. */
+  assertions?: Assertion[];
+  /** Bundled `SKILL.md` files: their relative path, `include_when: "never"`, and `encoding: "base64"` for binary. */
+  path?: string;
+  encoding?: 'base64';
+  [key: string]: unknown;
+}
+
+/** One artifact (a `skill_artifacts` row). */
+export interface SkillArtifact {
+  id: string;
+  skill_id: string;
+  kind: ArtifactKind;
+  name: string;
+  ordinal: number;
+  content: string;
+  /** null (or "default") is the default variant; else a model family key. */
+  model_variant: string | null;
+  metadata: ArtifactMetadata;
+  state_blob: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The composer's contract and format extras of a skill; unknown keys are kept. */
+export interface SkillMetadata {
+  /** Prose, or the name of a prompt_template (rendered) / description or approach (prose) artifact. */
+  framing?: string | { artifact: string };
+  /** JSON Schema of the invocation parameters (an object schema). */
+  parameters?: JsonSchema;
+  tool_surface?: string[];
+  requires_tools?: boolean;
+  interrupts?: Array<string | { name: string; when?: Condition; description?: string }>;
+  output_schema?: JsonSchema;
+  max_tool_calls?: number;
+  planner_delegates_shape?: boolean;
+  model_preference?: string;
+  license?: string;
+  compatibility?: string;
+  /** The SKILL.md `metadata` map. */
+  labels?: Record<string, string>;
+  /** SKILL.md frontmatter keys outside the Agent Skills spec, kept for export. */
+  frontmatter?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** A skill package with its artifacts. */
+export interface Skill {
+  id: string;
+  name: string;
+  description: string;
+  version: string;
+  tags: string[];
+  source: SkillSource;
+  author: string | null;
+  created_at: string;
+  updated_at: string;
+  intent_patterns: string[];
+  trigger_phrases: string[];
+  marketplace_id: string | null;
+  sync_etag: string | null;
+  metadata: SkillMetadata;
+  artifacts: SkillArtifact[];
+}
+
+/** A package as written by hand or received: only `name` and `description` are required. */
+export type SkillPackage = Partial<Omit<Skill, 'artifacts'>> & {
+  name: string;
+  description: string;
+  artifacts?: Array<Partial<SkillArtifact> & { kind: ArtifactKind; name: string; content: string }>;
+};
+
+/** An artifact without its content. */
+export interface ArtifactRef {
+  id: string;
+  kind: ArtifactKind;
+  name: string;
+  ordinal: number;
+  model_variant: string | null;
+  fallback?: string;
+}
+
+/** What listings return: metadata and artifact references, no content. */
+export type SkillSummary = Omit<Skill, 'artifacts'> & { artifacts: ArtifactRef[] };
+
+/** One problem of a package, with its JSON path and a stable code. */
+export interface Problem {
+  path: string;
+  code: string;
+  message: string;
+  severity: 'error' | 'warning';
+}
+
+export declare function validateSkill(skill: SkillPackage | string): { valid: boolean; problems: Problem[] };
+export declare function importPackage(pkg: SkillPackage | string, options?: { now?: string }): { skill: Skill; warnings: Problem[] };
+export type BundledFiles = Record<string, string | Uint8Array | ArrayBuffer> | Array<{ path: string; content: string | Uint8Array }>;
+export declare function importSkillMd(text: string, files?: BundledFiles, options?: { dir?: string; now?: string }): { skill: Skill; problems: Problem[] };
+export declare function exportSkillMd(skill: Skill | SkillPackage): { text: string; files: Record<string, string | Uint8Array>; dropped: Problem[] };
+export declare function modelFamily(model: string): string;
+export declare function selectVariant<A extends SkillArtifact>(artifacts: A[], model: string): A | undefined;
+
+export interface SkillStore {
+  readonly name: string;
+  readonly backend: 'indexeddb' | 'memory' | 'host';
+  readonly version: number;
+  list(options?: { source?: SkillSource }): Promise<SkillSummary[]>;
+  get(id: string): Promise<Skill | null>;
+  getByName(name: string): Promise<Skill | null>;
+  getArtifacts(skillId: string, kinds?: ArtifactKind[]): Promise<SkillArtifact[]>;
+  getArtifact(id: string): Promise<SkillArtifact | null>;
+  /** Throws `AlreadyExists` when the id or name is taken, `InvalidSkill` listing every problem. */
+  create(skill: SkillPackage | Skill): Promise<SkillSummary>;
+  put(skill: SkillPackage | Skill): Promise<SkillSummary>;
+  update(skill: SkillPackage | Skill): Promise<SkillSummary>;
+  delete(id: string): Promise<{ deleted: string; artifacts: number }>;
+  addArtifact(artifact: Partial<SkillArtifact> & { skill_id: string; kind: ArtifactKind; name: string; content: string }): Promise<SkillArtifact>;
+  updateArtifact(artifact: Partial<SkillArtifact> & { id: string; skill_id: string; kind: ArtifactKind; name: string; content: string }): Promise<SkillArtifact>;
+  deleteArtifact(id: string): Promise<{ deleted: string }>;
+  close(): void;
+}
+
+export declare function openSkillStore(options?: { backend?: 'indexeddb' | 'memory' | HostKeyValue; name?: string; now?: () => string }): Promise<SkillStore>;
+
+export type CatalogEntry = SkillSummary & {
+  scope: 'workspace' | 'account';
+  overrides?: { scope: 'account'; id: string; version: string; source: SkillSource };
+};
+
+export interface Recommendation {
+  id: string;
+  name: string;
+  scope: string;
+  score: number;
+  tier: 'exact' | 'scored';
+  matched: Partial<Record<'name' | 'trigger_phrases' | 'intent_patterns' | 'tags' | 'description', string[]>>;
+  trigger?: string;
+  similarity?: number;
+}
+
+export interface MatchOptions {
+  k?: number;
+  /** The last word also matches as a prefix (search as you type); default true. */
+  prefix?: boolean;
+}
+
+export declare class SkillIndex {
+  constructor(summaries: Array<Partial<SkillSummary> & { id: string; name: string }>, options?: { vectors?: ArrayLike<number>[] });
+  readonly size: number;
+  setVectors(vectors: ArrayLike<number>[]): void;
+  match(query: string, options?: MatchOptions & { vector?: ArrayLike<number>; blend?: number }): Recommendation[];
+  free(): void;
+}
+
+export interface SyncReport {
+  status: 'updated' | 'not-modified' | 'offline';
+  etag: string | null;
+  error?: string;
+  upserted: string[];
+  unchanged: string[];
+  shadowed: string[];
+  skipped: Array<{ name: string; problems: Problem[] }>;
+}
+
+export type Embed = (texts: string[]) => ArrayLike<number>[] | Promise<ArrayLike<number>[]>;
+
+export declare class SkillCatalog {
+  constructor(workspace: SkillStore, account: SkillStore, options?: { embed?: Embed; blend?: number });
+  readonly workspace: SkillStore;
+  readonly account: SkillStore;
+  list(): Promise<CatalogEntry[]>;
+  get(name: string): Promise<(Skill & { scope: 'workspace' | 'account' }) | null>;
+  load(name: string, kinds?: ArtifactKind[]): Promise<SkillArtifact[] | null>;
+  index(options?: { refresh?: boolean }): Promise<SkillIndex>;
+  match(query: string, options?: MatchOptions): Promise<Recommendation[]>;
+  refresh(): void;
+  syncMarketplace(url: string, options?: { fetch?: (url: string, init: { headers: Record<string, string> }) => Promise<Response>; now?: string }): Promise<SyncReport>;
+}

@@ -241,8 +241,9 @@ class Lowered {
 const encoder = new TextEncoder();
 
 /**
- * @internal Writes strings into the core's inbox and calls the core function `name` with
- * their byte lengths (and any `extra` arguments); core errors become PromptloomErrors.
+ * @internal Writes strings into the core's inbox and calls the core function `name` (or the
+ * function itself, for constructors and methods) with their byte lengths (and any `extra`
+ * arguments); core errors become PromptloomErrors.
  */
 export function __inbox(name, strings, ...extra) {
   return call(viaInbox, name, strings, ...extra);
@@ -273,7 +274,7 @@ function viaInbox(name, strings, ...extra) {
     lens[i] = written;
     at += written;
   }
-  return wasm[name](lens, ...extra);
+  return typeof name === 'function' ? name(lens, ...extra) : wasm[name](lens, ...extra);
 }
 
 /** @internal Puts the data of the slots the core asked for back inline (in parts and answers). */

@@ -13,8 +13,17 @@
 import { PromptloomError } from './api.js';
 
 /** The tables of the layout (src/store/mod.rs); the IndexedDB object stores. */
-export const TABLES = ['messages', 'parts', 'blobs', 'sessions', 'ids'];
-const DB_VERSION = 1;
+export const TABLES = ['messages', 'parts', 'blobs', 'sessions', 'ids', 'skills', 'skill_names', 'skill_artifacts', 'artifact_ids', 'skill_sync'];
+/**
+ * Native IndexedDB indexes: rows of these tables are stored as `{ v, ...fields }` (the core
+ * names the fields on each put as `index`); other backends keep the JSON text alone.
+ */
+const INDEXES = { skills: ['name', 'source'], skill_artifacts: ['skill_id', 'kind'] };
+/** 1: the message store; 2: the skill store's tables and indexes. */
+const DB_VERSION = 2;
+
+/** A stored IndexedDB value as JSON text. */
+const text = (v) => (v == null ? null : typeof v === 'string' ? v : v.v);
 
 function storeFailed(message, cause) {
   const e = new PromptloomError('StoreFailed', message, { cause: cause ? String(cause.message ?? cause) : undefined });
@@ -85,7 +94,11 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
   const open = idb.open(name, DB_VERSION);
   open.onupgradeneeded = () => {
     const db = open.result;
-    for (const t of TABLES) if (!db.objectStoreNames.contains(t)) db.createObjectStore(t);
+    for (const t of TABLES) {
+      if (db.objectStoreNames.contains(t)) continue;
+      const store = db.createObjectStore(t);
+      for (const field of INDEXES[t] ?? []) store.createIndex(field, field, { unique: false });
+    }
   };
   let db;
   try {
@@ -113,15 +126,22 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
     db,
     async get(table, key) {
       checkTable(table);
-      const v = await request(tx([table], 'readonly').objectStore(table).get(key));
-      return v ?? null;
+      return text(await request(tx([table], 'readonly').objectStore(table).get(key)));
     },
     async scan(table, prefix) {
       checkTable(table);
       const store = tx([table], 'readonly').objectStore(table);
       const range = IDBKeyRange.bound(prefix, prefix + '\uffff');
       const [keys, values] = await Promise.all([request(store.getAllKeys(range)), request(store.getAll(range))]);
-      return keys.map((k, i) => [k, values[i]]);
+      return keys.map((k, i) => [k, text(values[i])]);
+    },
+    /** Rows whose indexed `field` equals `value` (tables of INDEXES only), in key order. */
+    async byIndex(table, field, value) {
+      checkTable(table);
+      if (!(INDEXES[table] ?? []).includes(field)) throw new PromptloomError('Internal', `no index ${field} on ${table}`, {});
+      const index = tx([table], 'readonly').objectStore(table).index(field);
+      const [keys, values] = await Promise.all([request(index.getAllKeys(value)), request(index.getAll(value))]);
+      return keys.map((k, i) => [k, text(values[i])]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     },
     read({ gets = [], scans = [] }) {
       const tables = [...new Set([...gets, ...scans].map(([t]) => t))];
@@ -138,7 +158,7 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
         const out = { gets: new Array(gets.length), scans: new Array(scans.length) };
         gets.forEach(([table, key], i) => {
           t.objectStore(table).get(key).onsuccess = (e) => {
-            out.gets[i] = e.target.result ?? null;
+            out.gets[i] = text(e.target.result);
           };
         });
         scans.forEach(([table, prefix], i) => {
@@ -150,7 +170,7 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
           };
           store.getAll(range).onsuccess = (e) => {
             const values = e.target.result;
-            out.scans[i] = keys.map((k, j) => [k, values[j]]);
+            out.scans[i] = keys.map((k, j) => [k, text(values[j])]);
           };
         });
         t.oncomplete = () => resolve(out);
@@ -188,10 +208,11 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
           try {
             for (const op of ops) {
               const s = t.objectStore(op.table);
-              if (op.op === 'put') s.put(op.value, op.key);
+              const value = op.index && INDEXES[op.table] ? { v: op.value, ...op.index } : op.value;
+              if (op.op === 'put') s.put(value, op.key);
               else if (op.op === 'insert') {
                 // add() fails with ConstraintError when the key exists: the transaction aborts.
-                const r = s.add(op.value, op.key);
+                const r = s.add(value, op.key);
                 r.onerror = () => {
                   // Only the add that failed names the conflict (an abort errors the rest).
                   if (r.error?.name === 'ConstraintError' && !inserted.table) inserted = op;
@@ -208,7 +229,7 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
         reads.forEach(([table, key], i) => {
           const r = t.objectStore(table).get(key);
           r.onsuccess = () => {
-            values[i] = r.result ?? null;
+            values[i] = text(r.result);
             if (--pending === 0) write();
           };
         });

@@ -9,6 +9,7 @@ use crate::wire;
 use wasm_bindgen::prelude::*;
 
 mod compositor;
+mod skills;
 
 fn js_err(e: Error) -> JsValue {
     JsValue::from_str(&e.to_json())

@@ -156,6 +156,28 @@ fn pointer(reads: &Reads, table: Table, key: &str) -> Result<Option<String>> {
     }
 }
 
+/// The fields a backend with native indexes (IndexedDB) indexes a row by: `name` and
+/// `source` of a skill row, `skill_id` and `kind` of an artifact row; `None` for other
+/// tables. The layout's key ranges answer the same questions on every backend.
+pub fn index_fields(table: Table, key: &str, value: &str) -> Option<Map<String, Value>> {
+    let mut o = Map::new();
+    match table {
+        Table::Skills => {
+            let v: Value = serde_json::from_str(value).ok()?;
+            for f in ["name", "source"] {
+                o.insert(f.into(), v.get(f).cloned().unwrap_or(Value::Null));
+            }
+        }
+        Table::Artifacts => {
+            let mut parts = key.splitn(3, '/');
+            o.insert("skill_id".into(), parts.next()?.into());
+            o.insert("kind".into(), parts.next()?.into());
+        }
+        _ => return None,
+    }
+    Some(o)
+}
+
 /// Reads a skill row into its summary.
 pub fn read_summary(key: &str, value: &str) -> Result<SkillSummary> {
     let v: Value = serde_json::from_str(value).map_err(|e| bad_row(Table::Skills, key, e))?;

@@ -1,0 +1,390 @@
+// Skill packages, the skill store, and the catalog: JS glue. Validation, the row layout,
+// write plans, catalog merging, ranking and sync plans live in the core; this file moves
+// rows between the core and a storage backend, and calls `fetch` and the host's embedder.
+
+import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes } from './api.js';
+import { memoryBackend, indexedDbBackend, hostBackend } from './stores.js';
+
+const nowIso = () => new Date().toISOString();
+
+function json(x, what) {
+  if (typeof x === 'string') return x;
+  if (x === null || typeof x !== 'object') throw new PromptloomError('InvalidSkill', `${what} must be an object or JSON text`, { path: '$' });
+  return JSON.stringify(x);
+}
+
+/** Rows as the core reads them: `key NUL value NUL …` (JSON text never holds a raw NUL). */
+function rowsText(rows) {
+  let s = '';
+  for (const [k, v] of rows) s += `${k}\0${v}\0`;
+  return s;
+}
+
+function call(f) {
+  try {
+    return f();
+  } catch (e) {
+    throw __fromCore(e);
+  }
+}
+
+/** Every problem of a skill package: `{ valid, problems: [{ path, code, message, severity }] }`. */
+export function validateSkill(skill) {
+  return JSON.parse(__core('validateSkill', json(skill, 'the skill')));
+}
+
+/** Imports a JSON skill package (the seed's format): `{ skill, warnings }`; throws `InvalidSkill` listing every problem. */
+export function importPackage(pkg, { now } = {}) {
+  return JSON.parse(__core('importPackage', json(pkg, 'the skill package'), now ?? nowIso()));
+}
+
+const utf8 = typeof TextDecoder === 'function' ? new TextDecoder('utf-8', { fatal: true }) : null;
+
+/** Bundled files: `{ path: string | bytes }` or `[{ path, content }]` → the core's list. */
+function bundled(files) {
+  if (files == null) return [];
+  const entries = Array.isArray(files) ? files.map((f) => [f?.path, f?.content]) : Object.entries(files);
+  return entries.map(([path, content], i) => {
+    if (typeof path !== 'string') throw new PromptloomError('InvalidOptions', `files[${i}] needs a path`, { path: `files[${i}].path` });
+    if (typeof content === 'string') return { path, content, base64: false };
+    const bytes = __asBytes(content);
+    if (!bytes) throw new PromptloomError('InvalidOptions', `the file \`${path}\` must be a string or bytes`, { path: `files.${path}` });
+    // Text files passed as bytes stay text; anything else is kept as base64.
+    if (utf8 && !bytes.includes(0)) {
+      try {
+        return { path, content: utf8.decode(bytes), base64: false };
+      } catch {
+        /* not UTF-8: binary */
+      }
+    }
+    return { path, content: __toBase64(bytes), base64: true };
+  });
+}
+
+/**
+ * Imports an Agent Skills `SKILL.md` and the files bundled beside it: `{ skill, problems }`
+ * (problems are where the file breaks the spec without making it unusable); throws
+ * `InvalidSkill` otherwise.
+ */
+export function importSkillMd(text, files, { dir, now } = {}) {
+  if (typeof text !== 'string') throw new PromptloomError('InvalidSkill', 'importSkillMd() takes the SKILL.md text', { path: '$' });
+  return JSON.parse(__core('importSkillMd', text, JSON.stringify(bundled(files)), dir ?? '', now ?? nowIso()));
+}
+
+function fromBase64(b64) {
+  if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(b64);
+  if (typeof Buffer === 'function') return new Uint8Array(Buffer.from(b64, 'base64'));
+  return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
+}
+
+/** Writes a skill as `SKILL.md`: `{ text, files: { path: string | Uint8Array }, dropped }`. */
+export function exportSkillMd(skill) {
+  const out = JSON.parse(__core('exportSkillMd', json(skill, 'the skill')));
+  const files = {};
+  for (const f of out.files) files[f.path] = f.base64 ? fromBase64(f.content) : f.content;
+  return { text: out.text, files, dropped: out.dropped };
+}
+
+/** The model family (`anthropic`, `openai`, `gemini`, …) of a model id or provider name. */
+export function modelFamily(model) {
+  return __core('modelFamily', String(model));
+}
+
+/** The variant of one artifact to use for `model` (exact family → default → first by ordinal). */
+export function selectVariant(artifacts, model) {
+  if (!Array.isArray(artifacts)) throw new PromptloomError('InvalidSkill', 'selectVariant() takes an array of artifacts', { path: '$' });
+  const i = __core('selectVariant', JSON.stringify(artifacts), String(model));
+  return i < 0 ? undefined : artifacts[i];
+}
+
+const STALE = 'promptloom:stale';
+
+/** A skill store over one backend: the seed's repository operations. */
+class SkillStore {
+  #backend;
+  #now;
+  /** Increases with every write through this instance (catalogs rebuild their index on change). */
+  version = 0;
+  constructor(backend, name, now) {
+    this.#backend = backend;
+    this.#now = now;
+    this.name = name;
+    this.backend = backend.kind;
+  }
+  /** @internal */
+  get __backend() {
+    return this.#backend;
+  }
+  /** @internal */
+  __now() {
+    return this.#now();
+  }
+  /** Summaries (metadata and artifact references, no content), by name; `{ source }` filters. */
+  async list({ source } = {}) {
+    const b = this.#backend;
+    const rows = source !== undefined && b.byIndex ? await b.byIndex('skills', 'source', String(source)) : await b.scan('skills', '');
+    const out = JSON.parse(__inbox('skillSummaries', [rowsText(rows)]));
+    return source !== undefined && !b.byIndex ? out.filter((s) => s.source === source) : out;
+  }
+  /** The skill with all its artifacts, or null. */
+  async get(id) {
+    id = String(id);
+    const { gets, scans } = await this.#backend.read({ gets: [['skills', id]], scans: [['skill_artifacts', `${id}/`]] });
+    if (gets[0] == null) return null;
+    return JSON.parse(__inbox('assembleSkill', [id, gets[0], rowsText(scans[0])]));
+  }
+  /** The skill named `name`, or null. */
+  async getByName(name) {
+    const id = await this.#backend.get('skill_names', String(name));
+    return id == null ? null : this.get(JSON.parse(id));
+  }
+  /** Phase 2: one skill's artifacts of the given kinds (all when omitted), by ordinal. */
+  async getArtifacts(skillId, kinds) {
+    const prefix = `${String(skillId)}/`;
+    const scans = Array.isArray(kinds) && kinds.length > 0 ? kinds.map((k) => ['skill_artifacts', `${prefix}${k}/`]) : [['skill_artifacts', prefix]];
+    const r = await this.#backend.read({ scans });
+    return JSON.parse(__inbox('readArtifacts', [rowsText(r.scans.flat())]));
+  }
+  /** One artifact by id, or null. */
+  async getArtifact(id) {
+    const key = await this.#backend.get('artifact_ids', String(id));
+    if (key == null) return null;
+    const k = JSON.parse(key);
+    const v = await this.#backend.get('skill_artifacts', k);
+    return v == null ? null : JSON.parse(__inbox('readArtifacts', [rowsText([[k, v]])]))[0];
+  }
+  /** Creates a skill with its artifacts (one transaction); its id and name must be free. Returns the summary. */
+  create(skill) {
+    return this.#write({ op: 'create', skill: this.#obj(skill) });
+  }
+  /** Creates or replaces a skill with its artifacts (one transaction). Returns the summary. */
+  put(skill) {
+    return this.#write({ op: 'put', skill: this.#obj(skill) });
+  }
+  /** Updates a skill's metadata; its artifacts stay. Returns the summary. */
+  update(skill) {
+    return this.#write({ op: 'update', skill: this.#obj(skill) });
+  }
+  /** Deletes a skill and all its artifacts: `{ deleted, artifacts }`. */
+  delete(id) {
+    return this.#write({ op: 'delete', id: String(id) });
+  }
+  /** Adds an artifact (`skill_id` names its skill). Returns the stored artifact. */
+  addArtifact(artifact) {
+    return this.#write({ op: 'add_artifact', artifact: this.#obj(artifact) });
+  }
+  /** Replaces an artifact (same id). Returns the stored artifact. */
+  updateArtifact(artifact) {
+    return this.#write({ op: 'update_artifact', artifact: this.#obj(artifact) });
+  }
+  /** Deletes an artifact: `{ deleted }`. */
+  deleteArtifact(id) {
+    return this.#write({ op: 'delete_artifact', id: String(id) });
+  }
+  /** Closes the backend. */
+  close() {
+    this.#backend.close();
+  }
+  #obj(x) {
+    return typeof x === 'string' ? JSON.parse(x) : x;
+  }
+  /**
+   * One write: the core names the rows it needs, the glue reads them, and the batch is
+   * committed with the same rows read again inside the transaction (planned afresh on
+   * those values, so a row another tab changed in between is never written over blindly).
+   */
+  async #write(request) {
+    const M = __module();
+    const w = call(() => new M.SkillWrite(JSON.stringify(request), this.#now()));
+    try {
+      const reads = new Map();
+      const plan = () => JSON.parse(call(() => w.plan(JSON.stringify([...reads.values()]))));
+      for (let attempt = 0; attempt < 8; attempt++) {
+        let p = plan();
+        while (p.read) {
+          const { gets } = await this.#backend.read({ gets: p.read });
+          p.read.forEach(([t, k], i) => reads.set(`${t}\0${k}`, [t, k, gets[i]]));
+          p = plan();
+        }
+        const keys = [...reads.values()].map(([t, k]) => [t, k]);
+        let result;
+        try {
+          await this.#backend.commitAfterRead(keys, (values) => {
+            keys.forEach(([t, k], i) => reads.set(`${t}\0${k}`, [t, k, values[i]]));
+            const q = plan();
+            if (q.read) throw new PromptloomError('StoreFailed', 'rows changed while writing', { [STALE]: true });
+            result = q.result;
+            return q.ops;
+          });
+        } catch (e) {
+          if (e instanceof PromptloomError && (e.details?.[STALE] || e.details?.conflict)) {
+            reads.clear();
+            continue;
+          }
+          throw e;
+        }
+        this.version++;
+        return result;
+      }
+      throw new PromptloomError('StoreFailed', 'the skill write kept conflicting with other writers; nothing was written', { conflict: true });
+    } finally {
+      w.free();
+    }
+  }
+}
+
+/**
+ * Opens a skill store: `backend` is "indexeddb" (browsers: one database per name, e.g. one
+ * per scope), "memory", or a host object with async get/put/delete/list (a Cloudflare KV
+ * namespace as it is). `now` supplies timestamps (ISO 8601).
+ */
+export async function openSkillStore({ backend = 'memory', name = 'promptloom-skills', now = nowIso } = {}) {
+  if (typeof name !== 'string' || name === '') throw new PromptloomError('InvalidOptions', '`name` must be a non-empty string (at name)', { path: 'name' });
+  if (typeof now !== 'function') throw new PromptloomError('InvalidOptions', '`now` must be a function returning an ISO 8601 time (at now)', { path: 'now' });
+  if (backend === 'memory') return new SkillStore(memoryBackend(), name, now);
+  if (backend === 'indexeddb') return new SkillStore(await indexedDbBackend(name), name, now);
+  if (backend && typeof backend === 'object') return new SkillStore(hostBackend(backend, name), name, now);
+  throw new PromptloomError('InvalidOptions', '`backend` must be "indexeddb", "memory" or an object with get/put/delete/list (at backend)', { path: 'backend' });
+}
+
+const SEP = /[\u001d-\u001f]/g;
+const clean = (s) => (typeof s === 'string' ? (SEP.test(s) ? s.replace(SEP, ' ') : s) : '');
+const list = (a) => (Array.isArray(a) ? a.map(clean).join('\u001d') : '');
+
+/** The phase-1 index over catalog summaries (synchronous matching). */
+export class SkillIndex {
+  #inner;
+  #ids;
+  /** @param summaries skill summaries (from `store.list()` or `catalog.list()`) */
+  constructor(summaries, { vectors } = {}) {
+    if (!Array.isArray(summaries)) throw new PromptloomError('InvalidOptions', 'a SkillIndex is built from an array of summaries', { path: '$' });
+    let text = '';
+    for (const s of summaries) {
+      text += `${clean(s.id)}\u001f${clean(s.name)}\u001f${clean(s.description)}\u001f${list(s.tags)}\u001f${list(s.intent_patterns)}\u001f${list(s.trigger_phrases)}\u001f${clean(s.scope)}\u001e`;
+    }
+    const M = __module();
+    this.#inner = __inbox((lens) => new M.SkillIndex(lens), [text]);
+    this.size = summaries.length;
+    if (vectors) this.setVectors(vectors);
+  }
+  /** One embedding per skill, in the same order (arrays or Float32Arrays of one length). */
+  setVectors(vectors) {
+    const dim = vectors[0]?.length ?? 0;
+    const flat = new Float32Array(dim * vectors.length);
+    vectors.forEach((v, i) => flat.set(v, i * dim));
+    if (!this.#inner.setVectors(flat, dim)) throw new PromptloomError('InvalidOptions', 'one vector per skill, all of one length', { path: 'vectors' });
+  }
+  /** Ranked recommendations: `[{ id, name, scope, score, tier: exact | scored, matched, trigger?, similarity? }]`. */
+  match(query, { k = 5, prefix = true, vector, blend = 0.3 } = {}) {
+    const q = vector ? Float32Array.from(vector) : undefined;
+    const inner = this.#inner;
+    return JSON.parse(__inbox((lens) => inner.rank(lens, k >>> 0, prefix !== false, q, Number(blend)), [String(query)]));
+  }
+  /** Frees the wasm memory now (otherwise when collected). */
+  free() {
+    this.#inner.free();
+  }
+}
+
+/** The merged catalog of a workspace store and an account store (workspace wins by name). */
+export class SkillCatalog {
+  #index;
+  #key;
+  #embed;
+  #blend;
+  constructor(workspace, account, { embed, blend = 0.3 } = {}) {
+    for (const [s, n] of [[workspace, 'workspace'], [account, 'account']]) {
+      if (!(s instanceof SkillStore)) throw new PromptloomError('InvalidOptions', `the ${n} store must come from openSkillStore() (at ${n})`, { path: n });
+    }
+    if (embed !== undefined && typeof embed !== 'function') throw new PromptloomError('InvalidOptions', '`embed` must be a function from texts to vectors (at embed)', { path: 'embed' });
+    this.workspace = workspace;
+    this.account = account;
+    this.#embed = embed;
+    this.#blend = blend;
+  }
+  /** Every skill once (workspace first by name), each with `scope` and, when it hides an account skill, `overrides`. */
+  async list() {
+    const [w, a] = await Promise.all([this.workspace.__backend.scan('skills', ''), this.account.__backend.scan('skills', '')]);
+    return JSON.parse(__inbox('catalogList', [rowsText(w), rowsText(a)]));
+  }
+  /** The skill named `name` (workspace first), with `scope`, or null. */
+  async get(name) {
+    for (const [store, scope] of [[this.workspace, 'workspace'], [this.account, 'account']]) {
+      const s = await store.getByName(name);
+      if (s) return { ...s, scope };
+    }
+    return null;
+  }
+  /** Phase 2: the artifacts of the given kinds of the skill named `name` (workspace first), or null. */
+  async load(name, kinds) {
+    for (const store of [this.workspace, this.account]) {
+      const id = await store.__backend.get('skill_names', String(name));
+      if (id != null) return store.getArtifacts(JSON.parse(id), kinds);
+    }
+    return null;
+  }
+  /** The phase-1 index, rebuilt when a store changed through these instances. */
+  async index({ refresh = false } = {}) {
+    const key = `${this.workspace.version}:${this.account.version}`;
+    if (!refresh && this.#index && this.#key === key) return this.#index;
+    const summaries = await this.list();
+    const ix = new SkillIndex(summaries);
+    if (this.#embed && summaries.length > 0) {
+      ix.setVectors(await this.#embed(summaries.map((s) => `${s.name}: ${s.description}`)));
+    }
+    this.#index?.free();
+    this.#index = ix;
+    this.#key = key;
+    return ix;
+  }
+  /** Phase 1: ranked recommendations for `query` (exact trigger-phrase hits first). */
+  async match(query, { k = 5, prefix = true } = {}) {
+    const ix = await this.index();
+    const vector = this.#embed && ix.size > 0 ? (await this.#embed([String(query)]))[0] : undefined;
+    return ix.match(query, { k, prefix, vector, blend: this.#blend });
+  }
+  /** Forces the next match to rebuild the index (after writes through other instances or tabs). */
+  refresh() {
+    this.#key = undefined;
+  }
+  /**
+   * Syncs from a marketplace catalog URL with a conditional GET (`If-None-Match`): 304 keeps
+   * the cache; changed packages are upserted into the account store; workspace skills are
+   * never touched; offline (fetch rejects) changes nothing and reports `status: "offline"`.
+   * An HTTP error or a malformed catalog throws `SyncFailed` before anything is written.
+   */
+  async syncMarketplace(url, { fetch: get = globalThis.fetch, now } = {}) {
+    if (typeof url !== 'string' || url === '') throw new PromptloomError('InvalidOptions', 'syncMarketplace() takes the catalog URL', { path: 'url' });
+    const account = this.account;
+    const stamp = now ?? account.__now();
+    const state = await account.__backend.get('skill_sync', url);
+    const last = state == null ? null : JSON.parse(state).etag ?? null;
+    const empty = { upserted: [], unchanged: [], shadowed: [], skipped: [] };
+    let res;
+    try {
+      res = await get(url, { headers: last ? { 'If-None-Match': last } : {} });
+    } catch (e) {
+      return { status: 'offline', etag: last, error: String(e?.message ?? e), ...empty };
+    }
+    if (res.status === 304) return { status: 'not-modified', etag: last, ...empty };
+    if (!res.ok) throw new PromptloomError('SyncFailed', `the marketplace answered HTTP ${res.status} for ${url}; nothing was changed`, { status: res.status, url });
+    const body = await res.text();
+    const etag = res.headers.get('ETag') ?? '';
+    const [rows, ws] = await Promise.all([account.__backend.scan('skills', ''), this.workspace.list()]);
+    const plan = JSON.parse(__inbox('planSync', [body, rowsText(rows), ws.map((s) => s.name).join('\0'), etag, url], stamp));
+    const report = plan.report;
+    for (const skill of plan.upserts) {
+      try {
+        await account.put(skill);
+      } catch (e) {
+        // One package that cannot be stored (a name another account skill holds) is reported, not fatal.
+        if (!(e instanceof PromptloomError) || e.code === 'StoreFailed') throw e;
+        report.upserted = report.upserted.filter((n) => n !== skill.name);
+        report.skipped.push({ name: skill.name, problems: [{ path: 'name', code: e.code, message: e.message, severity: 'error' }] });
+      }
+    }
+    await account.__backend.commitAfterRead([], () => [plan.state]);
+    this.refresh();
+    return { status: 'updated', etag: etag || null, ...report };
+  }
+}

@@ -1,0 +1,368 @@
+//! Skill packages, the skill store's plans and the catalog for JS: conversions only. The
+//! glue (`pkg/src/skills.js`) drives the storage backends and `fetch`.
+
+use super::{inbox_strings, js_err};
+use crate::catalog::{self, rank, sync};
+use crate::error::{Error, ErrorKind};
+use crate::skill::{self, BundledFile, Skill};
+use crate::store::skills::{self as layout, Plan, Reads, Request};
+use crate::store::Table;
+use serde_json::{Map, Value};
+use wasm_bindgen::prelude::*;
+
+fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<Value, JsValue> {
+    serde_json::from_str(text)
+        .map_err(|e| js_err(Error::new(kind, format!("{what} is not valid JSON: {e}"))))
+}
+
+fn problems(p: &[skill::Problem]) -> Value {
+    Value::Array(p.iter().map(skill::Problem::to_value).collect())
+}
+
+/// Key/value rows from the inbox: `key NUL value NUL …`.
+fn rows(text: &str) -> Vec<(String, String)> {
+    let mut it = text.split('\0');
+    let mut out = Vec::new();
+    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+        out.push((k.to_owned(), v.to_owned()));
+    }
+    out
+}
+
+fn one_inbox(lens: &[u32]) -> Result<Vec<String>, JsValue> {
+    inbox_strings(lens)
+}
+
+/// Every problem of a package (JSON) → `{ valid, problems }`.
+#[wasm_bindgen(js_name = validateSkill)]
+pub fn validate_skill(json: &str) -> Result<String, JsValue> {
+    let v = parse(json, "the skill package", ErrorKind::InvalidSkill)?;
+    Ok(skill::validate_skill(&v).to_value().to_string())
+}
+
+/// Imports a JSON package → `{ skill, warnings }`.
+#[wasm_bindgen(js_name = importPackage)]
+pub fn import_package(json: &str, now: &str) -> Result<String, JsValue> {
+    let (s, warnings) = skill::import_package(json, now).map_err(js_err)?;
+    let mut o = Map::new();
+    o.insert("skill".into(), s.to_value());
+    o.insert("warnings".into(), problems(&warnings));
+    Ok(Value::Object(o).to_string())
+}
+
+/// Imports a SKILL.md. `files` is a JSON array of `{ path, content, base64 }`; `dir` the
+/// directory name ("" when unknown) → `{ skill, problems }`.
+#[wasm_bindgen(js_name = importSkillMd)]
+pub fn import_skill_md(text: &str, files: &str, dir: &str, now: &str) -> Result<String, JsValue> {
+    let list = match parse(files, "the bundled files", ErrorKind::InvalidOptions)? {
+        Value::Array(a) => a,
+        _ => Vec::new(),
+    };
+    let mut bundled = Vec::with_capacity(list.len());
+    for f in list {
+        let path = f
+            .get("path")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let content = f
+            .get("content")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let base64 = f.get("base64").and_then(Value::as_bool).unwrap_or(false);
+        bundled.push(BundledFile {
+            path,
+            content,
+            base64,
+        });
+    }
+    let dir = (!dir.is_empty()).then_some(dir);
+    let r = skill::import_skill_md(text, &bundled, dir, now).map_err(js_err)?;
+    let mut o = Map::new();
+    o.insert("skill".into(), r.skill.to_value());
+    o.insert("problems".into(), problems(&r.problems));
+    Ok(Value::Object(o).to_string())
+}
+
+fn skill_of(json: &str, now: &str) -> Result<Skill, JsValue> {
+    skill::import_package(json, now)
+        .map(|(s, _)| s)
+        .map_err(js_err)
+}
+
+/// Exports a skill (package JSON) as SKILL.md → `{ text, files, dropped }`.
+#[wasm_bindgen(js_name = exportSkillMd)]
+pub fn export_skill_md(json: &str) -> Result<String, JsValue> {
+    let s = skill_of(json, "")?;
+    let out = skill::export_skill_md(&s);
+    let files = out
+        .files
+        .iter()
+        .map(|f| {
+            let mut o = Map::new();
+            o.insert("path".into(), f.path.clone().into());
+            o.insert("content".into(), f.content.clone().into());
+            o.insert("base64".into(), f.base64.into());
+            Value::Object(o)
+        })
+        .collect();
+    let mut o = Map::new();
+    o.insert("text".into(), out.text.into());
+    o.insert("files".into(), Value::Array(files));
+    o.insert("dropped".into(), problems(&out.dropped));
+    Ok(Value::Object(o).to_string())
+}
+
+/// The model family of a model id or provider name.
+#[wasm_bindgen(js_name = modelFamily)]
+pub fn model_family(model: &str) -> String {
+    skill::model_family(model)
+}
+
+/// The index (in the given JSON array of artifacts) of the variant to use for `model`, or
+/// -1 when the array is empty.
+#[wasm_bindgen(js_name = selectVariant)]
+pub fn select_variant(artifacts: &str, model: &str) -> Result<i32, JsValue> {
+    let list = match parse(artifacts, "the artifacts", ErrorKind::InvalidSkill)? {
+        Value::Array(a) => a,
+        _ => {
+            return Err(js_err(Error::new(
+                ErrorKind::InvalidSkill,
+                "expected an array of artifacts",
+            )))
+        }
+    };
+    let mut arts = Vec::with_capacity(list.len());
+    for (i, a) in list.iter().enumerate() {
+        let owner = a.get("skill_id").and_then(Value::as_str).unwrap_or("skill");
+        let text = a.to_string();
+        let art = layout::read_artifact_row(owner, &text).map_err(|e| {
+            js_err(Error::new(
+                ErrorKind::InvalidSkill,
+                format!("artifacts[{i}]: {}", e.message()),
+            ))
+        })?;
+        arts.push(art);
+    }
+    let chosen = skill::select_variant(arts.iter(), model);
+    Ok(chosen
+        .and_then(|c| arts.iter().position(|a| std::ptr::eq(a, c)))
+        .map_or(-1, |i| i32::try_from(i).unwrap_or(-1)))
+}
+
+/// One write of the skill store, planned step by step against rows the glue reads.
+#[wasm_bindgen(js_name = SkillWrite)]
+pub struct JsSkillWrite {
+    req: Request,
+    now: String,
+}
+
+#[wasm_bindgen(js_class = SkillWrite)]
+impl JsSkillWrite {
+    /// Reads and validates a request (`{ op, skill | artifact | id }`); `now` stamps rows.
+    #[wasm_bindgen(constructor)]
+    pub fn new(request: &str, now: &str) -> Result<JsSkillWrite, JsValue> {
+        let v = parse(request, "the request", ErrorKind::InvalidOptions)?;
+        let req = Request::from_value(&v, now).map_err(js_err)?;
+        Ok(JsSkillWrite {
+            req,
+            now: now.to_owned(),
+        })
+    }
+
+    /// Plans with the rows read so far (JSON `[[table, key, value | null], …]`): returns
+    /// `{"read":[[table,key],…]}` or `{"ops":[…],"result":…}`.
+    pub fn plan(&self, reads: &str) -> Result<String, JsValue> {
+        let list = match parse(reads, "the rows read", ErrorKind::Internal)? {
+            Value::Array(a) => a,
+            _ => Vec::new(),
+        };
+        let mut r = Reads::new();
+        for item in list {
+            let t = item.get(0).and_then(Value::as_str).and_then(Table::parse);
+            let k = item.get(1).and_then(Value::as_str);
+            if let (Some(t), Some(k)) = (t, k) {
+                r.insert(
+                    (t, k.to_owned()),
+                    item.get(2).and_then(Value::as_str).map(str::to_owned),
+                );
+            }
+        }
+        let mut o = Map::new();
+        match layout::plan(&self.req, &r, &self.now).map_err(js_err)? {
+            Plan::Read(keys) => {
+                let keys = keys
+                    .into_iter()
+                    .map(|(t, k)| Value::Array(vec![t.name().into(), k.into()]))
+                    .collect();
+                o.insert("read".into(), Value::Array(keys));
+            }
+            Plan::Write { ops, result } => {
+                let ops = ops
+                    .iter()
+                    .map(|op| {
+                        let mut v = op.to_value();
+                        if let (
+                            crate::store::Op::Put { table, key, value }
+                            | crate::store::Op::Insert { table, key, value },
+                            Value::Object(o),
+                        ) = (op, &mut v)
+                        {
+                            if let Some(ix) = layout::index_fields(*table, key, value) {
+                                o.insert("index".into(), Value::Object(ix));
+                            }
+                        }
+                        v
+                    })
+                    .collect();
+                o.insert("ops".into(), Value::Array(ops));
+                o.insert("result".into(), result);
+            }
+        }
+        Ok(Value::Object(o).to_string())
+    }
+}
+
+/// Skill rows (`key NUL value NUL …` in the inbox) → a JSON array of summaries.
+#[wasm_bindgen(js_name = skillSummaries)]
+pub fn skill_summaries(lens: &[u32]) -> Result<String, JsValue> {
+    let input = one_inbox(lens)?;
+    let text = input.first().map(String::as_str).unwrap_or_default();
+    let mut list = summaries(text)?;
+    list.sort_by(|a, b| a.name().cmp(b.name()));
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('[');
+    for (i, s) in list.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&s.to_value().to_string());
+    }
+    out.push(']');
+    Ok(out)
+}
+
+/// One skill from its row and its artifact rows (inbox: key, value, then artifact rows).
+#[wasm_bindgen(js_name = assembleSkill)]
+pub fn assemble_skill(lens: &[u32]) -> Result<String, JsValue> {
+    let input = one_inbox(lens)?;
+    let mut it = input.iter();
+    let (Some(key), Some(value), Some(arts)) = (it.next(), it.next(), it.next()) else {
+        return Err(js_err(Error::new(
+            ErrorKind::Internal,
+            "inbox holds too few strings",
+        )));
+    };
+    let s = layout::assemble(key, value, &rows(arts)).map_err(js_err)?;
+    Ok(s.to_value().to_string())
+}
+
+/// Artifact rows (inbox) → a JSON array of artifacts, by ordinal.
+#[wasm_bindgen(js_name = readArtifacts)]
+pub fn read_artifacts(lens: &[u32]) -> Result<String, JsValue> {
+    let input = one_inbox(lens)?;
+    let text = input.first().map(String::as_str).unwrap_or_default();
+    let mut arts = rows(text)
+        .iter()
+        .map(|(k, v)| layout::read_artifact_row(k, v))
+        .collect::<crate::error::Result<Vec<_>>>()
+        .map_err(js_err)?;
+    arts.sort_by(|a, b| (a.ordinal, &a.name, &a.id).cmp(&(b.ordinal, &b.name, &b.id)));
+    Ok(Value::Array(arts.iter().map(|a| a.to_value()).collect()).to_string())
+}
+
+fn summaries(text: &str) -> Result<Vec<skill::SkillSummary>, JsValue> {
+    rows(text)
+        .iter()
+        .map(|(k, v)| layout::read_summary(k, v))
+        .collect::<crate::error::Result<Vec<_>>>()
+        .map_err(js_err)
+}
+
+/// The merged catalog (inbox: workspace skill rows, account skill rows) → JSON array.
+#[wasm_bindgen(js_name = catalogList)]
+pub fn catalog_list(lens: &[u32]) -> Result<String, JsValue> {
+    let input = one_inbox(lens)?;
+    let ws = summaries(input.first().map(String::as_str).unwrap_or_default())?;
+    let acc = summaries(input.get(1).map(String::as_str).unwrap_or_default())?;
+    let merged = catalog::merge(ws, acc);
+    Ok(Value::Array(merged.iter().map(catalog::Entry::to_value).collect()).to_string())
+}
+
+/// Plans a marketplace sync (inbox: the 200 body, the account's skill rows, the workspace
+/// names NUL-separated, the response's ETag, the catalog URL) → `{ upserts: [package…],
+/// report, state }` (`state`: the op that records the ETag, written after the upserts).
+#[wasm_bindgen(js_name = planSync)]
+pub fn plan_sync(lens: &[u32], now: &str) -> Result<String, JsValue> {
+    let input = one_inbox(lens)?;
+    let body = input.first().map(String::as_str).unwrap_or_default();
+    let acc = summaries(input.get(1).map(String::as_str).unwrap_or_default())?;
+    let names: Vec<&str> = input
+        .get(2)
+        .map(|s| s.split('\0').filter(|n| !n.is_empty()).collect())
+        .unwrap_or_default();
+    let plan = sync::plan_sync(body, &acc, &names, now).map_err(js_err)?;
+    let mut o = Map::new();
+    o.insert(
+        "upserts".into(),
+        Value::Array(plan.upserts.iter().map(Skill::to_value).collect()),
+    );
+    o.insert("report".into(), plan.report());
+    let etag = input.get(3).map(String::as_str).unwrap_or_default();
+    let url = input.get(4).map(String::as_str).unwrap_or_default();
+    o.insert("state".into(), sync::state_op(url, etag, now).to_value());
+    Ok(Value::Object(o).to_string())
+}
+
+/// The phase-1 index over a catalog.
+#[wasm_bindgen(js_name = SkillIndex)]
+pub struct JsSkillIndex {
+    inner: rank::SkillIndex,
+}
+
+#[wasm_bindgen(js_class = SkillIndex)]
+impl JsSkillIndex {
+    /// Builds the index from documents in the compact text form (in the inbox; see
+    /// `catalog::rank::parse_docs`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(lens: &[u32]) -> Result<JsSkillIndex, JsValue> {
+        let input = one_inbox(lens)?;
+        let text = input.first().map(String::as_str).unwrap_or_default();
+        Ok(JsSkillIndex {
+            inner: rank::SkillIndex::build(rank::parse_docs(text)),
+        })
+    }
+
+    /// How many skills are indexed.
+    pub fn size(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// Sets one embedding per skill (`dim` numbers each, in catalog order).
+    #[wasm_bindgen(js_name = setVectors)]
+    pub fn set_vectors(&mut self, flat: &[f32], dim: usize) -> bool {
+        self.inner.set_vectors(flat, dim)
+    }
+
+    /// Ranks the catalog for `query` (in the inbox) → JSON recommendations.
+    pub fn rank(
+        &self,
+        lens: &[u32],
+        k: usize,
+        prefix: bool,
+        query_vector: Option<Vec<f32>>,
+        blend: f32,
+    ) -> Result<String, JsValue> {
+        let input = one_inbox(lens)?;
+        let query = input.first().map(String::as_str).unwrap_or_default();
+        let opts = rank::MatchOptions {
+            k,
+            prefix,
+            query_vector,
+            blend: blend.clamp(0.0, 1.0),
+        };
+        let recs = self.inner.rank(query, &opts);
+        Ok(self.inner.to_json(&recs).to_string())
+    }
+}

@@ -1,0 +1,206 @@
+// Skills through the npm package's Node entry: the skill-store conformance suite on the
+// memory backend and on host KV objects, import/export of both formats, the catalog (scopes,
+// phase-1 matching, embeddings) and marketplace sync against a local HTTP server with ETags.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { readFileSync } from 'node:fs';
+import * as pl from '../../pkg/src/node.js';
+import { skillConformance } from './skill-conformance.mjs';
+
+const SEED = readFileSync(new URL('../skills/packages/consistency-checker.json', import.meta.url), 'utf8');
+const NOW = '2026-11-22T08:00:00Z';
+const now = () => NOW;
+
+function kv({ failAfter = Infinity, cloudflareList = false } = {}) {
+  const m = new Map();
+  let puts = 0;
+  return {
+    map: m,
+    async get(k) {
+      return m.has(k) ? m.get(k) : null;
+    },
+    async put(k, v) {
+      if (++puts > failAfter) throw new Error('KV quota exceeded');
+      m.set(k, v);
+    },
+    async delete(k) {
+      m.delete(k);
+    },
+    async list(prefix) {
+      const keys = [...m.keys()].filter((k) => k.startsWith(prefix));
+      return cloudflareList ? { keys: keys.map((name) => ({ name })) } : keys;
+    },
+  };
+}
+
+function report(results) {
+  for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
+  assert.ok(results.length >= 11);
+}
+
+test('skill conformance: memory backend', async () => {
+  report(await skillConformance(pl, () => pl.openSkillStore({ backend: 'memory', now }), SEED));
+});
+
+test('skill conformance: host KV object (array list)', async () => {
+  report(await skillConformance(pl, () => pl.openSkillStore({ backend: kv(), name: 'ws', now }), SEED));
+});
+
+test('skill conformance: host KV object (edge-style { keys: [{ name }] } list)', async () => {
+  report(await skillConformance(pl, () => pl.openSkillStore({ backend: kv({ cloudflareList: true }), now }), SEED));
+});
+
+test('a host store failing mid-write leaves the skill invisible; a retry completes it', async () => {
+  const host = kv({ failAfter: 3 });
+  const s = await pl.openSkillStore({ backend: host, now });
+  await assert.rejects(s.create(JSON.parse(SEED)), (e) => e.code === 'StoreFailed' && /quota/.test(e.message));
+  // The skill row is written last: nothing is listed, nothing half-read.
+  assert.deepEqual(await s.list(), []);
+  assert.equal(await s.getByName('Consistency Checker'), null);
+  const ok = await pl.openSkillStore({ backend: { ...host, put: (k, v) => host.map.set(k, v) }, now });
+  await ok.put(JSON.parse(SEED));
+  assert.equal((await ok.get('550e8400-e29b-41d4-a716-446655440000')).artifacts.length, 4);
+});
+
+test('importPackage / validateSkill / importSkillMd / exportSkillMd', () => {
+  const { skill, warnings } = pl.importPackage(SEED, { now: NOW });
+  assert.equal(skill.artifacts.length, 4);
+  assert.deepEqual(warnings, []);
+  assert.deepEqual(pl.validateSkill(JSON.parse(SEED)), { valid: true, problems: [] });
+  const v = pl.validateSkill({ name: 'x', description: '', version: 'one', artifacts: [{ kind: 'nope', name: 'a', content: '' }] });
+  assert.equal(v.valid, false);
+  assert.deepEqual(v.problems.map((p) => p.path), ['artifacts[0].kind', 'description', 'version']);
+  assert.throws(() => pl.importPackage('{"name": '), (e) => e.code === 'InvalidSkill' && /not valid JSON/.test(e.message));
+  assert.throws(() => pl.importSkillMd('# no frontmatter'), (e) => e.code === 'InvalidSkill' && e.details.path === 'SKILL.md');
+  const md = pl.importSkillMd('---\nname: a-b\ndescription: Does things: well\n---\nBody {{ x }}\n', { 'references/r.md': new TextEncoder().encode('# ref\n') }, { dir: 'a-b', now: NOW });
+  assert.deepEqual(md.problems.map((p) => p.code), ['unquoted-colon']);
+  assert.equal(md.skill.artifacts[1].content, '# ref\n', 'UTF-8 bytes stay text');
+  const out = pl.exportSkillMd(md.skill);
+  assert.equal(out.text, '---\nname: a-b\ndescription: "Does things: well"\n---\nBody {{ x }}\n');
+  assert.equal(out.files['references/r.md'], '# ref\n');
+  // Variants.
+  const arts = ['openai', null, 'gemini'].map((v, i) => ({ ...skill.artifacts[1], id: `v${i}`, model_variant: v, ordinal: i }));
+  assert.equal(pl.selectVariant(arts, 'gpt-4o').id, 'v0');
+  assert.equal(pl.selectVariant(arts, 'claude-opus-4').id, 'v1');
+  assert.equal(pl.selectVariant([], 'x'), undefined);
+  assert.equal(pl.modelFamily('gemini-2.5-flash'), 'gemini');
+});
+
+async function scopes() {
+  const workspace = await pl.openSkillStore({ name: 'ws', now });
+  const account = await pl.openSkillStore({ name: 'acc', now });
+  return { workspace, account };
+}
+
+test('the catalog merges scopes (workspace wins, override reported) and loads phase 2 lazily', async () => {
+  const { workspace, account } = await scopes();
+  await account.create(JSON.parse(SEED));
+  await account.create({ name: 'Summarize', description: 'Summarizes the open page.', trigger_phrases: ['tl;dr'] });
+  const fork = { ...JSON.parse(SEED), id: 'fork', description: 'My fork.' };
+  await workspace.create(fork);
+  const cat = new pl.SkillCatalog(workspace, account);
+  const list = await cat.list();
+  assert.deepEqual(list.map((s) => [s.name, s.scope]), [['Consistency Checker', 'workspace'], ['Summarize', 'account']]);
+  assert.deepEqual(list[0].overrides, { scope: 'account', id: '550e8400-e29b-41d4-a716-446655440000', version: '1.0.0', source: 'system' });
+  assert.equal((await cat.get('Consistency Checker')).description, 'My fork.');
+  assert.equal((await cat.get('Summarize')).scope, 'account');
+  const arts = await cat.load('Consistency Checker', ['description']);
+  assert.deepEqual(arts.map((a) => [a.name, a.skill_id]), [['Overview', 'fork']]);
+  // Phase 1.
+  const r = await cat.match('are there any contradictions in chapter two?');
+  assert.equal(r[0].name, 'Consistency Checker');
+  assert.equal(r[0].scope, 'workspace');
+  assert.equal(r[0].tier, 'exact');
+  assert.equal(r[0].trigger, 'are there any contradictions');
+  assert.deepEqual((await cat.match('tl;dr')).map((x) => x.name), ['Summarize']);
+  // A write through the store rebuilds the index.
+  await workspace.create({ name: 'Timeline', description: 'Checks timelines.', trigger_phrases: ['check the timeline'] });
+  assert.equal((await cat.match('please check the timeline'))[0].name, 'Timeline');
+});
+
+test('an embedding hook is blended in', async () => {
+  const { workspace, account } = await scopes();
+  await account.create({ name: 'Summarize', description: 'Summarizes the open page.' });
+  await account.create({ name: 'Translate', description: 'Translates text.' });
+  const vec = (t) => (/summar|condense|shorten/i.test(t) ? [1, 0] : [0, 1]);
+  const calls = [];
+  const cat = new pl.SkillCatalog(workspace, account, { embed: async (texts) => (calls.push(texts.length), texts.map(vec)), blend: 0.5 });
+  const r = await cat.match('condense this');
+  assert.equal(r[0].name, 'Summarize');
+  assert.ok(r[0].similarity > 0.99);
+  assert.deepEqual(calls, [2, 1], 'skills embedded once per index build, the query once per match');
+});
+
+/** A marketplace: serves `state.body` with `state.etag`; honours If-None-Match. */
+async function marketplace() {
+  const state = { body: '', etag: '"v1"', status: 200, seen: [] };
+  const server = createServer((req, res) => {
+    state.seen.push(req.headers['if-none-match'] ?? null);
+    if (state.status !== 200) {
+      res.writeHead(state.status).end('oops');
+      return;
+    }
+    if (req.headers['if-none-match'] === state.etag) {
+      res.writeHead(304, { ETag: state.etag }).end();
+      return;
+    }
+    res.writeHead(200, { ETag: state.etag, 'Content-Type': 'application/json' }).end(state.body);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${server.address().port}/catalog.json`;
+  return { state, url, close: () => new Promise((r) => server.close(r)) };
+}
+
+test('marketplace sync: 200, 304, changed, 500, malformed body, offline', async () => {
+  const m = await marketplace();
+  try {
+    const { workspace, account } = await scopes();
+    await workspace.create({ name: 'Consistency Checker', description: 'my workspace fork' });
+    const cat = new pl.SkillCatalog(workspace, account);
+    const pkg = JSON.parse(SEED);
+    m.state.body = JSON.stringify({ skills: [{ ...pkg, etag: '"cc-1"' }, { name: 'Summarize', description: 'v1', etag: '"s-1"', marketplace_id: 'mk-sum' }] });
+    // 200: both upserted into the account scope; the workspace fork untouched (reported as shadowing).
+    let r = await cat.syncMarketplace(m.url);
+    assert.equal(r.status, 'updated');
+    assert.deepEqual(r.upserted, ['Consistency Checker', 'Summarize']);
+    assert.deepEqual(r.shadowed, ['Consistency Checker']);
+    assert.equal((await workspace.getByName('Consistency Checker')).description, 'my workspace fork');
+    const sum = await account.getByName('Summarize');
+    assert.deepEqual([sum.source, sum.sync_etag, sum.marketplace_id], ['community', '"s-1"', 'mk-sum']);
+    const rowsAfterFirst = JSON.stringify(await account.__backend.scan('skills', ''));
+    // 304: If-None-Match sent, nothing changes.
+    r = await cat.syncMarketplace(m.url);
+    assert.equal(r.status, 'not-modified');
+    assert.equal(m.state.seen.at(-1), '"v1"');
+    assert.equal(JSON.stringify(await account.__backend.scan('skills', '')), rowsAfterFirst);
+    // Changed catalog: only the changed package is written, in place.
+    m.state.etag = '"v2"';
+    m.state.body = JSON.stringify({ skills: [{ ...pkg, etag: '"cc-1"' }, { name: 'Summarize', description: 'v2', etag: '"s-2"', marketplace_id: 'mk-sum' }] });
+    r = await cat.syncMarketplace(m.url);
+    assert.deepEqual([r.upserted, r.unchanged], [['Summarize'], ['Consistency Checker']]);
+    const sum2 = await account.getByName('Summarize');
+    assert.deepEqual([sum2.id, sum2.description, sum2.created_at], [sum.id, 'v2', sum.created_at]);
+    const before = JSON.stringify(await account.__backend.scan('skills', ''));
+    const sync = JSON.stringify(await account.__backend.scan('skill_sync', ''));
+    // 500: SyncFailed, nothing changed.
+    m.state.etag = '"v3"';
+    m.state.status = 500;
+    await assert.rejects(cat.syncMarketplace(m.url), (e) => e.code === 'SyncFailed' && e.details.status === 500);
+    // Malformed body: SyncFailed, nothing changed.
+    m.state.status = 200;
+    m.state.body = '{"skills": {"not": "an array"}}';
+    await assert.rejects(cat.syncMarketplace(m.url), (e) => e.code === 'SyncFailed');
+    m.state.body = '<html>';
+    await assert.rejects(cat.syncMarketplace(m.url), (e) => e.code === 'SyncFailed' && /JSON/.test(e.message));
+    assert.equal(JSON.stringify(await account.__backend.scan('skills', '')), before);
+    assert.equal(JSON.stringify(await account.__backend.scan('skill_sync', '')), sync, 'the ETag is not advanced');
+    // Offline: the cache is used.
+    const offline = await cat.syncMarketplace(m.url, { fetch: () => Promise.reject(new TypeError('fetch failed')) });
+    assert.deepEqual([offline.status, offline.error], ['offline', 'fetch failed']);
+    assert.equal(JSON.stringify(await account.__backend.scan('skills', '')), before);
+    assert.equal((await cat.match('Summarize'))[0].name, 'Summarize');
+  } finally {
+    await m.close();
+  }
+});
