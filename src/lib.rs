@@ -29,6 +29,7 @@ pub mod skill;
 pub mod store;
 pub mod versions;
 pub mod wire;
+pub mod words;
 
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 mod js;

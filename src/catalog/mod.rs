@@ -8,6 +8,7 @@
 pub mod rank;
 pub mod sync;
 
+use crate::skill::model::sort_summaries;
 use crate::skill::SkillSummary;
 use serde_json::{Map, Value};
 
@@ -64,34 +65,44 @@ impl Entry {
 /// The merged catalog: every workspace skill, then every account skill whose name no
 /// workspace skill has; sorted by name. A hidden account skill is reported on the
 /// workspace entry that hides it.
-pub fn merge(workspace: Vec<SkillSummary>, account: Vec<SkillSummary>) -> Vec<Entry> {
-    let mut by_name: std::collections::BTreeMap<String, Entry> = workspace
-        .into_iter()
-        .map(|s| {
-            (
-                s.name().to_owned(),
-                Entry {
-                    summary: s,
-                    scope: Scope::Workspace,
-                    overrides: None,
-                },
-            )
-        })
-        .collect();
-    for s in account {
-        match by_name.get_mut(s.name()) {
-            Some(w) => w.overrides = Some(s),
-            None => {
-                by_name.insert(
-                    s.name().to_owned(),
-                    Entry {
-                        summary: s,
-                        scope: Scope::Account,
-                        overrides: None,
-                    },
-                );
-            }
+pub fn merge(mut workspace: Vec<SkillSummary>, mut account: Vec<SkillSummary>) -> Vec<Entry> {
+    sort_summaries(&mut workspace);
+    sort_summaries(&mut account);
+    let mut out: Vec<Entry> = Vec::with_capacity(workspace.len() + account.len());
+    let mut acc = account.into_iter().peekable();
+    for w in workspace {
+        // Account skills sorting before this workspace skill come first.
+        while let Some(a) = acc.next_if(|a| a.name() < w.name()) {
+            push_account(&mut out, a);
+        }
+        let mut entry = Entry {
+            summary: w,
+            scope: Scope::Workspace,
+            overrides: None,
+        };
+        while let Some(a) = acc.next_if(|a| a.name() == entry.summary.name()) {
+            entry.overrides.get_or_insert(a);
+        }
+        // Two workspace skills never share a name (one store); keep the first.
+        if !out
+            .last()
+            .is_some_and(|l| l.summary.name() == entry.summary.name())
+        {
+            out.push(entry);
         }
     }
-    by_name.into_values().collect()
+    for a in acc {
+        push_account(&mut out, a);
+    }
+    out
+}
+
+fn push_account(out: &mut Vec<Entry>, a: SkillSummary) {
+    if !out.last().is_some_and(|l| l.summary.name() == a.name()) {
+        out.push(Entry {
+            summary: a,
+            scope: Scope::Account,
+            overrides: None,
+        });
+    }
 }

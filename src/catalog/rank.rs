@@ -14,6 +14,7 @@
 //! `score = (1 - w) · bm25 / max bm25 + w · max(cosine, 0)`, so a skill with no word in
 //! common can still rank. Same inputs, same ranking: no randomness, ties broken by name.
 
+use crate::words::{fold, is_word_char};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -45,6 +46,8 @@ const K1: f32 = 1.2;
 const B: f32 = 0.75;
 /// How many index terms one prefix may expand to.
 const MAX_EXPANSIONS: usize = 32;
+/// The most recommendations one match returns.
+pub const MAX_K: usize = 1000;
 /// The weight of a prefix expansion against a whole word.
 const PREFIX_WEIGHT: f32 = 0.6;
 
@@ -145,17 +148,11 @@ const STOP: [&str; 44] = [
     "into", "about", "if", "so",
 ];
 
-/// Lower-cased words of `text` (letters and digits; everything else separates).
+/// Lower-cased words of `text` (see [`is_word_char`]; everything else separates).
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !c.is_alphanumeric())
+    text.split(|c: char| !is_word_char(c))
         .filter(|w| !w.is_empty())
-        .map(|w| {
-            if w.bytes().all(|b| !b.is_ascii_uppercase()) {
-                w.to_owned()
-            } else {
-                w.to_lowercase()
-            }
-        })
+        .map(|w| w.chars().map(fold).collect())
 }
 
 /// A light English suffix stemmer: plurals, `-ing`, `-ed`.
@@ -228,7 +225,7 @@ pub struct Recommendation {
 /// Options of one match.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MatchOptions {
-    /// How many recommendations to return.
+    /// How many recommendations to return (at most [`MAX_K`]).
     pub k: usize,
     /// Whether the last query word also matches as a prefix.
     pub prefix: bool,
@@ -253,61 +250,78 @@ impl Default for MatchOptions {
 #[derive(Debug, Clone, Default)]
 pub struct SkillIndex {
     docs: Vec<Doc>,
-    terms: FxMap<String, u32>,
+    /// Every string the index looks up — stemmed terms, raw first words of trigger phrases,
+    /// normalized names — to one id (one map type keeps the wasm small).
+    ids: FxMap<String, u32>,
+    /// Stemmed terms in order, for prefix expansion.
     sorted: Vec<(String, u32)>,
+    /// By id: postings of the term.
     postings: Vec<Vec<Posting>>,
     idf: Vec<f32>,
     lens: Vec<[u16; 5]>,
     avg: [f32; 5],
-    /// Trigger phrases by their first word: (doc, normalized phrase).
-    triggers: FxMap<String, Vec<(u32, String)>>,
-    names: FxMap<String, Vec<u32>>,
+    /// By id of a trigger phrase's first word: (doc, normalized phrase).
+    triggers: Vec<Vec<(u32, String)>>,
+    /// By id of a normalized name: the docs of that name.
+    names: Vec<Vec<u32>>,
     vectors: Vec<Option<Vec<f32>>>,
 }
 
 impl SkillIndex {
+    fn id(&mut self, key: String) -> usize {
+        let next = self.postings.len();
+        let id = *self.ids.entry(key).or_insert(next as u32) as usize;
+        if id == next {
+            self.postings.push(Vec::new());
+            self.triggers.push(Vec::new());
+            self.names.push(Vec::new());
+        }
+        id
+    }
+
     /// Builds the index.
     pub fn build(docs: Vec<Doc>) -> SkillIndex {
         let mut ix = SkillIndex::default();
         let mut totals = [0f64; 5];
-        let mut local: FxMap<(u32, u8), u16> = FxMap::default();
+        let mut is_term: Vec<bool> = Vec::new();
         for (d, doc) in docs.iter().enumerate() {
             let d = u32::try_from(d).unwrap_or(u32::MAX);
             let mut lens = [0u16; 5];
-            local.clear();
             for (fi, f) in FIELDS.iter().enumerate() {
                 for text in doc.field_texts(*f) {
                     for t in terms(text) {
-                        let next = u32::try_from(ix.terms.len()).unwrap_or(u32::MAX);
-                        let id = *ix.terms.entry(t).or_insert(next);
-                        if id == next {
-                            ix.postings.push(Vec::new());
+                        let id = ix.id(t);
+                        if is_term.len() <= id {
+                            is_term.resize(id + 1, false);
                         }
-                        let c = local.entry((id, fi as u8)).or_insert(0);
-                        *c = c.saturating_add(1);
+                        is_term[id] = true;
+                        // A field's words come together, so a repeat hits the last posting.
+                        let list = &mut ix.postings[id];
+                        match list.last_mut() {
+                            Some(p) if p.doc == d && p.field == fi as u8 => {
+                                p.tf = p.tf.saturating_add(1)
+                            }
+                            _ => list.push(Posting {
+                                doc: d,
+                                field: fi as u8,
+                                tf: 1,
+                            }),
+                        }
                         lens[fi] = lens[fi].saturating_add(1);
                     }
                 }
                 totals[fi] += f64::from(lens[fi]);
             }
-            let mut entries: Vec<((u32, u8), u16)> = local.iter().map(|(k, v)| (*k, *v)).collect();
-            entries.sort_unstable();
-            for ((term, field), tf) in entries {
-                if let Some(p) = ix.postings.get_mut(term as usize) {
-                    p.push(Posting { doc: d, field, tf });
-                }
-            }
             ix.lens.push(lens);
             for p in &doc.trigger_phrases {
                 let n = normalized(p);
                 if let Some(first) = n.split(' ').next().filter(|f| !f.is_empty()) {
-                    ix.triggers
-                        .entry(first.to_owned())
-                        .or_default()
-                        .push((d, n.clone()));
+                    let id = ix.id(first.to_owned());
+                    ix.triggers[id].push((d, n.clone()));
                 }
             }
-            ix.names.entry(normalized(&doc.name)).or_default().push(d);
+            let id = ix.id(normalized(&doc.name));
+            ix.names[id].push(d);
         }
         let n = docs.len().max(1) as f64;
         for (i, t) in totals.iter().enumerate() {
@@ -330,7 +344,12 @@ impl SkillIndex {
                 (1.0 + (total - df + 0.5) / (df + 0.5)).ln()
             })
             .collect();
-        ix.sorted = ix.terms.iter().map(|(k, v)| (k.clone(), *v)).collect();
+        ix.sorted = ix
+            .ids
+            .iter()
+            .filter(|(_, id)| is_term.get(**id as usize).copied().unwrap_or(false))
+            .map(|(k, v)| (k.clone(), *v))
+            .collect();
         ix.sorted.sort_unstable();
         ix.vectors = vec![None; docs.len()];
         ix.docs = docs;
@@ -364,15 +383,17 @@ impl SkillIndex {
 
     fn term_ids(&self, query: &str, prefix: bool) -> Vec<(u32, f32, String)> {
         let words: Vec<String> = words(query).collect();
-        let open_last = prefix && !query.ends_with(|c: char| !c.is_alphanumeric());
+        let open_last = prefix && query.chars().next_back().is_some_and(is_word_char);
         let mut out: Vec<(u32, f32, String)> = Vec::new();
         for (i, w) in words.iter().enumerate() {
             let last = i + 1 == words.len();
             let stop = STOP.contains(&w.as_str());
             let t = stem(w);
             if !stop {
-                if let Some(id) = self.terms.get(&t) {
-                    out.push((*id, 1.0, t.clone()));
+                if let Some(id) = self.ids.get(&t) {
+                    if !out.iter().any(|(x, _, _)| x == id) {
+                        out.push((*id, 1.0, t.clone()));
+                    }
                 }
             }
             if last && open_last && w.chars().count() >= 2 {
@@ -430,25 +451,38 @@ impl SkillIndex {
         // Exact hits: trigger phrases contained word for word, or the name itself.
         let q_norm = normalized(query);
         let padded = format!(" {q_norm} ");
-        let mut exact: FxMap<u32, Option<String>> = FxMap::default();
-        let mut firsts: Vec<&str> = q_norm.split(' ').collect();
-        firsts.sort_unstable();
-        firsts.dedup();
-        for w in firsts {
-            if let Some(list) = self.triggers.get(w) {
-                for (d, phrase) in list {
-                    if padded.contains(&format!(" {phrase} ")) {
-                        exact.entry(*d).or_insert_with(|| Some(phrase.clone()));
-                    }
+        let mut exact: Vec<(u32, Option<String>)> = Vec::new();
+        let mut seen: Vec<&str> = Vec::new();
+        for w in q_norm.split(' ') {
+            if seen.contains(&w) {
+                continue;
+            }
+            seen.push(w);
+            let Some(list) = self
+                .ids
+                .get(w)
+                .and_then(|id| self.triggers.get(*id as usize))
+            else {
+                continue;
+            };
+            for (d, phrase) in list {
+                if !exact.iter().any(|(x, _)| x == d) && padded.contains(&format!(" {phrase} ")) {
+                    exact.push((*d, Some(phrase.clone())));
                 }
             }
         }
-        if let Some(list) = self.names.get(&q_norm) {
+        if let Some(list) = self
+            .ids
+            .get(&q_norm)
+            .and_then(|id| self.names.get(*id as usize))
+        {
             for d in list {
-                exact.entry(*d).or_insert(None);
+                if !exact.iter().any(|(x, _)| x == d) {
+                    exact.push((*d, None));
+                }
             }
         }
-        for d in exact.keys() {
+        for (d, _) in &exact {
             if acc.get(*d as usize).is_some_and(|a| *a == 0.0) {
                 touched.push(*d);
             }
@@ -467,53 +501,59 @@ impl SkillIndex {
                 .map(|v| v.as_deref().map_or(0.0, |v| dot(v, qv)))
                 .collect();
             touched = (0..n as u32).collect();
-        } else {
-            touched.sort_unstable();
-            touched.dedup();
         }
         let max = touched
             .iter()
             .map(|d| acc.get(*d as usize).copied().unwrap_or(0.0))
             .fold(0f32, f32::max);
-        let mut scored: Vec<(Tier, f32, u32)> = touched
-            .iter()
-            .filter_map(|&d| {
-                let lex = acc.get(d as usize).copied().unwrap_or(0.0);
-                let score = match &qv {
-                    Some(_) => {
-                        let sim = sims.get(d as usize).copied().unwrap_or(0.0).max(0.0);
-                        let l = if max > 0.0 { lex / max } else { 0.0 };
-                        (1.0 - opts.blend) * l + opts.blend * sim
-                    }
-                    None => lex,
-                };
-                let tier = if exact.contains_key(&d) {
-                    Tier::Exact
-                } else {
-                    Tier::Scored
-                };
-                (tier == Tier::Exact || score > 0.0).then_some((tier, score, d))
-            })
-            .collect();
         let order = |a: &(Tier, f32, u32), b: &(Tier, f32, u32)| {
             a.0.cmp(&b.0)
                 .then(b.1.total_cmp(&a.1))
                 .then_with(|| self.name_of(a.2).cmp(self.name_of(b.2)))
                 .then(a.2.cmp(&b.2))
         };
-        let k = opts.k.min(scored.len());
-        if k < scored.len() {
-            scored.select_nth_unstable_by(k, order);
-            scored.truncate(k);
+        // Top k by insertion into a short sorted list (k is small; no full sort of every
+        // candidate). A document is touched once per list above; duplicates are skipped.
+        let k = opts.k.min(MAX_K);
+        let mut top: Vec<(Tier, f32, u32)> = Vec::with_capacity(k.min(n) + 1);
+        for &d in &touched {
+            let lex = acc.get(d as usize).copied().unwrap_or(0.0);
+            let score = match &qv {
+                Some(_) => {
+                    let sim = sims.get(d as usize).copied().unwrap_or(0.0).max(0.0);
+                    let l = if max > 0.0 { lex / max } else { 0.0 };
+                    (1.0 - opts.blend) * l + opts.blend * sim
+                }
+                None => lex,
+            };
+            let tier = if exact.iter().any(|(x, _)| *x == d) {
+                Tier::Exact
+            } else {
+                Tier::Scored
+            };
+            if tier == Tier::Scored && score <= 0.0 {
+                continue;
+            }
+            let item = (tier, score, d);
+            if top.iter().any(|t| t.2 == d) {
+                continue;
+            }
+            if top.len() == k && top.last().is_some_and(|l| order(&item, l).is_ge()) {
+                continue;
+            }
+            let at = top.partition_point(|t| order(t, &item).is_lt());
+            top.insert(at, item);
+            top.truncate(k);
         }
-        scored.sort_unstable_by(order);
-        scored
-            .into_iter()
+        top.into_iter()
             .map(|(tier, score, d)| Recommendation {
                 doc: d as usize,
                 score: round4(f64::from(score)),
                 tier,
-                trigger: exact.get(&d).cloned().flatten(),
+                trigger: exact
+                    .iter()
+                    .find(|(x, _)| *x == d)
+                    .and_then(|(_, t)| t.clone()),
                 matched: self.matched(d as usize, &q_terms),
                 similarity: qv
                     .as_ref()

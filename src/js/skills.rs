@@ -230,7 +230,7 @@ pub fn skill_summaries(lens: &[u32]) -> Result<String, JsValue> {
     let input = one_inbox(lens)?;
     let text = input.first().map(String::as_str).unwrap_or_default();
     let mut list = summaries(text)?;
-    list.sort_by(|a, b| a.name().cmp(b.name()));
+    skill::model::sort_summaries(&mut list);
     let mut out = String::with_capacity(text.len() + 2);
     out.push('[');
     for (i, s) in list.iter().enumerate() {
@@ -268,7 +268,7 @@ pub fn read_artifacts(lens: &[u32]) -> Result<String, JsValue> {
         .map(|(k, v)| layout::read_artifact_row(k, v))
         .collect::<crate::error::Result<Vec<_>>>()
         .map_err(js_err)?;
-    arts.sort_by(|a, b| (a.ordinal, &a.name, &a.id).cmp(&(b.ordinal, &b.name, &b.id)));
+    skill::model::sort_artifacts(&mut arts);
     Ok(Value::Array(arts.iter().map(|a| a.to_value()).collect()).to_string())
 }
 

@@ -170,6 +170,18 @@ impl SkillArtifact {
     }
 }
 
+/// Sorts artifacts into their display / execution order: by ordinal, then name, then id
+/// (ids are unique, so the order is total and the same on every run).
+pub fn sort_artifacts(artifacts: &mut [SkillArtifact]) {
+    artifacts
+        .sort_unstable_by(|a, b| (a.ordinal, &a.name, &a.id).cmp(&(b.ordinal, &b.name, &b.id)));
+}
+
+/// Sorts summaries by name (then id).
+pub fn sort_summaries(list: &mut [SkillSummary]) {
+    list.sort_unstable_by(|a, b| (a.name(), a.id()).cmp(&(b.name(), b.id())));
+}
+
 /// An artifact without its content: what listings and phase 1 see.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArtifactRef {
@@ -282,7 +294,7 @@ impl Skill {
     /// The summary (metadata plus artifact references, no content).
     pub fn summary(&self) -> SkillSummary {
         let mut refs: Vec<ArtifactRef> = self.artifacts.iter().map(|a| a.to_ref()).collect();
-        refs.sort_by(|a, b| (a.ordinal, &a.name).cmp(&(b.ordinal, &b.name)));
+        refs.sort_unstable_by(|a, b| (a.ordinal, &a.name, &a.id).cmp(&(b.ordinal, &b.name, &b.id)));
         SkillSummary {
             head: self.head(),
             artifacts: refs,

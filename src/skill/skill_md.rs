@@ -19,10 +19,10 @@
 
 use super::model::{artifact_id, skill_id, ArtifactKind, Skill, SkillArtifact, Source};
 use super::validate::{check_skill, is_semver, Problem, Problems, Severity};
+use super::yaml::{self, Node};
 use crate::error::{Error, ErrorKind, Result};
+use crate::words::{fold, is_word_char};
 use serde_json::{Map, Value};
-use yaml_rust2::yaml::Hash;
-use yaml_rust2::{Yaml, YamlEmitter, YamlLoader};
 
 /// The name of the artifact that holds the body.
 pub const BODY_ARTIFACT: &str = "SKILL.md";
@@ -103,8 +103,7 @@ fn quote_colons(yaml: &str) -> String {
         let quoted = body.split_once(": ").and_then(|(k, v)| {
             let plain_key = !k.is_empty()
                 && !k.starts_with([' ', '\t', '-', '#'])
-                && k.chars()
-                    .all(|c| c.is_alphanumeric() || c == '-' || c == '_');
+                && k.chars().all(|c| is_word_char(c) || c == '-' || c == '_');
             let v = v.trim();
             let needs = v.contains(": ") || v.ends_with(':');
             let already = v.starts_with(['"', '\'', '[', '{', '|', '>']);
@@ -125,12 +124,12 @@ fn quote_colons(yaml: &str) -> String {
 }
 
 /// The frontmatter mapping; `true` when it parsed only after quoting colons.
-fn parse_yaml(yaml: &str) -> Result<(Hash, bool)> {
-    let first = YamlLoader::load_from_str(yaml);
+fn parse_yaml(yaml: &str) -> Result<(Vec<(String, Node)>, bool)> {
+    let first = yaml::parse(yaml);
     let retried = first.is_err();
-    let docs = match first {
+    let doc = match first {
         Ok(d) => d,
-        Err(e) => YamlLoader::load_from_str(&quote_colons(yaml)).map_err(|_| {
+        Err(e) => yaml::parse(&quote_colons(yaml)).map_err(|_| {
             // Line 1 of the YAML is line 2 of the file.
             Error::new(
                 ErrorKind::InvalidSkill,
@@ -145,63 +144,14 @@ fn parse_yaml(yaml: &str) -> Result<(Hash, bool)> {
             .with("line", e.marker().line() + 1)
         })?,
     };
-    match docs.into_iter().next() {
-        Some(Yaml::Hash(h)) => Ok((h, retried)),
-        None | Some(Yaml::Null) => Ok((Hash::new(), retried)),
-        Some(_) => Err(Error::new(
+    match doc {
+        Node::Map(m) => Ok((m, retried)),
+        Node::Null => Ok((Vec::new(), retried)),
+        _ => Err(Error::new(
             ErrorKind::InvalidSkill,
             "the frontmatter must be a YAML mapping of keys to values",
         )
         .at("SKILL.md")),
-    }
-}
-
-/// YAML → JSON (floats stay numbers when finite; aliases and bad values become null).
-fn to_json(y: &Yaml) -> Value {
-    match y {
-        Yaml::Real(s) => s
-            .parse::<f64>()
-            .ok()
-            .and_then(serde_json::Number::from_f64)
-            .map_or_else(|| Value::String(s.clone()), Value::Number),
-        Yaml::Integer(i) => Value::from(*i),
-        Yaml::String(s) => Value::String(s.clone()),
-        Yaml::Boolean(b) => Value::Bool(*b),
-        Yaml::Array(a) => Value::Array(a.iter().map(to_json).collect()),
-        Yaml::Hash(h) => Value::Object(
-            h.iter()
-                .map(|(k, v)| (scalar_text(k).unwrap_or_default(), to_json(v)))
-                .collect(),
-        ),
-        Yaml::Alias(_) | Yaml::Null | Yaml::BadValue => Value::Null,
-    }
-}
-
-/// JSON → YAML (for export of kept frontmatter keys).
-fn to_yaml(v: &Value) -> Yaml {
-    match v {
-        Value::Null => Yaml::Null,
-        Value::Bool(b) => Yaml::Boolean(*b),
-        Value::Number(n) => n
-            .as_i64()
-            .map_or_else(|| Yaml::Real(n.to_string()), Yaml::Integer),
-        Value::String(s) => Yaml::String(s.clone()),
-        Value::Array(a) => Yaml::Array(a.iter().map(to_yaml).collect()),
-        Value::Object(o) => Yaml::Hash(
-            o.iter()
-                .map(|(k, v)| (Yaml::String(k.clone()), to_yaml(v)))
-                .collect(),
-        ),
-    }
-}
-
-/// A scalar as text (the reference validator coerces `metadata` values to strings).
-fn scalar_text(y: &Yaml) -> Option<String> {
-    match y {
-        Yaml::Real(s) | Yaml::String(s) => Some(s.clone()),
-        Yaml::Integer(i) => Some(i.to_string()),
-        Yaml::Boolean(b) => Some(b.to_string()),
-        _ => None,
     }
 }
 
@@ -245,7 +195,7 @@ fn check_name(name: &str, dir: Option<&str>, out: &mut Problems) {
     {
         let unicode_ok = name
             .chars()
-            .all(|c| c == '-' || (c.is_alphanumeric() && !c.is_uppercase()));
+            .all(|c| c == '-' || (is_word_char(c) && fold(c) == c));
         if unicode_ok {
             out.warning(
                 "name",
@@ -307,11 +257,11 @@ pub fn import_skill_md(
             "the frontmatter is not valid YAML as written (a value holds an unquoted `: `); it was read with that value quoted",
         );
     }
-    let get = |k: &str| fm.get(&Yaml::String(k.to_owned()));
-    let text_of = |y: Option<&Yaml>, key: &str, out: &mut Problems| -> Option<String> {
+    let get = |k: &str| fm.iter().find(|(key, _)| key == k).map(|(_, v)| v);
+    let text_of = |y: Option<&Node>, key: &str, out: &mut Problems| -> Option<String> {
         match y {
-            None | Some(Yaml::Null) => None,
-            Some(y) => scalar_text(y).or_else(|| {
+            None | Some(Node::Null) => None,
+            Some(y) => y.text().map(str::to_owned).or_else(|| {
                 out.error(key, "wrong-type", format!("`{key}` must be a string"));
                 None
             }),
@@ -369,22 +319,20 @@ pub fn import_skill_md(
     }
     let mut version = None;
     match get("metadata") {
-        None | Some(Yaml::Null) => {}
-        Some(Yaml::Hash(h)) => {
+        None | Some(Node::Null) => {}
+        Some(Node::Map(h)) => {
             let mut labels = Map::new();
-            for (k, v) in h {
-                let key = scalar_text(k).unwrap_or_default();
-                let text = scalar_text(v).unwrap_or_else(|| {
+            for (key, v) in h {
+                let key = key.clone();
+                let text = v.text().map(str::to_owned).unwrap_or_else(|| {
                     out.warning(
                         &format!("metadata.{key}"),
                         "wrong-type",
                         "`metadata` maps strings to strings; this value is kept as JSON text",
                     );
-                    to_json(v).to_string()
+                    v.to_json().to_string()
                 });
-                if !matches!(v, Yaml::String(_))
-                    && matches!(v, Yaml::Integer(_) | Yaml::Real(_) | Yaml::Boolean(_))
-                {
+                if v.is_typed_scalar() {
                     out.warning(
                         &format!("metadata.{key}"),
                         "coerced",
@@ -405,15 +353,15 @@ pub fn import_skill_md(
         ),
     }
     match get("allowed-tools") {
-        None | Some(Yaml::Null) => {}
-        Some(Yaml::String(s)) => {
-            let tools = split_tools(s);
+        None | Some(Node::Null) => {}
+        Some(Node::Scalar { text, .. }) => {
+            let tools = split_tools(text);
             metadata.insert(
                 "tool_surface".into(),
                 Value::Array(tools.into_iter().map(Value::String).collect()),
             );
         }
-        Some(Yaml::Array(a)) => {
+        Some(Node::Seq(a)) => {
             out.warning(
                 "allowed-tools",
                 "wrong-type",
@@ -421,8 +369,8 @@ pub fn import_skill_md(
             );
             let tools: Vec<Value> = a
                 .iter()
-                .filter_map(scalar_text)
-                .map(Value::String)
+                .filter_map(Node::text)
+                .map(|t| Value::String(t.to_owned()))
                 .collect();
             metadata.insert("tool_surface".into(), Value::Array(tools));
         }
@@ -433,15 +381,15 @@ pub fn import_skill_md(
         ),
     }
     let mut extra = Map::new();
-    for (k, v) in &fm {
-        let key = scalar_text(k).unwrap_or_default();
+    for (key, v) in &fm {
+        let key = key.clone();
         if !SPEC_KEYS.contains(&key.as_str()) {
             out.warning(
                 &key,
                 "unknown-field",
                 format!("`{key}` is not an Agent Skills frontmatter field; it is kept for export"),
             );
-            extra.insert(key, to_json(v));
+            extra.insert(key, v.to_json());
         }
     }
     if !extra.is_empty() {
@@ -580,42 +528,37 @@ fn dropped(path: &str, message: String) -> Problem {
 /// with `metadata.path`.
 pub fn export_skill_md(skill: &Skill) -> SkillMdExport {
     let m = &skill.metadata;
-    let mut fm = Hash::new();
-    let s = |v: &str| Yaml::String(v.to_owned());
-    fm.insert(s("name"), s(&skill.name));
-    fm.insert(s("description"), s(&skill.description));
+    let mut yaml = String::new();
+    let mut entry = |k: &str, v: Value| yaml::write_entry(&mut yaml, 0, k, &v);
+    entry("name", skill.name.clone().into());
+    entry("description", skill.description.clone().into());
     for k in ["license", "compatibility"] {
         if let Some(v) = m.get(k).and_then(Value::as_str) {
-            fm.insert(s(k), s(v));
+            entry(k, v.into());
         }
     }
     let tools = skill.tool_surface();
     if !tools.is_empty() {
-        fm.insert(s("allowed-tools"), s(&tools.join(" ")));
+        entry("allowed-tools", tools.join(" ").into());
     }
-    let mut labels = Hash::new();
-    if let Some(l) = m.get("labels").and_then(Value::as_object) {
-        for (k, v) in l {
-            labels.insert(s(k), s(v.as_str().unwrap_or_default()));
-        }
-    }
-    if skill.version != "1.0.0" && !labels.contains_key(&s("version")) {
-        labels.insert(s("version"), s(&skill.version));
+    let mut labels = m
+        .get("labels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    if skill.version != "1.0.0" && !labels.contains_key("version") {
+        labels.insert("version".into(), skill.version.clone().into());
     }
     if !labels.is_empty() {
-        fm.insert(s("metadata"), Yaml::Hash(labels));
+        entry("metadata", Value::Object(labels));
     }
     if let Some(extra) = m.get("frontmatter").and_then(Value::as_object) {
         for (k, v) in extra {
             if !SPEC_KEYS.contains(&k.as_str()) {
-                fm.insert(s(k), to_yaml(v));
+                entry(k, v.clone());
             }
         }
     }
-    let mut yaml = String::new();
-    // Emitting a map of strings cannot fail; an empty frontmatter is the fallback.
-    let _ = YamlEmitter::new(&mut yaml).dump(&Yaml::Hash(fm));
-    let yaml = yaml.strip_prefix("---\n").unwrap_or(&yaml);
 
     let framing = m.get("framing");
     let body_name = framing
@@ -680,10 +623,7 @@ pub fn export_skill_md(skill: &Skill) -> SkillMdExport {
     }
     let mut text = String::with_capacity(yaml.len() + body.len() + 16);
     text.push_str("---\n");
-    text.push_str(yaml);
-    if !yaml.ends_with('\n') {
-        text.push('\n');
-    }
+    text.push_str(&yaml);
     text.push_str("---\n");
     text.push_str(&body);
     SkillMdExport {

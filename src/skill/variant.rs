@@ -36,9 +36,7 @@ where
     I: IntoIterator<Item = &'a SkillArtifact>,
 {
     let family = model_family(model);
-    let mut all: Vec<&SkillArtifact> = candidates.into_iter().collect();
-    all.sort_by(|a, b| (a.ordinal, &a.id).cmp(&(b.ordinal, &b.id)));
-    let exact = all.iter().find(|a| {
+    let exact = |a: &SkillArtifact| {
         a.model_variant
             .as_deref()
             .filter(|v| *v != "default")
@@ -46,9 +44,18 @@ where
                 let v = model_family(v);
                 v == family || family.starts_with(&format!("{v}-"))
             })
-    });
-    exact
-        .or_else(|| all.iter().find(|a| a.is_default_variant()))
-        .or_else(|| all.first())
-        .copied()
+    };
+    // Rank 0: exact family, 1: the default, 2: any; then by ordinal, name, id. One scan.
+    candidates.into_iter().min_by(|a, b| {
+        let rank = |x: &SkillArtifact| {
+            if exact(x) {
+                0
+            } else if x.is_default_variant() {
+                1
+            } else {
+                2
+            }
+        };
+        (rank(a), a.ordinal, &a.name, &a.id).cmp(&(rank(b), b.ordinal, &b.name, &b.id))
+    })
 }

@@ -18,10 +18,11 @@
 
 use super::{bad_row, Backend, Op, Table};
 use crate::error::{Error, ErrorKind, Result};
-use crate::skill::model::{ArtifactKind, ArtifactRef, Skill, SkillArtifact, SkillSummary};
+use crate::skill::model::{
+    sort_artifacts, sort_summaries, ArtifactKind, ArtifactRef, Skill, SkillArtifact, SkillSummary,
+};
 use crate::skill::validate::{check_skill, read_artifact, read_skill, Problems, Severity};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
 
 /// One write request: the seed's repository operations, plus `Put` (replace a whole
 /// package in one batch: import and marketplace sync).
@@ -102,8 +103,34 @@ impl Request {
     }
 }
 
-/// Rows read so far (`None`: the row is absent).
-pub type Reads = BTreeMap<(Table, String), Option<String>>;
+/// Rows read so far (`None`: the row is absent). A write reads a handful of rows: a list.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Reads(Vec<((Table, String), Option<String>)>);
+
+impl Reads {
+    /// No rows read yet.
+    pub fn new() -> Self {
+        Reads::default()
+    }
+
+    /// Records the row `key` of `table` (`None`: absent).
+    pub fn insert(&mut self, key: (Table, String), value: Option<String>) {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, v)) => *v = value,
+            None => self.0.push((key, value)),
+        }
+    }
+
+    /// Whether the row was read.
+    pub fn contains_key(&self, key: &(Table, String)) -> bool {
+        self.0.iter().any(|(k, _)| k == key)
+    }
+
+    /// The row, if read (`Some(None)`: read and absent).
+    pub fn get(&self, key: &(Table, String)) -> Option<&Option<String>> {
+        self.0.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    }
+}
 
 /// What a write needs next.
 #[derive(Debug, Clone, PartialEq)]
@@ -240,9 +267,7 @@ pub fn assemble(key: &str, value: &str, artifacts: &[(String, String)]) -> Resul
         .iter()
         .map(|(k, v)| read_artifact_row(k, v))
         .collect::<Result<Vec<_>>>()?;
-    skill
-        .artifacts
-        .sort_by(|a, b| (a.ordinal, &a.name, &a.id).cmp(&(b.ordinal, &b.name, &b.id)));
+    sort_artifacts(&mut skill.artifacts);
     Ok(skill)
 }
 
@@ -681,7 +706,7 @@ impl<B: Backend> SkillStore<B> {
             .iter()
             .map(|(k, v)| read_summary(k, v))
             .collect::<Result<Vec<_>>>()?;
-        out.sort_by(|a, b| a.name().cmp(b.name()));
+        sort_summaries(&mut out);
         Ok(out)
     }
 
@@ -722,7 +747,7 @@ impl<B: Backend> SkillStore<B> {
                 out.push(read_artifact_row(&key, &v)?);
             }
         }
-        out.sort_by(|a, b| (a.ordinal, &a.name, &a.id).cmp(&(b.ordinal, &b.name, &b.id)));
+        sort_artifacts(&mut out);
         Ok(out)
     }
 
