@@ -84,9 +84,9 @@ pub fn merge(mut workspace: Vec<SkillSummary>, mut account: Vec<SkillSummary>) -
             entry.overrides.get_or_insert(a);
         }
         // Two workspace skills never share a name (one store); keep the first.
-        if !out
+        if out
             .last()
-            .is_some_and(|l| l.summary.name() == entry.summary.name())
+            .is_none_or(|l| l.summary.name() != entry.summary.name())
         {
             out.push(entry);
         }
@@ -98,7 +98,7 @@ pub fn merge(mut workspace: Vec<SkillSummary>, mut account: Vec<SkillSummary>) -
 }
 
 fn push_account(out: &mut Vec<Entry>, a: SkillSummary) {
-    if !out.last().is_some_and(|l| l.summary.name() == a.name()) {
+    if out.last().is_none_or(|l| l.summary.name() != a.name()) {
         out.push(Entry {
             summary: a,
             scope: Scope::Account,
