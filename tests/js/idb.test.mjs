@@ -87,9 +87,9 @@ test('a second connection upgrading the database closes the first cleanly; the d
     const pl = await import('/pkg/src/web.js');
     const store = await pl.openMessageStore({ backend: 'indexeddb', name: 'upgrade-test' });
     const r = await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'survives' }] }, { store });
-    // "Another tab" with a newer schema: a new connection at version 2 adding a store.
+    // "Another tab" with a newer schema: a new connection one version up adding a store.
     const db2 = await new Promise((resolve, reject) => {
-      const o = indexedDB.open('upgrade-test', 2);
+      const o = indexedDB.open('upgrade-test', store.__backend.db.version + 1);
       o.onupgradeneeded = () => o.result.createObjectStore('future');
       o.onsuccess = () => resolve(o.result);
       o.onerror = () => reject(o.error);

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { Miniflare } from 'miniflare';
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { successCases, errorCases, root, v1 } from './cases.mjs';
 
 let mf;
@@ -60,3 +61,23 @@ for (const backend of ['memory', 'kv']) {
     for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
   });
 }
+
+for (const backend of ['memory', 'kv']) {
+  test(`skill conformance in workerd: the ${backend === 'kv' ? 'Worker KV namespace' : 'memory'} backend`, async () => {
+    const seed = readFileSync(join(root, 'tests/skills/packages/consistency-checker.json'), 'utf8');
+    const res = await mf.dispatchFetch('http://worker.test/skill-conformance', { method: 'POST', body: JSON.stringify({ seed, backend }) });
+    const results = await res.json();
+    assert.ok(results.length >= 11);
+    for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
+  });
+}
+
+test('phase-1 matching in workerd', async () => {
+  const skills = [
+    { name: 'Consistency Checker', description: 'Finds contradictions.', trigger_phrases: ['are there any contradictions'] },
+    { name: 'Summarize', description: 'Summarizes pages.' },
+  ];
+  const res = await mf.dispatchFetch('http://worker.test/match', { method: 'POST', body: JSON.stringify({ skills, query: 'Are there any contradictions here?' }) });
+  const r = await res.json();
+  assert.deepEqual([r[0].name, r[0].tier], ['Consistency Checker', 'exact']);
+});

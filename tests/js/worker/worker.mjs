@@ -2,6 +2,7 @@
 // lowers the message it is sent. The resolver answers from the table in the request.
 import * as pl from 'promptloom';
 import { conformance } from '../store-conformance.mjs';
+import { skillConformance } from '../skill-conformance.mjs';
 
 const { lower, PromptloomError } = pl;
 let stores = 0;
@@ -30,6 +31,21 @@ export default {
       const { v1, backend } = await request.json();
       const open = () => pl.openMessageStore(backend === 'kv' ? { backend: env.CHAT, name: `store-${stores++}` } : { backend: 'memory' });
       return Response.json(await conformance(pl, open, v1));
+    }
+    if (url.pathname === '/skill-conformance') {
+      // The skill-store suite inside workerd, on memory and on the Worker's KV namespace.
+      const { seed, backend } = await request.json();
+      const now = () => '2026-11-22T08:00:00Z';
+      const open = () => pl.openSkillStore(backend === 'kv' ? { backend: env.CHAT, name: `skills-${stores++}`, now } : { backend: 'memory', now });
+      return Response.json(await skillConformance(pl, open, seed));
+    }
+    if (url.pathname === '/match') {
+      // Phase 1 at the edge: a catalog in memory, matched per request.
+      const { skills, query } = await request.json();
+      const ws = await pl.openSkillStore();
+      const acc = await pl.openSkillStore();
+      for (const s of skills) await acc.create(s);
+      return Response.json(await new pl.SkillCatalog(ws, acc).match(query));
     }
     const { message, options, resolve } = await request.json();
     try {
