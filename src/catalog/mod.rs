@@ -106,3 +106,37 @@ fn push_account(out: &mut Vec<Entry>, a: SkillSummary) {
         });
     }
 }
+
+/// The merged catalog as JSON, from the two stores' skill rows.
+pub fn list_json(
+    workspace: &[(String, String)],
+    account: &[(String, String)],
+) -> crate::error::Result<String> {
+    let read = |rows: &[(String, String)]| {
+        rows.iter()
+            .map(|(k, v)| crate::store::skills::read_summary(k, v))
+            .collect::<crate::error::Result<Vec<_>>>()
+    };
+    let merged = merge(read(workspace)?, read(account)?);
+    Ok(Value::Array(merged.iter().map(Entry::to_value).collect()).to_string())
+}
+
+/// The documents of the phase-1 index from merged catalog entries.
+pub fn docs(entries: &[Entry]) -> Vec<rank::Doc> {
+    entries
+        .iter()
+        .map(|e| {
+            let s = &e.summary;
+            let list = |k: &str| s.get_strings(k).into_iter().map(str::to_owned).collect();
+            rank::Doc {
+                id: s.id().to_owned(),
+                name: s.name().to_owned(),
+                description: s.get_str("description").unwrap_or("").to_owned(),
+                tags: list("tags"),
+                intent_patterns: list("intent_patterns"),
+                trigger_phrases: list("trigger_phrases"),
+                scope: e.scope.name().to_owned(),
+            }
+        })
+        .collect()
+}

@@ -209,3 +209,29 @@ pub fn state_op(url: &str, etag: &str, now: &str) -> crate::store::Op {
         value: Value::Object(o).to_string(),
     }
 }
+
+/// A sync plan as JSON (`{ upserts: [package…], report, state }`) from the account's skill
+/// rows and the workspace's names; `state` is the op recording `etag` for `url`.
+pub fn plan_sync_json(
+    body: &str,
+    account_rows: &[(String, String)],
+    workspace_names: &[&str],
+    url: &str,
+    etag: &str,
+    now: &str,
+) -> Result<(SyncPlan, String)> {
+    let account = account_rows
+        .iter()
+        .map(|(k, v)| crate::store::skills::read_summary(k, v))
+        .collect::<Result<Vec<_>>>()?;
+    let plan = plan_sync(body, &account, workspace_names, now)?;
+    let mut o = Map::new();
+    o.insert(
+        "upserts".into(),
+        Value::Array(plan.upserts.iter().map(Skill::to_value).collect()),
+    );
+    o.insert("report".into(), plan.report());
+    o.insert("state".into(), state_op(url, etag, now).to_value());
+    let text = Value::Object(o).to_string();
+    Ok((plan, text))
+}

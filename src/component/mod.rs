@@ -1,11 +1,14 @@
-//! The WASI component face (wit-bindgen): the `promptloom:core/lowering` and
-//! `promptloom:core/compositor` interfaces of `wit/world.wit`. It only converts WIT values and
-//! delegates to the core; the message store's backend is the imported `wasi:keyvalue` bucket.
+//! The WASI component face (wit-bindgen): the `promptloom:core/lowering`,
+//! `promptloom:core/compositor` and `promptloom:core/skills` interfaces of `wit/world.wit`.
+//! It only converts WIT values and delegates to the core; the message and skill stores'
+//! backend is the imported `wasi:keyvalue` bucket.
 
 #[cfg(not(feature = "lowering-only"))]
 mod compositor;
 #[cfg(not(feature = "lowering-only"))]
 mod keyvalue;
+#[cfg(not(feature = "lowering-only"))]
+mod skills;
 
 use crate::error::{Error, ErrorKind};
 use crate::lower::{self, Capabilities, LowerOptions, Provider, Resolved, TableResolver};

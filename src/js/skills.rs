@@ -4,7 +4,7 @@
 use super::{inbox_strings, js_err};
 use crate::catalog::{self, rank, sync};
 use crate::error::{Error, ErrorKind};
-use crate::skill::{self, BundledFile, Skill};
+use crate::skill::{self, wire};
 use crate::store::skills::{self as layout, Plan, Reads, Request};
 use crate::store::Table;
 use serde_json::{Map, Value};
@@ -13,10 +13,6 @@ use wasm_bindgen::prelude::*;
 fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<Value, JsValue> {
     serde_json::from_str(text)
         .map_err(|e| js_err(Error::new(kind, format!("{what} is not valid JSON: {e}"))))
-}
-
-fn problems(p: &[skill::Problem]) -> Value {
-    Value::Array(p.iter().map(skill::Problem::to_value).collect())
 }
 
 /// Key/value rows from the inbox: `key NUL value NUL …`.
@@ -36,82 +32,28 @@ fn one_inbox(lens: &[u32]) -> Result<Vec<String>, JsValue> {
 /// Every problem of a package (JSON) → `{ valid, problems }`.
 #[wasm_bindgen(js_name = validateSkill)]
 pub fn validate_skill(json: &str) -> Result<String, JsValue> {
-    let v = parse(json, "the skill package", ErrorKind::InvalidSkill)?;
-    Ok(skill::validate_skill(&v).to_value().to_string())
+    wire::validate_json(json).map_err(js_err)
 }
 
 /// Imports a JSON package → `{ skill, warnings }`.
 #[wasm_bindgen(js_name = importPackage)]
 pub fn import_package(json: &str, now: &str) -> Result<String, JsValue> {
-    let (s, warnings) = skill::import_package(json, now).map_err(js_err)?;
-    let mut o = Map::new();
-    o.insert("skill".into(), s.to_value());
-    o.insert("warnings".into(), problems(&warnings));
-    Ok(Value::Object(o).to_string())
+    wire::import_package_json(json, now).map_err(js_err)
 }
 
 /// Imports a SKILL.md. `files` is a JSON array of `{ path, content, base64 }`; `dir` the
 /// directory name ("" when unknown) → `{ skill, problems }`.
 #[wasm_bindgen(js_name = importSkillMd)]
 pub fn import_skill_md(text: &str, files: &str, dir: &str, now: &str) -> Result<String, JsValue> {
-    let list = match parse(files, "the bundled files", ErrorKind::InvalidOptions)? {
-        Value::Array(a) => a,
-        _ => Vec::new(),
-    };
-    let mut bundled = Vec::with_capacity(list.len());
-    for f in list {
-        let path = f
-            .get("path")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        let content = f
-            .get("content")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        let base64 = f.get("base64").and_then(Value::as_bool).unwrap_or(false);
-        bundled.push(BundledFile {
-            path,
-            content,
-            base64,
-        });
-    }
+    let bundled = wire::files_from_json(files).map_err(js_err)?;
     let dir = (!dir.is_empty()).then_some(dir);
-    let r = skill::import_skill_md(text, &bundled, dir, now).map_err(js_err)?;
-    let mut o = Map::new();
-    o.insert("skill".into(), r.skill.to_value());
-    o.insert("problems".into(), problems(&r.problems));
-    Ok(Value::Object(o).to_string())
-}
-
-fn skill_of(json: &str, now: &str) -> Result<Skill, JsValue> {
-    skill::import_package(json, now)
-        .map(|(s, _)| s)
-        .map_err(js_err)
+    wire::import_skill_md_json(text, &bundled, dir, now).map_err(js_err)
 }
 
 /// Exports a skill (package JSON) as SKILL.md → `{ text, files, dropped }`.
 #[wasm_bindgen(js_name = exportSkillMd)]
 pub fn export_skill_md(json: &str) -> Result<String, JsValue> {
-    let s = skill_of(json, "")?;
-    let out = skill::export_skill_md(&s);
-    let files = out
-        .files
-        .iter()
-        .map(|f| {
-            let mut o = Map::new();
-            o.insert("path".into(), f.path.clone().into());
-            o.insert("content".into(), f.content.clone().into());
-            o.insert("base64".into(), f.base64.into());
-            Value::Object(o)
-        })
-        .collect();
-    let mut o = Map::new();
-    o.insert("text".into(), out.text.into());
-    o.insert("files".into(), Value::Array(files));
-    o.insert("dropped".into(), problems(&out.dropped));
-    Ok(Value::Object(o).to_string())
+    wire::export_skill_md_json(json).map_err(js_err)
 }
 
 /// The model family of a model id or provider name.
@@ -284,10 +226,9 @@ fn summaries(text: &str) -> Result<Vec<skill::SkillSummary>, JsValue> {
 #[wasm_bindgen(js_name = catalogList)]
 pub fn catalog_list(lens: &[u32]) -> Result<String, JsValue> {
     let input = one_inbox(lens)?;
-    let ws = summaries(input.first().map(String::as_str).unwrap_or_default())?;
-    let acc = summaries(input.get(1).map(String::as_str).unwrap_or_default())?;
-    let merged = catalog::merge(ws, acc);
-    Ok(Value::Array(merged.iter().map(catalog::Entry::to_value).collect()).to_string())
+    let ws = rows(input.first().map(String::as_str).unwrap_or_default());
+    let acc = rows(input.get(1).map(String::as_str).unwrap_or_default());
+    catalog::list_json(&ws, &acc).map_err(js_err)
 }
 
 /// Plans a marketplace sync (inbox: the 200 body, the account's skill rows, the workspace
@@ -296,23 +237,11 @@ pub fn catalog_list(lens: &[u32]) -> Result<String, JsValue> {
 #[wasm_bindgen(js_name = planSync)]
 pub fn plan_sync(lens: &[u32], now: &str) -> Result<String, JsValue> {
     let input = one_inbox(lens)?;
-    let body = input.first().map(String::as_str).unwrap_or_default();
-    let acc = summaries(input.get(1).map(String::as_str).unwrap_or_default())?;
-    let names: Vec<&str> = input
-        .get(2)
-        .map(|s| s.split('\0').filter(|n| !n.is_empty()).collect())
-        .unwrap_or_default();
-    let plan = sync::plan_sync(body, &acc, &names, now).map_err(js_err)?;
-    let mut o = Map::new();
-    o.insert(
-        "upserts".into(),
-        Value::Array(plan.upserts.iter().map(Skill::to_value).collect()),
-    );
-    o.insert("report".into(), plan.report());
-    let etag = input.get(3).map(String::as_str).unwrap_or_default();
-    let url = input.get(4).map(String::as_str).unwrap_or_default();
-    o.insert("state".into(), sync::state_op(url, etag, now).to_value());
-    Ok(Value::Object(o).to_string())
+    let at = |i: usize| input.get(i).map(String::as_str).unwrap_or_default();
+    let names: Vec<&str> = at(2).split('\0').filter(|n| !n.is_empty()).collect();
+    sync::plan_sync_json(at(0), &rows(at(1)), &names, at(4), at(3), now)
+        .map(|(_, text)| text)
+        .map_err(js_err)
 }
 
 /// The phase-1 index over a catalog.

@@ -8,6 +8,7 @@
 //! - [`template`]: the MiniJinja syntax check of `prompt_template` / `code_template`.
 //! - [`variant`]: model-variant selection (exact family → default → first by ordinal).
 //! - [`skill_md`]: `SKILL.md` import (frontmatter + body + bundled files) and export.
+//! - [`wire`]: the JSON forms both faces exchange.
 //! - [`yaml`]: the frontmatter's YAML (parsed with `yaml-rust2`'s event parser).
 
 pub mod model;
@@ -16,6 +17,7 @@ pub mod skill_md;
 pub mod template;
 pub mod validate;
 pub mod variant;
+pub mod wire;
 pub mod yaml;
 
 pub use model::{

@@ -9,16 +9,20 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { successCases, errorCases, root, v1 } from './cases.mjs';
 import { conformance } from './store-conformance.mjs';
+import { skillConformance } from './skill-conformance.mjs';
 import { buckets } from './kv.js';
+import { readFileSync } from 'node:fs';
 
 let lowering;
 let compositor;
+let skills;
 before(async () => {
   const out = join(root, 'tests/js/.out/component');
   execFileSync(join(root, 'node_modules/.bin/jco'), ['transpile', join(root, 'target/component/promptloom.wasm'), '-o', out, '--quiet', '--map', 'wasi:keyvalue/store=../../kv.js'], { stdio: 'pipe' });
   const mod = await import(pathToFileURL(join(out, 'promptloom.js')).href);
   lowering = mod.lowering;
   compositor = mod.compositor;
+  skills = mod.skills;
 });
 
 function resolved(table) {
@@ -205,4 +209,122 @@ test('the component lowers a stored message itself (blobs read back from the buc
   const out = store.res.lower(r.id, { provider: 'gemini', resolved: [] });
   assert.equal(out.body, '{"contents":[{"role":"user","parts":[{"text":"cats"},{"inlineData":{"mimeType":"image/png","data":"' + png + '"}}]}]}');
   assert.deepEqual(JSON.parse(compositor.complete('/se', { builtins: true, commands: [], mentions: [] }, 5)).map((x) => x.insert), ['/search']);
+});
+
+/**
+ * The package's skill API over the component (importPackage, importSkillMd, exportSkillMd,
+ * openSkillStore with the seed's repository operations), so the skill conformance suite
+ * runs on the component's key-value backend too.
+ */
+function skillApi() {
+  const NOW = '2026-11-22T08:00:00Z';
+  const dec = new TextDecoder();
+  const bytes = (b64) => new Uint8Array(Buffer.from(b64, 'base64'));
+  const fileList = (files) =>
+    Object.entries(files ?? {}).map(([path, c]) => (typeof c === 'string' ? { path, content: c, base64: false } : { path, content: Buffer.from(c).toString('base64'), base64: true }));
+  class Store {
+    constructor() {
+      this.bucketName = `skills-${bucketCount++}`;
+      this.res = wrap(() => skills.SkillStore.open(this.bucketName));
+      const map = buckets.get(this.bucketName);
+      this.__backend = {
+        async scan(table, prefix) {
+          const full = `${table}:${prefix}`;
+          return [...map.keys()].filter((k) => k.startsWith(full)).sort().map((k) => [k.slice(table.length + 1), dec.decode(map.get(k))]);
+        },
+      };
+    }
+    #json(f) {
+      const v = wrap(f);
+      return v === undefined ? null : JSON.parse(v);
+    }
+    async list() {
+      return this.#json(() => this.res.list());
+    }
+    async get(id) {
+      return this.#json(() => this.res.get(id));
+    }
+    async getByName(n) {
+      return this.#json(() => this.res.getByName(n));
+    }
+    async getArtifacts(id, kinds = []) {
+      return this.#json(() => this.res.getArtifacts(id, kinds));
+    }
+    async getArtifact(id) {
+      return this.#json(() => this.res.getArtifact(id));
+    }
+    async create(s) {
+      return this.#json(() => this.res.create(JSON.stringify(s), NOW));
+    }
+    async put(s) {
+      return this.#json(() => this.res.put(JSON.stringify(s), NOW));
+    }
+    async update(s) {
+      return this.#json(() => this.res.update(JSON.stringify(s), NOW));
+    }
+    async delete(id) {
+      return this.#json(() => this.res.delete(id));
+    }
+    async addArtifact(a) {
+      return this.#json(() => this.res.addArtifact(JSON.stringify(a), NOW));
+    }
+    async updateArtifact(a) {
+      return this.#json(() => this.res.updateArtifact(JSON.stringify(a), NOW));
+    }
+    async deleteArtifact(id) {
+      return this.#json(() => this.res.deleteArtifact(id, NOW));
+    }
+    close() {}
+  }
+  // list({ source }) as the package has it.
+  const open = async () => {
+    const s = new Store();
+    const all = s.list.bind(s);
+    s.list = async ({ source } = {}) => (await all()).filter((x) => source === undefined || x.source === source);
+    return s;
+  };
+  return {
+    open,
+    importPackage: (pkg, { now = NOW } = {}) => JSON.parse(wrap(() => skills.importPackage(typeof pkg === 'string' ? pkg : JSON.stringify(pkg), now))),
+    importSkillMd: (text, files, { dir, now = NOW } = {}) => JSON.parse(wrap(() => skills.importSkillMd(text, fileList(files), dir, now))),
+    exportSkillMd(skill) {
+      const out = JSON.parse(wrap(() => skills.exportSkillMd(JSON.stringify(skill))));
+      return { ...out, files: Object.fromEntries(out.files.map((f) => [f.path, f.base64 ? bytes(f.content) : f.content])) };
+    },
+  };
+}
+
+test('skill conformance: the wasi:keyvalue backend of the component (jco)', async () => {
+  const api = skillApi();
+  const seed = readFileSync(join(root, 'tests/skills/packages/consistency-checker.json'), 'utf8');
+  const results = await skillConformance(api, api.open, seed);
+  assert.ok(results.length >= 11);
+  for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
+});
+
+test('the skill catalog in jco: scopes, phase-1 match, sync applied from a host-fetched body', () => {
+  const NOW = '2026-11-22T08:00:00Z';
+  const seed = readFileSync(join(root, 'tests/skills/packages/consistency-checker.json'), 'utf8');
+  const ws = wrap(() => skills.SkillStore.open('cat-ws'));
+  wrap(() => ws.create(JSON.stringify({ name: 'Consistency Checker', description: 'my fork', trigger_phrases: ['check my fork'] }), NOW));
+  const cat = wrap(() => skills.SkillCatalog.open('cat-ws', 'cat-acc'));
+  assert.equal(wrap(() => cat.syncEtag('https://market.test/catalog.json')), undefined);
+  const body = JSON.stringify({ skills: [{ ...JSON.parse(seed), etag: '"a"' }, { name: 'Summarize', description: 'Summarizes.', etag: '"b"' }] });
+  const report = JSON.parse(wrap(() => cat.applySync('https://market.test/catalog.json', body, '"v1"', NOW)));
+  assert.deepEqual([report.status, report.upserted, report.shadowed], ['updated', ['Consistency Checker', 'Summarize'], ['Consistency Checker']]);
+  assert.equal(wrap(() => cat.syncEtag('https://market.test/catalog.json')), '"v1"');
+  const list = JSON.parse(wrap(() => cat.list()));
+  assert.deepEqual(list.map((s) => [s.name, s.scope]), [['Consistency Checker', 'workspace'], ['Summarize', 'account']]);
+  assert.equal(list[0].overrides.source, 'system');
+  // The workspace fork hides the account copy (and its trigger phrases) by name.
+  assert.deepEqual(JSON.parse(wrap(() => cat.match('are there any contradictions?', 3))), []);
+  const r = JSON.parse(wrap(() => cat.match('please check my fork', 3)));
+  assert.deepEqual([r[0].name, r[0].scope, r[0].tier], ['Consistency Checker', 'workspace', 'exact']);
+  assert.deepEqual(JSON.parse(wrap(() => cat.match('summarize', 3))).map((x) => [x.name, x.scope]), [['Summarize', 'account']]);
+  assert.equal(JSON.parse(wrap(() => cat.load('Consistency Checker', ['description']))).length, 0, 'the workspace fork has no artifacts');
+  // A malformed body is the sync-failed variant; nothing changes.
+  assert.throws(() => wrap(() => cat.applySync('https://market.test/catalog.json', '<html>', '"v2"', NOW)), (e) => e.code === 'SyncFailed');
+  assert.equal(wrap(() => cat.syncEtag('https://market.test/catalog.json')), '"v1"');
+  // An invalid package is the invalid-skill variant with every problem.
+  assert.throws(() => wrap(() => skills.importPackage('{"name":"x","version":"1"}', NOW)), (e) => e.code === 'InvalidSkill' && e.details.problems.length === 2);
 });

@@ -1,0 +1,330 @@
+//! `promptloom:core/skills`: conversions only; the store logic is
+//! [`crate::store::SkillStore`] over the key-value backend, the catalog logic is
+//! [`crate::catalog`].
+
+use super::exports::promptloom::core::skills::{
+    self as wit, Guest, GuestSkillCatalog, GuestSkillStore,
+};
+use super::keyvalue::KvBackend;
+use super::promptloom::core::types::Error as WitError;
+use super::{to_wit, Component};
+use crate::catalog::{self, rank, sync};
+use crate::error::{Error, ErrorKind, Result};
+use crate::skill::{self, wire, ArtifactKind, BundledFile};
+use crate::store::skills::Request;
+use crate::store::{Backend, SkillStore, Table};
+use serde_json::{json, Value};
+use std::cell::RefCell;
+
+fn request(op: &str, field: &str, text: &str, now: &str) -> Result<Request> {
+    let v: Value = serde_json::from_str(text).map_err(|e| {
+        Error::new(
+            ErrorKind::InvalidSkill,
+            format!("the {field} is not valid JSON: {e}"),
+        )
+    })?;
+    Request::from_value(&json!({ "op": op, field: v }), now)
+}
+
+fn kinds(list: &[String]) -> Result<Vec<ArtifactKind>> {
+    list.iter()
+        .map(|k| {
+            ArtifactKind::parse(k).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidOptions,
+                    format!("unknown artifact kind `{k}`"),
+                )
+            })
+        })
+        .collect()
+}
+
+fn artifacts_json(list: &[skill::SkillArtifact]) -> String {
+    Value::Array(list.iter().map(skill::SkillArtifact::to_value).collect()).to_string()
+}
+
+impl Guest for Component {
+    type SkillStore = StoreResource;
+    type SkillCatalog = CatalogResource;
+
+    fn validate_skill(skill_package: String) -> std::result::Result<String, WitError> {
+        wire::validate_json(&skill_package).map_err(to_wit)
+    }
+
+    fn import_package(skill_package: String, now: String) -> std::result::Result<String, WitError> {
+        wire::import_package_json(&skill_package, &now).map_err(to_wit)
+    }
+
+    fn import_skill_md(
+        text: String,
+        files: Vec<wit::BundledFile>,
+        dir: Option<String>,
+        now: String,
+    ) -> std::result::Result<String, WitError> {
+        let files: Vec<BundledFile> = files
+            .into_iter()
+            .map(|f| BundledFile {
+                path: f.path,
+                content: f.content,
+                base64: f.base64,
+            })
+            .collect();
+        wire::import_skill_md_json(&text, &files, dir.as_deref(), &now).map_err(to_wit)
+    }
+
+    fn export_skill_md(skill: String) -> std::result::Result<String, WitError> {
+        wire::export_skill_md_json(&skill).map_err(to_wit)
+    }
+
+    fn model_family(model: String) -> String {
+        skill::model_family(&model)
+    }
+}
+
+/// The `skill-store` resource.
+pub struct StoreResource {
+    store: RefCell<SkillStore<KvBackend>>,
+}
+
+impl StoreResource {
+    fn write(&self, op: &str, field: &str, text: &str, now: &str) -> Result<String> {
+        let req = request(op, field, text, now)?;
+        Ok(self.store.borrow_mut().write(&req, now)?.to_string())
+    }
+}
+
+impl GuestSkillStore for StoreResource {
+    fn open(name: String) -> std::result::Result<wit::SkillStore, WitError> {
+        let backend = KvBackend::open(&name).map_err(to_wit)?;
+        Ok(wit::SkillStore::new(StoreResource {
+            store: RefCell::new(SkillStore::new(backend)),
+        }))
+    }
+
+    fn list(&self) -> std::result::Result<String, WitError> {
+        let list = self.store.borrow().list().map_err(to_wit)?;
+        Ok(Value::Array(list.iter().map(skill::SkillSummary::to_value).collect()).to_string())
+    }
+
+    fn get(&self, id: String) -> std::result::Result<Option<String>, WitError> {
+        let s = self.store.borrow().get(&id).map_err(to_wit)?;
+        Ok(s.map(|s| s.to_value().to_string()))
+    }
+
+    fn get_by_name(&self, name: String) -> std::result::Result<Option<String>, WitError> {
+        let s = self.store.borrow().get_by_name(&name).map_err(to_wit)?;
+        Ok(s.map(|s| s.to_value().to_string()))
+    }
+
+    fn get_artifacts(
+        &self,
+        skill_id: String,
+        kind_names: Vec<String>,
+    ) -> std::result::Result<String, WitError> {
+        let ks = kinds(&kind_names).map_err(to_wit)?;
+        let list = self
+            .store
+            .borrow()
+            .get_artifacts(&skill_id, &ks)
+            .map_err(to_wit)?;
+        Ok(artifacts_json(&list))
+    }
+
+    fn get_artifact(&self, id: String) -> std::result::Result<Option<String>, WitError> {
+        let a = self.store.borrow().get_artifact(&id).map_err(to_wit)?;
+        Ok(a.map(|a| a.to_value().to_string()))
+    }
+
+    fn create(&self, skill: String, now: String) -> std::result::Result<String, WitError> {
+        self.write("create", "skill", &skill, &now).map_err(to_wit)
+    }
+
+    fn put(&self, skill: String, now: String) -> std::result::Result<String, WitError> {
+        self.write("put", "skill", &skill, &now).map_err(to_wit)
+    }
+
+    fn update(&self, skill: String, now: String) -> std::result::Result<String, WitError> {
+        self.write("update", "skill", &skill, &now).map_err(to_wit)
+    }
+
+    fn delete(&self, id: String) -> std::result::Result<String, WitError> {
+        let req = Request::Delete(id);
+        let out = self.store.borrow_mut().write(&req, "").map_err(to_wit)?;
+        Ok(out.to_string())
+    }
+
+    fn add_artifact(&self, artifact: String, now: String) -> std::result::Result<String, WitError> {
+        self.write("add_artifact", "artifact", &artifact, &now)
+            .map_err(to_wit)
+    }
+
+    fn update_artifact(
+        &self,
+        artifact: String,
+        now: String,
+    ) -> std::result::Result<String, WitError> {
+        self.write("update_artifact", "artifact", &artifact, &now)
+            .map_err(to_wit)
+    }
+
+    fn delete_artifact(&self, id: String, now: String) -> std::result::Result<String, WitError> {
+        let req = Request::DeleteArtifact(id);
+        let out = self.store.borrow_mut().write(&req, &now).map_err(to_wit)?;
+        Ok(out.to_string())
+    }
+}
+
+/// The `skill-catalog` resource: two stores and the cached phase-1 index.
+pub struct CatalogResource {
+    workspace: RefCell<SkillStore<KvBackend>>,
+    account: RefCell<SkillStore<KvBackend>>,
+    index: RefCell<Option<rank::SkillIndex>>,
+}
+
+impl CatalogResource {
+    fn entries(&self) -> Result<Vec<catalog::Entry>> {
+        let ws = self.workspace.borrow().list()?;
+        let acc = self.account.borrow().list()?;
+        Ok(catalog::merge(ws, acc))
+    }
+
+    fn scoped(s: skill::Skill, scope: &str) -> String {
+        let mut v = s.to_value();
+        if let Value::Object(o) = &mut v {
+            o.insert("scope".into(), scope.into());
+        }
+        v.to_string()
+    }
+}
+
+impl GuestSkillCatalog for CatalogResource {
+    fn open(
+        workspace: String,
+        account: String,
+    ) -> std::result::Result<wit::SkillCatalog, WitError> {
+        let ws = KvBackend::open(&workspace).map_err(to_wit)?;
+        let acc = KvBackend::open(&account).map_err(to_wit)?;
+        Ok(wit::SkillCatalog::new(CatalogResource {
+            workspace: RefCell::new(SkillStore::new(ws)),
+            account: RefCell::new(SkillStore::new(acc)),
+            index: RefCell::new(None),
+        }))
+    }
+
+    fn list(&self) -> std::result::Result<String, WitError> {
+        let entries = self.entries().map_err(to_wit)?;
+        Ok(Value::Array(entries.iter().map(catalog::Entry::to_value).collect()).to_string())
+    }
+
+    fn get(&self, name: String) -> std::result::Result<Option<String>, WitError> {
+        if let Some(s) = self.workspace.borrow().get_by_name(&name).map_err(to_wit)? {
+            return Ok(Some(Self::scoped(s, "workspace")));
+        }
+        let s = self.account.borrow().get_by_name(&name).map_err(to_wit)?;
+        Ok(s.map(|s| Self::scoped(s, "account")))
+    }
+
+    fn load(
+        &self,
+        name: String,
+        kind_names: Vec<String>,
+    ) -> std::result::Result<Option<String>, WitError> {
+        let ks = kinds(&kind_names).map_err(to_wit)?;
+        for store in [&self.workspace, &self.account] {
+            let store = store.borrow();
+            if let Some(id) = store
+                .backend()
+                .get(Table::SkillNames, &name)
+                .map_err(to_wit)?
+            {
+                let id: String = serde_json::from_str(&id).map_err(|e| {
+                    to_wit(Error::new(
+                        ErrorKind::StoreFailed,
+                        format!("the skill_names row `{name}` cannot be read: {e}"),
+                    ))
+                })?;
+                let list = store.get_artifacts(&id, &ks).map_err(to_wit)?;
+                return Ok(Some(artifacts_json(&list)));
+            }
+        }
+        Ok(None)
+    }
+
+    fn match_(&self, query: String, k: u32) -> std::result::Result<String, WitError> {
+        if self.index.borrow().is_none() {
+            let entries = self.entries().map_err(to_wit)?;
+            *self.index.borrow_mut() = Some(rank::SkillIndex::build(catalog::docs(&entries)));
+        }
+        let index = self.index.borrow();
+        let Some(ix) = index.as_ref() else {
+            return Ok("[]".into());
+        };
+        let opts = rank::MatchOptions {
+            k: k as usize,
+            ..rank::MatchOptions::default()
+        };
+        Ok(ix.to_json(&ix.rank(&query, &opts)).to_string())
+    }
+
+    fn refresh(&self) {
+        *self.index.borrow_mut() = None;
+    }
+
+    fn sync_etag(&self, url: String) -> std::result::Result<Option<String>, WitError> {
+        let row = self
+            .account
+            .borrow()
+            .backend()
+            .get(Table::SkillSync, &url)
+            .map_err(to_wit)?;
+        Ok(row
+            .and_then(|r| serde_json::from_str::<Value>(&r).ok())
+            .and_then(|v| v.get("etag").and_then(Value::as_str).map(str::to_owned)))
+    }
+
+    fn apply_sync(
+        &self,
+        url: String,
+        body: String,
+        etag: Option<String>,
+        now: String,
+    ) -> std::result::Result<String, WitError> {
+        let run = || -> Result<String> {
+            let names: Vec<String> = self
+                .workspace
+                .borrow()
+                .list()?
+                .iter()
+                .map(|s| s.name().to_owned())
+                .collect();
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let account = self.account.borrow().list()?;
+            let plan = sync::plan_sync(&body, &account, &names, &now)?;
+            let mut report = plan.report();
+            let mut account = self.account.borrow_mut();
+            for s in &plan.upserts {
+                if let Err(e) = account.write(&Request::Put(s.clone()), &now) {
+                    if e.kind() == ErrorKind::StoreFailed {
+                        return Err(e);
+                    }
+                    // One package that cannot be stored is reported, not fatal.
+                    if let Some(Value::Array(up)) = report.get_mut("upserted") {
+                        up.retain(|n| n.as_str() != Some(s.name.as_str()));
+                    }
+                    if let Some(Value::Array(sk)) = report.get_mut("skipped") {
+                        sk.push(json!({ "name": s.name, "problems": [{ "path": "name", "code": e.code(), "message": e.to_string(), "severity": "error" }] }));
+                    }
+                }
+            }
+            let state = sync::state_op(&url, etag.as_deref().unwrap_or(""), &now);
+            account.backend_mut().commit(&[state])?;
+            *self.index.borrow_mut() = None;
+            if let Value::Object(o) = &mut report {
+                o.insert("status".into(), "updated".into());
+                o.insert("etag".into(), etag.map_or(Value::Null, Value::String));
+            }
+            Ok(report.to_string())
+        };
+        run().map_err(to_wit)
+    }
+}
