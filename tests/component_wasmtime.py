@@ -115,6 +115,9 @@ class Host:
     def __init__(self):
         engine = wasmtime.Engine()
         self.store = wasmtime.Store(engine)
+        # The standard WASI context every component host gives (std's HashMap seeds come
+        # from wasi:random, which MiniJinja's environment asks for once).
+        self.store.set_wasi(wasmtime.WasiConfig())
         component = wc.Component.from_file(engine, os.path.join(ROOT, "target/component/promptloom.wasm"))
         linker = wc.Linker(engine)
         linker.add_wasip2()
@@ -129,6 +132,18 @@ class Host:
         self.parse_input = f("parse-input")
         self.open_store = f("[static]message-store.open")
         self.store_fns = {n: f(f"[method]message-store.{n}") for n in ["submit", "get", "history", "list", "blob", "lower"]}
+        sk = inst.get_export_index(self.store, "promptloom:core/skills@0.1.0")
+        g = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, sk))
+        self.skills = {n: g(n) for n in ["validate-skill", "import-package", "import-skill-md", "export-skill-md", "model-family"]}
+        self.skills["open-store"] = g("[static]skill-store.open")
+        self.skills["open-catalog"] = g("[static]skill-catalog.open")
+        for n in ["list", "get", "get-by-name", "get-artifacts", "get-artifact", "create", "put", "update", "delete", "add-artifact", "update-artifact", "delete-artifact"]:
+            self.skills["store." + n] = g(f"[method]skill-store.{n}")
+        for n in ["list", "get", "load", "match", "refresh", "sync-etag", "apply-sync"]:
+            self.skills["catalog." + n] = g(f"[method]skill-catalog.{n}")
+
+    def sk(self, name, *args):
+        return self.skills[name](self.store, *args)
 
     def call(self, name, res, *args):
         return self.store_fns[name](self.store, res, *args)
@@ -279,6 +294,74 @@ class CompositorInWasmtime(unittest.TestCase):
         missing = h.call("get", res, "nope")
         self.assertEqual(missing.tag, "not-found")
         self.assertEqual(set(before) - set(h.kv.buckets["failing"]), set())
+
+
+NOW = "2026-11-22T08:00:00Z"
+
+
+class SkillsInWasmtime(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.host = Host()
+        cls.seed = read(os.path.join(ROOT, "tests/skills/packages/consistency-checker.json"))
+
+    def test_store_operations_over_a_bucket(self):
+        h = self.host
+        st = h.sk("open-store", "skills-a")
+        summary = json.loads(h.sk("store.create", st, self.seed, NOW))
+        self.assertEqual([a["kind"] for a in summary["artifacts"]], ["description", "prompt_template", "code_template", "dspy_module"])
+        imported = json.loads(h.sk("import-package", self.seed, NOW))["skill"]
+        self.assertEqual(json.loads(h.sk("store.get", st, imported["id"])), imported)
+        self.assertEqual(json.loads(h.sk("store.get-by-name", st, "Consistency Checker")), imported)
+        self.assertIsNone(h.sk("store.get", st, "nope"))
+        arts = json.loads(h.sk("store.get-artifacts", st, imported["id"], ["dspy_module"]))
+        self.assertEqual([a["name"] for a in arts], ["DSPy Checker"])
+        self.assertEqual(json.loads(h.sk("store.get-artifact", st, arts[0]["id"])), arts[0])
+        self.assertEqual([s["name"] for s in json.loads(h.sk("store.list", st))], ["Consistency Checker"])
+        # Errors are WIT variants: already-exists, invalid-skill (every problem), not-found.
+        self.assertEqual(h.sk("store.create", st, self.seed, NOW).tag, "already-exists")
+        bad = h.sk("store.put", st, json.dumps({"name": "x", "description": "", "version": "1"}), NOW)
+        self.assertEqual(bad.tag, "invalid-skill")
+        self.assertEqual([p["path"] for p in json.loads(bad.payload.details)["problems"]], ["description", "version"])
+        self.assertEqual(h.sk("store.delete", st, "nope").tag, "not-found")
+        self.assertEqual(json.loads(h.sk("store.delete", st, imported["id"]))["artifacts"], 4)
+        self.assertEqual(h.kv.buckets["skills-a"], {})
+
+    def test_a_bucket_failing_mid_write_leaves_the_skill_invisible(self):
+        h = self.host
+        st = h.sk("open-store", "skills-fail")
+        h.kv.fail_after = 3  # three artifact rows land, then the store fails
+        err = h.sk("store.create", st, self.seed, NOW)
+        h.kv.fail_after = None
+        self.assertEqual(err.tag, "store-failed")
+        self.assertEqual(json.loads(h.sk("store.list", st)), [])
+        self.assertIsNone(h.sk("store.get-by-name", st, "Consistency Checker"))
+        # Writing again completes it (the half-written rows are replaced).
+        json.loads(h.sk("store.put", st, self.seed, NOW))
+        self.assertEqual(len(json.loads(h.sk("store.get-by-name", st, "Consistency Checker"))["artifacts"]), 4)
+
+    def test_skill_md_and_catalog(self):
+        h = self.host
+        md = "---\nname: pdf-tools\ndescription: Work with PDFs.\nallowed-tools: Bash(python3:*) Read\n---\n# PDF\n"
+        files = [record(path="scripts/x.py", content="print(1)\n", base64=False)]
+        imp = json.loads(h.sk("import-skill-md", md, files, "pdf-tools", NOW))
+        self.assertEqual(imp["skill"]["metadata"]["tool_surface"], ["Bash(python3:*)", "Read"])
+        out = json.loads(h.sk("export-skill-md", json.dumps(imp["skill"])))
+        self.assertEqual(out["text"], md)
+        self.assertEqual(out["files"], [{"path": "scripts/x.py", "content": "print(1)\n", "base64": False}])
+        self.assertEqual(h.sk("import-skill-md", "no frontmatter", [], None, NOW).tag, "invalid-skill")
+        self.assertEqual(h.sk("model-family", "claude-opus-4"), "anthropic")
+        ws = h.sk("open-store", "cat-ws")
+        h.sk("store.create", ws, json.dumps(imp["skill"]), NOW)
+        cat = h.sk("open-catalog", "cat-ws", "cat-acc")
+        body = json.dumps({"skills": [json.loads(self.seed)]})
+        report = json.loads(h.sk("catalog.apply-sync", cat, "https://m.test/c.json", body, '"e1"', NOW))
+        self.assertEqual(report["upserted"], ["Consistency Checker"])
+        self.assertEqual(h.sk("catalog.sync-etag", cat, "https://m.test/c.json"), '"e1"')
+        r = json.loads(h.sk("catalog.match", cat, "are there any contradictions in chapter 2", 3))
+        self.assertEqual((r[0]["name"], r[0]["scope"], r[0]["tier"]), ("Consistency Checker", "account", "exact"))
+        self.assertEqual(h.sk("catalog.apply-sync", cat, "https://m.test/c.json", "{", '"e2"', NOW).tag, "sync-failed")
+        self.assertEqual(h.sk("catalog.sync-etag", cat, "https://m.test/c.json"), '"e1"')
 
 
 if __name__ == "__main__":
