@@ -189,9 +189,10 @@ class SkillStore {
     return typeof x === 'string' ? JSON.parse(x) : x;
   }
   /**
-   * One write: the core names the rows it needs, the glue reads them, and the batch is
-   * committed with the same rows read again inside the transaction (planned afresh on
-   * those values, so a row another tab changed in between is never written over blindly).
+   * One write: the core names the rows it needs; they are read inside the write
+   * transaction and the batch is planned on those values, so one transaction does it (a
+   * plan that needs further rows — an artifact's skill — names them, and the write starts
+   * over with them). A row another tab changes in between is never written over blindly.
    */
   async #write(request) {
     const M = __module();
@@ -199,28 +200,28 @@ class SkillStore {
     try {
       const reads = new Map();
       const plan = () => JSON.parse(call(() => w.plan(JSON.stringify([...reads.values()]))));
+      let keys = plan().read ?? [];
       for (let attempt = 0; attempt < 8; attempt++) {
-        let p = plan();
-        while (p.read) {
-          const { gets } = await this.#backend.read({ gets: p.read });
-          p.read.forEach(([t, k], i) => reads.set(`${t}\0${k}`, [t, k, gets[i]]));
-          p = plan();
-        }
-        const keys = [...reads.values()].map(([t, k]) => [t, k]);
         let result;
+        let more = null;
         try {
           await this.#backend.commitAfterRead(keys, (values) => {
+            reads.clear();
             keys.forEach(([t, k], i) => reads.set(`${t}\0${k}`, [t, k, values[i]]));
             const q = plan();
-            if (q.read) throw new PromptloomError('StoreFailed', 'rows changed while writing', { [STALE]: true });
+            if (q.read) {
+              more = q.read;
+              throw new PromptloomError('StoreFailed', 'the write needs more rows', { [STALE]: true });
+            }
             result = q.result;
             return q.ops;
           });
         } catch (e) {
-          if (e instanceof PromptloomError && (e.details?.[STALE] || e.details?.conflict)) {
-            reads.clear();
+          if (e instanceof PromptloomError && e.details?.[STALE]) {
+            keys = [...keys, ...more];
             continue;
           }
+          if (e instanceof PromptloomError && e.details?.conflict) continue;
           throw e;
         }
         this.version++;
