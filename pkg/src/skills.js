@@ -99,6 +99,25 @@ export function selectVariant(artifacts, model) {
 
 const STALE = 'promptloom:stale';
 
+const byName = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * Skill rows → summaries sorted by name. The rows are the core's own JSON: they are parsed
+ * here in one go (the engine's JSON parser), and only a row that does not hold the summary
+ * shape goes through the core, which names what is wrong with it.
+ */
+function summaries(rows) {
+  if (rows.length === 0) return [];
+  let list;
+  try {
+    list = JSON.parse(`[${rows.map((r) => r[1]).join(',')}]`);
+  } catch {
+    list = null;
+  }
+  const ok = list && list.length === rows.length && list.every((s) => s && typeof s.id === 'string' && typeof s.name === 'string' && Array.isArray(s.artifacts));
+  return ok ? list.sort(byName) : JSON.parse(__inbox('skillSummaries', [rowsText(rows)]));
+}
+
 /** A skill store over one backend: the seed's repository operations. */
 class SkillStore {
   #backend;
@@ -123,7 +142,7 @@ class SkillStore {
   async list({ source } = {}) {
     const b = this.#backend;
     const rows = source !== undefined && b.byIndex ? await b.byIndex('skills', 'source', String(source)) : await b.scan('skills', '');
-    const out = JSON.parse(__inbox('skillSummaries', [rowsText(rows)]));
+    const out = summaries(rows);
     return source !== undefined && !b.byIndex ? out.filter((s) => s.source === source) : out;
   }
   /** The skill with all its artifacts, or null. */
@@ -198,8 +217,21 @@ class SkillStore {
     const M = __module();
     const w = call(() => new M.SkillWrite(JSON.stringify(request), this.#now()));
     try {
+      // A create is all inserts: it needs no reads, and a taken key fails the whole batch
+      // (then the checked plan below reads the rows and names the taken one).
+      const fast = call(() => w.optimistic());
+      if (fast !== '') {
+        const p = planOf(fast);
+        try {
+          await this.#backend.commitAfterRead([], () => p.ops);
+          this.version++;
+          return p.result;
+        } catch (e) {
+          if (!(e instanceof PromptloomError && e.details?.conflict)) throw e;
+        }
+      }
       const reads = new Map();
-      const plan = () => JSON.parse(call(() => w.plan(JSON.stringify([...reads.values()]))));
+      const plan = () => planOf(call(() => w.plan(JSON.stringify([...reads.values()]))));
       let keys = plan().read ?? [];
       for (let attempt = 0; attempt < 8; attempt++) {
         let result;
@@ -232,6 +264,17 @@ class SkillStore {
       w.free();
     }
   }
+}
+
+/** A plan from the core: JSON, then each row value after a NUL (ops name theirs by `at`). */
+function planOf(text) {
+  const cut = text.indexOf('\0');
+  const p = JSON.parse(cut < 0 ? text : text.slice(0, cut));
+  if (p.ops && cut >= 0) {
+    const values = text.slice(cut + 1).split('\0');
+    for (const op of p.ops) if (op.at !== undefined) op.value = values[op.at];
+  }
+  return p;
 }
 
 /**

@@ -83,16 +83,78 @@ pub struct Doc {
     pub scope: String,
 }
 
-impl Doc {
-    fn field_texts(&self, f: Field) -> Vec<&str> {
-        match f {
-            Field::Name => vec![self.name.as_str()],
-            Field::Description => vec![self.description.as_str()],
-            Field::Tag => self.tags.iter().map(String::as_str).collect(),
-            Field::Intent => self.intent_patterns.iter().map(String::as_str).collect(),
-            Field::Trigger => self.trigger_phrases.iter().map(String::as_str).collect(),
+/// What the index keeps of a skill for its results.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Listed {
+    /// Skill id.
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// Scope.
+    pub scope: String,
+}
+
+/// A skill to index, borrowed: an owned [`Doc`] or a slice of the compact text form.
+trait Source {
+    /// Id, name and scope.
+    fn listed(&self) -> [&str; 3];
+    /// Calls `f` with each text of field `field`.
+    fn each(&self, field: Field, f: &mut dyn FnMut(&str));
+}
+
+impl Source for Doc {
+    fn listed(&self) -> [&str; 3] {
+        [&self.id, &self.name, &self.scope]
+    }
+    fn each(&self, field: Field, f: &mut dyn FnMut(&str)) {
+        match field {
+            Field::Name => f(&self.name),
+            Field::Description => f(&self.description),
+            Field::Tag => self.tags.iter().for_each(|t| f(t)),
+            Field::Intent => self.intent_patterns.iter().for_each(|t| f(t)),
+            Field::Trigger => self.trigger_phrases.iter().for_each(|t| f(t)),
         }
     }
+}
+
+/// One document of the compact text form: id, name, description, tags, intent patterns,
+/// trigger phrases, scope (lists `\u{1d}`-separated).
+struct TextDoc<'a>([&'a str; 7]);
+
+impl Source for TextDoc<'_> {
+    fn listed(&self) -> [&str; 3] {
+        [self.0[0], self.0[1], self.0[6]]
+    }
+    fn each(&self, field: Field, f: &mut dyn FnMut(&str)) {
+        let at = match field {
+            Field::Name => 1,
+            Field::Description => 2,
+            Field::Tag => 3,
+            Field::Intent => 4,
+            Field::Trigger => 5,
+        };
+        if at <= 2 {
+            f(self.0[at]);
+        } else {
+            self.0[at]
+                .split('\u{1d}')
+                .filter(|x| !x.is_empty())
+                .for_each(f);
+        }
+    }
+}
+
+fn text_docs(text: &str) -> Vec<TextDoc<'_>> {
+    text.split('\u{1e}')
+        .filter(|d| !d.is_empty())
+        .map(|d| {
+            let mut parts = [""; 7];
+            for (slot, v) in parts.iter_mut().zip(d.split('\u{1f}')) {
+                *slot = v;
+            }
+            TextDoc(parts)
+        })
+        .collect()
 }
 
 /// Reads documents from the compact text form the JS glue writes: documents separated by
@@ -133,20 +195,24 @@ impl Hasher for Fx {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.0 =
+                (self.0.rotate_left(5) ^ u64::from_le_bytes(w) ^ rest.len() as u64).wrapping_mul(K);
         }
     }
 }
 
 type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
-
-const STOP: [&str; 44] = [
-    "a", "an", "the", "and", "or", "of", "to", "in", "on", "for", "with", "is", "are", "be", "it",
-    "its", "this", "that", "these", "those", "my", "me", "i", "you", "your", "we", "our", "any",
-    "there", "from", "by", "as", "at", "do", "does", "can", "could", "please", "what", "how",
-    "into", "about", "if", "so",
-];
 
 /// Lower-cased words of `text` (see [`is_word_char`]; everything else separates).
 fn words(text: &str) -> impl Iterator<Item = String> + '_ {
@@ -155,45 +221,186 @@ fn words(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(|w| w.chars().map(fold).collect())
 }
 
-/// A light English suffix stemmer: plurals, `-ing`, `-ed`.
-fn stem(w: &str) -> String {
+/// A light English suffix stemmer (plurals, `-ing`, `-ed`), in place.
+fn stem_in(w: &mut String) {
     let n = w.len();
-    let cut = |k: usize| w.get(..n - k).unwrap_or(w).to_owned();
-    if !w.is_ascii() {
-        return w.to_owned();
+    if n <= 3 || !w.is_ascii() {
+        return;
     }
     if n > 4 && w.ends_with("ies") {
-        return format!("{}y", cut(3));
+        w.truncate(n - 3);
+        w.push('y');
+    } else if n > 5 && w.ends_with("ing") {
+        w.truncate(n - 3);
+    } else if n > 4 && w.ends_with("ed") && !w.ends_with("eed") {
+        w.truncate(n - 2);
+    } else if n > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") {
+        w.truncate(n - 1);
     }
-    if n > 5 && w.ends_with("ing") {
-        return cut(3);
-    }
-    if n > 4 && w.ends_with("ed") && !w.ends_with("eed") {
-        return cut(2);
-    }
-    if n > 3 && w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("us") {
-        return cut(1);
-    }
-    w.to_owned()
 }
 
-/// Index terms of `text`.
-fn terms(text: &str) -> impl Iterator<Item = String> + '_ {
-    words(text)
-        .filter(|w| !STOP.contains(&w.as_str()))
-        .map(|w| stem(&w))
+/// The stem of one word.
+fn stem(w: &str) -> String {
+    let mut s = w.to_owned();
+    stem_in(&mut s);
+    s
+}
+
+fn is_stop(w: &str) -> bool {
+    matches!(
+        w,
+        "a" | "an"
+            | "the"
+            | "and"
+            | "or"
+            | "of"
+            | "to"
+            | "in"
+            | "on"
+            | "for"
+            | "with"
+            | "is"
+            | "are"
+            | "be"
+            | "it"
+            | "its"
+            | "this"
+            | "that"
+            | "these"
+            | "those"
+            | "my"
+            | "me"
+            | "i"
+            | "you"
+            | "your"
+            | "we"
+            | "our"
+            | "any"
+            | "there"
+            | "from"
+            | "by"
+            | "as"
+            | "at"
+            | "do"
+            | "does"
+            | "can"
+            | "could"
+            | "please"
+            | "what"
+            | "how"
+            | "into"
+            | "about"
+            | "if"
+            | "so"
+    )
+}
+
+/// Calls `f` with each word of `text` (see [`is_word_char`]): ASCII is scanned byte by
+/// byte, other characters are decoded only where they occur.
+fn each_word(text: &str, mut f: impl FnMut(&str)) {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    let mut start = None;
+    while i < bytes.len() {
+        let b = bytes[i];
+        let (word, len) = if b < 0x80 {
+            (b.is_ascii_alphanumeric(), 1)
+        } else {
+            match text.get(i..).and_then(|t| t.chars().next()) {
+                Some(c) => (is_word_char(c), c.len_utf8()),
+                None => (false, 1),
+            }
+        };
+        match (word, start) {
+            (true, None) => start = Some(i),
+            (false, Some(s0)) => {
+                if let Some(w) = text.get(s0..i) {
+                    f(w);
+                }
+                start = None;
+            }
+            _ => {}
+        }
+        i += len;
+    }
+    if let Some(s0) = start {
+        if let Some(w) = text.get(s0..) {
+            f(w);
+        }
+    }
+}
+
+/// Calls `f` with each index term of `text` (lower case, no stop words, stemmed), reusing
+/// one buffer: tokenizing a catalog allocates only for new terms.
+fn each_term(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
+    each_word(text, |w| {
+        buf.clear();
+        if w.is_ascii() {
+            buf.push_str(w);
+            buf.make_ascii_lowercase();
+        } else {
+            buf.extend(w.chars().map(fold));
+        }
+        if is_stop(buf) {
+            return;
+        }
+        stem_in(buf);
+        f(buf);
+    });
 }
 
 /// Words joined by single spaces (what trigger phrases and names are compared in).
 fn normalized(text: &str) -> String {
-    words(text).collect::<Vec<_>>().join(" ")
+    let mut s = String::new();
+    normalize_into(text, &mut s);
+    s
 }
 
+/// [`normalized`] into a reused buffer; returns the number of words.
+fn normalize_into(text: &str, out: &mut String) -> usize {
+    out.clear();
+    let mut n = 0;
+    each_word(text, |w| {
+        if n > 0 {
+            out.push(' ');
+        }
+        if w.is_ascii() {
+            let at = out.len();
+            out.push_str(w);
+            if let Some(tail) = out.get_mut(at..) {
+                tail.make_ascii_lowercase();
+            }
+        } else {
+            out.extend(w.chars().map(fold));
+        }
+        n += 1;
+    });
+    n
+}
+
+/// A 64-bit hash of a normalized phrase (exact hits are looked up by it; at catalog sizes a
+/// collision is about as likely as a cosmic-ray bit flip).
+fn hash(s: &str) -> u64 {
+    let mut h = Fx::default();
+    h.write(s.as_bytes());
+    h.finish() ^ (s.len() as u64).rotate_left(32)
+}
+
+/// The docs stored under `key` in a sorted (hash, doc) table.
+fn lookup(table: &[(u64, u32)], key: u64) -> impl Iterator<Item = u32> + '_ {
+    let from = table.partition_point(|(h, _)| *h < key);
+    table[from..]
+        .iter()
+        .take_while(move |(h, _)| *h == key)
+        .map(|(_, d)| *d)
+}
+
+/// One document of a term's posting list, with its BM25F weight for that term summed over
+/// the fields (everything but the term's idf and the query weight is known at build time).
 #[derive(Debug, Clone, Copy)]
 struct Posting {
     doc: u32,
-    field: u8,
-    tf: u16,
+    weight: f32,
 }
 
 /// Why a skill ranked where it did.
@@ -249,7 +456,7 @@ impl Default for MatchOptions {
 /// The phase-1 index over a catalog.
 #[derive(Debug, Clone, Default)]
 pub struct SkillIndex {
-    docs: Vec<Doc>,
+    docs: Vec<Listed>,
     /// Every string the index looks up — stemmed terms, raw first words of trigger phrases,
     /// normalized names — to one id (one map type keeps the wasm small).
     ids: FxMap<String, u32>,
@@ -260,11 +467,17 @@ pub struct SkillIndex {
     idf: Vec<f32>,
     lens: Vec<[u16; 5]>,
     avg: [f32; 5],
-    /// By id of a trigger phrase's first word: (doc, normalized phrase).
-    triggers: Vec<Vec<(u32, String)>>,
-    /// By id of a normalized name: the docs of that name.
-    names: Vec<Vec<u32>>,
+    /// (hash of a normalized trigger phrase, doc), sorted.
+    triggers: Vec<(u64, u32)>,
+    /// The most words in one trigger phrase (the longest query n-gram worth looking up).
+    longest_trigger: usize,
+    /// (hash of a normalized name, doc), sorted.
+    names: Vec<(u64, u32)>,
     vectors: Vec<Option<Vec<f32>>>,
+    /// Per document, its (term, field) pairs: which fields a query term matched.
+    fields: Vec<(u32, u8)>,
+    /// Per document, its range in `fields`.
+    spans: Vec<(u32, u32)>,
 }
 
 impl SkillIndex {
@@ -273,74 +486,115 @@ impl SkillIndex {
         let id = *self.ids.entry(key).or_insert(next as u32) as usize;
         if id == next {
             self.postings.push(Vec::new());
-            self.triggers.push(Vec::new());
-            self.names.push(Vec::new());
         }
         id
     }
 
+    /// Builds the index from the compact text form (see [`parse_docs`]) without copying
+    /// the texts.
+    pub fn from_text(text: &str) -> SkillIndex {
+        let docs = text_docs(text);
+        let sources: Vec<&dyn Source> = docs.iter().map(|d| d as &dyn Source).collect();
+        SkillIndex::build_from(&sources)
+    }
+
     /// Builds the index.
     pub fn build(docs: Vec<Doc>) -> SkillIndex {
+        let sources: Vec<&dyn Source> = docs.iter().map(|d| d as &dyn Source).collect();
+        SkillIndex::build_from(&sources)
+    }
+
+    fn build_from(docs: &[&dyn Source]) -> SkillIndex {
         let mut ix = SkillIndex::default();
+        let mut norm = String::new();
         let mut totals = [0f64; 5];
         let mut is_term: Vec<bool> = Vec::new();
-        for (d, doc) in docs.iter().enumerate() {
-            let d = u32::try_from(d).unwrap_or(u32::MAX);
+        // Pass 1: term frequencies per document and field, and field lengths.
+        let mut counts: Vec<(u32, u8, u16)> = Vec::new();
+        let mut spans: Vec<(usize, usize)> = Vec::with_capacity(docs.len());
+        let mut buf = String::new();
+        for doc in docs {
+            let start = counts.len();
             let mut lens = [0u16; 5];
             for (fi, f) in FIELDS.iter().enumerate() {
-                for text in doc.field_texts(*f) {
-                    for t in terms(text) {
-                        let id = ix.id(t);
+                let field_start = counts.len();
+                doc.each(*f, &mut |text: &str| {
+                    each_term(text, &mut buf, |t| {
+                        let id = match ix.ids.get(t) {
+                            Some(id) => *id as usize,
+                            None => ix.id(t.to_owned()),
+                        };
                         if is_term.len() <= id {
                             is_term.resize(id + 1, false);
                         }
                         is_term[id] = true;
-                        // A field's words come together, so a repeat hits the last posting.
-                        let list = &mut ix.postings[id];
-                        match list.last_mut() {
-                            Some(p) if p.doc == d && p.field == fi as u8 => {
-                                p.tf = p.tf.saturating_add(1)
-                            }
-                            _ => list.push(Posting {
-                                doc: d,
-                                field: fi as u8,
-                                tf: 1,
-                            }),
+                        let id = id as u32;
+                        match counts[field_start..].iter_mut().find(|c| c.0 == id) {
+                            Some(c) => c.2 = c.2.saturating_add(1),
+                            None => counts.push((id, fi as u8, 1)),
                         }
                         lens[fi] = lens[fi].saturating_add(1);
-                    }
-                }
+                    });
+                });
                 totals[fi] += f64::from(lens[fi]);
             }
+            spans.push((start, counts.len()));
             ix.lens.push(lens);
-            for p in &doc.trigger_phrases {
-                let n = normalized(p);
-                if let Some(first) = n.split(' ').next().filter(|f| !f.is_empty()) {
-                    let id = ix.id(first.to_owned());
-                    ix.triggers[id].push((d, n.clone()));
-                }
-            }
-            let id = ix.id(normalized(&doc.name));
-            ix.names[id].push(d);
         }
         let n = docs.len().max(1) as f64;
         for (i, t) in totals.iter().enumerate() {
             ix.avg[i] = ((t / n) as f32).max(1.0);
         }
+        // Pass 2: one posting per (term, document) with the fields' BM25F weights summed.
+        for (d, (start, end)) in spans.iter().enumerate() {
+            let lens = ix.lens.get(d).copied().unwrap_or([0; 5]);
+            for &(term, fi, tf) in counts.get(*start..*end).unwrap_or(&[]) {
+                let fi = fi as usize;
+                let tf = f32::from(tf);
+                let norm = 1.0 - B + B * f32::from(lens[fi]) / ix.avg[fi];
+                let w = WEIGHTS[fi] * tf * (K1 + 1.0) / (tf + K1 * norm);
+                let list = &mut ix.postings[term as usize];
+                match list.last_mut() {
+                    Some(p) if p.doc == d as u32 => p.weight += w,
+                    _ => list.push(Posting {
+                        doc: d as u32,
+                        weight: w,
+                    }),
+                }
+            }
+        }
+        for (d, doc) in docs.iter().enumerate() {
+            let d = d as u32;
+            let mut longest = ix.longest_trigger;
+            let mut triggers = std::mem::take(&mut ix.triggers);
+            doc.each(Field::Trigger, &mut |p: &str| {
+                let words = normalize_into(p, &mut norm);
+                if words > 0 {
+                    longest = longest.max(words);
+                    triggers.push((hash(&norm), d));
+                }
+            });
+            ix.triggers = triggers;
+            ix.longest_trigger = longest;
+            let [id, name, scope] = doc.listed();
+            normalize_into(name, &mut norm);
+            ix.names.push((hash(&norm), d));
+            ix.docs.push(Listed {
+                id: id.to_owned(),
+                name: name.to_owned(),
+                scope: scope.to_owned(),
+            });
+        }
+        ix.triggers.sort_unstable();
+        ix.names.sort_unstable();
+        ix.fields = counts.iter().map(|&(t, f, _)| (t, f)).collect();
+        ix.spans = spans.iter().map(|&(a, b)| (a as u32, b as u32)).collect();
         let total = docs.len() as f32;
         ix.idf = ix
             .postings
             .iter()
             .map(|p| {
-                let mut df = 0u32;
-                let mut last = u32::MAX;
-                for x in p {
-                    if x.doc != last {
-                        df += 1;
-                        last = x.doc;
-                    }
-                }
-                let df = df as f32;
+                let df = p.len() as f32;
                 (1.0 + (total - df + 0.5) / (df + 0.5)).ln()
             })
             .collect();
@@ -352,12 +606,11 @@ impl SkillIndex {
             .collect();
         ix.sorted.sort_unstable();
         ix.vectors = vec![None; docs.len()];
-        ix.docs = docs;
         ix
     }
 
-    /// The documents.
-    pub fn docs(&self) -> &[Doc] {
+    /// The indexed skills (id, name, scope), in catalog order.
+    pub fn docs(&self) -> &[Listed] {
         &self.docs
     }
 
@@ -387,7 +640,7 @@ impl SkillIndex {
         let mut out: Vec<(u32, f32, String)> = Vec::new();
         for (i, w) in words.iter().enumerate() {
             let last = i + 1 == words.len();
-            let stop = STOP.contains(&w.as_str());
+            let stop = is_stop(w);
             let t = stem(w);
             if !stop {
                 if let Some(id) = self.ids.get(&t) {
@@ -431,15 +684,9 @@ impl SkillIndex {
             else {
                 continue;
             };
+            let scale = idf * w;
             for p in list {
-                let fi = p.field as usize;
-                let len = self
-                    .lens
-                    .get(p.doc as usize)
-                    .map_or(1.0, |l| f32::from(l[fi]));
-                let tf = f32::from(p.tf);
-                let norm = 1.0 - B + B * len / self.avg[fi];
-                let s = WEIGHTS[fi] * idf * tf * (K1 + 1.0) / (tf + K1 * norm) * w;
+                let s = p.weight * scale;
                 if let Some(a) = acc.get_mut(p.doc as usize) {
                     if *a == 0.0 {
                         touched.push(p.doc);
@@ -449,37 +696,29 @@ impl SkillIndex {
             }
         }
         // Exact hits: trigger phrases contained word for word, or the name itself.
+        // Every run of query words up to the longest phrase is looked up whole: the cost
+        // depends on the query, not on how many skills share a word.
         let q_norm = normalized(query);
-        let padded = format!(" {q_norm} ");
+        let q_words: Vec<&str> = q_norm.split(' ').filter(|w| !w.is_empty()).collect();
         let mut exact: Vec<(u32, Option<String>)> = Vec::new();
-        let mut seen: Vec<&str> = Vec::new();
-        for w in q_norm.split(' ') {
-            if seen.contains(&w) {
-                continue;
-            }
-            seen.push(w);
-            let Some(list) = self
-                .ids
-                .get(w)
-                .and_then(|id| self.triggers.get(*id as usize))
-            else {
-                continue;
-            };
-            for (d, phrase) in list {
-                if !exact.iter().any(|(x, _)| x == d) && padded.contains(&format!(" {phrase} ")) {
-                    exact.push((*d, Some(phrase.clone())));
+        let mut gram = String::new();
+        for start in 0..q_words.len() {
+            gram.clear();
+            for w in q_words.iter().skip(start).take(self.longest_trigger) {
+                if !gram.is_empty() {
+                    gram.push(' ');
+                }
+                gram.push_str(w);
+                for d in lookup(&self.triggers, hash(&gram)) {
+                    if !exact.iter().any(|(x, _)| *x == d) {
+                        exact.push((d, Some(gram.clone())));
+                    }
                 }
             }
         }
-        if let Some(list) = self
-            .ids
-            .get(&q_norm)
-            .and_then(|id| self.names.get(*id as usize))
-        {
-            for d in list {
-                if !exact.iter().any(|(x, _)| x == d) {
-                    exact.push((*d, None));
-                }
+        for d in lookup(&self.names, hash(&q_norm)) {
+            if !exact.iter().any(|(x, _)| *x == d) {
+                exact.push((d, None));
             }
         }
         for (d, _) in &exact {
@@ -568,20 +807,19 @@ impl SkillIndex {
 
     /// Which fields of document `d` hold which of the query terms.
     fn matched(&self, d: usize, q: &[(u32, f32, String)]) -> Vec<(Field, Vec<String>)> {
-        let Some(doc) = self.docs.get(d) else {
+        let Some(&(start, end)) = self.spans.get(d) else {
             return Vec::new();
         };
+        let pairs = self.fields.get(start as usize..end as usize).unwrap_or(&[]);
         let mut out = Vec::new();
-        for f in FIELDS {
-            let present: Vec<String> = doc.field_texts(f).into_iter().flat_map(terms).collect();
-            let mut hit: Vec<String> = q
+        for (fi, f) in FIELDS.iter().enumerate() {
+            let hit: Vec<String> = q
                 .iter()
-                .filter(|(_, _, t)| present.contains(t))
+                .filter(|(id, _, _)| pairs.iter().any(|&(t, pf)| t == *id && pf as usize == fi))
                 .map(|(_, _, t)| t.clone())
                 .collect();
-            hit.dedup();
             if !hit.is_empty() {
-                out.push((f, hit));
+                out.push((*f, hit));
             }
         }
         out

@@ -6,7 +6,7 @@ use crate::catalog::{self, rank, sync};
 use crate::error::{Error, ErrorKind};
 use crate::skill::{self, wire};
 use crate::store::skills::{self as layout, Plan, Reads, Request};
-use crate::store::Table;
+use crate::store::{Op, Table};
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 
@@ -114,7 +114,9 @@ impl JsSkillWrite {
     }
 
     /// Plans with the rows read so far (JSON `[[table, key, value | null], …]`): returns
-    /// `{"read":[[table,key],…]}` or `{"ops":[…],"result":…}`.
+    /// `{"read":[[table,key],…]}`, or `{"ops":[…],"result":…}` followed by the row values,
+    /// each after a NUL (each op names its value by position, `at`; JSON text never holds
+    /// a raw NUL, and no row is escaped a second time inside another JSON string).
     pub fn plan(&self, reads: &str) -> Result<String, JsValue> {
         let list = match parse(reads, "the rows read", ErrorKind::Internal)? {
             Value::Array(a) => a,
@@ -131,39 +133,62 @@ impl JsSkillWrite {
                 );
             }
         }
-        let mut o = Map::new();
-        match layout::plan(&self.req, &r, &self.now).map_err(js_err)? {
-            Plan::Read(keys) => {
-                let keys = keys
-                    .into_iter()
-                    .map(|(t, k)| Value::Array(vec![t.name().into(), k.into()]))
-                    .collect();
-                o.insert("read".into(), Value::Array(keys));
-            }
-            Plan::Write { ops, result } => {
-                let ops = ops
-                    .iter()
-                    .map(|op| {
-                        let mut v = op.to_value();
-                        if let (
-                            crate::store::Op::Put { table, key, value }
-                            | crate::store::Op::Insert { table, key, value },
-                            Value::Object(o),
-                        ) = (op, &mut v)
-                        {
-                            if let Some(ix) = layout::index_fields(*table, key, value) {
-                                o.insert("index".into(), Value::Object(ix));
-                            }
-                        }
-                        v
-                    })
-                    .collect();
-                o.insert("ops".into(), Value::Array(ops));
-                o.insert("result".into(), result);
-            }
-        }
-        Ok(Value::Object(o).to_string())
+        plan_text(layout::plan(&self.req, &r, &self.now).map_err(js_err)?)
     }
+
+    /// The plan that needs no reads (a create: all inserts), or "" when the request has none.
+    pub fn optimistic(&self) -> Result<String, JsValue> {
+        match layout::plan_optimistic(&self.req) {
+            Some(p) => plan_text(p),
+            None => Ok(String::new()),
+        }
+    }
+}
+
+fn plan_text(plan: Plan) -> Result<String, JsValue> {
+    let mut o = Map::new();
+    let mut values = Vec::new();
+    match plan {
+        Plan::Read(keys) => {
+            let keys = keys
+                .into_iter()
+                .map(|(t, k)| Value::Array(vec![t.name().into(), k.into()]))
+                .collect();
+            o.insert("read".into(), Value::Array(keys));
+        }
+        Plan::Write { ops, result } => {
+            let ops = ops
+                .into_iter()
+                .map(|op| {
+                    let index = match &op {
+                        Op::Put { table, key, value } | Op::Insert { table, key, value } => {
+                            layout::index_fields(*table, key, value)
+                        }
+                        Op::Delete { .. } => None,
+                    };
+                    let mut v = op.to_value();
+                    if let Value::Object(o) = &mut v {
+                        if let Some(Value::String(text)) = o.remove("value") {
+                            o.insert("at".into(), values.len().into());
+                            values.push(text);
+                        }
+                        if let Some(ix) = index {
+                            o.insert("index".into(), Value::Object(ix));
+                        }
+                    }
+                    v
+                })
+                .collect();
+            o.insert("ops".into(), Value::Array(ops));
+            o.insert("result".into(), result);
+        }
+    }
+    let mut text = Value::Object(o).to_string();
+    for v in values {
+        text.push('\0');
+        text.push_str(&v);
+    }
+    Ok(text)
 }
 
 /// Skill rows (`key NUL value NUL …` in the inbox) → a JSON array of summaries.
@@ -259,7 +284,7 @@ impl JsSkillIndex {
         let input = one_inbox(lens)?;
         let text = input.first().map(String::as_str).unwrap_or_default();
         Ok(JsSkillIndex {
-            inner: rank::SkillIndex::build(rank::parse_docs(text)),
+            inner: rank::SkillIndex::from_text(text),
         })
     }
 

@@ -190,10 +190,23 @@ pub fn index_fields(table: Table, key: &str, value: &str) -> Option<Map<String, 
     let mut o = Map::new();
     match table {
         Table::Skills => {
-            let v: Value = serde_json::from_str(value).ok()?;
-            for f in ["name", "source"] {
-                o.insert(f.into(), v.get(f).cloned().unwrap_or(Value::Null));
+            // Two fields of a row the layout wrote: read without building the whole tree.
+            #[derive(serde::Deserialize)]
+            struct Probe<'a> {
+                #[serde(borrow)]
+                name: Option<std::borrow::Cow<'a, str>>,
+                #[serde(borrow)]
+                source: Option<std::borrow::Cow<'a, str>>,
             }
+            let p: Probe = serde_json::from_str(value).ok()?;
+            o.insert(
+                "name".into(),
+                p.name.map_or(Value::Null, |n| n.into_owned().into()),
+            );
+            o.insert(
+                "source".into(),
+                p.source.map_or(Value::Null, |n| n.into_owned().into()),
+            );
         }
         Table::Artifacts => {
             let mut parts = key.splitn(3, '/');
@@ -413,9 +426,16 @@ fn plan_put(s: &Skill, create: bool, reads: &Reads) -> Result<Plan> {
             }
         }
     }
+    Ok(put_ops(s, create, old.as_ref()))
+}
+
+/// The batch of a create or put, once the checks passed (`old`: the stored summary a put
+/// replaces). Rows that must be new are inserts, so a create planned without reading
+/// ([`plan_optimistic`]) still cannot write over anything.
+fn put_ops(s: &Skill, create: bool, old: Option<&SkillSummary>) -> Plan {
     let mut skill = s.clone();
     let mut ops = Vec::new();
-    if let Some(old) = &old {
+    if let Some(old) = old {
         if let Some(c) = old.get_str("created_at") {
             skill.created_at = c.to_owned();
         }
@@ -435,36 +455,34 @@ fn plan_put(s: &Skill, create: bool, reads: &Reads) -> Result<Plan> {
             ops.push(delete(Table::SkillNames, old.name().to_owned()));
         }
     }
+    let write = |table: Table, key: String, value: String| {
+        if create {
+            Op::Insert { table, key, value }
+        } else {
+            put(table, key, value)
+        }
+    };
     for a in &skill.artifacts {
         let key = artifact_key(&s.id, a.kind, &a.id);
-        ops.push(put(Table::ArtifactIds, a.id.clone(), json_str(&key)));
+        ops.push(write(Table::ArtifactIds, a.id.clone(), json_str(&key)));
         ops.push(put(Table::Artifacts, key, a.to_value().to_string()));
     }
-    let (name_op, skill_op) = if create {
-        (
-            Op::Insert {
-                table: Table::SkillNames,
-                key: s.name.clone(),
-                value: json_str(&s.id),
-            },
-            Op::Insert {
-                table: Table::Skills,
-                key: s.id.clone(),
-                value: summary_row(&skill),
-            },
-        )
-    } else {
-        (
-            put(Table::SkillNames, s.name.clone(), json_str(&s.id)),
-            put(Table::Skills, s.id.clone(), summary_row(&skill)),
-        )
-    };
-    ops.push(name_op);
-    ops.push(skill_op);
-    Ok(Plan::Write {
+    ops.push(write(Table::SkillNames, s.name.clone(), json_str(&s.id)));
+    ops.push(write(Table::Skills, s.id.clone(), summary_row(&skill)));
+    Plan::Write {
         ops,
         result: skill.summary().to_value(),
-    })
+    }
+}
+
+/// A plan that needs no reads, when the request has one: a create is all inserts, so a
+/// backend refuses the whole batch (a conflict) if any of its keys is taken — then the
+/// driver plans again with [`plan`], which reads and names the taken one.
+pub fn plan_optimistic(req: &Request) -> Option<Plan> {
+    match req {
+        Request::Create(s) => Some(put_ops(s, true, None)),
+        _ => None,
+    }
 }
 
 fn existing(reads: &Reads, id: &str) -> Result<SkillSummary> {
@@ -677,6 +695,14 @@ impl<B: Backend> SkillStore<B> {
 
     /// Runs one write request to completion; returns its result.
     pub fn write(&mut self, req: &Request, now: &str) -> Result<Value> {
+        if let Some(Plan::Write { ops, result }) = plan_optimistic(req) {
+            match self.backend.commit(&ops) {
+                Ok(()) => return Ok(result),
+                // A taken key: plan again with reads, which names it.
+                Err(e) if e.details().get("conflict") == Some(&Value::Bool(true)) => {}
+                Err(e) => return Err(e),
+            }
+        }
         let mut reads = Reads::new();
         for _ in 0..8 {
             match plan(req, &reads, now)? {
