@@ -23,9 +23,9 @@ writeFileSync('target/size-report.md', out);
 const web = rows[0];
 // Budgets by slice. The whole library's target is 350 KB gzip: foundation + lowering
 // 120 KB; + compositor and message store 180 KB; + skill packages, storage and catalog
-// (MiniJinja ~50 KB, the YAML parser ~25 KB) 370 KB — over the whole-library target
+// (MiniJinja ~50 KB, the YAML parser ~25 KB) 372 KB — over the whole-library target
 // already (issue 4's note has the breakdown); this gate stops further growth unnoticed.
-const budget = 370 * 1024;
+const budget = 372 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;

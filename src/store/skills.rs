@@ -190,23 +190,10 @@ pub fn index_fields(table: Table, key: &str, value: &str) -> Option<Map<String, 
     let mut o = Map::new();
     match table {
         Table::Skills => {
-            // Two fields of a row the layout wrote: read without building the whole tree.
-            #[derive(serde::Deserialize)]
-            struct Probe<'a> {
-                #[serde(borrow)]
-                name: Option<std::borrow::Cow<'a, str>>,
-                #[serde(borrow)]
-                source: Option<std::borrow::Cow<'a, str>>,
+            let v: Value = serde_json::from_str(value).ok()?;
+            for f in ["name", "source"] {
+                o.insert(f.into(), v.get(f).cloned().unwrap_or(Value::Null));
             }
-            let p: Probe = serde_json::from_str(value).ok()?;
-            o.insert(
-                "name".into(),
-                p.name.map_or(Value::Null, |n| n.into_owned().into()),
-            );
-            o.insert(
-                "source".into(),
-                p.source.map_or(Value::Null, |n| n.into_owned().into()),
-            );
         }
         Table::Artifacts => {
             let mut parts = key.splitn(3, '/');
