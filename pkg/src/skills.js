@@ -106,7 +106,7 @@ const byName = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.
  * here in one go (the engine's JSON parser), and only a row that does not hold the summary
  * shape goes through the core, which names what is wrong with it.
  */
-function summaries(rows) {
+function summaries(rows, backend) {
   if (rows.length === 0) return [];
   let list;
   try {
@@ -115,7 +115,9 @@ function summaries(rows) {
     list = null;
   }
   const ok = list && list.length === rows.length && list.every((s) => s && typeof s.id === 'string' && typeof s.name === 'string' && Array.isArray(s.artifacts));
-  return ok ? list.sort(byName) : JSON.parse(__inbox('skillSummaries', [rowsText(rows)]));
+  if (ok) return list.sort(byName);
+  // A malformed row: the core names it (with its key, read again when it was not kept).
+  return (async () => JSON.parse(__inbox('skillSummaries', [rowsText(rows[0][0] === null ? await backend.scan('skills', '') : rows)])))();
 }
 
 /** A skill store over one backend: the seed's repository operations. */
@@ -141,8 +143,11 @@ class SkillStore {
   /** Summaries (metadata and artifact references, no content), by name; `{ source }` filters. */
   async list({ source } = {}) {
     const b = this.#backend;
-    const rows = source !== undefined && b.byIndex ? await b.byIndex('skills', 'source', String(source)) : await b.scan('skills', '');
-    const out = summaries(rows);
+    let rows;
+    if (source !== undefined && b.byIndex) rows = await b.byIndex('skills', 'source', String(source));
+    else if (b.values) rows = (await b.values('skills', '')).map((v) => [null, v]);
+    else rows = await b.scan('skills', '');
+    const out = await summaries(rows, b);
     return source !== undefined && !b.byIndex ? out.filter((s) => s.source === source) : out;
   }
   /** The skill with all its artifacts, or null. */

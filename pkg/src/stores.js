@@ -78,6 +78,15 @@ export function memoryBackend() {
   };
 }
 
+/** Aborts a transaction that may have been aborted already (a second abort() throws). */
+function abort(t) {
+  try {
+    t.abort();
+  } catch {
+    /* already finished or aborted: onabort reports it */
+  }
+}
+
 function request(r) {
   return new Promise((resolve, reject) => {
     r.onsuccess = () => resolve(r.result);
@@ -134,6 +143,12 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
       const range = IDBKeyRange.bound(prefix, prefix + '\uffff');
       const [keys, values] = await Promise.all([request(store.getAllKeys(range)), request(store.getAll(range))]);
       return keys.map((k, i) => [k, text(values[i])]);
+    },
+    /** The values of the rows whose key starts with `prefix`, in key order (no keys: one request). */
+    async values(table, prefix) {
+      checkTable(table);
+      const range = IDBKeyRange.bound(prefix, prefix + '\uffff');
+      return (await request(tx([table], 'readonly').objectStore(table).getAll(range))).map(text);
     },
     /** Rows whose indexed `field` equals `value` (tables of INDEXES only), in key order. */
     async byIndex(table, field, value) {
@@ -202,7 +217,7 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
             for (const op of ops) checkTable(op.table);
           } catch (e) {
             failure = e;
-            t.abort();
+            abort(t);
             return;
           }
           try {
@@ -221,8 +236,8 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
             }
           } catch (e) {
             // A rejected put (a bad key, a closed store): roll back the whole batch.
-            failure = storeFailed(`the IndexedDB write failed: ${e?.message ?? e}; nothing was written`, e);
-            t.abort();
+            failure ??= storeFailed(`the IndexedDB write failed: ${e?.message ?? e}; nothing was written`, e);
+            abort(t);
           }
         };
         if (pending === 0) write();

@@ -204,3 +204,14 @@ test('marketplace sync: 200, 304, changed, 500, malformed body, offline', async 
     await m.close();
   }
 });
+
+test('a corrupt skill row is a StoreFailed naming it, for list and get; other rows stay readable', async () => {
+  for (const backend of ['memory', kv()]) {
+    const s = await pl.openSkillStore({ backend, now });
+    await s.create({ name: 'Fine', description: 'ok' });
+    await s.__backend.commitAfterRead([], () => [{ op: 'put', table: 'skills', key: 'broken', value: '{"id": 1' }]);
+    await assert.rejects(s.list(), (e) => e.code === 'StoreFailed' && /skills row `broken`/.test(e.message));
+    await assert.rejects(s.get('broken'), (e) => e.code === 'StoreFailed' && /broken/.test(e.message));
+    assert.equal((await s.getByName('Fine')).name, 'Fine');
+  }
+});
