@@ -150,10 +150,10 @@ const result = await page.evaluate(
         { id: `s-${i}-d`, kind: 'example', name: 'Example', ordinal: 3, content: 'Input: A is 3. A is 4.\nOutput: contradiction.', metadata: { tags: ['numbers'] } },
       ],
     });
-    const out = { promptloom: { put: [], list: [] }, idb: { put: [], list: [] } };
+    const out = { promptloom: { put: [], list: [] }, idb: { put: [], list: [] }, floor: { put: [], list: [] } };
     let counts = {};
     for (let round = 0; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? ['promptloom', 'idb'] : ['idb', 'promptloom'];
+      const order = round % 2 === 0 ? ['promptloom', 'idb', 'floor'] : ['floor', 'idb', 'promptloom'];
       for (const who of order) {
         const name = `bench-${who}-${round}`;
         if (who === 'promptloom') {
@@ -166,6 +166,50 @@ const result = await page.evaluate(
           out.promptloom.list.push(performance.now() - t0);
           counts.promptloom = list.length;
           store.close();
+        } else if (who === 'floor') {
+          // The rows promptloom's layout writes (skill, name, 4 artifacts, 4 artifact ids),
+          // put with the bare IndexedDB API: what any store with name uniqueness and
+          // artifact-id lookup on a key-value layout pays.
+          const db = await new Promise((resolve, reject) => {
+            const o = indexedDB.open(name, 1);
+            o.onupgradeneeded = () => {
+              const s = o.result.createObjectStore('skills');
+              s.createIndex('name', 'name');
+              s.createIndex('source', 'source');
+              for (const t of ['skill_names', 'artifact_ids']) o.result.createObjectStore(t);
+              const a = o.result.createObjectStore('skill_artifacts');
+              a.createIndex('skill_id', 'skill_id');
+              a.createIndex('kind', 'kind');
+            };
+            o.onsuccess = () => resolve(o.result);
+            o.onerror = () => reject(o.error);
+          });
+          let t0 = performance.now();
+          for (let i = 0; i < PUTS; i++) {
+            const { artifacts, ...skill } = pkg(i);
+            await new Promise((resolve, reject) => {
+              const tx = db.transaction(['skills', 'skill_names', 'skill_artifacts', 'artifact_ids'], 'readwrite');
+              for (const a of artifacts) {
+                const key = `${skill.id}/${a.kind}/${a.id}`;
+                tx.objectStore('artifact_ids').add(JSON.stringify(key), a.id);
+                tx.objectStore('skill_artifacts').put({ v: JSON.stringify({ ...a, skill_id: skill.id, created_at: now, updated_at: now }), skill_id: skill.id, kind: a.kind }, key);
+              }
+              tx.objectStore('skill_names').add(JSON.stringify(skill.id), skill.name);
+              const row = JSON.stringify({ ...skill, created_at: now, updated_at: now, artifacts: artifacts.map(({ content, ...r }) => r) });
+              tx.objectStore('skills').add({ v: row, name: skill.name, source: skill.source }, skill.id);
+              tx.oncomplete = resolve;
+              tx.onabort = () => reject(tx.error);
+            });
+          }
+          out.floor.put.push(performance.now() - t0);
+          t0 = performance.now();
+          const list = await new Promise((resolve) => {
+            const q = db.transaction('skills').objectStore('skills').getAll();
+            q.onsuccess = () => resolve(JSON.parse(`[${q.result.map((r) => r.v).join(',')}]`).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)));
+          });
+          out.floor.list.push(performance.now() - t0);
+          counts.floor = list.length;
+          db.close();
         } else {
           const db = await openDB(name, 1, {
             upgrade(db) {
@@ -197,12 +241,12 @@ const result = await page.evaluate(
       }
     }
     for (let round = 0; round < ROUNDS; round++) {
-      for (const who of ['promptloom', 'idb']) indexedDB.deleteDatabase(`bench-${who}-${round}`);
+      for (const who of ['promptloom', 'idb', 'floor']) indexedDB.deleteDatabase(`bench-${who}-${round}`);
     }
     return {
       counts,
-      put: { promptloom: median(out.promptloom.put), idb: median(out.idb.put) },
-      list: { promptloom: median(out.promptloom.list), idb: median(out.idb.list) },
+      put: { promptloom: median(out.promptloom.put), idb: median(out.idb.put), floor: median(out.floor.put) },
+      list: { promptloom: median(out.promptloom.list), idb: median(out.idb.list), floor: median(out.floor.list) },
     };
   },
   { PUTS, ROUNDS: Math.max(3, Math.min(ROUNDS, 5)), idbUrl },
@@ -211,13 +255,14 @@ await browser.close();
 await server.close();
 
 console.log(`\nSkill store on IndexedDB: ${PUTS.toLocaleString('en')} skills × 4 artifacts (headless Chromium, medians)\n`);
-console.log('| operation | promptloom | idb 8 | ratio | target ≤ 1.3× |');
-console.log('|---|---:|---:|---:|---|');
+console.log('| operation | promptloom | idb 8 | ratio | target ≤ 1.3× | floor: the same rows, bare IndexedDB | promptloom / floor |');
+console.log('|---|---:|---:|---:|---|---:|---:|');
 for (const op of ['put', 'list']) {
   const a = result[op].promptloom;
   const b = result[op].idb;
+  const f = result[op].floor;
   const label = op === 'put' ? `create ${PUTS} skills (one transaction each)` : `list ${PUTS} summaries`;
-  console.log(`| ${label} | ${ms(a)} | ${ms(b)} | ${(a / b).toFixed(2)}× | ${a / b <= 1.3 ? 'met' : 'MISSED'} |`);
+  console.log(`| ${label} | ${ms(a)} | ${ms(b)} | ${(a / b).toFixed(2)}× | ${a / b <= 1.3 ? 'met' : 'MISSED'} | ${ms(f)} | ${(a / f).toFixed(2)}× |`);
 }
 console.log(`| put + list | ${ms(result.put.promptloom + result.list.promptloom)} | ${ms(result.put.idb + result.list.idb)} | ${((result.put.promptloom + result.list.promptloom) / (result.put.idb + result.list.idb)).toFixed(2)}× | ${(result.put.promptloom + result.list.promptloom) / (result.put.idb + result.list.idb) <= 1.3 ? 'met' : 'MISSED'} |`);
-if (result.counts.promptloom !== PUTS || result.counts.idb !== PUTS) throw new Error(`listed ${JSON.stringify(result.counts)}`);
+if (result.counts.promptloom !== PUTS || result.counts.idb !== PUTS || result.counts.floor !== PUTS) throw new Error(`listed ${JSON.stringify(result.counts)}`);
