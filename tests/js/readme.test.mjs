@@ -32,7 +32,7 @@ before(() => {
 });
 
 test('the README has an example for every host', () => {
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'compositor', 'jco', 'node', 'wasmtime', 'worker']);
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'compositor', 'jco', 'node', 'skills', 'wasmtime', 'worker']);
 });
 
 test('README: Node', () => {
@@ -45,6 +45,12 @@ test('README: the compositor in Node', () => {
   const file = join(out, 'compositor.mjs');
   writeFileSync(file, ex.compositor.code);
   assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.compositor.output);
+});
+
+test('README: skills in Node', () => {
+  const file = join(out, 'skills.mjs');
+  writeFileSync(file, ex.skills.code);
+  assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.skills.output);
 });
 
 test('README: WASI component in jco', () => {

@@ -23,7 +23,7 @@ test('a fresh Vite app builds and runs with the packed package', async () => {
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'fresh-app', private: true, type: 'module', dependencies: { promptloom: `file:../pack/${tgz}` } }));
   execFileSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: app, stdio: 'pipe' });
   writeFileSync(join(app, 'index.html'), '<!doctype html><html><body><pre id="out"></pre><script type="module" src="/src/main.js"></script></body></html>');
-  writeFileSync(join(app, 'src/main.js'), `import { lower, PromptloomError, CommandCatalog, parseInput, submit, openMessageStore } from 'promptloom';
+  writeFileSync(join(app, 'src/main.js'), `import { lower, PromptloomError, CommandCatalog, parseInput, submit, openMessageStore, openSkillStore, SkillCatalog, importSkillMd } from 'promptloom';
 const png = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0));
 const out = lower({ parts: [{ type: 'text', text: 'hi' }, { type: 'file-attachment', data: png, mime: 'image/png' }] }, { provider: 'gemini' });
 let code = '';
@@ -33,7 +33,11 @@ const catalog = new CommandCatalog();
 const store = await openMessageStore({ backend: 'indexeddb', name: 'fresh-app' });
 const done = await submit({ parts: parseInput('/search cats @selection', { catalog }) }, { store, catalog, mentions: { selection: () => ({ n: 1 }) } });
 const history = await store.history();
-document.getElementById('out').textContent = JSON.stringify({ body: out.json(), code, stored: history.length, intent: done.message.parts[0].resolved.flags.intent });
+const ws = await openSkillStore({ backend: 'indexeddb', name: 'fresh-ws' });
+const acc = await openSkillStore({ backend: 'indexeddb', name: 'fresh-acc' });
+await ws.put(importSkillMd('---\\nname: timeline\\ndescription: Checks timelines.\\n---\\nBody\\n').skill);
+const [best] = await new SkillCatalog(ws, acc).match('timeline');
+document.getElementById('out').textContent = JSON.stringify({ body: out.json(), code, stored: history.length, intent: done.message.parts[0].resolved.flags.intent, skill: best?.name });
 `);
   await build({ root: app, logLevel: 'silent' });
   const server = await preview({ root: app, preview: { port: 0, host: '127.0.0.1' }, logLevel: 'silent' });
@@ -52,6 +56,7 @@ document.getElementById('out').textContent = JSON.stringify({ body: out.json(), 
     assert.equal(got.code, 'UnresolvedCommand');
     assert.equal(got.stored, 1);
     assert.equal(got.intent, 'search');
+    assert.equal(got.skill, 'timeline');
     assert.deepEqual(got.body.contents[0].parts[0], { text: 'hi' });
     assert.equal(got.body.contents[0].parts[1].inlineData.mimeType, 'image/png');
   } finally {

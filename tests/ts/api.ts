@@ -2,6 +2,8 @@
 import {
   lower, lowerMany, defaultCapabilities, PromptloomError, CommandCatalog, parseInput, submit, openMessageStore, inspect,
   type Lowered, type UserMessage, type LoweringReport, type ErrorCode, type Submission, type MessageStore, type Completion, type Part, type CommandPart,
+  validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, SkillIndex, SkillCatalog,
+  type SkillStore, type SkillPackage, type Skill, type SkillSummary, type SkillArtifact, type Problem, type CatalogEntry, type Recommendation, type SyncReport,
 } from 'promptloom';
 
 const message: UserMessage = {
@@ -73,3 +75,40 @@ async function compose(): Promise<void> {
   await submit({ parts: [] }, {});
 }
 void rows, compose;
+
+// ---- skills ----
+async function skills(): Promise<void> {
+  const ws: SkillStore = await openSkillStore({ backend: 'indexeddb', name: 'ws', now: () => new Date().toISOString() });
+  const acc: SkillStore = await openSkillStore();
+  const pkg: SkillPackage = {
+    name: 'Checker',
+    description: 'Finds contradictions.',
+    trigger_phrases: ['are there any contradictions'],
+    metadata: { framing: { artifact: 'Check' }, parameters: { type: 'object' }, interrupts: [{ name: 'on_ambiguous_input', when: { parameter: 'x' } }] },
+    artifacts: [
+      { kind: 'prompt_template', name: 'Check', content: '{{ x }}' },
+      { kind: 'description', name: 'When', content: 'Use it.', metadata: { include_when: { any: [{ scope: 'workspace' }, 'never'] } } },
+      { kind: 'dspy_module', name: 'D', content: '{"template_id":"predict"}', metadata: { fallback_artifact: 'Check', assertions: [{ type: 'length', min: 1 }] } },
+    ],
+  };
+  // @ts-expect-error: an artifact kind outside the six
+  const bad: SkillPackage = { name: 'x', description: 'y', artifacts: [{ kind: 'recipe', name: 'r', content: '' }] };
+  const v: { valid: boolean; problems: Problem[] } = validateSkill(pkg);
+  const { skill, warnings } = importPackage(pkg);
+  const summary: SkillSummary = await acc.create(skill);
+  const back: Skill | null = await acc.get(summary.id);
+  const arts: SkillArtifact[] = await acc.getArtifacts(skill.id, ['prompt_template', 'example']);
+  const md = importSkillMd('---\nname: a\ndescription: b\n---\n', { 'scripts/x.py': new Uint8Array([1]) }, { dir: 'a' });
+  const out: { text: string; files: Record<string, string | Uint8Array>; dropped: Problem[] } = exportSkillMd(md.skill);
+  const variant: SkillArtifact | undefined = selectVariant(arts, 'claude-opus-4');
+  const catalog = new SkillCatalog(ws, acc, { embed: async (texts) => texts.map(() => [0, 1]) });
+  const entries: CatalogEntry[] = await catalog.list();
+  const recs: Recommendation[] = await catalog.match('contradictions?', { k: 3 });
+  const tier: 'exact' | 'scored' | undefined = recs[0]?.tier;
+  const report: SyncReport = await catalog.syncMarketplace('https://example.test/catalog.json');
+  const ix = new SkillIndex(entries);
+  const sync: Recommendation[] = ix.match('contra', { prefix: true });
+  const family: string = modelFamily('gpt-4o');
+  void bad, v, warnings, back, out, variant, tier, report, sync, family;
+}
+void skills;
