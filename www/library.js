@@ -68,7 +68,10 @@ function item(entry, rec) {
   return li;
 }
 
+let renders = 0;
 async function render() {
+  // Typing fires a render per keystroke; only the latest one may write the page.
+  const mine = ++renders;
   const q = $('lib-search').value.trim();
   const all = await catalog.list();
   let rows;
@@ -78,6 +81,7 @@ async function render() {
     const byName = new Map(all.map((e) => [e.name, e]));
     rows = recs.map((r) => [byName.get(r.name), r]).filter(([e]) => e);
   }
+  if (mine !== renders) return;
   $('lib-list').replaceChildren(...rows.map(([e, r]) => item(e, r)));
   const plural = (n, one, many) => `${n} ${n === 1 ? one : many}`;
   status(q === '' ? plural(all.length, 'skill', 'skills') : `${plural(rows.length, 'match', 'matches')} for “${q}”`);

@@ -95,12 +95,15 @@ fn split(text: &str) -> Result<(&str, &str)> {
 }
 
 /// The Agent Skills guide's retry: a `key: value` line whose value holds an unquoted
-/// `: ` is quoted.
+/// `: ` is quoted (and a tab after a key's colon, which the YAML parser refuses, becomes a
+/// space).
 fn quote_colons(yaml: &str) -> String {
     let mut out = String::with_capacity(yaml.len() + 16);
     for line in yaml.split_inclusive('\n') {
         let body = line.trim_end_matches(['\n', '\r']);
-        let quoted = body.split_once(": ").and_then(|(k, v)| {
+        let tabbed = body.split_once(":\t").map(|(k, v)| format!("{k}: {v}"));
+        let body_fixed = tabbed.as_deref().unwrap_or(body);
+        let quoted = body_fixed.split_once(": ").and_then(|(k, v)| {
             let plain_key = !k.is_empty()
                 && !k.starts_with([' ', '\t', '-', '#'])
                 && k.chars().all(|c| is_word_char(c) || c == '-' || c == '_');
@@ -112,13 +115,12 @@ fn quote_colons(yaml: &str) -> String {
                 format!("{k}: \"{esc}\"")
             })
         });
-        match quoted {
-            Some(q) => {
-                out.push_str(&q);
-                out.push_str(&line[body.len()..]);
-            }
-            None => out.push_str(line),
+        match (quoted, tabbed.is_some()) {
+            (Some(q), _) => out.push_str(&q),
+            (None, true) => out.push_str(body_fixed),
+            (None, false) => out.push_str(body),
         }
+        out.push_str(&line[body.len()..]);
     }
     out
 }
@@ -155,7 +157,8 @@ fn parse_yaml(yaml: &str) -> Result<(Vec<(String, Node)>, bool)> {
     }
 }
 
-/// Splits `allowed-tools` on whitespace outside parentheses.
+/// Splits `allowed-tools` on whitespace and commas outside parentheses (the spec separates
+/// tools with spaces; Claude Code files often use `Bash(git add:*), Read`).
 fn split_tools(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
@@ -166,7 +169,7 @@ fn split_tools(s: &str) -> Vec<String> {
             ')' => depth = depth.saturating_sub(1),
             _ => {}
         }
-        if c.is_whitespace() && depth == 0 {
+        if (c.is_whitespace() || c == ',') && depth == 0 {
             if !cur.is_empty() {
                 out.push(std::mem::take(&mut cur));
             }
@@ -254,7 +257,7 @@ pub fn import_skill_md(
         out.warning(
             "SKILL.md",
             "unquoted-colon",
-            "the frontmatter is not valid YAML as written (a value holds an unquoted `: `); it was read with that value quoted",
+            "the frontmatter is not valid YAML as written (a value holds an unquoted `: `, or a tab follows a key's colon); it was read with that fixed",
         );
     }
     let get = |k: &str| fm.iter().find(|(key, _)| key == k).map(|(_, v)| v);
