@@ -508,30 +508,36 @@ impl SkillIndex {
         let mut ix = SkillIndex::default();
         let mut norm = String::new();
         let mut totals = [0f64; 5];
-        let mut is_term: Vec<bool> = Vec::new();
         // Pass 1: term frequencies per document and field, and field lengths.
         let mut counts: Vec<(u32, u8, u16)> = Vec::new();
         let mut spans: Vec<(usize, usize)> = Vec::with_capacity(docs.len());
         let mut buf = String::new();
-        for doc in docs {
+        // Per term: the last (document, field) stamp that counted it (0: a term of no
+        // field yet, so ids that are phrases or names are never terms) and where.
+        let mut last: Vec<(u32, u32)> = Vec::new();
+        for (d_index, doc) in docs.iter().enumerate() {
             let start = counts.len();
             let mut lens = [0u16; 5];
             for (fi, f) in FIELDS.iter().enumerate() {
-                let field_start = counts.len();
+                // This (document, field), to find a term's count of it in O(1).
+                let stamp = (d_index * 5 + fi) as u32 + 1;
                 doc.each(*f, &mut |text: &str| {
                     each_term(text, &mut buf, |t| {
                         let id = match ix.ids.get(t) {
                             Some(id) => *id as usize,
                             None => ix.id(t.to_owned()),
                         };
-                        if is_term.len() <= id {
-                            is_term.resize(id + 1, false);
+                        if last.len() <= id {
+                            last.resize(id + 1, (0, 0));
                         }
-                        is_term[id] = true;
-                        let id = id as u32;
-                        match counts[field_start..].iter_mut().find(|c| c.0 == id) {
-                            Some(c) => c.2 = c.2.saturating_add(1),
-                            None => counts.push((id, fi as u8, 1)),
+                        let (seen, at) = last[id];
+                        if seen == stamp {
+                            if let Some(c) = counts.get_mut(at as usize) {
+                                c.2 = c.2.saturating_add(1);
+                            }
+                        } else {
+                            last[id] = (stamp, counts.len() as u32);
+                            counts.push((id as u32, fi as u8, 1));
                         }
                         lens[fi] = lens[fi].saturating_add(1);
                     });
@@ -601,7 +607,7 @@ impl SkillIndex {
         ix.sorted = ix
             .ids
             .iter()
-            .filter(|(_, id)| is_term.get(**id as usize).copied().unwrap_or(false))
+            .filter(|(_, id)| last.get(**id as usize).is_some_and(|l| l.0 != 0))
             .map(|(k, v)| (k.clone(), *v))
             .collect();
         ix.sorted.sort_unstable();
