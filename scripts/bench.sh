@@ -9,3 +9,5 @@ bash scripts/build.sh
 node bench/lower.mjs 2> >(grep -v '^AI SDK Warning' >&2)
 # The compositor on IndexedDB in headless Chromium, beside the raw IndexedDB floor.
 node bench/compose.mjs
+# Skills: phase-1 matching beside MiniSearch (Node), the skill store beside idb (Chromium).
+( cd bench && node skills.mjs )
