@@ -389,19 +389,7 @@ fn plan_put(s: &Skill, create: bool, reads: &Reads) -> Result<Plan> {
         .at("id")
         .with("id", s.id.clone()));
     }
-    if let Some(owner) = pointer(reads, Table::SkillNames, &s.name)? {
-        if owner != s.id {
-            return Err(Error::new(
-                ErrorKind::AlreadyExists,
-                format!(
-                    "the name `{}` is taken by skill `{owner}` in this store",
-                    s.name
-                ),
-            )
-            .at("name")
-            .with("id", owner));
-        }
-    }
+    name_free(reads, s)?;
     for (i, a) in s.artifacts.iter().enumerate() {
         if let Some(k) = pointer(reads, Table::ArtifactIds, &a.id)? {
             if !k.starts_with(&format!("{}/", s.id)) {
@@ -472,6 +460,22 @@ pub fn plan_optimistic(req: &Request) -> Option<Plan> {
     }
 }
 
+/// Fails with `AlreadyExists` when another skill of this store holds `s.name`.
+fn name_free(reads: &Reads, s: &Skill) -> Result<()> {
+    match pointer(reads, Table::SkillNames, &s.name)? {
+        Some(owner) if owner != s.id => Err(Error::new(
+            ErrorKind::AlreadyExists,
+            format!(
+                "the name `{}` is taken by skill `{owner}` in this store",
+                s.name
+            ),
+        )
+        .at("name")
+        .with("id", owner)),
+        _ => Ok(()),
+    }
+}
+
 fn existing(reads: &Reads, id: &str) -> Result<SkillSummary> {
     let v = row(reads, Table::Skills, id).ok_or_else(|| not_found("skill", id))?;
     read_summary(id, v)
@@ -486,19 +490,7 @@ fn plan_update(s: &Skill, reads: &Reads, now: &str) -> Result<Plan> {
         return Ok(p);
     }
     let old = existing(reads, &s.id)?;
-    if let Some(owner) = pointer(reads, Table::SkillNames, &s.name)? {
-        if owner != s.id {
-            return Err(Error::new(
-                ErrorKind::AlreadyExists,
-                format!(
-                    "the name `{}` is taken by skill `{owner}` in this store",
-                    s.name
-                ),
-            )
-            .at("name")
-            .with("id", owner));
-        }
-    }
+    name_free(reads, s)?;
     // The metadata changes; the artifacts stay (their references are checked again).
     let mut skill = s.clone();
     skill.artifacts = with_stubs(&old, &s.id)?.artifacts;

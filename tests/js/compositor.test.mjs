@@ -6,34 +6,9 @@ import assert from 'node:assert/strict';
 import * as pl from '../../pkg/src/node.js';
 import { conformance } from './store-conformance.mjs';
 import { v1 } from './cases.mjs';
+import { kv } from './host-kv.mjs';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
-
-/** An edge-KV-like host store (async get/put/delete/list) over a Map; `failAfter` puts, it throws. */
-function kv({ failAfter = Infinity, cloudflareList = false } = {}) {
-  const m = new Map();
-  let puts = 0;
-  return {
-    map: m,
-    async get(k) {
-      return m.has(k) ? m.get(k) : null;
-    },
-    async put(k, v) {
-      if (++puts > failAfter) throw new Error('KV quota exceeded');
-      m.set(k, v);
-    },
-    async delete(k) {
-      m.delete(k);
-    },
-    async list(prefix) {
-      const keys = [...m.keys()].filter((k) => k.startsWith(prefix));
-      return cloudflareList ? { keys: keys.map((name) => ({ name })) } : keys;
-    },
-    heal() {
-      failAfter = Infinity;
-    },
-  };
-}
 
 function report(results) {
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);

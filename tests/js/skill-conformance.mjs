@@ -4,26 +4,7 @@
 // to open a fresh store, and the seed's Consistency Checker package (text); it returns one
 // result per check.
 
-function assert(cond, what) {
-  if (!cond) throw new Error(`assertion failed: ${what}`);
-}
-function canon(v) {
-  return JSON.stringify(v, (_, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x));
-}
-function eq(a, b, what) {
-  const x = canon(a);
-  const y = canon(b);
-  if (x !== y) throw new Error(`${what}: ${x.slice(0, 400)} !== ${y.slice(0, 400)}`);
-}
-async function rejects(p, code, what) {
-  try {
-    await p;
-  } catch (e) {
-    if (e.code !== code) throw new Error(`${what}: expected ${code}, got ${e.code}: ${e.message}`);
-    return e;
-  }
-  throw new Error(`${what}: expected ${code}, nothing was thrown`);
-}
+import { assert, eq, rejects } from './checks.mjs';
 
 const TABLES = ['skills', 'skill_names', 'skill_artifacts', 'artifact_ids'];
 

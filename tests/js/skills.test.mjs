@@ -7,32 +7,11 @@ import { createServer } from 'node:http';
 import { readFileSync } from 'node:fs';
 import * as pl from '../../pkg/src/node.js';
 import { skillConformance } from './skill-conformance.mjs';
+import { kv } from './host-kv.mjs';
 
 const SEED = readFileSync(new URL('../skills/packages/consistency-checker.json', import.meta.url), 'utf8');
 const NOW = '2026-11-22T08:00:00Z';
 const now = () => NOW;
-
-function kv({ failAfter = Infinity, cloudflareList = false } = {}) {
-  const m = new Map();
-  let puts = 0;
-  return {
-    map: m,
-    async get(k) {
-      return m.has(k) ? m.get(k) : null;
-    },
-    async put(k, v) {
-      if (++puts > failAfter) throw new Error('KV quota exceeded');
-      m.set(k, v);
-    },
-    async delete(k) {
-      m.delete(k);
-    },
-    async list(prefix) {
-      const keys = [...m.keys()].filter((k) => k.startsWith(prefix));
-      return cloudflareList ? { keys: keys.map((name) => ({ name })) } : keys;
-    },
-  };
-}
 
 function report(results) {
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
@@ -58,9 +37,9 @@ test('a host store failing mid-write leaves the skill invisible; a retry complet
   // The skill row is written last: nothing is listed, nothing half-read.
   assert.deepEqual(await s.list(), []);
   assert.equal(await s.getByName('Consistency Checker'), null);
-  const ok = await pl.openSkillStore({ backend: { ...host, put: (k, v) => host.map.set(k, v) }, now });
-  await ok.put(JSON.parse(SEED));
-  assert.equal((await ok.get('550e8400-e29b-41d4-a716-446655440000')).artifacts.length, 4);
+  host.heal();
+  await s.put(JSON.parse(SEED));
+  assert.equal((await s.get('550e8400-e29b-41d4-a716-446655440000')).artifacts.length, 4);
 });
 
 test('importPackage / validateSkill / importSkillMd / exportSkillMd', () => {

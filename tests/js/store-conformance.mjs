@@ -3,30 +3,10 @@
 // component). Environment-agnostic: it gets the package, a way to open a fresh store, and
 // the version-1 fixtures; it returns one result per check.
 
+import { assert, eq, rejects } from './checks.mjs';
+
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 const PROVIDERS = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'];
-
-function assert(cond, what) {
-  if (!cond) throw new Error(`assertion failed: ${what}`);
-}
-/** JSON text with object keys sorted (key order is not part of a message's meaning). */
-function canon(v) {
-  return JSON.stringify(v, (_, x) => (x && typeof x === 'object' && !Array.isArray(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : x));
-}
-function eq(a, b, what) {
-  const x = canon(a);
-  const y = canon(b);
-  if (x !== y) throw new Error(`${what}: ${x.slice(0, 300)} !== ${y.slice(0, 300)}`);
-}
-async function rejects(p, code, what) {
-  try {
-    await p;
-  } catch (e) {
-    if (e.code !== code) throw new Error(`${what}: expected ${code}, got ${e.code}: ${e.message}`);
-    return e;
-  }
-  throw new Error(`${what}: expected ${code}, nothing was thrown`);
-}
 
 /** Every row of every table, to prove a failure wrote nothing. */
 async function snapshot(store) {
