@@ -14,7 +14,7 @@ use promptloom::skill::{
     export_skill_md, import_package, import_skill_md, model_family, select_variant, validate_skill,
     ArtifactKind, BundledFile, Skill,
 };
-use promptloom::store::skills::{Request, SkillStore};
+use promptloom::store::skills::{Request, SkillTables};
 use promptloom::store::{Backend, MemoryBackend, Op, Table};
 use promptloom::{Error, ErrorKind};
 use serde_json::{json, Value};
@@ -260,7 +260,7 @@ fn model_variants_are_selected_as_the_seed_orders_them() {
     assert_eq!(model_family("anthropic"), "anthropic");
 }
 
-fn write(store: &mut SkillStore<MemoryBackend>, req: Value) -> Result<Value, Error> {
+fn write(store: &mut SkillTables<MemoryBackend>, req: Value) -> Result<Value, Error> {
     let r = Request::from_value(&req, NOW)?;
     store.write(&r, NOW)
 }
@@ -271,7 +271,7 @@ fn seed_value() -> Value {
 
 #[test]
 fn the_store_runs_the_seed_repository_operations() {
-    let mut store = SkillStore::new(MemoryBackend::new());
+    let mut store = SkillTables::new(MemoryBackend::new());
     let created = write(&mut store, json!({ "op": "create", "skill": seed_value() })).unwrap(); // ok: test
     assert_eq!(created["artifacts"].as_array().unwrap().len(), 4); // ok: test
     assert!(
@@ -397,7 +397,7 @@ fn the_store_runs_the_seed_repository_operations() {
 
 #[test]
 fn put_replaces_a_package_in_one_batch() {
-    let mut store = SkillStore::new(MemoryBackend::new());
+    let mut store = SkillTables::new(MemoryBackend::new());
     write(&mut store, json!({ "op": "put", "skill": seed_value() })).unwrap(); // ok: test
     let mut v2 = seed_value();
     v2["version"] = "1.1.0".into();
@@ -433,7 +433,7 @@ impl Backend for Failing {
 
 #[test]
 fn invalid_writes_and_failing_backends_change_nothing() {
-    let mut store = SkillStore::new(MemoryBackend::new());
+    let mut store = SkillTables::new(MemoryBackend::new());
     write(&mut store, json!({ "op": "create", "skill": seed_value() })).unwrap(); // ok: test
     let before = format!("{:?}", store.backend());
     let broken = std::fs::read_to_string("tests/skills/packages/broken-everything.json").unwrap(); // ok: test
@@ -445,7 +445,7 @@ fn invalid_writes_and_failing_backends_change_nothing() {
     assert_eq!(e.kind(), ErrorKind::InvalidSkill);
     assert!(e.details()["problems"].as_array().unwrap().len() > 20); // ok: test
     assert_eq!(format!("{:?}", store.backend()), before);
-    let mut failing = SkillStore::new(Failing(store.backend().clone()));
+    let mut failing = SkillTables::new(Failing(store.backend().clone()));
     let mut v = seed_value();
     v["id"] = "x".into();
     v["name"] = "X".into();
@@ -466,7 +466,7 @@ fn invalid_writes_and_failing_backends_change_nothing() {
             value: "{\"id\":1".into(),
         }])
         .unwrap(); // ok: test
-    let s = SkillStore::new(corrupt);
+    let s = SkillTables::new(corrupt);
     let e = s.list().unwrap_err(); // ok: test
     assert_eq!(e.kind(), ErrorKind::StoreFailed);
     assert!(e.to_string().contains("skills row"), "{e}");
@@ -627,7 +627,7 @@ fn docs_parse_from_the_compact_text_form() {
 
 #[test]
 fn sync_plans_upserts_into_the_account_scope_only() {
-    let mut account = SkillStore::new(MemoryBackend::new());
+    let mut account = SkillTables::new(MemoryBackend::new());
     let mut local = seed_value();
     local["name"] = "Local Only".into();
     local["id"] = "local".into();
@@ -729,3 +729,63 @@ fn hostile_packages_and_skill_md_never_panic() {
 
 #[allow(dead_code)]
 fn _uses(_: Skill) {}
+
+#[test]
+fn the_catalog_over_two_stores() {
+    use promptloom::catalog::SkillCatalog;
+    use promptloom::store::SkillStore;
+    let mut ws = SkillTables::new(MemoryBackend::new());
+    let (fork, _) = promptloom::skill::import_value(&json!({ "name": "Consistency Checker", "description": "my fork", "trigger_phrases": ["check my fork"] }), NOW).unwrap(); // ok: test
+    ws.create_skill(&fork, NOW).unwrap(); // ok: test
+    let mut cat = SkillCatalog::new(ws, SkillTables::new(MemoryBackend::new()));
+    let report = cat.apply_sync("https://m.test/c.json", &seed(), Some("\"e1\""), NOW);
+    assert_eq!(
+        report.unwrap_err().kind(),
+        ErrorKind::SyncFailed,
+        "a bare package is not a catalog"
+    ); // ok: test
+    let body = json!({ "skills": [seed_value(), { "name": "Summarize", "description": "Summarizes.", "etag": "\"s\"" }] }).to_string();
+    let report = cat
+        .apply_sync("https://m.test/c.json", &body, Some("\"e1\""), NOW)
+        .unwrap(); // ok: test
+    assert_eq!(
+        report["upserted"],
+        json!(["Consistency Checker", "Summarize"])
+    );
+    assert_eq!(report["shadowed"], json!(["Consistency Checker"]));
+    assert_eq!(
+        cat.account
+            .sync_etag("https://m.test/c.json")
+            .unwrap()
+            .as_deref(),
+        Some("\"e1\"")
+    ); // ok: test
+    let list = cat.list().unwrap(); // ok: test
+    assert_eq!(
+        list.iter()
+            .map(|e| (e.summary.name(), e.scope))
+            .collect::<Vec<_>>(),
+        [
+            ("Consistency Checker", Scope::Workspace),
+            ("Summarize", Scope::Account)
+        ]
+    );
+    let (s, scope) = cat.get("Consistency Checker").unwrap().unwrap(); // ok: test
+    assert_eq!(
+        (s.description.as_str(), scope),
+        ("my fork", Scope::Workspace)
+    );
+    assert_eq!(
+        cat.load("Consistency Checker", &[ArtifactKind::PromptTemplate])
+            .unwrap(),
+        Some(vec![])
+    ); // ok: test
+    assert!(cat.load("Nope", &[]).unwrap().is_none()); // ok: test
+    let r = cat
+        .rank("please check my fork", &MatchOptions::default())
+        .unwrap(); // ok: test
+    assert_eq!(
+        (r[0]["name"].as_str(), r[0]["tier"].as_str()),
+        (Some("Consistency Checker"), Some("exact"))
+    );
+}

@@ -8,9 +8,11 @@
 pub mod rank;
 pub mod sync;
 
+use crate::error::{ErrorKind, Result};
 use crate::skill::model::sort_summaries;
-use crate::skill::SkillSummary;
-use serde_json::{Map, Value};
+use crate::skill::{ArtifactKind, Skill, SkillArtifact, SkillSummary};
+use crate::store::skills::SkillStore;
+use serde_json::{json, Map, Value};
 
 /// Which store a skill comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -139,4 +141,114 @@ pub fn docs(entries: &[Entry]) -> Vec<rank::Doc> {
             }
         })
         .collect()
+}
+
+/// A workspace store and an account store seen as one catalog (the seed's `SkillCatalog`):
+/// the merged listing, lookups workspace first, phase-1 matching with an index built on
+/// first use (until [`SkillCatalog::refresh`]), and marketplace sync into the account store.
+pub struct SkillCatalog<W: SkillStore, A: SkillStore> {
+    /// The workspace store (wins by name).
+    pub workspace: W,
+    /// The account store (marketplace sync writes here).
+    pub account: A,
+    index: Option<rank::SkillIndex>,
+}
+
+impl<W: SkillStore, A: SkillStore> SkillCatalog<W, A> {
+    /// A catalog over the two stores.
+    pub fn new(workspace: W, account: A) -> Self {
+        SkillCatalog {
+            workspace,
+            account,
+            index: None,
+        }
+    }
+
+    /// Every skill once, workspace first by name (see [`merge`]).
+    pub fn list(&self) -> Result<Vec<Entry>> {
+        Ok(merge(
+            self.workspace.list_skills()?,
+            self.account.list_skills()?,
+        ))
+    }
+
+    /// The skill named `name`, workspace first, with its scope.
+    pub fn get(&self, name: &str) -> Result<Option<(Skill, Scope)>> {
+        if let Some(s) = self.workspace.get_skill_by_name(name)? {
+            return Ok(Some((s, Scope::Workspace)));
+        }
+        Ok(self
+            .account
+            .get_skill_by_name(name)?
+            .map(|s| (s, Scope::Account)))
+    }
+
+    /// Phase 2: the artifacts of the given kinds of the skill named `name`, workspace first.
+    pub fn load(&self, name: &str, kinds: &[ArtifactKind]) -> Result<Option<Vec<SkillArtifact>>> {
+        if let Some(id) = self.workspace.skill_id(name)? {
+            return self.workspace.get_artifacts(&id, kinds).map(Some);
+        }
+        match self.account.skill_id(name)? {
+            Some(id) => self.account.get_artifacts(&id, kinds).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Phase 1: ranked recommendations for `query`, as JSON.
+    pub fn rank(&mut self, query: &str, opts: &rank::MatchOptions) -> Result<Value> {
+        if self.index.is_none() {
+            self.index = Some(rank::SkillIndex::build(docs(&self.list()?)));
+        }
+        Ok(match &self.index {
+            Some(ix) => ix.to_json(&ix.rank(query, opts)),
+            None => Value::Array(Vec::new()),
+        })
+    }
+
+    /// Rebuilds the index on the next match (after writes to either store).
+    pub fn refresh(&mut self) {
+        self.index = None;
+    }
+
+    /// Applies a marketplace catalog body (a 200 response) fetched by the host: changed
+    /// packages are upserted into the account store, the ETag recorded; the report says what
+    /// changed. A malformed body is `SyncFailed` before anything is written; a package that
+    /// cannot be stored (its name held by another account skill) is reported as skipped.
+    pub fn apply_sync(
+        &mut self,
+        url: &str,
+        body: &str,
+        etag: Option<&str>,
+        now: &str,
+    ) -> Result<Value> {
+        let names: Vec<String> = self
+            .workspace
+            .list_skills()?
+            .iter()
+            .map(|s| s.name().to_owned())
+            .collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let plan = sync::plan_sync(body, &self.account.list_skills()?, &names, now)?;
+        let mut report = plan.report();
+        for s in &plan.upserts {
+            if let Err(e) = self.account.put_skill(s, now) {
+                if e.kind() == ErrorKind::StoreFailed {
+                    return Err(e);
+                }
+                if let Some(Value::Array(up)) = report.get_mut("upserted") {
+                    up.retain(|n| n.as_str() != Some(s.name.as_str()));
+                }
+                if let Some(Value::Array(sk)) = report.get_mut("skipped") {
+                    sk.push(json!({ "name": s.name, "problems": [{ "path": "name", "code": e.code(), "message": e.to_string(), "severity": "error" }] }));
+                }
+            }
+        }
+        self.account.set_sync_etag(url, etag, now)?;
+        self.index = None;
+        if let Value::Object(o) = &mut report {
+            o.insert("status".into(), "updated".into());
+            o.insert("etag".into(), etag.map_or(Value::Null, Value::from));
+        }
+        Ok(report)
+    }
 }

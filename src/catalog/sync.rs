@@ -191,24 +191,7 @@ pub fn plan_sync(
     Ok(plan)
 }
 
-/// The sync state row of a catalog URL (`skill_sync/<url>`): the ETag to send next time.
-pub fn state_op(url: &str, etag: &str, now: &str) -> crate::store::Op {
-    let mut o = Map::new();
-    o.insert(
-        "etag".into(),
-        if etag.is_empty() {
-            Value::Null
-        } else {
-            etag.into()
-        },
-    );
-    o.insert("synced_at".into(), now.into());
-    crate::store::Op::Put {
-        table: crate::store::Table::SkillSync,
-        key: url.to_owned(),
-        value: Value::Object(o).to_string(),
-    }
-}
+pub use crate::store::skills::state_op;
 
 /// A sync plan as JSON (`{ upserts: [package…], report, state }`) from the account's skill
 /// rows and the workspace's names; `state` is the op recording `etag` for `url`.

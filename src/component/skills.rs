@@ -8,11 +8,11 @@ use super::exports::promptloom::core::skills::{
 use super::keyvalue::KvBackend;
 use super::promptloom::core::types::Error as WitError;
 use super::{to_wit, Component};
-use crate::catalog::{self, rank, sync};
+use crate::catalog::{self, rank};
 use crate::error::{Error, ErrorKind, Result};
 use crate::skill::{self, wire, ArtifactKind, BundledFile};
 use crate::store::skills::Request;
-use crate::store::{Backend, SkillStore, Table};
+use crate::store::{SkillStore, SkillTables};
 use serde_json::{json, Value};
 use std::cell::RefCell;
 
@@ -83,7 +83,7 @@ impl Guest for Component {
 
 /// The `skill-store` resource.
 pub struct StoreResource {
-    store: RefCell<SkillStore<KvBackend>>,
+    store: RefCell<SkillTables<KvBackend>>,
 }
 
 impl StoreResource {
@@ -97,7 +97,7 @@ impl GuestSkillStore for StoreResource {
     fn open(name: String) -> std::result::Result<wit::SkillStore, WitError> {
         let backend = KvBackend::open(&name).map_err(to_wit)?;
         Ok(wit::SkillStore::new(StoreResource {
-            store: RefCell::new(SkillStore::new(backend)),
+            store: RefCell::new(SkillTables::new(backend)),
         }))
     }
 
@@ -174,27 +174,17 @@ impl GuestSkillStore for StoreResource {
     }
 }
 
-/// The `skill-catalog` resource: two stores and the cached phase-1 index.
+/// The `skill-catalog` resource: [`catalog::SkillCatalog`] over two buckets.
 pub struct CatalogResource {
-    workspace: RefCell<SkillStore<KvBackend>>,
-    account: RefCell<SkillStore<KvBackend>>,
-    index: RefCell<Option<rank::SkillIndex>>,
+    inner: RefCell<catalog::SkillCatalog<SkillTables<KvBackend>, SkillTables<KvBackend>>>,
 }
 
-impl CatalogResource {
-    fn entries(&self) -> Result<Vec<catalog::Entry>> {
-        let ws = self.workspace.borrow().list()?;
-        let acc = self.account.borrow().list()?;
-        Ok(catalog::merge(ws, acc))
+fn scoped(s: skill::Skill, scope: catalog::Scope) -> String {
+    let mut v = s.to_value();
+    if let Value::Object(o) = &mut v {
+        o.insert("scope".into(), scope.name().into());
     }
-
-    fn scoped(s: skill::Skill, scope: &str) -> String {
-        let mut v = s.to_value();
-        if let Value::Object(o) = &mut v {
-            o.insert("scope".into(), scope.into());
-        }
-        v.to_string()
-    }
+    v.to_string()
 }
 
 impl GuestSkillCatalog for CatalogResource {
@@ -205,23 +195,21 @@ impl GuestSkillCatalog for CatalogResource {
         let ws = KvBackend::open(&workspace).map_err(to_wit)?;
         let acc = KvBackend::open(&account).map_err(to_wit)?;
         Ok(wit::SkillCatalog::new(CatalogResource {
-            workspace: RefCell::new(SkillStore::new(ws)),
-            account: RefCell::new(SkillStore::new(acc)),
-            index: RefCell::new(None),
+            inner: RefCell::new(catalog::SkillCatalog::new(
+                SkillTables::new(ws),
+                SkillTables::new(acc),
+            )),
         }))
     }
 
     fn list(&self) -> std::result::Result<String, WitError> {
-        let entries = self.entries().map_err(to_wit)?;
+        let entries = self.inner.borrow().list().map_err(to_wit)?;
         Ok(Value::Array(entries.iter().map(catalog::Entry::to_value).collect()).to_string())
     }
 
     fn get(&self, name: String) -> std::result::Result<Option<String>, WitError> {
-        if let Some(s) = self.workspace.borrow().get_by_name(&name).map_err(to_wit)? {
-            return Ok(Some(Self::scoped(s, "workspace")));
-        }
-        let s = self.account.borrow().get_by_name(&name).map_err(to_wit)?;
-        Ok(s.map(|s| Self::scoped(s, "account")))
+        let found = self.inner.borrow().get(&name).map_err(to_wit)?;
+        Ok(found.map(|(s, scope)| scoped(s, scope)))
     }
 
     fn load(
@@ -230,56 +218,29 @@ impl GuestSkillCatalog for CatalogResource {
         kind_names: Vec<String>,
     ) -> std::result::Result<Option<String>, WitError> {
         let ks = kinds(&kind_names).map_err(to_wit)?;
-        for store in [&self.workspace, &self.account] {
-            let store = store.borrow();
-            if let Some(id) = store
-                .backend()
-                .get(Table::SkillNames, &name)
-                .map_err(to_wit)?
-            {
-                let id: String = serde_json::from_str(&id).map_err(|e| {
-                    to_wit(Error::new(
-                        ErrorKind::StoreFailed,
-                        format!("the skill_names row `{name}` cannot be read: {e}"),
-                    ))
-                })?;
-                let list = store.get_artifacts(&id, &ks).map_err(to_wit)?;
-                return Ok(Some(artifacts_json(&list)));
-            }
-        }
-        Ok(None)
+        let list = self.inner.borrow().load(&name, &ks).map_err(to_wit)?;
+        Ok(list.map(|l| artifacts_json(&l)))
     }
 
     fn match_(&self, query: String, k: u32) -> std::result::Result<String, WitError> {
-        if self.index.borrow().is_none() {
-            let entries = self.entries().map_err(to_wit)?;
-            *self.index.borrow_mut() = Some(rank::SkillIndex::build(catalog::docs(&entries)));
-        }
-        let index = self.index.borrow();
-        let Some(ix) = index.as_ref() else {
-            return Ok("[]".into());
-        };
         let opts = rank::MatchOptions {
             k: k as usize,
             ..rank::MatchOptions::default()
         };
-        Ok(ix.to_json(&ix.rank(&query, &opts)).to_string())
+        let out = self
+            .inner
+            .borrow_mut()
+            .rank(&query, &opts)
+            .map_err(to_wit)?;
+        Ok(out.to_string())
     }
 
     fn refresh(&self) {
-        *self.index.borrow_mut() = None;
+        self.inner.borrow_mut().refresh();
     }
 
     fn sync_etag(&self, url: String) -> std::result::Result<Option<String>, WitError> {
-        let row = self
-            .account
-            .borrow()
-            .backend()
-            .get(Table::SkillSync, &url)
-            .map_err(to_wit)?;
-        Ok(row
-            .and_then(|r| serde_json::from_str::<Value>(&r).ok())
-            .and_then(|v| v.get("etag").and_then(Value::as_str).map(str::to_owned)))
+        self.inner.borrow().account.sync_etag(&url).map_err(to_wit)
     }
 
     fn apply_sync(
@@ -289,42 +250,11 @@ impl GuestSkillCatalog for CatalogResource {
         etag: Option<String>,
         now: String,
     ) -> std::result::Result<String, WitError> {
-        let run = || -> Result<String> {
-            let names: Vec<String> = self
-                .workspace
-                .borrow()
-                .list()?
-                .iter()
-                .map(|s| s.name().to_owned())
-                .collect();
-            let names: Vec<&str> = names.iter().map(String::as_str).collect();
-            let account = self.account.borrow().list()?;
-            let plan = sync::plan_sync(&body, &account, &names, &now)?;
-            let mut report = plan.report();
-            let mut account = self.account.borrow_mut();
-            for s in &plan.upserts {
-                if let Err(e) = account.write(&Request::Put(s.clone()), &now) {
-                    if e.kind() == ErrorKind::StoreFailed {
-                        return Err(e);
-                    }
-                    // One package that cannot be stored is reported, not fatal.
-                    if let Some(Value::Array(up)) = report.get_mut("upserted") {
-                        up.retain(|n| n.as_str() != Some(s.name.as_str()));
-                    }
-                    if let Some(Value::Array(sk)) = report.get_mut("skipped") {
-                        sk.push(json!({ "name": s.name, "problems": [{ "path": "name", "code": e.code(), "message": e.to_string(), "severity": "error" }] }));
-                    }
-                }
-            }
-            let state = sync::state_op(&url, etag.as_deref().unwrap_or(""), &now);
-            account.backend_mut().commit(&[state])?;
-            *self.index.borrow_mut() = None;
-            if let Value::Object(o) = &mut report {
-                o.insert("status".into(), "updated".into());
-                o.insert("etag".into(), etag.map_or(Value::Null, Value::String));
-            }
-            Ok(report.to_string())
-        };
-        run().map_err(to_wit)
+        let report = self
+            .inner
+            .borrow_mut()
+            .apply_sync(&url, &body, etag.as_deref(), &now)
+            .map_err(to_wit)?;
+        Ok(report.to_string())
     }
 }

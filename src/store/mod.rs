@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 pub use messages::MessageStore;
-pub use skills::SkillStore;
+pub use skills::{SkillStore, SkillTables};
 
 /// The tables of the layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

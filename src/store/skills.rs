@@ -205,6 +205,25 @@ pub fn index_fields(table: Table, key: &str, value: &str) -> Option<Map<String, 
     Some(o)
 }
 
+/// The sync state row of a catalog URL (`skill_sync/<url>`): the ETag to send next time.
+pub fn state_op(url: &str, etag: &str, now: &str) -> Op {
+    let mut o = Map::new();
+    o.insert(
+        "etag".into(),
+        if etag.is_empty() {
+            Value::Null
+        } else {
+            etag.into()
+        },
+    );
+    o.insert("synced_at".into(), now.into());
+    Op::Put {
+        table: Table::SkillSync,
+        key: url.to_owned(),
+        value: Value::Object(o).to_string(),
+    }
+}
+
 /// Reads a skill row into its summary.
 pub fn read_summary(key: &str, value: &str) -> Result<SkillSummary> {
     let v: Value = serde_json::from_str(value).map_err(|e| bad_row(Table::Skills, key, e))?;
@@ -650,16 +669,112 @@ fn plan_delete_artifact(id: &str, reads: &Reads, now: &str) -> Result<Plan> {
     })
 }
 
-/// The seed's repository over a synchronous [`Backend`] (the component's `wasi:keyvalue`,
+/// The seed's skill repository (`SkillStorageRepository`), synchronous: what a catalog
+/// reads and the authoring tools write. [`SkillTables`] implements it over any
+/// [`Backend`]; a host can implement it over its own database.
+pub trait SkillStore {
+    /// Summaries of every skill (metadata and artifact references, no content), by name.
+    fn list_skills(&self) -> Result<Vec<SkillSummary>>;
+    /// A skill with all its artifacts.
+    fn get_skill(&self, id: &str) -> Result<Option<Skill>>;
+    /// A skill by name (names are unique per store).
+    fn get_skill_by_name(&self, name: &str) -> Result<Option<Skill>>;
+    /// The id of the skill named `name`, without loading it.
+    fn skill_id(&self, name: &str) -> Result<Option<String>>;
+    /// One skill's artifacts of the given kinds (all when empty), by ordinal.
+    fn get_artifacts(&self, skill_id: &str, kinds: &[ArtifactKind]) -> Result<Vec<SkillArtifact>>;
+    /// One artifact by id.
+    fn get_artifact(&self, id: &str) -> Result<Option<SkillArtifact>>;
+    /// Creates a skill with its artifacts; its id and name must be free.
+    fn create_skill(&mut self, skill: &Skill, now: &str) -> Result<()>;
+    /// Creates or replaces a skill with its artifacts.
+    fn put_skill(&mut self, skill: &Skill, now: &str) -> Result<()>;
+    /// Updates a skill's metadata; its artifacts stay.
+    fn update_skill(&mut self, skill: &Skill, now: &str) -> Result<()>;
+    /// Deletes a skill and all its artifacts.
+    fn delete_skill(&mut self, id: &str) -> Result<()>;
+    /// Adds an artifact to its skill.
+    fn add_artifact(&mut self, artifact: &SkillArtifact, now: &str) -> Result<()>;
+    /// Replaces an artifact (same id).
+    fn update_artifact(&mut self, artifact: &SkillArtifact, now: &str) -> Result<()>;
+    /// Deletes an artifact.
+    fn delete_artifact(&mut self, id: &str, now: &str) -> Result<()>;
+    /// The ETag last synced from a marketplace `url`.
+    fn sync_etag(&self, url: &str) -> Result<Option<String>>;
+    /// Records the ETag synced from `url`.
+    fn set_sync_etag(&mut self, url: &str, etag: Option<&str>, now: &str) -> Result<()>;
+}
+
+/// The skill layout over a synchronous [`Backend`] (the component's `wasi:keyvalue`,
 /// native tests). The JS face drives the same plans over its async backends.
-pub struct SkillStore<B: Backend> {
+pub struct SkillTables<B: Backend> {
     backend: B,
 }
 
-impl<B: Backend> SkillStore<B> {
+impl<B: Backend> SkillStore for SkillTables<B> {
+    fn list_skills(&self) -> Result<Vec<SkillSummary>> {
+        self.list()
+    }
+    fn get_skill(&self, id: &str) -> Result<Option<Skill>> {
+        self.get(id)
+    }
+    fn get_skill_by_name(&self, name: &str) -> Result<Option<Skill>> {
+        self.get_by_name(name)
+    }
+    fn skill_id(&self, name: &str) -> Result<Option<String>> {
+        match self.backend.get(Table::SkillNames, name)? {
+            None => Ok(None),
+            Some(v) => serde_json::from_str(&v)
+                .map(Some)
+                .map_err(|e| bad_row(Table::SkillNames, name, e)),
+        }
+    }
+    fn get_artifacts(&self, skill_id: &str, kinds: &[ArtifactKind]) -> Result<Vec<SkillArtifact>> {
+        SkillTables::get_artifacts(self, skill_id, kinds)
+    }
+    fn get_artifact(&self, id: &str) -> Result<Option<SkillArtifact>> {
+        SkillTables::get_artifact(self, id)
+    }
+    fn create_skill(&mut self, skill: &Skill, now: &str) -> Result<()> {
+        self.write(&Request::Create(skill.clone()), now).map(drop)
+    }
+    fn put_skill(&mut self, skill: &Skill, now: &str) -> Result<()> {
+        self.write(&Request::Put(skill.clone()), now).map(drop)
+    }
+    fn update_skill(&mut self, skill: &Skill, now: &str) -> Result<()> {
+        self.write(&Request::Update(skill.clone()), now).map(drop)
+    }
+    fn delete_skill(&mut self, id: &str) -> Result<()> {
+        self.write(&Request::Delete(id.to_owned()), "").map(drop)
+    }
+    fn add_artifact(&mut self, artifact: &SkillArtifact, now: &str) -> Result<()> {
+        self.write(&Request::AddArtifact(artifact.clone()), now)
+            .map(drop)
+    }
+    fn update_artifact(&mut self, artifact: &SkillArtifact, now: &str) -> Result<()> {
+        self.write(&Request::UpdateArtifact(artifact.clone()), now)
+            .map(drop)
+    }
+    fn delete_artifact(&mut self, id: &str, now: &str) -> Result<()> {
+        self.write(&Request::DeleteArtifact(id.to_owned()), now)
+            .map(drop)
+    }
+    fn sync_etag(&self, url: &str) -> Result<Option<String>> {
+        let row = self.backend.get(Table::SkillSync, url)?;
+        Ok(row
+            .and_then(|r| serde_json::from_str::<Value>(&r).ok())
+            .and_then(|v| v.get("etag").and_then(Value::as_str).map(str::to_owned)))
+    }
+    fn set_sync_etag(&mut self, url: &str, etag: Option<&str>, now: &str) -> Result<()> {
+        let op = state_op(url, etag.unwrap_or(""), now);
+        self.backend.commit(&[op])
+    }
+}
+
+impl<B: Backend> SkillTables<B> {
     /// A store over `backend`.
     pub fn new(backend: B) -> Self {
-        SkillStore { backend }
+        SkillTables { backend }
     }
 
     /// The backend (tests inspect rows through it).
