@@ -167,17 +167,17 @@ const result = await page.evaluate(
           counts.promptloom = list.length;
           store.close();
         } else if (who === 'floor') {
-          // The rows promptloom's layout writes (skill, name, 4 artifacts, 4 artifact ids),
-          // put with the bare IndexedDB API: what any store with name uniqueness and
-          // artifact-id lookup on a key-value layout pays.
+          // The rows promptloom's IndexedDB layout writes (the skill row and 4 artifact rows,
+          // with unique indexes on the skill's name and the artifacts' ids), put with the
+          // bare IndexedDB API.
           const db = await new Promise((resolve, reject) => {
             const o = indexedDB.open(name, 1);
             o.onupgradeneeded = () => {
               const s = o.result.createObjectStore('skills');
-              s.createIndex('name', 'name');
+              s.createIndex('name', 'name', { unique: true });
               s.createIndex('source', 'source');
-              for (const t of ['skill_names', 'artifact_ids']) o.result.createObjectStore(t);
               const a = o.result.createObjectStore('skill_artifacts');
+              a.createIndex('id', 'id', { unique: true });
               a.createIndex('skill_id', 'skill_id');
               a.createIndex('kind', 'kind');
             };
@@ -188,13 +188,11 @@ const result = await page.evaluate(
           for (let i = 0; i < PUTS; i++) {
             const { artifacts, ...skill } = pkg(i);
             await new Promise((resolve, reject) => {
-              const tx = db.transaction(['skills', 'skill_names', 'skill_artifacts', 'artifact_ids'], 'readwrite');
+              const tx = db.transaction(['skills', 'skill_artifacts'], 'readwrite');
               for (const a of artifacts) {
                 const key = `${skill.id}/${a.kind}/${a.id}`;
-                tx.objectStore('artifact_ids').add(JSON.stringify(key), a.id);
-                tx.objectStore('skill_artifacts').put({ v: JSON.stringify({ ...a, skill_id: skill.id, created_at: now, updated_at: now }), skill_id: skill.id, kind: a.kind }, key);
+                tx.objectStore('skill_artifacts').put({ v: JSON.stringify({ ...a, skill_id: skill.id, created_at: now, updated_at: now }), skill_id: skill.id, kind: a.kind, id: a.id }, key);
               }
-              tx.objectStore('skill_names').add(JSON.stringify(skill.id), skill.name);
               const row = JSON.stringify({ ...skill, created_at: now, updated_at: now, artifacts: artifacts.map(({ content, ...r }) => r) });
               tx.objectStore('skills').add({ v: row, name: skill.name, source: skill.source }, skill.id);
               tx.oncomplete = resolve;

@@ -220,7 +220,8 @@ class SkillStore {
    */
   async #write(request) {
     const M = __module();
-    const w = call(() => new M.SkillWrite(JSON.stringify(request), this.#now()));
+    const now = this.#now();
+    const w = __inbox((lens) => new M.SkillWrite(lens, now), [JSON.stringify(request)]);
     try {
       // A create is all inserts: it needs no reads, and a taken key fails the whole batch
       // (then the checked plan below reads the rows and names the taken one).

@@ -15,10 +15,22 @@ import { PromptloomError } from './api.js';
 /** The tables of the layout (src/store/mod.rs); the IndexedDB object stores. */
 export const TABLES = ['messages', 'parts', 'blobs', 'sessions', 'ids', 'skills', 'skill_names', 'skill_artifacts', 'artifact_ids', 'skill_sync'];
 /**
- * Native IndexedDB indexes: rows of these tables are stored as `{ v, ...fields }` (the core
- * names the fields on each put as `index`); other backends keep the JSON text alone.
+ * Native IndexedDB indexes (field → unique): rows of these tables are stored as
+ * `{ v, ...fields }` (the core names the fields on each put as `index`); other backends keep
+ * the JSON text alone.
  */
-const INDEXES = { skills: ['name', 'source'], skill_artifacts: ['skill_id', 'kind'] };
+const INDEXES = { skills: { name: true, source: false }, skill_artifacts: { id: true, skill_id: false, kind: false } };
+/**
+ * Tables IndexedDB answers from a unique index instead of keeping rows: a `skill_names` row
+ * is the key of the `skills` row with that `name`, an `artifact_ids` row the key of the
+ * `skill_artifacts` row with that `id`. Writes to them are dropped (the unique index refuses
+ * a taken name or id: the batch fails as a conflict, as an insert into them would), so a
+ * skill costs IndexedDB a row per skill and per artifact.
+ */
+const VIRTUAL = { skill_names: ['skills', 'name'], artifact_ids: ['skill_artifacts', 'id'] };
+const STORES = TABLES.filter((t) => !VIRTUAL[t]);
+/** The object store a table lives in. */
+const storeOf = (t) => (VIRTUAL[t] ? VIRTUAL[t][0] : t);
 /** 1: the message store; 2: the skill store's tables and indexes. */
 const DB_VERSION = 2;
 
@@ -78,6 +90,33 @@ export function memoryBackend() {
   };
 }
 
+/** The request that reads row `key` of `table` in transaction `t` (a virtual table: the key of the row its index finds). */
+function getIn(t, table, key) {
+  const v = VIRTUAL[table];
+  return v ? t.objectStore(v[0]).index(v[1]).getKey(key) : t.objectStore(table).get(key);
+}
+
+/** A virtual row's value: the primary key found, as JSON text (what the core wrote there). */
+function pointer(primaryKey) {
+  return primaryKey === undefined ? null : JSON.stringify(primaryKey);
+}
+
+/** The rows of a virtual table in `range`: [index key, JSON of the primary key], in key order. */
+function scanIndex(t, table, range) {
+  const [store, field] = VIRTUAL[table];
+  return new Promise((resolve, reject) => {
+    const out = [];
+    const c = t.objectStore(store).index(field).openKeyCursor(range);
+    c.onsuccess = () => {
+      const cur = c.result;
+      if (!cur) return resolve(out);
+      out.push([cur.key, JSON.stringify(cur.primaryKey)]);
+      cur.continue();
+    };
+    c.onerror = () => reject(c.error);
+  });
+}
+
 /** Aborts a transaction that may have been aborted already (a second abort() throws). */
 function abort(t) {
   try {
@@ -103,10 +142,10 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
   const open = idb.open(name, DB_VERSION);
   open.onupgradeneeded = () => {
     const db = open.result;
-    for (const t of TABLES) {
+    for (const t of STORES) {
       if (db.objectStoreNames.contains(t)) continue;
       const store = db.createObjectStore(t);
-      for (const field of INDEXES[t] ?? []) store.createIndex(field, field, { unique: false });
+      for (const [field, unique] of Object.entries(INDEXES[t] ?? {})) store.createIndex(field, field, { unique });
     }
   };
   let db;
@@ -135,12 +174,14 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
     db,
     async get(table, key) {
       checkTable(table);
-      return text(await request(tx([table], 'readonly').objectStore(table).get(key)));
+      return request(getIn(tx([storeOf(table)], 'readonly'), table, key)).then((v) => (VIRTUAL[table] ? pointer(v) : text(v)));
     },
     async scan(table, prefix) {
       checkTable(table);
-      const store = tx([table], 'readonly').objectStore(table);
+      const t = tx([storeOf(table)], 'readonly');
       const range = IDBKeyRange.bound(prefix, prefix + '\uffff');
+      if (VIRTUAL[table]) return scanIndex(t, table, range);
+      const store = t.objectStore(table);
       const [keys, values] = await Promise.all([request(store.getAllKeys(range)), request(store.getAll(range))]);
       return keys.map((k, i) => [k, text(values[i])]);
     },
@@ -153,14 +194,14 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
     /** Rows whose indexed `field` equals `value` (tables of INDEXES only), in key order. */
     async byIndex(table, field, value) {
       checkTable(table);
-      if (!(INDEXES[table] ?? []).includes(field)) throw new PromptloomError('Internal', `no index ${field} on ${table}`, {});
+      if (!(field in (INDEXES[table] ?? {}))) throw new PromptloomError('Internal', `no index ${field} on ${table}`, {});
       const index = tx([table], 'readonly').objectStore(table).index(field);
       const [keys, values] = await Promise.all([request(index.getAllKeys(value)), request(index.getAll(value))]);
       return keys.map((k, i) => [k, text(values[i])]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     },
     read({ gets = [], scans = [] }) {
-      const tables = [...new Set([...gets, ...scans].map(([t]) => t))];
-      tables.forEach(checkTable);
+      [...gets, ...scans].forEach(([t]) => checkTable(t));
+      const tables = [...new Set([...gets, ...scans].map(([t]) => storeOf(t)))];
       if (tables.length === 0) return Promise.resolve({ gets: [], scans: [] });
       return new Promise((resolve, reject) => {
         let t;
@@ -172,13 +213,17 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
         }
         const out = { gets: new Array(gets.length), scans: new Array(scans.length) };
         gets.forEach(([table, key], i) => {
-          t.objectStore(table).get(key).onsuccess = (e) => {
-            out.gets[i] = text(e.target.result);
+          getIn(t, table, key).onsuccess = (e) => {
+            out.gets[i] = VIRTUAL[table] ? pointer(e.target.result) : text(e.target.result);
           };
         });
         scans.forEach(([table, prefix], i) => {
-          const store = t.objectStore(table);
           const range = IDBKeyRange.bound(prefix, prefix + '\uffff');
+          if (VIRTUAL[table]) {
+            scanIndex(t, table, range).then((rows) => (out.scans[i] = rows));
+            return;
+          }
+          const store = t.objectStore(table);
           let keys;
           store.getAllKeys(range).onsuccess = (e) => {
             keys = e.target.result;
@@ -196,7 +241,7 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
       return new Promise((resolve, reject) => {
         let t;
         try {
-          t = tx(TABLES, 'readwrite');
+          t = tx(STORES, 'readwrite');
         } catch (e) {
           reject(e);
           return;
@@ -222,17 +267,17 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
           }
           try {
             for (const op of ops) {
+              if (VIRTUAL[op.table]) continue;
               const s = t.objectStore(op.table);
               const value = op.index && INDEXES[op.table] ? { v: op.value, ...op.index } : op.value;
-              if (op.op === 'put') s.put(value, op.key);
-              else if (op.op === 'insert') {
-                // add() fails with ConstraintError when the key exists: the transaction aborts.
-                const r = s.add(value, op.key);
-                r.onerror = () => {
-                  // Only the add that failed names the conflict (an abort errors the rest).
-                  if (r.error?.name === 'ConstraintError' && !inserted.table) inserted = op;
-                };
-              } else s.delete(op.key);
+              // add() fails with ConstraintError when the key exists, and any write when a
+              // unique index (a skill's name, an artifact's id) already holds its value: the
+              // transaction aborts and the batch is a conflict.
+              const r = op.op === 'put' ? s.put(value, op.key) : op.op === 'insert' ? s.add(value, op.key) : s.delete(op.key);
+              r.onerror = () => {
+                // Only the write that failed names the conflict (an abort errors the rest).
+                if (r.error?.name === 'ConstraintError' && !inserted.table) inserted = op;
+              };
             }
           } catch (e) {
             // A rejected put (a bad key, a closed store): roll back the whole batch.
@@ -242,9 +287,9 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
         };
         if (pending === 0) write();
         reads.forEach(([table, key], i) => {
-          const r = t.objectStore(table).get(key);
+          const r = getIn(t, table, key);
           r.onsuccess = () => {
-            values[i] = text(r.result);
+            values[i] = VIRTUAL[table] ? pointer(r.result) : text(r.result);
             if (--pending === 0) write();
           };
         });

@@ -102,9 +102,12 @@ pub struct JsSkillWrite {
 
 #[wasm_bindgen(js_class = SkillWrite)]
 impl JsSkillWrite {
-    /// Reads and validates a request (`{ op, skill | artifact | id }`); `now` stamps rows.
+    /// Reads and validates a request (`{ op, skill | artifact | id }`, the one string in the
+    /// inbox); `now` stamps rows.
     #[wasm_bindgen(constructor)]
-    pub fn new(request: &str, now: &str) -> Result<JsSkillWrite, JsValue> {
+    pub fn new(lens: &[u32], now: &str) -> Result<JsSkillWrite, JsValue> {
+        let input = one_inbox(lens)?;
+        let request = input.first().map(String::as_str).unwrap_or_default();
         let v = parse(request, "the request", ErrorKind::InvalidOptions)?;
         let req = Request::from_value(&v, now).map_err(js_err)?;
         Ok(JsSkillWrite {
@@ -183,7 +186,7 @@ fn plan_text(plan: Plan) -> Result<String, JsValue> {
             o.insert("result".into(), result);
         }
     }
-    let mut text = Value::Object(o).to_string();
+    let mut text = layout::text(&Value::Object(o));
     for v in values {
         text.push('\0');
         text.push_str(&v);
@@ -204,7 +207,7 @@ pub fn skill_summaries(lens: &[u32]) -> Result<String, JsValue> {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&s.to_value().to_string());
+        out.push_str(&layout::text(&s.to_value()));
     }
     out.push(']');
     Ok(out)

@@ -150,6 +150,11 @@ fn artifact_key(skill: &str, kind: ArtifactKind, id: &str) -> String {
     format!("{skill}/{}/{id}", kind.name())
 }
 
+/// JSON text of a value (serialized straight into bytes, not through `Display`).
+pub(crate) fn text(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
 fn json_str(s: &str) -> String {
     Value::String(s.to_owned()).to_string()
 }
@@ -184,8 +189,9 @@ fn pointer(reads: &Reads, table: Table, key: &str) -> Result<Option<String>> {
 }
 
 /// The fields a backend with native indexes (IndexedDB) indexes a row by: `name` and
-/// `source` of a skill row, `skill_id` and `kind` of an artifact row; `None` for other
-/// tables. The layout's key ranges answer the same questions on every backend.
+/// `source` of a skill row, `skill_id`, `kind` and `id` of an artifact row; `None` for
+/// other tables. (IndexedDB answers the `skill_names` and `artifact_ids` tables from the
+/// unique `name` and `id` indexes instead of keeping their rows.) The layout's key ranges answer the same questions on every backend.
 pub fn index_fields(table: Table, key: &str, value: &str) -> Option<Map<String, Value>> {
     let mut o = Map::new();
     match table {
@@ -199,6 +205,7 @@ pub fn index_fields(table: Table, key: &str, value: &str) -> Option<Map<String, 
             let mut parts = key.splitn(3, '/');
             o.insert("skill_id".into(), parts.next()?.into());
             o.insert("kind".into(), parts.next()?.into());
+            o.insert("id".into(), parts.next()?.into());
         }
         _ => return None,
     }
@@ -359,7 +366,7 @@ fn check_one(skill: &Skill, index: usize) -> Result<()> {
 }
 
 fn summary_row(skill: &Skill) -> String {
-    skill.summary().to_value().to_string()
+    text(&skill.summary().to_value())
 }
 
 fn put(table: Table, key: String, value: String) -> Op {
@@ -459,7 +466,7 @@ fn put_ops(s: &Skill, create: bool, old: Option<&SkillSummary>) -> Plan {
     for a in &skill.artifacts {
         let key = artifact_key(&s.id, a.kind, &a.id);
         ops.push(write(Table::ArtifactIds, a.id.clone(), json_str(&key)));
-        ops.push(put(Table::Artifacts, key, a.to_value().to_string()));
+        ops.push(put(Table::Artifacts, key, text(&a.to_value())));
     }
     ops.push(write(Table::SkillNames, s.name.clone(), json_str(&s.id)));
     ops.push(write(Table::Skills, s.id.clone(), summary_row(&skill)));
@@ -533,11 +540,7 @@ fn plan_update(s: &Skill, reads: &Reads, now: &str) -> Result<Plan> {
     }
     let mut summary = skill.summary();
     summary.artifacts = old.artifacts.clone();
-    ops.push(put(
-        Table::Skills,
-        s.id.clone(),
-        summary.to_value().to_string(),
-    ));
+    ops.push(put(Table::Skills, s.id.clone(), text(&summary.to_value())));
     Ok(Plan::Write {
         ops,
         result: summary.to_value(),
@@ -615,7 +618,7 @@ fn plan_artifact(a: &SkillArtifact, reads: &Reads, now: &str, add: bool) -> Resu
     check_one(&skill, skill.artifacts.len() - 1)?;
     let key = artifact_key(&a.skill_id, a.kind, &a.id);
     ops.push(put(Table::ArtifactIds, a.id.clone(), json_str(&key)));
-    ops.push(put(Table::Artifacts, key, art.to_value().to_string()));
+    ops.push(put(Table::Artifacts, key, text(&art.to_value())));
     skill.updated_at = now.to_owned();
     let row = summary_row(&skill);
     ops.push(put(Table::Skills, a.skill_id.clone(), row));

@@ -88,7 +88,7 @@ test('native indexes: name and source on skills, skill_id and kind on artifacts'
     store.close();
     return { indexes, byKind, system };
   }, SEED);
-  assert.deepEqual(out.indexes, { skills: ['name', 'source'], skill_artifacts: ['kind', 'skill_id'] });
+  assert.deepEqual(out.indexes, { skills: ['name', 'source'], skill_artifacts: ['id', 'kind', 'skill_id'] });
   assert.deepEqual(out.byKind, ['DSPy Checker']);
   assert.deepEqual(out.system, ['Consistency Checker']);
 });
