@@ -789,3 +789,47 @@ fn the_catalog_over_two_stores() {
         (Some("Consistency Checker"), Some("exact"))
     );
 }
+
+#[test]
+fn hostile_catalog_text_and_queries_never_panic() {
+    let mut rng = Rng(0xbad5_eed5);
+    let alphabet: Vec<char> =
+        "ab c\u{1d}\u{1e}\u{1f}é日-'\"!?.,:;0919ß\u{0}\u{301}İ\u{2014}\u{ff01}"
+            .chars()
+            .collect();
+    let mut text = String::new();
+    for _ in 0..20_000 {
+        text.push(rng.pick(&alphabet));
+    }
+    let ix = SkillIndex::from_text(&text);
+    for _ in 0..2_000 {
+        let n = rng.below(40);
+        let q: String = (0..n).map(|_| rng.pick(&alphabet)).collect();
+        for prefix in [true, false] {
+            let r = ix.rank(
+                &q,
+                &MatchOptions {
+                    k: 1 + rng.below(20),
+                    prefix,
+                    ..MatchOptions::default()
+                },
+            );
+            let _ = ix.to_json(&r);
+        }
+    }
+    // A huge k is capped, an empty index answers nothing.
+    assert!(
+        ix.rank(
+            "a",
+            &MatchOptions {
+                k: usize::MAX,
+                ..MatchOptions::default()
+            }
+        )
+        .len()
+            <= 1000
+    );
+    assert!(SkillIndex::from_text("")
+        .rank("anything", &MatchOptions::default())
+        .is_empty());
+}
