@@ -279,6 +279,7 @@ function planOf(text) {
   if (p.ops && cut >= 0) {
     const values = text.slice(cut + 1).split('\0');
     for (const op of p.ops) if (op.at !== undefined) op.value = values[op.at];
+    if (p.result_at !== undefined) p.result = JSON.parse(values[p.result_at]);
   }
   return p;
 }

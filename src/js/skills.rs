@@ -160,12 +160,25 @@ fn plan_text(plan: Plan) -> Result<String, JsValue> {
             o.insert("read".into(), Value::Array(keys));
         }
         Plan::Write { ops, result } => {
+            // A skill write's result is its summary, the very row it writes: it is sent once
+            // (`result_at` names that row), and the row's index fields come from it.
+            let is_summary = result.get("artifacts").is_some_and(Value::is_array);
+            let mut result_at = None;
             let ops = ops
                 .into_iter()
                 .map(|op| {
                     let index = match &op {
                         Op::Put { table, key, value } | Op::Insert { table, key, value } => {
-                            layout::index_fields(*table, key, value)
+                            if *table == Table::Skills && is_summary {
+                                let mut ix = Map::new();
+                                for f in ["name", "source"] {
+                                    ix.insert(f.into(), result.get(f).cloned().unwrap_or(Value::Null));
+                                }
+                                result_at = Some(values.len());
+                                Some(ix)
+                            } else {
+                                layout::index_fields(*table, key, value)
+                            }
                         }
                         Op::Delete { .. } => None,
                     };
@@ -183,7 +196,14 @@ fn plan_text(plan: Plan) -> Result<String, JsValue> {
                 })
                 .collect();
             o.insert("ops".into(), Value::Array(ops));
-            o.insert("result".into(), result);
+            match result_at {
+                Some(at) => {
+                    o.insert("result_at".into(), at.into());
+                }
+                None => {
+                    o.insert("result".into(), result);
+                }
+            }
         }
     }
     let mut text = layout::text(&Value::Object(o));

@@ -469,10 +469,11 @@ fn put_ops(s: &Skill, create: bool, old: Option<&SkillSummary>) -> Plan {
         ops.push(put(Table::Artifacts, key, text(&a.to_value())));
     }
     ops.push(write(Table::SkillNames, s.name.clone(), json_str(&s.id)));
-    ops.push(write(Table::Skills, s.id.clone(), summary_row(&skill)));
+    let summary = skill.summary().to_value();
+    ops.push(write(Table::Skills, s.id.clone(), text(&summary)));
     Plan::Write {
         ops,
-        result: skill.summary().to_value(),
+        result: summary,
     }
 }
 
