@@ -172,7 +172,10 @@ fn plan_text(plan: Plan) -> Result<String, JsValue> {
                             if *table == Table::Skills && is_summary {
                                 let mut ix = Map::new();
                                 for f in ["name", "source"] {
-                                    ix.insert(f.into(), result.get(f).cloned().unwrap_or(Value::Null));
+                                    ix.insert(
+                                        f.into(),
+                                        result.get(f).cloned().unwrap_or(Value::Null),
+                                    );
                                 }
                                 result_at = Some(values.len());
                                 Some(ix)

@@ -434,20 +434,15 @@ fn plan_put(s: &Skill, create: bool, reads: &Reads) -> Result<Plan> {
 /// replaces). Rows that must be new are inserts, so a create planned without reading
 /// ([`plan_optimistic`]) still cannot write over anything.
 fn put_ops(s: &Skill, create: bool, old: Option<&SkillSummary>) -> Plan {
-    let mut skill = s.clone();
     let mut ops = Vec::new();
+    let mut created = None;
     if let Some(old) = old {
-        if let Some(c) = old.get_str("created_at") {
-            skill.created_at = c.to_owned();
-        }
+        created = old.get_str("created_at");
         for r in &old.artifacts {
-            let gone = !skill
-                .artifacts
-                .iter()
-                .any(|a| a.id == r.id && a.kind == r.kind);
+            let gone = !s.artifacts.iter().any(|a| a.id == r.id && a.kind == r.kind);
             if gone {
                 ops.push(delete(Table::Artifacts, artifact_key(&s.id, r.kind, &r.id)));
-                if !skill.artifacts.iter().any(|a| a.id == r.id) {
+                if !s.artifacts.iter().any(|a| a.id == r.id) {
                     ops.push(delete(Table::ArtifactIds, r.id.clone()));
                 }
             }
@@ -463,13 +458,17 @@ fn put_ops(s: &Skill, create: bool, old: Option<&SkillSummary>) -> Plan {
             put(table, key, value)
         }
     };
-    for a in &skill.artifacts {
+    for a in &s.artifacts {
         let key = artifact_key(&s.id, a.kind, &a.id);
         ops.push(write(Table::ArtifactIds, a.id.clone(), json_str(&key)));
         ops.push(put(Table::Artifacts, key, text(&a.to_value())));
     }
     ops.push(write(Table::SkillNames, s.name.clone(), json_str(&s.id)));
-    let summary = skill.summary().to_value();
+    // A replaced skill keeps its creation time.
+    let mut summary = s.summary().to_value();
+    if let (Some(c), Value::Object(o)) = (created, &mut summary) {
+        o.insert("created_at".into(), c.into());
+    }
     ops.push(write(Table::Skills, s.id.clone(), text(&summary)));
     Plan::Write {
         ops,
