@@ -273,16 +273,23 @@ pub fn read_artifact_row(key: &str, value: &str) -> Result<SkillArtifact> {
     let v: Value = serde_json::from_str(value).map_err(|e| bad_row(Table::Artifacts, key, e))?;
     let skill = key.split('/').next().unwrap_or("");
     let mut out = Problems::default();
-    read_artifact(&v, "", skill, 0, "", &mut out)
-        .filter(|_| !out.has_errors())
-        .ok_or_else(|| {
+    let a = read_artifact(&v, "", skill, 0, "", &mut out);
+    row_or_error(a, out, Table::Artifacts, key)
+}
+
+/// What a row reader built, or `StoreFailed` naming the row and its first problem.
+fn row_or_error<T>(built: Option<T>, out: Problems, table: Table, key: &str) -> Result<T> {
+    match built {
+        Some(t) if !out.has_errors() => Ok(t),
+        _ => {
             let why = out
                 .0
                 .first()
                 .map(|p| format!("{} (at {})", p.message, p.path))
                 .unwrap_or_default();
-            bad_row(Table::Artifacts, key, why)
-        })
+            Err(bad_row(table, key, why))
+        }
+    }
 }
 
 /// A whole skill from its row and its artifact rows.
@@ -300,16 +307,8 @@ pub fn assemble(key: &str, value: &str, artifacts: &[(String, String)]) -> Resul
 /// The skill of a summary, with no artifacts.
 fn skill_of(summary: &SkillSummary, key: &str) -> Result<Skill> {
     let mut out = Problems::default();
-    read_skill(&Value::Object(summary.head().clone()), "", false, &mut out)
-        .filter(|_| !out.has_errors())
-        .ok_or_else(|| {
-            let why = out
-                .0
-                .first()
-                .map(|p| format!("{} (at {})", p.message, p.path))
-                .unwrap_or_default();
-            bad_row(Table::Skills, key, why)
-        })
+    let s = read_skill(&Value::Object(summary.head().clone()), "", false, &mut out);
+    row_or_error(s, out, Table::Skills, key)
 }
 
 /// The skill of a summary with content-less stand-ins for its artifacts (enough for the

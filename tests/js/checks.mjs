@@ -23,3 +23,27 @@ export async function rejects(p, code, what) {
   throw new Error(`${what}: expected ${code}, nothing was thrown`);
 }
 
+
+/**
+ * A suite's check runner: each check gets a fresh store from `open()`, closed afterwards;
+ * its outcome is pushed to `results` as `{ name, ok, error? }` (a failure does not stop
+ * the suite).
+ */
+export function checker(open, results) {
+  return async (name, f) => {
+    let store;
+    try {
+      store = await open();
+      await f(store);
+      results.push({ name, ok: true });
+    } catch (e) {
+      results.push({ name, ok: false, error: String(e && e.stack ? e.stack : e) });
+    } finally {
+      try {
+        store?.close();
+      } catch {
+        /* closed already */
+      }
+    }
+  };
+}

@@ -4,7 +4,7 @@
 // to open a fresh store, and the seed's Consistency Checker package (text); it returns one
 // result per check.
 
-import { assert, eq, rejects } from './checks.mjs';
+import { assert, checker, eq, rejects } from './checks.mjs';
 
 const TABLES = ['skills', 'skill_names', 'skill_artifacts', 'artifact_ids'];
 
@@ -26,22 +26,7 @@ export async function skillConformance(pl, open, seedText) {
   const seed = JSON.parse(seedText);
   const { skill: imported } = pl.importPackage(seedText, { now: NOW });
   const results = [];
-  const check = async (name, f) => {
-    let store;
-    try {
-      store = await open();
-      await f(store);
-      results.push({ name, ok: true });
-    } catch (e) {
-      results.push({ name, ok: false, error: String(e && e.stack ? e.stack : e) });
-    } finally {
-      try {
-        store?.close();
-      } catch {
-        /* closed already */
-      }
-    }
-  };
+  const check = checker(open, results);
 
   await check('a new store is empty; unknown ids and names are null', async (s) => {
     eq(await s.list(), [], 'list');

@@ -3,7 +3,7 @@
 // component). Environment-agnostic: it gets the package, a way to open a fresh store, and
 // the version-1 fixtures; it returns one result per check.
 
-import { assert, eq, rejects } from './checks.mjs';
+import { assert, checker, eq, rejects } from './checks.mjs';
 
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 const PROVIDERS = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'];
@@ -22,22 +22,7 @@ async function snapshot(store) {
  */
 export async function conformance(pl, open, v1) {
   const results = [];
-  const check = async (name, f) => {
-    let store;
-    try {
-      store = await open();
-      await f(store);
-      results.push({ name, ok: true });
-    } catch (e) {
-      results.push({ name, ok: false, error: String(e && e.stack ? e.stack : e) });
-    } finally {
-      try {
-        store?.close();
-      } catch {
-        /* closed already */
-      }
-    }
-  };
+  const check = checker(open, results);
   const catalog = new pl.CommandCatalog();
   catalog.register({ name: 'review', body: 'Review $1 for $2 issues', arguments: [{ name: 'file', required: true }, { name: 'severity' }] });
   const mixed = () => ({
