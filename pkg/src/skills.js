@@ -298,8 +298,11 @@ export async function openSkillStore({ backend = 'memory', name = 'promptloom-sk
   throw new PromptloomError('InvalidOptions', '`backend` must be "indexeddb", "memory" or an object with get/put/delete/list (at backend)', { path: 'backend' });
 }
 
-const SEP = /[\u001d-\u001f]/g;
-const clean = (s) => (typeof s === 'string' ? (SEP.test(s) ? s.replace(SEP, ' ') : s) : '');
+// The compact text form's separators must not occur inside a field (a stateless test, a
+// global replace).
+const HAS_SEP = /[\u001d-\u001f]/;
+const SEPS = /[\u001d-\u001f]/g;
+const clean = (s) => (typeof s === 'string' ? (HAS_SEP.test(s) ? s.replace(SEPS, ' ') : s) : '');
 const list = (a) => (Array.isArray(a) ? a.map(clean).join('\u001d') : '');
 
 /** The phase-1 index over catalog summaries (synchronous matching). */

@@ -330,23 +330,15 @@ fn each_word(text: &str, mut f: impl FnMut(&str)) {
     }
 }
 
-/// Calls `f` with each index term of `text` (lower case, no stop words, stemmed), reusing
-/// one buffer: tokenizing a catalog allocates only for new terms.
-fn each_term(text: &str, buf: &mut String, mut f: impl FnMut(&str)) {
-    each_word(text, |w| {
-        buf.clear();
-        if w.is_ascii() {
-            buf.push_str(w);
-            buf.make_ascii_lowercase();
-        } else {
-            buf.extend(w.chars().map(fold));
-        }
-        if is_stop(buf) {
-            return;
-        }
-        stem_in(buf);
-        f(buf);
-    });
+/// `w` in lower case, into `buf`.
+fn lower_into(w: &str, buf: &mut String) {
+    buf.clear();
+    if w.is_ascii() {
+        buf.push_str(w);
+        buf.make_ascii_lowercase();
+    } else {
+        buf.extend(w.chars().map(fold));
+    }
 }
 
 /// Words joined by single spaces (what trigger phrases and names are compared in).
@@ -515,6 +507,8 @@ impl SkillIndex {
         // Per term: the last (document, field) stamp that counted it (0: a term of no
         // field yet, so ids that are phrases or names are never terms) and where.
         let mut last: Vec<(u32, u32)> = Vec::new();
+        // Lower-cased word → term id (u32::MAX: a stop word).
+        let mut raw: FxMap<String, u32> = FxMap::default();
         for (d_index, doc) in docs.iter().enumerate() {
             let start = counts.len();
             let mut lens = [0u16; 5];
@@ -522,11 +516,31 @@ impl SkillIndex {
                 // This (document, field), to find a term's count of it in O(1).
                 let stamp = (d_index * 5 + fi) as u32 + 1;
                 doc.each(*f, &mut |text: &str| {
-                    each_term(text, &mut buf, |t| {
-                        let id = match ix.ids.get(t) {
-                            Some(id) => *id as usize,
-                            None => ix.id(t.to_owned()),
+                    each_word(text, |w| {
+                        // A word seen before skips the stop list, the stemmer and the
+                        // term lookup: the catalog's vocabulary is small beside its words.
+                        lower_into(w, &mut buf);
+                        let id = match raw.get(buf.as_str()) {
+                            Some(&id) => id,
+                            None => {
+                                let word = buf.clone();
+                                let id = if is_stop(&buf) {
+                                    u32::MAX
+                                } else {
+                                    stem_in(&mut buf);
+                                    match ix.ids.get(buf.as_str()) {
+                                        Some(id) => *id,
+                                        None => ix.id(buf.clone()) as u32,
+                                    }
+                                };
+                                raw.insert(word, id);
+                                id
+                            }
                         };
+                        if id == u32::MAX {
+                            return;
+                        }
+                        let id = id as usize;
                         if last.len() <= id {
                             last.resize(id + 1, (0, 0));
                         }

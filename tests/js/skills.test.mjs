@@ -194,3 +194,14 @@ test('a corrupt skill row is a StoreFailed naming it, for list and get; other ro
     assert.equal((await s.getByName('Fine')).name, 'Fine');
   }
 });
+
+test('SkillIndex: separator characters inside fields cannot shift documents', () => {
+  const ix = new pl.SkillIndex([
+    { id: 'a', name: 'Alpha\u001eBeta', description: 'one\u001ftwo\u001dthree', tags: ['x\u001ey'], trigger_phrases: ['say\u001falpha'] },
+    { id: 'b', name: 'Gamma', description: 'delta' },
+  ]);
+  assert.equal(ix.size, 2);
+  assert.deepEqual(ix.match('gamma').map((r) => r.id), ['b']);
+  assert.deepEqual(ix.match('say alpha').map((r) => [r.id, r.tier]), [['a', 'exact']]);
+  assert.deepEqual(ix.match('three').map((r) => r.id), ['a']);
+});
