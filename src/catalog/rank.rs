@@ -1,9 +1,9 @@
 //! Phase-1 activation: a deterministic ranker over catalog metadata.
 //!
 //! Each skill is a document with five fields — name, trigger phrases, intent patterns,
-//! tags, description — tokenized (lower case, Unicode letters and digits, a small English
-//! stop list, a light suffix stemmer) into one inverted index. A query is ranked in two
-//! tiers:
+//! tags, description — tokenized (the word characters and case folding of
+//! [`crate::words`], a small English stop list, a light suffix stemmer) into one inverted
+//! index whose postings carry their BM25F weights. A query is ranked in two tiers:
 //! 1. **exact hits**: the query contains one of a skill's trigger phrases word for word, or
 //!    is the skill's name;
 //! 2. **BM25F-style scores** after (k1 = 1.2, b = 0.75 per field, field weights name 3,
