@@ -11,21 +11,15 @@
 //                          readonly transaction
 // Ratios, not absolute times: rounds alternate between the contenders and medians are
 // reported. Not part of the test command.
-import { chromium } from 'playwright-core';
-import { serve } from '../scripts/serve.mjs';
+import { openDemo } from '../tests/js/chromium.mjs';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const SUBMITS = Number(process.env.SUBMITS ?? 40);
 const HISTORY = Number(process.env.HISTORY ?? 1000);
 
-const server = await serve(0);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-});
-const page = await browser.newPage();
-await page.goto(`${server.url}/www/`);
-await page.waitForFunction(() => window.promptloomReady === true);
+// The demo page in headless Chromium (the same launch the browser tests use).
+const demo = await openDemo({ ready: 'promptloomReady' });
+const { page } = demo;
 
 const result = await page.evaluate(
   async ({ ROUNDS, SUBMITS, HISTORY }) => {
@@ -178,8 +172,7 @@ const result = await page.evaluate(
   { ROUNDS, SUBMITS, HISTORY },
 );
 
-await browser.close();
-await server.close();
+await demo.close();
 
 const ms = (x) => `${x.toFixed(2)} ms`;
 console.log(`\nCompositor on IndexedDB, headless Chromium (median of ${ROUNDS} rounds)\n`);

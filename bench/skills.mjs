@@ -10,10 +10,9 @@
 // Ratios, not absolute times: contenders alternate within each round; medians are reported.
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
-import { chromium } from 'playwright-core';
 import MiniSearch from 'minisearch';
 import * as pl from 'promptloom';
-import { serve } from '../scripts/serve.mjs';
+import { openDemo } from '../tests/js/chromium.mjs';
 
 const require = createRequire(import.meta.url);
 const SKILLS = Number(process.env.SKILLS ?? 10000);
@@ -120,14 +119,9 @@ for (const [label, p] of [['match p50', 0.5], ['match p99', 0.99]]) {
 console.log(`\n(${hits} of ${QUERIES} queries had recommendations; ${exactShare} ranked an exact trigger-phrase hit first.)`);
 
 // ---- 2. IndexedDB -----------------------------------------------------------------------
-const server = await serve(0);
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run'],
-});
-const page = await browser.newPage();
-await page.goto(`${server.url}/www/`);
-await page.waitForFunction(() => window.promptloomReady === true);
+// The demo page in headless Chromium (the same launch the browser tests use).
+const demo = await openDemo({ ready: 'promptloomReady' });
+const { page } = demo;
 const idbUrl = '/' + require.resolve('idb').replace(process.cwd().replace(/\/bench$/, '') + '/', '').replace(/index\.cjs$/, 'index.js');
 const result = await page.evaluate(
   async ({ PUTS, ROUNDS, idbUrl }) => {
@@ -249,8 +243,7 @@ const result = await page.evaluate(
   },
   { PUTS, ROUNDS: Math.max(3, Math.min(ROUNDS, 5)), idbUrl },
 );
-await browser.close();
-await server.close();
+await demo.close();
 
 console.log(`\nSkill store on IndexedDB: ${PUTS.toLocaleString('en')} skills × 4 artifacts (headless Chromium, medians)\n`);
 console.log('| operation | promptloom | idb 8 | ratio | target ≤ 1.3× | floor: the same rows, bare IndexedDB | promptloom / floor |');

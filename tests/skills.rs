@@ -8,7 +8,7 @@
 mod common;
 use common::Rng;
 
-use promptloom::catalog::rank::{parse_docs, Doc, MatchOptions, SkillIndex, Tier};
+use promptloom::catalog::rank::{Doc, MatchOptions, SkillIndex, Tier};
 use promptloom::catalog::{merge, sync::plan_sync, Scope};
 use promptloom::skill::{
     export_skill_md, import_package, import_skill_md, model_family, select_variant, validate_skill,
@@ -613,16 +613,22 @@ fn embeddings_blend_in() {
 }
 
 #[test]
-fn docs_parse_from_the_compact_text_form() {
+fn the_index_reads_the_compact_text_form() {
     let text =
-        "id1\u{1f}Name\u{1f}Desc\u{1f}a\u{1d}b\u{1f}\u{1f}t1\u{1f}workspace\u{1e}id2\u{1f}Other";
-    let docs = parse_docs(text);
-    assert_eq!(docs.len(), 2);
-    assert_eq!(docs[0].tags, ["a", "b"]);
-    assert_eq!(docs[0].trigger_phrases, ["t1"]);
-    assert_eq!(docs[0].scope, "workspace");
-    assert_eq!(docs[1].name, "Other");
-    assert!(docs[1].tags.is_empty());
+        "id1\u{1f}Name\u{1f}Desc\u{1f}a\u{1d}b\u{1f}\u{1f}say t1\u{1f}workspace\u{1e}id2\u{1f}Other";
+    let ix = SkillIndex::from_text(text);
+    assert_eq!(ix.len(), 2);
+    let d = &ix.docs()[0];
+    assert_eq!(
+        (d.id.as_str(), d.name.as_str(), d.scope.as_str()),
+        ("id1", "Name", "workspace")
+    );
+    assert_eq!(ix.docs()[1].name, "Other");
+    let opts = MatchOptions::default();
+    // Tags are two items; the trigger phrase is one; a missing field is empty.
+    assert_eq!(ix.rank("b", &opts)[0].matched[0].0.name(), "tags");
+    assert_eq!(ix.rank("please say t1", &opts)[0].tier, Tier::Exact);
+    assert_eq!(ix.rank("other", &opts)[0].doc, 1);
 }
 
 #[test]

@@ -114,12 +114,8 @@ pub fn list_json(
     workspace: &[(String, String)],
     account: &[(String, String)],
 ) -> crate::error::Result<String> {
-    let read = |rows: &[(String, String)]| {
-        rows.iter()
-            .map(|(k, v)| crate::store::skills::read_summary(k, v))
-            .collect::<crate::error::Result<Vec<_>>>()
-    };
-    let merged = merge(read(workspace)?, read(account)?);
+    use crate::store::skills::read_summaries;
+    let merged = merge(read_summaries(workspace)?, read_summaries(account)?);
     Ok(Value::Array(merged.iter().map(Entry::to_value).collect()).to_string())
 }
 

@@ -117,8 +117,9 @@ impl Source for Doc {
     }
 }
 
-/// One document of the compact text form: id, name, description, tags, intent patterns,
-/// trigger phrases, scope (lists `\u{1d}`-separated).
+/// One document of the compact text form the JS glue writes: documents are separated by
+/// `\u{1e}`, fields by `\u{1f}` (id, name, description, tags, intent patterns, trigger
+/// phrases, scope), list items by `\u{1d}`.
 struct TextDoc<'a>([&'a str; 7]);
 
 impl Source for TextDoc<'_> {
@@ -157,34 +158,6 @@ fn text_docs(text: &str) -> Vec<TextDoc<'_>> {
         .collect()
 }
 
-/// Reads documents from the compact text form the JS glue writes: documents separated by
-/// `\u{1e}`, fields by `\u{1f}` (id, name, description, tags, intent patterns, trigger
-/// phrases, scope), list items by `\u{1d}`.
-pub fn parse_docs(text: &str) -> Vec<Doc> {
-    let list = |s: &str| -> Vec<String> {
-        s.split('\u{1d}')
-            .filter(|x| !x.is_empty())
-            .map(str::to_owned)
-            .collect()
-    };
-    text.split('\u{1e}')
-        .filter(|d| !d.is_empty())
-        .map(|d| {
-            let mut f = d.split('\u{1f}');
-            let mut next = || f.next().unwrap_or("");
-            Doc {
-                id: next().to_owned(),
-                name: next().to_owned(),
-                description: next().to_owned(),
-                tags: list(next()),
-                intent_patterns: list(next()),
-                trigger_phrases: list(next()),
-                scope: next().to_owned(),
-            }
-        })
-        .collect()
-}
-
 /// FxHash: a fast, deterministic hasher for short keys (no DoS concern: the keys are the
 /// host's own catalog words).
 #[derive(Default, Clone, Copy)]
@@ -214,11 +187,15 @@ impl Hasher for Fx {
 
 type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
 
-/// Lower-cased words of `text` (see [`is_word_char`]; everything else separates).
-fn words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split(|c: char| !is_word_char(c))
-        .filter(|w| !w.is_empty())
-        .map(|w| w.chars().map(fold).collect())
+/// Lower-cased words of `text` (the same words [`each_word`] finds).
+fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut buf = String::new();
+    each_word(text, |w| {
+        lower_into(w, &mut buf);
+        out.push(buf.clone());
+    });
+    out
 }
 
 /// A light English suffix stemmer (plurals, `-ing`, `-ed`), in place.
@@ -482,8 +459,8 @@ impl SkillIndex {
         id
     }
 
-    /// Builds the index from the compact text form (see [`parse_docs`]) without copying
-    /// the texts.
+    /// Builds the index from the compact text form (see `TextDoc`) without copying the
+    /// texts.
     pub fn from_text(text: &str) -> SkillIndex {
         let docs = text_docs(text);
         let sources: Vec<&dyn Source> = docs.iter().map(|d| d as &dyn Source).collect();
@@ -655,7 +632,7 @@ impl SkillIndex {
     }
 
     fn term_ids(&self, query: &str, prefix: bool) -> Vec<(u32, f32, String)> {
-        let words: Vec<String> = words(query).collect();
+        let words = words(query);
         let open_last = prefix && query.chars().next_back().is_some_and(is_word_char);
         let mut out: Vec<(u32, f32, String)> = Vec::new();
         for (i, w) in words.iter().enumerate() {

@@ -202,11 +202,8 @@ pub fn plan_sync_json(
     url: &str,
     etag: &str,
     now: &str,
-) -> Result<(SyncPlan, String)> {
-    let account = account_rows
-        .iter()
-        .map(|(k, v)| crate::store::skills::read_summary(k, v))
-        .collect::<Result<Vec<_>>>()?;
+) -> Result<String> {
+    let account = crate::store::skills::read_summaries(account_rows)?;
     let plan = plan_sync(body, &account, workspace_names, now)?;
     let mut o = Map::new();
     o.insert(
@@ -215,6 +212,5 @@ pub fn plan_sync_json(
     );
     o.insert("report".into(), plan.report());
     o.insert("state".into(), state_op(url, etag, now).to_value());
-    let text = Value::Object(o).to_string();
-    Ok((plan, text))
+    Ok(Value::Object(o).to_string())
 }

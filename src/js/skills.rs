@@ -25,10 +25,6 @@ fn rows(text: &str) -> Vec<(String, String)> {
     out
 }
 
-fn one_inbox(lens: &[u32]) -> Result<Vec<String>, JsValue> {
-    inbox_strings(lens)
-}
-
 /// Every problem of a package (JSON) → `{ valid, problems }`.
 #[wasm_bindgen(js_name = validateSkill)]
 pub fn validate_skill(json: &str) -> Result<String, JsValue> {
@@ -66,31 +62,8 @@ pub fn model_family(model: &str) -> String {
 /// -1 when the array is empty.
 #[wasm_bindgen(js_name = selectVariant)]
 pub fn select_variant(artifacts: &str, model: &str) -> Result<i32, JsValue> {
-    let list = match parse(artifacts, "the artifacts", ErrorKind::InvalidSkill)? {
-        Value::Array(a) => a,
-        _ => {
-            return Err(js_err(Error::new(
-                ErrorKind::InvalidSkill,
-                "expected an array of artifacts",
-            )))
-        }
-    };
-    let mut arts = Vec::with_capacity(list.len());
-    for (i, a) in list.iter().enumerate() {
-        let owner = a.get("skill_id").and_then(Value::as_str).unwrap_or("skill");
-        let text = a.to_string();
-        let art = layout::read_artifact_row(owner, &text).map_err(|e| {
-            js_err(Error::new(
-                ErrorKind::InvalidSkill,
-                format!("artifacts[{i}]: {}", e.message()),
-            ))
-        })?;
-        arts.push(art);
-    }
-    let chosen = skill::select_variant(arts.iter(), model);
-    Ok(chosen
-        .and_then(|c| arts.iter().position(|a| std::ptr::eq(a, c)))
-        .map_or(-1, |i| i32::try_from(i).unwrap_or(-1)))
+    let chosen = wire::select_variant_json(artifacts, model).map_err(js_err)?;
+    Ok(chosen.map_or(-1, |i| i32::try_from(i).unwrap_or(-1)))
 }
 
 /// One write of the skill store, planned step by step against rows the glue reads.
@@ -106,7 +79,7 @@ impl JsSkillWrite {
     /// inbox); `now` stamps rows.
     #[wasm_bindgen(constructor)]
     pub fn new(lens: &[u32], now: &str) -> Result<JsSkillWrite, JsValue> {
-        let input = one_inbox(lens)?;
+        let input = inbox_strings(lens)?;
         let request = input.first().map(String::as_str).unwrap_or_default();
         let v = parse(request, "the request", ErrorKind::InvalidOptions)?;
         let req = Request::from_value(&v, now).map_err(js_err)?;
@@ -159,17 +132,18 @@ fn plan_text(plan: Plan) -> Result<String, JsValue> {
                 .collect();
             o.insert("read".into(), Value::Array(keys));
         }
-        Plan::Write { ops, result } => {
-            // A skill write's result is its summary, the very row it writes: it is sent once
-            // (`result_at` names that row), and the row's index fields come from it.
-            let is_summary = result.get("artifacts").is_some_and(Value::is_array);
+        Plan::Write { ops, result, row } => {
+            // A skill write's result is the summary its skill row holds: sent once
+            // (`result_at` names that row's value), and the row's index fields come from it.
             let mut result_at = None;
             let ops = ops
                 .into_iter()
-                .map(|op| {
+                .enumerate()
+                .map(|(i, op)| {
                     let index = match &op {
                         Op::Put { table, key, value } | Op::Insert { table, key, value } => {
-                            if *table == Table::Skills && is_summary {
+                            if row == Some(i) {
+                                result_at = Some(values.len());
                                 let mut ix = Map::new();
                                 for f in ["name", "source"] {
                                     ix.insert(
@@ -177,7 +151,6 @@ fn plan_text(plan: Plan) -> Result<String, JsValue> {
                                         result.get(f).cloned().unwrap_or(Value::Null),
                                     );
                                 }
-                                result_at = Some(values.len());
                                 Some(ix)
                             } else {
                                 layout::index_fields(*table, key, value)
@@ -220,7 +193,7 @@ fn plan_text(plan: Plan) -> Result<String, JsValue> {
 /// Skill rows (`key NUL value NUL …` in the inbox) → a JSON array of summaries.
 #[wasm_bindgen(js_name = skillSummaries)]
 pub fn skill_summaries(lens: &[u32]) -> Result<String, JsValue> {
-    let input = one_inbox(lens)?;
+    let input = inbox_strings(lens)?;
     let text = input.first().map(String::as_str).unwrap_or_default();
     let mut list = summaries(text)?;
     skill::model::sort_summaries(&mut list);
@@ -239,7 +212,7 @@ pub fn skill_summaries(lens: &[u32]) -> Result<String, JsValue> {
 /// One skill from its row and its artifact rows (inbox: key, value, then artifact rows).
 #[wasm_bindgen(js_name = assembleSkill)]
 pub fn assemble_skill(lens: &[u32]) -> Result<String, JsValue> {
-    let input = one_inbox(lens)?;
+    let input = inbox_strings(lens)?;
     let mut it = input.iter();
     let (Some(key), Some(value), Some(arts)) = (it.next(), it.next(), it.next()) else {
         return Err(js_err(Error::new(
@@ -254,7 +227,7 @@ pub fn assemble_skill(lens: &[u32]) -> Result<String, JsValue> {
 /// Artifact rows (inbox) → a JSON array of artifacts, by ordinal.
 #[wasm_bindgen(js_name = readArtifacts)]
 pub fn read_artifacts(lens: &[u32]) -> Result<String, JsValue> {
-    let input = one_inbox(lens)?;
+    let input = inbox_strings(lens)?;
     let text = input.first().map(String::as_str).unwrap_or_default();
     let mut arts = rows(text)
         .iter()
@@ -266,17 +239,13 @@ pub fn read_artifacts(lens: &[u32]) -> Result<String, JsValue> {
 }
 
 fn summaries(text: &str) -> Result<Vec<skill::SkillSummary>, JsValue> {
-    rows(text)
-        .iter()
-        .map(|(k, v)| layout::read_summary(k, v))
-        .collect::<crate::error::Result<Vec<_>>>()
-        .map_err(js_err)
+    layout::read_summaries(&rows(text)).map_err(js_err)
 }
 
 /// The merged catalog (inbox: workspace skill rows, account skill rows) → JSON array.
 #[wasm_bindgen(js_name = catalogList)]
 pub fn catalog_list(lens: &[u32]) -> Result<String, JsValue> {
-    let input = one_inbox(lens)?;
+    let input = inbox_strings(lens)?;
     let ws = rows(input.first().map(String::as_str).unwrap_or_default());
     let acc = rows(input.get(1).map(String::as_str).unwrap_or_default());
     catalog::list_json(&ws, &acc).map_err(js_err)
@@ -287,12 +256,10 @@ pub fn catalog_list(lens: &[u32]) -> Result<String, JsValue> {
 /// report, state }` (`state`: the op that records the ETag, written after the upserts).
 #[wasm_bindgen(js_name = planSync)]
 pub fn plan_sync(lens: &[u32], now: &str) -> Result<String, JsValue> {
-    let input = one_inbox(lens)?;
+    let input = inbox_strings(lens)?;
     let at = |i: usize| input.get(i).map(String::as_str).unwrap_or_default();
     let names: Vec<&str> = at(2).split('\0').filter(|n| !n.is_empty()).collect();
-    sync::plan_sync_json(at(0), &rows(at(1)), &names, at(4), at(3), now)
-        .map(|(_, text)| text)
-        .map_err(js_err)
+    sync::plan_sync_json(at(0), &rows(at(1)), &names, at(4), at(3), now).map_err(js_err)
 }
 
 /// The phase-1 index over a catalog.
@@ -304,10 +271,10 @@ pub struct JsSkillIndex {
 #[wasm_bindgen(js_class = SkillIndex)]
 impl JsSkillIndex {
     /// Builds the index from documents in the compact text form (in the inbox; see
-    /// `catalog::rank::parse_docs`).
+    /// `catalog::rank::SkillIndex::from_text`).
     #[wasm_bindgen(constructor)]
     pub fn new(lens: &[u32]) -> Result<JsSkillIndex, JsValue> {
-        let input = one_inbox(lens)?;
+        let input = inbox_strings(lens)?;
         let text = input.first().map(String::as_str).unwrap_or_default();
         Ok(JsSkillIndex {
             inner: rank::SkillIndex::from_text(text),
@@ -334,7 +301,7 @@ impl JsSkillIndex {
         query_vector: Option<Vec<f32>>,
         blend: f32,
     ) -> Result<String, JsValue> {
-        let input = one_inbox(lens)?;
+        let input = inbox_strings(lens)?;
         let query = input.first().map(String::as_str).unwrap_or_default();
         let opts = rank::MatchOptions {
             k,

@@ -1,8 +1,10 @@
 //! The JSON forms the faces exchange (JS and WIT take and return the same JSON text), so
 //! each face only converts its own types.
 
+use super::validate::{read_artifact, Problems};
 use super::{
-    export_skill_md, import_package, import_skill_md, validate_skill, BundledFile, Problem,
+    export_skill_md, import_package, import_skill_md, select_variant, validate_skill, BundledFile,
+    Problem,
 };
 use crate::error::{Error, ErrorKind, Result};
 use serde_json::{Map, Value};
@@ -101,4 +103,35 @@ pub fn export_skill_md_json(skill: &str) -> Result<String> {
     );
     o.insert("dropped".into(), problems(&out.dropped));
     Ok(Value::Object(o).to_string())
+}
+
+/// The index of the variant to use for `model` among artifacts given as a JSON array (see
+/// [`select_variant`]); `None` for an empty array. Malformed artifacts are `InvalidSkill`
+/// listing their problems.
+pub fn select_variant_json(artifacts: &str, model: &str) -> Result<Option<usize>> {
+    let v: Value = serde_json::from_str(artifacts).map_err(|e| {
+        Error::new(
+            ErrorKind::InvalidSkill,
+            format!("the artifacts are not valid JSON: {e}"),
+        )
+    })?;
+    let Value::Array(list) = v else {
+        return Err(Error::new(
+            ErrorKind::InvalidSkill,
+            "expected an array of artifacts",
+        ));
+    };
+    let mut out = Problems::default();
+    let mut arts = Vec::with_capacity(list.len());
+    for (i, a) in list.iter().enumerate() {
+        let owner = a.get("skill_id").and_then(Value::as_str).unwrap_or("skill");
+        if let Some(art) = read_artifact(a, &format!("[{i}]"), owner, 0, "", &mut out) {
+            arts.push(art);
+        }
+    }
+    if out.has_errors() || arts.len() != list.len() {
+        return Err(out.into_error("the artifacts are not valid"));
+    }
+    let chosen = select_variant(arts.iter(), model);
+    Ok(chosen.and_then(|c| arts.iter().position(|a| std::ptr::eq(a, c))))
 }

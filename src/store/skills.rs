@@ -141,8 +141,11 @@ pub enum Plan {
     Write {
         /// The batch.
         ops: Vec<Op>,
-        /// The operation's result (the stored summary, or `{ deleted }`).
+        /// The operation's result (the stored summary, the stored artifact, or `{ deleted }`).
         result: Value,
+        /// The op whose value is `result` itself (a create, put or update returns the
+        /// summary its skill row holds), so a face can send it once.
+        row: Option<usize>,
     },
 }
 
@@ -229,6 +232,11 @@ pub fn state_op(url: &str, etag: &str, now: &str) -> Op {
         key: url.to_owned(),
         value: Value::Object(o).to_string(),
     }
+}
+
+/// Reads skill rows into summaries (in row order).
+pub fn read_summaries(rows: &[(String, String)]) -> Result<Vec<SkillSummary>> {
+    rows.iter().map(|(k, v)| read_summary(k, v)).collect()
 }
 
 /// Reads a skill row into its summary.
@@ -470,6 +478,7 @@ fn put_ops(s: &Skill, create: bool, old: Option<&SkillSummary>) -> Plan {
     }
     ops.push(write(Table::Skills, s.id.clone(), text(&summary)));
     Plan::Write {
+        row: Some(ops.len() - 1),
         ops,
         result: summary,
     }
@@ -539,10 +548,12 @@ fn plan_update(s: &Skill, reads: &Reads, now: &str) -> Result<Plan> {
     }
     let mut summary = skill.summary();
     summary.artifacts = old.artifacts.clone();
-    ops.push(put(Table::Skills, s.id.clone(), text(&summary.to_value())));
+    let summary = summary.to_value();
+    ops.push(put(Table::Skills, s.id.clone(), text(&summary)));
     Ok(Plan::Write {
+        row: Some(ops.len() - 1),
         ops,
-        result: summary.to_value(),
+        result: summary,
     })
 }
 
@@ -564,6 +575,7 @@ fn plan_delete(id: &str, reads: &Reads) -> Result<Plan> {
     Ok(Plan::Write {
         ops,
         result: Value::Object(result),
+        row: None,
     })
 }
 
@@ -624,6 +636,7 @@ fn plan_artifact(a: &SkillArtifact, reads: &Reads, now: &str, add: bool) -> Resu
     Ok(Plan::Write {
         ops,
         result: art.to_value(),
+        row: None,
     })
 }
 
@@ -668,6 +681,7 @@ fn plan_delete_artifact(id: &str, reads: &Reads, now: &str) -> Result<Plan> {
     Ok(Plan::Write {
         ops,
         result: Value::Object(result),
+        row: None,
     })
 }
 
@@ -791,7 +805,7 @@ impl<B: Backend> SkillTables<B> {
 
     /// Runs one write request to completion; returns its result.
     pub fn write(&mut self, req: &Request, now: &str) -> Result<Value> {
-        if let Some(Plan::Write { ops, result }) = plan_optimistic(req) {
+        if let Some(Plan::Write { ops, result, .. }) = plan_optimistic(req) {
             match self.backend.commit(&ops) {
                 Ok(()) => return Ok(result),
                 // A taken key: plan again with reads, which names it.
@@ -808,7 +822,7 @@ impl<B: Backend> SkillTables<B> {
                         reads.insert((t, k), v);
                     }
                 }
-                Plan::Write { ops, result } => {
+                Plan::Write { ops, result, .. } => {
                     self.backend.commit(&ops)?;
                     return Ok(result);
                 }
@@ -822,12 +836,7 @@ impl<B: Backend> SkillTables<B> {
 
     /// Summaries of every skill, by name.
     pub fn list(&self) -> Result<Vec<SkillSummary>> {
-        let mut out = self
-            .backend
-            .scan(Table::Skills, "")?
-            .iter()
-            .map(|(k, v)| read_summary(k, v))
-            .collect::<Result<Vec<_>>>()?;
+        let mut out = read_summaries(&self.backend.scan(Table::Skills, "")?)?;
         sort_summaries(&mut out);
         Ok(out)
     }
