@@ -247,6 +247,17 @@ export type ErrorCode =
   | 'InvalidSkill'
   | 'AlreadyExists'
   | 'SyncFailed'
+  | 'InvalidRequest'
+  | 'MissingRequiredField'
+  | 'MalformedTemplate'
+  | 'UnknownTool'
+  | 'ParameterMismatch'
+  | 'ArtifactBudgetExceeded'
+  | 'CapabilityNarrowing'
+  | 'NoModelAdapter'
+  | 'NoExecutor'
+  | 'AssertionFailed'
+  | 'AdapterFailed'
   | 'Internal';
 
 /** Every error promptloom throws. */

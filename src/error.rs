@@ -44,6 +44,32 @@ pub enum ErrorKind {
     AlreadyExists,
     /// A marketplace sync failed (HTTP error, malformed catalog); nothing was changed.
     SyncFailed,
+    /// A compose request, dispatch request or model answer is not shaped as documented.
+    InvalidRequest,
+    /// The skill package lacks a field the composer needs (name, framing, a parameter
+    /// schema for the parameters given).
+    MissingRequiredField,
+    /// A MiniJinja template failed to parse or render (with line and column), ran out of
+    /// fuel, recursed too deep or wrote too much.
+    MalformedTemplate,
+    /// The skill references a tool that is not available to this invocation.
+    UnknownTool,
+    /// The invocation parameters do not match the skill's parameter schema.
+    ParameterMismatch,
+    /// The selected artifacts exceed the context budget; `details.suggested_trimming` says
+    /// what to drop.
+    ArtifactBudgetExceeded,
+    /// The skill requires tools and none of its surface is within the caller's capabilities.
+    CapabilityNarrowing,
+    /// A step needs the host's model adapter and none was given.
+    NoModelAdapter,
+    /// An artifact needs a host executor (`code_template`: a sandbox; `dspy_module` without
+    /// a fallback: a DSPy executor) and none is registered.
+    NoExecutor,
+    /// A hard assertion on an artifact's output failed; the skill stopped.
+    AssertionFailed,
+    /// The host's model adapter or executor failed or answered in an unusable shape.
+    AdapterFailed,
     /// An internal invariant did not hold (a bug, never caused by input alone).
     Internal,
 }
@@ -66,6 +92,17 @@ impl ErrorKind {
             ErrorKind::InvalidSkill => "InvalidSkill",
             ErrorKind::AlreadyExists => "AlreadyExists",
             ErrorKind::SyncFailed => "SyncFailed",
+            ErrorKind::InvalidRequest => "InvalidRequest",
+            ErrorKind::MissingRequiredField => "MissingRequiredField",
+            ErrorKind::MalformedTemplate => "MalformedTemplate",
+            ErrorKind::UnknownTool => "UnknownTool",
+            ErrorKind::ParameterMismatch => "ParameterMismatch",
+            ErrorKind::ArtifactBudgetExceeded => "ArtifactBudgetExceeded",
+            ErrorKind::CapabilityNarrowing => "CapabilityNarrowing",
+            ErrorKind::NoModelAdapter => "NoModelAdapter",
+            ErrorKind::NoExecutor => "NoExecutor",
+            ErrorKind::AssertionFailed => "AssertionFailed",
+            ErrorKind::AdapterFailed => "AdapterFailed",
             ErrorKind::Internal => "Internal",
         }
     }

@@ -19,9 +19,12 @@
 #![warn(missing_docs)]
 
 pub mod catalog;
+pub mod composer;
 pub mod compositor;
+pub mod dispatch;
 pub mod error;
 mod fields;
+pub mod json_schema;
 pub mod lower;
 pub mod media;
 pub mod message;

@@ -54,6 +54,17 @@ pub(crate) fn to_wit(e: Error) -> WitError {
         ErrorKind::InvalidSkill => WitError::InvalidSkill(info),
         ErrorKind::AlreadyExists => WitError::AlreadyExists(info),
         ErrorKind::SyncFailed => WitError::SyncFailed(info),
+        ErrorKind::InvalidRequest => WitError::InvalidRequest(info),
+        ErrorKind::MissingRequiredField => WitError::MissingRequiredField(info),
+        ErrorKind::MalformedTemplate => WitError::MalformedTemplate(info),
+        ErrorKind::UnknownTool => WitError::UnknownTool(info),
+        ErrorKind::ParameterMismatch => WitError::ParameterMismatch(info),
+        ErrorKind::ArtifactBudgetExceeded => WitError::ArtifactBudgetExceeded(info),
+        ErrorKind::CapabilityNarrowing => WitError::CapabilityNarrowing(info),
+        ErrorKind::NoModelAdapter => WitError::NoModelAdapter(info),
+        ErrorKind::NoExecutor => WitError::NoExecutor(info),
+        ErrorKind::AssertionFailed => WitError::AssertionFailed(info),
+        ErrorKind::AdapterFailed => WitError::AdapterFailed(info),
         _ => WitError::Internal(info),
     }
 }

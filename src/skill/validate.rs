@@ -31,6 +31,11 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// Whether the problem is an error (not a warning).
+    pub fn is_error(&self) -> bool {
+        self.severity == Severity::Error
+    }
+
     /// `{ path, code, message, severity }`.
     pub fn to_value(&self) -> Value {
         let mut o = Map::new();
@@ -386,6 +391,25 @@ pub(crate) fn read_artifact(
 /// Reads a package object (the seed's JSON form). Returns the skill when its required fields
 /// are there, and every problem of the shape (the rules of [`check_skill`] are applied too).
 pub(crate) fn read_skill(v: &Value, now: &str, check: bool, out: &mut Problems) -> Option<Skill> {
+    read_skill_with(v, now, check.then_some(None), out)
+}
+
+/// [`read_skill`] for the composer: every rule runs except the syntax check of the template
+/// named `skip` (the composer parses that one when it renders it).
+pub(crate) fn read_skill_except(
+    v: &Value,
+    skip: Option<&str>,
+    out: &mut Problems,
+) -> Option<Skill> {
+    read_skill_with(v, "", Some(skip), out)
+}
+
+fn read_skill_with(
+    v: &Value,
+    now: &str,
+    check: Option<Option<&str>>,
+    out: &mut Problems,
+) -> Option<Skill> {
     let Some(o) = v.as_object() else {
         out.error("", "wrong-type", "a skill package must be a JSON object");
         return None;
@@ -468,8 +492,8 @@ pub(crate) fn read_skill(v: &Value, now: &str, check: bool, out: &mut Problems) 
     };
     // Every rule runs even when a field is missing, so one pass lists every problem; a
     // reference to an artifact that could not be read is not reported again.
-    if check {
-        check_skill_into(&skill, &unread, Some(&index), out);
+    if let Some(skip) = check {
+        check_skill_into(&skill, &unread, Some(&index), skip, out);
     }
     required.then_some(skill)
 }
@@ -478,13 +502,19 @@ pub(crate) fn read_skill(v: &Value, now: &str, check: bool, out: &mut Problems) 
 /// schemas, fallbacks, duplicates). Artifact paths are `artifacts[i]` in `skill.artifacts`.
 pub fn check_skill(skill: &Skill) -> Vec<Problem> {
     let mut out = Problems::default();
-    check_skill_into(skill, &[], None, &mut out);
+    check_skill_into(skill, &[], None, None, &mut out);
     out.0
 }
 
 /// `index` maps positions in `skill.artifacts` to positions in the input (artifacts that
 /// could not be read are missing from the skill).
-fn check_skill_into(skill: &Skill, unread: &[String], index: Option<&[usize]>, out: &mut Problems) {
+fn check_skill_into(
+    skill: &Skill,
+    unread: &[String],
+    index: Option<&[usize]>,
+    skip: Option<&str>,
+    out: &mut Problems,
+) {
     let reported = |out: &Problems, path: &str| out.0.iter().any(|p| p.path == path);
     let pos = |i: usize| index.and_then(|m| m.get(i).copied()).unwrap_or(i);
     if skill.name.trim().is_empty() {
@@ -560,7 +590,7 @@ fn check_skill_into(skill: &Skill, unread: &[String], index: Option<&[usize]>, o
         } else {
             ids.push((&a.id, i));
         }
-        check_artifact(skill, a, &at, unread, out);
+        check_artifact(skill, a, &at, unread, skip, out);
     }
 }
 
@@ -792,14 +822,21 @@ fn check_artifact(
     a: &SkillArtifact,
     at: &str,
     unread: &[String],
+    skip: Option<&str>,
     out: &mut Problems,
 ) {
     let m = &a.metadata;
     let mp = |k: &str| format!("{at}.metadata.{k}");
     match a.kind {
-        ArtifactKind::PromptTemplate | ArtifactKind::CodeTemplate => {
+        ArtifactKind::PromptTemplate | ArtifactKind::CodeTemplate
+            if skip != Some(a.name.as_str()) =>
+        {
             if let Err(e) = template::check(&a.content) {
-                let line = e.line.map(|l| format!(" on line {l}")).unwrap_or_default();
+                let line = match (e.line, e.column) {
+                    (Some(l), Some(c)) => format!(" on line {l}, column {c}"),
+                    (Some(l), None) => format!(" on line {l}"),
+                    _ => String::new(),
+                };
                 out.error(
                     &join(at, "content"),
                     "template-syntax",
@@ -811,6 +848,7 @@ fn check_artifact(
                 );
             }
         }
+        ArtifactKind::PromptTemplate | ArtifactKind::CodeTemplate => {}
         ArtifactKind::DspyModule => {
             let content: Option<Value> = serde_json::from_str(&a.content).ok();
             if !content
@@ -998,15 +1036,22 @@ fn check_assertions(v: &Value, path: &str, out: &mut Problems) {
                     }
                 }
             }
-            Some("pattern") => {
-                if !a.get("pattern").is_some_and(Value::is_string) {
-                    out.error(
-                        &join(&p, "pattern"),
-                        "missing-field",
-                        "a pattern assertion needs a `pattern` string",
-                    );
+            Some("pattern") => match a.get("pattern").and_then(Value::as_str) {
+                None => out.error(
+                    &join(&p, "pattern"),
+                    "missing-field",
+                    "a pattern assertion needs a `pattern` string",
+                ),
+                Some(re) => {
+                    if let Err(e) = regex_lite::Regex::new(re) {
+                        out.error(
+                            &join(&p, "pattern"),
+                            "invalid-pattern",
+                            format!("the pattern does not compile: {e}"),
+                        );
+                    }
                 }
-            }
+            },
             Some("semantic") => {
                 if !a.get("prompt").is_some_and(Value::is_string) {
                     out.error(

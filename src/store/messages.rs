@@ -357,6 +357,23 @@ impl<B: Backend> MessageStore<B> {
         &self.backend
     }
 
+    /// Stores a composer invocation record beside the thread's turns.
+    pub fn record_invocation(&mut self, record: &serde_json::Value) -> Result<()> {
+        let op = super::invocations::put(record)?;
+        self.backend.commit(&[op])
+    }
+
+    /// The invocation records of a thread, in composition order.
+    pub fn invocations(&self, thread_id: &str) -> Result<Vec<serde_json::Value>> {
+        self.backend
+            .scan(Table::Invocations, &super::invocations::prefix(thread_id))?
+            .into_iter()
+            .map(|(k, v)| {
+                serde_json::from_str(&v).map_err(|e| super::bad_row(Table::Invocations, &k, e))
+            })
+            .collect()
+    }
+
     /// The counters of `session` (a new session starts at sequence 1).
     pub fn session(&self, session: &str) -> Result<SessionState> {
         Ok(match self.backend.get(Table::Sessions, session)? {

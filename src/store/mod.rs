@@ -11,6 +11,7 @@
 //! parts) before the row that makes them visible (a message head), so an interrupted
 //! batch leaves only unreachable rows, which the next write of the same keys replaces.
 
+pub mod invocations;
 pub mod messages;
 pub mod skills;
 
@@ -45,11 +46,16 @@ pub enum Table {
     ArtifactIds,
     /// Marketplace sync state (`<url>` → `{ etag, synced_at }`).
     SkillSync,
+    /// Composer invocation records beside their turns
+    /// (`<thread_id>/<composed_at>/<record id>` → the record).
+    Invocations,
+    /// Artifact execution traces (`<session_id>/<started_at>/<trace id>` → the row).
+    Traces,
 }
 
 impl Table {
     /// Every table, in a fixed order.
-    pub const ALL: [Table; 10] = [
+    pub const ALL: [Table; 12] = [
         Table::Messages,
         Table::Parts,
         Table::Blobs,
@@ -60,6 +66,8 @@ impl Table {
         Table::Artifacts,
         Table::ArtifactIds,
         Table::SkillSync,
+        Table::Invocations,
+        Table::Traces,
     ];
 
     /// The table's name (the IndexedDB object store, the key prefix in a flat store).
@@ -75,6 +83,8 @@ impl Table {
             Table::Artifacts => "skill_artifacts",
             Table::ArtifactIds => "artifact_ids",
             Table::SkillSync => "skill_sync",
+            Table::Invocations => "skill_invocations",
+            Table::Traces => "skill_traces",
         }
     }
 

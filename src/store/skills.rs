@@ -798,6 +798,31 @@ impl<B: Backend> SkillTables<B> {
         &self.backend
     }
 
+    /// Stores an execution trace (a row [`crate::dispatch::trace::row`] built); returns it.
+    pub fn record_trace(&mut self, trace: serde_json::Value) -> Result<serde_json::Value> {
+        let r = crate::dispatch::trace::row(trace)?;
+        self.backend.commit(&[crate::dispatch::trace::put(&r)])?;
+        Ok(serde_json::Value::Object(r))
+    }
+
+    /// The traces of a session (all sessions for `None`), in start order, as JSON lines
+    /// filtered by skill and artifact.
+    pub fn export_traces(
+        &self,
+        session_id: Option<&str>,
+        skill_id: Option<&str>,
+        artifact_id: Option<&str>,
+    ) -> Result<String> {
+        let rows = self
+            .backend
+            .scan(Table::Traces, &crate::dispatch::trace::prefix(session_id))?;
+        crate::dispatch::trace::export_jsonl(
+            rows.iter().map(|(_, v)| v.as_str()),
+            skill_id,
+            artifact_id,
+        )
+    }
+
     /// Mutable access to the backend.
     pub fn backend_mut(&mut self) -> &mut B {
         &mut self.backend

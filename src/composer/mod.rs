@@ -1,0 +1,642 @@
+//! The Skill Composer: a skill package plus one invocation ([`ComposeRequest`]) into a
+//! concrete prompt and a subgraph shape ([`Composition`]), by the seed's nine steps, in
+//! order and deterministically (the same request gives byte-identical output):
+//!
+//! 1. validate the package, failing closed ([`request`]);
+//! 2. render the framing — MiniJinja against the parameters when it is a
+//!    `prompt_template`, literal prose otherwise — with fuel, recursion and output bounds
+//!    ([`crate::skill::template`]);
+//! 3. select descriptions by `include_when` and examples by tag relevance ([`select`]);
+//! 4. assemble framing → descriptions → examples → the current invocation, under fixed
+//!    headers; authored prose is never reworded;
+//! 5. shape the subgraph: tools ⊆ `available_tools` ∩ `caller_capabilities`, a staged
+//!    subgraph when the approach declares stages ([`shape`]);
+//! 6. translate contract interrupts into node references;
+//! 7. set the exit condition;
+//! 8. record the used artifacts with ids, versions and content hashes ([`record`]);
+//! 9. return — with the invocation record the host stores beside the turn.
+//!
+//! The one model call (a skill with `planner_delegates_shape: true`) is the host's: the
+//! composer returns [`Step::NeedsShape`] with the question, and the host composes again with
+//! the model's answer in `delegated_shape`.
+
+pub mod authoring;
+pub mod record;
+pub mod request;
+pub mod select;
+pub mod shape;
+
+pub use record::{content_hash, invocation_record, RecordInput, UsedArtifact};
+pub use request::{
+    Capabilities, ComposeRequest, InvocationSource, MemoryItem, Purpose, ToolDescriptor,
+};
+pub use shape::{ExitCondition, Interrupt, Shaped, SubgraphShape};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::json_schema;
+use crate::skill::template::{self, Limits};
+use crate::skill::{ArtifactKind, SkillArtifact};
+use serde_json::{json, Map, Value};
+
+/// One section of the composed prompt and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Section {
+    /// `framing`, `heading`, `description`, `example` or `request`.
+    pub kind: &'static str,
+    /// The artifact the text came from (`None` for prose framing, headings and the request).
+    pub artifact: Option<UsedArtifact>,
+    /// The section's text as it appears in the prompt.
+    pub text: String,
+    /// Estimated tokens of `text`.
+    pub tokens: u64,
+}
+
+/// The composed prompt: its text, and the sections it is made of (joined by a blank line).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComposedPrompt {
+    /// The concrete prompt.
+    pub text: String,
+    /// The sections, in order.
+    pub sections: Vec<Section>,
+}
+
+/// The composition result (the seed's `Composition`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Composition {
+    /// The prompt.
+    pub prompt: ComposedPrompt,
+    /// The subgraph.
+    pub subgraph: SubgraphShape,
+    /// Every artifact read for this prompt and subgraph.
+    pub used_artifacts: Vec<UsedArtifact>,
+    /// Best-effort tool-call sequence hint.
+    pub expected_tool_calls: Vec<String>,
+    /// Declared interrupts and their nodes.
+    pub declared_interrupts: Vec<Interrupt>,
+    /// What "done" looks like.
+    pub exit_condition: ExitCondition,
+    /// From the skill's metadata.
+    pub model_preference: Option<String>,
+    /// The parameters after schema defaults.
+    pub parameters: Map<String, Value>,
+    /// Memory items the prompt includes (ids).
+    pub memory_refs: Vec<String>,
+    /// The invocation record to store beside the turn.
+    pub invocation_record: Value,
+    /// `(id, name, version)` of the skill.
+    pub skill: record::SkillIdentity,
+    /// The thread, carried through.
+    pub thread_id: String,
+    /// Application or authoring.
+    pub purpose: Purpose,
+}
+
+/// The question for the host's model on the `planner_delegates_shape` path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShapeQuestion {
+    /// System prompt for the model call.
+    pub system: String,
+    /// The question.
+    pub prompt: String,
+    /// JSON Schema of the expected answer.
+    pub schema: Value,
+}
+
+/// What one call of [`compose`] returns.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// The composition.
+    Composed(Box<Composition>),
+    /// The skill delegates its shape to a model: ask it, then compose again with the
+    /// answer in `delegated_shape`.
+    NeedsShape(ShapeQuestion),
+}
+
+/// Composes from the JSON request. A failure after the request names its thread and skill
+/// carries the invocation record in `details.invocation_record`.
+pub fn compose_value(v: Value) -> Result<Step> {
+    let raw_record = RecordInput::from_raw(&v).map(|r| {
+        (
+            r.thread_id.to_owned(),
+            r.turn_id.map(str::to_owned),
+            r.skill.clone(),
+            r.source.to_owned(),
+            r.purpose.to_owned(),
+            r.channel_id.map(str::to_owned),
+            r.now.map(str::to_owned),
+        )
+    });
+    let with_record = |e: Error, used: &[UsedArtifact]| -> Error {
+        match &raw_record {
+            Some((t, turn, skill, src, purpose, ch, now)) => {
+                let input = RecordInput {
+                    thread_id: t,
+                    turn_id: turn.as_deref(),
+                    skill: skill.clone(),
+                    source: src,
+                    purpose,
+                    channel_id: ch.as_deref(),
+                    now: now.as_deref(),
+                };
+                let rec = invocation_record(&input, used, &[], Some(&e));
+                e.with("invocation_record", rec)
+            }
+            None => e,
+        }
+    };
+    let req = ComposeRequest::from_value(v).map_err(|e| with_record(e, &[]))?;
+    compose(&req).map_err(|e| with_record(e, &[]))
+}
+
+/// The effective parameters: schema defaults filled in, then checked against the schema.
+fn parameters(req: &ComposeRequest) -> Result<Map<String, Value>> {
+    let schema = req.skill.metadata.get("parameters");
+    let Some(schema) = schema else {
+        if req.parameters.is_empty() {
+            return Ok(Map::new());
+        }
+        return Err(Error::new(
+            ErrorKind::MissingRequiredField,
+            format!(
+                "the skill `{}` declares no parameter schema, but the invocation passes parameters",
+                req.skill.name
+            ),
+        )
+        .at("skill_package.metadata.parameters")
+        .with("field", "parameters"));
+    };
+    let mut p = req.parameters.clone();
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        for (k, s) in props {
+            if let Some(d) = s.get("default") {
+                p.entry(k.clone()).or_insert_with(|| d.clone());
+            }
+        }
+    }
+    let value = Value::Object(p);
+    if let Err(v) = json_schema::validate(schema, &value) {
+        let first = v.first().map(|x| {
+            if x.instance_path.is_empty() {
+                x.message.clone()
+            } else {
+                format!("{}: {}", x.instance_path, x.message)
+            }
+        });
+        return Err(Error::new(
+            ErrorKind::ParameterMismatch,
+            format!(
+                "the parameters do not match the skill's parameter schema: {}",
+                first.unwrap_or_default()
+            ),
+        )
+        .at("parameters")
+        .with(
+            "violations",
+            Value::Array(v.iter().map(|x| x.to_value()).collect()),
+        ));
+    }
+    match value {
+        Value::Object(p) => Ok(p),
+        _ => Ok(Map::new()),
+    }
+}
+
+/// The framing: its text and the artifact it came from.
+fn framing(
+    req: &ComposeRequest,
+    params: &Map<String, Value>,
+    model: &str,
+) -> Result<(String, Option<UsedArtifact>)> {
+    let skill = &req.skill;
+    match skill.metadata.get("framing") {
+        Some(Value::String(prose)) if !prose.trim().is_empty() => Ok((prose.clone(), None)),
+        Some(Value::Object(o)) => {
+            let name = o.get("artifact").and_then(Value::as_str).unwrap_or("");
+            let kinds = [
+                ArtifactKind::PromptTemplate,
+                ArtifactKind::Description,
+                ArtifactKind::Approach,
+            ];
+            let a = select::named(skill, name, &kinds, model).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::MissingRequiredField,
+                    format!(
+                        "the framing names the artifact `{name}`, which the package does not hold"
+                    ),
+                )
+                .at("skill_package.metadata.framing")
+                .with("field", "framing")
+            })?;
+            let text = if a.kind == ArtifactKind::PromptTemplate {
+                template::render(
+                    &a.content,
+                    &Value::Object(params.clone()),
+                    Limits::default(),
+                    &a.name,
+                )?
+            } else {
+                a.content.clone()
+            };
+            Ok((text, Some(UsedArtifact::of(a, "framing"))))
+        }
+        _ => Err(Error::new(
+            ErrorKind::MissingRequiredField,
+            format!("the skill `{}` has no framing", skill.name),
+        )
+        .at("skill_package.metadata.framing")
+        .with("field", "framing")),
+    }
+}
+
+fn param_line(k: &str, v: &Value) -> String {
+    match v {
+        Value::String(s) if s.contains('\n') => {
+            let body: Vec<String> = s.lines().map(|l| format!("    {l}")).collect();
+            format!("- {k}: |\n{}", body.join("\n"))
+        }
+        Value::String(s) => format!("- {k}: {s}"),
+        other => format!("- {k}: {other}"),
+    }
+}
+
+fn section(kind: &'static str, artifact: Option<UsedArtifact>, text: String) -> Section {
+    Section {
+        kind,
+        artifact,
+        tokens: select::tokens(&text),
+        text,
+    }
+}
+
+/// The question for a skill that delegates its shape to the planner model.
+fn shape_question(req: &ComposeRequest, approach: Option<&SkillArtifact>) -> ShapeQuestion {
+    let tools: Vec<String> = shape::ceiling(req)
+        .iter()
+        .map(|t| {
+            let d = t
+                .descriptor
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if d.is_empty() {
+                format!("- {}", t.name)
+            } else {
+                format!("- {}: {d}", t.name)
+            }
+        })
+        .collect();
+    let prompt = format!(
+        "Skill: {}\n\nApproach:\n{}\n\nAvailable tools:\n{}\n\nRequest:\n{}\n\nAnswer with one JSON object: {{\"kind\": \"loop\" or \"staged\", \"tools\": [tool names this invocation needs], \"stages\": [{{\"name\", \"description\", \"tools\"}}] for a staged shape, \"expected_tool_calls\": [tool names in the expected order]}}. Use only the available tools.",
+        req.skill.name,
+        approach.map_or("(none)", |a| a.content.as_str()),
+        if tools.is_empty() { "(none)".to_owned() } else { tools.join("\n") },
+        req.user_request,
+    );
+    ShapeQuestion {
+        system: "You decide the shape of the subgraph that runs one skill invocation. Answer with JSON only.".into(),
+        prompt,
+        schema: json!({
+            "type": "object",
+            "required": ["kind"],
+            "properties": {
+                "kind": {"enum": ["loop", "staged"]},
+                "tools": {"type": "array", "items": {"type": "string"}},
+                "stages": {"type": "array", "items": {"type": "object", "required": ["name"], "properties": {
+                    "name": {"type": "string"}, "description": {"type": "string"},
+                    "tools": {"type": "array", "items": {"type": "string"}}}}},
+                "expected_tool_calls": {"type": "array", "items": {"type": "string"}}
+            }
+        }),
+    }
+}
+
+/// Runs the nine steps.
+pub fn compose(req: &ComposeRequest) -> Result<Step> {
+    let skill = &req.skill;
+    let model = req.model.as_deref().unwrap_or("");
+    // Step 1 (the package was validated when the request was read): the contract's
+    // required fields and the parameters.
+    if skill.name.trim().is_empty() {
+        return Err(
+            Error::new(ErrorKind::MissingRequiredField, "the skill has no name")
+                .at("skill_package.name")
+                .with("field", "name"),
+        );
+    }
+    let requires = skill.metadata.get("requires_tools") == Some(&Value::Bool(true));
+    if requires && req.available_tools.is_empty() && req.purpose == Purpose::Application {
+        return Err(Error::new(
+            ErrorKind::CapabilityNarrowing,
+            format!(
+                "the skill `{}` requires tools, and the invocation has none available",
+                skill.name
+            ),
+        )
+        .at("available_tools"));
+    }
+    let params = parameters(req)?;
+    let framing_name = skill
+        .metadata
+        .get("framing")
+        .and_then(|f| f.get("artifact"))
+        .and_then(Value::as_str);
+    let approach = select::approach(skill, req, model, framing_name);
+    let delegates = skill.metadata.get("planner_delegates_shape") == Some(&Value::Bool(true));
+    if delegates && req.delegated_shape.is_none() {
+        return Ok(Step::NeedsShape(shape_question(req, approach)));
+    }
+    // Step 2.
+    let (framing_text, framing_use) = framing(req, &params, model)?;
+    // Step 3.
+    let descriptions = select::descriptions(skill, req, model, framing_name);
+    let examples = select::examples(skill, req, &params, model);
+    // Step 4.
+    let mut used: Vec<UsedArtifact> = Vec::new();
+    let mut sections = vec![section(
+        "framing",
+        framing_use.clone(),
+        framing_text.trim_end_matches(['\n', '\r']).to_owned(),
+    )];
+    if let Some(u) = framing_use {
+        used.push(u);
+    }
+    if !descriptions.is_empty() {
+        sections.push(section("heading", None, "## Context".into()));
+        for d in &descriptions {
+            let u = UsedArtifact::of(d, "description");
+            used.push(u.clone());
+            let body = d.content.trim_end_matches(['\n', '\r']);
+            sections.push(section(
+                "description",
+                Some(u),
+                format!("### {}\n\n{body}", d.name),
+            ));
+        }
+    }
+    if !examples.is_empty() {
+        sections.push(section("heading", None, "## Examples".into()));
+        for (i, e) in examples.iter().enumerate() {
+            let u = UsedArtifact::of(e.artifact, "example");
+            used.push(u.clone());
+            let body = e.artifact.content.trim_end_matches(['\n', '\r']);
+            sections.push(section(
+                "example",
+                Some(u),
+                format!("### Example {}: {}\n\n{body}", i + 1, e.artifact.name),
+            ));
+        }
+    }
+    let mut request = String::from("## Request");
+    if !req.user_request.is_empty() {
+        request.push_str("\n\n");
+        request.push_str(&req.user_request);
+    }
+    if !params.is_empty() {
+        request.push_str("\n\n### Parameters\n\n");
+        let lines: Vec<String> = params.iter().map(|(k, v)| param_line(k, v)).collect();
+        request.push_str(&lines.join("\n"));
+    }
+    if !req.memory_context.is_empty() {
+        request.push_str("\n\n### Memory\n");
+        for m in &req.memory_context {
+            request.push('\n');
+            match &m.tier {
+                Some(t) => request.push_str(&format!("- [{t}] {}", m.content)),
+                None => request.push_str(&format!("- {}", m.content)),
+            }
+        }
+    }
+    sections.push(section("request", None, request));
+    if let Some(a) = approach {
+        used.push(UsedArtifact::of(a, "approach"));
+    }
+    let text = sections
+        .iter()
+        .map(|s| s.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    // The context budget.
+    let total = select::tokens(&text);
+    if let Some(budget) = req.context_budget {
+        if total > budget {
+            return Err(over_budget(budget, total, &sections, &examples));
+        }
+    }
+    // Steps 5–7.
+    let shaped = shape::shape(req, approach, req.delegated_shape.as_ref())?;
+    // Step 8 and the record.
+    let rec = invocation_record(
+        &RecordInput::of(req),
+        &used,
+        &shaped.expected_tool_calls,
+        None,
+    );
+    Ok(Step::Composed(Box::new(Composition {
+        prompt: ComposedPrompt { text, sections },
+        subgraph: shaped.subgraph,
+        used_artifacts: used,
+        expected_tool_calls: shaped.expected_tool_calls,
+        declared_interrupts: shaped.interrupts,
+        exit_condition: shaped.exit,
+        model_preference: skill
+            .metadata
+            .get("model_preference")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        parameters: params,
+        memory_refs: req.memory_context.iter().map(|m| m.id.clone()).collect(),
+        invocation_record: rec,
+        skill: (skill.id.clone(), skill.name.clone(), skill.version.clone()),
+        thread_id: req.thread_id.clone(),
+        purpose: req.purpose,
+    })))
+}
+
+/// `ArtifactBudgetExceeded` with a suggested trimming: the least relevant examples first
+/// (untagged, then fewest matched tags, later ordinal first), then descriptions (later
+/// ordinal first), until the prompt fits; the framing and the request are never dropped.
+fn over_budget(
+    budget: u64,
+    total: u64,
+    sections: &[Section],
+    examples: &[select::Ranked<'_>],
+) -> Error {
+    let mut order: Vec<&Section> = Vec::new();
+    let mut ex: Vec<&Section> = sections.iter().filter(|s| s.kind == "example").collect();
+    ex.sort_by_key(|s| {
+        let matched = examples
+            .iter()
+            .find(|e| s.artifact.as_ref().is_some_and(|a| a.id == e.artifact.id))
+            .map_or(0, |e| e.matched.len());
+        std::cmp::Reverse(matched)
+    });
+    ex.reverse();
+    order.extend(ex);
+    order.extend(sections.iter().filter(|s| s.kind == "description").rev());
+    let mut after = total;
+    let mut drop = Vec::new();
+    for s in order {
+        if after <= budget {
+            break;
+        }
+        after = after.saturating_sub(s.tokens);
+        if let Some(a) = &s.artifact {
+            drop.push(json!({"id": a.id, "name": a.name, "kind": a.kind, "tokens": s.tokens}));
+        }
+    }
+    let fits = after <= budget;
+    let per: Vec<Value> = sections
+        .iter()
+        .map(|s| {
+            json!({"kind": s.kind, "name": s.artifact.as_ref().map(|a| a.name.clone()), "tokens": s.tokens})
+        })
+        .collect();
+    Error::new(
+        ErrorKind::ArtifactBudgetExceeded,
+        if fits {
+            format!(
+                "the composed prompt needs about {total} tokens, over the budget of {budget}; dropping {} artifact(s) would bring it to about {after}",
+                drop.len()
+            )
+        } else {
+            format!(
+                "the composed prompt needs about {total} tokens, over the budget of {budget}; even without every example and description it needs about {after}"
+            )
+        },
+    )
+    .with("budget", budget)
+    .with("total", total)
+    .with("sections", Value::Array(per))
+    .with(
+        "suggested_trimming",
+        json!({"drop": drop, "tokens_after": after, "fits": fits}),
+    )
+}
+
+impl Section {
+    /// The JSON form.
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("kind".into(), self.kind.into());
+        o.insert(
+            "artifact".into(),
+            self.artifact.as_ref().map_or(
+                Value::Null,
+                |a| json!({"id": a.id, "name": a.name, "kind": a.kind}),
+            ),
+        );
+        o.insert("text".into(), self.text.clone().into());
+        o.insert("tokens".into(), self.tokens.into());
+        Value::Object(o)
+    }
+}
+
+impl Composition {
+    /// The JSON form (the seed's field names).
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        let mut skill = Map::new();
+        skill.insert("id".into(), self.skill.0.clone().into());
+        skill.insert("name".into(), self.skill.1.clone().into());
+        skill.insert("version".into(), self.skill.2.clone().into());
+        o.insert("skill".into(), Value::Object(skill));
+        o.insert("thread_id".into(), self.thread_id.clone().into());
+        o.insert("purpose".into(), self.purpose.name().into());
+        let mut p = Map::new();
+        p.insert("text".into(), self.prompt.text.clone().into());
+        p.insert(
+            "sections".into(),
+            Value::Array(self.prompt.sections.iter().map(Section::to_value).collect()),
+        );
+        o.insert("prompt".into(), Value::Object(p));
+        o.insert("subgraph".into(), self.subgraph.to_value());
+        o.insert(
+            "used_artifacts".into(),
+            Value::Array(
+                self.used_artifacts
+                    .iter()
+                    .map(UsedArtifact::to_value)
+                    .collect(),
+            ),
+        );
+        o.insert(
+            "expected_tool_calls".into(),
+            self.expected_tool_calls.clone().into(),
+        );
+        o.insert(
+            "declared_interrupts".into(),
+            Value::Array(
+                self.declared_interrupts
+                    .iter()
+                    .map(Interrupt::to_value)
+                    .collect(),
+            ),
+        );
+        o.insert("exit_condition".into(), self.exit_condition.to_value());
+        o.insert(
+            "model_preference".into(),
+            self.model_preference
+                .clone()
+                .map_or(Value::Null, Value::String),
+        );
+        o.insert("parameters".into(), Value::Object(self.parameters.clone()));
+        o.insert("memory_refs".into(), self.memory_refs.clone().into());
+        o.insert("invocation_record".into(), self.invocation_record.clone());
+        Value::Object(o)
+    }
+}
+
+impl Step {
+    /// The JSON form: `{ composition }` or `{ needs_shape: { system, prompt, schema } }`.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Step::Composed(c) => json!({"composition": c.to_value()}),
+            Step::NeedsShape(q) => {
+                json!({"needs_shape": {"system": q.system, "prompt": q.prompt, "schema": q.schema}})
+            }
+        }
+    }
+}
+
+/// The request for a sub-skill dispatched from inside a composed subgraph: same thread,
+/// the top-level caller's capabilities (never the parent skill's surface), and
+/// `available_tools` = the sub-skill's `tool_surface` ∩ those capabilities, drawn from the
+/// host's tool catalog.
+pub fn nested_request(
+    parent: &ComposeRequest,
+    sub_skill: crate::skill::Skill,
+    tool_catalog: &[ToolDescriptor],
+    user_request: String,
+    parameters: Map<String, Value>,
+) -> ComposeRequest {
+    let surface = sub_skill
+        .tool_surface()
+        .into_iter()
+        .map(str::to_owned)
+        .collect::<Vec<_>>();
+    let available_tools = tool_catalog
+        .iter()
+        .filter(|t| surface.contains(&t.name) && parent.caller_capabilities.allows(&t.name))
+        .filter(|t| parent.purpose == Purpose::Authoring || !authoring::is_authoring_tool(&t.name))
+        .cloned()
+        .collect();
+    ComposeRequest {
+        skill: sub_skill,
+        user_request,
+        invocation_source: InvocationSource::AgentSelected,
+        purpose: parent.purpose,
+        channel_id: parent.channel_id.clone(),
+        thread_id: parent.thread_id.clone(),
+        turn_id: parent.turn_id.clone(),
+        memory_context: parent.memory_context.clone(),
+        available_tools,
+        caller_capabilities: parent.caller_capabilities.clone(),
+        parameters,
+        model: parent.model.clone(),
+        max_examples: parent.max_examples,
+        context_budget: parent.context_budget,
+        max_tool_calls: parent.max_tool_calls,
+        now: parent.now.clone(),
+        delegated_shape: None,
+    }
+}

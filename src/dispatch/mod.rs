@@ -1,0 +1,228 @@
+//! Artifact dispatch: one handler per artifact kind behind one router (the seed's
+//! `ArtifactDispatcher`), execution traces, and assertions on outputs.
+//!
+//! The core decides and prepares; the host runs. [`route`] picks the handler for an
+//! artifact from the executors the host registered — `description` (and `approach`,
+//! `example`) → context; `prompt_template` → render, then the host's model adapter;
+//! `code_template` → render, then the host's sandbox executor (none by default: the library
+//! never evaluates code); `dspy_module` → the host's DSPy executor, else its
+//! `fallback_artifact` prompt template, else an error naming the missing executor.
+//! [`prepare`] renders the chosen artifact. Routing needs only the artifact reference, so a
+//! host loads an artifact's content (and a fallback's) only when its step runs.
+
+pub mod assertion;
+pub mod trace;
+
+use crate::composer::UsedArtifact;
+use crate::error::{Error, ErrorKind, Result};
+use crate::skill::template::{self, Limits};
+use crate::skill::{ArtifactKind, SkillArtifact};
+use serde_json::{json, Map, Value};
+
+/// Which executors the host registered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Executors {
+    /// A model adapter (`prompt_template`, semantic assertions).
+    pub model: bool,
+    /// A sandbox executor for `code_template`.
+    pub code: bool,
+    /// A DSPy executor for `dspy_module`.
+    pub dspy: bool,
+}
+
+/// The handler an artifact goes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Route {
+    /// Injected as context; nothing runs.
+    Context,
+    /// Rendered, then sent to the model adapter.
+    Model,
+    /// Rendered, then run by the sandbox executor.
+    Code,
+    /// Run by the DSPy executor.
+    Dspy,
+    /// No DSPy executor: run the named `prompt_template` instead.
+    Fallback(String),
+}
+
+impl Route {
+    /// The wire name (`context`, `model`, `code`, `dspy`, `fallback`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Route::Context => "context",
+            Route::Model => "model",
+            Route::Code => "code",
+            Route::Dspy => "dspy",
+            Route::Fallback(_) => "fallback",
+        }
+    }
+}
+
+/// Picks the handler for an artifact of `kind` (with a `dspy_module`'s `fallback` name).
+pub fn route(
+    kind: ArtifactKind,
+    name: &str,
+    fallback: Option<&str>,
+    ex: Executors,
+) -> Result<Route> {
+    match kind {
+        ArtifactKind::Description | ArtifactKind::Approach | ArtifactKind::Example => Ok(Route::Context),
+        ArtifactKind::PromptTemplate if ex.model => Ok(Route::Model),
+        ArtifactKind::PromptTemplate => Err(Error::new(
+            ErrorKind::NoModelAdapter,
+            format!("the prompt_template `{name}` needs a model adapter; pass `model` to run it"),
+        )
+        .with("artifact", name)),
+        ArtifactKind::CodeTemplate if ex.code => Ok(Route::Code),
+        ArtifactKind::CodeTemplate => Err(Error::new(
+            ErrorKind::NoExecutor,
+            format!(
+                "the code_template `{name}` needs a sandbox executor (`executors.code`); promptloom never evaluates code itself"
+            ),
+        )
+        .with("artifact", name)
+        .with("executor", "code")),
+        ArtifactKind::DspyModule if ex.dspy => Ok(Route::Dspy),
+        ArtifactKind::DspyModule => match fallback {
+            Some(f) => Ok(Route::Fallback(f.to_owned())),
+            None => Err(Error::new(
+                ErrorKind::NoExecutor,
+                format!(
+                    "the dspy_module `{name}` needs a DSPy executor (`executors.dspy`) and declares no fallback_artifact"
+                ),
+            )
+            .with("artifact", name)
+            .with("executor", "dspy")),
+        },
+    }
+}
+
+/// A prepared step: what the host's handler receives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prepared {
+    /// The handler.
+    pub route: Route,
+    /// The artifact that runs (the fallback when the route went through one).
+    pub artifact: UsedArtifact,
+    /// The artifact the invocation named, when a fallback replaced it.
+    pub replaced: Option<UsedArtifact>,
+    /// The rendered input: context text, prompt, code, or the DSPy call as JSON text.
+    pub input: String,
+    /// The DSPy call (`{ template_id, content, state_blob, parameters }`).
+    pub dspy: Option<Value>,
+}
+
+/// Prepares `artifact` for `route` against `context` (a JSON object: the parameters, and
+/// whatever else the host passes, e.g. earlier `outputs`). Renders are bounded as the
+/// composer's are.
+pub fn prepare(
+    artifact: &SkillArtifact,
+    route: Route,
+    context: &Value,
+    replaced: Option<&SkillArtifact>,
+) -> Result<Prepared> {
+    let (input, dspy) = match &route {
+        Route::Context => (artifact.content.clone(), None),
+        Route::Model | Route::Code => (
+            template::render(
+                &artifact.content,
+                context,
+                Limits::default(),
+                &artifact.name,
+            )?,
+            None,
+        ),
+        Route::Dspy => {
+            let content: Value = serde_json::from_str(&artifact.content).map_err(|e| {
+                Error::new(
+                    ErrorKind::InvalidSkill,
+                    format!(
+                        "the dspy_module `{}` content is not JSON: {e}",
+                        artifact.name
+                    ),
+                )
+            })?;
+            let call = json!({
+                "template_id": content.get("template_id").cloned().unwrap_or(Value::Null),
+                "content": content,
+                "state_blob": artifact.state_blob,
+                "parameters": context,
+            });
+            (call.to_string(), Some(call))
+        }
+        Route::Fallback(name) => {
+            return Err(Error::new(
+                ErrorKind::Internal,
+                format!("prepare the fallback `{name}` itself, not the dspy_module"),
+            ))
+        }
+    };
+    Ok(Prepared {
+        route,
+        artifact: UsedArtifact::of(artifact, "dispatch"),
+        replaced: replaced.map(|r| UsedArtifact::of(r, "dispatch")),
+        input,
+        dspy,
+    })
+}
+
+impl Prepared {
+    /// The JSON form `{ route, artifact, replaced, input, dspy }`.
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("route".into(), self.route.name().into());
+        o.insert("artifact".into(), self.artifact.to_value());
+        o.insert(
+            "replaced".into(),
+            self.replaced
+                .as_ref()
+                .map_or(Value::Null, UsedArtifact::to_value),
+        );
+        o.insert("input".into(), self.input.clone().into());
+        o.insert("dspy".into(), self.dspy.clone().unwrap_or(Value::Null));
+        Value::Object(o)
+    }
+}
+
+/// Routes and prepares in one step for a skill whose artifacts are all at hand (native
+/// hosts, tests): `name` is an artifact name (variant chosen for `model`) or id.
+pub fn dispatch_in(
+    skill: &crate::skill::Skill,
+    name: &str,
+    model: &str,
+    context: &Value,
+    ex: Executors,
+) -> Result<Prepared> {
+    let find = |n: &str, kinds: Option<&[ArtifactKind]>| {
+        crate::skill::select_variant(
+            skill.artifacts.iter().filter(|a| {
+                (a.name == n || a.id == n) && kinds.is_none_or(|k| k.contains(&a.kind))
+            }),
+            model,
+        )
+    };
+    let a = find(name, None).ok_or_else(|| {
+        Error::new(
+            ErrorKind::NotFound,
+            format!("the skill `{}` has no artifact `{name}`", skill.name),
+        )
+        .with("artifact", name)
+    })?;
+    let fallback = a.to_ref().fallback;
+    match route(a.kind, &a.name, fallback.as_deref(), ex)? {
+        Route::Fallback(f) => {
+            let fb = find(&f, Some(&[ArtifactKind::PromptTemplate])).ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidSkill,
+                    format!(
+                        "the fallback `{f}` of `{}` is not a prompt_template of the skill",
+                        a.name
+                    ),
+                )
+            })?;
+            let r = route(fb.kind, &fb.name, None, ex)?;
+            prepare(fb, r, context, Some(a))
+        }
+        r => prepare(a, r, context, None),
+    }
+}

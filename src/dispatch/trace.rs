@@ -1,0 +1,176 @@
+//! Execution traces: one row per artifact execution with the seed's columns (rendered
+//! input, raw output, error, timing, tokens, model, estimated cost, assertions run and
+//! passed), stored per scope in the `skill_traces` table under
+//! `<session_id>/<started_at>/<id>` and exported as JSON lines.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::fields::Fields;
+use crate::store::{Op, Table};
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+/// The trace columns of the seed's `skill_execution_traces`, in order.
+pub const COLUMNS: [&str; 17] = [
+    "id",
+    "session_id",
+    "skill_id",
+    "artifact_id",
+    "artifact_kind",
+    "rendered_input",
+    "raw_output",
+    "error",
+    "started_at",
+    "completed_at",
+    "duration_ms",
+    "input_tokens",
+    "output_tokens",
+    "model_id",
+    "estimated_cost",
+    "assertions_run",
+    "assertions_passed",
+];
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Builds a trace row from the host's record of one execution (`{ session_id, skill_id,
+/// artifact_id, artifact_kind, rendered_input?, raw_output?, error?, started_at,
+/// completed_at?, duration_ms?, input_tokens?, output_tokens?, model_id?, pricing?: {
+/// input_per_mtok, output_per_mtok }, assertions_run?, assertions_passed?, assertions?,
+/// route?, fallback_from? }`). The id derives from the content; `estimated_cost` is
+/// computed from `pricing` (USD per million tokens) when both token counts are known.
+pub fn row(input: Value) -> Result<Map<String, Value>> {
+    let Value::Object(mut o) = input else {
+        return Err(Error::new(ErrorKind::InvalidRequest, "a trace is an object").at("$"));
+    };
+    let mut f = Fields::new(&mut o, "", ErrorKind::InvalidRequest);
+    let mut r = Map::new();
+    for k in [
+        "session_id",
+        "skill_id",
+        "artifact_id",
+        "artifact_kind",
+        "started_at",
+    ] {
+        r.insert(k.into(), f.string(k)?.into());
+    }
+    for k in [
+        "rendered_input",
+        "raw_output",
+        "error",
+        "completed_at",
+        "model_id",
+    ] {
+        r.insert(
+            k.into(),
+            f.opt_string(k)?.map_or(Value::Null, Value::String),
+        );
+    }
+    let mut ints = |k: &str, f: &mut Fields<'_>| -> Result<Option<u64>> {
+        let v = f.opt_u64(k)?;
+        r.insert(k.into(), v.map_or(Value::Null, Value::from));
+        Ok(v)
+    };
+    ints("duration_ms", &mut f)?;
+    let tin = ints("input_tokens", &mut f)?;
+    let tout = ints("output_tokens", &mut f)?;
+    let run = ints("assertions_run", &mut f)?;
+    let passed = ints("assertions_passed", &mut f)?;
+    let pricing = f.opt_object("pricing")?;
+    let cost = match (pricing, tin, tout) {
+        (Some(p), Some(i), Some(o)) => {
+            let rate = |k: &str| p.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+            let c = (i as f64 * rate("input_per_mtok") + o as f64 * rate("output_per_mtok")) / 1e6;
+            serde_json::Number::from_f64((c * 1e9).round() / 1e9).map_or(Value::Null, Value::Number)
+        }
+        _ => Value::Null,
+    };
+    r.insert("estimated_cost".into(), cost);
+    r.insert("assertions_run".into(), run.unwrap_or(0).into());
+    r.insert("assertions_passed".into(), passed.unwrap_or(0).into());
+    for k in ["assertions", "route", "fallback_from"] {
+        if let Some(v) = f.take(k) {
+            r.insert(k.into(), v);
+        }
+    }
+    if let Some(k) = f.leftover() {
+        return Err(Error::new(
+            ErrorKind::InvalidRequest,
+            format!("unknown trace field `{k}`"),
+        )
+        .at(k));
+    }
+    let digest = Sha256::digest(Value::Object(r.clone()).to_string().as_bytes());
+    r.insert(
+        "id".into(),
+        format!("trace-{}", hex(digest.get(..12).unwrap_or(&[]))).into(),
+    );
+    Ok(r)
+}
+
+/// The key of a trace row.
+pub fn key(r: &Map<String, Value>) -> String {
+    let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
+    format!("{}/{}/{}", s("session_id"), s("started_at"), s("id"))
+}
+
+/// The write that stores a trace row.
+pub fn put(r: &Map<String, Value>) -> Op {
+    Op::Put {
+        table: Table::Traces,
+        key: key(r),
+        value: Value::Object(r.clone()).to_string(),
+    }
+}
+
+/// The scan prefix of a session's traces (all traces for `None`).
+pub fn prefix(session_id: Option<&str>) -> String {
+    session_id.map_or_else(String::new, |s| format!("{s}/"))
+}
+
+/// Trace rows (JSON texts) filtered by skill and artifact, as JSON lines: the seed's
+/// columns first, in order, then the extras.
+pub fn export_jsonl<'a>(
+    rows: impl IntoIterator<Item = &'a str>,
+    skill_id: Option<&str>,
+    artifact_id: Option<&str>,
+) -> Result<String> {
+    let mut out = String::new();
+    for text in rows {
+        let v: Map<String, Value> = serde_json::from_str(text).map_err(|e| {
+            Error::new(
+                ErrorKind::StoreFailed,
+                format!("a trace row is not JSON: {e}"),
+            )
+        })?;
+        let get = |k: &str| v.get(k).and_then(Value::as_str);
+        if skill_id.is_some_and(|s| get("skill_id") != Some(s))
+            || artifact_id.is_some_and(|a| get("artifact_id") != Some(a))
+        {
+            continue;
+        }
+        // Columns in the seed's order (serde_json's map is sorted, so write by hand).
+        out.push('{');
+        let mut first = true;
+        let mut field = |k: &str, x: &Value, out: &mut String| {
+            if !first {
+                out.push(',');
+            }
+            first = false;
+            out.push_str(&Value::String(k.to_owned()).to_string());
+            out.push(':');
+            out.push_str(&x.to_string());
+        };
+        for k in COLUMNS {
+            field(k, v.get(k).unwrap_or(&Value::Null), &mut out);
+        }
+        for (k, x) in &v {
+            if !COLUMNS.contains(&k.as_str()) {
+                field(k, x, &mut out);
+            }
+        }
+        out.push_str("}\n");
+    }
+    Ok(out)
+}
