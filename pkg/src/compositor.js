@@ -127,6 +127,20 @@ class MessageStore {
     const v = await this.#backend.get('blobs', String(contentId));
     return v == null ? null : JSON.parse(v);
   }
+  /**
+   * Stores a composer invocation record beside the thread's turns: the
+   * `invocation_record` of a composition, or of a compose error's `details`.
+   */
+  async recordInvocation(record) {
+    const value = JSON.stringify(record);
+    const key = __core('invocationKey', value);
+    await this.#backend.commitAfterRead([], () => [{ op: 'put', table: 'skill_invocations', key, value }]);
+  }
+  /** The invocation records of a thread, in composition order. */
+  async invocations(threadId) {
+    const rows = await this.#backend.scan('skill_invocations', `${String(threadId)}/`);
+    return rows.map(([, v]) => JSON.parse(v));
+  }
   /** @internal one submit at a time per store instance (the session counter is read-modify-write). */
   __serial(f) {
     const run = this.#queue.then(f);

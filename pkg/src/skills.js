@@ -157,6 +157,19 @@ class SkillStore {
     if (gets[0] == null) return null;
     return JSON.parse(__inbox('assembleSkill', [id, gets[0], rowsText(scans[0])]));
   }
+  /**
+   * The summary (metadata and artifact references, no content) of the skill with this name
+   * or id, or null: one or two reads, no artifact rows.
+   */
+  async summary(nameOrId) {
+    const k = String(nameOrId);
+    const { gets } = await this.#backend.read({ gets: [['skill_names', k], ['skills', k]] });
+    let row = gets[1];
+    if (row == null && gets[0] != null) row = await this.#backend.get('skills', JSON.parse(gets[0]));
+    if (row == null) return null;
+    const out = await summaries([[null, row]], this.#backend);
+    return out[0] ?? null;
+  }
   /** The skill named `name`, or null. */
   async getByName(name) {
     const id = await this.#backend.get('skill_names', String(name));
@@ -204,6 +217,31 @@ class SkillStore {
   /** Deletes an artifact: `{ deleted }`. */
   deleteArtifact(id) {
     return this.#write({ op: 'delete_artifact', id: String(id) });
+  }
+  /**
+   * Records an execution trace (the seed's columns: session_id, skill_id, artifact_id,
+   * artifact_kind, rendered_input, raw_output, error, started_at, completed_at,
+   * duration_ms, input_tokens, output_tokens, model_id, assertions_run, assertions_passed;
+   * `pricing: { input_per_mtok, output_per_mtok }` fills estimated_cost). Returns the row.
+   */
+  async recordTrace(trace) {
+    const { key, row } = JSON.parse(__inbox('traceRow', [JSON.stringify(trace)]));
+    await this.__putTrace(key, row);
+    return row;
+  }
+  /** @internal */
+  async __putTrace(key, row) {
+    await this.#backend.commitAfterRead([], () => [{ op: 'put', table: 'skill_traces', key, value: JSON.stringify(row) }]);
+  }
+  /** Traces as JSON lines (seed columns first), filtered by session, skill and artifact. */
+  async exportTraces({ session_id, skill_id, artifact_id } = {}) {
+    const rows = await this.#backend.scan('skill_traces', session_id != null ? `${session_id}/` : '');
+    return __inbox('exportTraces', [rows.map((r) => r[1]).join('\0'), skill_id ?? '', artifact_id ?? '']);
+  }
+  /** Trace rows, filtered as exportTraces() does. */
+  async traces(filter = {}) {
+    const lines = await this.exportTraces(filter);
+    return lines === '' ? [] : lines.trimEnd().split('\n').map((l) => JSON.parse(l));
   }
   /** Closes the backend. */
   close() {

@@ -13,7 +13,7 @@
 import { PromptloomError } from './api.js';
 
 /** The tables of the layout (src/store/mod.rs); the IndexedDB object stores. */
-export const TABLES = ['messages', 'parts', 'blobs', 'sessions', 'ids', 'skills', 'skill_names', 'skill_artifacts', 'artifact_ids', 'skill_sync'];
+export const TABLES = ['messages', 'parts', 'blobs', 'sessions', 'ids', 'skills', 'skill_names', 'skill_artifacts', 'artifact_ids', 'skill_sync', 'skill_invocations', 'skill_traces'];
 /**
  * Native IndexedDB indexes (field → unique): rows of these tables are stored as
  * `{ v, ...fields }` (the core names the fields on each put as `index`); other backends keep
@@ -31,8 +31,8 @@ const VIRTUAL = { skill_names: ['skills', 'name'], artifact_ids: ['skill_artifac
 const STORES = TABLES.filter((t) => !VIRTUAL[t]);
 /** The object store a table lives in. */
 const storeOf = (t) => (VIRTUAL[t] ? VIRTUAL[t][0] : t);
-/** 1: the message store; 2: the skill store's tables and indexes. */
-const DB_VERSION = 2;
+/** 1: the message store; 2: the skill store's tables and indexes; 3: invocation records and traces. */
+const DB_VERSION = 3;
 
 /** A stored IndexedDB value as JSON text. */
 const text = (v) => (v == null ? null : typeof v === 'string' ? v : v.v);

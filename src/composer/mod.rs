@@ -25,6 +25,7 @@ pub mod record;
 pub mod request;
 pub mod select;
 pub mod shape;
+pub mod wire;
 
 pub use record::{content_hash, invocation_record, RecordInput, UsedArtifact};
 pub use request::{

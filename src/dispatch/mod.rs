@@ -16,7 +16,7 @@ pub mod trace;
 use crate::composer::UsedArtifact;
 use crate::error::{Error, ErrorKind, Result};
 use crate::skill::template::{self, Limits};
-use crate::skill::{ArtifactKind, SkillArtifact};
+use crate::skill::{ArtifactKind, ArtifactRef, SkillArtifact};
 use serde_json::{json, Map, Value};
 
 /// Which executors the host registered.
@@ -105,7 +105,7 @@ pub struct Prepared {
     /// The artifact that runs (the fallback when the route went through one).
     pub artifact: UsedArtifact,
     /// The artifact the invocation named, when a fallback replaced it.
-    pub replaced: Option<UsedArtifact>,
+    pub replaced: Option<ArtifactRef>,
     /// The rendered input: context text, prompt, code, or the DSPy call as JSON text.
     pub input: String,
     /// The DSPy call (`{ template_id, content, state_blob, parameters }`).
@@ -119,7 +119,7 @@ pub fn prepare(
     artifact: &SkillArtifact,
     route: Route,
     context: &Value,
-    replaced: Option<&SkillArtifact>,
+    replaced: Option<ArtifactRef>,
 ) -> Result<Prepared> {
     let (input, dspy) = match &route {
         Route::Context => (artifact.content.clone(), None),
@@ -160,7 +160,7 @@ pub fn prepare(
     Ok(Prepared {
         route,
         artifact: UsedArtifact::of(artifact, "dispatch"),
-        replaced: replaced.map(|r| UsedArtifact::of(r, "dispatch")),
+        replaced,
         input,
         dspy,
     })
@@ -176,7 +176,7 @@ impl Prepared {
             "replaced".into(),
             self.replaced
                 .as_ref()
-                .map_or(Value::Null, UsedArtifact::to_value),
+                .map_or(Value::Null, ArtifactRef::to_value),
         );
         o.insert("input".into(), self.input.clone().into());
         o.insert("dspy".into(), self.dspy.clone().unwrap_or(Value::Null));
@@ -221,8 +221,38 @@ pub fn dispatch_in(
                 )
             })?;
             let r = route(fb.kind, &fb.name, None, ex)?;
-            prepare(fb, r, context, Some(a))
+            prepare(fb, r, context, Some(a.to_ref()))
         }
         r => prepare(a, r, context, None),
     }
+}
+
+/// The artifact reference named `name` (a name or an id) among `refs`, the variant for
+/// `model`; `kind` restricts the kinds (a fallback is a `prompt_template`).
+pub fn pick<'a>(
+    refs: &'a [ArtifactRef],
+    name: &str,
+    kind: Option<ArtifactKind>,
+    model: &str,
+) -> Option<&'a ArtifactRef> {
+    // Variant selection reads only the name, variant, ordinal and id.
+    let stand_ins: Vec<SkillArtifact> = refs
+        .iter()
+        .filter(|r| (r.name == name || r.id == name) && kind.is_none_or(|k| r.kind == k))
+        .map(|r| SkillArtifact {
+            id: r.id.clone(),
+            skill_id: String::new(),
+            kind: r.kind,
+            name: r.name.clone(),
+            ordinal: r.ordinal,
+            content: String::new(),
+            model_variant: r.model_variant.clone(),
+            metadata: Map::new(),
+            state_blob: None,
+            created_at: String::new(),
+            updated_at: String::new(),
+        })
+        .collect();
+    let chosen = crate::skill::select_variant(stand_ins.iter(), model)?;
+    refs.iter().find(|r| r.id == chosen.id)
 }

@@ -167,7 +167,11 @@ impl Tool {
             Some(p) => Value::Object(p),
             None => match f.opt_object("input_schema")? {
                 Some(p) => Value::Object(p),
-                None => serde_json::json!({"type": "object", "properties": {}}),
+                // MCP's descriptor spelling.
+                None => match f.opt_object("inputSchema")? {
+                    Some(p) => Value::Object(p),
+                    None => serde_json::json!({"type": "object", "properties": {}}),
+                },
             },
         };
         let strict = f.opt_bool("strict")?;

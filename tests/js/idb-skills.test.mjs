@@ -6,6 +6,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { openDemo } from './chromium.mjs';
+import { composerFixtures } from './composer-fixtures.mjs';
 
 const SEED = readFileSync(new URL('../skills/packages/consistency-checker.json', import.meta.url), 'utf8');
 let demo;
@@ -26,6 +27,23 @@ test('skill conformance: IndexedDB backend', async () => {
     let n = 0;
     return skillConformance(pl, () => pl.openSkillStore({ backend: 'indexeddb', name: `skill-conformance-${n++}`, now: () => '2026-11-22T08:00:00Z' }), seed);
   }, SEED);
+  assert.ok(results.length >= 11);
+  for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
+});
+
+test('composer conformance: IndexedDB skill and message stores', async () => {
+  const results = await page.evaluate(async (fx) => {
+    const pl = await import('/pkg/src/web.js');
+    const { composerConformance } = await import('/tests/js/composer-conformance.mjs');
+    let n = 0;
+    const now = () => '2026-11-22T10:00:00Z';
+    return composerConformance(
+      pl,
+      () => pl.openSkillStore({ backend: 'indexeddb', name: `composer-skills-${n++}`, now }),
+      () => pl.openMessageStore({ backend: 'indexeddb', name: `composer-messages-${n++}` }),
+      fx,
+    );
+  }, composerFixtures());
   assert.ok(results.length >= 11);
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
 });
@@ -93,7 +111,7 @@ test('native indexes: name and source on skills, skill_id and kind on artifacts'
   assert.deepEqual(out.system, ['Consistency Checker']);
 });
 
-test('a version-1 database (messages only) upgrades in place; another tab upgrading closes the store cleanly', async () => {
+test('a version-1 database (messages only) upgrades in place to version 3 (skills, invocation records, traces); another tab upgrading closes the store cleanly', async () => {
   const out = await page.evaluate(async () => {
     const pl = await import('/pkg/src/web.js');
     // A database as the version-1 library left it: the message tables and one row.
@@ -113,6 +131,7 @@ test('a version-1 database (messages only) upgrades in place; another tab upgrad
     await skills.create({ name: 'After Upgrade', description: 'x' });
     const kept = await skills.__backend.get('ids', 'm1');
     const version = skills.__backend.db.version;
+    const stores = ['skill_invocations', 'skill_traces'].filter((t) => skills.__backend.db.objectStoreNames.contains(t));
     // Another tab at a newer version: this connection closes; later writes fail cleanly.
     const db3 = await new Promise((resolve, reject) => {
       const o = indexedDB.open('skill-upgrade', version + 1);
@@ -132,10 +151,11 @@ test('a version-1 database (messages only) upgrades in place; another tab upgrad
       q.onsuccess = () => resolve(q.result.map((v) => JSON.parse(v.v).name));
     });
     db3.close();
-    return { kept, version, late, rows };
+    return { kept, version, late, rows, stores };
   });
   assert.equal(out.kept, '"default/0000000001"');
-  assert.equal(out.version, 2);
+  assert.equal(out.version, 3);
+  assert.deepEqual(out.stores, ['skill_invocations', 'skill_traces']);
   assert.equal(out.late, 'StoreFailed');
   assert.deepEqual(out.rows, ['After Upgrade']);
 });

@@ -1,0 +1,313 @@
+// The Skill Composer, the authoring tools and artifact dispatch: JS glue. The nine steps,
+// routing, rendering, assertion checks and trace rows live in the core; this file calls the
+// host's model adapter and executors, and moves rows to and from the stores.
+
+import { PromptloomError, __inbox, __core, lower } from './api.js';
+
+const nowIso = () => new Date().toISOString();
+const clockMs = () => (typeof performance === 'object' && performance.now ? performance.now() : Date.now());
+
+function text(x, what) {
+  if (typeof x === 'string') return x;
+  if (x === null || typeof x !== 'object') throw new PromptloomError('InvalidRequest', `${what} must be an object or JSON text`, { path: '$' });
+  return JSON.stringify(x);
+}
+
+/** Calls the host's model adapter: a string or `{ text, usage?, model? }` back. */
+async function ask(model, request) {
+  let out;
+  try {
+    out = await model(request);
+  } catch (e) {
+    throw new PromptloomError('AdapterFailed', `the model adapter failed: ${e?.message ?? e}`, { purpose: request.purpose });
+  }
+  if (typeof out === 'string') return { text: out };
+  if (out && typeof out.text === 'string') return out;
+  throw new PromptloomError('AdapterFailed', 'the model adapter must return a string or `{ text, usage?, model? }`', { purpose: request.purpose });
+}
+
+/** JSON out of a model's text answer (a fenced block is unwrapped). */
+function jsonAnswer(t) {
+  const s = t.trim();
+  const fenced = /^```[a-zA-Z]*\n([\s\S]*?)\n?```$/.exec(s);
+  try {
+    return JSON.parse(fenced ? fenced[1] : s);
+  } catch {
+    throw new PromptloomError('AdapterFailed', 'the model did not answer the shape question with JSON', { answer: t.slice(0, 500) });
+  }
+}
+
+function requestText(request) {
+  if (request === null || typeof request !== 'object') throw new PromptloomError('InvalidRequest', 'compose() takes a request object', { path: '$' });
+  return JSON.stringify(request);
+}
+
+/**
+ * Composes a skill invocation: the nine steps of the seed, deterministic. Returns the
+ * `Composition` synchronously; only a skill with `planner_delegates_shape: true` asks the
+ * model adapter (`{ model }`) for its subgraph shape, and then a Promise is returned.
+ * Errors are thrown with `code` set to the variant (`MissingRequiredField`,
+ * `MalformedTemplate`, `UnknownTool`, `ParameterMismatch`, `ArtifactBudgetExceeded`,
+ * `CapabilityNarrowing`, …); `details.invocation_record` is the record to store.
+ */
+export function compose(request, { model } = {}) {
+  const step = JSON.parse(__inbox('compose', [requestText(request)]));
+  if (step.composition) return step.composition;
+  const q = step.needs_shape;
+  if (typeof model !== 'function') {
+    throw new PromptloomError('NoModelAdapter', 'this skill delegates its subgraph shape to a model (planner_delegates_shape): pass `{ model }` to compose()', { skill: request.skill_package?.name });
+  }
+  return (async () => {
+    const answer = await ask(model, { purpose: 'shape', system: q.system, prompt: q.prompt, schema: q.schema });
+    const again = JSON.parse(__inbox('compose', [JSON.stringify({ ...request, delegated_shape: jsonAnswer(answer.text) })]));
+    if (!again.composition) throw new PromptloomError('Internal', 'the composer asked for the shape twice', {});
+    return again.composition;
+  })();
+}
+
+/**
+ * The request for a sub-skill dispatched inside a composed subgraph: the same thread, the
+ * top-level caller's capabilities, and `available_tools` = the sub-skill's `tool_surface` ∩
+ * those capabilities, drawn from `toolCatalog`.
+ */
+export function nestedRequest(parent, subSkill, { toolCatalog = [], user_request = '', parameters = {} } = {}) {
+  return JSON.parse(__inbox('nestedRequest', [requestText(parent), text(subSkill, 'the sub-skill'), JSON.stringify(toolCatalog), String(user_request), JSON.stringify(parameters)]));
+}
+
+/** `{ system, message, tools }` → lower(): the composition as a provider request. */
+export function lowerComposition(composition, options = {}) {
+  const parts = JSON.parse(__inbox('compositionLowering', [text(composition, 'the composition')]));
+  const system = options.system ? `${options.system}\n\n${parts.system}` : parts.system;
+  return lower(parts.message, { ...options, system, tools: [...parts.tools, ...(options.tools ?? [])] });
+}
+
+const mcpResult = (value) => ({ content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value, isError: false });
+const mcpError = (e) => ({
+  content: [{ type: 'text', text: `${e.code ?? 'Internal'}: ${e.message}` }],
+  structuredContent: { code: e.code ?? 'Internal', message: e.message, details: e.details ?? {} },
+  isError: true,
+});
+
+/**
+ * The composer's authoring tools over a skill store, for authoring conversations:
+ * `{ tools, call(name, args, { composition }), handlers }`. `tools` are MCP descriptors
+ * (`name`, `description`, `inputSchema`); `call` returns an MCP `CallToolResult`. A call is
+ * refused (`UnknownTool`) unless `composition` is an authoring composition that lists the
+ * tool — an application invocation can never reach them.
+ */
+export function authoringTools(store) {
+  if (!store || typeof store.create !== 'function' || typeof store.list !== 'function') {
+    throw new PromptloomError('InvalidOptions', 'authoringTools() takes a skill store from openSkillStore() (at store)', { path: 'store' });
+  }
+  const tools = JSON.parse(__core('authoringTools'));
+  const step = (s, name, args, other = '') => __inbox('authoringStep', [s, name, JSON.stringify(args ?? {}), other, store.__now()]);
+  const byName = async (name) => {
+    const s = await store.getByName(String(name ?? ''));
+    if (!s) throw new PromptloomError('NotFound', `no skill is named \`${name}\` in this scope`, { name });
+    return s;
+  };
+  const run = {
+    create_skill: async (args) => store.create(JSON.parse(step('create', 'create_skill', args))),
+    update_skill: async (args) => store.update(JSON.parse(step('update', 'update_skill', args, JSON.stringify(await byName(args.name))))),
+    list_skills: async (args) => JSON.parse(step('list', 'list_skills', args, JSON.stringify(await store.list()))),
+    add_artifact: async (args) => store.addArtifact(JSON.parse(step('artifact', 'add_artifact', args, JSON.stringify(await byName(args.skill))))),
+  };
+  const authorize = (name, args, composition) => {
+    if (composition === null || typeof composition !== 'object') {
+      throw new PromptloomError('UnknownTool', `\`${name}\` needs the composition of the invocation that calls it`, { tool: name });
+    }
+    step('authorize', name, args, JSON.stringify({ purpose: composition.purpose, subgraph: { tool_availability: composition.subgraph?.tool_availability ?? [] } }));
+  };
+  const handlers = {};
+  for (const t of tools) {
+    handlers[t.name] = async (args, { composition } = {}) => {
+      authorize(t.name, args, composition);
+      return run[t.name](args ?? {});
+    };
+  }
+  return {
+    tools,
+    handlers,
+    /** Runs a tool call; errors come back as an MCP result with `isError: true`. */
+    async call(name, args, { composition } = {}) {
+      try {
+        if (!handlers[name]) throw new PromptloomError('UnknownTool', `\`${name}\` is not an authoring tool`, { tool: name });
+        return mcpResult(await handlers[name](args, { composition }));
+      } catch (e) {
+        return mcpError(e);
+      }
+    },
+  };
+}
+
+function executorFlags(model, executors) {
+  return [typeof model === 'function', typeof executors.code === 'function', typeof executors.dspy === 'function'];
+}
+
+/** The skill (or its summary) to pick artifacts from, and a loader for their content. */
+async function source(skill, store) {
+  if (skill && typeof skill === 'object') {
+    const byId = new Map((skill.artifacts ?? []).map((a) => [a.id, a]));
+    return { summary: skill, load: async (ref) => byId.get(ref.id) ?? null };
+  }
+  if (!store || typeof store.summary !== 'function') {
+    throw new PromptloomError('InvalidOptions', 'pass `skill` as a skill object, or as a name with `store` (a skill store)', { path: 'skill' });
+  }
+  const summary = await store.summary(String(skill));
+  if (!summary) throw new PromptloomError('NotFound', `no skill \`${skill}\` in the store`, { skill });
+  return { summary, load: (ref) => store.getArtifact(ref.id) };
+}
+
+function pick(summaryJson, name, kind, modelId) {
+  return JSON.parse(__inbox('pickArtifact', [summaryJson, String(name), kind, modelId ?? '']));
+}
+
+/**
+ * Runs one artifact of a skill through its handler: `description` → context;
+ * `prompt_template` → rendered, then `model`; `code_template` → rendered, then
+ * `executors.code` (none by default: `NoExecutor`); `dspy_module` → `executors.dspy`, else
+ * its `fallback_artifact` through `model`, else `NoExecutor`. Only the artifact that runs is
+ * loaded from the store. Assertions in its metadata are checked (semantic ones ask
+ * `model`); a hard failure throws `AssertionFailed`, a soft one is returned in `warnings`.
+ * A trace row is recorded in `traces` (a skill store; `store` by default).
+ */
+export async function runArtifact(options = {}) {
+  const { skill, store, artifact, parameters = {}, context, model, executors = {}, session_id = 'default', pricing, modelId, now = nowIso, clock = clockMs } = options;
+  const traces = options.traces === undefined ? store : options.traces;
+  const { summary, load } = await source(skill, store);
+  const summaryJson = JSON.stringify(summary);
+  const [m, c, d] = executorFlags(model, executors);
+  let ref = pick(summaryJson, artifact, '', modelId);
+  let replaced = null;
+  let route = JSON.parse(__core('routeArtifact', JSON.stringify(ref), m, c, d));
+  if (route.route === 'fallback') {
+    replaced = ref;
+    ref = pick(summaryJson, route.fallback, 'prompt_template', modelId);
+    route = JSON.parse(__core('routeArtifact', JSON.stringify(ref), m, c, d));
+  }
+  const art = await load(ref);
+  if (!art) throw new PromptloomError('NotFound', `the artifact \`${ref.name}\` is not stored`, { artifact: ref.id });
+  const assertions = art.metadata?.assertions ?? null;
+  if (!m && Array.isArray(assertions) && assertions.some((a) => a?.type === 'semantic')) {
+    throw new PromptloomError('NoModelAdapter', `the artifact \`${art.name}\` has semantic assertions: pass \`model\` to evaluate them`, { artifact: art.name });
+  }
+  const ctx = { ...parameters, ...(context ?? {}) };
+  const prepared = JSON.parse(__inbox('prepareArtifact', [JSON.stringify(art), route.route, JSON.stringify(ctx), replaced ? JSON.stringify(replaced) : '']));
+  const started_at = now();
+  const t0 = clock();
+  let output;
+  let usage;
+  let model_id = modelId ?? null;
+  let failure = null;
+  try {
+    if (route.route === 'context') output = prepared.input;
+    else if (route.route === 'model') {
+      const r = await ask(model, { purpose: 'artifact', prompt: prepared.input, artifact: prepared.artifact, model: modelId });
+      output = r.text;
+      usage = r.usage;
+      model_id = r.model ?? model_id;
+    } else {
+      const exec = route.route === 'code' ? executors.code : executors.dspy;
+      const arg = route.route === 'code' ? { code: prepared.input, language: art.metadata?.language ?? null, artifact: prepared.artifact, parameters: ctx } : prepared.dspy;
+      let out;
+      try {
+        out = await exec(arg);
+      } catch (e) {
+        throw new PromptloomError('AdapterFailed', `the ${route.route} executor failed: ${e?.message ?? e}`, { artifact: art.name });
+      }
+      output = typeof out === 'string' ? out : JSON.stringify(out ?? null);
+    }
+  } catch (e) {
+    failure = e;
+  }
+  const trace = async (report) => {
+    const row = {
+      session_id: String(session_id),
+      skill_id: art.skill_id,
+      artifact_id: art.id,
+      artifact_kind: art.kind,
+      rendered_input: prepared.input,
+      raw_output: output ?? null,
+      error: failure ? `${failure.code ?? 'Error'}: ${failure.message}` : null,
+      started_at,
+      completed_at: now(),
+      duration_ms: Math.max(0, Math.round(clock() - t0)),
+      input_tokens: usage?.input_tokens ?? null,
+      output_tokens: usage?.output_tokens ?? null,
+      model_id: route.route === 'model' ? model_id : null,
+      pricing: pricing ?? null,
+      assertions_run: report?.run ?? 0,
+      assertions_passed: report?.passed ?? 0,
+      assertions: report?.outcomes ?? null,
+      route: route.route,
+      fallback_from: replaced ? replaced.id : null,
+    };
+    for (const k of Object.keys(row)) if (row[k] === null) delete row[k];
+    const { key, row: stored } = JSON.parse(__inbox('traceRow', [JSON.stringify(row)]));
+    if (traces) await traces.__putTrace(key, stored);
+    return stored;
+  };
+  if (failure) {
+    const t = await trace(null);
+    failure.details = { ...(failure.details ?? {}), trace: t };
+    throw failure;
+  }
+  const aJson = assertions ? JSON.stringify(assertions) : '';
+  let report = JSON.parse(__inbox('checkAssertions', [aJson, output, '']));
+  if (report.pending.length > 0) {
+    const answers = {};
+    for (const p of report.pending) answers[p.index] = (await ask(model, { purpose: 'assertion', prompt: p.question, artifact: prepared.artifact, model: modelId })).text;
+    report = JSON.parse(__inbox('checkAssertions', [aJson, output, JSON.stringify(answers)]));
+  }
+  const row = await trace(report);
+  const result = {
+    output,
+    route: route.route,
+    artifact: prepared.artifact,
+    replaced: prepared.replaced,
+    assertions: report,
+    warnings: report.outcomes.filter((o) => o.status === 'failed' && o.severity === 'soft'),
+    trace: row,
+  };
+  if (report.hard_failure != null) {
+    const o = report.outcomes[report.hard_failure];
+    throw new PromptloomError('AssertionFailed', `the ${o.type} assertion on \`${art.name}\` failed: ${o.explanation}`, { assertion: o, artifact: art.name, output, trace: row });
+  }
+  return result;
+}
+
+/**
+ * Runs a skill's artifacts in order (default: every description, prompt_template,
+ * code_template and dspy_module by ordinal, without the prompt templates that are a
+ * dspy_module's fallback). Each later template sees the earlier outputs as `outputs`. A hard
+ * assertion failure stops the skill (`AssertionFailed`, with the results so far in
+ * `details.results`); soft failures are collected in `warnings`.
+ */
+export async function runSkill(options = {}) {
+  const { skill, store, artifacts, parameters = {} } = options;
+  const { summary } = await source(skill, store);
+  let names = artifacts;
+  if (!Array.isArray(names)) {
+    const list = [...(summary.artifacts ?? [])].sort((a, b) => a.ordinal - b.ordinal);
+    const fallbacks = new Set(list.map((a) => a.fallback ?? a.metadata?.fallback_artifact).filter(Boolean));
+    names = [];
+    for (const a of list) {
+      if (!['description', 'prompt_template', 'code_template', 'dspy_module'].includes(a.kind)) continue;
+      if (a.kind === 'prompt_template' && fallbacks.has(a.name)) continue;
+      if (!names.includes(a.name)) names.push(a.name);
+    }
+  }
+  const results = [];
+  const outputs = {};
+  for (const name of names) {
+    try {
+      const r = await runArtifact({ ...options, skill: typeof skill === 'object' ? skill : summary.name, artifact: name, context: { ...(options.context ?? {}), ...parameters, outputs: { ...outputs } } });
+      outputs[name] = r.output;
+      results.push(r);
+    } catch (e) {
+      if (e instanceof PromptloomError) e.details = { ...e.details, results };
+      throw e;
+    }
+  }
+  return { outputs, results, warnings: results.flatMap((r) => r.warnings) };
+}

@@ -1,0 +1,396 @@
+//! The JSON-text forms both faces (JS and the component) exchange for the composer, the
+//! authoring tools and dispatch; the faces only pass strings through.
+
+use super::{authoring, compose_value, nested_request, ComposeRequest, ToolDescriptor};
+use crate::dispatch::{self, assertion, trace, Executors, Route};
+use crate::error::{Error, ErrorKind, Result};
+use crate::skill::validate::{read_artifact, Problems};
+use crate::skill::{import_value, ArtifactKind, Skill, SkillArtifact};
+use crate::store::skills::read_summaries;
+use serde_json::{Map, Value};
+
+fn parse(text: &str, what: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| {
+        Error::new(
+            ErrorKind::InvalidRequest,
+            format!("{what} is not valid JSON: {e}"),
+        )
+    })
+}
+
+fn skill_of(text: &str) -> Result<Skill> {
+    import_value(&parse(text, "the skill")?, "").map(|(s, _)| s)
+}
+
+/// `compose` → `{ composition }` or `{ needs_shape }`.
+pub fn compose_json(request: &str) -> Result<String> {
+    Ok(compose_value(parse(request, "the compose request")?)?
+        .to_value()
+        .to_string())
+}
+
+/// The request of a nested sub-skill (JSON): `parent` is the top-level compose request,
+/// `sub` the sub-skill package, `catalog` the host's tool descriptors (JSON array).
+pub fn nested_json(
+    parent: &str,
+    sub: &str,
+    catalog: &str,
+    user_request: &str,
+    parameters: &str,
+) -> Result<String> {
+    let parent = ComposeRequest::from_value(parse(parent, "the parent request")?)?;
+    let sub = skill_of(sub)?;
+    let tools = match parse(catalog, "the tool catalog")? {
+        Value::Array(a) => a
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| ToolDescriptor::from_value(t, &format!("tool_catalog[{i}]")))
+            .collect::<Result<Vec<_>>>()?,
+        _ => {
+            return Err(Error::new(
+                ErrorKind::InvalidRequest,
+                "the tool catalog must be an array",
+            ))
+        }
+    };
+    let params = match parse(parameters, "the parameters")? {
+        Value::Object(o) => o,
+        Value::Null => Map::new(),
+        _ => {
+            return Err(Error::new(
+                ErrorKind::InvalidRequest,
+                "the parameters must be an object",
+            ))
+        }
+    };
+    let r = nested_request(&parent, sub, &tools, user_request.to_owned(), params);
+    let mut o = Map::new();
+    o.insert("skill_package".into(), r.skill.to_value());
+    o.insert("user_request".into(), r.user_request.into());
+    o.insert(
+        "invocation_source".into(),
+        r.invocation_source.name().into(),
+    );
+    o.insert("purpose".into(), r.purpose.name().into());
+    o.insert(
+        "channel_id".into(),
+        r.channel_id.map_or(Value::Null, Value::String),
+    );
+    o.insert("thread_id".into(), r.thread_id.into());
+    o.insert(
+        "turn_id".into(),
+        r.turn_id.map_or(Value::Null, Value::String),
+    );
+    o.insert(
+        "memory_context".into(),
+        Value::Array(
+            r.memory_context
+                .iter()
+                .map(|m| {
+                    let mut x = Map::new();
+                    x.insert("id".into(), m.id.clone().into());
+                    x.insert(
+                        "tier".into(),
+                        m.tier.clone().map_or(Value::Null, Value::String),
+                    );
+                    x.insert("content".into(), m.content.clone().into());
+                    Value::Object(x)
+                })
+                .collect(),
+        ),
+    );
+    o.insert(
+        "available_tools".into(),
+        Value::Array(
+            r.available_tools
+                .iter()
+                .map(ToolDescriptor::to_value)
+                .collect(),
+        ),
+    );
+    o.insert("caller_capabilities".into(), r.caller_capabilities.0.into());
+    o.insert("parameters".into(), Value::Object(r.parameters));
+    o.insert("model".into(), r.model.map_or(Value::Null, Value::String));
+    o.insert("max_examples".into(), r.max_examples.into());
+    o.insert(
+        "context_budget".into(),
+        r.context_budget.map_or(Value::Null, Value::from),
+    );
+    o.insert(
+        "max_tool_calls".into(),
+        r.max_tool_calls.map_or(Value::Null, Value::from),
+    );
+    o.insert("now".into(), r.now.map_or(Value::Null, Value::String));
+    Ok(Value::Object(o).to_string())
+}
+
+/// The authoring tools' MCP descriptors (JSON array).
+pub fn authoring_tools_json() -> String {
+    Value::Array(
+        authoring::descriptors()
+            .iter()
+            .map(ToolDescriptor::to_value)
+            .collect(),
+    )
+    .to_string()
+}
+
+/// One step of an authoring call for a host whose store is asynchronous: `step` is
+/// `authorize` (→ `""`), `create` (args → package), `update` (args + the current skill →
+/// skill), `artifact` (args + the skill → artifact row), `list` (args + skill rows → list).
+pub fn authoring_json(
+    step: &str,
+    name: &str,
+    args: &str,
+    other: &str,
+    now: &str,
+) -> Result<String> {
+    let a = parse(args, "the tool arguments")?;
+    match step {
+        "authorize" => authoring::authorize(name, &a, &parse(other, "the composition")?)
+            .map(|()| String::new()),
+        "create" => authoring::create_package(&a, now).map(|s| s.to_value().to_string()),
+        "update" => {
+            authoring::apply_update(&skill_of(other)?, &a).map(|s| s.to_value().to_string())
+        }
+        "artifact" => Ok(authoring::artifact_row(&skill_of(other)?, &a).to_string()),
+        "list" => {
+            let rows: Vec<(String, String)> = match parse(other, "the skill list")? {
+                Value::Array(list) => list
+                    .into_iter()
+                    .map(|s| {
+                        (
+                            s.get("id").and_then(Value::as_str).unwrap_or("").to_owned(),
+                            s.to_string(),
+                        )
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let list = read_summaries(&rows)?;
+            Ok(Value::Array(authoring::filter(&list, &a)).to_string())
+        }
+        _ => Err(Error::new(
+            ErrorKind::Internal,
+            format!("unknown authoring step `{step}`"),
+        )),
+    }
+}
+
+/// An artifact from its JSON form (a stored artifact).
+pub fn artifact_of(text: &str) -> Result<SkillArtifact> {
+    let v = parse(text, "the artifact")?;
+    let skill = v
+        .get("skill_id")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let mut problems = Problems::default();
+    match read_artifact(&v, "artifact", &skill, 0, "", &mut problems) {
+        Some(a) if !problems.has_errors() => Ok(a),
+        _ => Err(problems.into_error("the artifact is not valid")),
+    }
+}
+
+/// An artifact reference (`{ id, kind, name, ordinal?, model_variant?, fallback? }`) from
+/// JSON.
+fn ref_of(text: &str) -> Result<crate::skill::ArtifactRef> {
+    let v = parse(text, "the artifact reference")?;
+    let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let kind = s("kind")
+        .as_deref()
+        .and_then(ArtifactKind::parse)
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidRequest,
+                "the artifact reference has no known `kind`",
+            )
+        })?;
+    Ok(crate::skill::ArtifactRef {
+        id: s("id").unwrap_or_default(),
+        kind,
+        name: s("name").unwrap_or_default(),
+        ordinal: v.get("ordinal").and_then(Value::as_i64).unwrap_or(0),
+        model_variant: s("model_variant"),
+        fallback: s("fallback"),
+    })
+}
+
+/// Routes an artifact reference (`{ kind, name, fallback? }` JSON) for the executors given
+/// (`model`, `code`, `dspy` flags) → `{ route, fallback? }`.
+pub fn route_json(reference: &str, model: bool, code: bool, dspy: bool) -> Result<String> {
+    let v = parse(reference, "the artifact reference")?;
+    let s = |k: &str| v.get(k).and_then(Value::as_str);
+    let kind = s("kind").and_then(ArtifactKind::parse).ok_or_else(|| {
+        Error::new(
+            ErrorKind::InvalidRequest,
+            "the artifact reference has no known `kind`",
+        )
+    })?;
+    let fallback = s("fallback").or_else(|| {
+        v.pointer("/metadata/fallback_artifact")
+            .and_then(Value::as_str)
+    });
+    let r = dispatch::route(
+        kind,
+        s("name").unwrap_or(""),
+        fallback,
+        Executors { model, code, dspy },
+    )?;
+    let mut o = Map::new();
+    o.insert("route".into(), r.name().into());
+    if let Route::Fallback(f) = r {
+        o.insert("fallback".into(), f.into());
+    }
+    Ok(Value::Object(o).to_string())
+}
+
+/// Prepares an artifact (JSON) for a route against a context (JSON object); `replaced` is
+/// the dspy_module a fallback stands in for (JSON, or empty).
+pub fn prepare_json(artifact: &str, route: &str, context: &str, replaced: &str) -> Result<String> {
+    let replaced = if replaced.is_empty() {
+        None
+    } else {
+        Some(ref_of(replaced)?)
+    };
+    let a = artifact_of(artifact)?;
+    let r = match route {
+        "context" => Route::Context,
+        "model" => Route::Model,
+        "code" => Route::Code,
+        "dspy" => Route::Dspy,
+        other => {
+            return Err(Error::new(
+                ErrorKind::InvalidRequest,
+                format!("`{other}` is not a route to prepare"),
+            ))
+        }
+    };
+    let ctx = parse(context, "the context")?;
+    Ok(dispatch::prepare(&a, r, &ctx, replaced)?
+        .to_value()
+        .to_string())
+}
+
+/// Evaluates assertions (JSON array or empty) on an output with the model's answers so far
+/// (JSON object by index, or empty) → the report.
+pub fn assertions_json(assertions: &str, output: &str, answers: &str) -> Result<String> {
+    let a = if assertions.is_empty() {
+        Value::Null
+    } else {
+        parse(assertions, "the assertions")?
+    };
+    let answers = match if answers.is_empty() {
+        Value::Null
+    } else {
+        parse(answers, "the answers")?
+    } {
+        Value::Object(o) => o,
+        _ => Map::new(),
+    };
+    Ok(assertion::evaluate(Some(&a), output, &answers)
+        .to_value()
+        .to_string())
+}
+
+/// A trace row (JSON) from the host's record → `{ key, row }`.
+pub fn trace_json(input: &str) -> Result<String> {
+    let r = trace::row(parse(input, "the trace")?)?;
+    let mut o = Map::new();
+    o.insert("key".into(), trace::key(&r).into());
+    o.insert("row".into(), Value::Object(r));
+    Ok(Value::Object(o).to_string())
+}
+
+/// The key of an invocation record (JSON).
+pub fn invocation_key_json(record: &str) -> Result<String> {
+    match crate::store::invocations::put(&parse(record, "the invocation record")?)? {
+        crate::store::Op::Put { key, .. } => Ok(key),
+        _ => Err(Error::new(ErrorKind::Internal, "unexpected op")),
+    }
+}
+
+/// The artifact reference to run: `summary` is a skill or its summary (JSON), `name` an
+/// artifact name or id, `kind` an optional kind restriction (empty for any), `model` the
+/// model id for variant selection → the reference (JSON with `fallback` for a
+/// `dspy_module`), or `NotFound`.
+pub fn pick_json(summary: &str, name: &str, kind: &str, model: &str) -> Result<String> {
+    let v = parse(summary, "the skill")?;
+    let id = v.get("id").and_then(Value::as_str).unwrap_or("").to_owned();
+    let list = read_summaries(&[(id, v.to_string())])?;
+    let refs = list.first().map(|s| s.artifacts.as_slice()).unwrap_or(&[]);
+    let kind = if kind.is_empty() {
+        None
+    } else {
+        Some(ArtifactKind::parse(kind).ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidRequest,
+                format!("`{kind}` is not an artifact kind"),
+            )
+        })?)
+    };
+    let skill_name = v.get("name").and_then(Value::as_str).unwrap_or("");
+    dispatch::pick(refs, name, kind, model)
+        .map(|r| r.to_value().to_string())
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::NotFound,
+                format!(
+                    "the skill `{skill_name}` has no {}artifact `{name}`",
+                    kind.map(|k| format!("{} ", k.name())).unwrap_or_default()
+                ),
+            )
+            .with("artifact", name)
+        })
+}
+
+/// What lowering a composition needs (JSON): `{ system, message, tools }` — the prompt's
+/// framing, context and examples as the system prompt, the request section as the user
+/// turn, and the tool availability as tool definitions.
+pub fn lowering_parts_json(composition: &str) -> Result<String> {
+    let c = parse(composition, "the composition")?;
+    let sections = c
+        .pointer("/prompt/sections")
+        .and_then(Value::as_array)
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidRequest,
+                "the composition has no prompt sections",
+            )
+        })?;
+    let text = |s: &Value| {
+        s.get("text")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    let system: Vec<String> = sections
+        .iter()
+        .filter(|s| s.get("kind").and_then(Value::as_str) != Some("request"))
+        .map(text)
+        .collect();
+    let user: Vec<String> = sections
+        .iter()
+        .filter(|s| s.get("kind").and_then(Value::as_str) == Some("request"))
+        .map(text)
+        .collect();
+    let tools = c
+        .pointer("/subgraph/tool_availability")
+        .cloned()
+        .unwrap_or(Value::Array(Vec::new()));
+    let mut msg = Map::new();
+    msg.insert("role".into(), "user".into());
+    msg.insert(
+        "parts".into(),
+        serde_json::json!([{"type": "text", "text": user.join("\n\n")}]),
+    );
+    msg.insert(
+        "metadata".into(),
+        serde_json::json!({"schema_version": crate::message::SCHEMA_VERSION}),
+    );
+    let mut o = Map::new();
+    o.insert("system".into(), system.join("\n\n").into());
+    o.insert("message".into(), Value::Object(msg));
+    o.insert("tools".into(), tools);
+    Ok(Value::Object(o).to_string())
+}

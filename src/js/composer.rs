@@ -1,0 +1,107 @@
+//! The Skill Composer, the authoring tools and artifact dispatch for JS: strings in, strings
+//! out (`crate::composer::wire`). The glue (`pkg/src/compose.js`) calls the host's model
+//! adapter and executors, and the storage backends.
+
+use super::{inbox_strings, js_err};
+use crate::composer::wire;
+use wasm_bindgen::prelude::*;
+
+fn arg(input: &[String], i: usize) -> &str {
+    input.get(i).map(String::as_str).unwrap_or_default()
+}
+
+/// Composes (inbox: the request JSON) → `{ composition }` or `{ needs_shape }`.
+#[wasm_bindgen(js_name = compose)]
+pub fn compose(lens: &[u32]) -> Result<String, JsValue> {
+    let input = inbox_strings(lens)?;
+    wire::compose_json(arg(&input, 0)).map_err(js_err)
+}
+
+/// The request of a nested sub-skill (inbox: parent request, sub-skill, tool catalog,
+/// user request, parameters).
+#[wasm_bindgen(js_name = nestedRequest)]
+pub fn nested_request(lens: &[u32]) -> Result<String, JsValue> {
+    let i = inbox_strings(lens)?;
+    wire::nested_json(arg(&i, 0), arg(&i, 1), arg(&i, 2), arg(&i, 3), arg(&i, 4)).map_err(js_err)
+}
+
+/// The authoring tools' MCP descriptors (JSON array).
+#[wasm_bindgen(js_name = authoringTools)]
+pub fn authoring_tools() -> String {
+    wire::authoring_tools_json()
+}
+
+/// One step of an authoring call (inbox: step, tool name, arguments, other, now).
+#[wasm_bindgen(js_name = authoringStep)]
+pub fn authoring_step(lens: &[u32]) -> Result<String, JsValue> {
+    let i = inbox_strings(lens)?;
+    wire::authoring_json(arg(&i, 0), arg(&i, 1), arg(&i, 2), arg(&i, 3), arg(&i, 4)).map_err(js_err)
+}
+
+/// Routes an artifact reference (JSON) for the registered executors → `{ route, fallback? }`.
+#[wasm_bindgen(js_name = routeArtifact)]
+pub fn route_artifact(
+    reference: &str,
+    model: bool,
+    code: bool,
+    dspy: bool,
+) -> Result<String, JsValue> {
+    wire::route_json(reference, model, code, dspy).map_err(js_err)
+}
+
+/// Prepares an artifact (inbox: artifact, route, context, replaced) → the prepared step.
+#[wasm_bindgen(js_name = prepareArtifact)]
+pub fn prepare_artifact(lens: &[u32]) -> Result<String, JsValue> {
+    let i = inbox_strings(lens)?;
+    wire::prepare_json(arg(&i, 0), arg(&i, 1), arg(&i, 2), arg(&i, 3)).map_err(js_err)
+}
+
+/// Evaluates assertions (inbox: assertions JSON, output, answers JSON) → the report.
+#[wasm_bindgen(js_name = checkAssertions)]
+pub fn check_assertions(lens: &[u32]) -> Result<String, JsValue> {
+    let i = inbox_strings(lens)?;
+    wire::assertions_json(arg(&i, 0), arg(&i, 1), arg(&i, 2)).map_err(js_err)
+}
+
+/// A trace row (inbox: the host's record JSON) → `{ key, row }`.
+#[wasm_bindgen(js_name = traceRow)]
+pub fn trace_row(lens: &[u32]) -> Result<String, JsValue> {
+    let i = inbox_strings(lens)?;
+    wire::trace_json(arg(&i, 0)).map_err(js_err)
+}
+
+/// Trace rows (inbox: the row values NUL-separated, skill id, artifact id) → JSON lines.
+#[wasm_bindgen(js_name = exportTraces)]
+pub fn export_traces(lens: &[u32]) -> Result<String, JsValue> {
+    let i = inbox_strings(lens)?;
+    let rows = arg(&i, 0);
+    let skill = Some(arg(&i, 1)).filter(|s| !s.is_empty());
+    let artifact = Some(arg(&i, 2)).filter(|s| !s.is_empty());
+    crate::dispatch::trace::export_jsonl(
+        rows.split('\0').filter(|r| !r.is_empty()),
+        skill,
+        artifact,
+    )
+    .map_err(js_err)
+}
+
+/// The store key of an invocation record (JSON).
+#[wasm_bindgen(js_name = invocationKey)]
+pub fn invocation_key(record: &str) -> Result<String, JsValue> {
+    wire::invocation_key_json(record).map_err(js_err)
+}
+
+/// The artifact reference to run (inbox: skill or summary JSON, artifact name or id, kind
+/// or "", model id).
+#[wasm_bindgen(js_name = pickArtifact)]
+pub fn pick_artifact(lens: &[u32]) -> Result<String, JsValue> {
+    let i = inbox_strings(lens)?;
+    wire::pick_json(arg(&i, 0), arg(&i, 1), arg(&i, 2), arg(&i, 3)).map_err(js_err)
+}
+
+/// `{ system, message, tools }` for lowering a composition (inbox: the composition JSON).
+#[wasm_bindgen(js_name = compositionLowering)]
+pub fn composition_lowering(lens: &[u32]) -> Result<String, JsValue> {
+    let i = inbox_strings(lens)?;
+    wire::lowering_parts_json(arg(&i, 0)).map_err(js_err)
+}

@@ -1,0 +1,297 @@
+// The Skill Composer suite: the same checks through every built artifact that has the JS
+// API (Node, headless Chromium with IndexedDB, workerd). `fx` holds the fixtures: skill
+// packages by name, compose requests by name (package included), and the compositions the
+// Rust snapshots recorded for them. Model adapters and executors here are the host's
+// callbacks, as an application would write them.
+import { assert, eq, rejects, checker } from './checks.mjs';
+
+const NOW = '2026-11-22T10:00:00Z';
+
+/** A host model adapter that answers from a table of (purpose → answer) and logs calls. */
+function adapter(answers, log = []) {
+  const model = async (req) => {
+    log.push(req);
+    const a = answers[req.purpose];
+    if (a instanceof Error) throw a;
+    return typeof a === 'function' ? a(req) : a;
+  };
+  return { model, log };
+}
+
+function throws(f, code, what) {
+  try {
+    f();
+  } catch (e) {
+    if (e.code !== code) throw new Error(`${what}: expected ${code}, got ${e.code}: ${e.message}`);
+    return e;
+  }
+  throw new Error(`${what}: expected ${code}, nothing was thrown`);
+}
+
+export async function composerConformance(pl, openSkills, openMessages, fx) {
+  const results = [];
+  const check = checker(openSkills, results);
+  const req = (name) => structuredClone(fx.requests[name]);
+
+  await check('compositions equal the Rust snapshots, byte-identical twice', async () => {
+    let n = 0;
+    for (const [name, expected] of Object.entries(fx.expected)) {
+      let got;
+      try {
+        got = pl.compose(req(name));
+        got = got instanceof Promise ? { pending: true } : { composition: got };
+      } catch (e) {
+        got = { error: { code: e.code, message: e.message, details: e.details } };
+      }
+      if (expected.needs_shape) {
+        assert(got.error?.code === 'NoModelAdapter', `${name}: a shape-delegating skill without a model is NoModelAdapter`);
+      } else {
+        eq(got, expected, name);
+      }
+      const again = (() => {
+        try {
+          return JSON.stringify(pl.compose(req(name)));
+        } catch (e) {
+          return JSON.stringify({ code: e.code, message: e.message, details: e.details });
+        }
+      })();
+      const first = (() => {
+        try {
+          return JSON.stringify(pl.compose(req(name)));
+        } catch (e) {
+          return JSON.stringify({ code: e.code, message: e.message, details: e.details });
+        }
+      })();
+      assert(first === again, `${name}: the same request twice gives the same bytes`);
+      n++;
+    }
+    assert(n >= 15, 'every fixture ran');
+  });
+
+  await check('each error is a PromptloomError with the variant as code and the invocation record', async () => {
+    const codes = {
+      'consistency-checker-no-framing': 'MissingRequiredField',
+      'broken-template': 'MalformedTemplate',
+      'release-notes-approach-tool-missing': 'UnknownTool',
+      'release-notes-bad-parameters': 'ParameterMismatch',
+      'release-notes-over-budget': 'ArtifactBudgetExceeded',
+      'release-notes-no-capabilities': 'CapabilityNarrowing',
+    };
+    for (const [name, code] of Object.entries(codes)) {
+      const e = throws(() => pl.compose(req(name)), code, name);
+      assert(e instanceof pl.PromptloomError && e instanceof Error, `${name}: a real Error`);
+      assert(e.details.invocation_record?.error?.code === code, `${name}: the record names the variant`);
+    }
+    const e = throws(() => pl.compose(req('broken-template')), 'MalformedTemplate', 'line and column');
+    assert(e.details.line === 3 && typeof e.details.column === 'number', 'line and column are structured');
+    const b = throws(() => pl.compose(req('release-notes-over-budget')), 'ArtifactBudgetExceeded', 'budget');
+    assert(b.details.suggested_trimming.fits && b.details.suggested_trimming.drop.length > 0, 'a suggested trimming');
+    throws(() => pl.compose(null), 'InvalidRequest', 'not an object');
+  });
+
+  await check('runaway, recursive and huge templates end with MalformedTemplate; the instance lives on', async () => {
+    const base = req('runaway-template');
+    const withFraming = (content) => {
+      const r = structuredClone(base);
+      r.skill_package.artifacts[0].content = content;
+      return r;
+    };
+    const cases = {
+      fuel: base,
+      recursion: withFraming('{% for x in [1] recursive %}{{ loop([1]) }}{% endfor %}'),
+      'too-large': withFraming("{% for i in range(99999) %}{{ 'x' * 1000 }}{% endfor %}"),
+    };
+    for (const [reason, r] of Object.entries(cases)) {
+      const t0 = Date.now();
+      const e = throws(() => pl.compose(r), 'MalformedTemplate', reason);
+      assert(e.details.reason === reason, `${reason}: got ${e.details.reason}`);
+      assert(Date.now() - t0 < 10000, `${reason}: ends in bounded time`);
+    }
+    // Still alive: a good composition right after.
+    assert(pl.compose(req('release-notes-developers')).prompt.text.length > 100, 'the instance still composes');
+  });
+
+  await check('planner_delegates_shape: NoModelAdapter without a model; the model answer shapes the subgraph, bounded', async () => {
+    throws(() => pl.compose(req('planner-needs-shape')), 'NoModelAdapter', 'no model');
+    const { model, log } = adapter({ shape: '```json\n{"kind": "staged", "stages": [{"name": "search", "tools": ["web_search"]}, {"name": "write", "tools": ["write_doc"]}]}\n```' });
+    const p = pl.compose(req('planner-needs-shape'), { model });
+    assert(p instanceof Promise, 'a Promise on this path only');
+    const c = await p;
+    assert(c.subgraph.kind === 'staged' && c.subgraph.decided_by === 'model', 'the model decided');
+    eq(c.subgraph.nodes.map((n) => n.id), ['input_validation', 'stage-1', 'stage-2', 'output_validation'], 'stages');
+    assert(log.length === 1 && log[0].purpose === 'shape' && log[0].prompt.includes('web_search') && log[0].schema.type === 'object', 'the question');
+    // A model cannot widen: a tool the caller lacks fails the composition.
+    const r = req('planner-needs-shape');
+    r.caller_capabilities = ['web_search', 'write_doc'];
+    await rejects(pl.compose(r, { model: adapter({ shape: '{"kind": "loop", "tools": ["fetch_page"]}' }).model }), 'UnknownTool', 'widening');
+    await rejects(pl.compose(req('planner-needs-shape'), { model: adapter({ shape: 'I think a loop' }).model }), 'AdapterFailed', 'not JSON');
+    await rejects(pl.compose(req('planner-needs-shape'), { model: adapter({ shape: new Error('503') }).model }), 'AdapterFailed', 'adapter throws');
+    // A skill without the flag never calls the model.
+    const quiet = adapter({});
+    const c2 = pl.compose(req('release-notes-developers'), { model: quiet.model });
+    assert(!(c2 instanceof Promise) && quiet.log.length === 0, 'no model call');
+  });
+
+  await check('capability bounding: application invocations never see authoring tools; nested sub-skills take the caller\'s capabilities', async () => {
+    const app = pl.compose(req('application-skill-writer'));
+    eq(app.subgraph.tool_availability.map((t) => t.name), ['search'], 'authoring tools stripped');
+    const auth = pl.compose(req('authoring-skill-writer'));
+    eq(auth.subgraph.tool_availability.map((t) => t.name), ['create_skill', 'list_skills', 'add_artifact'], 'wired for authoring');
+    const parent = req('release-notes-developers');
+    const sub = { name: 'Sub', description: 'nested', metadata: { framing: 'Sub.', tool_surface: ['get_pr', 'delete_repo', 'web_search'] } };
+    const nested = pl.nestedRequest(parent, sub, { toolCatalog: [{ name: 'get_pr' }, { name: 'delete_repo' }, { name: 'web_search' }], user_request: 'look' });
+    // delete_repo is in the parent's available tools but not granted to the caller.
+    eq(nested.available_tools.map((t) => t.name), ['get_pr'], 'surface ∩ caller capabilities');
+    assert(nested.thread_id === parent.thread_id, 'same thread');
+    const c = pl.compose(nested);
+    eq(c.subgraph.tool_availability.map((t) => t.name), ['get_pr'], 'the sub-composition');
+  });
+
+  await check('lowerComposition: system = framing, context and examples; user = the request; tools from the availability', async () => {
+    const c = pl.compose(req('release-notes-developers'));
+    const l = await pl.lowerComposition(c, { provider: 'anthropic', params: { model: 'claude-sonnet-4-5', max_tokens: 1024 } });
+    const body = JSON.parse(l.body);
+    assert(typeof body.system === 'string' && body.system.startsWith('You write the release notes for Acme 5.0.0') && body.system.includes('## Examples'), 'system');
+    assert(body.messages[0].content[0].text.startsWith('## Request'), 'user turn');
+    eq(body.tools.map((t) => t.name), ['search_prs', 'get_pr'], 'tools');
+    assert(body.tools[0].input_schema.type === 'object', 'MCP inputSchema lowered');
+    const g = JSON.parse((await pl.lowerComposition(c, { provider: 'gemini' })).body);
+    assert(g.systemInstruction && g.tools[0].functionDeclarations.length === 2, 'gemini');
+  });
+
+  await check('invocation records are stored beside the turn', async () => {
+    const messages = await openMessages();
+    try {
+      const sub = await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'Draft the notes' }], metadata: { schema_version: 2 } }, { store: messages, session: 'thread-1', now: 1 });
+      const r = req('release-notes-developers');
+      r.turn_id = sub.id;
+      const c = pl.compose(r);
+      await messages.recordInvocation(c.invocation_record);
+      let failed;
+      try {
+        pl.compose(req('release-notes-over-budget'));
+      } catch (e) {
+        failed = e.details.invocation_record;
+      }
+      await messages.recordInvocation(failed);
+      const recs = await messages.invocations('thread-1');
+      assert(recs.length === 1 && recs[0].turn_id === sub.id && recs[0].outcome === 'success', 'success record');
+      eq(recs[0].used_artifacts, c.used_artifacts, 'used artifacts');
+      const bad = await messages.invocations('thread-3');
+      assert(bad.length === 1 && bad[0].error.code === 'ArtifactBudgetExceeded', 'error record');
+      assert((await messages.history('thread-1')).length === 1, 'the turn is still there');
+      await rejects(messages.recordInvocation({ nope: 1 }), 'InvalidRequest', 'not a record');
+    } finally {
+      messages.close();
+    }
+  });
+
+  await check('authoring tools: MCP descriptors, refused in application invocations, real writes in authoring ones', async (store) => {
+    const tools = pl.authoringTools(store);
+    eq(tools.tools.map((t) => t.name), ['create_skill', 'update_skill', 'list_skills', 'add_artifact'], 'descriptors');
+    assert(tools.tools.every((t) => typeof t.description === 'string' && t.inputSchema.type === 'object'), 'MCP shape');
+    const app = pl.compose(req('application-skill-writer'));
+    const auth = pl.compose(req('authoring-skill-writer'));
+    const create = { name: 'Timeline Check', description: 'Checks timelines', metadata: { framing: 'Check it.' } };
+    const refused = await tools.call('create_skill', create, { composition: app });
+    assert(refused.isError && refused.structuredContent.code === 'UnknownTool', 'application refused');
+    assert((await store.list()).length === 0, 'nothing written');
+    await rejects(tools.handlers.create_skill(create, { composition: app }), 'UnknownTool', 'handler refused too');
+    const badArgs = await tools.call('create_skill', { name: 7 }, { composition: auth });
+    assert(badArgs.isError && badArgs.structuredContent.code === 'InvalidRequest', 'inputSchema checked');
+    const made = await tools.call('create_skill', create, { composition: auth });
+    assert(!made.isError && made.structuredContent.name === 'Timeline Check', 'created');
+    const added = await tools.call('add_artifact', { skill: 'Timeline Check', kind: 'example', name: 'One', content: 'A then B', metadata: { tags: ['dates'] } }, { composition: auth });
+    assert(!added.isError, `added: ${JSON.stringify(added.structuredContent)}`);
+    const listed = await tools.call('list_skills', { source: 'user' }, { composition: auth });
+    eq(listed.structuredContent.map((s) => s.name), ['Timeline Check'], 'listed');
+    const notGranted = await tools.call('update_skill', { name: 'Timeline Check', framing: 'x' }, { composition: auth });
+    assert(notGranted.isError && notGranted.structuredContent.code === 'UnknownTool', 'update not granted to this caller');
+    const full = structuredClone(auth);
+    full.subgraph.tool_availability = [{ name: 'update_skill' }];
+    const up = await tools.call('update_skill', { name: 'Timeline Check', framing: 'Check it twice.' }, { composition: full });
+    assert(!up.isError, 'updated');
+    const s = await store.getByName('Timeline Check');
+    assert(s.metadata.framing === 'Check it twice.' && s.artifacts.length === 1, 'stored as asked');
+  });
+
+  await check('dispatch: every kind, the fallback, the missing executors; only the artifact that runs is loaded', async (store) => {
+    await store.create(fx.packages['full-contract']);
+    const loads = [];
+    const getArtifact = store.getArtifact.bind(store);
+    store.getArtifact = (id) => {
+      loads.push(id);
+      return getArtifact(id);
+    };
+    const params = { entity_name: 'Mara', strict: true, events: [{ date: '1900', text: 'born' }] };
+    const opts = { store, skill: 'Timeline Auditor', parameters: params, session_id: 's1', now: () => NOW };
+    const ctx = await pl.runArtifact({ ...opts, artifact: 'Overview' });
+    assert(ctx.route === 'context' && ctx.output === 'Use when an author asks whether events line up.', 'description → context');
+    assert(loads.length === 1, 'one artifact loaded');
+    const { model, log } = adapter({ artifact: (r) => ({ text: '{"issues": [{"date": "1900", "why": "x"}]}', usage: { input_tokens: 120, output_tokens: 30 }, model: 'claude-sonnet-4-5' }), assertion: 'yes' });
+    const run = await pl.runArtifact({ ...opts, artifact: 'Audit Prompt', model, modelId: 'claude-sonnet-4-5', pricing: { input_per_mtok: 3, output_per_mtok: 15 } });
+    assert(run.route === 'model' && log[0].prompt === 'Audit the timeline of Mara. Be strict.\n- 1900: born\n', 'rendered then sent');
+    assert(run.assertions.run === 4 && run.assertions.passed === 4 && run.warnings.length === 0, 'four assertions pass');
+    const long = await pl.runArtifact({ ...opts, artifact: 'Audit Prompt', model: adapter({ artifact: JSON.stringify({ issues: [], pad: 'x'.repeat(5000) }), assertion: 'yes' }).model });
+    assert(long.warnings.length === 1 && long.warnings[0].type === 'length' && long.assertions.passed === 3, 'the soft length assertion warns and the run goes on');
+    assert(run.trace.input_tokens === 120 && run.trace.estimated_cost === 0.00081 && run.trace.model_id === 'claude-sonnet-4-5', 'trace cost');
+    const openai = await pl.runArtifact({ ...opts, artifact: 'Audit Prompt', model: adapter({ artifact: '{"issues": [], "note": "dates 1900 1901 ok"}', assertion: 'yes' }).model, modelId: 'gpt-4o' });
+    assert(openai.artifact.model_variant === 'openai', 'variant for the model');
+    await rejects(pl.runArtifact({ ...opts, artifact: 'Collect Events' }), 'NoExecutor', 'no sandbox');
+    const code = await pl.runArtifact({ ...opts, artifact: 'Collect Events', executors: { code: async ({ code, language }) => ({ ran: code.includes("workspace_search('Mara')"), language }) } });
+    eq(JSON.parse(code.output), { ran: true, language: 'python' }, 'sandbox got the rendered code');
+    const dspy = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', executors: { dspy: async (call) => ({ template: call.template_id, state: call.state_blob }) } });
+    eq(JSON.parse(dspy.output), { template: 'chain_of_thought', state: 'eyJkZW1vcyI6IFtdfQ==' }, 'dspy executor');
+    loads.length = 0;
+    const fb = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', model: adapter({ artifact: '{"issues": [{"d": "1900"}], "pad": "................................"}', assertion: 'yes' }).model });
+    assert(fb.route === 'model' && fb.artifact.name === 'Audit Prompt' && fb.replaced.name === 'DSPy Auditor', 'graceful degradation');
+    assert(loads.length === 1, 'only the fallback was loaded, not the dspy_module');
+    assert(fb.trace.fallback_from === fb.replaced.id, 'the trace names what it stood in for');
+    await rejects(pl.runArtifact({ ...opts, artifact: 'DSPy Auditor' }), 'NoModelAdapter', 'fallback without a model');
+    const lone = { name: 'Lone', description: 'x', artifacts: [{ kind: 'dspy_module', name: 'M', content: '{"template_id": "predict"}' }] };
+    const imported = pl.importPackage(lone, { now: NOW }).skill;
+    await rejects(pl.runArtifact({ skill: imported, artifact: 'M', traces: null }), 'NoExecutor', 'no fallback, no executor');
+    await rejects(pl.runArtifact({ ...opts, artifact: 'Nope' }), 'NotFound', 'unknown artifact');
+  });
+
+  await check('assertions: a hard failure stops the skill and is traced; soft ones warn', async (store) => {
+    await store.create(fx.packages['full-contract']);
+    const opts = { store, skill: 'Timeline Auditor', parameters: { entity_name: 'Mara' }, session_id: 's2', now: () => NOW };
+    const notJson = adapter({ artifact: 'Looks fine to me.', assertion: 'yes' }).model;
+    const e = await rejects(pl.runArtifact({ ...opts, artifact: 'Audit Prompt', model: notJson }), 'AssertionFailed', 'structural');
+    assert(e.details.assertion.type === 'structural' && e.details.trace.assertions_passed < e.details.trace.assertions_run, 'details');
+    const semanticNo = adapter({ artifact: '{"issues": [], "note": "..........................."}', assertion: 'No.' }).model;
+    await rejects(pl.runArtifact({ ...opts, artifact: 'Audit Prompt', model: semanticNo }), 'AssertionFailed', 'semantic');
+    const rows = await store.traces({ session_id: 's2' });
+    assert(rows.length === 2 && rows.every((r) => r.artifact_kind === 'prompt_template'), 'failures are traced');
+    // runSkill stops at the hard failure with the results so far.
+    const s = await rejects(pl.runSkill({ ...opts, artifacts: ['Overview', 'Audit Prompt', 'Collect Events'], model: notJson }), 'AssertionFailed', 'runSkill stops');
+    assert(s.details.results.length === 1 && s.details.results[0].route === 'context', 'results so far');
+    const ok = await pl.runSkill({ ...opts, artifacts: ['Overview', 'Audit Prompt'], model: adapter({ artifact: (r) => JSON.stringify({ issues: [], saw: r.prompt.slice(0, 20), pad: 'x'.repeat(5000) }), assertion: 'yes' }).model });
+    assert(ok.results.length === 2 && 'Overview' in ok.outputs && ok.warnings.length === 1, 'runSkill');
+  });
+
+  await check('traces are stored per scope and export as JSON lines', async (store) => {
+    const other = await openSkills();
+    try {
+      await store.create(fx.packages['full-contract']);
+      const opts = { store, skill: 'Timeline Auditor', parameters: { entity_name: 'Mara' }, now: () => NOW };
+      await pl.runArtifact({ ...opts, artifact: 'Overview', session_id: 'a' });
+      await pl.runArtifact({ ...opts, artifact: 'Strict mode notes', session_id: 'b' });
+      const all = await store.exportTraces();
+      const lines = all.trimEnd().split('\n');
+      assert(lines.length === 2, 'two rows');
+      const cols = Object.keys(JSON.parse(lines[0])).slice(0, 17);
+      eq(cols, ['id', 'session_id', 'skill_id', 'artifact_id', 'artifact_kind', 'rendered_input', 'raw_output', 'error', 'started_at', 'completed_at', 'duration_ms', 'input_tokens', 'output_tokens', 'model_id', 'estimated_cost', 'assertions_run', 'assertions_passed'], 'seed columns in order');
+      assert((await store.traces({ session_id: 'b' })).length === 1, 'by session');
+      assert((await other.exportTraces()) === '', 'the other scope has none');
+      const row = await other.recordTrace({ session_id: 'x', skill_id: 'k', artifact_id: 'a', artifact_kind: 'description', started_at: NOW });
+      assert(row.id.startsWith('trace-') && row.assertions_run === 0, 'recordTrace');
+      await rejects(other.recordTrace({ skill_id: 'k' }), 'InvalidRequest', 'a malformed trace');
+    } finally {
+      other.close();
+    }
+  });
+
+  return results;
+}
