@@ -456,6 +456,13 @@ export interface MessageStore {
   history(session?: string): Promise<UserMessage[]>;
   list(session?: string): Promise<MessageSummary[]>;
   blob(contentId: string): Promise<StoredBlob | null>;
+  /**
+   * Stores a composer invocation record beside the thread's turns (`promptloom/composer`
+   * entry; the `invocation_record` of a composition or of a compose error's details).
+   */
+  recordInvocation(record: object): Promise<void>;
+  /** A thread's invocation records, in composition order (`promptloom/composer` entry). */
+  invocations(threadId: string): Promise<Array<Record<string, unknown>>>;
   close(): void;
 }
 
@@ -643,7 +650,69 @@ export interface SkillStore {
   addArtifact(artifact: Partial<SkillArtifact> & { skill_id: string; kind: ArtifactKind; name: string; content: string }): Promise<SkillArtifact>;
   updateArtifact(artifact: Partial<SkillArtifact> & { id: string; skill_id: string; kind: ArtifactKind; name: string; content: string }): Promise<SkillArtifact>;
   deleteArtifact(id: string): Promise<{ deleted: string }>;
+  /** The summary of the skill with this name or id (no artifact content), or null. */
+  summary(nameOrId: string): Promise<SkillSummary | null>;
+  /** Records an execution trace; returns the stored row (`promptloom/composer` entry). */
+  recordTrace(trace: TraceInput): Promise<TraceRow>;
+  /** Trace rows, by session / skill / artifact (`promptloom/composer` entry). */
+  traces(filter?: TraceFilter): Promise<TraceRow[]>;
+  /** Trace rows as JSON lines, the seed's columns first (`promptloom/composer` entry). */
+  exportTraces(filter?: TraceFilter): Promise<string>;
   close(): void;
+}
+
+export interface TraceFilter {
+  session_id?: string;
+  skill_id?: string;
+  artifact_id?: string;
+}
+
+/** What a host records of one artifact execution. */
+export interface TraceInput {
+  session_id: string;
+  skill_id: string;
+  artifact_id: string;
+  artifact_kind: ArtifactKind;
+  started_at: string;
+  rendered_input?: string;
+  raw_output?: string;
+  error?: string;
+  completed_at?: string;
+  duration_ms?: number;
+  input_tokens?: number;
+  output_tokens?: number;
+  model_id?: string;
+  /** USD per million tokens; fills `estimated_cost`. */
+  pricing?: { input_per_mtok: number; output_per_mtok: number };
+  assertions_run?: number;
+  assertions_passed?: number;
+  assertions?: unknown[];
+  route?: string;
+  fallback_from?: string;
+}
+
+/** A stored trace row: the seed's `skill_execution_traces` columns. */
+export interface TraceRow {
+  id: string;
+  session_id: string;
+  skill_id: string;
+  artifact_id: string;
+  artifact_kind: ArtifactKind;
+  rendered_input: string | null;
+  raw_output: string | null;
+  error: string | null;
+  started_at: string;
+  completed_at: string | null;
+  duration_ms: number | null;
+  input_tokens: number | null;
+  output_tokens: number | null;
+  model_id: string | null;
+  estimated_cost: number | null;
+  assertions_run: number;
+  assertions_passed: number;
+  assertions?: unknown[];
+  route?: string;
+  fallback_from?: string;
 }
 
 export declare function openSkillStore(options?: { backend?: 'indexeddb' | 'memory' | HostKeyValue; name?: string; now?: () => string }): Promise<SkillStore>;

@@ -6,13 +6,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PWD/node_modules/.bin:$PATH"
 
-cargo build --release --lib --target wasm32-unknown-unknown
+# Two web modules from one crate: `promptloom` (lowering, compositor, skills) without the
+# `composer` feature, and `promptloom_composer` (all of it, the Skill Composer included) for
+# the `promptloom/composer` entry. An app loads one of them.
 rm -rf pkg/dist/wasm
-wasm-bindgen --target web --no-typescript --out-dir pkg/dist/wasm --out-name promptloom \
-  target/wasm32-unknown-unknown/release/promptloom.wasm
-wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
-  --enable-mutable-globals --enable-reference-types --enable-multivalue \
-  pkg/dist/wasm/promptloom_bg.wasm -o pkg/dist/wasm/promptloom_bg.wasm
+web() { # $1: output name, $2...: cargo feature flags
+  local name=$1
+  shift
+  cargo build --release --lib --target wasm32-unknown-unknown "$@"
+  wasm-bindgen --target web --no-typescript --out-dir pkg/dist/wasm --out-name "$name" \
+    target/wasm32-unknown-unknown/release/promptloom.wasm
+  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+    --enable-mutable-globals --enable-reference-types --enable-multivalue \
+    "pkg/dist/wasm/${name}_bg.wasm" -o "pkg/dist/wasm/${name}_bg.wasm"
+}
+web promptloom --no-default-features
+web promptloom_composer
 
 # Two components: the full world (imports wasi:keyvalue for the message store) and the
 # lowering-only world (no imports).

@@ -4,7 +4,9 @@ import { gzipSync, brotliCompressSync, constants } from 'node:zlib';
 
 const files = [
   ['web wasm (pkg/dist/wasm/promptloom_bg.wasm)', 'pkg/dist/wasm/promptloom_bg.wasm'],
-  ['web glue (wasm-bindgen JS + pkg/src/*.js)', ['pkg/dist/wasm/promptloom.js', 'pkg/src/api.js', 'pkg/src/compositor.js', 'pkg/src/stores.js', 'pkg/src/web.js']],
+  ['web glue (wasm-bindgen JS + pkg/src/*.js)', ['pkg/dist/wasm/promptloom.js', 'pkg/src/api.js', 'pkg/src/compositor.js', 'pkg/src/stores.js', 'pkg/src/skills.js', 'pkg/src/web.js']],
+  ['web wasm with the composer (promptloom/composer)', 'pkg/dist/wasm/promptloom_composer_bg.wasm'],
+  ['composer glue (its wasm-bindgen JS + pkg/src/compose.js)', ['pkg/dist/wasm/promptloom_composer.js', 'pkg/src/compose.js', 'pkg/src/composer-web.js']],
   ['WASI component (target/component/promptloom.wasm)', 'target/component/promptloom.wasm'],
   ['WASI component, lowering only (promptloom-lowering.wasm)', 'target/component/promptloom-lowering.wasm'],
 ];
@@ -25,8 +27,17 @@ const web = rows[0];
 // 120 KB; + compositor and message store 180 KB; + skill packages, storage and catalog
 // (MiniJinja ~50 KB, the YAML parser ~25 KB) 372 KB — over the whole-library target
 // already (issue 4's note has the breakdown); this gate stops further growth unnoticed.
+// The composer (MiniJinja's renderer, the JSON Schema validator, regex-lite, dispatch)
+// ships as a second module for the `promptloom/composer` entry, so the budget above still
+// holds for apps that do not compose; the composer module has its own gate.
 const budget = 372 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
+  process.exitCode = 1;
+}
+const full = rows[2];
+const fullBudget = 570 * 1024;
+if (full.gz > fullBudget) {
+  console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
 }

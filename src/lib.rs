@@ -19,11 +19,14 @@
 #![warn(missing_docs)]
 
 pub mod catalog;
+#[cfg(feature = "composer")]
 pub mod composer;
 pub mod compositor;
+#[cfg(feature = "composer")]
 pub mod dispatch;
 pub mod error;
 mod fields;
+#[cfg(feature = "composer")]
 pub mod json_schema;
 pub mod lower;
 pub mod media;

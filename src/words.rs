@@ -34,3 +34,20 @@ pub fn fold(c: char) -> char {
     };
     char::from_u32(lower).unwrap_or(c)
 }
+
+/// Upper case for the same scripts as [`fold`] (its inverse there); other characters as
+/// they are.
+pub fn unfold(c: char) -> char {
+    let u = c as u32;
+    let upper = match u {
+        0x61..=0x7A => u - 32,
+        0xE0..=0xFE if u != 0xF7 => u - 32,
+        0x100..=0x137 | 0x14A..=0x177 if !u.is_multiple_of(2) => u - 1,
+        0x139..=0x148 | 0x179..=0x17E if u.is_multiple_of(2) => u - 1,
+        0x3B1..=0x3C9 if u != 0x3C2 => u - 32,
+        0x430..=0x44F => u - 32,
+        0x450..=0x45F => u - 80,
+        _ => u,
+    };
+    char::from_u32(upper).unwrap_or(c)
+}

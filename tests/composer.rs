@@ -3,7 +3,7 @@
 //! byte-identical on a second run; property tests of capability bounding (top level and
 //! nested sub-skills); the authoring tools over a real store; artifact dispatch on every
 //! path; assertions; traces; invocation records beside the turn.
-#![cfg(not(target_arch = "wasm32"))]
+#![cfg(all(not(target_arch = "wasm32"), feature = "composer"))]
 
 mod common;
 use common::Rng;

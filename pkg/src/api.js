@@ -10,6 +10,9 @@ let memory;
  * done by each entry point.
  */
 export function __setWasm(w, exports) {
+  // Both entries share this glue; if an app loads both, the module with the composer (a
+  // superset) serves every call.
+  if (wasm && wasm.compose && !w.compose) return;
   wasm = w;
   memory = exports.memory;
 }
@@ -251,7 +254,16 @@ export function __inbox(name, strings, ...extra) {
 
 /** @internal Calls a core export by name; core errors become PromptloomErrors. */
 export function __core(name, ...args) {
-  return call((...a) => wasm[name](...a), ...args);
+  return call((...a) => exported(name)(...a), ...args);
+}
+
+/** A core export; one only the composer module has is a clear error in the other. */
+function exported(name) {
+  const f = wasm[name];
+  if (typeof f !== 'function') {
+    throw new PromptloomError('InvalidOptions', `\`${name}\` is part of the Skill Composer: import it from "promptloom/composer"`, { needs: 'promptloom/composer' });
+  }
+  return f;
 }
 
 /** @internal The wasm-bindgen module (for its classes). */
@@ -263,6 +275,7 @@ export function __module() {
 export { toBase64 as __toBase64, asBytes as __asBytes };
 
 function viaInbox(name, strings, ...extra) {
+  const f = typeof name === 'function' ? name : exported(name);
   let max = 0;
   for (const s of strings) max += s.length * 3;
   const ptr = wasm.inbox(max);
@@ -274,7 +287,7 @@ function viaInbox(name, strings, ...extra) {
     lens[i] = written;
     at += written;
   }
-  return typeof name === 'function' ? name(lens, ...extra) : wasm[name](lens, ...extra);
+  return f(lens, ...extra);
 }
 
 /** @internal Puts the data of the slots the core asked for back inline (in parts and answers). */

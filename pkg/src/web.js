@@ -10,4 +10,3 @@ __setWasm(core, exports);
 export { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, SkillIndex, SkillCatalog } from './skills.js';
-export { compose, nestedRequest, lowerComposition, authoringTools, runArtifact, runSkill } from './compose.js';

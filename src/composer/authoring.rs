@@ -10,9 +10,9 @@
 use super::request::ToolDescriptor;
 use crate::error::{Error, ErrorKind, Result};
 use crate::json_schema;
-use crate::skill::{import_value, model::artifact_id, ArtifactKind, Skill, SkillSummary};
+use crate::skill::{import_value, model::artifact_id, Skill, SkillSummary};
 use crate::store::SkillStore;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 /// The authoring tool names.
 pub const TOOLS: [&str; 4] = [
@@ -27,98 +27,23 @@ pub fn is_authoring_tool(name: &str) -> bool {
     TOOLS.contains(&name)
 }
 
-fn schema(name: &str) -> Value {
-    let kinds: Vec<&str> = ArtifactKind::ALL.iter().map(|k| k.name()).collect();
-    let artifact = json!({
-        "type": "object",
-        "required": ["kind", "name", "content"],
-        "properties": {
-            "kind": {"enum": kinds},
-            "name": {"type": "string", "minLength": 1},
-            "content": {"type": "string"},
-            "model_variant": {"type": ["string", "null"]},
-            "ordinal": {"type": "integer"},
-            "metadata": {"type": "object"}
-        }
-    });
-    match name {
-        "create_skill" => json!({
-            "type": "object",
-            "required": ["name", "description"],
-            "properties": {
-                "name": {"type": "string", "minLength": 1, "description": "Unique skill name in this scope"},
-                "description": {"type": "string", "minLength": 1},
-                "version": {"type": "string", "description": "Semantic version (default 1.0.0)"},
-                "tags": {"type": "array", "items": {"type": "string"}},
-                "intent_patterns": {"type": "array", "items": {"type": "string"}},
-                "trigger_phrases": {"type": "array", "items": {"type": "string"}},
-                "metadata": {"type": "object", "description": "The contract: framing, parameters, tool_surface, interrupts, output_schema, …"},
-                "artifacts": {"type": "array", "items": artifact}
-            }
-        }),
-        "update_skill" => json!({
-            "type": "object",
-            "required": ["name"],
-            "properties": {
-                "name": {"type": "string", "description": "The skill to update"},
-                "description": {"type": "string", "minLength": 1},
-                "version": {"type": "string"},
-                "tags": {"type": "array", "items": {"type": "string"}},
-                "intent_patterns": {"type": "array", "items": {"type": "string"}},
-                "trigger_phrases": {"type": "array", "items": {"type": "string"}},
-                "framing": {"description": "Prose, or { artifact: name }"},
-                "metadata": {"type": "object", "description": "Keys to set in the skill's metadata (null removes a key)"}
-            }
-        }),
-        "list_skills" => json!({
-            "type": "object",
-            "properties": {
-                "source": {"enum": ["system", "community", "user"]},
-                "tags": {"type": "array", "items": {"type": "string"}, "description": "Skills carrying every one of these tags"},
-                "enabled": {"type": "boolean", "description": "Only enabled (true) or disabled (false) skills"}
-            }
-        }),
-        _ => {
-            let mut a = artifact;
-            if let Some(o) = a.as_object_mut() {
-                o.insert(
-                    "required".into(),
-                    json!(["skill", "kind", "name", "content"]),
-                );
-                if let Some(Value::Object(p)) = o.get_mut("properties") {
-                    p.insert(
-                        "skill".into(),
-                        json!({"type": "string", "description": "The skill's name"}),
-                    );
-                }
-            }
-            a
-        }
-    }
-}
+/// The descriptors, as MCP lists them (`authoring_tools.json`: data, not code).
+const DESCRIPTORS: &str = include_str!("authoring_tools.json");
 
 /// The four descriptors, MCP-shaped: `{ name, description, inputSchema }`.
 pub fn descriptors() -> Vec<ToolDescriptor> {
-    let text = [
-        "Create a new skill package (metadata, contract and optional artifacts) in this scope.",
-        "Update an existing skill's metadata or framing; its artifacts stay.",
-        "List the skills of this scope, filtered by source, tags or enabled state.",
-        "Add a typed artifact (description, prompt_template, code_template, dspy_module, approach, example) to a skill.",
-    ];
-    TOOLS
-        .iter()
-        .zip(text)
-        .map(|(name, description)| {
-            let mut d = Map::new();
-            d.insert("name".into(), (*name).into());
-            d.insert("description".into(), description.into());
-            d.insert("inputSchema".into(), schema(name));
-            ToolDescriptor {
-                name: (*name).to_owned(),
-                descriptor: d,
-            }
-        })
+    let list: Vec<Value> = serde_json::from_str(DESCRIPTORS).unwrap_or_default();
+    list.into_iter()
+        .filter_map(|d| ToolDescriptor::from_value(d, "authoring_tools").ok())
         .collect()
+}
+
+fn schema(name: &str) -> Value {
+    descriptors()
+        .into_iter()
+        .find(|d| d.name == name)
+        .and_then(|d| d.descriptor.get("inputSchema").cloned())
+        .unwrap_or(Value::Bool(false))
 }
 
 /// Checks that a composition may call the authoring tool `name` with `args`: the

@@ -8,6 +8,7 @@ use crate::message::UserMessage;
 use crate::wire;
 use wasm_bindgen::prelude::*;
 
+#[cfg(feature = "composer")]
 mod composer;
 mod compositor;
 mod skills;

@@ -2,7 +2,8 @@
 //!
 //! Gemini takes `type`, `format`, `description`, `nullable`, `enum`, `properties`,
 //! `required`, `items`, `anyOf` and a few bounds. Types are written as the API's `Type` enum
-//! names (`OBJECT`, `STRING`, …, as `@google/genai` types them), type unions with `null`
+//! names (`OBJECT`, `STRING`, …, as `@google/genai` types them), the int64 bounds
+//! (`minItems`, `maxLength`, …) as strings (proto3 JSON), type unions with `null`
 //! become `nullable`, `const` becomes a one-value `enum`, and every other keyword is dropped
 //! and named, so the caller can report it.
 
@@ -134,6 +135,17 @@ pub fn to_openapi(schema: &Value, path: &str, dropped: &mut Vec<String>) -> Valu
                     dropped.push(here);
                 }
             }
+            // int64 fields: proto3 JSON writes them as strings (`@google/genai` types them so).
+            "minItems" | "maxItems" | "minLength" | "maxLength" | "minProperties"
+            | "maxProperties" => match v.as_u64() {
+                Some(n) => {
+                    out.insert(k.clone(), Value::String(n.to_string()));
+                }
+                None if v.is_string() => {
+                    out.insert(k.clone(), v.clone());
+                }
+                None => dropped.push(here),
+            },
             _ if KEPT.contains(&k.as_str()) => {
                 out.insert(k.clone(), v.clone());
             }
@@ -199,5 +211,20 @@ mod tests {
         assert!(!is_empty_object(
             &json!({"type": "object", "properties": {"a": {}}})
         ));
+    }
+
+    #[test]
+    fn int64_bounds_are_strings() {
+        let mut dropped = Vec::new();
+        let out = to_openapi(
+            &json!({"type": "array", "minItems": 1, "maxItems": 3, "items": {"type": "string", "maxLength": 80}}),
+            "p",
+            &mut dropped,
+        );
+        assert_eq!(
+            out,
+            json!({"type": "ARRAY", "minItems": "1", "maxItems": "3", "items": {"type": "STRING", "maxLength": "80"}})
+        );
+        assert!(dropped.is_empty());
     }
 }

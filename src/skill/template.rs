@@ -8,9 +8,12 @@
 //! 100 MB. What no hook reaches is a chain of self-concatenations that never writes
 //! (`{% set s = s ~ s %}` repeated): MiniJinja has no per-value size limit.
 
+#[cfg(feature = "composer")]
 use crate::error::{Error, ErrorKind};
+#[cfg(feature = "composer")]
 use serde_json::Value;
 use std::cell::RefCell;
+#[cfg(feature = "composer")]
 use std::io;
 
 /// Why a template does not parse: the 1-based line and column (when known) and
@@ -25,6 +28,7 @@ pub struct SyntaxError {
     pub detail: String,
 }
 
+#[cfg(feature = "composer")]
 /// The bounds of one render.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -36,6 +40,7 @@ pub struct Limits {
     pub max_output: usize,
 }
 
+#[cfg(feature = "composer")]
 impl Default for Limits {
     /// 200 000 fuel (a prompt template with a few loops uses a few thousand), recursion 64,
     /// 1 MiB of output.
@@ -49,10 +54,152 @@ impl Default for Limits {
 }
 
 thread_local! {
-    static ENV: RefCell<minijinja::Environment<'static>> = RefCell::new(minijinja::Environment::new());
+    static ENV: RefCell<minijinja::Environment<'static>> = RefCell::new(environment());
+}
+
+/// Without the composer, templates are only parsed: no filters are needed.
+#[cfg(not(feature = "composer"))]
+fn environment() -> minijinja::Environment<'static> {
+    minijinja::Environment::empty()
+}
+
+/// `title`: upper case at the start of each word, lower case elsewhere.
+#[cfg(feature = "composer")]
+fn title(s: &str) -> String {
+    use crate::words::{fold, unfold};
+    let mut out = String::with_capacity(s.len());
+    let mut start = true;
+    for c in s.chars() {
+        out.push(if start { unfold(c) } else { fold(c) });
+        start = !crate::words::is_word_char(c);
+    }
+    out
+}
+
+/// The template environment: MiniJinja's own filters, tests and `range`/`dict`, minus what
+/// a prompt has no use for and what would cost every user bytes for nothing — HTML escaping
+/// (`safe`, `escape`), `format` (printf), `pprint`, `urlencode`, `tojson` — and minus
+/// `namespace()`, the one builtin that carries growing state across loop iterations. The
+/// case filters and tests (`lower`, `upper`, `title`, `capitalize`) are this crate's, over
+/// [`crate::words`] (no Unicode case tables). Only the functions named here are linked.
+#[cfg(feature = "composer")]
+fn environment() -> minijinja::Environment<'static> {
+    use crate::words::{fold, unfold};
+    use minijinja::{filters as f, functions as g, tests as t};
+    let mut env = minijinja::Environment::empty();
+    env.add_filter("lower", |s: &str| s.chars().map(fold).collect::<String>());
+    env.add_filter("upper", |s: &str| s.chars().map(unfold).collect::<String>());
+    env.add_filter("title", title);
+    env.add_filter("capitalize", |s: &str| {
+        let mut c = s.chars();
+        c.next()
+            .map(|f| {
+                std::iter::once(unfold(f))
+                    .chain(c.map(fold))
+                    .collect::<String>()
+            })
+            .unwrap_or_default()
+    });
+    env.add_filter("replace", f::replace);
+    env.add_filter("length", f::length);
+    env.add_filter("count", f::length);
+    env.add_filter("dictsort", f::dictsort);
+    env.add_filter("items", f::items);
+    env.add_filter("reverse", f::reverse);
+    env.add_filter("trim", f::trim);
+    env.add_filter("join", f::join);
+    env.add_filter("split", f::split);
+    env.add_filter("lines", f::lines);
+    env.add_filter("default", f::default);
+    env.add_filter("d", f::default);
+    env.add_filter("round", f::round);
+    env.add_filter("abs", f::abs);
+    env.add_filter("int", f::int);
+    env.add_filter("float", f::float);
+    env.add_filter("attr", f::attr);
+    env.add_filter("first", f::first);
+    env.add_filter("last", f::last);
+    env.add_filter("min", f::min);
+    env.add_filter("max", f::max);
+    env.add_filter("sort", f::sort);
+    env.add_filter("list", f::list);
+    env.add_filter("string", f::string);
+    env.add_filter("bool", f::bool);
+    env.add_filter("batch", f::batch);
+    env.add_filter("slice", f::slice);
+    env.add_filter("sum", f::sum);
+    env.add_filter("indent", f::indent);
+    env.add_filter("select", f::select);
+    env.add_filter("reject", f::reject);
+    env.add_filter("selectattr", f::selectattr);
+    env.add_filter("rejectattr", f::rejectattr);
+    env.add_filter("map", f::map);
+    env.add_filter("groupby", f::groupby);
+    env.add_filter("unique", f::unique);
+    env.add_filter("chain", f::chain);
+    env.add_filter("zip", f::zip);
+    env.add_test("undefined", t::is_undefined);
+    env.add_test("defined", t::is_defined);
+    env.add_test("none", t::is_none);
+    env.add_test("boolean", t::is_boolean);
+    env.add_test("odd", t::is_odd);
+    env.add_test("even", t::is_even);
+    env.add_test("divisibleby", t::is_divisibleby);
+    env.add_test("number", t::is_number);
+    env.add_test("integer", t::is_integer);
+    env.add_test("int", t::is_integer);
+    env.add_test("float", t::is_float);
+    env.add_test("string", t::is_string);
+    env.add_test("sequence", t::is_sequence);
+    env.add_test("iterable", t::is_iterable);
+    env.add_test("mapping", t::is_mapping);
+    env.add_test("startingwith", t::is_startingwith);
+    env.add_test("endingwith", t::is_endingwith);
+    env.add_test("lower", |s: &str| {
+        s.chars().all(|c| unfold(c) == c || fold(c) == c) && s.chars().any(|c| unfold(c) != c)
+    });
+    env.add_test("upper", |s: &str| {
+        s.chars().all(|c| fold(c) == c || unfold(c) == c) && s.chars().any(|c| fold(c) != c)
+    });
+    for (n, x) in [
+        (
+            "eq",
+            t::is_eq as fn(&minijinja::Value, &minijinja::Value) -> bool,
+        ),
+        ("equalto", t::is_eq),
+        ("==", t::is_eq),
+        ("ne", t::is_ne),
+        ("!=", t::is_ne),
+        ("lt", t::is_lt),
+        ("lessthan", t::is_lt),
+        ("<", t::is_lt),
+        ("le", t::is_le),
+        ("<=", t::is_le),
+        ("gt", t::is_gt),
+        ("greaterthan", t::is_gt),
+        (">", t::is_gt),
+        ("ge", t::is_ge),
+        (">=", t::is_ge),
+        ("sameas", t::is_sameas),
+    ] {
+        env.add_test(n, x);
+    }
+    env.add_test("in", t::is_in);
+    env.add_test("true", t::is_true);
+    env.add_test("false", t::is_false);
+    env.add_function("range", g::range);
+    env.add_function("dict", g::dict);
+    env
 }
 
 fn syntax_error(source: &str, e: &minijinja::Error) -> SyntaxError {
+    // Error spans need MiniJinja's `debug` feature, which the composer brings.
+    #[cfg(not(feature = "composer"))]
+    let column = {
+        let _ = source;
+        None
+    };
+    #[cfg(feature = "composer")]
     let column = e.range().and_then(|r| {
         let before = source.get(..r.start)?;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
@@ -78,6 +225,7 @@ pub fn check(source: &str) -> Result<(), SyntaxError> {
     })
 }
 
+#[cfg(feature = "composer")]
 /// The template context value of a JSON value.
 pub fn to_template_value(v: &Value) -> minijinja::Value {
     match v {
@@ -104,6 +252,7 @@ pub fn to_template_value(v: &Value) -> minijinja::Value {
     }
 }
 
+#[cfg(feature = "composer")]
 /// A writer that refuses bytes past a ceiling.
 struct Capped {
     buf: Vec<u8>,
@@ -111,6 +260,7 @@ struct Capped {
     over: bool,
 }
 
+#[cfg(feature = "composer")]
 impl io::Write for Capped {
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
         if self.buf.len() + b.len() > self.max {
@@ -126,6 +276,7 @@ impl io::Write for Capped {
     }
 }
 
+#[cfg(feature = "composer")]
 /// Renders `source` against `context` (a JSON object whose keys become template variables)
 /// within `limits`. Every failure is a `MalformedTemplate` error whose details carry
 /// `reason` (`syntax`, `render`, `fuel`, `recursion`, `too-large`), `line` and `column`
@@ -182,6 +333,7 @@ pub fn render(source: &str, context: &Value, limits: Limits, name: &str) -> Resu
     })
 }
 
+#[cfg(feature = "composer")]
 fn malformed(
     source: &str,
     e: &minijinja::Error,
@@ -212,7 +364,7 @@ fn malformed(
     err
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "composer"))]
 mod tests {
     use super::*;
     use serde_json::json;

@@ -358,12 +358,14 @@ impl<B: Backend> MessageStore<B> {
     }
 
     /// Stores a composer invocation record beside the thread's turns.
+    #[cfg(feature = "composer")]
     pub fn record_invocation(&mut self, record: &serde_json::Value) -> Result<()> {
         let op = super::invocations::put(record)?;
         self.backend.commit(&[op])
     }
 
     /// The invocation records of a thread, in composition order.
+    #[cfg(feature = "composer")]
     pub fn invocations(&self, thread_id: &str) -> Result<Vec<serde_json::Value>> {
         self.backend
             .scan(Table::Invocations, &super::invocations::prefix(thread_id))?

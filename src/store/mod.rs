@@ -11,6 +11,7 @@
 //! parts) before the row that makes them visible (a message head), so an interrupted
 //! batch leaves only unreachable rows, which the next write of the same keys replaces.
 
+#[cfg(feature = "composer")]
 pub mod invocations;
 pub mod messages;
 pub mod skills;

@@ -799,6 +799,7 @@ impl<B: Backend> SkillTables<B> {
     }
 
     /// Stores an execution trace (a row [`crate::dispatch::trace::row`] built); returns it.
+    #[cfg(feature = "composer")]
     pub fn record_trace(&mut self, trace: serde_json::Value) -> Result<serde_json::Value> {
         let r = crate::dispatch::trace::row(trace)?;
         self.backend.commit(&[crate::dispatch::trace::put(&r)])?;
@@ -807,6 +808,7 @@ impl<B: Backend> SkillTables<B> {
 
     /// The traces of a session (all sessions for `None`), in start order, as JSON lines
     /// filtered by skill and artifact.
+    #[cfg(feature = "composer")]
     pub fn export_traces(
         &self,
         session_id: Option<&str>,

@@ -33,7 +33,7 @@ test('skill conformance: IndexedDB backend', async () => {
 
 test('composer conformance: IndexedDB skill and message stores', async () => {
   const results = await page.evaluate(async (fx) => {
-    const pl = await import('/pkg/src/web.js');
+    const pl = await import('/pkg/src/composer-web.js');
     const { composerConformance } = await import('/tests/js/composer-conformance.mjs');
     let n = 0;
     const now = () => '2026-11-22T10:00:00Z';

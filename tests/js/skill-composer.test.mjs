@@ -2,7 +2,7 @@
 // stores, and on host KV objects.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import * as pl from '../../pkg/src/node.js';
+import * as pl from '../../pkg/src/composer-node.js';
 import { composerConformance } from './composer-conformance.mjs';
 import { composerFixtures } from './composer-fixtures.mjs';
 import { kv } from './host-kv.mjs';

@@ -7,6 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { successCases, root } from './cases.mjs';
+import * as plc from '../../pkg/src/composer-node.js';
+import { composerFixtures } from './composer-fixtures.mjs';
 
 const TYPES = {
   anthropic: 'Omit<Anthropic.MessageCreateParamsNonStreaming, "model" | "max_tokens">',
@@ -15,7 +17,7 @@ const TYPES = {
   gemini: 'GeminiRequest',
 };
 
-test('recorded bodies satisfy the official SDK request types, and the package types compile', () => {
+test('recorded bodies and lowered compositions satisfy the official SDK request types, and the package types compile', async () => {
   let src = `// Generated from tests/snapshots by tests/js/types.test.mjs.
 import type Anthropic from '@anthropic-ai/sdk';
 import type { ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions';
@@ -34,6 +36,19 @@ interface GeminiRequest { contents: Content[]; systemInstruction?: Content; tool
     if (c.provider === 'gemini') text = text.replace(/"type":"([A-Z]+)"/g, '"type":Type.$1');
     src += `export const b${n++}: ${TYPES[c.provider]} = ${text}; // ${c.name} / ${c.provider}\n`;
   }
+  // Every composition of the composer fixtures, lowered for each provider.
+  const fx = composerFixtures();
+  let m = 0;
+  for (const [name, expected] of Object.entries(fx.expected)) {
+    if (!expected.composition) continue;
+    for (const provider of Object.keys(TYPES)) {
+      const l = await plc.lowerComposition(expected.composition, { provider });
+      let text = JSON.stringify(JSON.parse(l.body));
+      if (provider === 'gemini') text = text.replace(/"type":"([A-Z]+)"/g, '"type":Type.$1');
+      src += `export const c${m++}: ${TYPES[provider]} = ${text}; // composition ${name} / ${provider}\n`;
+    }
+  }
+  assert.ok(m >= 20);
   mkdirSync(join(root, 'tests/js/.out'), { recursive: true });
   writeFileSync(join(root, 'tests/js/.out/sdk-bodies.ts'), src);
   try {

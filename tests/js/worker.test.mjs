@@ -2,7 +2,6 @@
 // bundled by wrangler as a user's would be, running in workerd (via miniflare).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { composerFixtures } from './composer-fixtures.mjs';
 import { execFileSync } from 'node:child_process';
 import { Miniflare } from 'miniflare';
 import { join } from 'node:path';
@@ -67,15 +66,6 @@ for (const backend of ['memory', 'kv']) {
   test(`skill conformance in workerd: the ${backend === 'kv' ? 'Worker KV namespace' : 'memory'} backend`, async () => {
     const seed = readFileSync(join(root, 'tests/skills/packages/consistency-checker.json'), 'utf8');
     const res = await mf.dispatchFetch('http://worker.test/skill-conformance', { method: 'POST', body: JSON.stringify({ seed, backend }) });
-    const results = await res.json();
-    assert.ok(results.length >= 11);
-    for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
-  });
-}
-
-for (const backend of ['memory', 'kv']) {
-  test(`composer conformance in workerd: the ${backend === 'kv' ? 'Worker KV namespace' : 'memory'} backend`, async () => {
-    const res = await mf.dispatchFetch('http://worker.test/composer-conformance', { method: 'POST', body: JSON.stringify({ fx: composerFixtures(), backend }) });
     const results = await res.json();
     assert.ok(results.length >= 11);
     for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);

@@ -3,7 +3,6 @@
 import * as pl from 'promptloom';
 import { conformance } from '../store-conformance.mjs';
 import { skillConformance } from '../skill-conformance.mjs';
-import { composerConformance } from '../composer-conformance.mjs';
 
 const { lower, PromptloomError } = pl;
 let stores = 0;
@@ -39,15 +38,6 @@ export default {
       const now = () => '2026-11-22T08:00:00Z';
       const open = () => pl.openSkillStore(backend === 'kv' ? { backend: env.CHAT, name: `skills-${stores++}`, now } : { backend: 'memory', now });
       return Response.json(await skillConformance(pl, open, seed));
-    }
-    if (url.pathname === '/composer-conformance') {
-      // The composer suite inside workerd, on memory and on the Worker's KV namespace.
-      const { fx, backend } = await request.json();
-      const now = () => '2026-11-22T10:00:00Z';
-      const kv = backend === 'kv';
-      const skills = () => pl.openSkillStore(kv ? { backend: env.CHAT, name: `composer-${stores++}`, now } : { now });
-      const messages = () => pl.openMessageStore(kv ? { backend: env.CHAT, name: `composer-msg-${stores++}` } : {});
-      return Response.json(await composerConformance(pl, skills, messages, fx));
     }
     if (url.pathname === '/match') {
       // Phase 1 at the edge: a catalog in memory, matched per request.

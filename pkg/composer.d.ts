@@ -1,0 +1,245 @@
+/**
+ * promptloom/composer — everything `promptloom` exports, plus the Skill Composer, artifact
+ * dispatch, assertions and traces (built into a second wasm module, so apps that only
+ * lower messages never download the template renderer).
+ */
+export * from './index.js';
+import type { ArtifactKind, ArtifactRef, LowerOptions, Lowered, Skill, SkillPackage, SkillStore, TraceRow } from './index.js';
+
+/** A tool the invocation may use: a name, or an MCP-style descriptor kept verbatim. */
+export type ToolDescriptor = string | { name: string; description?: string; inputSchema?: object; parameters?: object; [key: string]: unknown };
+
+/** The seed's `ComposeRequest`, plus the host's knobs. */
+export interface ComposeRequest {
+  /** The skill (a package or a stored skill). */
+  skill_package: SkillPackage | Skill;
+  /** Verbatim user text, or the scheduled task's prompt. */
+  user_request?: string;
+  /** Default `explicit`. */
+  invocation_source?: 'explicit' | 'agent-selected' | 'scheduled';
+  /** Only an `authoring` invocation gets the authoring tools (when the caller holds them). */
+  purpose?: 'application' | 'authoring';
+  /** Omitted or null: a workspace-scope invocation. */
+  channel_id?: string | null;
+  /** The parent turn's thread, carried through. */
+  thread_id: string;
+  /** The parent turn (a message id), recorded on the invocation record. */
+  turn_id?: string;
+  /** Prefetched memory items. */
+  memory_context?: Array<{ id: string; tier?: string; content: string }>;
+  /** The caller's tools (the composer intersects them with the capabilities again). */
+  available_tools?: ToolDescriptor[];
+  /** Tool names, `prefix*` globs, or `*`. */
+  caller_capabilities?: string[];
+  /** Checked against the skill's parameter schema; schema defaults are filled in. */
+  parameters?: Record<string, unknown>;
+  /** The model the turn will use: selects artifacts' model variants. */
+  model?: string;
+  /** Few-shot example budget (default 3). */
+  max_examples?: number;
+  /** Context budget in estimated tokens (characters / 4). */
+  context_budget?: number;
+  /** The caller's own tool-call ceiling. */
+  max_tool_calls?: number;
+  /** Host time stamped on the invocation record (ISO 8601). */
+  now?: string;
+  /** The model's answer to the shape question (set by compose() itself on that path). */
+  delegated_shape?: { kind: 'loop' | 'staged'; tools?: string[]; stages?: Array<{ name: string; description?: string; tools?: string[] }>; expected_tool_calls?: string[] };
+}
+
+/** An artifact a composition read, with a hash that proves it unchanged on replay. */
+export interface UsedArtifact {
+  id: string;
+  name: string;
+  kind: ArtifactKind;
+  model_variant: string | null;
+  role: 'framing' | 'description' | 'example' | 'approach' | 'dispatch';
+  /** `sha256-<hex>` of kind, name, variant, content, metadata and state. */
+  content_hash: string;
+  updated_at: string | null;
+}
+
+export interface PromptSection {
+  kind: 'framing' | 'heading' | 'description' | 'example' | 'request';
+  artifact: { id: string; name: string; kind: ArtifactKind } | null;
+  text: string;
+  /** Estimated tokens (characters / 4). */
+  tokens: number;
+}
+
+export interface SubgraphNode {
+  id: string;
+  kind: 'input_validation' | 'planner' | 'executor' | 'stage' | 'output_validation';
+  name?: string;
+  description?: string;
+  tools: string[];
+  interrupts: string[];
+}
+
+export interface SubgraphShape {
+  kind: 'loop' | 'staged';
+  entry: string;
+  decided_by: 'approach' | 'model' | 'default';
+  /** Never wider than `available_tools` ∩ `caller_capabilities`. */
+  tool_availability: Array<Exclude<ToolDescriptor, string>>;
+  nodes: SubgraphNode[];
+  edges: Array<{ from: string; to: string; on: 'valid' | 'tool_call' | 'result' | 'answer' | 'invalid' | 'done' }>;
+}
+
+export interface ExitCondition {
+  kind: 'output_schema' | 'tool_budget' | 'cancellation';
+  output_schema: object | null;
+  max_tool_calls: number | null;
+  interrupts: string[];
+  cancellable: true;
+}
+
+/** The invocation record to store beside the turn (`MessageStore.recordInvocation`). */
+export interface InvocationRecord {
+  id: string;
+  thread_id: string;
+  turn_id: string | null;
+  skill_id: string;
+  skill_name: string;
+  skill_version: string;
+  invocation_source: string;
+  purpose: 'application' | 'authoring';
+  channel_id: string | null;
+  used_artifacts: UsedArtifact[];
+  expected_tool_calls: string[];
+  outcome: 'success' | 'error';
+  error: { code: string; message: string } | null;
+  composed_at: string | null;
+}
+
+/** The seed's `Composition`. */
+export interface Composition {
+  skill: { id: string; name: string; version: string };
+  thread_id: string;
+  purpose: 'application' | 'authoring';
+  prompt: { text: string; sections: PromptSection[] };
+  subgraph: SubgraphShape;
+  used_artifacts: UsedArtifact[];
+  expected_tool_calls: string[];
+  declared_interrupts: Array<{ name: string; nodes: string[]; when: unknown; description: string | null }>;
+  exit_condition: ExitCondition;
+  model_preference: string | null;
+  /** The parameters after schema defaults. */
+  parameters: Record<string, unknown>;
+  memory_refs: string[];
+  invocation_record: InvocationRecord;
+}
+
+/** What a model adapter is asked. */
+export interface ModelRequest {
+  purpose: 'shape' | 'artifact' | 'assertion';
+  prompt: string;
+  system?: string;
+  /** JSON Schema of the expected answer (shape questions). */
+  schema?: object;
+  artifact?: UsedArtifact;
+  model?: string;
+}
+
+/** The host's model adapter: a string back, or the text with usage for traces. */
+export type ModelAdapter = (request: ModelRequest) => Promise<string | { text: string; usage?: { input_tokens?: number; output_tokens?: number }; model?: string }>;
+
+/**
+ * The nine steps. Synchronous; a Promise only when the skill sets
+ * `planner_delegates_shape` (then `model` is required: `NoModelAdapter` otherwise).
+ * Throws `PromptloomError` with `code` = `MissingRequiredField`, `MalformedTemplate`,
+ * `UnknownTool`, `ParameterMismatch`, `ArtifactBudgetExceeded`, `CapabilityNarrowing`,
+ * `InvalidRequest`, `InvalidSkill`, `NoModelAdapter` or `AdapterFailed`;
+ * `details.invocation_record` holds the record of a failed invocation.
+ */
+export declare function compose(request: ComposeRequest, options?: { model?: ModelAdapter }): Composition | Promise<Composition>;
+
+/** The request for a sub-skill: same thread, `tool_surface` ∩ the top-level caller's capabilities. */
+export declare function nestedRequest(parent: ComposeRequest, subSkill: SkillPackage | Skill, options?: { toolCatalog?: ToolDescriptor[]; user_request?: string; parameters?: Record<string, unknown> }): ComposeRequest;
+
+/** The composition as a provider request: system = framing, context, examples; user = the request; tools = the availability. */
+export declare function lowerComposition(composition: Composition, options: LowerOptions): Promise<Lowered>;
+
+/** An MCP tool descriptor. */
+export interface McpTool {
+  name: string;
+  description: string;
+  inputSchema: object;
+}
+
+/** An MCP `CallToolResult`. */
+export interface McpResult {
+  content: Array<{ type: 'text'; text: string }>;
+  structuredContent: unknown;
+  isError: boolean;
+}
+
+export type AuthoringToolName = 'create_skill' | 'update_skill' | 'list_skills' | 'add_artifact';
+
+/** The composer's authoring tools over a skill store (authoring invocations only). */
+export declare function authoringTools(store: SkillStore): {
+  tools: McpTool[];
+  handlers: Record<AuthoringToolName, (args: Record<string, unknown>, context: { composition: Composition }) => Promise<unknown>>;
+  call(name: string, args: Record<string, unknown>, context: { composition: Composition }): Promise<McpResult>;
+};
+
+/** One assertion's outcome. */
+export interface AssertionOutcome {
+  index: number;
+  type: 'structural' | 'length' | 'pattern' | 'semantic' | string;
+  severity: 'hard' | 'soft';
+  description: string;
+  status: 'passed' | 'failed' | 'pending';
+  explanation: string | null;
+  question?: string;
+}
+
+export interface AssertionReport {
+  run: number;
+  passed: number;
+  hard_failure: number | null;
+  pending: Array<{ index: number; question: string }>;
+  outcomes: AssertionOutcome[];
+}
+
+/** The host's executors: a sandbox for `code_template`, a DSPy runner for `dspy_module`. */
+export interface Executors {
+  code?: (call: { code: string; language: string | null; artifact: UsedArtifact; parameters: Record<string, unknown> }) => Promise<unknown>;
+  dspy?: (call: { template_id: string; content: unknown; state_blob: string | null; parameters: Record<string, unknown> }) => Promise<unknown>;
+}
+
+export interface RunOptions {
+  /** A skill object, or a skill name/id with `store` (then only the artifact that runs is loaded). */
+  skill: Skill | string;
+  store?: SkillStore;
+  parameters?: Record<string, unknown>;
+  context?: Record<string, unknown>;
+  model?: ModelAdapter;
+  /** The model id: selects model variants, recorded in traces. */
+  modelId?: string;
+  executors?: Executors;
+  session_id?: string;
+  /** Where traces go (default: `store`; `null`: nowhere). */
+  traces?: SkillStore | null;
+  pricing?: { input_per_mtok: number; output_per_mtok: number };
+  now?: () => string;
+  clock?: () => number;
+}
+
+export interface RunResult {
+  output: string;
+  route: 'context' | 'model' | 'code' | 'dspy';
+  artifact: UsedArtifact;
+  /** The dspy_module a fallback prompt template stood in for. */
+  replaced: ArtifactRef | null;
+  assertions: AssertionReport;
+  /** Failed soft assertions. */
+  warnings: AssertionOutcome[];
+  trace: TraceRow;
+}
+
+/** Runs one artifact through its handler (throws `NoExecutor`, `NoModelAdapter`, `AssertionFailed`, `AdapterFailed`). */
+export declare function runArtifact(options: RunOptions & { artifact: string }): Promise<RunResult>;
+
+/** Runs a skill's artifacts in order; a hard assertion failure stops it. */
+export declare function runSkill(options: RunOptions & { artifacts?: string[] }): Promise<{ outputs: Record<string, string>; results: RunResult[]; warnings: AssertionOutcome[] }>;

@@ -1,0 +1,15 @@
+// The `promptloom/composer` entry (node): everything the `promptloom` entry has, plus the
+// Skill Composer, artifact dispatch, assertions and traces, from the module built with them.
+// Node entry: the wasm file is read from the package and compiled synchronously.
+import { readFileSync } from 'node:fs';
+import { initSync } from '../dist/wasm/promptloom_composer.js';
+import * as core from '../dist/wasm/promptloom_composer.js';
+import { __setWasm } from './api.js';
+
+const exports = initSync({ module: readFileSync(new URL('../dist/wasm/promptloom_composer_bg.wasm', import.meta.url)) });
+__setWasm(core, exports);
+
+export { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
+export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';
+export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, SkillIndex, SkillCatalog } from './skills.js';
+export { compose, nestedRequest, lowerComposition, authoringTools, runArtifact, runSkill } from './compose.js';

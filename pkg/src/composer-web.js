@@ -1,0 +1,15 @@
+// The `promptloom/composer` entry (web): everything the `promptloom` entry has, plus the
+// Skill Composer, artifact dispatch, assertions and traces, from the module built with them.
+// Browser / bundler entry: the wasm file is fetched next to this module (bundlers such as
+// Vite and webpack follow the `new URL(…, import.meta.url)` reference) and instantiated
+// before the module finishes loading (top-level await).
+import init, * as core from '../dist/wasm/promptloom_composer.js';
+import { __setWasm } from './api.js';
+
+const exports = await init({ module_or_path: new URL('../dist/wasm/promptloom_composer_bg.wasm', import.meta.url) });
+__setWasm(core, exports);
+
+export { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
+export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';
+export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, SkillIndex, SkillCatalog } from './skills.js';
+export { compose, nestedRequest, lowerComposition, authoringTools, runArtifact, runSkill } from './compose.js';

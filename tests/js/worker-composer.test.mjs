@@ -1,0 +1,54 @@
+// The Skill Composer in a real edge runtime: a Worker importing `promptloom/composer`,
+// bundled by wrangler as a user's would be, running in workerd (via miniflare).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { Miniflare } from 'miniflare';
+import { join } from 'node:path';
+import { statSync, readdirSync } from 'node:fs';
+import { root } from './cases.mjs';
+import { composerFixtures } from './composer-fixtures.mjs';
+
+let mf;
+const out = join(root, 'tests/js/.out/worker-composer');
+before(async () => {
+  execFileSync(join(root, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--config', 'wrangler-composer.toml', '--outdir', out], {
+    cwd: join(root, 'tests/js/worker'),
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
+    stdio: 'pipe',
+  });
+  mf = new Miniflare({
+    modules: true,
+    scriptPath: join(out, 'composer-worker.js'),
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    compatibilityDate: '2025-01-01',
+    kvNamespaces: ['CHAT'],
+  });
+  await mf.ready;
+});
+after(async () => mf && (await mf.dispose()));
+
+test('the bundle holds the composer module only', () => {
+  const wasm = readdirSync(out).filter((f) => f.endsWith('.wasm'));
+  assert.equal(wasm.length, 1, wasm.join(', '));
+  assert.ok(statSync(join(out, wasm[0])).size > 0);
+});
+
+for (const backend of ['memory', 'kv']) {
+  test(`composer conformance in workerd: the ${backend === 'kv' ? 'Worker KV namespace' : 'memory'} backend`, async () => {
+    const res = await mf.dispatchFetch('http://worker.test/composer-conformance', { method: 'POST', body: JSON.stringify({ fx: composerFixtures(), backend }) });
+    const results = await res.json();
+    assert.ok(results.length >= 11);
+    for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
+  });
+}
+
+test('a composition at the edge, and a typed error', async () => {
+  const fx = composerFixtures();
+  let res = await mf.dispatchFetch('http://worker.test/', { method: 'POST', body: JSON.stringify(fx.requests['release-notes-developers']) });
+  const { composition } = await res.json();
+  assert.deepEqual(composition, fx.expected['release-notes-developers'].composition);
+  res = await mf.dispatchFetch('http://worker.test/', { method: 'POST', body: JSON.stringify(fx.requests['release-notes-bad-parameters']) });
+  assert.equal(res.status, 400);
+  assert.equal((await res.json()).error.code, 'ParameterMismatch');
+});

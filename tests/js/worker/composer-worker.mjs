@@ -1,0 +1,26 @@
+// An edge Worker that imports the `promptloom/composer` entry as a Worker bundle would and
+// runs the composer suite, or composes the request it is sent.
+import * as pl from 'promptloom/composer';
+import { composerConformance } from '../composer-conformance.mjs';
+
+let stores = 0;
+
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    if (url.pathname === '/composer-conformance') {
+      // The composer suite inside workerd, on memory and on the Worker's KV namespace.
+      const { fx, backend } = await request.json();
+      const now = () => '2026-11-22T10:00:00Z';
+      const kv = backend === 'kv';
+      const skills = () => pl.openSkillStore(kv ? { backend: env.CHAT, name: `composer-${stores++}`, now } : { now });
+      const messages = () => pl.openMessageStore(kv ? { backend: env.CHAT, name: `composer-msg-${stores++}` } : {});
+      return Response.json(await composerConformance(pl, skills, messages, fx));
+    }
+    try {
+      return Response.json({ composition: pl.compose(await request.json()) });
+    } catch (e) {
+      return Response.json({ error: { code: e.code, message: e.message } }, { status: 400 });
+    }
+  },
+};

@@ -1,0 +1,43 @@
+// Type-level tests of `promptloom/composer` (compiled with `tsc --noEmit --strict`).
+import {
+  compose, nestedRequest, lowerComposition, authoringTools, runArtifact, runSkill, openSkillStore, openMessageStore, PromptloomError,
+  type Composition, type ComposeRequest, type ModelAdapter, type RunResult, type McpResult, type InvocationRecord, type TraceRow, type Lowered,
+} from 'promptloom/composer';
+
+const request: ComposeRequest = {
+  skill_package: { name: 'Notes', description: 'Writes notes', metadata: { framing: 'Write notes.' } },
+  user_request: 'notes please',
+  thread_id: 't1',
+  available_tools: ['search', { name: 'get_pr', description: 'Read a PR', inputSchema: { type: 'object' } }],
+  caller_capabilities: ['search', 'get_*'],
+  parameters: { product: 'Acme' },
+};
+// @ts-expect-error: thread_id is required
+const noThread: ComposeRequest = { skill_package: request.skill_package };
+
+const model: ModelAdapter = async (r) => (r.purpose === 'shape' ? '{"kind":"loop"}' : { text: 'ok', usage: { input_tokens: 1, output_tokens: 1 } });
+const c = compose(request, { model });
+async function use(): Promise<void> {
+  const composition: Composition = await c;
+  const tools: string[] = composition.subgraph.tool_availability.map((t) => t.name);
+  const record: InvocationRecord = composition.invocation_record;
+  const messages = await openMessageStore();
+  await messages.recordInvocation(record);
+  const lowered: Lowered = await lowerComposition(composition, { provider: 'anthropic' });
+  const store = await openSkillStore();
+  const authoring = authoringTools(store);
+  const result: McpResult = await authoring.call('list_skills', {}, { composition });
+  const run: RunResult = await runArtifact({ skill: 'Notes', store, artifact: 'Overview', model, executors: { code: async ({ code }) => code.length } });
+  const rows: TraceRow[] = await store.traces({ session_id: 'default' });
+  const all = await runSkill({ skill: 'Notes', store, model });
+  const nested: ComposeRequest = nestedRequest(request, { name: 'Sub', description: 'x' }, { toolCatalog: ['search'] });
+  // @ts-expect-error: the route is one of four
+  const r: RunResult['route'] = 'shell';
+  void [tools, lowered, result, run, rows, all, nested, r, noThread];
+  try {
+    compose(request);
+  } catch (e) {
+    if (e instanceof PromptloomError && e.code === 'ArtifactBudgetExceeded') void e.details;
+  }
+}
+void use;
