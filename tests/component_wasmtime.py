@@ -141,6 +141,16 @@ class Host:
             self.skills["store." + n] = g(f"[method]skill-store.{n}")
         for n in ["list", "get", "load", "match", "refresh", "sync-etag", "apply-sync"]:
             self.skills["catalog." + n] = g(f"[method]skill-catalog.{n}")
+        for n in ["record-trace", "export-traces", "call-authoring-tool"]:
+            self.skills["store." + n] = g(f"[method]skill-store.{n}")
+        self.store_fns["record-invocation"] = f("[method]message-store.record-invocation")
+        self.store_fns["invocations"] = f("[method]message-store.invocations")
+        co = inst.get_export_index(self.store, "promptloom:core/composer@0.1.0")
+        h = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, co))
+        self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "route-artifact", "prepare-artifact", "check-assertions"]}
+
+    def co(self, name, *args):
+        return self.composer[name](self.store, *args)
 
     def sk(self, name, *args):
         return self.skills[name](self.store, *args)
@@ -158,6 +168,98 @@ class Host:
             resolved=resolved_list(resolve),
         )
         return self.lower_fn(self.store, json.dumps(message), opts)
+
+
+def composer_fixtures():
+    """The composer corpus: packages, requests (package included), the Rust snapshots."""
+    packages = {}
+    for d in ["tests/composer/skills", "tests/skills/packages"]:
+        for f in sorted(glob.glob(os.path.join(ROOT, d, "*.json"))):
+            try:
+                packages[os.path.basename(f)[:-5]] = json.loads(read(f))
+            except ValueError:
+                pass
+    requests, expected = {}, {}
+    for f in sorted(glob.glob(os.path.join(ROOT, "tests/composer/requests/*.json"))):
+        name = os.path.basename(f)[:-5]
+        case = json.loads(read(f))
+        requests[name] = dict(case["request"], skill_package=packages[case["skill"]])
+        expected[name] = json.loads(snapshot_content(os.path.join(ROOT, f"tests/snapshots/composer__golden_compositions@{name}.json.snap")))
+    return packages, requests, expected
+
+
+class ComposerInWasmtime(unittest.TestCase):
+    """The Skill Composer in Wasmtime: every fixture composes to the Rust snapshot (errors
+    as WIT variants), the planner's step protocol, dispatch with the fallback, assertions,
+    traces in a bucket, invocation records beside the turn, the authoring tools."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.host = Host()
+        cls.packages, cls.requests, cls.expected = composer_fixtures()
+
+    def test_golden_compositions_and_variants(self):
+        h = self.host
+        kebab = lambda code: "".join("-" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(code))
+        def compose(req):
+            # result<compose-step, error>: both sides are variants, so wasmtime-py tags them.
+            out = h.co("compose", json.dumps(req))
+            return out.payload if out.tag in ("ok", "err") else out
+
+        for name, want in self.expected.items():
+            out = compose(self.requests[name])
+            if "error" in want:
+                self.assertEqual(out.tag, kebab(want["error"]["code"]), name)
+                self.assertEqual(out.payload.message, want["error"]["message"], name)
+                self.assertEqual(json.loads(out.payload.details), want["error"]["details"], name)
+            elif "needs_shape" in want:
+                self.assertEqual(out.tag, "needs-shape")
+                self.assertEqual(json.loads(out.payload), want["needs_shape"])
+            else:
+                self.assertEqual(out.tag, "composed", name)
+                self.assertEqual(json.loads(out.payload), want["composition"], name)
+        answered = dict(self.requests["planner-needs-shape"], delegated_shape={"kind": "loop", "tools": ["web_search"]})
+        c = json.loads(compose(answered).payload)
+        self.assertEqual(([t["name"] for t in c["subgraph"]["tool_availability"]], c["subgraph"]["decided_by"]), (["web_search"], "model"))
+        self.assertEqual(len(json.loads(h.co("authoring-tools"))), 4)
+
+    def test_dispatch_assertions_traces_and_records(self):
+        h = self.host
+        st = h.sk("open-store", "composer-wasmtime")
+        h.sk("store.create", st, json.dumps(self.packages["full-contract"]), NOW)
+        summary = json.dumps(json.loads(h.sk("store.list", st))[0])
+        ex = lambda model, code, dspy: record(model=model, code=code, dspy=dspy)
+        ref = h.co("pick-artifact", summary, "DSPy Auditor", "", "")
+        self.assertEqual(json.loads(h.co("route-artifact", ref, ex(True, False, False))), {"route": "fallback", "fallback": "Audit Prompt"})
+        # Without a model the fallback is still the route; running it then needs the model.
+        self.assertEqual(json.loads(h.co("route-artifact", ref, ex(False, False, False)))["route"], "fallback")
+        prompt_ref = h.co("pick-artifact", summary, "Audit Prompt", "", "")
+        self.assertEqual(h.co("route-artifact", prompt_ref, ex(False, False, False)).tag, "no-model-adapter")
+        code_ref = h.co("pick-artifact", summary, "Collect Events", "", "")
+        self.assertEqual(h.co("route-artifact", code_ref, ex(True, False, False)).tag, "no-executor")
+        fb = json.loads(h.co("pick-artifact", summary, "Audit Prompt", "prompt_template", "gpt-4o"))
+        self.assertEqual(fb["model_variant"], "openai")
+        art = h.sk("store.get-artifact", st, fb["id"])
+        prepared = json.loads(h.co("prepare-artifact", art, "model", json.dumps({"entity_name": "Mara"}), ref))
+        self.assertEqual(prepared["input"], "You audit timelines. Entity: Mara")
+        self.assertEqual(prepared["replaced"]["name"], "DSPy Auditor")
+        asserts = json.dumps([{"type": "pattern", "pattern": "Mara"}, {"type": "length", "max": 5, "severity": "soft"}])
+        report = json.loads(h.co("check-assertions", asserts, "About Mara", ""))
+        self.assertEqual((report["run"], report["passed"], report["hard_failure"]), (2, 1, None))
+        row = json.loads(h.sk("store.record-trace", st, json.dumps({"session_id": "w", "skill_id": "k", "artifact_id": fb["id"], "artifact_kind": "prompt_template", "started_at": NOW, "raw_output": "About Mara", "assertions_run": 2, "assertions_passed": 1})))
+        lines = h.sk("store.export-traces", st, "w", None, None).strip().split("\n")
+        self.assertEqual(json.loads(lines[0]), row)
+        self.assertEqual(list(json.loads(lines[0]).keys())[:3], ["id", "session_id", "skill_id"])
+        ms = h.open_store(h.store, "composer-records")
+        rec = self.expected["release-notes-developers"]["composition"]["invocation_record"]
+        self.assertIsNone(h.call("record-invocation", ms, json.dumps(rec)))
+        self.assertEqual(json.loads(h.call("invocations", ms, "thread-1")), [rec])
+        # The authoring tools refuse an application composition, and write for an authoring one.
+        app = json.dumps(self.expected["application-skill-writer"]["composition"])
+        auth = json.dumps(self.expected["authoring-skill-writer"]["composition"])
+        pkg = json.dumps({"name": "Made Here", "description": "x", "metadata": {"framing": "y"}})
+        self.assertEqual(h.sk("store.call-authoring-tool", st, "create_skill", pkg, app, NOW).tag, "unknown-tool")
+        self.assertEqual(json.loads(h.sk("store.call-authoring-tool", st, "create_skill", pkg, auth, NOW))["name"], "Made Here")
 
 
 class ComponentInWasmtime(unittest.TestCase):

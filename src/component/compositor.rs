@@ -159,4 +159,26 @@ impl GuestMessageStore for StoreResource {
         };
         run().map_err(to_wit)
     }
+
+    fn record_invocation(&self, invocation: String) -> Result<(), WitError> {
+        let v: Value = serde_json::from_str(&invocation).map_err(|e| {
+            to_wit(Error::new(
+                ErrorKind::InvalidRequest,
+                format!("the record is not valid JSON: {e}"),
+            ))
+        })?;
+        self.store
+            .borrow_mut()
+            .record_invocation(&v)
+            .map_err(to_wit)
+    }
+
+    fn invocations(&self, thread_id: String) -> Result<String, WitError> {
+        let list = self
+            .store
+            .borrow()
+            .invocations(&thread_id)
+            .map_err(to_wit)?;
+        Ok(Value::Array(list).to_string())
+    }
 }

@@ -172,9 +172,58 @@ impl GuestSkillStore for StoreResource {
         let out = self.store.borrow_mut().write(&req, &now).map_err(to_wit)?;
         Ok(out.to_string())
     }
+
+    fn record_trace(&self, trace: String) -> std::result::Result<String, WitError> {
+        let v: Value = serde_json::from_str(&trace).map_err(|e| {
+            to_wit(Error::new(
+                ErrorKind::InvalidRequest,
+                format!("the trace is not valid JSON: {e}"),
+            ))
+        })?;
+        let row = self.store.borrow_mut().record_trace(v).map_err(to_wit)?;
+        Ok(row.to_string())
+    }
+
+    fn export_traces(
+        &self,
+        session_id: Option<String>,
+        skill_id: Option<String>,
+        artifact_id: Option<String>,
+    ) -> std::result::Result<String, WitError> {
+        self.store
+            .borrow()
+            .export_traces(
+                session_id.as_deref(),
+                skill_id.as_deref(),
+                artifact_id.as_deref(),
+            )
+            .map_err(to_wit)
+    }
+
+    fn call_authoring_tool(
+        &self,
+        name: String,
+        arguments: String,
+        composition: String,
+        now: String,
+    ) -> std::result::Result<String, WitError> {
+        let parse = |t: &str, what: &str| -> std::result::Result<Value, WitError> {
+            serde_json::from_str(t).map_err(|e| {
+                to_wit(Error::new(
+                    ErrorKind::InvalidRequest,
+                    format!("the {what} is not valid JSON: {e}"),
+                ))
+            })
+        };
+        let args = parse(&arguments, "arguments")?;
+        let comp = parse(&composition, "composition")?;
+        let mut store = self.store.borrow_mut();
+        crate::composer::authoring::call(&mut *store, &name, &args, &comp, &now)
+            .map(|v| v.to_string())
+            .map_err(to_wit)
+    }
 }
 
-/// The `skill-catalog` resource: [`catalog::SkillCatalog`] over two buckets.
 pub struct CatalogResource {
     inner: RefCell<catalog::SkillCatalog<SkillTables<KvBackend>, SkillTables<KvBackend>>>,
 }

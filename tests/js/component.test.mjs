@@ -12,10 +12,13 @@ import { conformance } from './store-conformance.mjs';
 import { skillConformance } from './skill-conformance.mjs';
 import { buckets } from './kv.js';
 import { readFileSync } from 'node:fs';
+import { composerFixtures } from './composer-fixtures.mjs';
+import * as plc from '../../pkg/src/composer-node.js';
 
 let lowering;
 let compositor;
 let skills;
+let composer;
 before(async () => {
   const out = join(root, 'tests/js/.out/component');
   execFileSync(join(root, 'node_modules/.bin/jco'), ['transpile', join(root, 'target/component/promptloom.wasm'), '-o', out, '--quiet', '--map', 'wasi:keyvalue/store=../../kv.js'], { stdio: 'pipe' });
@@ -23,6 +26,7 @@ before(async () => {
   lowering = mod.lowering;
   compositor = mod.compositor;
   skills = mod.skills;
+  composer = mod.composer;
 });
 
 function resolved(table) {
@@ -327,4 +331,101 @@ test('the skill catalog in jco: scopes, phase-1 match, sync applied from a host-
   assert.equal(wrap(() => cat.syncEtag('https://market.test/catalog.json')), '"v1"');
   // An invalid package is the invalid-skill variant with every problem.
   assert.throws(() => wrap(() => skills.importPackage('{"name":"x","version":"1"}', NOW)), (e) => e.code === 'InvalidSkill' && e.details.problems.length === 2);
+});
+
+test('the Skill Composer in jco: every fixture composes to the Rust snapshot, errors are WIT variants', () => {
+  const fx = composerFixtures();
+  const kebab = (code) => code.replace(/[A-Z]/g, (m, i) => (i ? '-' : '') + m.toLowerCase());
+  let n = 0;
+  for (const [name, expected] of Object.entries(fx.expected)) {
+    const req = JSON.stringify(fx.requests[name]);
+    if (expected.error) {
+      assert.throws(
+        () => composer.compose(req),
+        (e) => {
+          assert.equal(e.payload.tag, kebab(expected.error.code), name);
+          assert.equal(e.payload.val.message, expected.error.message, name);
+          assert.deepEqual(JSON.parse(e.payload.val.details), expected.error.details, name);
+          return true;
+        },
+      );
+    } else {
+      const step = composer.compose(req);
+      if (expected.needs_shape) {
+        assert.equal(step.tag, 'needs-shape');
+        assert.deepEqual(JSON.parse(step.val), expected.needs_shape);
+      } else {
+        assert.equal(step.tag, 'composed', name);
+        assert.deepEqual(JSON.parse(step.val), expected.composition, name);
+      }
+    }
+    n++;
+  }
+  assert.ok(n >= 15);
+  // The step protocol of the planner path: the host answers and composes again.
+  const q = composer.compose(JSON.stringify(fx.requests['planner-needs-shape']));
+  assert.equal(q.tag, 'needs-shape');
+  const answered = { ...fx.requests['planner-needs-shape'], delegated_shape: { kind: 'staged', stages: [{ name: 'search', tools: ['web_search'] }, { name: 'write', tools: ['write_doc'] }] } };
+  const c = JSON.parse(composer.compose(JSON.stringify(answered)).val);
+  assert.deepEqual([c.subgraph.kind, c.subgraph.decided_by], ['staged', 'model']);
+  // A runaway template ends with the variant, and the instance keeps composing.
+  assert.throws(() => composer.compose(JSON.stringify(fx.requests['runaway-template'])), (e) => e.payload.tag === 'malformed-template' && JSON.parse(e.payload.val.details).reason === 'fuel');
+  assert.equal(composer.compose(JSON.stringify(fx.requests['release-notes-developers'])).tag, 'composed');
+});
+
+test('the composer in jco: lowering a composition, nested requests, the authoring tools, dispatch, assertions, traces, invocation records', async () => {
+  const fx = composerFixtures();
+  const NOW = '2026-11-22T10:00:00Z';
+  const comp = fx.expected['release-notes-developers'].composition;
+  // The same body as the npm package gives.
+  const viaJs = await plc.lowerComposition(comp, { provider: 'anthropic' });
+  const viaWit = composer.lowerComposition(JSON.stringify(comp), { provider: 'anthropic', resolved: [] });
+  assert.equal(viaWit.body, viaJs.body);
+  const nested = JSON.parse(composer.nestedRequest(JSON.stringify(fx.requests['release-notes-developers']), JSON.stringify({ name: 'Sub', description: 'x', metadata: { framing: 'Sub.', tool_surface: ['get_pr', 'delete_repo'] } }), '[{"name":"get_pr"},{"name":"delete_repo"}]', 'look', '{}'));
+  assert.deepEqual(nested.available_tools.map((t) => t.name), ['get_pr']);
+  // Authoring tools over a wasi:keyvalue store.
+  const store = wrap(() => skills.SkillStore.open('composer-authoring'));
+  const app = JSON.stringify(fx.expected['application-skill-writer'].composition);
+  const auth = JSON.stringify(fx.expected['authoring-skill-writer'].composition);
+  const create = JSON.stringify({ name: 'Timeline Check', description: 'Checks timelines', metadata: { framing: 'Check it.' } });
+  assert.equal(JSON.parse(composer.authoringTools()).length, 4);
+  assert.throws(() => wrap(() => store.callAuthoringTool('create_skill', create, app, NOW)), (e) => e.code === 'UnknownTool');
+  assert.equal(JSON.parse(wrap(() => store.callAuthoringTool('create_skill', create, auth, NOW))).name, 'Timeline Check');
+  wrap(() => store.callAuthoringTool('add_artifact', JSON.stringify({ skill: 'Timeline Check', kind: 'description', name: 'About', content: 'x' }), auth, NOW));
+  assert.deepEqual(JSON.parse(wrap(() => store.callAuthoringTool('list_skills', '{}', auth, NOW))).map((s) => s.name), ['Timeline Check']);
+  // Dispatch: routes, the fallback, the missing executors.
+  const tl = wrap(() => skills.SkillStore.open('composer-dispatch'));
+  wrap(() => tl.create(JSON.stringify(fx.packages['full-contract']), NOW));
+  const summary = JSON.stringify(JSON.parse(wrap(() => tl.list()))[0]);
+  const ex = (model, code, dspy) => ({ model, code, dspy });
+  const route = (name, e) => {
+    const ref = wrap(() => composer.pickArtifact(summary, name, '', ''));
+    return [JSON.parse(ref), JSON.parse(wrap(() => composer.routeArtifact(ref, e)))];
+  };
+  assert.equal(route('Overview', ex(false, false, false))[1].route, 'context');
+  assert.throws(() => route('Audit Prompt', ex(false, false, false)), (e) => e.code === 'NoModelAdapter');
+  assert.throws(() => route('Collect Events', ex(true, false, false)), (e) => e.code === 'NoExecutor');
+  assert.equal(route('Collect Events', ex(true, true, false))[1].route, 'code');
+  assert.equal(route('DSPy Auditor', ex(true, false, true))[1].route, 'dspy');
+  const [dspyRef, fb] = route('DSPy Auditor', ex(true, false, false));
+  assert.deepEqual(fb, { route: 'fallback', fallback: 'Audit Prompt' });
+  const fbRef = JSON.parse(wrap(() => composer.pickArtifact(summary, fb.fallback, 'prompt_template', '')));
+  const art = wrap(() => tl.getArtifact(fbRef.id));
+  const prepared = JSON.parse(wrap(() => composer.prepareArtifact(art, 'model', JSON.stringify({ entity_name: 'Mara', strict: true, events: [{ date: '1900', text: 'born' }] }), JSON.stringify(dspyRef))));
+  assert.equal(prepared.input, 'Audit the timeline of Mara. Be strict.\n- 1900: born\n');
+  assert.equal(prepared.replaced.name, 'DSPy Auditor');
+  // Assertions, two-phase for the semantic one.
+  const asserts = JSON.stringify(JSON.parse(art).metadata.assertions);
+  let report = JSON.parse(wrap(() => composer.checkAssertions(asserts, '{"issues": [{"d": "1900"}]}', '')));
+  assert.deepEqual([report.run, report.passed, report.pending.length], [3, 3, 1]);
+  report = JSON.parse(wrap(() => composer.checkAssertions(asserts, '{"issues": [{"d": "1900"}]}', '{"3": "no"}')));
+  assert.equal(report.hard_failure, 3);
+  // Traces per bucket, JSON lines; invocation records beside the turn.
+  const row = JSON.parse(wrap(() => tl.recordTrace(JSON.stringify({ session_id: 's', skill_id: JSON.parse(art).skill_id, artifact_id: fbRef.id, artifact_kind: 'prompt_template', started_at: NOW, input_tokens: 10, output_tokens: 5, pricing: { input_per_mtok: 1, output_per_mtok: 2 } }))));
+  assert.equal(row.estimated_cost, 0.00002);
+  assert.equal(wrap(() => tl.exportTraces('s', undefined, undefined)).trimEnd().split('\n').length, 1);
+  assert.equal(wrap(() => store.exportTraces(undefined, undefined, undefined)), '');
+  const messages = wrap(() => compositor.MessageStore.open('composer-records'));
+  wrap(() => messages.recordInvocation(JSON.stringify(comp.invocation_record)));
+  assert.deepEqual(JSON.parse(wrap(() => messages.invocations('thread-1'))), [comp.invocation_record]);
 });

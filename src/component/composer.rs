@@ -1,0 +1,106 @@
+//! `promptloom:core/composer`: conversions only; the logic is [`crate::composer`] and
+//! [`crate::dispatch`], through the JSON forms of [`crate::composer::wire`].
+
+use super::exports::promptloom::core::composer::{self as wit, Guest};
+use super::exports::promptloom::core::lowering as wl;
+use super::promptloom::core::types::Error as WitError;
+use super::{options, to_wit, Component};
+use crate::composer::wire;
+use crate::lower;
+use crate::message::UserMessage;
+use serde_json::Value;
+
+impl Guest for Component {
+    fn compose(request: String) -> Result<wit::ComposeStep, WitError> {
+        let step: Value = serde_json::from_str(&wire::compose_json(&request).map_err(to_wit)?)
+            .unwrap_or(Value::Null);
+        match (step.get("composition"), step.get("needs_shape")) {
+            (Some(c), _) => Ok(wit::ComposeStep::Composed(c.to_string())),
+            (None, Some(q)) => Ok(wit::ComposeStep::NeedsShape(q.to_string())),
+            _ => Err(to_wit(crate::error::Error::new(
+                crate::error::ErrorKind::Internal,
+                "the composer returned neither a composition nor a question",
+            ))),
+        }
+    }
+
+    fn nested_request(
+        parent: String,
+        sub_skill: String,
+        tool_catalog: String,
+        user_request: String,
+        parameters: String,
+    ) -> Result<String, WitError> {
+        wire::nested_json(
+            &parent,
+            &sub_skill,
+            &tool_catalog,
+            &user_request,
+            &parameters,
+        )
+        .map_err(to_wit)
+    }
+
+    fn lower_composition(
+        composition: String,
+        options_in: wl::LowerOptions,
+    ) -> Result<wl::Lowered, WitError> {
+        let run = || -> crate::error::Result<wl::Lowered> {
+            let parts: Value = serde_json::from_str(&wire::lowering_parts_json(&composition)?)
+                .unwrap_or(Value::Null);
+            let msg = UserMessage::from_json(&parts["message"].to_string())?;
+            let (mut opts, table) = options(options_in)?;
+            let system = parts["system"].as_str().unwrap_or("");
+            opts.system = Some(match opts.system.take() {
+                Some(s) => format!("{s}\n\n{system}"),
+                None => system.to_owned(),
+            });
+            let tools = lower::LowerOptions::from_value(serde_json::json!({
+                "provider": opts.provider.name(),
+                "tools": parts["tools"],
+            }))?
+            .tools;
+            opts.tools.splice(0..0, tools);
+            let out = lower::lower(&msg, &opts, &table)?;
+            Ok(wl::Lowered {
+                body: out.body,
+                report: out.report.to_json(),
+            })
+        };
+        run().map_err(to_wit)
+    }
+
+    fn authoring_tools() -> String {
+        wire::authoring_tools_json()
+    }
+
+    fn pick_artifact(
+        skill: String,
+        artifact: String,
+        kind: String,
+        model_id: String,
+    ) -> Result<String, WitError> {
+        wire::pick_json(&skill, &artifact, &kind, &model_id).map_err(to_wit)
+    }
+
+    fn route_artifact(reference: String, ex: wit::Executors) -> Result<String, WitError> {
+        wire::route_json(&reference, ex.model, ex.code, ex.dspy).map_err(to_wit)
+    }
+
+    fn prepare_artifact(
+        artifact: String,
+        route: String,
+        context: String,
+        replaced: String,
+    ) -> Result<String, WitError> {
+        wire::prepare_json(&artifact, &route, &context, &replaced).map_err(to_wit)
+    }
+
+    fn check_assertions(
+        assertions: String,
+        output: String,
+        answers: String,
+    ) -> Result<String, WitError> {
+        wire::assertions_json(&assertions, &output, &answers).map_err(to_wit)
+    }
+}
