@@ -36,7 +36,7 @@ if (web.gz > budget) {
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 570 * 1024;
+const fullBudget = 590 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;

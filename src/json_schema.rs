@@ -134,9 +134,32 @@ fn short(v: &Value) -> String {
     }
 }
 
+thread_local! {
+    /// Compiled patterns, by source (a schema's few patterns are compiled once per
+    /// instance, not on every validation; at most 64 kept).
+    static PATTERNS: std::cell::RefCell<Vec<(String, regex_lite::Regex)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// A compiled `pattern`, or why it does not compile.
 fn regex(p: &str) -> Result<regex_lite::Regex, String> {
-    regex_lite::Regex::new(p).map_err(|e| e.to_string())
+    if let Some(r) = PATTERNS.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(s, _)| s == p)
+            .map(|(_, r)| r.clone())
+    }) {
+        return Ok(r);
+    }
+    let r = regex_lite::Regex::new(p).map_err(|e| e.to_string())?;
+    PATTERNS.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= 64 {
+            c.remove(0);
+        }
+        c.push((p.to_owned(), r.clone()));
+    });
+    Ok(r)
 }
 
 struct Validator<'a> {

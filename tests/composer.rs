@@ -46,9 +46,21 @@ fn golden_compositions() {
     insta::glob!("composer/requests/*.json", |path| {
         let req = request_of(path);
         let first = outcome(req.clone());
-        let again = outcome(req);
+        let again = outcome(req.clone());
         // The same request twice: byte-identical.
         assert_eq!(first.to_string(), again.to_string());
+        // The split form (package text kept validated by the JS face) gives the same, cold
+        // and from its cache.
+        let mut rest = req.as_object().cloned().unwrap_or_default(); // ok: test
+        let pkg = rest.remove("skill_package").unwrap_or_default().to_string();
+        let rest = Value::Object(rest).to_string();
+        for _ in 0..2 {
+            let split = match promptloom::composer::compose_split(&pkg, &rest) {
+                Ok(step) => step.to_value(),
+                Err(e) => json!({ "error": serde_json::from_str::<Value>(&e.to_json()).unwrap() }), // ok: test
+            };
+            assert_eq!(split, first);
+        }
         insta::assert_json_snapshot!(first);
     });
 }

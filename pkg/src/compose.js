@@ -42,6 +42,14 @@ function requestText(request) {
   return JSON.stringify(request);
 }
 
+/** The request as the core's two inbox strings: the package (kept validated by its text) and the rest. */
+function requestParts(request) {
+  if (request === null || typeof request !== 'object') throw new PromptloomError('InvalidRequest', 'compose() takes a request object', { path: '$' });
+  const { skill_package, ...rest } = request;
+  if (skill_package == null) throw new PromptloomError('InvalidRequest', 'missing the `skill_package` object (at skill_package)', { path: 'skill_package' });
+  return [typeof skill_package === 'string' ? skill_package : JSON.stringify(skill_package), JSON.stringify(rest)];
+}
+
 /**
  * Composes a skill invocation: the nine steps of the seed, deterministic. Returns the
  * `Composition` synchronously; only a skill with `planner_delegates_shape: true` asks the
@@ -51,7 +59,7 @@ function requestText(request) {
  * `CapabilityNarrowing`, …); `details.invocation_record` is the record to store.
  */
 export function compose(request, { model } = {}) {
-  const step = JSON.parse(__inbox('compose', [requestText(request)]));
+  const step = JSON.parse(__inbox('compose', requestParts(request)));
   if (step.composition) return step.composition;
   const q = step.needs_shape;
   if (typeof model !== 'function') {
@@ -59,7 +67,7 @@ export function compose(request, { model } = {}) {
   }
   return (async () => {
     const answer = await ask(model, { purpose: 'shape', system: q.system, prompt: q.prompt, schema: q.schema });
-    const again = JSON.parse(__inbox('compose', [JSON.stringify({ ...request, delegated_shape: jsonAnswer(answer.text) })]));
+    const again = JSON.parse(__inbox('compose', requestParts({ ...request, delegated_shape: jsonAnswer(answer.text) })));
     if (!again.composition) throw new PromptloomError('Internal', 'the composer asked for the shape twice', {});
     return again.composition;
   })();

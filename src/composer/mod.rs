@@ -27,7 +27,7 @@ pub mod select;
 pub mod shape;
 pub mod wire;
 
-pub use record::{content_hash, invocation_record, RecordInput, UsedArtifact};
+pub use record::{content_hash, invocation_record, InvocationRecord, RecordInput, UsedArtifact};
 pub use request::{
     Capabilities, ComposeRequest, InvocationSource, MemoryItem, Purpose, ToolDescriptor,
 };
@@ -36,15 +36,18 @@ pub use shape::{ExitCondition, Interrupt, Shaped, SubgraphShape};
 use crate::error::{Error, ErrorKind, Result};
 use crate::json_schema;
 use crate::skill::template::{self, Limits};
-use crate::skill::{ArtifactKind, SkillArtifact};
+use crate::skill::{ArtifactKind, Skill, SkillArtifact};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 /// One section of the composed prompt and where it came from.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Section {
     /// `framing`, `heading`, `description`, `example` or `request`.
     pub kind: &'static str,
-    /// The artifact the text came from (`None` for prose framing, headings and the request).
+    /// The artifact the text came from (`None` for prose framing, headings and the request);
+    /// written as `{ id, name, kind }`.
+    #[serde(serialize_with = "artifact_ref")]
     pub artifact: Option<UsedArtifact>,
     /// The section's text as it appears in the prompt.
     pub text: String,
@@ -53,7 +56,7 @@ pub struct Section {
 }
 
 /// The composed prompt: its text, and the sections it is made of (joined by a blank line).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ComposedPrompt {
     /// The concrete prompt.
     pub text: String,
@@ -61,9 +64,45 @@ pub struct ComposedPrompt {
     pub sections: Vec<Section>,
 }
 
+/// The skill a composition is for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkillRef {
+    /// Id.
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// Version.
+    pub version: String,
+}
+
+fn artifact_ref<S: serde::Serializer>(
+    a: &Option<UsedArtifact>,
+    s: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Ref<'a> {
+        id: &'a str,
+        name: &'a str,
+        kind: &'a str,
+    }
+    a.as_ref()
+        .map(|a| Ref {
+            id: &a.id,
+            name: &a.name,
+            kind: a.kind,
+        })
+        .serialize(s)
+}
+
 /// The composition result (the seed's `Composition`).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Composition {
+    /// The skill.
+    pub skill: SkillRef,
+    /// The thread, carried through.
+    pub thread_id: String,
+    /// Application or authoring.
+    pub purpose: Purpose,
     /// The prompt.
     pub prompt: ComposedPrompt,
     /// The subgraph.
@@ -83,17 +122,11 @@ pub struct Composition {
     /// Memory items the prompt includes (ids).
     pub memory_refs: Vec<String>,
     /// The invocation record to store beside the turn.
-    pub invocation_record: Value,
-    /// `(id, name, version)` of the skill.
-    pub skill: record::SkillIdentity,
-    /// The thread, carried through.
-    pub thread_id: String,
-    /// Application or authoring.
-    pub purpose: Purpose,
+    pub invocation_record: InvocationRecord,
 }
 
 /// The question for the host's model on the `planner_delegates_shape` path.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ShapeQuestion {
     /// System prompt for the model call.
     pub system: String,
@@ -140,13 +173,85 @@ pub fn compose_value(v: Value) -> Result<Step> {
                     now: now.as_deref(),
                 };
                 let rec = invocation_record(&input, used, &[], Some(&e));
-                e.with("invocation_record", rec)
+                e.with("invocation_record", rec.to_value())
             }
             None => e,
         }
     };
     let req = ComposeRequest::from_value(v).map_err(|e| with_record(e, &[]))?;
     compose(&req).map_err(|e| with_record(e, &[]))
+}
+
+/// How many validated packages [`compose_split`] keeps.
+const PACKAGES: usize = 16;
+
+/// A package's JSON text, its validated skill (or why it failed) and the identity the
+/// invocation record names.
+type CachedPackage = (String, Result<Skill>, Option<record::SkillIdentity>);
+
+thread_local! {
+    /// Validated packages by their JSON text (the last [`PACKAGES`]).
+    static PACKAGE_CACHE: std::cell::RefCell<Vec<CachedPackage>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Composes from the package's JSON text and the rest of the request (JSON object text
+/// without `skill_package`): the same result as [`compose_value`] on the whole request, but
+/// a package composed again is not parsed and validated again (the validated skill is kept
+/// by its text).
+pub fn compose_split(package: &str, rest: &str) -> Result<Step> {
+    let cached = PACKAGE_CACHE.with(|c| {
+        c.borrow()
+            .iter()
+            .find(|(t, _, _)| t == package)
+            .map(|(_, s, id)| (s.clone(), id.clone()))
+    });
+    let (skill, identity) = match cached {
+        Some(hit) => hit,
+        None => {
+            let pkg: Value = serde_json::from_str(package).map_err(|e| {
+                Error::new(
+                    ErrorKind::InvalidRequest,
+                    format!("the skill package is not valid JSON: {e}"),
+                )
+                .at("skill_package")
+            })?;
+            let identity = record::identity_of(&pkg);
+            let skill = request::read_package(&pkg);
+            PACKAGE_CACHE.with(|c| {
+                let mut c = c.borrow_mut();
+                if c.len() >= PACKAGES {
+                    drop(c.remove(0));
+                }
+                c.push((package.to_owned(), skill.clone(), identity.clone()));
+            });
+            (skill, identity)
+        }
+    };
+    let rest: Value = serde_json::from_str(rest).map_err(|e| {
+        Error::new(
+            ErrorKind::InvalidRequest,
+            format!("the compose request is not valid JSON: {e}"),
+        )
+    })?;
+    let Value::Object(o) = rest else {
+        return Err(Error::new(
+            ErrorKind::InvalidRequest,
+            "a compose request must be an object",
+        )
+        .at("$"));
+    };
+    let raw = RecordInput::from_fields(&o, identity);
+    let with_record = |e: Error| match &raw {
+        Some(r) => {
+            let rec = invocation_record(r, &[], &[], Some(&e));
+            e.with("invocation_record", rec.to_value())
+        }
+        None => e,
+    };
+    let skill = skill.map_err(with_record)?;
+    let req = ComposeRequest::from_parts(skill, o.clone()).map_err(with_record)?;
+    compose(&req).map_err(with_record)
 }
 
 /// The effective parameters: schema defaults filled in, then checked against the schema.
@@ -433,6 +538,13 @@ pub fn compose(req: &ComposeRequest) -> Result<Step> {
         None,
     );
     Ok(Step::Composed(Box::new(Composition {
+        skill: SkillRef {
+            id: skill.id.clone(),
+            name: skill.name.clone(),
+            version: skill.version.clone(),
+        },
+        thread_id: req.thread_id.clone(),
+        purpose: req.purpose,
         prompt: ComposedPrompt { text, sections },
         subgraph: shaped.subgraph,
         used_artifacts: used,
@@ -447,9 +559,6 @@ pub fn compose(req: &ComposeRequest) -> Result<Step> {
         parameters: params,
         memory_refs: req.memory_context.iter().map(|m| m.id.clone()).collect(),
         invocation_record: rec,
-        skill: (skill.id.clone(), skill.name.clone(), skill.version.clone()),
-        thread_id: req.thread_id.clone(),
-        purpose: req.purpose,
     })))
 }
 
@@ -517,85 +626,37 @@ fn over_budget(
 impl Section {
     /// The JSON form.
     pub fn to_value(&self) -> Value {
-        let mut o = Map::new();
-        o.insert("kind".into(), self.kind.into());
-        o.insert(
-            "artifact".into(),
-            self.artifact.as_ref().map_or(
-                Value::Null,
-                |a| json!({"id": a.id, "name": a.name, "kind": a.kind}),
-            ),
-        );
-        o.insert("text".into(), self.text.clone().into());
-        o.insert("tokens".into(), self.tokens.into());
-        Value::Object(o)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
 
 impl Composition {
     /// The JSON form (the seed's field names).
     pub fn to_value(&self) -> Value {
-        let mut o = Map::new();
-        let mut skill = Map::new();
-        skill.insert("id".into(), self.skill.0.clone().into());
-        skill.insert("name".into(), self.skill.1.clone().into());
-        skill.insert("version".into(), self.skill.2.clone().into());
-        o.insert("skill".into(), Value::Object(skill));
-        o.insert("thread_id".into(), self.thread_id.clone().into());
-        o.insert("purpose".into(), self.purpose.name().into());
-        let mut p = Map::new();
-        p.insert("text".into(), self.prompt.text.clone().into());
-        p.insert(
-            "sections".into(),
-            Value::Array(self.prompt.sections.iter().map(Section::to_value).collect()),
-        );
-        o.insert("prompt".into(), Value::Object(p));
-        o.insert("subgraph".into(), self.subgraph.to_value());
-        o.insert(
-            "used_artifacts".into(),
-            Value::Array(
-                self.used_artifacts
-                    .iter()
-                    .map(UsedArtifact::to_value)
-                    .collect(),
-            ),
-        );
-        o.insert(
-            "expected_tool_calls".into(),
-            self.expected_tool_calls.clone().into(),
-        );
-        o.insert(
-            "declared_interrupts".into(),
-            Value::Array(
-                self.declared_interrupts
-                    .iter()
-                    .map(Interrupt::to_value)
-                    .collect(),
-            ),
-        );
-        o.insert("exit_condition".into(), self.exit_condition.to_value());
-        o.insert(
-            "model_preference".into(),
-            self.model_preference
-                .clone()
-                .map_or(Value::Null, Value::String),
-        );
-        o.insert("parameters".into(), Value::Object(self.parameters.clone()));
-        o.insert("memory_refs".into(), self.memory_refs.clone().into());
-        o.insert("invocation_record".into(), self.invocation_record.clone());
-        Value::Object(o)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
 
 impl Step {
     /// The JSON form: `{ composition }` or `{ needs_shape: { system, prompt, schema } }`.
     pub fn to_value(&self) -> Value {
-        match self {
-            Step::Composed(c) => json!({"composition": c.to_value()}),
-            Step::NeedsShape(q) => {
-                json!({"needs_shape": {"system": q.system, "prompt": q.prompt, "schema": q.schema}})
-            }
+        serde_json::from_str(&self.to_json()).unwrap_or(Value::Null)
+    }
+
+    /// The JSON text of [`Step::to_value`], written directly (no value tree).
+    pub fn to_json(&self) -> String {
+        #[derive(Serialize)]
+        enum Wire<'a> {
+            #[serde(rename = "composition")]
+            Composition(&'a Composition),
+            #[serde(rename = "needs_shape")]
+            NeedsShape(&'a ShapeQuestion),
         }
+        let w = match self {
+            Step::Composed(c) => Wire::Composition(c),
+            Step::NeedsShape(q) => Wire::NeedsShape(q),
+        };
+        serde_json::to_string(&w).unwrap_or_default()
     }
 }
 

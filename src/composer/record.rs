@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 /// One artifact the composition read.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct UsedArtifact {
     /// Artifact id.
     pub id: String,
@@ -71,23 +71,7 @@ impl UsedArtifact {
 
     /// The JSON form.
     pub fn to_value(&self) -> Value {
-        let mut o = Map::new();
-        o.insert("id".into(), self.id.clone().into());
-        o.insert("name".into(), self.name.clone().into());
-        o.insert("kind".into(), self.kind.into());
-        o.insert(
-            "model_variant".into(),
-            self.model_variant
-                .clone()
-                .map_or(Value::Null, Value::String),
-        );
-        o.insert("role".into(), self.role.into());
-        o.insert("content_hash".into(), self.content_hash.clone().into());
-        o.insert(
-            "updated_at".into(),
-            self.updated_at.clone().map_or(Value::Null, Value::String),
-        );
-        Value::Object(o)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
 
@@ -95,60 +79,101 @@ impl UsedArtifact {
 /// not validate: `(id, name, version)`.
 pub type SkillIdentity = (String, String, String);
 
+/// `(id, name, version)` of a raw package, when it has a name.
+pub fn identity_of(pkg: &Value) -> Option<SkillIdentity> {
+    let name = pkg.get("name").and_then(Value::as_str)?;
+    let id = pkg
+        .get("id")
+        .and_then(Value::as_str)
+        .map_or_else(|| crate::skill::skill_id(name), str::to_owned);
+    let version = pkg
+        .get("version")
+        .and_then(Value::as_str)
+        .unwrap_or("1.0.0");
+    Some((id, name.to_owned(), version.to_owned()))
+}
+
+/// The error variant an invocation record names.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct RecordError {
+    /// The stable code (`UnknownTool`, …).
+    pub code: &'static str,
+    /// The message.
+    pub message: String,
+}
+
 /// The invocation record (seed: skill id and version, source, used artifacts, expected tool
 /// calls, success or the error variant), with an id derived from its content.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct InvocationRecord {
+    /// `inv-<hex>`: a hash of the other fields.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub id: String,
+    /// Thread.
+    pub thread_id: String,
+    /// Turn.
+    pub turn_id: Option<String>,
+    /// Skill id.
+    pub skill_id: String,
+    /// Skill name.
+    pub skill_name: String,
+    /// Skill version.
+    pub skill_version: String,
+    /// Invocation source (wire name).
+    pub invocation_source: String,
+    /// Purpose (wire name).
+    pub purpose: String,
+    /// Channel.
+    pub channel_id: Option<String>,
+    /// The artifacts read.
+    pub used_artifacts: Vec<UsedArtifact>,
+    /// The tool-call sequence hint.
+    pub expected_tool_calls: Vec<String>,
+    /// `success` or `error`.
+    pub outcome: &'static str,
+    /// The error variant, for `error`.
+    pub error: Option<RecordError>,
+    /// Host time.
+    pub composed_at: Option<String>,
+}
+
+impl InvocationRecord {
+    /// The JSON form.
+    pub fn to_value(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// Builds the invocation record; its id hashes the record's JSON text (written without the
+/// id).
 pub fn invocation_record(
     req: &RecordInput<'_>,
     used: &[UsedArtifact],
     expected_tool_calls: &[String],
     error: Option<&Error>,
-) -> Value {
-    let mut o = Map::new();
-    o.insert("thread_id".into(), req.thread_id.into());
-    o.insert(
-        "turn_id".into(),
-        req.turn_id.map_or(Value::Null, Value::from),
-    );
-    o.insert("skill_id".into(), req.skill.0.clone().into());
-    o.insert("skill_name".into(), req.skill.1.clone().into());
-    o.insert("skill_version".into(), req.skill.2.clone().into());
-    o.insert("invocation_source".into(), req.source.into());
-    o.insert("purpose".into(), req.purpose.into());
-    o.insert(
-        "channel_id".into(),
-        req.channel_id.map_or(Value::Null, Value::from),
-    );
-    o.insert(
-        "used_artifacts".into(),
-        Value::Array(used.iter().map(UsedArtifact::to_value).collect()),
-    );
-    o.insert(
-        "expected_tool_calls".into(),
-        expected_tool_calls.to_vec().into(),
-    );
-    o.insert(
-        "outcome".into(),
-        if error.is_some() { "error" } else { "success" }.into(),
-    );
-    o.insert(
-        "error".into(),
-        error.map_or(Value::Null, |e| {
-            let mut m = Map::new();
-            m.insert("code".into(), e.code().into());
-            m.insert("message".into(), e.to_string().into());
-            Value::Object(m)
+) -> InvocationRecord {
+    let mut r = InvocationRecord {
+        id: String::new(),
+        thread_id: req.thread_id.to_owned(),
+        turn_id: req.turn_id.map(str::to_owned),
+        skill_id: req.skill.0.clone(),
+        skill_name: req.skill.1.clone(),
+        skill_version: req.skill.2.clone(),
+        invocation_source: req.source.to_owned(),
+        purpose: req.purpose.to_owned(),
+        channel_id: req.channel_id.map(str::to_owned),
+        used_artifacts: used.to_vec(),
+        expected_tool_calls: expected_tool_calls.to_vec(),
+        outcome: if error.is_some() { "error" } else { "success" },
+        error: error.map(|e| RecordError {
+            code: e.code(),
+            message: e.to_string(),
         }),
-    );
-    o.insert(
-        "composed_at".into(),
-        req.now.map_or(Value::Null, Value::from),
-    );
-    let digest = Sha256::digest(Value::Object(o.clone()).to_string().as_bytes());
-    o.insert(
-        "id".into(),
-        format!("inv-{}", hex(digest.get(..12).unwrap_or(&[]))).into(),
-    );
-    Value::Object(o)
+        composed_at: req.now.map(str::to_owned),
+    };
+    let digest = Sha256::digest(serde_json::to_string(&r).unwrap_or_default().as_bytes());
+    r.id = format!("inv-{}", hex(digest.get(..12).unwrap_or(&[])));
+    r
 }
 
 /// What an invocation record reads from a request (also from one whose package did not
@@ -192,21 +217,17 @@ impl<'a> RecordInput<'a> {
     /// From the raw request object, when it names a thread and a skill (for a request that
     /// failed before it was fully read).
     pub fn from_raw(v: &'a Value) -> Option<Self> {
+        let o = v.as_object()?;
+        Self::from_fields(o, identity_of(v.get("skill_package")?))
+    }
+
+    /// From the request's fields (without the package) and the package's identity.
+    pub fn from_fields(v: &'a Map<String, Value>, skill: Option<SkillIdentity>) -> Option<Self> {
         let s = |k: &str| v.get(k).and_then(Value::as_str);
-        let pkg = v.get("skill_package")?;
-        let name = pkg.get("name").and_then(Value::as_str)?;
-        let id = pkg
-            .get("id")
-            .and_then(Value::as_str)
-            .map_or_else(|| crate::skill::skill_id(name), str::to_owned);
-        let version = pkg
-            .get("version")
-            .and_then(Value::as_str)
-            .unwrap_or("1.0.0");
         Some(RecordInput {
             thread_id: s("thread_id")?,
             turn_id: s("turn_id"),
-            skill: (id, name.to_owned(), version.to_owned()),
+            skill: skill?,
             source: s("invocation_source").unwrap_or("explicit"),
             purpose: s("purpose").unwrap_or("application"),
             channel_id: s("channel_id"),

@@ -70,6 +70,18 @@ pub struct ToolDescriptor {
     pub descriptor: Map<String, Value>,
 }
 
+impl serde::Serialize for ToolDescriptor {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        self.descriptor.serialize(s)
+    }
+}
+
+impl serde::Serialize for Purpose {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
 impl ToolDescriptor {
     /// A descriptor from its JSON form: a name, or an object with a string `name`.
     pub fn from_value(v: Value, path: &str) -> Result<Self> {
@@ -194,11 +206,24 @@ impl ComposeRequest {
             )
             .at("$"));
         };
-        let mut f = Fields::new(&mut o, "", ErrorKind::InvalidRequest);
-        let pkg = f
-            .take("skill_package")
-            .ok_or_else(|| f.error("skill_package", "missing the `skill_package` object"))?;
+        let pkg = o
+            .remove("skill_package")
+            .filter(|p| !p.is_null())
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidRequest,
+                    "missing the `skill_package` object",
+                )
+                .at("skill_package")
+            })?;
         let skill = read_package(&pkg)?;
+        Self::from_parts(skill, o)
+    }
+
+    /// A request from an already validated skill and the other fields (the request object
+    /// without `skill_package`).
+    pub fn from_parts(skill: Skill, mut o: Map<String, Value>) -> Result<Self> {
+        let mut f = Fields::new(&mut o, "", ErrorKind::InvalidRequest);
         let user_request = f.opt_string("user_request")?.unwrap_or_default();
         let invocation_source = match f.opt_string("invocation_source")? {
             None => InvocationSource::Explicit,
@@ -328,7 +353,7 @@ fn memory_item(v: Value, i: usize) -> Result<MemoryItem> {
 }
 
 /// Reads and validates the package, failing closed with the composer's variants.
-fn read_package(pkg: &Value) -> Result<Skill> {
+pub fn read_package(pkg: &Value) -> Result<Skill> {
     let mut out = Problems::default();
     let skill = read_skill_except(pkg, framing_template(pkg), &mut out);
     if !out.has_errors() {

@@ -9,10 +9,11 @@ use super::authoring;
 use super::request::{ComposeRequest, Purpose, ToolDescriptor};
 use crate::error::{Error, ErrorKind, Result};
 use crate::skill::SkillArtifact;
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 /// One node of the subgraph.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Node {
     /// Stable id (`input_validation`, `planner`, `executor`, `output_validation`,
     /// `stage-1`, …).
@@ -20,8 +21,10 @@ pub struct Node {
     /// `input_validation`, `planner`, `executor`, `stage` or `output_validation`.
     pub kind: &'static str,
     /// A stage's name.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A stage's description.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Tools callable at this node (names).
     pub tools: Vec<String>,
@@ -30,7 +33,7 @@ pub struct Node {
 }
 
 /// One edge: `from` → `to` when `on` happens.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Edge {
     /// Source node id.
     pub from: String,
@@ -41,7 +44,7 @@ pub struct Edge {
 }
 
 /// A declared interrupt and the nodes that fire it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Interrupt {
     /// The contract name (`on_ambiguous_input`).
     pub name: String,
@@ -54,7 +57,7 @@ pub struct Interrupt {
 }
 
 /// What "done" looks like.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ExitCondition {
     /// The primary condition: `output_schema`, `tool_budget` or `cancellation`.
     pub kind: &'static str,
@@ -69,7 +72,7 @@ pub struct ExitCondition {
 }
 
 /// The shape of the subgraph.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SubgraphShape {
     /// `loop` (planner–executor) or `staged`.
     pub kind: &'static str,
@@ -464,90 +467,20 @@ pub fn shape(
 impl SubgraphShape {
     /// The JSON form.
     pub fn to_value(&self) -> Value {
-        let mut o = Map::new();
-        o.insert("kind".into(), self.kind.into());
-        o.insert("entry".into(), self.entry.clone().into());
-        o.insert("decided_by".into(), self.decided_by.into());
-        o.insert(
-            "tool_availability".into(),
-            Value::Array(
-                self.tool_availability
-                    .iter()
-                    .map(ToolDescriptor::to_value)
-                    .collect(),
-            ),
-        );
-        o.insert(
-            "nodes".into(),
-            Value::Array(
-                self.nodes
-                    .iter()
-                    .map(|n| {
-                        let mut m = Map::new();
-                        m.insert("id".into(), n.id.clone().into());
-                        m.insert("kind".into(), n.kind.into());
-                        if let Some(x) = &n.name {
-                            m.insert("name".into(), x.clone().into());
-                        }
-                        if let Some(x) = &n.description {
-                            m.insert("description".into(), x.clone().into());
-                        }
-                        m.insert("tools".into(), n.tools.clone().into());
-                        m.insert("interrupts".into(), n.interrupts.clone().into());
-                        Value::Object(m)
-                    })
-                    .collect(),
-            ),
-        );
-        o.insert(
-            "edges".into(),
-            Value::Array(
-                self.edges
-                    .iter()
-                    .map(|e| {
-                        let mut m = Map::new();
-                        m.insert("from".into(), e.from.clone().into());
-                        m.insert("to".into(), e.to.clone().into());
-                        m.insert("on".into(), e.on.into());
-                        Value::Object(m)
-                    })
-                    .collect(),
-            ),
-        );
-        Value::Object(o)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
 
 impl Interrupt {
     /// The JSON form.
     pub fn to_value(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("name".into(), self.name.clone().into());
-        m.insert("nodes".into(), self.nodes.clone().into());
-        m.insert("when".into(), self.when.clone().unwrap_or(Value::Null));
-        m.insert(
-            "description".into(),
-            self.description.clone().map_or(Value::Null, Value::String),
-        );
-        Value::Object(m)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }
 
 impl ExitCondition {
     /// The JSON form.
     pub fn to_value(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("kind".into(), self.kind.into());
-        m.insert(
-            "output_schema".into(),
-            self.output_schema.clone().unwrap_or(Value::Null),
-        );
-        m.insert(
-            "max_tool_calls".into(),
-            self.max_tool_calls.map_or(Value::Null, Value::from),
-        );
-        m.insert("interrupts".into(), self.interrupts.clone().into());
-        m.insert("cancellable".into(), self.cancellable.into());
-        Value::Object(m)
+        serde_json::to_value(self).unwrap_or(Value::Null)
     }
 }

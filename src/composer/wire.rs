@@ -22,11 +22,16 @@ fn skill_of(text: &str) -> Result<Skill> {
     import_value(&parse(text, "the skill")?, "").map(|(s, _)| s)
 }
 
+/// `compose` from the package's JSON text and the rest of the request (JSON, without
+/// `skill_package`) → `{ composition }` or `{ needs_shape }`. A package composed again is
+/// not validated again.
+pub fn compose_split_json(package: &str, rest: &str) -> Result<String> {
+    Ok(super::compose_split(package, rest)?.to_json())
+}
+
 /// `compose` → `{ composition }` or `{ needs_shape }`.
 pub fn compose_json(request: &str) -> Result<String> {
-    Ok(compose_value(parse(request, "the compose request")?)?
-        .to_value()
-        .to_string())
+    Ok(compose_value(parse(request, "the compose request")?)?.to_json())
 }
 
 /// The request of a nested sub-skill (JSON): `parent` is the top-level compose request,

@@ -10,11 +10,12 @@ fn arg(input: &[String], i: usize) -> &str {
     input.get(i).map(String::as_str).unwrap_or_default()
 }
 
-/// Composes (inbox: the request JSON) → `{ composition }` or `{ needs_shape }`.
+/// Composes (inbox: the skill package JSON, the rest of the request JSON) →
+/// `{ composition }` or `{ needs_shape }`.
 #[wasm_bindgen(js_name = compose)]
 pub fn compose(lens: &[u32]) -> Result<String, JsValue> {
     let input = inbox_strings(lens)?;
-    wire::compose_json(arg(&input, 0)).map_err(js_err)
+    wire::compose_split_json(arg(&input, 0), arg(&input, 1)).map_err(js_err)
 }
 
 /// The request of a nested sub-skill (inbox: parent request, sub-skill, tool catalog,

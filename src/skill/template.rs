@@ -57,6 +57,16 @@ thread_local! {
     static ENV: RefCell<minijinja::Environment<'static>> = RefCell::new(environment());
 }
 
+/// How many compiled templates a render keeps.
+#[cfg(feature = "composer")]
+const COMPILED: usize = 32;
+
+#[cfg(feature = "composer")]
+thread_local! {
+    /// The sources of the compiled templates, oldest first.
+    static COMPILED_ORDER: RefCell<std::collections::VecDeque<String>> = const { RefCell::new(std::collections::VecDeque::new()) };
+}
+
 /// Without the composer, templates are only parsed: no filters are needed.
 #[cfg(not(feature = "composer"))]
 fn environment() -> minijinja::Environment<'static> {
@@ -287,8 +297,23 @@ pub fn render(source: &str, context: &Value, limits: Limits, name: &str) -> Resu
         env.set_debug(false);
         env.set_fuel(Some(limits.fuel));
         env.set_recursion_limit(limits.recursion);
+        // Compiled templates are kept by their source (the last COMPILED of them): a skill
+        // composed again skips the parse. The output never depends on the cache.
+        if env.get_template(source).is_err() {
+            env.add_template_owned(source.to_owned(), source.to_owned())
+                .map_err(|e| malformed(source, &e, name, "syntax", None))?;
+            COMPILED_ORDER.with(|o| {
+                let mut o = o.borrow_mut();
+                o.push_back(source.to_owned());
+                if o.len() > COMPILED {
+                    if let Some(old) = o.pop_front() {
+                        env.remove_template(&old);
+                    }
+                }
+            });
+        }
         let tmpl = env
-            .template_from_str(source)
+            .get_template(source)
             .map_err(|e| malformed(source, &e, name, "syntax", None))?;
         let mut out = Capped {
             buf: Vec::new(),

@@ -5,13 +5,14 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { Miniflare } from 'miniflare';
 import { join } from 'node:path';
-import { statSync, readdirSync } from 'node:fs';
+import { statSync, readdirSync, rmSync } from 'node:fs';
 import { root } from './cases.mjs';
 import { composerFixtures } from './composer-fixtures.mjs';
 
 let mf;
 const out = join(root, 'tests/js/.out/worker-composer');
 before(async () => {
+  rmSync(out, { recursive: true, force: true });
   execFileSync(join(root, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--config', 'wrangler-composer.toml', '--outdir', out], {
     cwd: join(root, 'tests/js/worker'),
     env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
@@ -31,6 +32,7 @@ after(async () => mf && (await mf.dispose()));
 test('the bundle holds the composer module only', () => {
   const wasm = readdirSync(out).filter((f) => f.endsWith('.wasm'));
   assert.equal(wasm.length, 1, wasm.join(', '));
+  assert.match(wasm[0], /promptloom_composer_bg\.wasm$/);
   assert.ok(statSync(join(out, wasm[0])).size > 0);
 });
 
