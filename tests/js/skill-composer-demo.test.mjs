@@ -1,0 +1,70 @@
+// The demo's Skill Composer panel end to end in headless Chromium: add the demo skill to the
+// IndexedDB library, fill the form generated from its parameter schema, compose, and read the
+// prompt's sections with their source artifacts, the subgraph and the invocation record;
+// a bad parameter shows the ParameterMismatch with its violations.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { openDemo } from './chromium.mjs';
+
+let demo;
+let page;
+
+before(async () => {
+  demo = await openDemo({ ready: 'promptloomSkillComposerReady', viewport: { width: 1400, height: 1600 } });
+  page = demo.page;
+  assert.deepEqual(demo.errors, []);
+});
+
+after(async () => demo?.close());
+
+const status = () => page.textContent('#sc-status');
+
+test('pick the demo skill, fill the generated form, compose: sections with their sources, subgraph, record', async () => {
+  await page.click('#sc-demo');
+  await page.waitForFunction(() => document.querySelector('#sc-status').textContent.startsWith('Release Notes Writer'));
+  // The form follows the schema: a text input, an enum select, a checkbox, a JSON field.
+  const fields = await page.$$eval('#sc-params [name]', (xs) => xs.map((x) => [x.name, x.tagName.toLowerCase(), x.type || '']));
+  assert.deepEqual(fields, [
+    ['audience', 'select', 'select-one'],
+    ['breaking', 'input', 'checkbox'],
+    ['changes', 'textarea', 'textarea'],
+    ['product', 'input', 'text'],
+    ['version', 'input', 'text'],
+  ]);
+  await page.fill('#sc-params [name=product]', 'Acme');
+  await page.fill('#sc-params [name=version]', '5.0.0');
+  await page.selectOption('#sc-params [name=audience]', '"customers"');
+  await page.check('#sc-params [name=breaking]');
+  await page.click('#sc-compose');
+  await page.waitForFunction(() => document.querySelector('#sc-status').textContent.startsWith('composed'));
+  const sections = await page.$$eval('.sc-section', (xs) => xs.map((x) => [x.dataset.kind, x.dataset.source]));
+  assert.deepEqual(sections, [
+    ['framing', 'Notes Framing'],
+    ['heading', ''],
+    ['description', 'Style guide'],
+    ['description', 'Customer wording'],
+    ['description', 'Workspace conventions'],
+    ['heading', ''],
+    ['example', 'Customer notes'],
+    ['request', ''],
+  ]);
+  const framing = await page.textContent('.sc-section.framing');
+  assert.match(framing, /for Acme 5\.0\.0 for customers\.\nLead with the breaking changes\.\nChanges:\n1\. Added offline mode\n2\. Fixed the sync crash/);
+  const subgraph = await page.textContent('#sc-subgraph');
+  assert.match(subgraph, /loop subgraph \(decided by approach\); tools: search_prs, get_pr; exit: output_schema, at most 8 tool calls/);
+  assert.deepEqual(await page.$$eval('#sc-subgraph li', (xs) => xs.map((x) => x.dataset.node)), ['input_validation', 'planner', 'executor', 'output_validation']);
+  const record = JSON.parse(await page.textContent('#sc-record'));
+  assert.equal(record.outcome, 'success');
+  assert.equal(record.skill_name, 'Release Notes Writer');
+  assert.ok(record.used_artifacts.length >= 5);
+  assert.match(await status(), /invocation records? in this thread/);
+});
+
+test('a parameter that breaks the schema shows ParameterMismatch with its violations', async () => {
+  await page.fill('#sc-params [name=version]', 'five');
+  await page.click('#sc-compose');
+  await page.waitForFunction(() => document.querySelector('#sc-status').className === 'error');
+  assert.match(await status(), /^ParameterMismatch: .*\n\/version: the string does not match the pattern/);
+  const record = JSON.parse(await page.textContent('#sc-record'));
+  assert.equal(record.error.code, 'ParameterMismatch');
+});
