@@ -11,3 +11,5 @@ node bench/lower.mjs 2> >(grep -v '^AI SDK Warning' >&2)
 node bench/compose.mjs
 # Skills: phase-1 matching beside MiniSearch (Node), the skill store beside idb (Chromium).
 ( cd bench && node skills.mjs )
+# The Skill Composer: a whole composition beside nunjucks and minijinja-js rendering the framing (Node).
+( cd bench && node skill-composer.mjs )

@@ -32,7 +32,7 @@ before(() => {
 });
 
 test('the README has an example for every host', () => {
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'compositor', 'jco', 'node', 'skills', 'wasmtime', 'worker']);
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'jco', 'node', 'skills', 'wasmtime', 'worker']);
 });
 
 test('README: Node', () => {
@@ -51,6 +51,12 @@ test('README: skills in Node', () => {
   const file = join(out, 'skills.mjs');
   writeFileSync(file, ex.skills.code);
   assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.skills.output);
+});
+
+test('README: the Skill Composer in Node', () => {
+  const file = join(out, 'composer.mjs');
+  writeFileSync(file, ex.composer.code);
+  assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.composer.output);
 });
 
 test('README: WASI component in jco', () => {
