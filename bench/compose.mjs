@@ -11,14 +11,14 @@
 //                          readonly transaction
 // Ratios, not absolute times: rounds alternate between the contenders and medians are
 // reported. Not part of the test command.
-import { openDemo } from '../tests/js/chromium.mjs';
+import { openBlank } from '../tests/js/chromium.mjs';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const SUBMITS = Number(process.env.SUBMITS ?? 40);
 const HISTORY = Number(process.env.HISTORY ?? 1000);
 
 // The demo page in headless Chromium (the same launch the browser tests use).
-const demo = await openDemo({ ready: 'promptloomReady' });
+const demo = await openBlank();
 const { page } = demo;
 
 const result = await page.evaluate(

@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import MiniSearch from 'minisearch';
 import * as pl from 'promptloom';
-import { openDemo } from '../tests/js/chromium.mjs';
+import { openBlank } from '../tests/js/chromium.mjs';
 
 const require = createRequire(import.meta.url);
 const SKILLS = Number(process.env.SKILLS ?? 10000);
@@ -120,7 +120,7 @@ console.log(`\n(${hits} of ${QUERIES} queries had recommendations; ${exactShare}
 
 // ---- 2. IndexedDB -----------------------------------------------------------------------
 // The demo page in headless Chromium (the same launch the browser tests use).
-const demo = await openDemo({ ready: 'promptloomReady' });
+const demo = await openBlank();
 const { page } = demo;
 const idbUrl = '/' + require.resolve('idb').replace(process.cwd().replace(/\/bench$/, '') + '/', '').replace(/index\.cjs$/, 'index.js');
 const result = await page.evaluate(

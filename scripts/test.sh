@@ -16,6 +16,7 @@ cargo fmt --all -- --check
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 cargo clippy --all-targets -- -D warnings
 cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
+cargo clippy --lib --target wasm32-unknown-unknown --no-default-features -- -D warnings
 cargo clippy --lib --target wasm32-wasip2 -- -D warnings
 cargo clippy --lib --target wasm32-wasip2 --features lowering-only -- -D warnings
 

@@ -1,7 +1,7 @@
 // The demo: builds a user message from the form, lowers it with promptloom's browser build,
 // and shows the body and the report. File-ref contents come from the form (the host's
 // resolver in a real editor would read the workspace).
-import { lower } from '../pkg/src/web.js';
+import { lower } from '../pkg/src/composer-web.js';
 
 const $ = (id) => document.getElementById(id);
 const parts = [];

@@ -1,7 +1,7 @@
 // The composer box: typed text with `/` and `@` completion from the command catalog, then
 // submit (persisted in IndexedDB before anything is lowered) and the inspector's three
 // views side by side: the user view (chips), the persisted shape, the model view.
-import { CommandCatalog, parseInput, submit, openMessageStore, inspect } from '../pkg/src/web.js';
+import { CommandCatalog, parseInput, submit, openMessageStore, inspect } from '../pkg/src/composer-web.js';
 
 const $ = (id) => document.getElementById(id);
 const input = $('compose-input');

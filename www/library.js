@@ -1,7 +1,7 @@
 // The skill library panel: two IndexedDB skill stores (workspace and account) merged by a
 // SkillCatalog; import a JSON package or a SKILL.md, search as you type (phase 1), edit a
 // package (every problem listed), export SKILL.md.
-import { openSkillStore, SkillCatalog, importPackage, importSkillMd, exportSkillMd, validateSkill } from '../pkg/src/web.js';
+import { openSkillStore, SkillCatalog, importPackage, importSkillMd, exportSkillMd, validateSkill } from '../pkg/src/composer-web.js';
 
 const $ = (id) => document.getElementById(id);
 const workspace = await openSkillStore({ backend: 'indexeddb', name: 'promptloom-demo-workspace' });

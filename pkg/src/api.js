@@ -9,13 +9,16 @@ let memory;
  * @internal Installs the wasm-bindgen module and the instance's exports (for its memory);
  * done by each entry point.
  */
-export function __setWasm(w, exports) {
-  // Both entries share this glue; if an app loads both, the module with the composer (a
-  // superset) serves every call.
-  if (wasm && wasm.compose && !w.compose) return;
+export function __setWasm(w, exports, entry) {
+  // Both entries share this glue, and objects made by one module cannot cross to another:
+  // the first entry loaded serves every call (an app loads one of them).
+  if (wasm) return;
   wasm = w;
   memory = exports.memory;
+  loadedEntry = entry;
 }
+
+let loadedEntry;
 
 /** An error from promptloom, with a stable `code` and structured `details`. */
 export class PromptloomError extends Error {
@@ -261,7 +264,7 @@ export function __core(name, ...args) {
 function exported(name) {
   const f = wasm[name];
   if (typeof f !== 'function') {
-    throw new PromptloomError('InvalidOptions', `\`${name}\` is part of the Skill Composer: import it from "promptloom/composer"`, { needs: 'promptloom/composer' });
+    throw new PromptloomError('InvalidOptions', `\`${name}\` is part of the Skill Composer, and the "${loadedEntry}" entry was loaded first (it serves every call): import everything from "promptloom/composer"`, { needs: 'promptloom/composer', loaded: loadedEntry });
   }
   return f;
 }

@@ -7,7 +7,7 @@ import init, * as core from '../dist/wasm/promptloom_composer.js';
 import { __setWasm } from './api.js';
 
 const exports = await init({ module_or_path: new URL('../dist/wasm/promptloom_composer_bg.wasm', import.meta.url) });
-__setWasm(core, exports);
+__setWasm(core, exports, 'promptloom/composer');
 
 export { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';

@@ -5,7 +5,7 @@ import init, * as core from '../dist/wasm/promptloom.js';
 import { __setWasm } from './api.js';
 
 const exports = await init({ module_or_path: new URL('../dist/wasm/promptloom_bg.wasm', import.meta.url) });
-__setWasm(core, exports);
+__setWasm(core, exports, 'promptloom');
 
 export { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';

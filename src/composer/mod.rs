@@ -182,6 +182,11 @@ pub fn compose_value(v: Value) -> Result<Step> {
     compose(&req).map_err(|e| with_record(e, &[]))
 }
 
+/// The JSON value of an output type (they all serialize; `null` cannot happen).
+pub(crate) fn json<T: Serialize>(x: &T) -> Value {
+    serde_json::to_value(x).unwrap_or(Value::Null)
+}
+
 /// How many validated packages [`compose_split`] keeps.
 const PACKAGES: usize = 16;
 
@@ -626,14 +631,14 @@ fn over_budget(
 impl Section {
     /// The JSON form.
     pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
+        json(self)
     }
 }
 
 impl Composition {
     /// The JSON form (the seed's field names).
     pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
+        json(self)
     }
 }
 

@@ -71,7 +71,7 @@ impl UsedArtifact {
 
     /// The JSON form.
     pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
+        super::json(self)
     }
 }
 
@@ -140,7 +140,7 @@ pub struct InvocationRecord {
 impl InvocationRecord {
     /// The JSON form.
     pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
+        super::json(self)
     }
 }
 

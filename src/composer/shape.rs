@@ -467,20 +467,20 @@ pub fn shape(
 impl SubgraphShape {
     /// The JSON form.
     pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
+        super::json(self)
     }
 }
 
 impl Interrupt {
     /// The JSON form.
     pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
+        super::json(self)
     }
 }
 
 impl ExitCondition {
     /// The JSON form.
     pub fn to_value(&self) -> Value {
-        serde_json::to_value(self).unwrap_or(Value::Null)
+        super::json(self)
     }
 }

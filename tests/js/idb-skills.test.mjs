@@ -5,15 +5,14 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { openDemo } from './chromium.mjs';
-import { composerFixtures } from './composer-fixtures.mjs';
+import { openBlank } from './chromium.mjs';
 
 const SEED = readFileSync(new URL('../skills/packages/consistency-checker.json', import.meta.url), 'utf8');
 let demo;
 let page;
 
 before(async () => {
-  demo = await openDemo({ ready: 'promptloomReady' });
+  demo = await openBlank();
   page = demo.page;
   assert.deepEqual(demo.errors, []);
 });
@@ -27,23 +26,6 @@ test('skill conformance: IndexedDB backend', async () => {
     let n = 0;
     return skillConformance(pl, () => pl.openSkillStore({ backend: 'indexeddb', name: `skill-conformance-${n++}`, now: () => '2026-11-22T08:00:00Z' }), seed);
   }, SEED);
-  assert.ok(results.length >= 11);
-  for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
-});
-
-test('composer conformance: IndexedDB skill and message stores', async () => {
-  const results = await page.evaluate(async (fx) => {
-    const pl = await import('/pkg/src/composer-web.js');
-    const { composerConformance } = await import('/tests/js/composer-conformance.mjs');
-    let n = 0;
-    const now = () => '2026-11-22T10:00:00Z';
-    return composerConformance(
-      pl,
-      () => pl.openSkillStore({ backend: 'indexeddb', name: `composer-skills-${n++}`, now }),
-      () => pl.openMessageStore({ backend: 'indexeddb', name: `composer-messages-${n++}` }),
-      fx,
-    );
-  }, composerFixtures());
   assert.ok(results.length >= 11);
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
 });

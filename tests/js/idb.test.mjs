@@ -3,14 +3,14 @@
 // connection upgrading the database under the first.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { openDemo } from './chromium.mjs';
+import { openBlank } from './chromium.mjs';
 import { v1 } from './cases.mjs';
 
 let demo;
 let page;
 
 before(async () => {
-  demo = await openDemo({ ready: 'promptloomReady' });
+  demo = await openBlank();
   page = demo.page;
   assert.deepEqual(demo.errors, []);
 });

@@ -1,10 +1,12 @@
 // The demo's Skill Composer panel end to end in headless Chromium: add the demo skill to the
 // IndexedDB library, fill the form generated from its parameter schema, compose, and read the
 // prompt's sections with their source artifacts, the subgraph and the invocation record;
-// a bad parameter shows the ParameterMismatch with its violations.
+// a bad parameter shows the ParameterMismatch with its violations. And the composer suite on
+// IndexedDB stores in the same page (the demo runs on the `promptloom/composer` module).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { openDemo } from './chromium.mjs';
+import { composerFixtures } from './composer-fixtures.mjs';
 
 let demo;
 let page;
@@ -67,4 +69,21 @@ test('a parameter that breaks the schema shows ParameterMismatch with its violat
   assert.match(await status(), /^ParameterMismatch: .*\n\/version: the string does not match the pattern/);
   const record = JSON.parse(await page.textContent('#sc-record'));
   assert.equal(record.error.code, 'ParameterMismatch');
+});
+
+test('composer conformance: IndexedDB skill and message stores', async () => {
+  const results = await page.evaluate(async (fx) => {
+    const pl = await import('/pkg/src/composer-web.js');
+    const { composerConformance } = await import('/tests/js/composer-conformance.mjs');
+    let n = 0;
+    const now = () => '2026-11-22T10:00:00Z';
+    return composerConformance(
+      pl,
+      () => pl.openSkillStore({ backend: 'indexeddb', name: `composer-skills-${n++}`, now }),
+      () => pl.openMessageStore({ backend: 'indexeddb', name: `composer-messages-${n++}` }),
+      fx,
+    );
+  }, composerFixtures());
+  assert.ok(results.length >= 11);
+  for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
 });
