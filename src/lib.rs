@@ -18,6 +18,8 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+#[cfg(feature = "composer")]
+pub mod arbiter;
 pub mod catalog;
 #[cfg(feature = "composer")]
 pub mod composer;

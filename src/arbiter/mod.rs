@@ -1,0 +1,779 @@
+//! Skill state machines and the arbiter (the seed's Skill System): a [`SkillSpec`] is a
+//! deterministic state machine; the model only proposes — a tool call, a transition event,
+//! or finish — and the [`Arbiter`] validates every proposal against the current state,
+//! applies it, and appends it to an append-only log from which the run replays exactly.
+//!
+//! - [`spec`]: the schema; [`validate`]: load-time validation (every problem at once);
+//! - [`SkillRegistry`]: an immutable set of validated specs (agent-specific specs override
+//!   global ones by name; a registry built from an invalid set fails to build);
+//! - [`Arbiter`]: one active skill per lane, per-step retry budget, `max_steps`,
+//!   cancellation of `interruptible` skills, no skill spawning a skill, proposal records
+//!   for the built-in `tool-builder` and `skill-builder`;
+//! - [`mermaid`]: a spec (and a run's position) as a Mermaid state diagram.
+
+pub mod mermaid;
+pub mod spec;
+pub mod validate;
+
+pub use spec::{SkillSpec, State, Transition};
+pub use validate::validate_spec;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::json_schema;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// The tools the arbiter itself implements: proposals awaiting human approval.
+pub const PROPOSE_TOOL: &str = "choir.propose.tool";
+/// See [`PROPOSE_TOOL`].
+pub const PROPOSE_SKILL: &str = "choir.propose.skill";
+/// The default per-step retry budget.
+pub const DEFAULT_RETRIES: u32 = 2;
+
+/// The built-in specs, as data.
+pub fn builtin_specs() -> Vec<Value> {
+    [
+        include_str!("builtins/tool-builder.json"),
+        include_str!("builtins/skill-builder.json"),
+    ]
+    .iter()
+    .filter_map(|t| serde_json::from_str(t).ok())
+    .collect()
+}
+
+/// An immutable set of validated specs and the tool registry they were checked against.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkillRegistry {
+    specs: BTreeMap<String, Arc<SkillSpec>>,
+    tools: BTreeSet<String>,
+}
+
+impl SkillRegistry {
+    /// Builds a registry: `global` specs, then `overrides` (agent-specific) replacing global
+    /// ones of the same name, plus the built-ins when `builtins` is set. Every spec is
+    /// validated against `tools` (plus the arbiter's own proposal tools); any problem fails
+    /// the build with `InvalidSkill`, `details.specs` listing each failing spec's problems.
+    pub fn build(
+        global: &[Value],
+        overrides: &[Value],
+        tools: &[String],
+        builtins: bool,
+    ) -> Result<Self> {
+        let mut reg: BTreeSet<String> = tools.iter().cloned().collect();
+        reg.insert(PROPOSE_TOOL.into());
+        reg.insert(PROPOSE_SKILL.into());
+        let mut all: Vec<(&'static str, Value)> = Vec::new();
+        if builtins {
+            all.extend(builtin_specs().into_iter().map(|v| ("builtin", v)));
+        }
+        all.extend(global.iter().cloned().map(|v| ("global", v)));
+        all.extend(overrides.iter().cloned().map(|v| ("override", v)));
+        let mut specs: BTreeMap<String, Arc<SkillSpec>> = BTreeMap::new();
+        let mut failed = Vec::new();
+        let mut seen: BTreeMap<(String, &'static str), usize> = BTreeMap::new();
+        for (i, (layer, v)) in all.iter().enumerate() {
+            match validate::load(v, Some(&reg)) {
+                Ok(s) => {
+                    if let Some(j) = seen.insert((s.name.clone(), layer), i) {
+                        failed.push(json!({"name": s.name, "layer": layer, "problems": [{
+                            "path": "name", "code": "duplicate-name", "severity": "error",
+                            "message": format!("two {layer} specs are named `{}` (#{j} and #{i})", s.name)}]}));
+                    }
+                    specs.insert(s.name.clone(), Arc::new(s));
+                }
+                Err(problems) => failed.push(json!({
+                    "name": v.get("name").and_then(Value::as_str),
+                    "layer": layer,
+                    "problems": problems.iter().map(|p| p.to_value()).collect::<Vec<_>>(),
+                })),
+            }
+        }
+        if !failed.is_empty() {
+            return Err(Error::new(
+                ErrorKind::InvalidSkill,
+                format!(
+                    "{} skill spec(s) are not valid: the registry is not built",
+                    failed.len()
+                ),
+            )
+            .with("specs", Value::Array(failed)));
+        }
+        Ok(SkillRegistry { specs, tools: reg })
+    }
+
+    /// The spec named `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<SkillSpec>> {
+        self.specs.get(name)
+    }
+
+    /// The spec names.
+    pub fn names(&self) -> Vec<&str> {
+        self.specs.keys().map(String::as_str).collect()
+    }
+
+    /// The tool registry.
+    pub fn tools(&self) -> &BTreeSet<String> {
+        &self.tools
+    }
+}
+
+/// What the model proposes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Proposal {
+    /// Call a tool.
+    Tool {
+        /// The tool name.
+        name: String,
+        /// Its arguments.
+        arguments: Value,
+    },
+    /// Take the transition on `event`.
+    Transition {
+        /// The event.
+        event: String,
+    },
+    /// Finish (only in a terminal state).
+    Finish {
+        /// The skill's output.
+        output: Value,
+    },
+    /// Start another skill from inside this one (always refused).
+    Spawn {
+        /// The skill.
+        skill: String,
+    },
+}
+
+impl Proposal {
+    /// Reads a proposal: `{ type: tool, name, arguments? }`, `{ type: transition, event }`,
+    /// `{ type: finish, output? }`, `{ type: spawn, skill }`.
+    pub fn from_value(v: &Value) -> Result<Self> {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        let bad = |m: &str| Error::new(ErrorKind::InvalidRequest, m.to_owned()).at("proposal");
+        match s("type").as_deref() {
+            Some("tool") => Ok(Proposal::Tool {
+                name: s("name").ok_or_else(|| bad("a tool proposal needs a `name`"))?,
+                arguments: v.get("arguments").cloned().unwrap_or(Value::Null),
+            }),
+            Some("transition") => Ok(Proposal::Transition {
+                event: s("event").ok_or_else(|| bad("a transition proposal needs an `event`"))?,
+            }),
+            Some("finish") => Ok(Proposal::Finish {
+                output: v.get("output").cloned().unwrap_or(Value::Null),
+            }),
+            Some("spawn") => Ok(Proposal::Spawn {
+                skill: s("skill").unwrap_or_default(),
+            }),
+            _ => Err(bad(
+                "a proposal's `type` is tool, transition, finish or spawn",
+            )),
+        }
+    }
+}
+
+/// Where a run is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Taking proposals.
+    Running,
+    /// Finished in a terminal state.
+    Finished,
+    /// Cancelled by the caller.
+    Cancelled,
+    /// Stopped at `max_steps`.
+    Terminated,
+    /// Out of retries with no `error` transition to take.
+    Failed,
+}
+
+/// A proposal awaiting human approval (from `choir.propose.tool` / `choir.propose.skill`);
+/// nothing is installed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProposalRecord {
+    /// `tool` or `skill`.
+    pub kind: &'static str,
+    /// The proposed manifest or spec.
+    pub payload: Value,
+    /// Always `pending-approval`.
+    pub status: &'static str,
+    /// The step that made it.
+    pub step: u64,
+}
+
+/// One log entry.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Event {
+    /// 0-based position in the log.
+    pub seq: u64,
+    /// `started`, `proposal`, `cancelled`.
+    pub kind: &'static str,
+    /// The skill (for `started`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skill: Option<String>,
+    /// The input (for `started`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input: Option<Value>,
+    /// The proposal (for `proposal`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposal: Option<Proposal>,
+    /// Whether it was accepted.
+    pub accepted: bool,
+    /// The rejection code, when refused.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rejected: Option<&'static str>,
+    /// The state before.
+    pub from: String,
+    /// The state after.
+    pub to: String,
+    /// The run's status after.
+    pub status: Status,
+}
+
+/// One skill run in a lane.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Run {
+    /// The skill.
+    pub skill: String,
+    /// The current state.
+    pub state: String,
+    /// Proposals taken so far (the model's steps).
+    pub step: u64,
+    /// Rejections in a row in this state.
+    pub retries: u32,
+    /// Status.
+    pub status: Status,
+    /// The input.
+    pub input: Value,
+    /// The output (when finished).
+    pub output: Option<Value>,
+    /// Why it ended, when it did not finish.
+    pub reason: Option<&'static str>,
+    /// Proposal records awaiting approval.
+    pub proposals: Vec<ProposalRecord>,
+    /// Accepted tool calls in the current state (the structured step context).
+    pub state_calls: Vec<Value>,
+    /// The append-only log.
+    pub log: Vec<Event>,
+}
+
+/// The outcome of one proposal.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outcome {
+    /// Whether the arbiter accepted it.
+    pub accepted: bool,
+    /// The run's status after it.
+    pub status: Status,
+    /// The state after it.
+    pub state: String,
+    /// The step count after it.
+    pub step: u64,
+    /// The refusal, with what would have been valid.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<Value>,
+    /// A proposal record made by this step.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposal_record: Option<ProposalRecord>,
+}
+
+/// The arbiter: runs per lane over one registry.
+#[derive(Debug, Clone)]
+pub struct Arbiter {
+    registry: Arc<SkillRegistry>,
+    lanes: BTreeMap<String, Run>,
+    retry_budget: u32,
+}
+
+fn refusal(code: &'static str, message: String, state: &State, retries_left: u32) -> Value {
+    json!({
+        "code": code,
+        "message": message,
+        "allowed_tools": state.allowed_tools,
+        "transitions": state.transitions.iter().map(|t| t.on.clone()).collect::<Vec<_>>(),
+        "terminal": state.terminal,
+        "retries_left": retries_left,
+    })
+}
+
+impl Arbiter {
+    /// An arbiter over `registry` with the default retry budget (2).
+    pub fn new(registry: Arc<SkillRegistry>) -> Self {
+        Arbiter {
+            registry,
+            lanes: BTreeMap::new(),
+            retry_budget: DEFAULT_RETRIES,
+        }
+    }
+
+    /// Sets the per-step retry budget.
+    pub fn with_retry_budget(mut self, n: u32) -> Self {
+        self.retry_budget = n;
+        self
+    }
+
+    /// The run in `lane`.
+    pub fn run(&self, lane: &str) -> Option<&Run> {
+        self.lanes.get(lane)
+    }
+
+    /// The lanes with a run.
+    pub fn lanes(&self) -> impl Iterator<Item = (&String, &Run)> {
+        self.lanes.iter()
+    }
+
+    /// Starts `skill` in `lane` with `input` (checked against its `input_schema`). A lane
+    /// runs one skill at a time: starting over a running skill is refused.
+    pub fn start(&mut self, lane: &str, skill: &str, input: Value) -> Result<&Run> {
+        if let Some(r) = self.lanes.get(lane) {
+            if r.status == Status::Running {
+                return Err(Error::new(
+                    ErrorKind::InvalidRequest,
+                    format!(
+                        "lane `{lane}` is running `{}`: one active skill per lane",
+                        r.skill
+                    ),
+                )
+                .with("reason", "lane-busy")
+                .with("running", r.skill.clone()));
+            }
+        }
+        let spec = self.registry.get(skill).cloned().ok_or_else(|| {
+            Error::new(
+                ErrorKind::NotFound,
+                format!("no skill `{skill}` in the registry"),
+            )
+            .with("skill", skill)
+            .with(
+                "known",
+                self.registry
+                    .names()
+                    .into_iter()
+                    .map(Value::from)
+                    .collect::<Vec<_>>(),
+            )
+        })?;
+        if let Some(schema) = &spec.input_schema {
+            if let Err(v) = json_schema::validate(schema, &input) {
+                return Err(Error::new(
+                    ErrorKind::ParameterMismatch,
+                    format!("the input does not match `{skill}`'s input_schema"),
+                )
+                .with(
+                    "violations",
+                    Value::Array(v.iter().map(|x| x.to_value()).collect()),
+                ));
+            }
+        }
+        let run = Run {
+            skill: skill.to_owned(),
+            state: spec.initial_state.clone(),
+            step: 0,
+            retries: 0,
+            status: Status::Running,
+            input: input.clone(),
+            output: None,
+            reason: None,
+            proposals: Vec::new(),
+            state_calls: Vec::new(),
+            log: vec![Event {
+                seq: 0,
+                kind: "started",
+                skill: Some(skill.to_owned()),
+                input: Some(input),
+                proposal: None,
+                accepted: true,
+                rejected: None,
+                from: String::new(),
+                to: spec.initial_state.clone(),
+                status: Status::Running,
+            }],
+        };
+        self.lanes.insert(lane.to_owned(), run);
+        self.lanes
+            .get(lane)
+            .ok_or_else(|| Error::new(ErrorKind::Internal, "the run just started is gone"))
+    }
+
+    fn active(&mut self, lane: &str) -> Result<(&mut Run, Arc<SkillSpec>)> {
+        let run = self.lanes.get_mut(lane).ok_or_else(|| {
+            Error::new(ErrorKind::NotFound, format!("lane `{lane}` has no run")).with("lane", lane)
+        })?;
+        let spec =
+            self.registry.get(&run.skill).cloned().ok_or_else(|| {
+                Error::new(ErrorKind::Internal, "a run's skill left the registry")
+            })?;
+        Ok((run, spec))
+    }
+
+    /// Validates and applies one proposal.
+    pub fn propose(&mut self, lane: &str, p: Proposal) -> Result<Outcome> {
+        let budget = self.retry_budget;
+        let tools = self.registry.tools.clone();
+        let (run, spec) = self.active(lane)?;
+        if run.status != Status::Running {
+            return Err(Error::new(
+                ErrorKind::InvalidRequest,
+                format!("the run in lane `{lane}` has ended ({:?})", run.status).to_lowercase(),
+            )
+            .with("reason", "not-running"));
+        }
+        let from = run.state.clone();
+        let state = spec
+            .state(&run.state)
+            .ok_or_else(|| Error::new(ErrorKind::Internal, "a run is in an unknown state"))?
+            .clone();
+        run.step += 1;
+        let left = budget.saturating_sub(run.retries);
+        let mut record = None;
+        let verdict: std::result::Result<(), Value> = match &p {
+            Proposal::Tool { name, arguments } => {
+                if !state.allowed_tools.contains(name) {
+                    Err(refusal(
+                        "tool-not-allowed",
+                        format!("`{name}` is not allowed in `{}`", state.name),
+                        &state,
+                        left,
+                    ))
+                } else if name == PROPOSE_SKILL {
+                    let candidate = arguments.get("spec").unwrap_or(arguments);
+                    let v = validate_spec(candidate, Some(&tools));
+                    if v.is_valid() {
+                        record = Some(ProposalRecord {
+                            kind: "skill",
+                            payload: candidate.clone(),
+                            status: "pending-approval",
+                            step: run.step,
+                        });
+                        Ok(())
+                    } else {
+                        let mut e = refusal(
+                            "invalid-skill-spec",
+                            "the proposed SkillSpec is not valid".into(),
+                            &state,
+                            left,
+                        );
+                        e["problems"] = v.to_value()["problems"].clone();
+                        Err(e)
+                    }
+                } else {
+                    if name == PROPOSE_TOOL {
+                        record = Some(ProposalRecord {
+                            kind: "tool",
+                            payload: arguments.clone(),
+                            status: "pending-approval",
+                            step: run.step,
+                        });
+                    }
+                    Ok(())
+                }
+            }
+            Proposal::Transition { event } => match state.transition(event) {
+                Some(_) => Ok(()),
+                None => Err(refusal(
+                    "invalid-transition",
+                    format!("`{}` has no transition on `{event}`", state.name),
+                    &state,
+                    left,
+                )),
+            },
+            Proposal::Finish { output } => {
+                if !state.terminal {
+                    Err(refusal(
+                        "not-terminal",
+                        format!("`{}` is not a terminal state", state.name),
+                        &state,
+                        left,
+                    ))
+                } else if let Some(Err(v)) = spec
+                    .output_schema
+                    .as_ref()
+                    .map(|s| json_schema::validate(s, output))
+                {
+                    let mut e = refusal(
+                        "output-mismatch",
+                        "the output does not match the output_schema".into(),
+                        &state,
+                        left,
+                    );
+                    e["violations"] = Value::Array(v.iter().map(|x| x.to_value()).collect());
+                    Err(e)
+                } else {
+                    Ok(())
+                }
+            }
+            Proposal::Spawn { skill } => Err(refusal(
+                "no-spawn",
+                format!(
+                    "a skill cannot start another skill (`{skill}`): the planner dispatches skills"
+                ),
+                &state,
+                left,
+            )),
+        };
+        let mut rejected = None;
+        let mut error = None;
+        match verdict {
+            Ok(()) => {
+                run.retries = 0;
+                match &p {
+                    Proposal::Tool { name, arguments } => {
+                        run.state_calls
+                            .push(json!({"tool": name, "arguments": arguments}));
+                    }
+                    Proposal::Transition { event } => {
+                        if let Some(t) = state.transition(event) {
+                            run.state = t.to.clone();
+                            run.state_calls.clear();
+                        }
+                    }
+                    Proposal::Finish { output } => {
+                        run.status = Status::Finished;
+                        run.output = Some(output.clone());
+                    }
+                    Proposal::Spawn { .. } => {}
+                }
+                if let Some(r) = &record {
+                    run.proposals.push(r.clone());
+                }
+            }
+            Err(e) => {
+                rejected = e.get("code").and_then(Value::as_str).map(code_str);
+                run.retries += 1;
+                if run.retries > budget {
+                    match state.transition("error") {
+                        Some(t) => {
+                            run.state = t.to.clone();
+                            run.retries = 0;
+                            run.state_calls.clear();
+                        }
+                        None => {
+                            run.status = Status::Failed;
+                            run.reason = Some("retry-budget-exhausted");
+                        }
+                    }
+                }
+                error = Some(e);
+            }
+        }
+        if run.status == Status::Running && run.step >= spec.max_steps {
+            run.status = Status::Terminated;
+            run.reason = Some("max-steps");
+        }
+        let seq = run.log.len() as u64;
+        run.log.push(Event {
+            seq,
+            kind: "proposal",
+            skill: None,
+            input: None,
+            proposal: Some(p),
+            accepted: rejected.is_none(),
+            rejected,
+            from,
+            to: run.state.clone(),
+            status: run.status,
+        });
+        Ok(Outcome {
+            accepted: rejected.is_none(),
+            status: run.status,
+            state: run.state.clone(),
+            step: run.step,
+            error,
+            proposal_record: record.filter(|_| rejected.is_none()),
+        })
+    }
+
+    /// Cancels the run in `lane` (refused for a skill that is not `interruptible`).
+    pub fn cancel(&mut self, lane: &str) -> Result<&Run> {
+        let (run, spec) = self.active(lane)?;
+        if run.status != Status::Running {
+            return Err(
+                Error::new(ErrorKind::InvalidRequest, "the run has already ended")
+                    .with("reason", "not-running"),
+            );
+        }
+        if !spec.interruptible {
+            return Err(Error::new(
+                ErrorKind::InvalidRequest,
+                format!(
+                    "`{}` is not interruptible: it cannot be cancelled",
+                    spec.name
+                ),
+            )
+            .with("reason", "not-interruptible"));
+        }
+        run.status = Status::Cancelled;
+        run.reason = Some("cancelled");
+        let seq = run.log.len() as u64;
+        run.log.push(Event {
+            seq,
+            kind: "cancelled",
+            skill: None,
+            input: None,
+            proposal: None,
+            accepted: true,
+            rejected: None,
+            from: run.state.clone(),
+            to: run.state.clone(),
+            status: Status::Cancelled,
+        });
+        Ok(run)
+    }
+
+    /// What the model sees for its next step: the skill's name, the current objective,
+    /// the allowed tools and transition events, the step budget, the host's context
+    /// (global context, compacted memory) and the structured step context (the accepted
+    /// tool calls in this state) — never the other states.
+    pub fn step_context(&self, lane: &str, host: &Value) -> Result<Value> {
+        let run = self
+            .run(lane)
+            .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("lane `{lane}` has no run")))?;
+        let spec = self
+            .registry
+            .get(&run.skill)
+            .ok_or_else(|| Error::new(ErrorKind::Internal, "a run's skill left the registry"))?;
+        let state = spec
+            .state(&run.state)
+            .ok_or_else(|| Error::new(ErrorKind::Internal, "a run is in an unknown state"))?;
+        Ok(json!({
+            "skill": spec.name,
+            "state": state.name,
+            "objective": state.objective,
+            "allowed_tools": state.allowed_tools,
+            "transitions": state.transitions.iter().map(|t| t.on.clone()).collect::<Vec<_>>(),
+            "terminal": state.terminal,
+            "step": run.step,
+            "max_steps": spec.max_steps,
+            "retries_left": self.retry_budget.saturating_sub(run.retries),
+            "context": host,
+            "step_context": { "calls": run.state_calls },
+        }))
+    }
+
+    /// Session → lanes → skill → step, for a host to render where every run is.
+    pub fn hierarchy(&self, session: &str) -> Value {
+        let lanes: Vec<Value> = self
+            .lanes
+            .iter()
+            .map(|(lane, r)| {
+                let objective = self
+                    .registry
+                    .get(&r.skill)
+                    .and_then(|s| s.state(&r.state).map(|st| st.objective.clone()))
+                    .unwrap_or_default();
+                json!({
+                    "lane": lane,
+                    "skill": { "name": r.skill, "state": r.state, "status": r.status,
+                               "step": { "n": r.step, "objective": objective } },
+                })
+            })
+            .collect();
+        json!({ "session": session, "lanes": lanes })
+    }
+
+    /// Replays a log (from its `started` event) on a fresh arbiter over `registry`: the
+    /// run it produces.
+    pub fn replay(registry: Arc<SkillRegistry>, log: &[Event], retry_budget: u32) -> Result<Run> {
+        let mut a = Arbiter::new(registry).with_retry_budget(retry_budget);
+        let lane = "replay";
+        for e in log {
+            match e.kind {
+                "started" => {
+                    a.start(
+                        lane,
+                        e.skill.as_deref().unwrap_or(""),
+                        e.input.clone().unwrap_or(Value::Null),
+                    )?;
+                }
+                "proposal" => {
+                    if let Some(p) = &e.proposal {
+                        a.propose(lane, p.clone())?;
+                    }
+                }
+                "cancelled" => {
+                    a.cancel(lane)?;
+                }
+                _ => {}
+            }
+        }
+        a.lanes
+            .remove(lane)
+            .ok_or_else(|| Error::new(ErrorKind::InvalidRequest, "the log has no `started` event"))
+    }
+}
+
+fn code_str(s: &str) -> &'static str {
+    [
+        "tool-not-allowed",
+        "invalid-skill-spec",
+        "invalid-transition",
+        "not-terminal",
+        "output-mismatch",
+        "no-spawn",
+    ]
+    .into_iter()
+    .find(|c| *c == s)
+    .unwrap_or("rejected")
+}
+
+/// The SkillSpec of a composition's subgraph, for the arbiter to run: a staged subgraph's
+/// stages in order (each with its tools and description as objective; `complete` moves on,
+/// the last to `done`), or one `work` state for a planner–executor loop; tools never wider
+/// than the composition's.
+pub fn spec_of_composition(c: &crate::composer::Composition) -> Value {
+    let g = &c.subgraph;
+    let all: Vec<String> = g.tool_availability.iter().map(|t| t.name.clone()).collect();
+    let mut states = Map::new();
+    let work: Vec<&crate::composer::shape::Node> =
+        g.nodes.iter().filter(|n| n.kind == "stage").collect();
+    let names: Vec<String> = if work.is_empty() {
+        vec!["work".to_owned()]
+    } else {
+        work.iter().map(|n| n.id.clone()).collect()
+    };
+    for (i, id) in names.iter().enumerate() {
+        let node = work.get(i);
+        let tools: Vec<String> = node
+            .map(|n| {
+                n.tools
+                    .iter()
+                    .filter(|t| all.contains(t))
+                    .cloned()
+                    .collect()
+            })
+            .unwrap_or_else(|| all.clone());
+        let objective = node
+            .and_then(|n| n.description.clone().or_else(|| n.name.clone()))
+            .unwrap_or_else(|| format!("Carry out `{}`.", c.skill.name));
+        let next = names
+            .get(i + 1)
+            .cloned()
+            .unwrap_or_else(|| "done".to_owned());
+        states.insert(
+            id.clone(),
+            json!({"objective": objective, "allowed_tools": tools, "transitions": [{"on": "complete", "to": next}]}),
+        );
+    }
+    states.insert("done".into(), json!({"terminal": true}));
+    let mut o = Map::new();
+    o.insert("name".into(), c.skill.name.clone().into());
+    o.insert(
+        "description".into(),
+        format!("The subgraph composed for `{}`.", c.skill.name).into(),
+    );
+    o.insert(
+        "initial_state".into(),
+        names.first().cloned().unwrap_or_default().into(),
+    );
+    if let Some(s) = &c.exit_condition.output_schema {
+        o.insert("output_schema".into(), s.clone());
+    }
+    o.insert("states".into(), Value::Object(states));
+    if let Some(n) = c.exit_condition.max_tool_calls {
+        o.insert("max_steps".into(), (n + names.len() as u64 + 1).into());
+    }
+    o.insert("interruptible".into(), true.into());
+    Value::Object(o)
+}

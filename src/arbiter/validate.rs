@@ -1,0 +1,171 @@
+//! Load-time validation of a [`SkillSpec`]: every problem at once, each with its JSON path
+//! and a stable code — `missing-initial-state`, `unknown-state` (a transition's target),
+//! `no-terminal`, `terminal-with-transitions`, `unreachable-state` (graph search from the
+//! initial state), `no-path-to-terminal` (no terminal state reachable from it),
+//! `unknown-tool` (not in the tool registry), `invalid-schema` (input/output), and
+//! `duplicate-event` (two transitions of one state on the same event); plus the shape
+//! problems [`super::spec::read`] finds.
+
+use super::spec::{self, SkillSpec};
+use crate::skill::validate::{Problem, Problems};
+use crate::skill::Validation;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Checks the graph and references of a spec that has been read.
+pub(crate) fn check(s: &SkillSpec, tools: Option<&BTreeSet<String>>, out: &mut Problems) {
+    let index: BTreeMap<&str, usize> = s
+        .states
+        .iter()
+        .enumerate()
+        .map(|(i, st)| (st.name.as_str(), i))
+        .collect();
+    let initial = index.get(s.initial_state.as_str()).copied();
+    if initial.is_none() && !s.initial_state.is_empty() {
+        out.error(
+            "initial_state",
+            "missing-initial-state",
+            format!(
+                "the initial state `{}` is not one of the states",
+                s.initial_state
+            ),
+        );
+    }
+    if !s.states.iter().any(|st| st.terminal) && !s.states.is_empty() {
+        out.error(
+            "states",
+            "no-terminal",
+            "no state is terminal: no run could ever finish",
+        );
+    }
+    // Edges by index (unknown targets reported, then left out of the graph).
+    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); s.states.len()];
+    for (i, st) in s.states.iter().enumerate() {
+        let p = format!("states.{}", st.name);
+        if st.terminal && !st.transitions.is_empty() {
+            out.error(
+                &format!("{p}.transitions"),
+                "terminal-with-transitions",
+                format!("`{}` is terminal but has transitions", st.name),
+            );
+        }
+        let mut seen: BTreeSet<&str> = BTreeSet::new();
+        for (k, t) in st.transitions.iter().enumerate() {
+            if !seen.insert(t.on.as_str()) {
+                out.error(
+                    &format!("{p}.transitions[{k}].on"),
+                    "duplicate-event",
+                    format!("`{}` has two transitions on `{}`", st.name, t.on),
+                );
+            }
+            match index.get(t.to.as_str()) {
+                Some(&j) => edges[i].push(j),
+                None => out.error(
+                    &format!("{p}.transitions[{k}].to"),
+                    "unknown-state",
+                    format!(
+                        "`{}` goes to `{}` on `{}`, which is not a state",
+                        st.name, t.to, t.on
+                    ),
+                ),
+            }
+        }
+        if let Some(reg) = tools {
+            for (k, tool) in st.allowed_tools.iter().enumerate() {
+                if !reg.contains(tool) {
+                    out.error(
+                        &format!("{p}.allowed_tools[{k}]"),
+                        "unknown-tool",
+                        format!("`{tool}` is not in the tool registry"),
+                    );
+                }
+            }
+        }
+    }
+    // Reachable from the initial state.
+    if let Some(start) = initial {
+        let mut seen = vec![false; s.states.len()];
+        let mut stack = vec![start];
+        seen[start] = true;
+        while let Some(i) = stack.pop() {
+            for &j in &edges[i] {
+                if !seen[j] {
+                    seen[j] = true;
+                    stack.push(j);
+                }
+            }
+        }
+        for (i, st) in s.states.iter().enumerate() {
+            if !seen[i] {
+                out.error(
+                    &format!("states.{}", st.name),
+                    "unreachable-state",
+                    format!("`{}` cannot be reached from `{}`", st.name, s.initial_state),
+                );
+            }
+        }
+    }
+    // States from which a terminal state can be reached (search backwards from terminals).
+    let mut back: Vec<Vec<usize>> = vec![Vec::new(); s.states.len()];
+    for (i, es) in edges.iter().enumerate() {
+        for &j in es {
+            back[j].push(i);
+        }
+    }
+    let mut live = vec![false; s.states.len()];
+    let mut stack: Vec<usize> = (0..s.states.len())
+        .filter(|&i| s.states[i].terminal)
+        .collect();
+    for &i in &stack {
+        live[i] = true;
+    }
+    while let Some(j) = stack.pop() {
+        for &i in &back[j] {
+            if !live[i] {
+                live[i] = true;
+                stack.push(i);
+            }
+        }
+    }
+    if s.states.iter().any(|st| st.terminal) {
+        for (i, st) in s.states.iter().enumerate() {
+            if !live[i] {
+                out.error(
+                    &format!("states.{}", st.name),
+                    "no-path-to-terminal",
+                    format!("no terminal state can be reached from `{}`", st.name),
+                );
+            }
+        }
+    }
+    for (k, schema) in [
+        ("input_schema", &s.input_schema),
+        ("output_schema", &s.output_schema),
+    ] {
+        if let Some(v) = schema {
+            crate::skill::schema::check(v, k, out);
+        }
+    }
+}
+
+/// Every problem of a spec (JSON), against a tool registry when one is given.
+pub fn validate_spec(v: &Value, tools: Option<&BTreeSet<String>>) -> Validation {
+    let mut out = Problems::default();
+    if let Some(s) = spec::read(v, &mut out) {
+        check(&s, tools, &mut out);
+    }
+    Validation { problems: out.0 }
+}
+
+/// Reads and validates a spec; `Err` lists every problem.
+pub(crate) fn load(v: &Value, tools: Option<&BTreeSet<String>>) -> Result<SkillSpec, Vec<Problem>> {
+    let mut out = Problems::default();
+    let s = spec::read(v, &mut out);
+    if let Some(s) = &s {
+        check(s, tools, &mut out);
+    }
+    match s {
+        Some(s) if !out.has_errors() => Ok(s),
+        _ => Err(out.0),
+    }
+}
