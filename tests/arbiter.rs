@@ -423,7 +423,8 @@ fn property_the_arbiter_never_exceeds_the_spec_and_replays_exactly() {
     let tools: Vec<String> = TOOLS.iter().map(|s| s.to_string()).collect();
     for _ in 0..500 {
         let s = random_spec(&mut rng);
-        let reg = Arc::new(SkillRegistry::build(std::slice::from_ref(&s), &[], &tools, false).unwrap()); // ok: test
+        let reg =
+            Arc::new(SkillRegistry::build(std::slice::from_ref(&s), &[], &tools, false).unwrap()); // ok: test
         let sp = reg.get("gen").unwrap().clone(); // ok: test
         let mut a = Arbiter::new(reg.clone());
         a.start("l", "gen", json!(null)).unwrap(); // ok: test
@@ -490,7 +491,8 @@ fn a_composed_staged_subgraph_runs_on_the_arbiter() {
         .iter()
         .map(|t| t.name.clone())
         .collect();
-    let reg = Arc::new(SkillRegistry::build(std::slice::from_ref(&spec), &[], &tools, false).unwrap()); // ok: test
+    let reg =
+        Arc::new(SkillRegistry::build(std::slice::from_ref(&spec), &[], &tools, false).unwrap()); // ok: test
     let mut a = Arbiter::new(reg);
     a.start("core", "Timeline Auditor", json!(null)).unwrap(); // ok: test
                                                                // stage-1 (collect) allows workspace_search and get_page, not submit.

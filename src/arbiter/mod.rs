@@ -233,6 +233,37 @@ pub struct Event {
     pub status: Status,
 }
 
+impl Event {
+    /// A logged event read back (what replay needs: the kind, the skill and input of
+    /// `started`, the proposal of `proposal`).
+    pub fn from_value(v: &Value) -> Result<Self> {
+        let kind = match v.get("kind").and_then(Value::as_str) {
+            Some("started") => "started",
+            Some("proposal") => "proposal",
+            Some("cancelled") => "cancelled",
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::InvalidRequest,
+                    "a log event's `kind` is started, proposal or cancelled",
+                ))
+            }
+        };
+        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+        Ok(Event {
+            seq: v.get("seq").and_then(Value::as_u64).unwrap_or(0),
+            kind,
+            skill: v.get("skill").and_then(Value::as_str).map(str::to_owned),
+            input: v.get("input").cloned(),
+            proposal: v.get("proposal").map(Proposal::from_value).transpose()?,
+            accepted: v.get("accepted").and_then(Value::as_bool).unwrap_or(false),
+            rejected: None,
+            from: s("from"),
+            to: s("to"),
+            status: Status::Running,
+        })
+    }
+}
+
 /// One skill run in a lane.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Run {
@@ -411,8 +442,14 @@ impl Arbiter {
     /// Validates and applies one proposal.
     pub fn propose(&mut self, lane: &str, p: Proposal) -> Result<Outcome> {
         let budget = self.retry_budget;
-        let tools = self.registry.tools.clone();
-        let (run, spec) = self.active(lane)?;
+        let registry = self.registry.clone();
+        let tools = &registry.tools;
+        let run = self.lanes.get_mut(lane).ok_or_else(|| {
+            Error::new(ErrorKind::NotFound, format!("lane `{lane}` has no run")).with("lane", lane)
+        })?;
+        let spec = registry
+            .get(&run.skill)
+            .ok_or_else(|| Error::new(ErrorKind::Internal, "a run's skill left the registry"))?;
         if run.status != Status::Running {
             return Err(Error::new(
                 ErrorKind::InvalidRequest,
@@ -423,8 +460,7 @@ impl Arbiter {
         let from = run.state.clone();
         let state = spec
             .state(&run.state)
-            .ok_or_else(|| Error::new(ErrorKind::Internal, "a run is in an unknown state"))?
-            .clone();
+            .ok_or_else(|| Error::new(ErrorKind::Internal, "a run is in an unknown state"))?;
         run.step += 1;
         let left = budget.saturating_sub(run.retries);
         let mut record = None;
@@ -434,12 +470,12 @@ impl Arbiter {
                     Err(refusal(
                         "tool-not-allowed",
                         format!("`{name}` is not allowed in `{}`", state.name),
-                        &state,
+                        state,
                         left,
                     ))
                 } else if name == PROPOSE_SKILL {
                     let candidate = arguments.get("spec").unwrap_or(arguments);
-                    let v = validate_spec(candidate, Some(&tools));
+                    let v = validate_spec(candidate, Some(tools));
                     if v.is_valid() {
                         record = Some(ProposalRecord {
                             kind: "skill",
@@ -452,7 +488,7 @@ impl Arbiter {
                         let mut e = refusal(
                             "invalid-skill-spec",
                             "the proposed SkillSpec is not valid".into(),
-                            &state,
+                            state,
                             left,
                         );
                         e["problems"] = v.to_value()["problems"].clone();
@@ -475,7 +511,7 @@ impl Arbiter {
                 None => Err(refusal(
                     "invalid-transition",
                     format!("`{}` has no transition on `{event}`", state.name),
-                    &state,
+                    state,
                     left,
                 )),
             },
@@ -484,7 +520,7 @@ impl Arbiter {
                     Err(refusal(
                         "not-terminal",
                         format!("`{}` is not a terminal state", state.name),
-                        &state,
+                        state,
                         left,
                     ))
                 } else if let Some(Err(v)) = spec
@@ -495,7 +531,7 @@ impl Arbiter {
                     let mut e = refusal(
                         "output-mismatch",
                         "the output does not match the output_schema".into(),
-                        &state,
+                        state,
                         left,
                     );
                     e["violations"] = Value::Array(v.iter().map(|x| x.to_value()).collect());
@@ -509,7 +545,7 @@ impl Arbiter {
                 format!(
                     "a skill cannot start another skill (`{skill}`): the planner dispatches skills"
                 ),
-                &state,
+                state,
                 left,
             )),
         };

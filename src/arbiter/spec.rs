@@ -56,17 +56,20 @@ pub struct SkillSpec {
     pub max_steps: u64,
     /// Whether a run can be cancelled (default true).
     pub interruptible: bool,
+    /// State name → position in `states`.
+    #[serde(skip)]
+    lookup: std::collections::BTreeMap<String, usize>,
 }
 
 impl SkillSpec {
     /// The state named `name`.
     pub fn state(&self, name: &str) -> Option<&State> {
-        self.states.iter().find(|s| s.name == name)
+        self.index(name).and_then(|i| self.states.get(i))
     }
 
     /// The index of the state named `name`.
     pub fn index(&self, name: &str) -> Option<usize> {
-        self.states.iter().position(|s| s.name == name)
+        self.lookup.get(name).copied()
     }
 
     /// The JSON form (the seed's schema; `states` as an object).
@@ -111,7 +114,7 @@ impl SkillSpec {
 /// The default `max_steps`.
 pub const DEFAULT_MAX_STEPS: u64 = 50;
 
-fn strings(v: Option<&Value>, path: &str, out: &mut Problems) -> Vec<String> {
+fn strings(v: Option<&Value>, path: impl Fn() -> String, out: &mut Problems) -> Vec<String> {
     match v {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(a)) => a
@@ -120,13 +123,17 @@ fn strings(v: Option<&Value>, path: &str, out: &mut Problems) -> Vec<String> {
             .filter_map(|(i, x)| match x.as_str() {
                 Some(s) => Some(s.to_owned()),
                 None => {
-                    out.error(&format!("{path}[{i}]"), "wrong-type", "expected a string");
+                    out.error(
+                        &format!("{}[{i}]", path()),
+                        "wrong-type",
+                        "expected a string",
+                    );
                     None
                 }
             })
             .collect(),
         Some(_) => {
-            out.error(path, "wrong-type", "expected an array of strings");
+            out.error(&path(), "wrong-type", "expected an array of strings");
             Vec::new()
         }
     }
@@ -196,9 +203,9 @@ pub(crate) fn read(v: &Value, out: &mut Problems) -> Option<SkillSpec> {
     match o.get("states") {
         Some(Value::Object(m)) => {
             for (name, st) in m {
-                let p = format!("states.{name}");
+                let p = || format!("states.{name}");
                 let Some(so) = st.as_object() else {
-                    out.error(&p, "wrong-type", "a state must be an object");
+                    out.error(&p(), "wrong-type", "a state must be an object");
                     continue;
                 };
                 let objective = match so.get("objective") {
@@ -206,7 +213,7 @@ pub(crate) fn read(v: &Value, out: &mut Problems) -> Option<SkillSpec> {
                     Some(Value::String(x)) => x.clone(),
                     Some(_) => {
                         out.error(
-                            &format!("{p}.objective"),
+                            &format!("{}.objective", p()),
                             "wrong-type",
                             "`objective` must be a string",
                         );
@@ -218,21 +225,23 @@ pub(crate) fn read(v: &Value, out: &mut Problems) -> Option<SkillSpec> {
                     Some(Value::Bool(b)) => *b,
                     Some(_) => {
                         out.error(
-                            &format!("{p}.terminal"),
+                            &format!("{}.terminal", p()),
                             "wrong-type",
                             "`terminal` must be a boolean",
                         );
                         false
                     }
                 };
-                let allowed_tools =
-                    strings(so.get("allowed_tools"), &format!("{p}.allowed_tools"), out);
+                let allowed_tools = strings(
+                    so.get("allowed_tools"),
+                    || format!("{}.allowed_tools", p()),
+                    out,
+                );
                 let mut transitions = Vec::new();
                 match so.get("transitions") {
                     None | Some(Value::Null) => {}
                     Some(Value::Array(a)) => {
                         for (i, t) in a.iter().enumerate() {
-                            let tp = format!("{p}.transitions[{i}]");
                             let on = t.get("on").and_then(Value::as_str);
                             let to = t.get("to").and_then(Value::as_str);
                             match (on, to) {
@@ -243,7 +252,7 @@ pub(crate) fn read(v: &Value, out: &mut Problems) -> Option<SkillSpec> {
                                     })
                                 }
                                 _ => out.error(
-                                    &tp,
+                                    &format!("{}.transitions[{i}]", p()),
                                     "wrong-type",
                                     "a transition is `{ on: event, to: state }`",
                                 ),
@@ -251,7 +260,7 @@ pub(crate) fn read(v: &Value, out: &mut Problems) -> Option<SkillSpec> {
                         }
                     }
                     Some(_) => out.error(
-                        &format!("{p}.transitions"),
+                        &format!("{}.transitions", p()),
                         "wrong-type",
                         "`transitions` must be an array",
                     ),
@@ -275,6 +284,11 @@ pub(crate) fn read(v: &Value, out: &mut Problems) -> Option<SkillSpec> {
         initial_state: initial_state.unwrap_or_default(),
         input_schema: o.get("input_schema").filter(|v| !v.is_null()).cloned(),
         output_schema: o.get("output_schema").filter(|v| !v.is_null()).cloned(),
+        lookup: states
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name.clone(), i))
+            .collect(),
         states,
         max_steps,
         interruptible,

@@ -41,19 +41,22 @@ pub(crate) fn check(s: &SkillSpec, tools: Option<&BTreeSet<String>>, out: &mut P
     // Edges by index (unknown targets reported, then left out of the graph).
     let mut edges: Vec<Vec<usize>> = vec![Vec::new(); s.states.len()];
     for (i, st) in s.states.iter().enumerate() {
-        let p = format!("states.{}", st.name);
+        let p = || format!("states.{}", st.name);
         if st.terminal && !st.transitions.is_empty() {
             out.error(
-                &format!("{p}.transitions"),
+                &format!("{}.transitions", p()),
                 "terminal-with-transitions",
                 format!("`{}` is terminal but has transitions", st.name),
             );
         }
-        let mut seen: BTreeSet<&str> = BTreeSet::new();
         for (k, t) in st.transitions.iter().enumerate() {
-            if !seen.insert(t.on.as_str()) {
+            if st
+                .transitions
+                .get(..k)
+                .is_some_and(|before| before.iter().any(|b| b.on == t.on))
+            {
                 out.error(
-                    &format!("{p}.transitions[{k}].on"),
+                    &format!("{}.transitions[{k}].on", p()),
                     "duplicate-event",
                     format!("`{}` has two transitions on `{}`", st.name, t.on),
                 );
@@ -61,7 +64,7 @@ pub(crate) fn check(s: &SkillSpec, tools: Option<&BTreeSet<String>>, out: &mut P
             match index.get(t.to.as_str()) {
                 Some(&j) => edges[i].push(j),
                 None => out.error(
-                    &format!("{p}.transitions[{k}].to"),
+                    &format!("{}.transitions[{k}].to", p()),
                     "unknown-state",
                     format!(
                         "`{}` goes to `{}` on `{}`, which is not a state",
@@ -74,7 +77,7 @@ pub(crate) fn check(s: &SkillSpec, tools: Option<&BTreeSet<String>>, out: &mut P
             for (k, tool) in st.allowed_tools.iter().enumerate() {
                 if !reg.contains(tool) {
                     out.error(
-                        &format!("{p}.allowed_tools[{k}]"),
+                        &format!("{}.allowed_tools[{k}]", p()),
                         "unknown-tool",
                         format!("`{tool}` is not in the tool registry"),
                     );

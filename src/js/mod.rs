@@ -9,6 +9,8 @@ use crate::wire;
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "composer")]
+mod arbiter;
+#[cfg(feature = "composer")]
 mod composer;
 mod compositor;
 mod skills;

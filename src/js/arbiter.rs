@@ -1,0 +1,247 @@
+//! Skill state machines and the arbiter for JS: conversions only (`crate::arbiter`). The
+//! proposal path takes plain strings (no JSON) so a proposal costs little more than the
+//! call into wasm.
+
+use super::js_err;
+use crate::arbiter::{self, Arbiter, Proposal, SkillRegistry};
+use crate::error::{Error, ErrorKind};
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use wasm_bindgen::prelude::*;
+
+fn parse(text: &str, what: &str) -> Result<Value, JsValue> {
+    serde_json::from_str(text).map_err(|e| {
+        js_err(Error::new(
+            ErrorKind::InvalidRequest,
+            format!("{what} is not valid JSON: {e}"),
+        ))
+    })
+}
+
+fn names(text: &str) -> Result<Vec<String>, JsValue> {
+    match parse(text, "the tools")? {
+        Value::Array(a) => Ok(a
+            .into_iter()
+            .filter_map(|v| v.as_str().map(str::to_owned))
+            .collect()),
+        Value::Null => Ok(Vec::new()),
+        _ => Err(js_err(Error::new(
+            ErrorKind::InvalidRequest,
+            "`tools` must be an array of names",
+        ))),
+    }
+}
+
+fn list(text: &str, what: &str) -> Result<Vec<Value>, JsValue> {
+    match parse(text, what)? {
+        Value::Array(a) => Ok(a),
+        Value::Null => Ok(Vec::new()),
+        _ => Err(js_err(Error::new(
+            ErrorKind::InvalidRequest,
+            format!("{what} must be an array"),
+        ))),
+    }
+}
+
+/// Every problem of a spec (JSON); `tools` is a JSON array of names, or `null` to skip the
+/// tool check → `{ ok, problems }`.
+#[wasm_bindgen(js_name = validateSkillSpec)]
+pub fn validate_skill_spec(spec: &str, tools: &str) -> Result<String, JsValue> {
+    let v = parse(spec, "the spec")?;
+    let t: Option<BTreeSet<String>> = match parse(tools, "the tools")? {
+        Value::Null => None,
+        _ => Some(names(tools)?.into_iter().collect()),
+    };
+    let r = arbiter::validate_spec(&v, t.as_ref());
+    let mut o = serde_json::Map::new();
+    o.insert("ok".into(), r.is_valid().into());
+    o.insert("problems".into(), r.to_value()["problems"].clone());
+    Ok(Value::Object(o).to_string())
+}
+
+/// A spec (JSON) as a Mermaid state diagram, `current` marking a state ("" for none).
+#[wasm_bindgen(js_name = specToMermaid)]
+pub fn spec_to_mermaid(spec: &str, current: &str) -> Result<String, JsValue> {
+    let v = parse(spec, "the spec")?;
+    let mut problems = crate::skill::validate::Problems::default();
+    let s = arbiter::spec::read(&v, &mut problems).ok_or_else(|| {
+        js_err(Error::new(
+            ErrorKind::InvalidSkill,
+            "the spec is not a JSON object",
+        ))
+    })?;
+    Ok(arbiter::mermaid::to_mermaid(
+        &s,
+        Some(current).filter(|c| !c.is_empty()),
+    ))
+}
+
+/// An immutable registry of validated specs.
+#[wasm_bindgen(js_name = SkillRegistry)]
+pub struct JsSkillRegistry {
+    inner: Arc<SkillRegistry>,
+}
+
+#[wasm_bindgen(js_class = SkillRegistry)]
+impl JsSkillRegistry {
+    /// Builds it (`specs`, `overrides`: JSON arrays of specs; `tools`: JSON array of names).
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        specs: &str,
+        overrides: &str,
+        tools: &str,
+        builtins: bool,
+    ) -> Result<JsSkillRegistry, JsValue> {
+        let inner = SkillRegistry::build(
+            &list(specs, "the specs")?,
+            &list(overrides, "the overrides")?,
+            &names(tools)?,
+            builtins,
+        )
+        .map_err(js_err)?;
+        Ok(JsSkillRegistry {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// The spec names (JSON array).
+    pub fn names(&self) -> String {
+        Value::from(self.inner.names()).to_string()
+    }
+
+    /// A spec (JSON), or "".
+    pub fn spec(&self, name: &str) -> String {
+        self.inner
+            .get(name)
+            .map(|s| s.to_value().to_string())
+            .unwrap_or_default()
+    }
+}
+
+/// The built-in specs (JSON array).
+#[wasm_bindgen(js_name = builtinSkillSpecs)]
+pub fn builtin_skill_specs() -> String {
+    Value::Array(arbiter::builtin_specs()).to_string()
+}
+
+/// The arbiter over one registry.
+#[wasm_bindgen(js_name = Arbiter)]
+pub struct JsArbiter {
+    inner: Arbiter,
+}
+
+fn outcome_json(o: &arbiter::Outcome) -> String {
+    serde_json::to_string(o).unwrap_or_default()
+}
+
+#[wasm_bindgen(js_class = Arbiter)]
+impl JsArbiter {
+    /// An arbiter with a per-step retry budget.
+    #[wasm_bindgen(constructor)]
+    pub fn new(registry: &JsSkillRegistry, retries: u32) -> JsArbiter {
+        JsArbiter {
+            inner: Arbiter::new(registry.inner.clone()).with_retry_budget(retries),
+        }
+    }
+
+    /// Starts a skill in a lane (input JSON) → the run (JSON).
+    pub fn start(&mut self, lane: &str, skill: &str, input: &str) -> Result<String, JsValue> {
+        let v = parse(input, "the input")?;
+        let r = self.inner.start(lane, skill, v).map_err(js_err)?;
+        Ok(serde_json::to_string(r).unwrap_or_default())
+    }
+
+    /// A tool-call proposal (`arguments` JSON, or "" for none). Accepted with no state
+    /// change and no record → "" (the caller knows the rest); otherwise the outcome JSON.
+    pub fn tool(&mut self, lane: &str, name: &str, arguments: &str) -> Result<String, JsValue> {
+        let arguments = if arguments.is_empty() {
+            Value::Null
+        } else {
+            parse(arguments, "the arguments")?
+        };
+        let o = self
+            .inner
+            .propose(
+                lane,
+                Proposal::Tool {
+                    name: name.to_owned(),
+                    arguments,
+                },
+            )
+            .map_err(js_err)?;
+        Ok(
+            if o.accepted && o.proposal_record.is_none() && o.status == arbiter::Status::Running {
+                String::new()
+            } else {
+                outcome_json(&o)
+            },
+        )
+    }
+
+    /// A transition proposal → the outcome (JSON).
+    pub fn transition(&mut self, lane: &str, event: &str) -> Result<String, JsValue> {
+        let o = self
+            .inner
+            .propose(
+                lane,
+                Proposal::Transition {
+                    event: event.to_owned(),
+                },
+            )
+            .map_err(js_err)?;
+        Ok(outcome_json(&o))
+    }
+
+    /// Any proposal (JSON) → the outcome (JSON).
+    pub fn propose(&mut self, lane: &str, proposal: &str) -> Result<String, JsValue> {
+        let p = Proposal::from_value(&parse(proposal, "the proposal")?).map_err(js_err)?;
+        Ok(outcome_json(&self.inner.propose(lane, p).map_err(js_err)?))
+    }
+
+    /// Cancels the lane's run → the run (JSON).
+    pub fn cancel(&mut self, lane: &str) -> Result<String, JsValue> {
+        let r = self.inner.cancel(lane).map_err(js_err)?;
+        Ok(serde_json::to_string(r).unwrap_or_default())
+    }
+
+    /// The lane's run (JSON), or "".
+    pub fn run(&self, lane: &str) -> String {
+        self.inner
+            .run(lane)
+            .map(|r| serde_json::to_string(r).unwrap_or_default())
+            .unwrap_or_default()
+    }
+
+    /// The step context for the lane's next model call (host context JSON in).
+    #[wasm_bindgen(js_name = stepContext)]
+    pub fn step_context(&self, lane: &str, host: &str) -> Result<String, JsValue> {
+        let h = if host.is_empty() {
+            Value::Null
+        } else {
+            parse(host, "the context")?
+        };
+        Ok(self
+            .inner
+            .step_context(lane, &h)
+            .map_err(js_err)?
+            .to_string())
+    }
+
+    /// Session → lanes → skill → step (JSON).
+    pub fn hierarchy(&self, session: &str) -> String {
+        self.inner.hierarchy(session).to_string()
+    }
+}
+
+/// Replays a log (JSON array of events) over a registry → the run (JSON).
+#[wasm_bindgen(js_name = replayLog)]
+pub fn replay_log(registry: &JsSkillRegistry, log: &str, retries: u32) -> Result<String, JsValue> {
+    let events: Vec<arbiter::Event> = list(log, "the log")?
+        .iter()
+        .map(arbiter::Event::from_value)
+        .collect::<crate::error::Result<_>>()
+        .map_err(js_err)?;
+    let r = Arbiter::replay(registry.inner.clone(), &events, retries).map_err(js_err)?;
+    Ok(serde_json::to_string(&r).unwrap_or_default())
+}
