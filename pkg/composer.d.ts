@@ -243,3 +243,105 @@ export declare function runArtifact(options: RunOptions & { artifact: string }):
 
 /** Runs a skill's artifacts in order; a hard assertion failure stops it. */
 export declare function runSkill(options: RunOptions & { artifacts?: string[] }): Promise<{ outputs: Record<string, string>; results: RunResult[]; warnings: AssertionOutcome[] }>;
+
+/** A SkillSpec: a skill as a deterministic state machine. */
+export interface SkillSpec {
+  name: string;
+  description?: string;
+  initial_state: string;
+  input_schema?: object;
+  output_schema?: object;
+  states: Record<string, { objective?: string; allowed_tools?: string[]; transitions?: Array<{ on: string; to: string }>; terminal?: boolean }>;
+  /** Model steps before forced termination (default 50). */
+  max_steps?: number;
+  /** Whether a run can be cancelled (default true). */
+  interruptible?: boolean;
+}
+
+export interface SpecProblem {
+  path: string;
+  code: 'missing-initial-state' | 'unknown-state' | 'no-terminal' | 'terminal-with-transitions' | 'unreachable-state' | 'no-path-to-terminal' | 'unknown-tool' | 'invalid-schema' | 'duplicate-event' | 'missing-field' | 'wrong-type' | string;
+  message: string;
+  severity: 'error' | 'warning';
+}
+
+/** Every problem of a spec at once; `tools` omitted skips the tool-registry check. */
+export declare function validateSkillSpec(spec: SkillSpec | string, options?: { tools?: string[] }): { ok: boolean; problems: SpecProblem[] };
+/** The built-in `tool-builder` and `skill-builder` specs. */
+export declare function builtinSkillSpecs(): SkillSpec[];
+
+/** An immutable registry of validated specs. */
+export interface SkillRegistry {
+  names(): string[];
+  spec(name: string): SkillSpec | null;
+}
+/** Builds a registry (overrides replace specs by name); throws `InvalidSkill` listing every failing spec. */
+export declare function buildSkillRegistry(specs: SkillSpec[], options?: { tools?: string[]; overrides?: SkillSpec[]; builtins?: boolean }): SkillRegistry;
+
+export type Proposal =
+  | { type: 'tool'; name: string; arguments?: unknown }
+  | { type: 'transition'; event: string }
+  | { type: 'finish'; output?: unknown }
+  | { type: 'spawn'; skill: string };
+
+export type RunStatus = 'running' | 'finished' | 'cancelled' | 'terminated' | 'failed';
+
+export interface ProposalRecord {
+  kind: 'tool' | 'skill';
+  payload: unknown;
+  status: 'pending-approval';
+  step: number;
+}
+
+export interface Outcome {
+  accepted: boolean;
+  status: RunStatus;
+  state: string;
+  step: number;
+  /** A refusal: its code and what would have been valid. */
+  error?: { code: 'tool-not-allowed' | 'invalid-transition' | 'not-terminal' | 'output-mismatch' | 'no-spawn' | 'invalid-skill-spec'; message: string; allowed_tools: string[]; transitions: string[]; terminal: boolean; retries_left: number; problems?: SpecProblem[] };
+  proposal_record?: ProposalRecord;
+}
+
+export interface LogEvent {
+  seq: number;
+  kind: 'started' | 'proposal' | 'cancelled';
+  skill?: string;
+  input?: unknown;
+  proposal?: Proposal;
+  accepted: boolean;
+  rejected?: string;
+  from: string;
+  to: string;
+  status: RunStatus;
+}
+
+export interface Run {
+  skill: string;
+  state: string;
+  step: number;
+  retries: number;
+  status: RunStatus;
+  input: unknown;
+  output: unknown;
+  reason: 'retry-budget-exhausted' | 'max-steps' | 'cancelled' | null;
+  proposals: ProposalRecord[];
+  state_calls: Array<{ tool: string; arguments: unknown }>;
+  log: LogEvent[];
+}
+
+/** The arbiter: one active skill per lane; every proposal validated, applied and logged. */
+export declare class Arbiter {
+  constructor(registry: SkillRegistry, options?: { retries?: number });
+  start(lane: string, skill: string, input?: unknown): Run;
+  propose(lane: string, proposal: Proposal): Outcome;
+  cancel(lane: string): Run;
+  run(lane: string): Run | null;
+  log(lane: string): LogEvent[];
+  stepContext(lane: string, context?: unknown): { skill: string; state: string; objective: string; allowed_tools: string[]; transitions: string[]; terminal: boolean; step: number; max_steps: number; retries_left: number; context: unknown; step_context: { calls: Array<{ tool: string; arguments: unknown }> } };
+  hierarchy(session?: string): { session: string; lanes: Array<{ lane: string; skill: { name: string; state: string; status: RunStatus; step: { n: number; objective: string } } }> };
+  replay(log: LogEvent[]): Run;
+}
+
+/** A spec as a Mermaid state diagram; a run (or a state name) marks where it is. */
+export declare function toMermaid(spec: SkillSpec | string, run?: Run | string): string;

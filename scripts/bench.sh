@@ -13,3 +13,5 @@ node bench/compose.mjs
 ( cd bench && node skills.mjs )
 # The Skill Composer: a whole composition beside nunjucks and minijinja-js rendering the framing (Node).
 ( cd bench && node skill-composer.mjs )
+# Skill state machines: validation and proposals beside XState v5 (Node).
+( cd bench && node arbiter.mjs )

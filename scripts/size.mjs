@@ -6,7 +6,7 @@ const files = [
   ['web wasm (pkg/dist/wasm/promptloom_bg.wasm)', 'pkg/dist/wasm/promptloom_bg.wasm'],
   ['web glue (wasm-bindgen JS + pkg/src/*.js)', ['pkg/dist/wasm/promptloom.js', 'pkg/src/api.js', 'pkg/src/compositor.js', 'pkg/src/stores.js', 'pkg/src/skills.js', 'pkg/src/web.js']],
   ['web wasm with the composer (promptloom/composer)', 'pkg/dist/wasm/promptloom_composer_bg.wasm'],
-  ['composer glue (its wasm-bindgen JS + pkg/src/compose.js)', ['pkg/dist/wasm/promptloom_composer.js', 'pkg/src/compose.js', 'pkg/src/composer-web.js']],
+  ['composer glue (its wasm-bindgen JS + pkg/src/compose.js, arbiter.js)', ['pkg/dist/wasm/promptloom_composer.js', 'pkg/src/compose.js', 'pkg/src/arbiter.js', 'pkg/src/composer-web.js']],
   ['WASI component (target/component/promptloom.wasm)', 'target/component/promptloom.wasm'],
   ['WASI component, lowering only (promptloom-lowering.wasm)', 'target/component/promptloom-lowering.wasm'],
 ];
@@ -36,7 +36,7 @@ if (web.gz > budget) {
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 590 * 1024;
+const fullBudget = 630 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;

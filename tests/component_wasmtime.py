@@ -147,7 +147,13 @@ class Host:
         self.store_fns["invocations"] = f("[method]message-store.invocations")
         co = inst.get_export_index(self.store, "promptloom:core/composer@0.1.0")
         h = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, co))
+        ar = inst.get_export_index(self.store, "promptloom:core/arbiter@0.1.0")
+        k = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, ar))
+        self.arbiter = {n: k(n) for n in ["validate-skill-spec", "to-mermaid", "[static]skill-registry.build", "[method]skill-registry.names", "[static]arbiter.create", "[method]arbiter.start", "[method]arbiter.propose", "[method]arbiter.run", "[method]arbiter.replay"]}
         self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "route-artifact", "prepare-artifact", "check-assertions"]}
+
+    def ar(self, name, *args):
+        return self.arbiter[name](self.store, *args)
 
     def co(self, name, *args):
         return self.composer[name](self.store, *args)
@@ -260,6 +266,29 @@ class ComposerInWasmtime(unittest.TestCase):
         pkg = json.dumps({"name": "Made Here", "description": "x", "metadata": {"framing": "y"}})
         self.assertEqual(h.sk("store.call-authoring-tool", st, "create_skill", pkg, app, NOW).tag, "unknown-tool")
         self.assertEqual(json.loads(h.sk("store.call-authoring-tool", st, "create_skill", pkg, auth, NOW))["name"], "Made Here")
+
+
+class ArbiterInWasmtime(unittest.TestCase):
+    """Skill state machines in Wasmtime: validation, a registry, proposals, the log replayed."""
+
+    def test_validation_registry_and_runs(self):
+        h = Host()
+        specs = {os.path.basename(f)[:-5]: read(f) for f in glob.glob(os.path.join(ROOT, "tests/arbiter/specs/*.json"))}
+        tools = ["choir.memory.query", "choir.fs.read", "choir.fs.write", "search"]
+        v = json.loads(h.ar("validate-skill-spec", specs["broken-unreachable"], tools))
+        self.assertEqual((v["ok"], v["problems"][0]["code"]), (False, "unreachable-state"))
+        self.assertEqual(h.ar("[static]skill-registry.build", "[" + specs["broken-trap"] + "]", "[]", tools, False).tag, "invalid-skill")
+        reg = h.ar("[static]skill-registry.build", "[" + specs["build-feature"] + "]", "[]", tools, True)
+        self.assertEqual(h.ar("[method]skill-registry.names", reg), ["build_feature", "skill-builder", "tool-builder"])
+        a = h.ar("[static]arbiter.create", reg, 2)
+        self.assertEqual(json.loads(h.ar("[method]arbiter.start", a, "core", "build_feature", '{"feature": "x"}'))["state"], "understand")
+        out = json.loads(h.ar("[method]arbiter.propose", a, "core", '{"type": "tool", "name": "choir.fs.write"}'))
+        self.assertEqual((out["accepted"], out["error"]["code"]), (False, "tool-not-allowed"))
+        out = json.loads(h.ar("[method]arbiter.propose", a, "core", '{"type": "transition", "event": "complete"}'))
+        self.assertEqual(out["state"], "plan")
+        run = json.loads(h.ar("[method]arbiter.run", a, "core"))
+        self.assertEqual(json.loads(h.ar("[method]arbiter.replay", a, json.dumps(run["log"]))), run)
+        self.assertTrue(h.ar("to-mermaid", specs["build-feature"], "plan").endswith("class plan current\n"))
 
 
 class ComponentInWasmtime(unittest.TestCase):

@@ -4,6 +4,8 @@
 //! backend is the imported `wasi:keyvalue` bucket.
 
 #[cfg(not(feature = "lowering-only"))]
+mod arbiter;
+#[cfg(not(feature = "lowering-only"))]
 mod composer;
 #[cfg(not(feature = "lowering-only"))]
 mod compositor;

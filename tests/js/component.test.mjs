@@ -12,13 +12,14 @@ import { conformance } from './store-conformance.mjs';
 import { skillConformance } from './skill-conformance.mjs';
 import { buckets } from './kv.js';
 import { readFileSync } from 'node:fs';
-import { composerFixtures } from './composer-fixtures.mjs';
+import { composerFixtures, arbiterSpecs } from './composer-fixtures.mjs';
 import * as plc from '../../pkg/src/composer-node.js';
 
 let lowering;
 let compositor;
 let skills;
 let composer;
+let arbiterApi;
 before(async () => {
   const out = join(root, 'tests/js/.out/component');
   execFileSync(join(root, 'node_modules/.bin/jco'), ['transpile', join(root, 'target/component/promptloom.wasm'), '-o', out, '--quiet', '--map', 'wasi:keyvalue/store=../../kv.js'], { stdio: 'pipe' });
@@ -27,6 +28,7 @@ before(async () => {
   compositor = mod.compositor;
   skills = mod.skills;
   composer = mod.composer;
+  arbiterApi = mod.arbiter;
 });
 
 function resolved(table) {
@@ -428,4 +430,24 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   const messages = wrap(() => compositor.MessageStore.open('composer-records'));
   wrap(() => messages.recordInvocation(JSON.stringify(comp.invocation_record)));
   assert.deepEqual(JSON.parse(wrap(() => messages.invocations('thread-1'))), [comp.invocation_record]);
+});
+
+test('skill state machines in jco: validation, registries, the arbiter, the log replayed, Mermaid', () => {
+  const specs = arbiterSpecs();
+  const tools = ['choir.memory.query', 'choir.fs.read', 'choir.fs.write', 'search'];
+  const v = JSON.parse(arbiterApi.validateSkillSpec(JSON.stringify(specs['broken-trap']), tools));
+  assert.deepEqual([v.ok, v.problems[0].code], [false, 'no-path-to-terminal']);
+  assert.throws(() => wrap(() => arbiterApi.SkillRegistry.build(JSON.stringify([specs['broken-unreachable']]), '[]', tools, false)), (e) => e.code === 'InvalidSkill');
+  const reg = arbiterApi.SkillRegistry.build(JSON.stringify([specs['build-feature']]), '[]', tools, true);
+  assert.deepEqual(reg.names(), ['build_feature', 'skill-builder', 'tool-builder']);
+  const a = arbiterApi.Arbiter.create(reg, 2);
+  assert.equal(JSON.parse(a.start('core', 'build_feature', '{"feature":"x"}')).state, 'understand');
+  const no = JSON.parse(a.propose('core', '{"type":"tool","name":"choir.fs.write"}'));
+  assert.deepEqual([no.accepted, no.error.code, no.error.allowed_tools], [false, 'tool-not-allowed', ['choir.memory.query']]);
+  assert.equal(JSON.parse(a.propose('core', '{"type":"transition","event":"complete"}')).state, 'plan');
+  const run = JSON.parse(a.run('core'));
+  assert.deepEqual(JSON.parse(a.replay(JSON.stringify(run.log))), run);
+  assert.equal(JSON.parse(a.cancel('core')).status, 'cancelled');
+  assert.ok(!JSON.stringify(JSON.parse(a.stepContext('core', '{}'))).includes('Apply changes to files.'));
+  assert.match(arbiterApi.toMermaid(JSON.stringify(specs['build-feature']), 'plan'), /class plan current\n$/);
 });

@@ -29,3 +29,10 @@ export function composerFixtures() {
   }
   return { packages, requests, expected };
 }
+
+/** The SkillSpecs of tests/arbiter/specs, by name. */
+export function arbiterSpecs() {
+  const out = {};
+  for (const f of readdirSync(new URL('arbiter/specs/', root))) out[f.slice(0, -5)] = JSON.parse(read(`arbiter/specs/${f}`));
+  return out;
+}

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { openDemo } from './chromium.mjs';
-import { composerFixtures } from './composer-fixtures.mjs';
+import { composerFixtures, arbiterSpecs } from './composer-fixtures.mjs';
 
 let demo;
 let page;
@@ -85,5 +85,15 @@ test('composer conformance: IndexedDB skill and message stores', async () => {
     );
   }, composerFixtures());
   assert.ok(results.length >= 11);
+  for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
+});
+
+test('arbiter conformance in Chromium', async () => {
+  const results = await page.evaluate(async (specs) => {
+    const pl = await import('/pkg/src/composer-web.js');
+    const { arbiterConformance } = await import('/tests/js/arbiter-conformance.mjs');
+    return arbiterConformance(pl, specs);
+  }, arbiterSpecs());
+  assert.ok(results.length >= 5);
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
 });

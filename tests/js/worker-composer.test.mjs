@@ -7,7 +7,7 @@ import { Miniflare } from 'miniflare';
 import { join } from 'node:path';
 import { statSync, readdirSync, rmSync } from 'node:fs';
 import { root } from './cases.mjs';
-import { composerFixtures } from './composer-fixtures.mjs';
+import { composerFixtures, arbiterSpecs } from './composer-fixtures.mjs';
 
 let mf;
 const out = join(root, 'tests/js/.out/worker-composer');
@@ -44,6 +44,13 @@ for (const backend of ['memory', 'kv']) {
     for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
   });
 }
+
+test('arbiter conformance in workerd', async () => {
+  const res = await mf.dispatchFetch('http://worker.test/arbiter-conformance', { method: 'POST', body: JSON.stringify({ specs: arbiterSpecs() }) });
+  const results = await res.json();
+  assert.ok(results.length >= 5);
+  for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
+});
 
 test('a composition at the edge, and a typed error', async () => {
   const fx = composerFixtures();

@@ -41,3 +41,14 @@ async function use(): Promise<void> {
   }
 }
 void use;
+
+import { validateSkillSpec, buildSkillRegistry, Arbiter, toMermaid, type SkillSpec, type Outcome } from 'promptloom/composer';
+const spec: SkillSpec = { name: 'x', initial_state: 'a', states: { a: { transitions: [{ on: 'go', to: 'done' }] }, done: { terminal: true } } };
+const ok: boolean = validateSkillSpec(spec, { tools: [] }).ok;
+const arb = new Arbiter(buildSkillRegistry([spec]), { retries: 2 });
+arb.start('lane', 'x');
+const outcome: Outcome = arb.propose('lane', { type: 'transition', event: 'go' });
+// @ts-expect-error: not a proposal type
+arb.propose('lane', { type: 'jump', to: 'done' });
+const diagram: string = toMermaid(spec, arb.run('lane') ?? undefined);
+void [ok, outcome, diagram];

@@ -2,6 +2,7 @@
 // runs the composer suite, or composes the request it is sent.
 import * as pl from 'promptloom/composer';
 import { composerConformance } from '../composer-conformance.mjs';
+import { arbiterConformance } from '../arbiter-conformance.mjs';
 
 let stores = 0;
 
@@ -16,6 +17,9 @@ export default {
       const skills = () => pl.openSkillStore(kv ? { backend: env.CHAT, name: `composer-${stores++}`, now } : { now });
       const messages = () => pl.openMessageStore(kv ? { backend: env.CHAT, name: `composer-msg-${stores++}` } : {});
       return Response.json(await composerConformance(pl, skills, messages, fx));
+    }
+    if (url.pathname === '/arbiter-conformance') {
+      return Response.json(await arbiterConformance(pl, (await request.json()).specs));
     }
     try {
       return Response.json({ composition: pl.compose(await request.json()) });

@@ -1,0 +1,172 @@
+//! `promptloom:core/arbiter`: conversions only; the logic is [`crate::arbiter`].
+
+use super::exports::promptloom::core::arbiter::{
+    self as wit, Guest, GuestArbiter, GuestSkillRegistry,
+};
+use super::promptloom::core::types::Error as WitError;
+use super::{to_wit, Component};
+use crate::arbiter::{self, Arbiter, Event, Proposal, SkillRegistry};
+use crate::error::{Error, ErrorKind};
+use serde_json::Value;
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+fn parse(text: &str, what: &str) -> Result<Value, WitError> {
+    serde_json::from_str(text).map_err(|e| {
+        to_wit(Error::new(
+            ErrorKind::InvalidRequest,
+            format!("{what} is not valid JSON: {e}"),
+        ))
+    })
+}
+
+fn array(text: &str, what: &str) -> Result<Vec<Value>, WitError> {
+    match parse(text, what)? {
+        Value::Array(a) => Ok(a),
+        Value::Null => Ok(Vec::new()),
+        _ => Err(to_wit(Error::new(
+            ErrorKind::InvalidRequest,
+            format!("{what} must be an array"),
+        ))),
+    }
+}
+
+impl Guest for Component {
+    type SkillRegistry = RegistryResource;
+    type Arbiter = ArbiterResource;
+
+    fn validate_skill_spec(spec: String, tools: Option<Vec<String>>) -> Result<String, WitError> {
+        let v = parse(&spec, "the spec")?;
+        let t: Option<BTreeSet<String>> = tools.map(|t| t.into_iter().collect());
+        let r = arbiter::validate_spec(&v, t.as_ref());
+        Ok(
+            serde_json::json!({"ok": r.is_valid(), "problems": r.to_value()["problems"]})
+                .to_string(),
+        )
+    }
+
+    fn builtin_skill_specs() -> String {
+        Value::Array(arbiter::builtin_specs()).to_string()
+    }
+
+    fn to_mermaid(spec: String, current: Option<String>) -> Result<String, WitError> {
+        let v = parse(&spec, "the spec")?;
+        let mut problems = crate::skill::validate::Problems::default();
+        let s = arbiter::spec::read(&v, &mut problems).ok_or_else(|| {
+            to_wit(Error::new(
+                ErrorKind::InvalidSkill,
+                "the spec is not a JSON object",
+            ))
+        })?;
+        Ok(arbiter::mermaid::to_mermaid(&s, current.as_deref()))
+    }
+}
+
+/// The `skill-registry` resource.
+pub struct RegistryResource {
+    inner: Arc<SkillRegistry>,
+}
+
+impl GuestSkillRegistry for RegistryResource {
+    fn build(
+        specs: String,
+        overrides: String,
+        tools: Vec<String>,
+        builtins: bool,
+    ) -> Result<wit::SkillRegistry, WitError> {
+        let inner = SkillRegistry::build(
+            &array(&specs, "the specs")?,
+            &array(&overrides, "the overrides")?,
+            &tools,
+            builtins,
+        )
+        .map_err(to_wit)?;
+        Ok(wit::SkillRegistry::new(RegistryResource {
+            inner: Arc::new(inner),
+        }))
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.inner.names().into_iter().map(str::to_owned).collect()
+    }
+
+    fn spec(&self, name: String) -> Option<String> {
+        self.inner.get(&name).map(|s| s.to_value().to_string())
+    }
+}
+
+/// The `arbiter` resource.
+pub struct ArbiterResource {
+    inner: RefCell<Arbiter>,
+    registry: Arc<SkillRegistry>,
+    retries: u32,
+}
+
+fn run_json(r: &arbiter::Run) -> String {
+    serde_json::to_string(r).unwrap_or_default()
+}
+
+impl GuestArbiter for ArbiterResource {
+    fn create(registry: wit::SkillRegistryBorrow<'_>, retries: u32) -> wit::Arbiter {
+        let reg = registry.get::<RegistryResource>().inner.clone();
+        wit::Arbiter::new(ArbiterResource {
+            inner: RefCell::new(Arbiter::new(reg.clone()).with_retry_budget(retries)),
+            registry: reg,
+            retries,
+        })
+    }
+
+    fn start(&self, lane: String, skill: String, input: String) -> Result<String, WitError> {
+        let v = parse(&input, "the input")?;
+        let mut a = self.inner.borrow_mut();
+        a.start(&lane, &skill, v).map(run_json).map_err(to_wit)
+    }
+
+    fn propose(&self, lane: String, proposal: String) -> Result<String, WitError> {
+        let p = Proposal::from_value(&parse(&proposal, "the proposal")?).map_err(to_wit)?;
+        let o = self.inner.borrow_mut().propose(&lane, p).map_err(to_wit)?;
+        Ok(serde_json::to_string(&o).unwrap_or_default())
+    }
+
+    fn cancel(&self, lane: String) -> Result<String, WitError> {
+        self.inner
+            .borrow_mut()
+            .cancel(&lane)
+            .map(run_json)
+            .map_err(to_wit)
+    }
+
+    fn run(&self, lane: String) -> Option<String> {
+        self.inner.borrow().run(&lane).map(run_json)
+    }
+
+    fn step_context(&self, lane: String, context: String) -> Result<String, WitError> {
+        let h = if context.is_empty() {
+            Value::Null
+        } else {
+            parse(&context, "the context")?
+        };
+        Ok(self
+            .inner
+            .borrow()
+            .step_context(&lane, &h)
+            .map_err(to_wit)?
+            .to_string())
+    }
+
+    fn hierarchy(&self, session: String) -> String {
+        self.inner.borrow().hierarchy(&session).to_string()
+    }
+
+    fn replay(&self, log: String) -> Result<String, WitError> {
+        let events: Vec<Event> = array(&log, "the log")?
+            .iter()
+            .map(Event::from_value)
+            .collect::<crate::error::Result<_>>()
+            .map_err(to_wit)?;
+        Arbiter::replay(self.registry.clone(), &events, self.retries)
+            .map(|r| run_json(&r))
+            .map_err(to_wit)
+    }
+}

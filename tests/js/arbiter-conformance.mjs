@@ -1,0 +1,119 @@
+// The skill state machine suite: the same checks in Node, workerd and headless Chromium
+// through `promptloom/composer`. `specs` holds the specs of tests/arbiter/specs by name.
+import { assert, eq, checker } from './checks.mjs';
+
+const TOOLS = ['choir.memory.query', 'choir.fs.read', 'choir.fs.write', 'search'];
+
+function throws(f, code, what) {
+  try {
+    f();
+  } catch (e) {
+    if (e.code !== code) throw new Error(`${what}: expected ${code}, got ${e.code}: ${e.message}`);
+    return e;
+  }
+  throw new Error(`${what}: expected ${code}, nothing was thrown`);
+}
+
+export async function arbiterConformance(pl, specs) {
+  const results = [];
+  const check = checker(async () => ({ close() {} }), results);
+  const tool = (name) => ({ type: 'tool', name });
+  const go = (event) => ({ type: 'transition', event });
+
+  await check('validation lists every problem with its rule', async () => {
+    const rules = {
+      'broken-missing-initial': 'missing-initial-state',
+      'broken-unknown-target': 'unknown-state',
+      'broken-no-terminal': 'no-terminal',
+      'broken-terminal-with-transitions': 'terminal-with-transitions',
+      'broken-unreachable': 'unreachable-state',
+      'broken-trap': 'no-path-to-terminal',
+      'broken-unknown-tool': 'unknown-tool',
+      'broken-duplicate-event': 'duplicate-event',
+    };
+    for (const [name, code] of Object.entries(rules)) {
+      const r = pl.validateSkillSpec(specs[name], { tools: TOOLS });
+      assert(!r.ok && r.problems.length === 1 && r.problems[0].code === code, `${name}: ${JSON.stringify(r.problems)}`);
+    }
+    assert(pl.validateSkillSpec(specs['build-feature'], { tools: TOOLS }).ok, 'the seed example is valid');
+    assert(pl.validateSkillSpec(specs['broken-everything'], { tools: TOOLS }).problems.length >= 8, 'every problem at once');
+    assert(pl.validateSkillSpec(specs['broken-unknown-tool']).ok, 'without a tool registry the tools are not checked');
+  });
+
+  await check('registries: fail fast, agent overrides by name, built-ins as data', async () => {
+    const e = throws(() => pl.buildSkillRegistry([specs['build-feature'], specs['broken-trap']], { tools: TOOLS }), 'InvalidSkill', 'invalid set');
+    assert(e.details.specs.length === 1 && e.details.specs[0].name === 'trap', 'names the failing spec');
+    const mine = { ...specs['build-feature'], description: 'the agent copy' };
+    const r = pl.buildSkillRegistry([specs['build-feature']], { tools: TOOLS, overrides: [mine], builtins: true });
+    eq(r.names(), ['build_feature', 'skill-builder', 'tool-builder'], 'names');
+    assert(r.spec('build_feature').description === 'the agent copy', 'the override wins');
+    eq(pl.builtinSkillSpecs().map((s) => s.name), ['tool-builder', 'skill-builder'], 'built-ins');
+  });
+
+  await check('the arbiter: allowlists, transitions, finish, spawn, retries, max_steps, cancel, one skill per lane', async () => {
+    const reg = pl.buildSkillRegistry([specs['build-feature']], { tools: TOOLS, builtins: true });
+    const a = new pl.Arbiter(reg);
+    throws(() => a.start('core', 'build_feature', {}), 'ParameterMismatch', 'input schema');
+    a.start('core', 'build_feature', { feature: 'x' });
+    throws(() => a.start('core', 'tool-builder', {}), 'InvalidRequest', 'lane busy');
+    eq(a.propose('core', tool('choir.memory.query')), { accepted: true, status: 'running', state: 'understand', step: 1 }, 'allowed tool');
+    const no = a.propose('core', tool('choir.fs.write'));
+    assert(!no.accepted && no.error.code === 'tool-not-allowed', 'forbidden tool');
+    eq([no.error.allowed_tools, no.error.transitions, no.error.retries_left], [['choir.memory.query'], ['complete'], 2], 'what would be valid');
+    eq(a.propose('core', go('complete')), { accepted: true, status: 'running', state: 'plan', step: 3 }, 'transition');
+    assert(a.propose('core', go('deploy')).error.code === 'invalid-transition', 'no such transition');
+    assert(a.propose('core', { type: 'finish' }).error.code === 'not-terminal', 'finish too early');
+    assert(a.propose('core', { type: 'spawn', skill: 'tool-builder' }).error.code === 'no-spawn', 'no spawning');
+    const r = a.run('core');
+    assert(r.status === 'failed' && r.reason === 'retry-budget-exhausted', 'past the retry budget, no error transition: failed');
+    throws(() => a.propose('core', go('complete')), 'InvalidRequest', 'a run that ended');
+    // The error transition, then finishing with the output checked.
+    a.start('core', 'build_feature', { feature: 'x' });
+    for (const e of ['complete', 'complete']) a.propose('core', go(e));
+    for (let i = 0; i < 3; i++) a.propose('core', tool('search'));
+    assert(a.run('core').state === 'plan', 'the error transition was taken');
+    for (const e of ['complete', 'complete', 'complete']) a.propose('core', go(e));
+    assert(a.propose('core', { type: 'finish', output: {} }).error.code === 'output-mismatch', 'output schema');
+    assert(a.propose('core', { type: 'finish', output: { summary: 'ok' } }).status === 'finished', 'finished');
+    // max_steps.
+    a.start('core', 'build_feature', { feature: 'x' });
+    let o;
+    for (let i = 0; i < 25 && (!o || o.status === 'running'); i++) o = a.propose('core', go(i % 2 ? 'revise' : 'complete'));
+    assert(o.status === 'terminated' && o.step === 20 && a.run('core').reason === 'max-steps', 'max_steps');
+    // Cancel.
+    a.start('core', 'build_feature', { feature: 'x' });
+    assert(a.cancel('core').status === 'cancelled', 'interruptible');
+    const stiff = pl.buildSkillRegistry([{ ...specs['build-feature'], name: 'stiff', interruptible: false }], { tools: TOOLS });
+    const b = new pl.Arbiter(stiff);
+    b.start('edge', 'stiff', { feature: 'x' });
+    const c = throws(() => b.cancel('edge'), 'InvalidRequest', 'not interruptible');
+    assert(c.details.reason === 'not-interruptible', 'reason');
+  });
+
+  await check('proposal records from the built-ins; the log replays exactly; the step context holds one objective', async () => {
+    const reg = pl.buildSkillRegistry([specs['build-feature']], { tools: TOOLS, builtins: true });
+    const a = new pl.Arbiter(reg);
+    a.start('core', 'skill-builder', { request: 'a checker' });
+    for (const e of ['complete', 'complete', 'complete']) a.propose('core', go(e));
+    const bad = a.propose('core', { type: 'tool', name: 'choir.propose.skill', arguments: { spec: specs['broken-trap'] } });
+    assert(bad.error.code === 'invalid-skill-spec' && bad.error.problems[0].code === 'no-path-to-terminal', 'the validator guards the proposal');
+    const good = a.propose('core', { type: 'tool', name: 'choir.propose.skill', arguments: { spec: specs['build-feature'] } });
+    assert(good.proposal_record.kind === 'skill' && good.proposal_record.status === 'pending-approval', 'a proposal record');
+    const log = a.log('core');
+    assert(log[0].kind === 'started' && log.length === 6, `log: ${log.length}`);
+    const replayed = a.replay(log);
+    eq(replayed, a.run('core'), 'replay');
+    a.start('edge', 'build_feature', { feature: 'x' });
+    const ctx = a.stepContext('edge', { memory: ['m1'] });
+    const text = JSON.stringify(ctx);
+    assert(ctx.objective === 'Clarify and restate the requirement.' && !text.includes('Produce an implementation plan'), 'one objective only');
+    eq(a.hierarchy('s1').lanes.map((l) => [l.lane, l.skill.name]), [['core', 'skill-builder'], ['edge', 'build_feature']], 'hierarchy');
+  });
+
+  await check('Mermaid: the diagram and the current state', async () => {
+    const m = pl.toMermaid(specs['build-feature'], { state: 'plan' });
+    assert(m.startsWith('stateDiagram-v2\n  [*] --> understand\n') && m.includes('  plan --> understand : revise\n') && m.includes('  done --> [*]\n') && m.endsWith('  class plan current\n'), m);
+  });
+
+  return results;
+}
