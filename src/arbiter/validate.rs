@@ -4,7 +4,7 @@
 //! initial state), `no-path-to-terminal` (no terminal state reachable from it),
 //! `unknown-tool` (not in the tool registry), `invalid-schema` (input/output), and
 //! `duplicate-event` (two transitions of one state on the same event); plus the shape
-//! problems [`super::spec::read`] finds.
+//! problems the spec reader finds.
 
 use super::spec::{self, SkillSpec};
 use crate::skill::validate::{Problem, Problems};
