@@ -345,3 +345,6 @@ export declare class Arbiter {
 
 /** A spec as a Mermaid state diagram; a run (or a state name) marks where it is. */
 export declare function toMermaid(spec: SkillSpec | string, run?: Run | string): string;
+
+/** The SkillSpec of a composition's subgraph (stages in order, each keeping its tools). */
+export declare function compositionSpec(composition: Composition): SkillSpec;

@@ -484,7 +484,7 @@ fn a_composed_staged_subgraph_runs_on_the_arbiter() {
     let Ok(Step::Composed(c)) = compose_value(req) else {
         panic!("composes")
     };
-    let spec = spec_of_composition(&c);
+    let spec = spec_of_composition(&c.to_value());
     let tools: Vec<String> = c
         .subgraph
         .tool_availability

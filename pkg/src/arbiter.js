@@ -142,3 +142,11 @@ export function toMermaid(spec, run) {
   const current = typeof run === 'string' ? run : run?.state ?? '';
   return __core('specToMermaid', text(spec, 'the spec'), current);
 }
+
+/**
+ * The SkillSpec of a composition's subgraph, to run on the arbiter: a staged subgraph's
+ * stages in order (each keeping its tools), or one `work` state for a loop.
+ */
+export function compositionSpec(composition) {
+  return JSON.parse(__core('compositionSpec', text(composition, 'the composition')));
+}

@@ -13,4 +13,4 @@ export { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, Pro
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, SkillIndex, SkillCatalog } from './skills.js';
 export { compose, nestedRequest, lowerComposition, authoringTools, runArtifact, runSkill } from './compose.js';
-export { validateSkillSpec, builtinSkillSpecs, buildSkillRegistry, Arbiter, toMermaid } from './arbiter.js';
+export { validateSkillSpec, builtinSkillSpecs, buildSkillRegistry, Arbiter, toMermaid, compositionSpec } from './arbiter.js';

@@ -754,35 +754,75 @@ fn code_str(s: &str) -> &'static str {
     .unwrap_or("rejected")
 }
 
-/// The SkillSpec of a composition's subgraph, for the arbiter to run: a staged subgraph's
-/// stages in order (each with its tools and description as objective; `complete` moves on,
-/// the last to `done`), or one `work` state for a planner–executor loop; tools never wider
-/// than the composition's.
-pub fn spec_of_composition(c: &crate::composer::Composition) -> Value {
-    let g = &c.subgraph;
-    let all: Vec<String> = g.tool_availability.iter().map(|t| t.name.clone()).collect();
-    let mut states = Map::new();
-    let work: Vec<&crate::composer::shape::Node> =
-        g.nodes.iter().filter(|n| n.kind == "stage").collect();
-    let names: Vec<String> = if work.is_empty() {
-        vec!["work".to_owned()]
-    } else {
-        work.iter().map(|n| n.id.clone()).collect()
-    };
-    for (i, id) in names.iter().enumerate() {
-        let node = work.get(i);
-        let tools: Vec<String> = node
-            .map(|n| {
-                n.tools
-                    .iter()
-                    .filter(|t| all.contains(t))
-                    .cloned()
+/// The SkillSpec of a composition's subgraph (the composition's JSON form), for the arbiter
+/// to run: a staged subgraph's stages in order (each with its tools and description as
+/// objective; `complete` moves on, the last to `done`), or one `work` state for a
+/// planner–executor loop; tools never wider than the composition's availability.
+pub fn spec_of_composition(c: &Value) -> Value {
+    let strs = |v: Option<&Value>| -> Vec<String> {
+        v.and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
                     .collect()
             })
-            .unwrap_or_else(|| all.clone());
-        let objective = node
-            .and_then(|n| n.description.clone().or_else(|| n.name.clone()))
-            .unwrap_or_else(|| format!("Carry out `{}`.", c.skill.name));
+            .unwrap_or_default()
+    };
+    let all: Vec<String> = c
+        .pointer("/subgraph/tool_availability")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|t| t.get("name").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let skill = c
+        .pointer("/skill/name")
+        .and_then(Value::as_str)
+        .unwrap_or("composition");
+    let stages: Vec<&Value> = c
+        .pointer("/subgraph/nodes")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter(|n| n.get("kind").and_then(Value::as_str) == Some("stage"))
+                .collect()
+        })
+        .unwrap_or_default();
+    let names: Vec<String> = if stages.is_empty() {
+        vec!["work".to_owned()]
+    } else {
+        stages
+            .iter()
+            .map(|n| {
+                n.get("id")
+                    .and_then(Value::as_str)
+                    .unwrap_or("stage")
+                    .to_owned()
+            })
+            .collect()
+    };
+    let mut states = Map::new();
+    for (i, id) in names.iter().enumerate() {
+        let node = stages.get(i);
+        let tools: Vec<String> = match node {
+            Some(n) => strs(n.get("tools"))
+                .into_iter()
+                .filter(|t| all.contains(t))
+                .collect(),
+            None => all.clone(),
+        };
+        let text = |k: &str| {
+            node.and_then(|n| n.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        };
+        let objective = text("description")
+            .or_else(|| text("name"))
+            .unwrap_or_else(|| format!("Carry out `{skill}`."));
         let next = names
             .get(i + 1)
             .cloned()
@@ -794,20 +834,26 @@ pub fn spec_of_composition(c: &crate::composer::Composition) -> Value {
     }
     states.insert("done".into(), json!({"terminal": true}));
     let mut o = Map::new();
-    o.insert("name".into(), c.skill.name.clone().into());
+    o.insert("name".into(), skill.into());
     o.insert(
         "description".into(),
-        format!("The subgraph composed for `{}`.", c.skill.name).into(),
+        format!("The subgraph composed for `{skill}`.").into(),
     );
     o.insert(
         "initial_state".into(),
         names.first().cloned().unwrap_or_default().into(),
     );
-    if let Some(s) = &c.exit_condition.output_schema {
+    if let Some(s) = c
+        .pointer("/exit_condition/output_schema")
+        .filter(|s| !s.is_null())
+    {
         o.insert("output_schema".into(), s.clone());
     }
     o.insert("states".into(), Value::Object(states));
-    if let Some(n) = c.exit_condition.max_tool_calls {
+    if let Some(n) = c
+        .pointer("/exit_condition/max_tool_calls")
+        .and_then(Value::as_u64)
+    {
         o.insert("max_steps".into(), (n + names.len() as u64 + 1).into());
     }
     o.insert("interruptible".into(), true.into());

@@ -50,6 +50,10 @@ impl Guest for Component {
         Value::Array(arbiter::builtin_specs()).to_string()
     }
 
+    fn composition_spec(composition: String) -> Result<String, WitError> {
+        Ok(arbiter::spec_of_composition(&parse(&composition, "the composition")?).to_string())
+    }
+
     fn to_mermaid(spec: String, current: Option<String>) -> Result<String, WitError> {
         let v = parse(&spec, "the spec")?;
         let mut problems = crate::skill::validate::Problems::default();

@@ -245,3 +245,9 @@ pub fn replay_log(registry: &JsSkillRegistry, log: &str, retries: u32) -> Result
     let r = Arbiter::replay(registry.inner.clone(), &events, retries).map_err(js_err)?;
     Ok(serde_json::to_string(&r).unwrap_or_default())
 }
+
+/// The SkillSpec (JSON) of a composition's subgraph (JSON).
+#[wasm_bindgen(js_name = compositionSpec)]
+pub fn composition_spec(composition: &str) -> Result<String, JsValue> {
+    Ok(arbiter::spec_of_composition(&parse(composition, "the composition")?).to_string())
+}

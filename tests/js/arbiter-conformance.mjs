@@ -14,7 +14,7 @@ function throws(f, code, what) {
   throw new Error(`${what}: expected ${code}, nothing was thrown`);
 }
 
-export async function arbiterConformance(pl, specs) {
+export async function arbiterConformance(pl, specs, staged) {
   const results = [];
   const check = checker(async () => ({ close() {} }), results);
   const tool = (name) => ({ type: 'tool', name });
@@ -113,6 +113,21 @@ export async function arbiterConformance(pl, specs) {
   await check('Mermaid: the diagram and the current state', async () => {
     const m = pl.toMermaid(specs['build-feature'], { state: 'plan' });
     assert(m.startsWith('stateDiagram-v2\n  [*] --> understand\n') && m.includes('  plan --> understand : revise\n') && m.includes('  done --> [*]\n') && m.endsWith('  class plan current\n'), m);
+  });
+
+  await check('a composed staged subgraph runs on the arbiter, within the composition\'s tools', async () => {
+    const c = pl.compose(staged);
+    const spec = pl.compositionSpec(c);
+    eq(Object.keys(spec.states).sort(), ['done', 'stage-1', 'stage-2', 'stage-3'], 'the stages and done');
+    eq(spec.initial_state, 'stage-1', 'starts at the first stage');
+    const tools = c.subgraph.tool_availability.map((t) => t.name);
+    const a = new pl.Arbiter(pl.buildSkillRegistry([spec], { tools }));
+    a.start('core', spec.name, null);
+    assert(a.propose('core', { type: 'tool', name: 'workspace_search' }).accepted, 'a stage tool');
+    assert(!a.propose('core', { type: 'tool', name: 'submit' }).accepted, 'a later stage\'s tool');
+    assert(!a.propose('core', { type: 'tool', name: 'send_email' }).accepted, 'outside the composition');
+    for (let i = 0; i < 3; i++) a.propose('core', { type: 'transition', event: 'complete' });
+    assert(a.run('core').state === 'done', 'done');
   });
 
   return results;

@@ -3,11 +3,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as pl from '../../pkg/src/composer-node.js';
 import { arbiterConformance } from './arbiter-conformance.mjs';
-import { arbiterSpecs } from './composer-fixtures.mjs';
+import { arbiterSpecs, composerFixtures } from './composer-fixtures.mjs';
 
 test('arbiter conformance in Node', async () => {
-  const results = await arbiterConformance(pl, arbiterSpecs());
-  assert.ok(results.length >= 5);
+  const results = await arbiterConformance(pl, arbiterSpecs(), composerFixtures().requests['timeline-openai-staged']);
+  assert.ok(results.length >= 6);
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
 });
 

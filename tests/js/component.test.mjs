@@ -450,4 +450,8 @@ test('skill state machines in jco: validation, registries, the arbiter, the log 
   assert.equal(JSON.parse(a.cancel('core')).status, 'cancelled');
   assert.ok(!JSON.stringify(JSON.parse(a.stepContext('core', '{}'))).includes('Apply changes to files.'));
   assert.match(arbiterApi.toMermaid(JSON.stringify(specs['build-feature']), 'plan'), /class plan current\n$/);
+  // A composed staged subgraph as a spec.
+  const comp = composerFixtures().expected['timeline-openai-staged'].composition;
+  const staged = JSON.parse(arbiterApi.compositionSpec(JSON.stringify(comp)));
+  assert.deepEqual([staged.initial_state, staged.states['stage-1'].allowed_tools], ['stage-1', ['workspace_search', 'get_page']]);
 });

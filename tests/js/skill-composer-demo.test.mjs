@@ -89,11 +89,11 @@ test('composer conformance: IndexedDB skill and message stores', async () => {
 });
 
 test('arbiter conformance in Chromium', async () => {
-  const results = await page.evaluate(async (specs) => {
+  const results = await page.evaluate(async ([specs, staged]) => {
     const pl = await import('/pkg/src/composer-web.js');
     const { arbiterConformance } = await import('/tests/js/arbiter-conformance.mjs');
-    return arbiterConformance(pl, specs);
-  }, arbiterSpecs());
-  assert.ok(results.length >= 5);
+    return arbiterConformance(pl, specs, staged);
+  }, [arbiterSpecs(), composerFixtures().requests['timeline-openai-staged']]);
+  assert.ok(results.length >= 6);
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
 });

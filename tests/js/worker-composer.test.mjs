@@ -46,9 +46,9 @@ for (const backend of ['memory', 'kv']) {
 }
 
 test('arbiter conformance in workerd', async () => {
-  const res = await mf.dispatchFetch('http://worker.test/arbiter-conformance', { method: 'POST', body: JSON.stringify({ specs: arbiterSpecs() }) });
+  const res = await mf.dispatchFetch('http://worker.test/arbiter-conformance', { method: 'POST', body: JSON.stringify({ specs: arbiterSpecs(), staged: composerFixtures().requests['timeline-openai-staged'] }) });
   const results = await res.json();
-  assert.ok(results.length >= 5);
+  assert.ok(results.length >= 6);
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
 });
 

@@ -19,7 +19,8 @@ export default {
       return Response.json(await composerConformance(pl, skills, messages, fx));
     }
     if (url.pathname === '/arbiter-conformance') {
-      return Response.json(await arbiterConformance(pl, (await request.json()).specs));
+      const { specs, staged } = await request.json();
+      return Response.json(await arbiterConformance(pl, specs, staged));
     }
     try {
       return Response.json({ composition: pl.compose(await request.json()) });
