@@ -1,18 +1,8 @@
 // The skill state machine suite: the same checks in Node, workerd and headless Chromium
 // through `promptloom/composer`. `specs` holds the specs of tests/arbiter/specs by name.
-import { assert, eq, checker } from './checks.mjs';
+import { assert, eq, checker, throws } from './checks.mjs';
 
 const TOOLS = ['choir.memory.query', 'choir.fs.read', 'choir.fs.write', 'search'];
-
-function throws(f, code, what) {
-  try {
-    f();
-  } catch (e) {
-    if (e.code !== code) throw new Error(`${what}: expected ${code}, got ${e.code}: ${e.message}`);
-    return e;
-  }
-  throw new Error(`${what}: expected ${code}, nothing was thrown`);
-}
 
 export async function arbiterConformance(pl, specs, staged) {
   const results = [];

@@ -13,6 +13,17 @@ export function eq(a, b, what) {
   const y = canon(b);
   if (x !== y) throw new Error(`${what}: ${x.slice(0, 400)} !== ${y.slice(0, 400)}`);
 }
+/** Runs `f`, which must throw an error with `code`; returns the error. */
+export function throws(f, code, what) {
+  try {
+    f();
+  } catch (e) {
+    if (e.code !== code) throw new Error(`${what}: expected ${code}, got ${e.code}: ${e.message}`);
+    return e;
+  }
+  throw new Error(`${what}: expected ${code}, nothing was thrown`);
+}
+
 export async function rejects(p, code, what) {
   try {
     await p;

@@ -3,7 +3,7 @@
 // packages by name, compose requests by name (package included), and the compositions the
 // Rust snapshots recorded for them. Model adapters and executors here are the host's
 // callbacks, as an application would write them.
-import { assert, eq, rejects, checker } from './checks.mjs';
+import { assert, eq, rejects, checker, throws } from './checks.mjs';
 
 const NOW = '2026-11-22T10:00:00Z';
 
@@ -16,16 +16,6 @@ function adapter(answers, log = []) {
     return typeof a === 'function' ? a(req) : a;
   };
   return { model, log };
-}
-
-function throws(f, code, what) {
-  try {
-    f();
-  } catch (e) {
-    if (e.code !== code) throw new Error(`${what}: expected ${code}, got ${e.code}: ${e.message}`);
-    return e;
-  }
-  throw new Error(`${what}: expected ${code}, nothing was thrown`);
 }
 
 export async function composerConformance(pl, openSkills, openMessages, fx) {
