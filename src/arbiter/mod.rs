@@ -291,6 +291,31 @@ pub struct Run {
     pub log: Vec<Event>,
 }
 
+impl Run {
+    /// Appends a log entry (the state and status after it are the run's own).
+    fn append(
+        &mut self,
+        kind: &'static str,
+        proposal: Option<Proposal>,
+        rejected: Option<&'static str>,
+        from: String,
+    ) {
+        let seq = self.log.len() as u64;
+        self.log.push(Event {
+            seq,
+            kind,
+            skill: None,
+            input: None,
+            proposal,
+            accepted: rejected.is_none(),
+            rejected,
+            from,
+            to: self.state.clone(),
+            status: self.status,
+        });
+    }
+}
+
 /// The outcome of one proposal.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Outcome {
@@ -598,19 +623,7 @@ impl Arbiter {
             run.status = Status::Terminated;
             run.reason = Some("max-steps");
         }
-        let seq = run.log.len() as u64;
-        run.log.push(Event {
-            seq,
-            kind: "proposal",
-            skill: None,
-            input: None,
-            proposal: Some(p),
-            accepted: rejected.is_none(),
-            rejected,
-            from,
-            to: run.state.clone(),
-            status: run.status,
-        });
+        run.append("proposal", Some(p), rejected, from);
         Ok(Outcome {
             accepted: rejected.is_none(),
             status: run.status,
@@ -642,19 +655,8 @@ impl Arbiter {
         }
         run.status = Status::Cancelled;
         run.reason = Some("cancelled");
-        let seq = run.log.len() as u64;
-        run.log.push(Event {
-            seq,
-            kind: "cancelled",
-            skill: None,
-            input: None,
-            proposal: None,
-            accepted: true,
-            rejected: None,
-            from: run.state.clone(),
-            to: run.state.clone(),
-            status: Status::Cancelled,
-        });
+        let here = run.state.clone();
+        run.append("cancelled", None, None, here);
         Ok(run)
     }
 
