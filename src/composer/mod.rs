@@ -149,37 +149,45 @@ pub enum Step {
 /// Composes from the JSON request. A failure after the request names its thread and skill
 /// carries the invocation record in `details.invocation_record`.
 pub fn compose_value(v: Value) -> Result<Step> {
-    let raw_record = RecordInput::from_raw(&v).map(|r| {
-        (
-            r.thread_id.to_owned(),
-            r.turn_id.map(str::to_owned),
-            r.skill.clone(),
-            r.source.to_owned(),
-            r.purpose.to_owned(),
-            r.channel_id.map(str::to_owned),
-            r.now.map(str::to_owned),
+    let Value::Object(mut o) = v else {
+        return Err(Error::new(
+            ErrorKind::InvalidRequest,
+            "a compose request must be an object",
         )
-    });
-    let with_record = |e: Error, used: &[UsedArtifact]| -> Error {
-        match &raw_record {
-            Some((t, turn, skill, src, purpose, ch, now)) => {
-                let input = RecordInput {
-                    thread_id: t,
-                    turn_id: turn.as_deref(),
-                    skill: skill.clone(),
-                    source: src,
-                    purpose,
-                    channel_id: ch.as_deref(),
-                    now: now.as_deref(),
-                };
-                let rec = invocation_record(&input, used, &[], Some(&e));
-                e.with("invocation_record", rec.to_value())
-            }
-            None => e,
-        }
+        .at("$"));
     };
-    let req = ComposeRequest::from_value(v).map_err(|e| with_record(e, &[]))?;
-    compose(&req).map_err(|e| with_record(e, &[]))
+    let pkg = o
+        .remove("skill_package")
+        .filter(|p| !p.is_null())
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidRequest,
+                "missing the `skill_package` object",
+            )
+            .at("skill_package")
+        })?;
+    let identity = record::identity_of(&pkg);
+    compose_parts(request::read_package(&pkg), identity, o)
+}
+
+/// The steps after the package is read: the other fields, then [`compose`]; a failure
+/// carries the invocation record once the request names its thread and skill.
+fn compose_parts(
+    skill: Result<Skill>,
+    identity: Option<record::SkillIdentity>,
+    o: Map<String, Value>,
+) -> Result<Step> {
+    let raw = RecordInput::from_fields(&o, identity);
+    let with_record = |e: Error| match &raw {
+        Some(r) => {
+            let rec = invocation_record(r, &[], &[], Some(&e));
+            e.with("invocation_record", rec.to_value())
+        }
+        None => e,
+    };
+    let skill = skill.map_err(with_record)?;
+    let req = ComposeRequest::from_parts(skill, o).map_err(with_record)?;
+    compose(&req).map_err(with_record)
 }
 
 /// The JSON value of an output type (they all serialize; `null` cannot happen).
@@ -246,17 +254,7 @@ pub fn compose_split(package: &str, rest: &str) -> Result<Step> {
         )
         .at("$"));
     };
-    let raw = RecordInput::from_fields(&o, identity);
-    let with_record = |e: Error| match &raw {
-        Some(r) => {
-            let rec = invocation_record(r, &[], &[], Some(&e));
-            e.with("invocation_record", rec.to_value())
-        }
-        None => e,
-    };
-    let skill = skill.map_err(with_record)?;
-    let req = ComposeRequest::from_parts(skill, o.clone()).map_err(with_record)?;
-    compose(&req).map_err(with_record)
+    compose_parts(skill, identity, o)
 }
 
 /// The effective parameters: schema defaults filled in, then checked against the schema.

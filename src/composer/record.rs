@@ -147,21 +147,21 @@ impl InvocationRecord {
 /// Builds the invocation record; its id hashes the record's JSON text (written without the
 /// id).
 pub fn invocation_record(
-    req: &RecordInput<'_>,
+    req: &RecordInput,
     used: &[UsedArtifact],
     expected_tool_calls: &[String],
     error: Option<&Error>,
 ) -> InvocationRecord {
     let mut r = InvocationRecord {
         id: String::new(),
-        thread_id: req.thread_id.to_owned(),
-        turn_id: req.turn_id.map(str::to_owned),
+        thread_id: req.thread_id.clone(),
+        turn_id: req.turn_id.clone(),
         skill_id: req.skill.0.clone(),
         skill_name: req.skill.1.clone(),
         skill_version: req.skill.2.clone(),
-        invocation_source: req.source.to_owned(),
-        purpose: req.purpose.to_owned(),
-        channel_id: req.channel_id.map(str::to_owned),
+        invocation_source: req.source.clone(),
+        purpose: req.purpose.clone(),
+        channel_id: req.channel_id.clone(),
         used_artifacts: used.to_vec(),
         expected_tool_calls: expected_tool_calls.to_vec(),
         outcome: if error.is_some() { "error" } else { "success" },
@@ -169,67 +169,61 @@ pub fn invocation_record(
             code: e.code(),
             message: e.to_string(),
         }),
-        composed_at: req.now.map(str::to_owned),
+        composed_at: req.now.clone(),
     };
     let digest = Sha256::digest(serde_json::to_string(&r).unwrap_or_default().as_bytes());
     r.id = format!("inv-{}", hex(digest.get(..12).unwrap_or(&[])));
     r
 }
 
-/// What an invocation record reads from a request (also from one whose package did not
-/// validate).
+/// What an invocation record reads from a request (owned: a request that fails part way
+/// still names its thread and skill).
 #[derive(Debug, Clone)]
-pub struct RecordInput<'a> {
+pub struct RecordInput {
     /// Thread.
-    pub thread_id: &'a str,
+    pub thread_id: String,
     /// Turn.
-    pub turn_id: Option<&'a str>,
+    pub turn_id: Option<String>,
     /// `(id, name, version)` of the skill.
     pub skill: SkillIdentity,
     /// Invocation source (wire name).
-    pub source: &'a str,
+    pub source: String,
     /// Purpose (wire name).
-    pub purpose: &'a str,
+    pub purpose: String,
     /// Channel.
-    pub channel_id: Option<&'a str>,
+    pub channel_id: Option<String>,
     /// Host time.
-    pub now: Option<&'a str>,
+    pub now: Option<String>,
 }
 
-impl<'a> RecordInput<'a> {
+impl RecordInput {
     /// From a parsed request.
-    pub fn of(req: &'a ComposeRequest) -> Self {
+    pub fn of(req: &ComposeRequest) -> Self {
         RecordInput {
-            thread_id: &req.thread_id,
-            turn_id: req.turn_id.as_deref(),
+            thread_id: req.thread_id.clone(),
+            turn_id: req.turn_id.clone(),
             skill: (
                 req.skill.id.clone(),
                 req.skill.name.clone(),
                 req.skill.version.clone(),
             ),
-            source: req.invocation_source.name(),
-            purpose: req.purpose.name(),
-            channel_id: req.channel_id.as_deref(),
-            now: req.now.as_deref(),
+            source: req.invocation_source.name().to_owned(),
+            purpose: req.purpose.name().to_owned(),
+            channel_id: req.channel_id.clone(),
+            now: req.now.clone(),
         }
     }
 
-    /// From the raw request object, when it names a thread and a skill (for a request that
-    /// failed before it was fully read).
-    pub fn from_raw(v: &'a Value) -> Option<Self> {
-        let o = v.as_object()?;
-        Self::from_fields(o, identity_of(v.get("skill_package")?))
-    }
-
-    /// From the request's fields (without the package) and the package's identity.
-    pub fn from_fields(v: &'a Map<String, Value>, skill: Option<SkillIdentity>) -> Option<Self> {
-        let s = |k: &str| v.get(k).and_then(Value::as_str);
+    /// From the request's fields (without the package) and the package's identity, when
+    /// they name a thread and a skill.
+    pub fn from_fields(v: &Map<String, Value>, skill: Option<SkillIdentity>) -> Option<Self> {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
         Some(RecordInput {
             thread_id: s("thread_id")?,
             turn_id: s("turn_id"),
             skill: skill?,
-            source: s("invocation_source").unwrap_or("explicit"),
-            purpose: s("purpose").unwrap_or("application"),
+            source: s("invocation_source").unwrap_or_else(|| "explicit".into()),
+            purpose: s("purpose").unwrap_or_else(|| "application".into()),
             channel_id: s("channel_id"),
             now: s("now"),
         })
