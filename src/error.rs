@@ -134,6 +134,18 @@ impl Error {
         self
     }
 
+    /// Puts `prefix` in front of the JSON path (`turns[3]` + `parts[1].call_id` →
+    /// `turns[3].parts[1].call_id`), or sets it when there is none.
+    pub fn within(mut self, prefix: &str) -> Self {
+        self.path = Some(match self.path.take() {
+            Some(p) if p == "$" || p.is_empty() => prefix.to_owned(),
+            Some(p) if p.starts_with('[') => format!("{prefix}{p}"),
+            Some(p) => format!("{prefix}.{p}"),
+            None => prefix.to_owned(),
+        });
+        self
+    }
+
     /// Adds one structured detail.
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
         self.details.insert(key.to_owned(), value.into());

@@ -24,6 +24,7 @@ pub mod catalog;
 #[cfg(feature = "composer")]
 pub mod composer;
 pub mod compositor;
+pub mod conversation;
 #[cfg(feature = "composer")]
 pub mod dispatch;
 pub mod error;
@@ -59,6 +60,9 @@ pub use error::{Error, ErrorKind, Result};
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+pub use conversation::{
+    lower_conversation, Conversation, ConversationOptions, LoweredConversation, Turn,
+};
 pub use lower::{
     lower, Capabilities, LowerOptions, Lowered, NoResolver, Provider, Report, ResolveRequest,
     Resolved, Resolver, TableResolver, Tool,

@@ -10,6 +10,9 @@ use promptloom::UserMessage;
 use serde_json::Value;
 use std::path::Path;
 
+mod common;
+use common::indent;
+
 struct Case {
     message: Value,
     options: serde_json::Map<String, Value>,
@@ -36,61 +39,6 @@ fn run(case: &Case, p: Provider) -> promptloom::Result<promptloom::Lowered> {
     let opts = LowerOptions::from_value(Value::Object(o))?;
     let table = resolver_table(&case.resolve)?;
     lower(&msg, &opts, &table)
-}
-
-/// Indents compact JSON text without reordering keys (so the snapshot shows the real order).
-fn indent(json: &str) -> String {
-    let mut out = String::new();
-    let mut depth = 0usize;
-    let mut in_str = false;
-    let mut esc = false;
-    let nl = |out: &mut String, d: usize| {
-        out.push('\n');
-        out.push_str(&"  ".repeat(d));
-    };
-    let chars: Vec<char> = json.chars().collect();
-    for (i, &c) in chars.iter().enumerate() {
-        if in_str {
-            out.push(c);
-            if esc {
-                esc = false;
-            } else if c == '\\' {
-                esc = true;
-            } else if c == '"' {
-                in_str = false;
-            }
-            continue;
-        }
-        match c {
-            '"' => {
-                in_str = true;
-                out.push(c);
-            }
-            '{' | '[' => {
-                out.push(c);
-                let close = if c == '{' { '}' } else { ']' };
-                if chars.get(i + 1) != Some(&close) {
-                    depth += 1;
-                    nl(&mut out, depth);
-                }
-            }
-            '}' | ']' => {
-                let open = if c == '}' { '{' } else { '[' };
-                if i == 0 || chars[i - 1] != open {
-                    depth = depth.saturating_sub(1);
-                    nl(&mut out, depth);
-                }
-                out.push(c);
-            }
-            ',' => {
-                out.push(c);
-                nl(&mut out, depth);
-            }
-            ':' => out.push_str(": "),
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 #[test]

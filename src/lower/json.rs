@@ -32,6 +32,8 @@ pub(crate) enum Json<'a> {
     Obj(Vec<(Cow<'a, str>, Json<'a>)>),
     /// An array.
     Arr(Vec<Json<'a>>),
+    /// JSON text written verbatim (a fragment this crate wrote before: a cached turn).
+    Raw(Cow<'a, str>),
     /// A string made of an escaped prefix (e.g. `data:image/png;base64,`) and base64 data.
     Data {
         /// Written (escaped) before the data.
@@ -90,6 +92,7 @@ impl Writer {
                 .out
                 .extend_from_slice(if *b { b"true" } else { b"false" }),
             Json::Str(s) => self.escaped(s)?,
+            Json::Raw(r) => self.out.extend_from_slice(r.as_bytes()),
             Json::Value(v) => serde_json::to_writer(&mut self.out, v.as_ref()).map_err(internal)?,
             Json::Obj(pairs) => {
                 self.out.push(b'{');

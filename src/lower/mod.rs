@@ -7,8 +7,8 @@
 //! the [`Report`]. The same inputs give byte-identical output.
 
 pub mod capabilities;
-mod json;
-mod providers;
+pub(crate) mod json;
+pub(crate) mod providers;
 pub mod render;
 pub mod report;
 pub mod schema;
@@ -377,46 +377,56 @@ fn lower_in(
     mode: SlotMode,
 ) -> Result<Marked> {
     let caps = Capabilities::with_override(options.provider, options.capabilities.as_ref())?;
+    let (blocks, mut report, needs) =
+        part_blocks(&message.parts, options.provider, &caps, resolver)?;
+    if !needs.is_empty() {
+        if mode == SlotMode::Forbid {
+            return Err(Error::new(
+                ErrorKind::InvalidMessage,
+                "attachment data refers to a host slot, but no host holds it here",
+            )
+            .with("slots", needs));
+        }
+        return Ok(Marked::NeedsData(needs));
+    }
+    if blocks.is_empty() {
+        return Err(Error::new(
+            ErrorKind::EmptyMessage,
+            "the message has no content for the model after lowering",
+        )
+        .with("dropped", report.dropped.len() as u64));
+    }
+    let tree = providers::request(options, caps.text_documents, blocks, &mut report)?;
+    let body = json::write(&tree, mode)?;
+    Ok(Marked::Lowered(Lowered { body, report }))
+}
+
+/// The neutral blocks of a list of user-message parts (one user turn, or a tool result's
+/// parts), the report of how each part was lowered, and the host slots the core must read
+/// whole before it can finish.
+pub(crate) fn part_blocks<'a>(
+    parts: &'a [Part],
+    provider: Provider,
+    caps: &Capabilities,
+    resolver: &dyn Resolver,
+) -> Result<(Vec<Block<'a>>, Report, Vec<u32>)> {
     let mut cx = Cx {
-        provider: options.provider,
-        caps: &caps,
+        provider,
+        caps,
         resolver,
         blocks: Vec::new(),
         report: Report {
-            provider: options.provider.name(),
+            provider: provider.name(),
             ..Report::default()
         },
         images: 0,
         media_bytes: 0,
         needs: Vec::new(),
     };
-    for (i, part) in message.parts.iter().enumerate() {
+    for (i, part) in parts.iter().enumerate() {
         cx.part(i, part)?;
     }
-    if !cx.needs.is_empty() {
-        if mode == SlotMode::Forbid {
-            return Err(Error::new(
-                ErrorKind::InvalidMessage,
-                "attachment data refers to a host slot, but no host holds it here",
-            )
-            .with("slots", cx.needs.clone()));
-        }
-        return Ok(Marked::NeedsData(cx.needs));
-    }
-    if cx.blocks.is_empty() {
-        return Err(Error::new(
-            ErrorKind::EmptyMessage,
-            "the message has no content for the model after lowering",
-        )
-        .with("dropped", cx.report.dropped.len() as u64));
-    }
-    let blocks = std::mem::take(&mut cx.blocks);
-    let tree = providers::request(options, caps.text_documents, blocks, &mut cx.report)?;
-    let body = json::write(&tree, mode)?;
-    Ok(Marked::Lowered(Lowered {
-        body,
-        report: cx.report,
-    }))
+    Ok((cx.blocks, cx.report, cx.needs))
 }
 
 /// A provider-neutral content block.

@@ -39,14 +39,14 @@ fn audio_format(mime: &str) -> Option<&'static str> {
     }
 }
 
-fn data_url<'a>(mime: &str, d: DataSrc<'a>) -> Json<'a> {
+pub(crate) fn data_url<'a>(mime: &str, d: DataSrc<'a>) -> Json<'a> {
     Json::Data {
         prefix: format!("data:{mime};base64,"),
         data: d,
     }
 }
 
-fn raw<'a>(d: DataSrc<'a>) -> Json<'a> {
+pub(crate) fn raw<'a>(d: DataSrc<'a>) -> Json<'a> {
     Json::Data {
         prefix: String::new(),
         data: d,
@@ -54,7 +54,7 @@ fn raw<'a>(d: DataSrc<'a>) -> Json<'a> {
 }
 
 /// The top-level keys each provider writes itself (params may not set them).
-fn reserved(p: Provider) -> &'static [&'static str] {
+pub(crate) fn reserved(p: Provider) -> &'static [&'static str] {
     match p {
         Provider::Anthropic => &["system", "tools", "messages"],
         Provider::OpenAiChat => &["messages", "tools"],
@@ -156,7 +156,7 @@ pub(crate) fn request<'a>(
     Ok(body)
 }
 
-fn anthropic(b: Block<'_>, text_documents: bool) -> Json<'_> {
+pub(crate) fn anthropic(b: Block<'_>, text_documents: bool) -> Json<'_> {
     match b {
         Block::Text(t) => obj([("type", s("text")), ("text", s(t))]),
         Block::TextDoc {
@@ -209,7 +209,7 @@ fn anthropic(b: Block<'_>, text_documents: bool) -> Json<'_> {
     }
 }
 
-fn chat(b: Block<'_>) -> Json<'_> {
+pub(crate) fn chat(b: Block<'_>) -> Json<'_> {
     match b {
         Block::Text(t) => obj([("type", s("text")), ("text", s(t))]),
         Block::TextDoc { fenced, .. } => obj([("type", s("text")), ("text", s(fenced))]),
@@ -253,7 +253,7 @@ fn chat(b: Block<'_>) -> Json<'_> {
     }
 }
 
-fn responses(b: Block<'_>) -> Json<'_> {
+pub(crate) fn responses(b: Block<'_>) -> Json<'_> {
     match b {
         Block::Text(t) => obj([("type", s("input_text")), ("text", s(t))]),
         Block::TextDoc { fenced, .. } => obj([("type", s("input_text")), ("text", s(fenced))]),
@@ -283,7 +283,7 @@ fn responses(b: Block<'_>) -> Json<'_> {
     }
 }
 
-fn gemini(b: Block<'_>) -> Json<'_> {
+pub(crate) fn gemini(b: Block<'_>) -> Json<'_> {
     match b {
         Block::Text(t) => obj([("text", s(t))]),
         Block::TextDoc { fenced, .. } => obj([("text", s(fenced))]),
@@ -298,7 +298,7 @@ fn gemini(b: Block<'_>) -> Json<'_> {
     }
 }
 
-fn tools<'a>(opts: &'a LowerOptions, report: &mut Report) -> Option<Json<'a>> {
+pub(crate) fn tools<'a>(opts: &'a LowerOptions, report: &mut Report) -> Option<Json<'a>> {
     if opts.tools.is_empty() {
         return None;
     }

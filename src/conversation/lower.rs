@@ -1,0 +1,1640 @@
+//! Lowering a conversation: each turn to provider fragments (cacheable: they depend only
+//! on the turn, the provider, the capability table and the resolver's answers), then one
+//! assembly pass that places tool results after their calls, merges roles where the
+//! provider requires alternation, repairs what the provider would reject and places cache
+//! breakpoints.
+//!
+//! | rule | Anthropic | OpenAI Chat | OpenAI Responses | Gemini |
+//! |---|---|---|---|---|
+//! | assistant text | `text` block | `content` | `{role: assistant, content}` item | `{text}` in a `model` turn |
+//! | reasoning | `thinking` / `redacted_thinking` (own signature only) | dropped | `reasoning` item (own id or encrypted content) | `thought` part with `thoughtSignature` |
+//! | tool call | `tool_use` | `tool_calls[]` | `function_call` item | `functionCall` part |
+//! | tool result | `tool_result` first in the next user turn | one `role: tool` message each | `function_call_output` item | one `functionResponse` per call, first in the next user turn |
+//! | system turn, leading | `system` | `system` / `developer` message | `system` / `developer` item | `systemInstruction` |
+//! | system turn, later | user text `<system_instruction>` (reported) | in place | in place | user text (reported) |
+//! | same role twice | merged (reported) | kept | kept | merged (reported) |
+
+use super::ids::provider_id;
+use super::turn::{AssistantPart, Reasoning, ToolCall, ToolOutput, ToolPart, ToolResult, Turn};
+use crate::error::{Error, ErrorKind, Result};
+use crate::fields::Fields;
+use crate::lower::json::{self, obj, s, Json, SlotMode};
+use crate::lower::providers;
+use crate::lower::render;
+use crate::lower::report::{BlockNote, DropNote, Warning};
+use crate::lower::{
+    part_blocks, Block, Capabilities, LowerOptions, NoResolver, Provider, Resolver,
+};
+use crate::media::MediaClass;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+/// Prompt caching.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CacheOptions {
+    /// Place Anthropic `cache_control` breakpoints (at most 4: tools or system, and the last
+    /// two user turns).
+    pub breakpoints: bool,
+    /// Anthropic's cache lifetime (`5m` or `1h`); the provider's default when absent.
+    pub ttl: Option<String>,
+    /// OpenAI `prompt_cache_key` (Chat and Responses).
+    pub key: Option<String>,
+}
+
+/// What to lower a conversation to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConversationOptions {
+    /// The provider, system prompt, tools, capability override and params, as for one
+    /// message.
+    pub lower: LowerOptions,
+    /// Prompt caching; none when absent.
+    pub cache: CacheOptions,
+}
+
+impl ConversationOptions {
+    /// Options for `provider` with nothing else.
+    pub fn new(provider: Provider) -> Self {
+        ConversationOptions {
+            lower: LowerOptions::new(provider),
+            cache: CacheOptions::default(),
+        }
+    }
+
+    /// Parses `{ provider, system?, tools?, capabilities?, params?, cache? }`; `cache` is
+    /// `true` or `{ breakpoints?, ttl?, key? }`.
+    pub fn from_value(value: Value) -> Result<ConversationOptions> {
+        let Value::Object(mut o) = value else {
+            return Err(Error::new(ErrorKind::InvalidOptions, "options must be an object").at("$"));
+        };
+        let cache = match o.remove("cache") {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => CacheOptions::default(),
+            Some(Value::Bool(true)) => CacheOptions {
+                breakpoints: true,
+                ..CacheOptions::default()
+            },
+            Some(Value::Object(mut c)) => {
+                let mut f = Fields::new(&mut c, "cache", ErrorKind::InvalidOptions);
+                let breakpoints = f.opt_bool("breakpoints")?.unwrap_or(true);
+                let ttl = f.opt_string("ttl")?;
+                if let Some(t) = &ttl {
+                    if t != "5m" && t != "1h" {
+                        return Err(f.error("ttl", "cache.ttl must be \"5m\" or \"1h\""));
+                    }
+                }
+                let key = f.opt_string("key")?;
+                if let Some(k) = f.leftover() {
+                    return Err(
+                        Error::new(ErrorKind::InvalidOptions, "unknown cache option")
+                            .at(format!("cache.{k}"))
+                            .with("known", "breakpoints, ttl, key"),
+                    );
+                }
+                CacheOptions {
+                    breakpoints,
+                    ttl,
+                    key,
+                }
+            }
+            Some(_) => {
+                return Err(Error::new(
+                    ErrorKind::InvalidOptions,
+                    "`cache` must be true, false or an object { breakpoints?, ttl?, key? }",
+                )
+                .at("cache"))
+            }
+        };
+        let lower = LowerOptions::from_value(Value::Object(o)).map_err(|e| {
+            if e.message() == "unknown option" {
+                e.with(
+                    "known",
+                    "provider, system, tools, capabilities, params, cache",
+                )
+            } else {
+                e
+            }
+        })?;
+        Ok(ConversationOptions { lower, cache })
+    }
+}
+
+/// One output block of a turn, written for the provider.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Item {
+    /// A user-role content block; `text` when it is a plain text block.
+    User { json: String, text: Option<String> },
+    /// Visible assistant text.
+    Text { text: String },
+    /// Another assistant block (reasoning), written for the provider.
+    Other { json: String },
+    /// A tool call: the original id, the tool name and the provider fragment.
+    Call {
+        id: String,
+        name: String,
+        json: String,
+        part: usize,
+    },
+    /// A tool result.
+    Result {
+        call_id: String,
+        name: Option<String>,
+        is_error: bool,
+        content: Vec<RBlock>,
+        part: usize,
+    },
+    /// Instructions.
+    System { text: String, developer: bool },
+}
+
+/// One piece of a tool result's content.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum RBlock {
+    /// Text.
+    Text(String),
+    /// A JSON value, written as JSON text.
+    Json(String),
+    /// A native media block written for the provider (Anthropic, OpenAI Responses).
+    Native(String),
+}
+
+/// How each part of one turn was lowered.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnReport {
+    /// `user`, `assistant`, `tool`, `system` or `developer`.
+    pub role: &'static str,
+    /// One note per output block, in order.
+    pub blocks: Vec<BlockNote>,
+    /// Parts that produced no block.
+    pub dropped: Vec<DropNote>,
+    /// Fallbacks and adjustments.
+    pub warnings: Vec<Warning>,
+}
+
+/// A turn lowered for one provider (what the conversation cache keeps).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoweredTurn {
+    pub(crate) items: Vec<Item>,
+    /// How it was lowered.
+    pub report: TurnReport,
+    /// Host slots the core must read whole before it can lower this turn.
+    pub(crate) needs: Vec<u32>,
+}
+
+impl LoweredTurn {
+    /// About how many bytes the turn holds (for the cache's bound).
+    pub fn weight(&self) -> usize {
+        let items: usize = self
+            .items
+            .iter()
+            .map(|i| match i {
+                Item::User { json, text } => json.len() + text.as_ref().map_or(0, String::len),
+                Item::Text { text } => text.len(),
+                Item::Other { json } => json.len(),
+                Item::Call { id, name, json, .. } => id.len() + name.len() + json.len(),
+                Item::Result {
+                    call_id, content, ..
+                } => {
+                    call_id.len()
+                        + content
+                            .iter()
+                            .map(|b| match b {
+                                RBlock::Text(t) | RBlock::Json(t) | RBlock::Native(t) => t.len(),
+                            })
+                            .sum::<usize>()
+                }
+                Item::System { text, .. } => text.len(),
+            } + 48)
+            .sum();
+        items
+            + 64 * (self.report.blocks.len()
+                + self.report.dropped.len()
+                + self.report.warnings.len())
+    }
+}
+
+/// A change made so that the provider accepts the conversation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Repair {
+    /// The turn it concerns.
+    pub turn: usize,
+    /// The part, when one part is concerned.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub part: Option<usize>,
+    /// A stable code: `MissingToolResult`, `OrphanToolResult`, `ToolResultMoved`,
+    /// `ToolResultsMerged`, `SystemAsUser`, `TurnsMerged`, `EmptyTurn`,
+    /// `TrailingWhitespace`, `ErrorFlagNotCarried`.
+    pub code: &'static str,
+    /// What was done, for a person.
+    pub message: String,
+}
+
+/// A tool call id sent in another form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IdMapping {
+    /// The id in the conversation.
+    pub from: String,
+    /// The id in the body.
+    pub to: String,
+}
+
+/// Where the body's cacheable prefix ends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+pub struct CacheReport {
+    /// Anthropic `cache_control` breakpoints placed (`tools`, `system`, `messages[3]`).
+    pub breakpoints: Vec<String>,
+    /// The bytes of the body before its last message: what a previous request of the same
+    /// conversation sent identically (provider prefix caches hit on it).
+    pub prefix_bytes: usize,
+}
+
+/// Everything the conversation lowering decided.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConversationReport {
+    /// The target.
+    pub provider: &'static str,
+    /// One report per input turn.
+    pub turns: Vec<TurnReport>,
+    /// Changes made so that the provider accepts the conversation.
+    pub repairs: Vec<Repair>,
+    /// Tool call ids sent in another form (map the provider's answers back with these).
+    pub ids: Vec<IdMapping>,
+    /// Option-level warnings (tool schemas).
+    pub warnings: Vec<Warning>,
+    /// Prompt caching.
+    pub cache: CacheReport,
+}
+
+impl ConversationReport {
+    /// The report as JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_else(|_| String::from("{}"))
+    }
+}
+
+/// A lowered conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoweredConversation {
+    /// The request body, ready to send.
+    pub body: String,
+    /// Every decision made.
+    pub report: ConversationReport,
+}
+
+/// What the provider-independent parts of turn lowering need.
+pub(crate) struct TurnCx<'c> {
+    pub(crate) provider: Provider,
+    pub(crate) caps: &'c Capabilities,
+    pub(crate) mode: SlotMode,
+}
+
+fn write(j: &Json<'_>, mode: SlotMode) -> Result<String> {
+    json::write(j, mode)
+}
+
+fn is_own(provider: Provider, from: Option<&str>) -> bool {
+    let Some(from) = from else { return true };
+    let family = match from {
+        "anthropic" => Provider::Anthropic,
+        "openai" | "openai-responses" | "openai-chat" => Provider::OpenAiResponses,
+        "gemini" | "google" => Provider::Gemini,
+        _ => return false,
+    };
+    family == provider || (family == Provider::OpenAiResponses && provider == Provider::OpenAiChat)
+}
+
+/// Lowers one turn for the provider (no cross-turn context: the result is cacheable).
+pub(crate) fn lower_turn(
+    turn: &Turn,
+    resolver: &dyn Resolver,
+    cx: &TurnCx<'_>,
+) -> Result<LoweredTurn> {
+    let p = cx.provider;
+    let mut report = TurnReport {
+        role: turn.role(),
+        blocks: Vec::new(),
+        dropped: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let mut items = Vec::new();
+    let mut needs = Vec::new();
+    let note = |report: &mut TurnReport, part: usize, rule: &str| {
+        report.blocks.push(BlockNote {
+            part,
+            rule: rule.to_owned(),
+            mime: None,
+        })
+    };
+    let drop = |report: &mut TurnReport, part: usize, rule: &str, reason: String| {
+        report.dropped.push(DropNote {
+            part,
+            rule: rule.to_owned(),
+            reason,
+        })
+    };
+    match turn {
+        Turn::System(st) => {
+            if st.text.trim().is_empty() {
+                drop(
+                    &mut report,
+                    0,
+                    "system-empty",
+                    "an empty instruction is not sent".into(),
+                );
+            } else {
+                note(&mut report, 0, "system");
+                items.push(Item::System {
+                    text: st.text.clone(),
+                    developer: st.developer,
+                });
+            }
+        }
+        Turn::User(m) => {
+            let (blocks, r, n) = part_blocks(&m.parts, p, cx.caps, resolver)?;
+            needs = n;
+            report.dropped = r.dropped;
+            report.warnings = r.warnings;
+            for (b, bn) in blocks.into_iter().zip(r.blocks) {
+                if let Block::Text(t) = &b {
+                    if p == Provider::Anthropic && t.trim().is_empty() {
+                        report.dropped.push(DropNote {
+                            part: bn.part,
+                            rule: "text-whitespace".into(),
+                            reason: "Anthropic rejects text blocks of white space only".into(),
+                        });
+                        continue;
+                    }
+                }
+                let text = match &b {
+                    Block::Text(t) => Some(t.to_string()),
+                    _ => None,
+                };
+                let j = block_json(p, b, cx.caps.text_documents);
+                items.push(Item::User {
+                    json: write(&j, cx.mode)?,
+                    text,
+                });
+                report.blocks.push(bn);
+            }
+        }
+        Turn::Assistant(a) => {
+            for (i, part) in a.parts.iter().enumerate() {
+                match part {
+                    AssistantPart::Text(t) => {
+                        if t.trim().is_empty() {
+                            drop(&mut report, i, "text-empty", "empty or white-space-only assistant text is not sent (providers reject it)".into());
+                        } else {
+                            note(&mut report, i, "text");
+                            items.push(Item::Text { text: t.clone() });
+                        }
+                    }
+                    AssistantPart::Reasoning(r) => match reasoning(p, r)? {
+                        Ok(json) => {
+                            note(&mut report, i, "reasoning");
+                            items.push(Item::Other { json });
+                        }
+                        Err(why) => drop(&mut report, i, "reasoning-dropped", why),
+                    },
+                    AssistantPart::ToolCall(c) => {
+                        let (json, wrapped) = call_json(p, c)?;
+                        if wrapped {
+                            report.warnings.push(Warning {
+                                part: Some(i),
+                                code: "ToolInputWrapped",
+                                message: format!(
+                                    "the input of tool call `{}` is not a JSON object; it is sent as {{\"value\": …}}",
+                                    c.id
+                                ),
+                            });
+                        }
+                        note(&mut report, i, "tool-call");
+                        items.push(Item::Call {
+                            id: c.id.clone(),
+                            name: c.name.clone(),
+                            json,
+                            part: i,
+                        });
+                    }
+                    AssistantPart::Unknown(v) => {
+                        let ty = v.get("type").and_then(Value::as_str).unwrap_or("unknown");
+                        match v.get("text").and_then(Value::as_str) {
+                            Some(t) if !t.trim().is_empty() => {
+                                report.warnings.push(Warning {
+                                    part: Some(i),
+                                    code: "UnknownPartType",
+                                    message: format!(
+                                        "part type `{ty}` is unknown; its text is sent"
+                                    ),
+                                });
+                                note(&mut report, i, "unknown-text");
+                                items.push(Item::Text { text: t.to_owned() });
+                            }
+                            _ => {
+                                report.warnings.push(Warning {
+                                    part: Some(i),
+                                    code: "UnknownPartType",
+                                    message: format!("part type `{ty}` is unknown and has no text; it is not sent"),
+                                });
+                                drop(
+                                    &mut report,
+                                    i,
+                                    "unknown",
+                                    format!("`{ty}` parts have no model view"),
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Turn::Tool(t) => {
+            for (i, part) in t.parts.iter().enumerate() {
+                match part {
+                    ToolPart::Result(r) => {
+                        let content = result_content(p, r, cx, i, &mut report)?;
+                        note(&mut report, i, "tool-result");
+                        items.push(Item::Result {
+                            call_id: r.call_id.clone(),
+                            name: r.name.clone(),
+                            is_error: r.is_error,
+                            content,
+                            part: i,
+                        });
+                    }
+                    ToolPart::Unknown(v) => {
+                        let ty = v.get("type").and_then(Value::as_str).unwrap_or("unknown");
+                        report.warnings.push(Warning {
+                            part: Some(i),
+                            code: "UnknownPartType",
+                            message: format!(
+                                "part type `{ty}` in a tool turn is unknown; it is not sent"
+                            ),
+                        });
+                        drop(
+                            &mut report,
+                            i,
+                            "unknown",
+                            format!("`{ty}` parts have no model view"),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    Ok(LoweredTurn {
+        items,
+        report,
+        needs,
+    })
+}
+
+fn block_json(p: Provider, b: Block<'_>, text_documents: bool) -> Json<'_> {
+    match p {
+        Provider::Anthropic => providers::anthropic(b, text_documents),
+        Provider::OpenAiChat => providers::chat(b),
+        Provider::OpenAiResponses => providers::responses(b),
+        Provider::Gemini => providers::gemini(b),
+    }
+}
+
+/// The provider fragment of a reasoning part, or why it cannot be sent.
+fn reasoning(p: Provider, r: &Reasoning) -> Result<std::result::Result<String, String>> {
+    let own = is_own(p, r.provider.as_deref());
+    let from = r.provider.as_deref().unwrap_or("another provider");
+    let j = match p {
+        Provider::OpenAiChat => {
+            return Ok(Err("OpenAI Chat has no way to send reasoning back".into()))
+        }
+        _ if !own => {
+            return Ok(Err(format!(
+                "reasoning made by {from} cannot be verified by {}",
+                p.name()
+            )))
+        }
+        Provider::Anthropic => {
+            if r.redacted {
+                match r.data.as_deref().or(r.signature.as_deref()) {
+                    Some(d) => obj([("type", s("redacted_thinking")), ("data", s(d))]),
+                    None => return Ok(Err("redacted reasoning without its data".into())),
+                }
+            } else {
+                match &r.signature {
+                    Some(sig) => obj([
+                        ("type", s("thinking")),
+                        ("thinking", s(r.text.as_str())),
+                        ("signature", s(sig.as_str())),
+                    ]),
+                    None => {
+                        return Ok(Err(
+                            "Anthropic accepts thinking back only with its signature".into(),
+                        ))
+                    }
+                }
+            }
+        }
+        Provider::OpenAiResponses => {
+            if r.id.is_none() && r.signature.is_none() {
+                return Ok(Err(
+                    "an OpenAI reasoning item needs its id or its encrypted content".into(),
+                ));
+            }
+            let mut o = Json::Obj(Vec::new());
+            o.push("type", s("reasoning"));
+            if let Some(id) = &r.id {
+                o.push("id", s(id.as_str()));
+            }
+            let summary = if r.text.is_empty() {
+                Vec::new()
+            } else {
+                vec![obj([
+                    ("type", s("summary_text")),
+                    ("text", s(r.text.as_str())),
+                ])]
+            };
+            o.push("summary", Json::Arr(summary));
+            if let Some(sig) = &r.signature {
+                o.push("encrypted_content", s(sig.as_str()));
+            }
+            o
+        }
+        Provider::Gemini => match &r.signature {
+            Some(sig) => obj([
+                ("text", s(r.text.as_str())),
+                ("thought", Json::Bool(true)),
+                ("thoughtSignature", s(sig.as_str())),
+            ]),
+            None => {
+                return Ok(Err(
+                    "Gemini thoughts are sent back only with their signature".into(),
+                ))
+            }
+        },
+    };
+    Ok(Ok(write(&j, SlotMode::Forbid)?))
+}
+
+/// The arguments as an object, and whether a non-object had to be wrapped.
+fn call_input(c: &ToolCall) -> (Cow<'_, Value>, bool) {
+    match &c.input {
+        Value::Object(_) => (Cow::Borrowed(&c.input), false),
+        Value::String(t) => match serde_json::from_str::<Value>(t) {
+            Ok(v @ Value::Object(_)) => (Cow::Owned(v), false),
+            _ => (Cow::Owned(wrap(c.input.clone())), true),
+        },
+        other => (Cow::Owned(wrap(other.clone())), true),
+    }
+}
+
+fn wrap(v: Value) -> Value {
+    let mut m = Map::new();
+    m.insert("value".into(), v);
+    Value::Object(m)
+}
+
+fn call_json(p: Provider, c: &ToolCall) -> Result<(String, bool)> {
+    let id = provider_id(p, &c.id);
+    let (input, wrapped) = call_input(c);
+    // OpenAI takes the arguments as a string: one the model wrote is sent back verbatim.
+    let arguments = || match &c.input {
+        Value::String(t) => t.clone(),
+        _ => input.to_string(),
+    };
+    let j = match p {
+        Provider::Anthropic => obj([
+            ("type", s("tool_use")),
+            ("id", s(id)),
+            ("name", s(c.name.as_str())),
+            ("input", Json::Value(Cow::Borrowed(input.as_ref()))),
+        ]),
+        Provider::OpenAiChat => obj([
+            ("id", s(id)),
+            ("type", s("function")),
+            (
+                "function",
+                obj([("name", s(c.name.as_str())), ("arguments", s(arguments()))]),
+            ),
+        ]),
+        Provider::OpenAiResponses => obj([
+            ("type", s("function_call")),
+            ("call_id", s(id)),
+            ("name", s(c.name.as_str())),
+            ("arguments", s(arguments())),
+        ]),
+        Provider::Gemini => {
+            let mut o = obj([(
+                "functionCall",
+                obj([
+                    ("name", s(c.name.as_str())),
+                    ("args", Json::Value(Cow::Borrowed(input.as_ref()))),
+                ]),
+            )]);
+            if let (Some(sig), true) = (&c.signature, is_own(p, c.provider.as_deref())) {
+                o.push("thoughtSignature", s(sig.as_str()));
+            }
+            o
+        }
+    };
+    // A string the model wrote goes to OpenAI verbatim: nothing was wrapped there.
+    let wrapped = wrapped
+        && !(c.input.is_string() && matches!(p, Provider::OpenAiChat | Provider::OpenAiResponses));
+    Ok((write(&j, SlotMode::Forbid)?, wrapped))
+}
+
+fn result_content(
+    p: Provider,
+    r: &ToolResult,
+    cx: &TurnCx<'_>,
+    i: usize,
+    report: &mut TurnReport,
+) -> Result<Vec<RBlock>> {
+    Ok(match &r.output {
+        ToolOutput::Text(t) => vec![RBlock::Text(t.clone())],
+        ToolOutput::Json(v) => vec![RBlock::Json(v.to_string())],
+        ToolOutput::Parts(parts) => {
+            let (blocks, sub, _) = part_blocks(parts, p, cx.caps, &NoResolver)
+                .map_err(|e| e.within(&format!("parts[{i}].output")))?;
+            for w in sub.warnings {
+                report.warnings.push(Warning {
+                    part: Some(i),
+                    code: w.code,
+                    message: w.message,
+                });
+            }
+            let mut out = Vec::with_capacity(blocks.len());
+            for b in blocks {
+                match b {
+                    Block::Text(t) => out.push(RBlock::Text(t.into_owned())),
+                    Block::TextDoc { fenced, .. } => out.push(RBlock::Text(fenced)),
+                    Block::Media {
+                        class,
+                        mime,
+                        source,
+                        name,
+                    } => {
+                        let native = match p {
+                            Provider::Anthropic => {
+                                matches!(class, MediaClass::Image | MediaClass::Pdf)
+                            }
+                            Provider::OpenAiResponses => {
+                                matches!(class, MediaClass::Image | MediaClass::Pdf)
+                            }
+                            _ => false,
+                        };
+                        if native {
+                            let b = Block::Media {
+                                class,
+                                mime,
+                                source,
+                                name,
+                            };
+                            out.push(RBlock::Native(write(
+                                &block_json(p, b, cx.caps.text_documents),
+                                cx.mode,
+                            )?));
+                        } else {
+                            report.warnings.push(Warning {
+                                part: Some(i),
+                                code: "UnsupportedMedia",
+                                message: format!(
+                                    "{} takes no {mime} in a tool result; a descriptor is sent",
+                                    p.name()
+                                ),
+                            });
+                            let mut attrs = vec![("mime", mime)];
+                            if let Some(n) = name {
+                                attrs.insert(0, ("name", n));
+                            }
+                            out.push(RBlock::Text(render::descriptor(
+                                "attachment",
+                                &attrs,
+                                "this tool result holds media the provider does not accept in tool results",
+                            )));
+                        }
+                    }
+                }
+            }
+            if out.is_empty() {
+                out.push(RBlock::Text(String::new()));
+            }
+            out
+        }
+    })
+}
+
+/// A tool result placed after its call: every result part given for it, in order.
+struct Placed<'a> {
+    id: &'a str,
+    name: &'a str,
+    content: Vec<&'a RBlock>,
+    is_error: bool,
+    missing: bool,
+}
+
+/// The conversation in a provider-neutral order: results right after their calls.
+enum Seg<'a> {
+    System {
+        text: &'a str,
+        developer: bool,
+        turn: usize,
+    },
+    User {
+        items: &'a [Item],
+        turn: usize,
+    },
+    Note {
+        text: String,
+        turn: usize,
+    },
+    Assistant {
+        items: &'a [Item],
+        turn: usize,
+    },
+    Results {
+        results: Vec<Placed<'a>>,
+        turn: usize,
+    },
+}
+
+const MISSING_RESULT: &str = "No result was recorded for this tool call.";
+
+/// Puts the turns in an order every provider accepts: each call's results right after the
+/// assistant turn that made it, missing results added, orphan results turned into text.
+fn canonical<'a>(turns: &'a [&'a LoweredTurn], repairs: &mut Vec<Repair>) -> Result<Vec<Seg<'a>>> {
+    let mut segs: Vec<Seg<'a>> = Vec::with_capacity(turns.len() + 4);
+    // call id → (segment of its assistant turn, turn, index among the turn's calls)
+    let mut calls: HashMap<&'a str, (usize, usize, usize)> = HashMap::new();
+    // (segment, call index) → results
+    let mut placed: HashMap<usize, Vec<Placed<'a>>> = HashMap::new();
+    let mut leading = true;
+    for (t, lt) in turns.iter().enumerate() {
+        let items = lt.items.as_slice();
+        if items.is_empty() {
+            if lt.report.role != "tool" {
+                repairs.push(Repair {
+                    turn: t,
+                    part: None,
+                    code: "EmptyTurn",
+                    message: format!(
+                        "the {} turn has nothing to send; it is left out",
+                        lt.report.role
+                    ),
+                });
+            }
+            continue;
+        }
+        match lt.report.role {
+            "system" | "developer" => {
+                for it in items {
+                    if let Item::System { text, developer } = it {
+                        segs.push(Seg::System {
+                            text,
+                            developer: *developer,
+                            turn: t,
+                        });
+                    }
+                }
+            }
+            "user" => {
+                leading = false;
+                segs.push(Seg::User { items, turn: t });
+            }
+            "assistant" => {
+                leading = false;
+                let seg = segs.len();
+                let mut results = Vec::new();
+                for it in items {
+                    if let Item::Call { id, name, part, .. } = it {
+                        if let Some(&(_, first, _)) = calls.get(id.as_str()) {
+                            return Err(Error::new(
+                                ErrorKind::InvalidMessage,
+                                format!(
+                                    "tool call id `{id}` is used twice (first in turns[{first}])"
+                                ),
+                            )
+                            .at(format!("turns[{t}].parts[{part}].id")));
+                        }
+                        calls.insert(id, (seg, t, results.len()));
+                        results.push(Placed {
+                            id,
+                            name,
+                            content: Vec::new(),
+                            is_error: false,
+                            missing: true,
+                        });
+                    }
+                }
+                segs.push(Seg::Assistant { items, turn: t });
+                if !results.is_empty() {
+                    placed.insert(seg, results);
+                }
+            }
+            _ => {
+                for it in items {
+                    let Item::Result {
+                        call_id,
+                        name,
+                        is_error,
+                        content,
+                        part,
+                    } = it
+                    else {
+                        continue;
+                    };
+                    match calls.get(call_id.as_str()) {
+                        Some(&(seg, call_turn, k)) => {
+                            let Some(r) = placed.get_mut(&seg).and_then(|v| v.get_mut(k)) else {
+                                continue;
+                            };
+                            if !r.missing {
+                                repairs.push(Repair {
+                                    turn: t,
+                                    part: Some(*part),
+                                    code: "ToolResultsMerged",
+                                    message: format!("call `{call_id}` has several results; they are sent as one"),
+                                });
+                            } else if turns[call_turn + 1..t]
+                                .iter()
+                                .any(|x| x.report.role != "tool" && !x.items.is_empty())
+                            {
+                                repairs.push(Repair {
+                                    turn: t,
+                                    part: Some(*part),
+                                    code: "ToolResultMoved",
+                                    message: format!("the result of call `{call_id}` is sent right after the call (turns came between them)"),
+                                });
+                            }
+                            r.missing = false;
+                            r.is_error |= *is_error;
+                            r.content.extend(content.iter());
+                        }
+                        None => {
+                            repairs.push(Repair {
+                                turn: t,
+                                part: Some(*part),
+                                code: "OrphanToolResult",
+                                message: format!("no earlier tool call has id `{call_id}`; the result is sent as user text"),
+                            });
+                            let mut text = String::new();
+                            for c in content {
+                                if !text.is_empty() {
+                                    text.push('\n');
+                                }
+                                match c {
+                                    RBlock::Text(x) | RBlock::Json(x) => text.push_str(x),
+                                    RBlock::Native(_) => text.push_str("[media]"),
+                                }
+                            }
+                            let mut attrs = vec![("call_id", call_id.clone())];
+                            if let Some(n) = name {
+                                attrs.push(("name", n.clone()));
+                            }
+                            if *is_error {
+                                attrs.push(("is_error", "true".into()));
+                            }
+                            segs.push(Seg::Note {
+                                text: render::descriptor("tool_result", &attrs, &text),
+                                turn: t,
+                            });
+                            leading = false;
+                        }
+                    }
+                }
+            }
+        }
+        let _ = leading;
+    }
+    // Results go right after their assistant turn.
+    let mut out = Vec::with_capacity(segs.len() + placed.len());
+    for (k, seg) in segs.into_iter().enumerate() {
+        let turn = match &seg {
+            Seg::Assistant { turn, .. } => Some(*turn),
+            _ => None,
+        };
+        out.push(seg);
+        if let (Some(turn), Some(results)) = (turn, placed.remove(&k)) {
+            for r in results.iter().filter(|r| r.missing) {
+                repairs.push(Repair {
+                    turn,
+                    part: None,
+                    code: "MissingToolResult",
+                    message: format!(
+                        "tool call `{}` has no result; \"{MISSING_RESULT}\" is sent as an error result",
+                        r.id
+                    ),
+                });
+            }
+            out.push(Seg::Results { results, turn });
+        }
+    }
+    Ok(out)
+}
+
+static MISSING_BLOCK: RBlock = RBlock::Text(String::new());
+
+fn result_blocks<'a>(r: &'a Placed<'a>) -> (Vec<&'a RBlock>, bool) {
+    if r.missing {
+        (vec![&MISSING_BLOCK], true)
+    } else {
+        (r.content.clone(), r.is_error)
+    }
+}
+
+fn rtext(b: &RBlock) -> &str {
+    match b {
+        RBlock::Text(t) | RBlock::Json(t) => t,
+        RBlock::Native(_) => "",
+    }
+}
+
+/// A message being assembled: a role and its blocks.
+struct Msg<'a> {
+    role: &'static str,
+    blocks: Vec<B<'a>>,
+    /// The first turn that contributed.
+    turn: usize,
+    /// Whether a user turn (not only results or notes) contributed.
+    user: bool,
+}
+
+/// A block of an assembled message.
+enum B<'a> {
+    /// Plain text (written per provider; trimmed when it ends the conversation).
+    Text(Cow<'a, str>),
+    /// A fragment written before; `cacheable` is false for reasoning blocks.
+    Raw(Cow<'a, str>, bool),
+}
+
+fn push_block<'a>(
+    msgs: &mut Vec<Msg<'a>>,
+    role: &'static str,
+    turn: usize,
+    user: bool,
+    b: B<'a>,
+    merge: bool,
+    repairs: &mut Vec<Repair>,
+) {
+    if let Some(last) = msgs.last_mut() {
+        if last.role == role && (merge || last.turn == turn) {
+            if last.turn != turn && merge && user && last.user {
+                repairs.push(Repair {
+                    turn,
+                    part: None,
+                    code: "TurnsMerged",
+                    message: format!("two {role} turns in a row are sent as one message"),
+                });
+                last.turn = turn;
+            } else if last.turn != turn && merge && role == "assistant" {
+                repairs.push(Repair {
+                    turn,
+                    part: None,
+                    code: "TurnsMerged",
+                    message: "two assistant turns in a row are sent as one message".into(),
+                });
+                last.turn = turn;
+            }
+            last.user |= user;
+            last.blocks.push(b);
+            return;
+        }
+    }
+    msgs.push(Msg {
+        role,
+        blocks: vec![b],
+        turn,
+        user,
+    });
+}
+
+/// Lowers the lowered turns into one request body.
+pub(crate) fn assemble(
+    turns: &[&LoweredTurn],
+    options: &ConversationOptions,
+) -> Result<LoweredConversation> {
+    let opts = &options.lower;
+    let p = opts.provider;
+    let mut repairs = Vec::new();
+    let segs = canonical(turns, &mut repairs)?;
+    let mut ids = Vec::new();
+    let mut seen_ids: HashMap<&str, ()> = HashMap::new();
+    if p != Provider::Gemini {
+        for seg in &segs {
+            if let Seg::Assistant { items, .. } = seg {
+                for it in items.iter() {
+                    if let Item::Call { id, .. } = it {
+                        let to = provider_id(p, id);
+                        if to != id.as_str() && seen_ids.insert(id, ()).is_none() {
+                            ids.push(IdMapping {
+                                from: id.clone(),
+                                to: to.into_owned(),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let mut warnings = Vec::new();
+    let system_opt = opts.system.as_deref().filter(|s| !s.trim().is_empty());
+    let mut system: Vec<&str> = system_opt.into_iter().collect();
+    let mut messages: Vec<String> = Vec::new();
+    let mut breakpoints = Vec::new();
+    let ttl = options.cache.ttl.as_deref();
+    let cache_control = || match ttl {
+        Some(t) => format!("{{\"type\":\"ephemeral\",\"ttl\":\"{t}\"}}"),
+        None => "{\"type\":\"ephemeral\"}".to_owned(),
+    };
+    match p {
+        Provider::Anthropic | Provider::Gemini => {
+            let (user, model) = if p == Provider::Anthropic {
+                ("user", "assistant")
+            } else {
+                ("user", "model")
+            };
+            let mut msgs: Vec<Msg<'_>> = Vec::new();
+            let mut leading = true;
+            for seg in &segs {
+                match seg {
+                    Seg::System { text, turn, .. } => {
+                        if leading {
+                            system.push(text);
+                        } else {
+                            repairs.push(Repair {
+                                turn: *turn,
+                                part: None,
+                                code: "SystemAsUser",
+                                message: format!("{} takes instructions only before the conversation; this one is sent as user text", p.name()),
+                            });
+                            let t = render::descriptor("system_instruction", &[], text);
+                            push_block(
+                                &mut msgs,
+                                user,
+                                *turn,
+                                true,
+                                B::Text(Cow::Owned(t)),
+                                true,
+                                &mut repairs,
+                            );
+                        }
+                    }
+                    Seg::User { items, turn } => {
+                        leading = false;
+                        for it in items.iter() {
+                            if let Item::User { json, .. } = it {
+                                push_block(
+                                    &mut msgs,
+                                    user,
+                                    *turn,
+                                    true,
+                                    B::Raw(Cow::Borrowed(json), true),
+                                    true,
+                                    &mut repairs,
+                                );
+                            }
+                        }
+                    }
+                    Seg::Note { text, turn } => {
+                        leading = false;
+                        push_block(
+                            &mut msgs,
+                            user,
+                            *turn,
+                            true,
+                            B::Text(Cow::Borrowed(text)),
+                            true,
+                            &mut repairs,
+                        );
+                    }
+                    Seg::Assistant { items, turn } => {
+                        leading = false;
+                        for it in items.iter() {
+                            let b = match it {
+                                Item::Text { text } => B::Text(Cow::Borrowed(text)),
+                                Item::Other { json } => B::Raw(Cow::Borrowed(json), false),
+                                Item::Call { json, .. } => B::Raw(Cow::Borrowed(json), true),
+                                _ => continue,
+                            };
+                            push_block(&mut msgs, model, *turn, false, b, true, &mut repairs);
+                        }
+                    }
+                    Seg::Results { results, turn } => {
+                        for r in results {
+                            let (content, is_error) = result_blocks(r);
+                            let frag = if p == Provider::Anthropic {
+                                anthropic_result(r, &content, is_error)?
+                            } else {
+                                gemini_result(r, &content, is_error)?
+                            };
+                            push_block(
+                                &mut msgs,
+                                user,
+                                *turn,
+                                false,
+                                B::Raw(Cow::Owned(frag), true),
+                                true,
+                                &mut repairs,
+                            );
+                        }
+                    }
+                }
+            }
+            // The final assistant text may not end in white space (Anthropic rejects it).
+            if let Some(last) = msgs.last_mut() {
+                if last.role == model && p == Provider::Anthropic {
+                    if let Some(B::Text(t)) = last.blocks.last_mut() {
+                        let trimmed = t.trim_end();
+                        if trimmed.len() != t.len() {
+                            repairs.push(Repair {
+                                turn: last.turn,
+                                part: None,
+                                code: "TrailingWhitespace",
+                                message: "the final assistant text ends in white space, which Anthropic rejects; it is trimmed".into(),
+                            });
+                            *t = Cow::Owned(trimmed.to_owned());
+                        }
+                    }
+                }
+            }
+            if p == Provider::Anthropic && options.cache.breakpoints {
+                // The last two messages that hold a user turn.
+                let mut left = 4 - usize::from(!system.is_empty() || !opts.tools.is_empty());
+                left = left.min(2);
+                let targets: Vec<usize> = msgs
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .filter(|(_, m)| m.role == "user")
+                    .map(|(i, _)| i)
+                    .take(left)
+                    .collect();
+                for &i in targets.iter().rev() {
+                    if let Some(m) = msgs.get_mut(i) {
+                        if let Some(pos) = m
+                            .blocks
+                            .iter()
+                            .rposition(|b| !matches!(b, B::Raw(_, false)))
+                        {
+                            let cc = cache_control();
+                            if let Some(b) = m.blocks.get_mut(pos) {
+                                let frag = match b {
+                                    B::Text(t) => write(
+                                        &obj([("type", s("text")), ("text", s(t.as_ref()))]),
+                                        SlotMode::Mark,
+                                    )?,
+                                    B::Raw(r, _) => r.to_string(),
+                                };
+                                *b =
+                                    B::Raw(Cow::Owned(with_key(&frag, "cache_control", &cc)), true);
+                                breakpoints.push(format!("messages[{i}]"));
+                            }
+                        }
+                    }
+                }
+            }
+            for m in &msgs {
+                let mut out = String::with_capacity(64);
+                if p == Provider::Anthropic {
+                    out.push_str("{\"role\":\"");
+                    out.push_str(m.role);
+                    out.push_str("\",\"content\":[");
+                } else {
+                    out.push_str("{\"role\":\"");
+                    out.push_str(m.role);
+                    out.push_str("\",\"parts\":[");
+                }
+                for (k, b) in m.blocks.iter().enumerate() {
+                    if k > 0 {
+                        out.push(',');
+                    }
+                    match b {
+                        B::Text(t) => {
+                            let j = if p == Provider::Anthropic {
+                                obj([("type", s("text")), ("text", s(t.as_ref()))])
+                            } else {
+                                obj([("text", s(t.as_ref()))])
+                            };
+                            out.push_str(&write(&j, SlotMode::Mark)?);
+                        }
+                        B::Raw(r, _) => out.push_str(r),
+                    }
+                }
+                out.push_str("]}");
+                messages.push(out);
+            }
+        }
+        Provider::OpenAiChat | Provider::OpenAiResponses => {
+            let chat = p == Provider::OpenAiChat;
+            for seg in &segs {
+                match seg {
+                    Seg::System {
+                        text, developer, ..
+                    } => {
+                        let role = if *developer { "developer" } else { "system" };
+                        messages.push(write(
+                            &obj([("role", s(role)), ("content", s(*text))]),
+                            SlotMode::Mark,
+                        )?);
+                    }
+                    Seg::User { items, .. } => {
+                        let mut out = String::from("{\"role\":\"user\",\"content\":");
+                        match items {
+                            [Item::User { text: Some(t), .. }] if chat => {
+                                out.push_str(&write(&s(t.as_str()), SlotMode::Mark)?)
+                            }
+                            _ => {
+                                out.push('[');
+                                let mut first = true;
+                                for it in items.iter() {
+                                    if let Item::User { json, .. } = it {
+                                        if !first {
+                                            out.push(',');
+                                        }
+                                        first = false;
+                                        out.push_str(json);
+                                    }
+                                }
+                                out.push(']');
+                            }
+                        }
+                        out.push('}');
+                        messages.push(out);
+                    }
+                    Seg::Note { text, .. } => {
+                        let j = if chat {
+                            obj([("role", s("user")), ("content", s(text.as_str()))])
+                        } else {
+                            obj([
+                                ("role", s("user")),
+                                (
+                                    "content",
+                                    Json::Arr(vec![obj([
+                                        ("type", s("input_text")),
+                                        ("text", s(text.as_str())),
+                                    ])]),
+                                ),
+                            ])
+                        };
+                        messages.push(write(&j, SlotMode::Mark)?);
+                    }
+                    Seg::Assistant { items, turn } => {
+                        if chat {
+                            let texts: Vec<&str> = items
+                                .iter()
+                                .filter_map(|i| match i {
+                                    Item::Text { text } => Some(text.as_str()),
+                                    _ => None,
+                                })
+                                .collect();
+                            let calls: Vec<&str> = items
+                                .iter()
+                                .filter_map(|i| match i {
+                                    Item::Call { json, .. } => Some(json.as_str()),
+                                    _ => None,
+                                })
+                                .collect();
+                            if texts.is_empty() && calls.is_empty() {
+                                repairs.push(Repair {
+                                    turn: *turn,
+                                    part: None,
+                                    code: "EmptyTurn",
+                                    message: "the assistant turn has nothing OpenAI Chat can carry; it is left out".into(),
+                                });
+                                continue;
+                            }
+                            let mut out = String::from("{\"role\":\"assistant\"");
+                            match texts.as_slice() {
+                                [] => {}
+                                [one] => {
+                                    out.push_str(",\"content\":");
+                                    out.push_str(&write(&s(*one), SlotMode::Mark)?);
+                                }
+                                many => {
+                                    let arr = Json::Arr(
+                                        many.iter()
+                                            .map(|t| obj([("type", s("text")), ("text", s(*t))]))
+                                            .collect(),
+                                    );
+                                    out.push_str(",\"content\":");
+                                    out.push_str(&write(&arr, SlotMode::Mark)?);
+                                }
+                            }
+                            if !calls.is_empty() {
+                                out.push_str(",\"tool_calls\":[");
+                                out.push_str(&calls.join(","));
+                                out.push(']');
+                            }
+                            out.push('}');
+                            messages.push(out);
+                        } else {
+                            for it in items.iter() {
+                                match it {
+                                    Item::Text { text } => messages.push(write(
+                                        &obj([
+                                            ("role", s("assistant")),
+                                            ("content", s(text.as_str())),
+                                        ]),
+                                        SlotMode::Mark,
+                                    )?),
+                                    Item::Other { json } | Item::Call { json, .. } => {
+                                        messages.push(json.clone())
+                                    }
+                                    _ => {}
+                                }
+                            }
+                        }
+                    }
+                    Seg::Results { results, turn } => {
+                        for r in results {
+                            let (content, is_error) = result_blocks(r);
+                            if is_error && chat && !r.missing {
+                                repairs.push(Repair {
+                                    turn: *turn,
+                                    part: None,
+                                    code: "ErrorFlagNotCarried",
+                                    message: format!("OpenAI Chat cannot mark a tool result as an error (call `{}`); its text is sent as it is", r.id),
+                                });
+                            }
+                            messages.push(openai_result(p, r, &content)?);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if messages.is_empty() {
+        return Err(Error::new(
+            ErrorKind::EmptyMessage,
+            "the conversation has no content for the model after lowering",
+        ));
+    }
+    let prefix_in_array: usize = messages[..messages.len() - 1]
+        .iter()
+        .map(|m| m.len() + 1)
+        .sum::<usize>()
+        + 1;
+    let array = {
+        let mut a =
+            String::with_capacity(prefix_in_array + messages.last().map_or(0, String::len) + 2);
+        a.push('[');
+        a.push_str(&messages.join(","));
+        a.push(']');
+        a
+    };
+    // The body, with the messages array written as a marker first so its offset is known.
+    const MARK: &str = "\u{5}";
+    let mut body = Json::Obj(Vec::new());
+    for (k, v) in &opts.params {
+        if providers::reserved(p).contains(&k.as_str()) {
+            return Err(Error::new(
+                ErrorKind::InvalidOptions,
+                format!("`params.{k}` is written by the lowering; pass it through its own option"),
+            )
+            .at(format!("params.{k}")));
+        }
+        body.push(k.as_str(), Json::Value(Cow::Borrowed(v)));
+    }
+    if let Some(key) = &options.cache.key {
+        if matches!(p, Provider::OpenAiChat | Provider::OpenAiResponses)
+            && !opts.params.contains_key("prompt_cache_key")
+        {
+            body.push("prompt_cache_key", s(key.as_str()));
+        }
+    }
+    let mut report_lower = crate::lower::Report::default();
+    let mut tools = providers::tools(opts, &mut report_lower);
+    warnings.extend(report_lower.warnings);
+    let anthropic_cache = p == Provider::Anthropic && options.cache.breakpoints;
+    match p {
+        Provider::Anthropic => {
+            if !system.is_empty() {
+                if anthropic_cache || system.len() > 1 {
+                    let n = system.len();
+                    let blocks = system
+                        .iter()
+                        .enumerate()
+                        .map(|(k, t)| {
+                            let mut o = obj([("type", s("text")), ("text", s(*t))]);
+                            if anthropic_cache && k + 1 == n {
+                                o.push("cache_control", Json::Raw(Cow::Owned(cache_control())));
+                            }
+                            o
+                        })
+                        .collect();
+                    if anthropic_cache {
+                        breakpoints.insert(0, "system".into());
+                    }
+                    body.push("system", Json::Arr(blocks));
+                } else {
+                    body.push("system", s(system[0]));
+                }
+            }
+            if let Some(mut t) = tools.take() {
+                if anthropic_cache && system.is_empty() {
+                    if let Json::Arr(list) = &mut t {
+                        if let Some(last) = list.last_mut() {
+                            last.push("cache_control", Json::Raw(Cow::Owned(cache_control())));
+                            breakpoints.insert(0, "tools".into());
+                        }
+                    }
+                }
+                body.push("tools", t);
+            }
+            body.push("messages", Json::Raw(Cow::Borrowed(MARK)));
+        }
+        Provider::OpenAiChat => {
+            // The system option goes first, as its own message.
+            let arr = match system_opt {
+                Some(sys) => {
+                    let first = write(
+                        &obj([("role", s("system")), ("content", s(sys))]),
+                        SlotMode::Mark,
+                    )?;
+                    Cow::Owned(format!("[{first},{}", &array[1..]))
+                }
+                None => Cow::Borrowed(array.as_str()),
+            };
+            body.push("messages", Json::Raw(Cow::Borrowed(MARK)));
+            if let Some(t) = tools.take() {
+                body.push("tools", t);
+            }
+            return finish(
+                body,
+                &arr,
+                prefix_in_array + (arr.len() - array.len()),
+                turns,
+                repairs,
+                ids,
+                warnings,
+                breakpoints,
+                p,
+            );
+        }
+        Provider::OpenAiResponses => {
+            if let Some(sys) = system_opt {
+                body.push("instructions", s(sys));
+            }
+            body.push("input", Json::Raw(Cow::Borrowed(MARK)));
+            if let Some(t) = tools.take() {
+                body.push("tools", t);
+            }
+        }
+        Provider::Gemini => {
+            if !system.is_empty() {
+                let parts = system.iter().map(|t| obj([("text", s(*t))])).collect();
+                body.push("systemInstruction", obj([("parts", Json::Arr(parts))]));
+            }
+            body.push("contents", Json::Raw(Cow::Borrowed(MARK)));
+            if let Some(t) = tools.take() {
+                body.push("tools", t);
+            }
+        }
+    }
+    finish(
+        body,
+        &array,
+        prefix_in_array,
+        turns,
+        repairs,
+        ids,
+        warnings,
+        breakpoints,
+        p,
+    )
+}
+
+/// Repairs in turn order (stable: the order they were found within a turn).
+fn sorted(mut repairs: Vec<Repair>) -> Vec<Repair> {
+    repairs.sort_by_key(|r| r.turn);
+    repairs
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    body: Json<'_>,
+    array: &str,
+    prefix_in_array: usize,
+    turns: &[&LoweredTurn],
+    repairs: Vec<Repair>,
+    ids: Vec<IdMapping>,
+    warnings: Vec<Warning>,
+    breakpoints: Vec<String>,
+    p: Provider,
+) -> Result<LoweredConversation> {
+    let text = write(&body, SlotMode::Mark)?;
+    let Some(at) = text.find('\u{5}') else {
+        return Err(Error::new(
+            ErrorKind::Internal,
+            "the messages marker was lost",
+        ));
+    };
+    let mut out = String::with_capacity(text.len() + array.len());
+    out.push_str(&text[..at]);
+    out.push_str(array);
+    out.push_str(&text[at + 1..]);
+    Ok(LoweredConversation {
+        body: out,
+        report: ConversationReport {
+            provider: p.name(),
+            turns: turns.iter().map(|t| t.report.clone()).collect(),
+            repairs: sorted(repairs),
+            ids,
+            warnings,
+            cache: CacheReport {
+                breakpoints,
+                prefix_bytes: at + prefix_in_array,
+            },
+        },
+    })
+}
+
+/// `{…}` with `"key":value` added before its closing brace.
+fn with_key(frag: &str, key: &str, value: &str) -> String {
+    let body = frag.strip_suffix('}').unwrap_or(frag);
+    let sep = if body.ends_with('{') { "" } else { "," };
+    format!("{body}{sep}\"{key}\":{value}}}")
+}
+
+fn anthropic_result(r: &Placed<'_>, content: &[&RBlock], is_error: bool) -> Result<String> {
+    let id = provider_id(Provider::Anthropic, r.id);
+    let c = match content {
+        [one @ (RBlock::Text(_) | RBlock::Json(_))] if !r.missing => s(rtext(one)),
+        _ if r.missing => s(MISSING_RESULT),
+        many => Json::Arr(
+            many.iter()
+                .filter(|b| !matches!(b, RBlock::Text(t) if t.trim().is_empty()))
+                .map(|b| match b {
+                    RBlock::Native(n) => Json::Raw(Cow::Borrowed(n.as_str())),
+                    other => obj([("type", s("text")), ("text", s(rtext(other)))]),
+                })
+                .collect(),
+        ),
+    };
+    let mut o = obj([
+        ("type", s("tool_result")),
+        ("tool_use_id", s(id)),
+        ("content", c),
+    ]);
+    if is_error {
+        o.push("is_error", Json::Bool(true));
+    }
+    write(&o, SlotMode::Mark)
+}
+
+fn gemini_result(r: &Placed<'_>, content: &[&RBlock], is_error: bool) -> Result<String> {
+    let value = match content {
+        _ if r.missing => Json::Str(Cow::Borrowed(MISSING_RESULT)),
+        [RBlock::Json(j)] => Json::Raw(Cow::Borrowed(j.as_str())),
+        many => {
+            let mut t = String::new();
+            for b in many {
+                if !t.is_empty() {
+                    t.push_str("\n\n");
+                }
+                t.push_str(rtext(b));
+            }
+            Json::Str(Cow::Owned(t))
+        }
+    };
+    let key = if is_error { "error" } else { "output" };
+    let o = obj([(
+        "functionResponse",
+        obj([("name", s(r.name)), ("response", obj([(key, value)]))]),
+    )]);
+    write(&o, SlotMode::Mark)
+}
+
+fn openai_result(p: Provider, r: &Placed<'_>, content: &[&RBlock]) -> Result<String> {
+    let id = provider_id(p, r.id);
+    let text_only = content.iter().all(|b| !matches!(b, RBlock::Native(_)));
+    let c = if r.missing {
+        s(MISSING_RESULT)
+    } else if content.len() == 1 && text_only {
+        s(rtext(content[0]))
+    } else if p == Provider::OpenAiChat {
+        Json::Arr(
+            content
+                .iter()
+                .map(|b| obj([("type", s("text")), ("text", s(rtext(b)))]))
+                .collect(),
+        )
+    } else {
+        Json::Arr(
+            content
+                .iter()
+                .map(|b| match b {
+                    RBlock::Native(n) => Json::Raw(Cow::Borrowed(n.as_str())),
+                    other => obj([("type", s("input_text")), ("text", s(rtext(other)))]),
+                })
+                .collect(),
+        )
+    };
+    let o = if p == Provider::OpenAiChat {
+        obj([("role", s("tool")), ("tool_call_id", s(id)), ("content", c)])
+    } else {
+        obj([
+            ("type", s("function_call_output")),
+            ("call_id", s(id)),
+            ("output", c),
+        ])
+    };
+    write(&o, SlotMode::Mark)
+}

@@ -1,0 +1,316 @@
+//! Conversations: system, user, assistant and tool turns, lowered to every provider.
+//!
+//! [`lower_conversation`] is the stateless form: turns in, one body out. [`Conversation`]
+//! keeps the turns and a bounded cache of lowered turns, so that a chat pays for its new
+//! turn and the concatenation, never again for a turn already lowered; both give the same
+//! bytes. See [`lower`](self::lower) for each provider's rules and [`ids`] for tool call
+//! ids.
+
+pub mod ids;
+pub mod lower;
+pub mod turn;
+
+pub use lower::{
+    CacheOptions, CacheReport, ConversationOptions, ConversationReport, IdMapping,
+    LoweredConversation, LoweredTurn, Repair, TurnReport,
+};
+pub use turn::{
+    AssistantPart, AssistantTurn, Reasoning, SystemTurn, ToolCall, ToolOutput, ToolPart,
+    ToolResult, ToolTurn, Turn, CONVERSATION_SCHEMA_VERSION,
+};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::lower::json::SlotMode;
+use crate::lower::{Capabilities, ResolveRequest, Resolved, Resolver, TableResolver};
+use lower::{assemble, lower_turn, TurnCx};
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+/// Supplies the resolver of each turn (a user turn's file-refs, mentions and blobs).
+pub trait TurnResolvers {
+    /// The resolver for turn `turn`.
+    fn for_turn(&self, turn: usize) -> &dyn Resolver;
+}
+
+impl<R: Resolver> TurnResolvers for R {
+    fn for_turn(&self, _: usize) -> &dyn Resolver {
+        self
+    }
+}
+
+impl TurnResolvers for Vec<TableResolver> {
+    fn for_turn(&self, turn: usize) -> &dyn Resolver {
+        match self.get(turn) {
+            Some(r) => r,
+            None => &crate::lower::NoResolver,
+        }
+    }
+}
+
+/// What [`lower_conversation_marked`] gives back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConversationOutcome {
+    /// The body, host-held data written as `\u{1}n\u{1}` markers.
+    Lowered(LoweredConversation),
+    /// The core must read these host slots whole first.
+    NeedsData(Vec<u32>),
+}
+
+/// Lowers a whole conversation for `options.lower.provider`.
+pub fn lower_conversation(
+    turns: &[Turn],
+    options: &ConversationOptions,
+    resolvers: &dyn TurnResolvers,
+) -> Result<LoweredConversation> {
+    match lower_in(turns, options, resolvers, SlotMode::Forbid)? {
+        ConversationOutcome::Lowered(l) => Ok(l),
+        ConversationOutcome::NeedsData(_) => Err(Error::new(
+            ErrorKind::InvalidMessage,
+            "attachment data refers to a host slot, but no host holds it here",
+        )),
+    }
+}
+
+/// Like [`lower_conversation`], with host-held data as markers (used by the bindings).
+pub fn lower_conversation_marked(
+    turns: &[Turn],
+    options: &ConversationOptions,
+    resolvers: &dyn TurnResolvers,
+) -> Result<ConversationOutcome> {
+    lower_in(turns, options, resolvers, SlotMode::Mark)
+}
+
+fn lower_in(
+    turns: &[Turn],
+    options: &ConversationOptions,
+    resolvers: &dyn TurnResolvers,
+    mode: SlotMode,
+) -> Result<ConversationOutcome> {
+    let opts = &options.lower;
+    let caps = Capabilities::with_override(opts.provider, opts.capabilities.as_ref())?;
+    let cx = TurnCx {
+        provider: opts.provider,
+        caps: &caps,
+        mode,
+    };
+    let mut lowered = Vec::with_capacity(turns.len());
+    let mut needs = Vec::new();
+    for (i, t) in turns.iter().enumerate() {
+        let lt = lower_turn(t, resolvers.for_turn(i), &cx)
+            .map_err(|e| e.within(&format!("turns[{i}]")))?;
+        needs.extend_from_slice(&lt.needs);
+        lowered.push(lt);
+    }
+    if !needs.is_empty() {
+        if mode == SlotMode::Forbid {
+            return Err(Error::new(
+                ErrorKind::InvalidMessage,
+                "attachment data refers to a host slot, but no host holds it here",
+            ));
+        }
+        return Ok(ConversationOutcome::NeedsData(needs));
+    }
+    let refs: Vec<&LoweredTurn> = lowered.iter().collect();
+    assemble(&refs, options).map(ConversationOutcome::Lowered)
+}
+
+/// A turn's resolver answers, kept with the turn (they are part of what it lowers to).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Answers(pub BTreeMap<usize, std::result::Result<Resolved, String>>);
+
+impl Resolver for Answers {
+    fn resolve(&self, request: &ResolveRequest<'_>) -> std::result::Result<Resolved, String> {
+        self.0
+            .get(&request.part())
+            .cloned()
+            .unwrap_or(Ok(Resolved::Missing))
+    }
+}
+
+struct Entry {
+    turn: Turn,
+    answers: Answers,
+    digest: [u8; 32],
+}
+
+/// How the cache of lowered turns is doing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+pub struct CacheStats {
+    /// Lowered turns held.
+    pub entries: usize,
+    /// About how many bytes they hold.
+    pub bytes: usize,
+    /// The bound on `bytes`.
+    pub limit: usize,
+    /// Turns served from the cache.
+    pub hits: u64,
+    /// Turns lowered.
+    pub misses: u64,
+}
+
+/// A cache key: the turn's content digest and the target's (provider, capability table).
+type Key = ([u8; 32], [u8; 32]);
+
+/// A bounded, least-recently-used cache of lowered turns, keyed by the turn's content
+/// digest and the target (provider and capability table).
+struct TurnCache {
+    map: HashMap<Key, (Rc<LoweredTurn>, u64)>,
+    bytes: usize,
+    limit: usize,
+    tick: u64,
+    hits: u64,
+    misses: u64,
+}
+
+impl TurnCache {
+    fn new(limit: usize) -> Self {
+        TurnCache {
+            map: HashMap::new(),
+            bytes: 0,
+            limit,
+            tick: 0,
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    fn get(&mut self, key: &Key) -> Option<Rc<LoweredTurn>> {
+        self.tick += 1;
+        let tick = self.tick;
+        let e = self.map.get_mut(key)?;
+        e.1 = tick;
+        self.hits += 1;
+        Some(e.0.clone())
+    }
+
+    fn put(&mut self, key: Key, value: Rc<LoweredTurn>) {
+        self.misses += 1;
+        self.tick += 1;
+        self.bytes += value.weight();
+        if let Some((old, _)) = self.map.insert(key, (value, self.tick)) {
+            self.bytes = self.bytes.saturating_sub(old.weight());
+        }
+        if self.bytes > self.limit {
+            let mut by_age: Vec<(u64, Key)> = self.map.iter().map(|(k, (_, t))| (*t, *k)).collect();
+            by_age.sort_unstable();
+            for (_, k) in by_age {
+                if self.bytes <= self.limit * 3 / 4 {
+                    break;
+                }
+                if let Some((v, _)) = self.map.remove(&k) {
+                    self.bytes = self.bytes.saturating_sub(v.weight());
+                }
+            }
+        }
+    }
+}
+
+/// The default bound of a conversation's cache of lowered turns (8 MiB).
+pub const DEFAULT_CACHE_BYTES: usize = 8 * 1024 * 1024;
+
+/// A conversation that keeps its turns and a cache of their lowered forms.
+pub struct Conversation {
+    entries: Vec<Entry>,
+    cache: TurnCache,
+}
+
+impl Default for Conversation {
+    fn default() -> Self {
+        Conversation::new(DEFAULT_CACHE_BYTES)
+    }
+}
+
+impl Conversation {
+    /// An empty conversation whose cache holds about `cache_bytes` of lowered turns.
+    pub fn new(cache_bytes: usize) -> Self {
+        Conversation {
+            entries: Vec::new(),
+            cache: TurnCache::new(cache_bytes),
+        }
+    }
+
+    /// Appends a turn with its resolver answers (a user turn's file-refs are resolved once,
+    /// when it is appended: the turn keeps what the user sent). Returns its index.
+    pub fn append(&mut self, turn: Turn, answers: Answers) -> usize {
+        let mut h = Sha256::new();
+        h.update(turn.to_value().to_string().as_bytes());
+        h.update([0u8]);
+        h.update(format!("{:?}", answers.0).as_bytes());
+        let digest: [u8; 32] = h.finalize().into();
+        self.entries.push(Entry {
+            turn,
+            answers,
+            digest,
+        });
+        self.entries.len() - 1
+    }
+
+    /// The turns, in order.
+    pub fn turns(&self) -> impl Iterator<Item = &Turn> {
+        self.entries.iter().map(|e| &e.turn)
+    }
+
+    /// How many turns there are.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there is no turn.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Keeps the first `n` turns (rewinds); the cache keeps the lowered forms.
+    pub fn truncate(&mut self, n: usize) {
+        self.entries.truncate(n);
+    }
+
+    /// The cache's figures.
+    pub fn cache_stats(&self) -> CacheStats {
+        CacheStats {
+            entries: self.cache.map.len(),
+            bytes: self.cache.bytes,
+            limit: self.cache.limit,
+            hits: self.cache.hits,
+            misses: self.cache.misses,
+        }
+    }
+
+    /// Lowers the conversation; turns lowered before for the same target come from the
+    /// cache. The same bytes as [`lower_conversation`] of the same turns and answers.
+    pub fn lower(&mut self, options: &ConversationOptions) -> Result<LoweredConversation> {
+        let opts = &options.lower;
+        let caps = Capabilities::with_override(opts.provider, opts.capabilities.as_ref())?;
+        let mut h = Sha256::new();
+        h.update(opts.provider.name().as_bytes());
+        h.update([0u8]);
+        if let Some(c) = &opts.capabilities {
+            h.update(c.to_string().as_bytes());
+        }
+        let target: [u8; 32] = h.finalize().into();
+        let cx = TurnCx {
+            provider: opts.provider,
+            caps: &caps,
+            mode: SlotMode::Forbid,
+        };
+        let mut lowered: Vec<Rc<LoweredTurn>> = Vec::with_capacity(self.entries.len());
+        for (i, e) in self.entries.iter().enumerate() {
+            let key = (e.digest, target);
+            let lt = match self.cache.get(&key) {
+                Some(lt) => lt,
+                None => {
+                    let lt = Rc::new(
+                        lower_turn(&e.turn, &e.answers, &cx)
+                            .map_err(|err| err.within(&format!("turns[{i}]")))?,
+                    );
+                    self.cache.put(key, lt.clone());
+                    lt
+                }
+            };
+            lowered.push(lt);
+        }
+        let refs: Vec<&LoweredTurn> = lowered.iter().map(|r| r.as_ref()).collect();
+        assemble(&refs, options)
+    }
+}
