@@ -275,7 +275,7 @@ export function __module() {
   return wasm;
 }
 
-export { toBase64 as __toBase64, asBytes as __asBytes };
+export { toBase64 as __toBase64, asBytes as __asBytes, requestsOf as __requestsOf, answer as __answer, Lowered as __Lowered, withStore as __withStore };
 
 function viaInbox(name, strings, ...extra) {
   const f = typeof name === 'function' ? name : exported(name);

@@ -12,6 +12,7 @@ __setWasm(core, exports, 'promptloom/composer');
 
 export { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';
+export { lowerConversation, Conversation } from './conversation.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, SkillIndex, SkillCatalog } from './skills.js';
 export { compose, nestedRequest, lowerComposition, authoringTools, runArtifact, runSkill } from './compose.js';
 export { validateSkillSpec, builtinSkillSpecs, buildSkillRegistry, Arbiter, toMermaid, compositionSpec } from './arbiter.js';

@@ -4,6 +4,7 @@
 
 import { PromptloomError, lower, __fromCore, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend } from './stores.js';
+import { __wireTurn } from './conversation.js';
 
 /** Slash commands and `@` mention kinds: register, list, complete. */
 export class CommandCatalog {
@@ -116,6 +117,53 @@ class MessageStore {
     const { scans } = await this.#backend.read({ scans: [['messages', prefix], ['parts', prefix]] });
     return assemble(String(session), scans[0], scans[1]);
   }
+  /**
+   * Every turn of `session` in order — user messages, assistant replies, tool results,
+   * instructions — what `Conversation.load` and `lowerConversation` take.
+   */
+  async thread(session = 'default') {
+    return this.history(session);
+  }
+  /**
+   * Persists a turn of any role after the session's last message (an assistant reply, tool
+   * results, an instruction; what a user composed goes through submit(), which resolves
+   * it first). Returns `{ id, session, seq, turn }`: `turn` is what was stored.
+   */
+  async append(turn, { session = 'default', id, now } = {}) {
+    let json;
+    try {
+      json = JSON.stringify(__wireTurn(turn) ?? null);
+    } catch (e) {
+      throw new PromptloomError('InvalidMessage', `the turn cannot be written as JSON: ${errorText(e)} (at turn)`, { path: 'turn' });
+    }
+    const optsJson = JSON.stringify({ session, id, now: now ?? Date.now() });
+    const lay = (row) => decodeDone(__inbox('appendTurnInbox', [json, optsJson, row ?? '']));
+    return this.__serial(async () => {
+      let row = this.__session(session);
+      if (row === undefined) row = await this.#backend.get('sessions', session);
+      let done = lay(row);
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await this.#backend.commitAfterRead([], () => done.batch);
+          this.__remember(session, done.batch.find((op) => op.table === 'sessions')?.value);
+          const { batch: _, message, ...result } = done;
+          return { ...result, turn: message };
+        } catch (e) {
+          if (!(e instanceof PromptloomError && e.details?.conflict)) throw e;
+          const fresh = await this.#backend.get('sessions', session);
+          if (fresh === row || attempt >= 8) {
+            this.__remember(session, undefined);
+            if (e.details.table === 'ids') {
+              throw new PromptloomError('InvalidOptions', `a message with id \`${done.id}\` is already stored (at id)`, { path: 'id', id: done.id });
+            }
+            throw e;
+          }
+          row = fresh;
+          done = lay(row);
+        }
+      }
+    });
+  }
   /** Summaries of the messages of `session`: `{ id, seq, part_count, metadata }`. */
   async list(session = 'default') {
     const prefix = `${session}/`;
@@ -164,6 +212,17 @@ export async function openMessageStore({ backend = 'memory', name = 'promptloom'
   if (backend === 'indexeddb') return new MessageStore(await indexedDbBackend(name), name);
   if (backend && typeof backend === 'object') return new MessageStore(hostBackend(backend, name), name);
   throw new PromptloomError('InvalidOptions', '`backend` must be "indexeddb", "memory" or an object with get/put/delete/list (at backend)', { path: 'backend' });
+}
+
+/** The core's laid-out rows: `{ ...summary, batch, message }` with each row's value in place. */
+function decodeDone(text) {
+  const pieces = text.split('\0');
+  const out = JSON.parse(pieces[0]);
+  for (const op of out.done.batch) {
+    if (op.at !== undefined) op.value = pieces[op.at + 1];
+  }
+  out.done.message = out.message;
+  return out.done;
 }
 
 function errorText(e) {

@@ -9,4 +9,5 @@ __setWasm(core, exports, 'promptloom');
 
 export { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';
+export { lowerConversation, Conversation } from './conversation.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, SkillIndex, SkillCatalog } from './skills.js';

@@ -763,8 +763,8 @@ fn canonical<'a>(turns: &'a [&'a LoweredTurn], repairs: &mut Vec<Repair>) -> Res
     let mut segs: Vec<Seg<'a>> = Vec::with_capacity(turns.len() + 4);
     // call id → (segment of its assistant turn, turn, index among the turn's calls)
     let mut calls: HashMap<&'a str, (usize, usize, usize)> = HashMap::new();
-    // (segment, call index) → results
-    let mut placed: HashMap<usize, Vec<Placed<'a>>> = HashMap::new();
+    // segment → the results of its calls
+    let mut placed: Vec<Option<Vec<Placed<'a>>>> = Vec::new();
     let mut leading = true;
     for (t, lt) in turns.iter().enumerate() {
         let items = lt.items.as_slice();
@@ -825,7 +825,10 @@ fn canonical<'a>(turns: &'a [&'a LoweredTurn], repairs: &mut Vec<Repair>) -> Res
                 }
                 segs.push(Seg::Assistant { items, turn: t });
                 if !results.is_empty() {
-                    placed.insert(seg, results);
+                    placed.resize_with(seg + 1, || None);
+                    if let Some(slot) = placed.get_mut(seg) {
+                        *slot = Some(results);
+                    }
                 }
             }
             _ => {
@@ -842,7 +845,11 @@ fn canonical<'a>(turns: &'a [&'a LoweredTurn], repairs: &mut Vec<Repair>) -> Res
                     };
                     match calls.get(call_id.as_str()) {
                         Some(&(seg, call_turn, k)) => {
-                            let Some(r) = placed.get_mut(&seg).and_then(|v| v.get_mut(k)) else {
+                            let Some(r) = placed
+                                .get_mut(seg)
+                                .and_then(Option::as_mut)
+                                .and_then(|v| v.get_mut(k))
+                            else {
                                 continue;
                             };
                             if !r.missing {
@@ -911,7 +918,7 @@ fn canonical<'a>(turns: &'a [&'a LoweredTurn], repairs: &mut Vec<Repair>) -> Res
             _ => None,
         };
         out.push(seg);
-        if let (Some(turn), Some(results)) = (turn, placed.remove(&k)) {
+        if let (Some(turn), Some(results)) = (turn, placed.get_mut(k).and_then(Option::take)) {
             for r in results.iter().filter(|r| r.missing) {
                 repairs.push(Repair {
                     turn,
@@ -1015,14 +1022,14 @@ pub(crate) fn assemble(
     let mut repairs = Vec::new();
     let segs = canonical(turns, &mut repairs)?;
     let mut ids = Vec::new();
-    let mut seen_ids: HashMap<&str, ()> = HashMap::new();
+
     if p != Provider::Gemini {
         for seg in &segs {
             if let Seg::Assistant { items, .. } = seg {
                 for it in items.iter() {
                     if let Item::Call { id, .. } = it {
                         let to = provider_id(p, id);
-                        if to != id.as_str() && seen_ids.insert(id, ()).is_none() {
+                        if to != id.as_str() && !ids.iter().any(|m: &IdMapping| &m.from == id) {
                             ids.push(IdMapping {
                                 from: id.clone(),
                                 to: to.into_owned(),
@@ -1502,9 +1509,13 @@ pub(crate) fn assemble(
 }
 
 /// Repairs in turn order (stable: the order they were found within a turn).
-fn sorted(mut repairs: Vec<Repair>) -> Vec<Repair> {
-    repairs.sort_by_key(|r| r.turn);
-    repairs
+fn sorted(repairs: Vec<Repair>) -> Vec<Repair> {
+    let mut out: Vec<Repair> = Vec::with_capacity(repairs.len());
+    for r in repairs {
+        let at = out.partition_point(|x| x.turn <= r.turn);
+        out.insert(at, r);
+    }
+    out
 }
 
 #[allow(clippy::too_many_arguments)]

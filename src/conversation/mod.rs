@@ -191,16 +191,19 @@ impl TurnCache {
         if let Some((old, _)) = self.map.insert(key, (value, self.tick)) {
             self.bytes = self.bytes.saturating_sub(old.weight());
         }
-        if self.bytes > self.limit {
-            let mut by_age: Vec<(u64, Key)> = self.map.iter().map(|(k, (_, t))| (*t, *k)).collect();
-            by_age.sort_unstable();
-            for (_, k) in by_age {
-                if self.bytes <= self.limit * 3 / 4 {
-                    break;
-                }
-                if let Some((v, _)) = self.map.remove(&k) {
-                    self.bytes = self.bytes.saturating_sub(v.weight());
-                }
+        // Over the bound: drop the least recently used until a quarter is free (a linear
+        // search per entry dropped: evictions are rare, and a sort would cost wasm bytes).
+        while self.bytes > self.limit * 3 / 4 {
+            let Some(oldest) = self
+                .map
+                .iter()
+                .min_by_key(|(_, (_, t))| *t)
+                .map(|(k, _)| *k)
+            else {
+                break;
+            };
+            if let Some((v, _)) = self.map.remove(&oldest) {
+                self.bytes = self.bytes.saturating_sub(v.weight());
             }
         }
     }
@@ -236,7 +239,31 @@ impl Conversation {
         let mut h = Sha256::new();
         h.update(turn.to_value().to_string().as_bytes());
         h.update([0u8]);
-        h.update(format!("{:?}", answers.0).as_bytes());
+        for (part, a) in &answers.0 {
+            h.update(part.to_string().as_bytes());
+            match a {
+                Ok(Resolved::Text(t)) => h.update(format!("t{}:{t}", t.len()).as_bytes()),
+                Ok(Resolved::Bytes { data, mime }) => {
+                    h.update(
+                        format!("b{}:{}:", data.len(), mime.as_deref().unwrap_or("")).as_bytes(),
+                    );
+                    h.update(data);
+                }
+                Ok(Resolved::Host { data, mime }) => h.update(
+                    format!(
+                        "h{}:{}:{}:{}",
+                        data.slot,
+                        data.len,
+                        data.head,
+                        mime.as_deref().unwrap_or("")
+                    )
+                    .as_bytes(),
+                ),
+                Ok(Resolved::Payload(v)) => h.update(format!("p{v}").as_bytes()),
+                Ok(Resolved::Missing) => h.update(b"m"),
+                Err(e) => h.update(format!("e{}:{e}", e.len()).as_bytes()),
+            }
+        }
         let digest: [u8; 32] = h.finalize().into();
         self.entries.push(Entry {
             turn,

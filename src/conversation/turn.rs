@@ -160,6 +160,16 @@ impl Turn {
         }
     }
 
+    /// The turn's metadata keys (besides `schema_version`).
+    pub fn metadata_mut(&mut self) -> &mut Map<String, Value> {
+        match self {
+            Turn::User(m) => &mut m.metadata.extra,
+            Turn::System(s) => &mut s.metadata,
+            Turn::Assistant(a) => &mut a.metadata,
+            Turn::Tool(t) => &mut t.metadata,
+        }
+    }
+
     /// Parses a list of turns (a JSON array).
     pub fn list_from_value(value: Value) -> Result<Vec<Turn>> {
         let Value::Array(items) = value else {

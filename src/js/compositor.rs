@@ -130,37 +130,79 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
         }
         Step::Done(sub) => {
             let (ops, message) = messages::layout(&sub);
-            let mut d = sub.summary();
-            // The rows' values follow the JSON, NUL-separated (JSON text never holds a raw
-            // NUL): no row is escaped a second time inside another JSON string.
-            let mut values = Vec::with_capacity(ops.len());
-            let batch = ops
-                .into_iter()
-                .map(|op| {
-                    let mut v = op.to_value();
-                    if let Value::Object(o) = &mut v {
-                        if let Some(Value::String(text)) = o.remove("value") {
-                            o.insert("at".into(), values.len().into());
-                            values.push(text);
-                        }
-                    }
-                    v
-                })
-                .collect();
-            d.insert("batch".into(), Value::Array(batch));
-            let mut text = String::from("{\"done\":");
-            text.push_str(&Value::Object(d).to_string());
-            text.push_str(",\"message\":");
-            text.push_str(&message);
-            text.push('}');
-            for v in values {
-                text.push('\0');
-                text.push_str(&v);
-            }
-            return Ok(text);
+            return Ok(done_text(sub.summary(), ops, &message));
         }
     }
     Ok(Value::Object(out).to_string())
+}
+
+/// `{"done":{…summary, batch},"message":…}` followed by the row values, each after a NUL:
+/// no row is escaped a second time inside another JSON string (JSON text never holds a raw
+/// NUL). `batch` lists the rows to write in order, each naming its value by position (`at`).
+fn done_text(mut d: Map<String, Value>, ops: Vec<crate::store::Op>, message: &str) -> String {
+    let mut values = Vec::with_capacity(ops.len());
+    let batch = ops
+        .into_iter()
+        .map(|op| {
+            let mut v = op.to_value();
+            if let Value::Object(o) = &mut v {
+                if let Some(Value::String(text)) = o.remove("value") {
+                    o.insert("at".into(), values.len().into());
+                    values.push(text);
+                }
+            }
+            v
+        })
+        .collect();
+    d.insert("batch".into(), Value::Array(batch));
+    let mut text = String::from("{\"done\":");
+    text.push_str(&Value::Object(d).to_string());
+    text.push_str(",\"message\":");
+    text.push_str(message);
+    text.push('}');
+    for v in values {
+        text.push('\0');
+        text.push_str(&v);
+    }
+    text
+}
+
+/// Lays out a turn of any role for the store, after the session's last message: the
+/// inbox holds the turn JSON, the options JSON (`{ session?, id?, now? }`) and the stored
+/// session row ("" when new). Returns what [`submit_inbox`] returns when done.
+#[wasm_bindgen(js_name = appendTurnInbox)]
+pub fn append_turn_inbox(lens: &[u32]) -> Result<String, JsValue> {
+    let mut it = inbox_strings(lens)?.into_iter();
+    let (Some(turn), Some(options), Some(session)) = (it.next(), it.next(), it.next()) else {
+        return Err(js_err(Error::new(
+            ErrorKind::Internal,
+            "inbox holds too few strings",
+        )));
+    };
+    let turn = crate::conversation::Turn::from_value(json_in(
+        &turn,
+        "the turn",
+        ErrorKind::InvalidMessage,
+    )?)
+    .map_err(js_err)?;
+    let opts = SubmitOptions::from_value(json_in(
+        &options,
+        "the append options",
+        ErrorKind::InvalidOptions,
+    )?)
+    .map_err(js_err)?;
+    let state = SessionState::from_value(&json_in(
+        &session,
+        "the session row",
+        ErrorKind::StoreFailed,
+    )?);
+    let a = messages::append_turn(&turn, &opts, state);
+    let (ops, text) = messages::turn_layout(&a);
+    let mut d = Map::new();
+    d.insert("id".into(), a.id.into());
+    d.insert("session".into(), a.session.into());
+    d.insert("seq".into(), a.seq.into());
+    Ok(done_text(d, ops, &text))
 }
 
 /// Assembles stored rows into messages in the current shape (a JSON array). The inbox

@@ -13,6 +13,7 @@ mod arbiter;
 #[cfg(feature = "composer")]
 mod composer;
 mod compositor;
+mod conversation;
 mod skills;
 
 fn js_err(e: Error) -> JsValue {

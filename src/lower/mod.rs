@@ -310,6 +310,13 @@ impl TableResolver {
     }
 }
 
+impl TableResolver {
+    /// The answers, by part index.
+    pub fn into_entries(self) -> BTreeMap<usize, std::result::Result<Resolved, String>> {
+        self.entries.into_inner()
+    }
+}
+
 impl Resolver for TableResolver {
     fn resolve(&self, request: &ResolveRequest<'_>) -> std::result::Result<Resolved, String> {
         self.entries

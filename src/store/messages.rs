@@ -8,6 +8,7 @@ use super::{bad_row, Backend, Op, Table};
 use crate::compositor::{
     self, Blob, CommandCatalog, SessionState, Step, Submission, SubmitOptions,
 };
+use crate::conversation::Turn;
 use crate::error::{Error, ErrorKind, Result};
 use crate::lower::{ResolveRequest, Resolved, Resolver};
 use crate::message::UserMessage;
@@ -94,22 +95,136 @@ pub fn layout(sub: &Submission) -> (Vec<Op>, String) {
     (ops, message)
 }
 
-fn parse_row(table: Table, key: &str, text: &str) -> Result<Map<String, Value>> {
-    match serde_json::from_str(text) {
-        Ok(Value::Object(o)) => Ok(o),
-        Ok(_) => Err(bad_row(table, key, "not a JSON object")),
-        Err(e) => Err(bad_row(table, key, e)),
+/// A turn laid out for the store by [`append_turn`]: any role (the compositor's
+/// [`compositor::submit`] is what resolves a user's message first).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnAppend {
+    /// The turn id.
+    pub id: String,
+    /// The session.
+    pub session: String,
+    /// The sequence number in the session.
+    pub seq: u64,
+    /// The turn as stored (its metadata carries `id`, `session`, `seq`, `submitted_at`).
+    pub turn: Turn,
+    /// The session after this turn.
+    pub state: SessionState,
+}
+
+/// Places a turn (an assistant reply, tool results, an instruction) after the session's
+/// last message; `options` gives the session, the id and the time as for a submission.
+pub fn append_turn(turn: &Turn, options: &SubmitOptions, session: SessionState) -> TurnAppend {
+    let seq = session.next_seq.max(1);
+    let id = options
+        .id
+        .clone()
+        .unwrap_or_else(|| message_key(&options.session, seq));
+    let mut turn = turn.clone();
+    let meta = turn.metadata_mut();
+    meta.insert("id".into(), id.clone().into());
+    meta.insert("session".into(), options.session.clone().into());
+    meta.insert("seq".into(), seq.into());
+    if let Some(now) = options.now {
+        meta.insert("submitted_at".into(), now.into());
+    }
+    TurnAppend {
+        id,
+        session: options.session.clone(),
+        seq,
+        turn,
+        state: SessionState {
+            next_seq: seq + 1,
+            inline_bytes: session.inline_bytes,
+            messages: session.messages + 1,
+        },
     }
 }
 
-/// A message from its head row and its part rows (any order; rows of other messages under
-/// the same prefix are ignored). Older shapes are upgraded on the way out.
-pub fn assemble(key: &str, head: &str, parts: &[(String, String)]) -> Result<UserMessage> {
-    let head = parse_row(Table::Messages, key, head)?;
-    let count = head
+/// The rows of an appended turn, as [`layout`] writes a submission's (parts, session
+/// counters, the id row, then the head that makes it visible; the head names the role),
+/// and the turn's JSON text.
+pub fn turn_layout(a: &TurnAppend) -> (Vec<Op>, String) {
+    let key = message_key(&a.session, a.seq);
+    let value = a.turn.to_value();
+    let empty = Vec::new();
+    let parts = value
+        .get("parts")
+        .and_then(Value::as_array)
+        .unwrap_or(&empty);
+    let key_json = Value::String(key.clone()).to_string();
+    let mut ops = Vec::with_capacity(parts.len() + 3);
+    for (i, p) in parts.iter().enumerate() {
+        ops.push(Op::Put {
+            table: Table::Parts,
+            key: part_key(&key, i),
+            value: format!("{{\"index\":{i},\"message\":{key_json},\"part\":{p}}}"),
+        });
+    }
+    ops.push(Op::Put {
+        table: Table::Sessions,
+        key: a.session.clone(),
+        value: a.state.to_value().to_string(),
+    });
+    ops.push(Op::Insert {
+        table: Table::Ids,
+        key: a.id.clone(),
+        value: key_json,
+    });
+    let mut head = Map::new();
+    head.insert("id".into(), a.id.clone().into());
+    head.insert("session".into(), a.session.clone().into());
+    head.insert("seq".into(), a.seq.into());
+    head.insert("part_count".into(), parts.len().into());
+    head.insert(
+        "metadata".into(),
+        value.get("metadata").cloned().unwrap_or(Value::Null),
+    );
+    if !matches!(a.turn, Turn::User(_)) {
+        head.insert("role".into(), a.turn.role().into());
+    }
+    ops.push(Op::Insert {
+        table: Table::Messages,
+        key,
+        value: Value::Object(head).to_string(),
+    });
+    (ops, value.to_string())
+}
+
+/// The role a head row names (`user` when it names none: rows written before
+/// conversations).
+fn head_role(head: &Map<String, Value>) -> &str {
+    head.get("role").and_then(Value::as_str).unwrap_or("user")
+}
+
+/// A stored turn of any role, in the current shape.
+pub fn assemble_turn(key: &str, head: &str, parts: &[(String, String)]) -> Result<Turn> {
+    let head_row = parse_row(Table::Messages, key, head)?;
+    if head_role(&head_row) == "user" {
+        return assemble(key, head, parts).map(Turn::User);
+    }
+    let count = head_row
         .get("part_count")
         .and_then(Value::as_u64)
         .ok_or_else(|| bad_row(Table::Messages, key, "no part_count"))?;
+    let parts = ordered_parts(key, count, parts)?;
+    let mut t = Map::new();
+    t.insert("role".into(), head_role(&head_row).into());
+    t.insert("parts".into(), Value::Array(parts));
+    t.insert(
+        "metadata".into(),
+        head_row.get("metadata").cloned().unwrap_or(Value::Null),
+    );
+    Turn::from_value(Value::Object(t)).map_err(|e| {
+        Error::new(
+            ErrorKind::StoreFailed,
+            format!("the stored turn `{key}` is not readable: {e}"),
+        )
+        .with("key", key)
+    })
+}
+
+/// The part values of message `key` in index order (every part present once).
+fn ordered_parts(key: &str, count: u64, parts: &[(String, String)]) -> Result<Vec<Value>> {
     let count = part_count(key, count, parts.len())?;
     let mut slots: Vec<Option<Value>> = vec![None; count];
     for (pk, text) in parts {
@@ -127,13 +242,42 @@ pub fn assemble(key: &str, head: &str, parts: &[(String, String)]) -> Result<Use
             .ok_or_else(|| bad_row(Table::Parts, pk, "index out of range"))?;
         *slot = row.remove("part");
     }
-    let parts: Vec<Value> = slots
+    slots
         .into_iter()
         .enumerate()
         .map(|(i, p)| {
             p.ok_or_else(|| bad_row(Table::Messages, key, format!("part {i} is missing")))
         })
-        .collect::<Result<_>>()?;
+        .collect()
+}
+
+fn parse_row(table: Table, key: &str, text: &str) -> Result<Map<String, Value>> {
+    match serde_json::from_str(text) {
+        Ok(Value::Object(o)) => Ok(o),
+        Ok(_) => Err(bad_row(table, key, "not a JSON object")),
+        Err(e) => Err(bad_row(table, key, e)),
+    }
+}
+
+/// A message from its head row and its part rows (any order; rows of other messages under
+/// the same prefix are ignored). Older shapes are upgraded on the way out.
+pub fn assemble(key: &str, head: &str, parts: &[(String, String)]) -> Result<UserMessage> {
+    let head = parse_row(Table::Messages, key, head)?;
+    if head_role(&head) != "user" {
+        return Err(Error::new(
+            ErrorKind::StoreFailed,
+            format!(
+                "the stored turn `{key}` is an {} turn, not a user message: read it with the thread",
+                head_role(&head)
+            ),
+        )
+        .with("key", key));
+    }
+    let count = head
+        .get("part_count")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| bad_row(Table::Messages, key, "no part_count"))?;
+    let parts = ordered_parts(key, count, parts)?;
     let mut msg = Map::new();
     msg.insert("role".into(), "user".into());
     msg.insert("parts".into(), Value::Array(parts));
@@ -209,6 +353,9 @@ struct PartRow<'a> {
 /// [`UserMessage::to_json`] gives for them; older rows go through the read-time adapter.
 pub fn assemble_json(key: &str, head: &str, parts: &[(String, String)]) -> Result<String> {
     let head_row = parse_row(Table::Messages, key, head)?;
+    if head_role(&head_row) != "user" {
+        return assemble_turn(key, head, parts).map(|t| t.to_value().to_string());
+    }
     let meta = head_row.get("metadata").cloned().unwrap_or(Value::Null);
     let version = meta
         .get("schema_version")
@@ -437,6 +584,37 @@ impl<B: Backend> MessageStore<B> {
         })?;
         let parts = self.backend.scan(Table::Parts, &format!("{key}#"))?;
         assemble(&key, &head, &parts)
+    }
+
+    /// Persists a turn of any role after the session's last message (an assistant reply,
+    /// tool results, an instruction; a user's message goes through [`Self::submit`]).
+    pub fn append(&mut self, turn: &Turn, options: &SubmitOptions) -> Result<TurnAppend> {
+        let state = self.session(&options.session)?;
+        let a = append_turn(turn, options, state);
+        self.backend.commit(&turn_layout(&a).0).map_err(|e| {
+            if e.details().get("table").and_then(Value::as_str) == Some(Table::Ids.name()) {
+                Error::new(
+                    ErrorKind::InvalidOptions,
+                    format!("a message with id `{}` is already stored", a.id),
+                )
+                .at("id")
+                .with("id", a.id.clone())
+            } else {
+                e
+            }
+        })?;
+        Ok(a)
+    }
+
+    /// Every turn of `session` (user, assistant, tool, system), in order.
+    pub fn thread(&self, session: &str) -> Result<Vec<Turn>> {
+        let prefix = format!("{session}/");
+        let heads = self.backend.scan(Table::Messages, &prefix)?;
+        let parts = self.backend.scan(Table::Parts, &prefix)?;
+        group(&session_heads(session, heads), &parts)
+            .into_iter()
+            .map(|(key, head, rows)| assemble_turn(key, head, rows))
+            .collect()
     }
 
     /// The messages of `session`, in order.

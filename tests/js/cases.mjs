@@ -75,3 +75,37 @@ export const v1 = readdirSync(v1Dir)
   .filter((f) => f.endsWith('.json'))
   .sort()
   .map((f) => JSON.parse(readFileSync(join(v1Dir, f), 'utf8')));
+
+/**
+ * The conversation cases (tests/conversation/inputs) and their recorded bodies:
+ * { name, provider, turns, options, resolve: [answers per turn], expected: {body, report} }.
+ */
+export function conversationCases() {
+  const dir = join(root, 'tests', 'conversation', 'inputs');
+  const out = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    const c = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+    const name = file.replace(/\.json$/, '');
+    for (const provider of PROVIDERS) {
+      const snap = readFileSync(join(root, 'tests', 'snapshots', `conversation__lowered@${name}.${provider}.snap`), 'utf8');
+      out.push({ name, provider, turns: c.turns, options: c.options ?? {}, resolve: c.resolve ?? [], expected: snapshotBody(snap) });
+    }
+  }
+  return out;
+}
+
+/** The conversation error cases: { name, provider, turns, options, expected: {code, message, details} }. */
+export function conversationErrors() {
+  const dir = join(root, 'tests', 'conversation', 'errors');
+  const out = [];
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
+    const c = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+    const name = file.replace(/\.json$/, '');
+    const snap = readFileSync(join(root, 'tests', 'snapshots', `conversation__errors@${name}.json.snap`), 'utf8');
+    for (const line of snap.slice(snap.indexOf('\n---\n', 4) + 5).trim().split('\n')) {
+      const provider = line.slice(0, line.indexOf(':'));
+      out.push({ name, provider, turns: c.turns, options: c.options ?? {}, expected: JSON.parse(line.slice(provider.length + 2)) });
+    }
+  }
+  return out;
+}

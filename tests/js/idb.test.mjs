@@ -4,7 +4,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { openBlank } from './chromium.mjs';
-import { v1 } from './cases.mjs';
+import { v1, conversationCases, conversationErrors } from './cases.mjs';
 
 let demo;
 let page;
@@ -141,4 +141,16 @@ test('two tabs writing one session: optimistic inserts, a retry, no message lost
   assert.deepEqual(out.seqs, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
   assert.equal(out.history.length, 12);
   assert.deepEqual([...out.history].sort(), ['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'b0', 'b1', 'b2', 'b3', 'b4', 'b5']);
+});
+
+test('conversations in Chromium: recorded bodies, and a thread in IndexedDB read back and lowered', async () => {
+  const cases = { cases: conversationCases(), errors: conversationErrors() };
+  const results = await page.evaluate(async (cases) => {
+    const pl = await import('/pkg/src/web.js');
+    const { conversationConformance } = await import('/tests/js/conversation-conformance.mjs');
+    let n = 0;
+    return conversationConformance(pl, cases, () => pl.openMessageStore({ backend: 'indexeddb', name: `conversation-${n++}` }));
+  }, cases);
+  assert.ok(results.length >= 7);
+  for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
 });

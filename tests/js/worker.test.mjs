@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { Miniflare } from 'miniflare';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { successCases, errorCases, root, v1 } from './cases.mjs';
+import { successCases, errorCases, root, v1, conversationCases, conversationErrors } from './cases.mjs';
 
 let mf;
 before(async () => {
@@ -80,4 +80,14 @@ test('phase-1 matching in workerd', async () => {
   const res = await mf.dispatchFetch('http://worker.test/match', { method: 'POST', body: JSON.stringify({ skills, query: 'Are there any contradictions here?' }) });
   const r = await res.json();
   assert.deepEqual([r[0].name, r[0].tier], ['Consistency Checker', 'exact']);
+});
+
+test('conversations in workerd: recorded bodies, a thread in the Worker KV namespace', async () => {
+  const res = await mf.dispatchFetch('http://worker.test/conversation', {
+    method: 'POST',
+    body: JSON.stringify({ cases: conversationCases(), errors: conversationErrors() }),
+  });
+  const results = await res.json();
+  assert.ok(results.length >= 7, JSON.stringify(results).slice(0, 500));
+  for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
 });

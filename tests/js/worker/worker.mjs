@@ -3,6 +3,7 @@
 import * as pl from 'promptloom';
 import { conformance } from '../store-conformance.mjs';
 import { skillConformance } from '../skill-conformance.mjs';
+import { conversationConformance } from '../conversation-conformance.mjs';
 
 const { lower, PromptloomError } = pl;
 let stores = 0;
@@ -31,6 +32,12 @@ export default {
       const { v1, backend } = await request.json();
       const open = () => pl.openMessageStore(backend === 'kv' ? { backend: env.CHAT, name: `store-${stores++}` } : { backend: 'memory' });
       return Response.json(await conformance(pl, open, v1));
+    }
+    if (url.pathname === '/conversation') {
+      // The conversation suite inside workerd; threads in the Worker's KV namespace.
+      const cases = await request.json();
+      const open = () => pl.openMessageStore({ backend: env.CHAT, name: `thread-${stores++}` });
+      return Response.json(await conversationConformance(pl, cases, open));
     }
     if (url.pathname === '/skill-conformance') {
       // The skill-store suite inside workerd, on memory and on the Worker's KV namespace.

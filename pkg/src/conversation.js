@@ -1,0 +1,233 @@
+// Conversations: the glue only converts (attachment bytes to base64, the host's resolver
+// answers to the wire form) and delegates; every rule about turns and providers is in the
+// core (src/conversation).
+
+import { PromptloomError, __inbox, __module, __requestsOf, __answer, __Lowered, __withStore, __toBase64, __asBytes, __inlineSlots, __fromCore } from './api.js';
+
+/** JSON text of a value from the caller; a value JSON cannot hold is a coded error. */
+function stringify(value, code, path) {
+  try {
+    return JSON.stringify(value);
+  } catch (e) {
+    throw new PromptloomError(code, `${path} cannot be written as JSON: ${e && e.message ? e.message : e} (at ${path})`, { path });
+  }
+}
+
+/** A part with attachment bytes written as base64 (tool results' parts too). */
+function wirePart(p) {
+  if (!p || typeof p !== 'object') return p;
+  if (p.type === 'file-attachment') {
+    const bytes = __asBytes(p.data);
+    if (bytes) return { ...p, data: __toBase64(bytes) };
+  } else if (p.type === 'tool-result' && Array.isArray(p.output)) {
+    let changed = false;
+    const output = p.output.map((q) => {
+      const r = wirePart(q);
+      changed ||= r !== q;
+      return r;
+    });
+    if (changed) return { ...p, output };
+  }
+  return p;
+}
+
+/** @internal A turn with attachment bytes written as base64. */
+export function __wireTurn(turn) {
+  if (!turn || typeof turn !== 'object' || !Array.isArray(turn.parts)) return turn;
+  let changed = false;
+  const parts = turn.parts.map((p) => {
+    const q = wirePart(p);
+    changed ||= q !== p;
+    return q;
+  });
+  return changed ? { ...turn, parts } : turn;
+}
+
+function optionsJson(options, what) {
+  if (!options || typeof options !== 'object') {
+    throw new PromptloomError('InvalidOptions', `${what} needs an options object with a provider (at $)`, { path: '$' });
+  }
+  if (options.resolve !== undefined && typeof options.resolve !== 'function') {
+    throw new PromptloomError('InvalidOptions', '`resolve` must be a function (at resolve)', { path: 'resolve' });
+  }
+  const { provider, system, tools, capabilities, params, cache } = options;
+  return stringify({ provider, system, tools, capabilities, params, cache }, 'InvalidOptions', 'options');
+}
+
+/**
+ * Asks `resolve` for what a user turn's parts need; fills `answers` (by part index) and
+ * `texts`. Returns the Promises still pending (an async resolver).
+ */
+function ask(turn, index, resolve, answers, texts) {
+  if (!resolve || !turn || typeof turn !== 'object' || (turn.role !== undefined && turn.role !== 'user') || !Array.isArray(turn.parts)) return [];
+  const requests = [];
+  turn.parts.forEach((p, i) => __requestsOf(p, i, requests));
+  const slots = [];
+  const pending = [];
+  const put = (part, v, kind) => {
+    const a = __answer(v, slots, texts, kind);
+    // Turns are kept whole in wasm: large answers go inline too.
+    if (a) answers[part] = slots.length > 0 ? __inlineSlots(a, slots) : a;
+  };
+  const fail = (part, e) => {
+    answers[part] = { error: String(e && e.message ? e.message : e) };
+  };
+  for (const r of requests) {
+    let v;
+    try {
+      v = resolve({ ...r.request, turn: index });
+    } catch (e) {
+      fail(r.part, e);
+      continue;
+    }
+    if (v && typeof v.then === 'function') {
+      pending.push(Promise.resolve(v).then((x) => put(r.part, x, r.kind), (e) => fail(r.part, e)));
+    } else {
+      try {
+        put(r.part, v, r.kind);
+      } catch (e) {
+        // Wait for the answers already asked for, so none is left to reject unhandled.
+        return [Promise.allSettled(pending).then(() => { throw e; })];
+      }
+    }
+  }
+  return pending;
+}
+
+function lowered(out) {
+  const nul = out.indexOf('\0');
+  return new __Lowered(out.slice(nul + 1), out.slice(0, nul));
+}
+
+/**
+ * Lowers a whole conversation — system, user, assistant and tool turns — to a provider
+ * request body. Returns `{ body, report, json() }`, or a Promise of it when the resolver
+ * is async. The same bytes as a Conversation holding the same turns.
+ */
+export function lowerConversation(turns, options) {
+  if (!Array.isArray(turns)) {
+    throw new PromptloomError('InvalidMessage', 'lowerConversation() takes an array of turns (at turns)', { path: 'turns' });
+  }
+  const opts = optionsJson(options, 'lowerConversation()');
+  const wired = turns.map(__wireTurn);
+  const turnsJson = stringify(wired, 'InvalidMessage', 'turns');
+  const resolve = __withStore(options.resolve, options.store);
+  const answers = turns.map(() => ({}));
+  const texts = [];
+  const pending = [];
+  turns.forEach((t, i) => pending.push(...ask(t, i, resolve, answers[i], texts)));
+  const ready = () => {
+    const answersJson = texts.length === 0 && answers.every((a) => Object.keys(a).length === 0) ? '' : JSON.stringify(answers);
+    return lowered(__inbox('lowerConversationInbox', [turnsJson, opts, answersJson, ...texts]));
+  };
+  if (pending.length === 0) return ready();
+  return Promise.all(pending).then(ready);
+}
+
+/**
+ * A conversation kept in wasm with a bounded cache of its lowered turns: `append` a turn,
+ * `lower` for any provider; a turn lowered once for a target costs nothing again. With a
+ * `store`, every appended turn is persisted before `append` resolves (and
+ * `Conversation.load` reads a thread back).
+ */
+export class Conversation {
+  #core;
+  #store;
+  #session;
+  #queue = Promise.resolve();
+
+  constructor({ store, session = 'default', cacheBytes = 0 } = {}) {
+    if (store !== undefined && (store === null || typeof store.append !== 'function' || typeof store.thread !== 'function')) {
+      throw new PromptloomError('InvalidOptions', '`store` must be a message store from openMessageStore() (at store)', { path: 'store' });
+    }
+    if (typeof session !== 'string') throw new PromptloomError('InvalidOptions', '`session` must be a string (at session)', { path: 'session' });
+    if (typeof cacheBytes !== 'number' || !(cacheBytes >= 0)) {
+      throw new PromptloomError('InvalidOptions', '`cacheBytes` must be a non-negative number (at cacheBytes)', { path: 'cacheBytes' });
+    }
+    const m = __module();
+    this.#core = new m.ConversationCore(Math.min(cacheBytes, 0xffffffff) >>> 0);
+    this.#store = store;
+    this.#session = session;
+  }
+
+  /** A conversation holding the stored thread of `session`. */
+  static async load({ store, session = 'default', cacheBytes = 0 } = {}) {
+    const c = new Conversation({ store, session, cacheBytes });
+    for (const t of await store.thread(session)) c.#local(t, {}, []);
+    return c;
+  }
+
+  #local(turn, answers, texts) {
+    const answersJson = texts.length === 0 && Object.keys(answers).length === 0 ? '' : JSON.stringify(answers);
+    const json = stringify(__wireTurn(turn), 'InvalidMessage', `turns[${this.length}]`);
+    return __inbox(this.#core.appendInbox.bind(this.#core), [json, answersJson, ...texts]);
+  }
+
+  /**
+   * Appends a turn (`{ role, parts }`). A user turn's file-refs, mentions and blobs are
+   * resolved now, with `resolve`, and kept with the turn. Returns the turn's index, or a
+   * Promise of it when the resolver is async or a store persists the turn first.
+   */
+  append(turn, { resolve } = {}) {
+    if (resolve !== undefined && typeof resolve !== 'function') {
+      throw new PromptloomError('InvalidOptions', '`resolve` must be a function (at resolve)', { path: 'resolve' });
+    }
+    const answers = {};
+    const texts = [];
+    const pending = ask(turn, this.length, __withStore(resolve, this.#store), answers, texts);
+    if (!this.#store && pending.length === 0) return this.#local(turn, answers, texts);
+    // One append at a time, in order: the thread's order is the conversation's.
+    const run = this.#queue.then(async () => {
+      await Promise.all(pending);
+      if (this.#store && !alreadyStored(turn, this.#session)) await this.#store.append(turn, { session: this.#session });
+      return this.#local(turn, answers, texts);
+    });
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  /** Lowers the conversation: `{ body, report, json() }`, the same bytes as lowerConversation. */
+  lower(options) {
+    const opts = optionsJson(options, 'lower()');
+    if (options.resolve !== undefined) {
+      throw new PromptloomError('InvalidOptions', 'a Conversation resolves file-refs when a turn is appended: pass `resolve` to append() (at resolve)', { path: 'resolve' });
+    }
+    try {
+      return lowered(this.#core.lower(opts));
+    } catch (e) {
+      throw __fromCore(e);
+    }
+  }
+
+  /** The turns, in order (their wire form). */
+  get turns() {
+    return JSON.parse(this.#core.turns());
+  }
+
+  /** How many turns there are. */
+  get length() {
+    return this.#core.length;
+  }
+
+  /** Keeps the first `n` turns (in memory; the store keeps its rows). */
+  truncate(n) {
+    if (!Number.isInteger(n) || n < 0) throw new PromptloomError('InvalidOptions', '`n` must be a non-negative integer (at n)', { path: 'n' });
+    this.#core.truncate(n);
+  }
+
+  /** The cache of lowered turns: `{ entries, bytes, limit, hits, misses }`. */
+  cacheStats() {
+    return JSON.parse(this.#core.cacheStats());
+  }
+
+  /** Frees the wasm memory now (otherwise the garbage collector does). */
+  free() {
+    this.#core.free();
+  }
+}
+
+/** A turn `submit()` persisted already carries its id and session. */
+function alreadyStored(turn, session) {
+  const m = turn && turn.metadata;
+  return !!(m && typeof m.id === 'string' && m.session === session);
+}

@@ -1,0 +1,118 @@
+//! Conversations for JS: conversions only. The glue (`pkg/src/conversation.js`) asks the
+//! host's resolver and turns the results into objects.
+
+use super::{inbox_strings, js_err};
+use crate::conversation::{
+    lower_conversation, Answers, Conversation, ConversationOptions, LoweredConversation, Turn,
+};
+use crate::error::{Error, ErrorKind};
+use crate::wire;
+use wasm_bindgen::prelude::*;
+
+fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<serde_json::Value, JsValue> {
+    serde_json::from_str(text)
+        .map_err(|e| js_err(Error::new(kind, format!("{what} are not valid JSON: {e}"))))
+}
+
+fn options(text: &str) -> Result<ConversationOptions, JsValue> {
+    ConversationOptions::from_value(parse(text, "options", ErrorKind::InvalidOptions)?)
+        .map_err(js_err)
+}
+
+/// `report`, a NUL, then the body.
+fn out(l: LoweredConversation) -> String {
+    let mut s = l.report.to_json();
+    s.push('\0');
+    s.push_str(&l.body);
+    s
+}
+
+/// Lowers a conversation. The inbox holds the turns (a JSON array), the options JSON, the
+/// resolver answers (a JSON array with one answers object per turn, or ""), then each
+/// resolved file text (named by index, `{"text_at": n}`). Returns the report JSON, a NUL,
+/// then the body.
+#[wasm_bindgen(js_name = lowerConversationInbox)]
+pub fn lower_conversation_inbox(lens: &[u32]) -> Result<String, JsValue> {
+    let mut it = inbox_strings(lens)?.into_iter();
+    let (Some(turns), Some(opts), Some(answers)) = (it.next(), it.next(), it.next()) else {
+        return Err(js_err(Error::new(
+            ErrorKind::Internal,
+            "inbox holds too few strings",
+        )));
+    };
+    let turns = Turn::list_from_value(parse(&turns, "turns", ErrorKind::InvalidMessage)?)
+        .map_err(js_err)?;
+    let opts = options(&opts)?;
+    let tables = wire::resolver_tables(&answers, it.collect(), turns.len()).map_err(js_err)?;
+    lower_conversation(&turns, &opts, &tables)
+        .map(out)
+        .map_err(js_err)
+}
+
+/// A conversation kept in wasm with its cache of lowered turns.
+#[wasm_bindgen(js_name = ConversationCore)]
+pub struct JsConversation {
+    inner: Conversation,
+}
+
+#[wasm_bindgen(js_class = ConversationCore)]
+impl JsConversation {
+    /// An empty conversation; `cache_bytes` bounds the cache of lowered turns (0: default).
+    #[wasm_bindgen(constructor)]
+    pub fn new(cache_bytes: usize) -> JsConversation {
+        JsConversation {
+            inner: if cache_bytes == 0 {
+                Conversation::default()
+            } else {
+                Conversation::new(cache_bytes)
+            },
+        }
+    }
+
+    /// Appends a turn. The inbox holds the turn JSON, its resolver answers (an object, or
+    /// ""), then the resolved texts. Returns the turn's index.
+    #[wasm_bindgen(js_name = appendInbox)]
+    pub fn append_inbox(&mut self, lens: &[u32]) -> Result<usize, JsValue> {
+        let mut it = inbox_strings(lens)?.into_iter();
+        let (Some(turn), Some(answers)) = (it.next(), it.next()) else {
+            return Err(js_err(Error::new(
+                ErrorKind::Internal,
+                "inbox holds too few strings",
+            )));
+        };
+        let at = self.inner.len();
+        let turn = Turn::from_value(parse(&turn, "the turn", ErrorKind::InvalidMessage)?)
+            .map_err(|e| js_err(e.within(&format!("turns[{at}]"))))?;
+        let table = wire::resolver_table_with(&answers, it.collect()).map_err(js_err)?;
+        Ok(self.inner.append(turn, Answers(table.into_entries())))
+    }
+
+    /// Lowers the conversation (options JSON): the report JSON, a NUL, then the body.
+    pub fn lower(&mut self, options_json: &str) -> Result<String, JsValue> {
+        let opts = options(options_json)?;
+        self.inner.lower(&opts).map(out).map_err(js_err)
+    }
+
+    /// The turns, as a JSON array.
+    pub fn turns(&self) -> String {
+        let list: Vec<serde_json::Value> = self.inner.turns().map(Turn::to_value).collect();
+        serde_json::Value::Array(list).to_string()
+    }
+
+    /// How many turns there are.
+    #[wasm_bindgen(getter)]
+    pub fn length(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// Keeps the first `n` turns.
+    pub fn truncate(&mut self, n: usize) {
+        self.inner.truncate(n);
+    }
+
+    /// `{ entries, bytes, limit, hits, misses }` as JSON.
+    #[wasm_bindgen(js_name = cacheStats)]
+    pub fn cache_stats(&self) -> String {
+        serde_json::to_string(&self.inner.cache_stats()).unwrap_or_default()
+    }
+}

@@ -1,0 +1,28 @@
+// Conversations through the npm package in Node (memory and host-KV stores).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as pl from 'promptloom';
+import { conversationCases, conversationErrors } from './cases.mjs';
+import { conversationConformance } from './conversation-conformance.mjs';
+import { kv } from './host-kv.mjs';
+
+const cases = { cases: conversationCases(), errors: conversationErrors() };
+
+for (const [name, open] of [
+  ['memory', () => pl.openMessageStore({ backend: 'memory' })],
+  ['a host KV object', () => pl.openMessageStore({ backend: kv(), name: 'chat' })],
+]) {
+  test(`conversation conformance in Node (${name} store)`, async () => {
+    const results = await conversationConformance(pl, cases, open);
+    assert.ok(results.length >= 7, `${results.length} checks`);
+    for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
+  });
+}
+
+test('lowerConversation with an async resolver returns a Promise of the same body', async () => {
+  const c = cases.cases.find((x) => x.name === 'user_turn_with_file_ref' && x.provider === 'openai-chat');
+  const file = c.resolve[0]['1'].text;
+  const out = pl.lowerConversation(c.turns, { provider: 'openai-chat', resolve: async (req) => (req.type === 'file' ? file : null) });
+  assert.equal(typeof out.then, 'function');
+  assert.equal((await out).body, c.expected.body);
+});
