@@ -127,6 +127,8 @@ class Host:
         iface = inst.get_export_index(self.store, "promptloom:core/lowering@0.1.0")
         self.lower_fn = inst.get_func(self.store, inst.get_export_index(self.store, "lower", iface))
         self.caps_fn = inst.get_func(self.store, inst.get_export_index(self.store, "default-capabilities", iface))
+        lo = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, iface))
+        self.conversation = {n: lo(n) for n in ["lower-conversation", "[constructor]conversation", "[method]conversation.append", "[method]conversation.lower", "[method]conversation.len"]}
         comp = inst.get_export_index(self.store, "promptloom:core/compositor@0.1.0")
         f = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, comp))
         self.parse_input = f("parse-input")
@@ -144,6 +146,8 @@ class Host:
         for n in ["record-trace", "export-traces", "call-authoring-tool"]:
             self.skills["store." + n] = g(f"[method]skill-store.{n}")
         self.store_fns["record-invocation"] = f("[method]message-store.record-invocation")
+        self.store_fns["append-turn"] = f("[method]message-store.append-turn")
+        self.store_fns["thread"] = f("[method]message-store.thread")
         self.store_fns["invocations"] = f("[method]message-store.invocations")
         co = inst.get_export_index(self.store, "promptloom:core/composer@0.1.0")
         h = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, co))
@@ -174,6 +178,80 @@ class Host:
             resolved=resolved_list(resolve),
         )
         return self.lower_fn(self.store, json.dumps(message), opts)
+
+
+def conversation_options(provider, o):
+    return record(
+        provider=provider,
+        system=o.get("system"),
+        tools=json.dumps(o["tools"]) if "tools" in o else None,
+        capabilities=json.dumps(o["capabilities"]) if "capabilities" in o else None,
+        params=json.dumps(o["params"]) if "params" in o else None,
+        cache=json.dumps(o["cache"]) if "cache" in o else None,
+    )
+
+
+def conversation_cases():
+    """The conversation corpus with the Rust snapshots' bodies and reports."""
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests/conversation/inputs/*.json"))):
+        case = json.loads(read(path))
+        name = os.path.basename(path)[:-5]
+        for provider in PROVIDERS:
+            snap = snapshot_content(os.path.join(ROOT, "tests/snapshots", f"conversation__lowered@{name}.{provider}.snap"))
+            yield name, provider, case, snap.split("\n", 1)[0], json.loads(snap[snap.index("report:\n") + 8 :])
+
+
+class ConversationInWasmtime(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.host = Host()
+
+    def test_every_conversation_case_stateless_and_resource(self):
+        h = self.host
+        n = 0
+        for name, provider, case, body, report in conversation_cases():
+            resolve = case.get("resolve", [])
+            answers = [record(turn=i, resolved=resolved_list(t or {})) for i, t in enumerate(resolve)]
+            opts = conversation_options(provider, case.get("options", {}))
+            out = h.conversation["lower-conversation"](h.store, json.dumps(case["turns"]), opts, answers)
+            self.assertIsInstance(out, wc.Record, f"{name}/{provider}: {out}")
+            self.assertEqual(out.body, body, f"{name}/{provider}")
+            self.assertEqual(json.loads(out.report), report, f"{name}/{provider}")
+            conv = h.conversation["[constructor]conversation"](h.store, None)
+            for i, t in enumerate(case["turns"]):
+                table = resolve[i] if i < len(resolve) and resolve[i] else {}
+                h.conversation["[method]conversation.append"](h.store, conv, json.dumps(t), resolved_list(table))
+            again = h.conversation["[method]conversation.lower"](h.store, conv, opts)
+            self.assertEqual(again.body, body, f"{name}/{provider} (resource)")
+            self.assertEqual(h.conversation["[method]conversation.len"](h.store, conv), len(case["turns"]))
+            conv.drop(h.store)
+            n += 1
+        self.assertGreaterEqual(n, 70)
+
+    def test_errors_name_turn_and_part_and_the_instance_keeps_answering(self):
+        h = self.host
+        bad = json.dumps([{"role": "user", "parts": [{"type": "text", "text": "a"}]}, {"role": "tool", "parts": [{"type": "tool-result", "output": 1}]}])
+        out = h.conversation["lower-conversation"](h.store, bad, conversation_options("anthropic", {}), [])
+        self.assertIsInstance(out, wc.Variant)
+        self.assertEqual(out.tag, "invalid-message")
+        self.assertEqual(out.payload.path, "turns[1].parts[0].call_id")
+        name, provider, case, body, _ = next(conversation_cases())
+        ok = h.conversation["lower-conversation"](h.store, json.dumps(case["turns"]), conversation_options(provider, case.get("options", {})), [])
+        self.assertEqual(ok.body, body)
+
+    def test_thread_in_the_keyvalue_store(self):
+        h = self.host
+        res = h.open_store(h.store, "thread-wasmtime")
+        for name, provider, case, body, _ in conversation_cases():
+            if name == "tool_round_trip" and provider == "openai-responses":
+                break
+        for t in case["turns"]:
+            r = h.call("append-turn", res, json.dumps(t), json.dumps({"session": "chat", "now": 3}))
+            self.assertIsInstance(r, str, r)
+        thread = json.loads(h.call("thread", res, "chat"))
+        self.assertEqual([t["role"] for t in thread], ["user", "assistant", "tool", "assistant", "user"])
+        out = h.conversation["lower-conversation"](h.store, json.dumps(thread), conversation_options(provider, case.get("options", {})), [])
+        self.assertEqual(out.body, body)
 
 
 def composer_fixtures():

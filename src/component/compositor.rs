@@ -125,12 +125,43 @@ impl GuestMessageStore for StoreResource {
             .map_err(to_wit)
     }
 
-    fn history(&self, session: String) -> Result<String, WitError> {
+    fn append_turn(&self, turn: String, options: String) -> Result<String, WitError> {
+        let run = || -> Result<String, Error> {
+            let t = crate::conversation::Turn::from_value(json(
+                &turn,
+                "the turn",
+                ErrorKind::InvalidMessage,
+            )?)?;
+            let opts = SubmitOptions::from_value(json(
+                &options,
+                "the append options",
+                ErrorKind::InvalidOptions,
+            )?)?;
+            let a = self.store.borrow_mut().append(&t, &opts)?;
+            let mut o = serde_json::Map::new();
+            o.insert("id".into(), a.id.into());
+            o.insert("session".into(), a.session.into());
+            o.insert("seq".into(), a.seq.into());
+            o.insert("turn".into(), a.turn.to_value());
+            Ok(Value::Object(o).to_string())
+        };
+        run().map_err(to_wit)
+    }
+
+    fn thread(&self, session: String) -> Result<String, WitError> {
         self.store
             .borrow()
-            .history(&session)
-            .map(|ms| Value::Array(ms.iter().map(UserMessage::to_value).collect()).to_string())
+            .thread(&session)
+            .map(|ts| {
+                Value::Array(ts.iter().map(crate::conversation::Turn::to_value).collect())
+                    .to_string()
+            })
             .map_err(to_wit)
+    }
+
+    fn history(&self, session: String) -> Result<String, WitError> {
+        // As in JS: every turn of the session, in order.
+        self.thread(session)
     }
 
     fn list(&self, session: String) -> Result<String, WitError> {

@@ -14,6 +14,7 @@ mod keyvalue;
 #[cfg(not(feature = "lowering-only"))]
 mod skills;
 
+use crate::conversation::{lower_conversation, Answers, Conversation, ConversationOptions, Turn};
 use crate::error::{Error, ErrorKind};
 use crate::lower::{self, Capabilities, LowerOptions, Provider, Resolved, TableResolver};
 use crate::message::UserMessage;
@@ -111,8 +112,13 @@ pub(crate) fn options(o: wit::LowerOptions) -> Result<(LowerOptions, TableResolv
         }
     }
     let opts = LowerOptions::from_value(Value::Object(v))?;
+    let table = resolved_table(o.resolved)?;
+    Ok((opts, table))
+}
+
+fn resolved_table(list: Vec<wit::ResolvedPart>) -> Result<TableResolver, Error> {
     let mut table = TableResolver::default();
-    for r in o.resolved {
+    for r in list {
         let entry = match r.content {
             wit::ResolvedContent::Text(t) => Ok(Resolved::Text(t)),
             wit::ResolvedContent::Bytes(b) => Ok(Resolved::Bytes {
@@ -127,10 +133,125 @@ pub(crate) fn options(o: wit::LowerOptions) -> Result<(LowerOptions, TableResolv
         };
         table.insert(r.part as usize, entry);
     }
-    Ok((opts, table))
+    Ok(table)
+}
+
+fn conversation_options(o: wit::ConversationOptions) -> Result<ConversationOptions, Error> {
+    let mut v = serde_json::Map::new();
+    v.insert("provider".into(), provider(o.provider).name().into());
+    if let Some(s) = o.system {
+        v.insert("system".into(), s.into());
+    }
+    for (key, text) in [
+        ("tools", o.tools),
+        ("capabilities", o.capabilities),
+        ("params", o.params),
+        ("cache", o.cache),
+    ] {
+        if let Some(val) = json_opt(key, text)? {
+            v.insert(key.into(), val);
+        }
+    }
+    ConversationOptions::from_value(Value::Object(v))
+}
+
+fn lowered(l: crate::conversation::LoweredConversation) -> wit::Lowered {
+    wit::Lowered {
+        body: l.body,
+        report: l.report.to_json(),
+    }
+}
+
+/// The `conversation` resource: the core's [`Conversation`].
+pub(crate) struct ConversationResource {
+    inner: std::cell::RefCell<Conversation>,
+}
+
+impl wit::GuestConversation for ConversationResource {
+    fn new(cache_bytes: Option<u32>) -> Self {
+        ConversationResource {
+            inner: std::cell::RefCell::new(match cache_bytes {
+                Some(n) => Conversation::new(n as usize),
+                None => Conversation::default(),
+            }),
+        }
+    }
+
+    fn append(&self, turn: String, resolved: Vec<wit::ResolvedPart>) -> Result<u32, WitError> {
+        let mut c = self.inner.borrow_mut();
+        let at = c.len();
+        let run = || -> Result<u32, Error> {
+            let value = serde_json::from_str(&turn).map_err(|e| {
+                Error::new(
+                    ErrorKind::InvalidMessage,
+                    format!("the turn is not valid JSON: {e}"),
+                )
+            })?;
+            let turn = Turn::from_value(value).map_err(|e| e.within(&format!("turns[{at}]")))?;
+            let table = resolved_table(resolved)?;
+            Ok(c.append(turn, Answers(table.into_entries())) as u32)
+        };
+        run().map_err(to_wit)
+    }
+
+    fn lower(&self, options: wit::ConversationOptions) -> Result<wit::Lowered, WitError> {
+        let opts = conversation_options(options).map_err(to_wit)?;
+        self.inner
+            .borrow_mut()
+            .lower(&opts)
+            .map(lowered)
+            .map_err(to_wit)
+    }
+
+    fn turns(&self) -> String {
+        let c = self.inner.borrow();
+        Value::Array(c.turns().map(Turn::to_value).collect()).to_string()
+    }
+
+    fn len(&self) -> u32 {
+        self.inner.borrow().len() as u32
+    }
+
+    fn truncate(&self, n: u32) {
+        self.inner.borrow_mut().truncate(n as usize);
+    }
+
+    fn cache_stats(&self) -> String {
+        serde_json::to_string(&self.inner.borrow().cache_stats()).unwrap_or_default()
+    }
 }
 
 impl Guest for Component {
+    type Conversation = ConversationResource;
+
+    fn lower_conversation(
+        turns: String,
+        options: wit::ConversationOptions,
+        answers: Vec<wit::TurnAnswers>,
+    ) -> Result<wit::Lowered, WitError> {
+        let run = || -> Result<wit::Lowered, Error> {
+            let value = serde_json::from_str(&turns).map_err(|e| {
+                Error::new(
+                    ErrorKind::InvalidMessage,
+                    format!("turns are not valid JSON: {e}"),
+                )
+                .at("turns")
+            })?;
+            let turns = Turn::list_from_value(value)?;
+            let opts = conversation_options(options)?;
+            let mut tables: Vec<TableResolver> =
+                (0..turns.len()).map(|_| TableResolver::default()).collect();
+            for a in answers {
+                let t = resolved_table(a.resolved)?;
+                if let Some(slot) = tables.get_mut(a.turn as usize) {
+                    *slot = t;
+                }
+            }
+            lower_conversation(&turns, &opts, &tables).map(lowered)
+        };
+        run().map_err(to_wit)
+    }
+
     fn lower(message: String, options_in: wit::LowerOptions) -> Result<wit::Lowered, WitError> {
         let run = || -> Result<wit::Lowered, Error> {
             let msg = UserMessage::from_json(&message)?;

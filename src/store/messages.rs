@@ -617,12 +617,16 @@ impl<B: Backend> MessageStore<B> {
             .collect()
     }
 
-    /// The messages of `session`, in order.
+    /// The user messages of `session`, in order (its other turns are in [`Self::thread`]).
     pub fn history(&self, session: &str) -> Result<Vec<UserMessage>> {
-        let prefix = format!("{session}/");
-        let heads = self.backend.scan(Table::Messages, &prefix)?;
-        let parts = self.backend.scan(Table::Parts, &prefix)?;
-        assemble_many(&session_heads(session, heads), &parts)
+        Ok(self
+            .thread(session)?
+            .into_iter()
+            .filter_map(|t| match t {
+                Turn::User(m) => Some(m),
+                _ => None,
+            })
+            .collect())
     }
 
     /// Summaries of the messages of `session` (`{ id, session, seq, part_count, metadata }`),

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { successCases, errorCases, root, v1 } from './cases.mjs';
+import { successCases, errorCases, root, v1, conversationCases, conversationErrors } from './cases.mjs';
 import { conformance } from './store-conformance.mjs';
 import { skillConformance } from './skill-conformance.mjs';
 import { buckets } from './kv.js';
@@ -454,4 +454,57 @@ test('skill state machines in jco: validation, registries, the arbiter, the log 
   const comp = composerFixtures().expected['timeline-openai-staged'].composition;
   const staged = JSON.parse(arbiterApi.compositionSpec(JSON.stringify(comp)));
   assert.deepEqual([staged.initial_state, staged.states['stage-1'].allowed_tools], ['stage-1', ['workspace_search', 'get_page']]);
+});
+
+function conversationOptions(provider, o) {
+  return {
+    provider,
+    system: o.system,
+    tools: o.tools && JSON.stringify(o.tools),
+    capabilities: o.capabilities && JSON.stringify(o.capabilities),
+    params: o.params && JSON.stringify(o.params),
+    cache: o.cache === undefined ? undefined : JSON.stringify(o.cache),
+  };
+}
+
+test('every conversation case lowers in jco to the recorded body, stateless and through the conversation resource', () => {
+  for (const c of conversationCases()) {
+    const answers = c.resolve.map((t, turn) => ({ turn, resolved: resolved(t ?? {}) }));
+    const out = lowering.lowerConversation(JSON.stringify(c.turns), conversationOptions(c.provider, c.options), answers);
+    assert.equal(out.body, c.expected.body, `${c.name} / ${c.provider}`);
+    assert.deepEqual(JSON.parse(out.report), c.expected.report);
+    const conv = new lowering.Conversation(undefined);
+    for (const [i, t] of c.turns.entries()) conv.append(JSON.stringify(t), resolved(c.resolve[i] ?? {}));
+    assert.equal(conv.lower(conversationOptions(c.provider, c.options)).body, c.expected.body, `${c.name} / ${c.provider} (resource)`);
+    assert.equal(conv.len(), c.turns.length);
+  }
+});
+
+test('conversation errors are WIT variants naming turn and part; the component keeps answering', () => {
+  const kebab = (code) => code.replace(/[A-Z]/g, (m, i) => (i ? '-' : '') + m.toLowerCase());
+  for (const c of conversationErrors()) {
+    assert.throws(
+      () => lowering.lowerConversation(JSON.stringify(c.turns), conversationOptions(c.provider, c.options), []),
+      (e) => {
+        assert.equal(e.payload.tag, kebab(c.expected.code), `${c.name} / ${c.provider}`);
+        assert.equal(e.payload.val.message, c.expected.message);
+        assert.deepEqual(JSON.parse(e.payload.val.details), c.expected.details);
+        return true;
+      },
+    );
+  }
+  const c = conversationCases()[0];
+  assert.equal(lowering.lowerConversation(JSON.stringify(c.turns), conversationOptions(c.provider, c.options), []).body, c.expected.body);
+});
+
+test('a thread in the wasi:keyvalue message store: turns appended, read back in order, lowered', () => {
+  const c = conversationCases().find((x) => x.name === 'tool_round_trip' && x.provider === 'gemini');
+  const store = compositor.MessageStore.open('thread-jco');
+  for (const t of c.turns) store.appendTurn(JSON.stringify(t), JSON.stringify({ session: 'chat', now: 1 }));
+  const thread = JSON.parse(store.thread('chat'));
+  assert.deepEqual(thread.map((t) => t.role), ['user', 'assistant', 'tool', 'assistant', 'user']);
+  const out = lowering.lowerConversation(JSON.stringify(thread), conversationOptions(c.provider, c.options), []);
+  assert.equal(out.body, c.expected.body);
+  assert.throws(() => store.appendTurn('{"role":"tool","parts":[{"type":"tool-result"}]}', '{"session":"chat"}'), (e) => e.payload.tag === 'invalid-message');
+  assert.equal(JSON.parse(store.thread('chat')).length, 5);
 });
