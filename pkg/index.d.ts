@@ -453,7 +453,12 @@ export interface MessageStore {
   readonly backend: 'indexeddb' | 'memory' | 'host';
   /** In the current shape (older rows are upgraded on read). Throws `NotFound`. */
   get(id: string): Promise<UserMessage>;
+  /** The user messages of `session`, in order (`thread` has every turn). */
   history(session?: string): Promise<UserMessage[]>;
+  /** Every turn of `session` — user, assistant, tool, system — in order. */
+  thread(session?: string): Promise<Turn[]>;
+  /** Persists a turn of any role after the session's last message. */
+  append(turn: Turn, options?: { session?: string; id?: string; now?: number }): Promise<{ id: string; session: string; seq: number; turn: Turn }>;
   list(session?: string): Promise<MessageSummary[]>;
   blob(contentId: string): Promise<StoredBlob | null>;
   /**
@@ -464,6 +469,165 @@ export interface MessageStore {
   /** A thread's invocation records, in composition order (`promptloom/composer` entry). */
   invocations(threadId: string): Promise<Array<Record<string, unknown>>>;
   close(): void;
+}
+
+// ---------------------------------------------------------------------------------------
+// Conversations
+
+/** Instructions in the conversation (`developer`: OpenAI's name for them). */
+export interface SystemTurn {
+  role: 'system' | 'developer';
+  parts: Array<{ type: 'text'; text: string }>;
+  metadata?: Record<string, unknown>;
+}
+
+/** Visible assistant text. */
+export interface AssistantTextPart {
+  type: 'text';
+  text: string;
+}
+
+/**
+ * Reasoning with what its provider needs to accept it back: Anthropic's `signature` (or
+ * `redacted` with `data`), OpenAI's reasoning item `id` and encrypted content (in
+ * `signature`), Gemini's `thoughtSignature` (in `signature`). It is sent back only to the
+ * provider that made it (`provider`), and dropped with a report elsewhere.
+ */
+export interface ReasoningPart {
+  type: 'reasoning';
+  text: string;
+  signature?: string;
+  redacted?: boolean;
+  data?: string;
+  id?: string;
+  provider?: 'anthropic' | 'openai' | 'openai-responses' | 'openai-chat' | 'gemini' | 'google' | (string & {});
+}
+
+/** A tool call the model made; `input` is an object (a string of JSON is read as it). */
+export interface ToolCallPart {
+  type: 'tool-call';
+  id: string;
+  name: string;
+  input: unknown;
+  /** Gemini's `thoughtSignature` on a function call. */
+  signature?: string;
+  provider?: string;
+}
+
+export type AssistantPart = AssistantTextPart | ReasoningPart | ToolCallPart | UnknownPart;
+
+export interface AssistantTurn {
+  role: 'assistant';
+  parts: AssistantPart[];
+  metadata?: Record<string, unknown>;
+}
+
+/**
+ * What a tool answered: text, any JSON, or message parts (text, images, PDFs: native where
+ * the provider takes media in tool results, a descriptor otherwise).
+ */
+export interface ToolResultPart {
+  type: 'tool-result';
+  call_id: string;
+  /** The tool's name (taken from its call when absent). */
+  name?: string;
+  output: string | Part[] | unknown;
+  is_error?: boolean;
+}
+
+export interface ToolTurn {
+  role: 'tool';
+  parts: Array<ToolResultPart | UnknownPart>;
+  metadata?: Record<string, unknown>;
+}
+
+/** One turn of a conversation: the user's message is the compositor's UserMessage. */
+export type Turn = SystemTurn | UserMessage | AssistantTurn | ToolTurn;
+
+/** Prompt caching: Anthropic `cache_control` breakpoints (`ttl`), OpenAI `prompt_cache_key` (`key`). */
+export type CacheOption = boolean | { breakpoints?: boolean; ttl?: '5m' | '1h'; key?: string };
+
+export interface ConversationOptions extends Omit<LowerOptions, 'resolve'> {
+  cache?: CacheOption;
+}
+
+export type RepairCode =
+  | 'MissingToolResult'
+  | 'OrphanToolResult'
+  | 'ToolResultMoved'
+  | 'ToolResultsMerged'
+  | 'SystemAsUser'
+  | 'TurnsMerged'
+  | 'EmptyTurn'
+  | 'TrailingWhitespace'
+  | 'ErrorFlagNotCarried';
+
+/** A change made so that the provider accepts the conversation. */
+export interface Repair {
+  turn: number;
+  part?: number;
+  code: RepairCode;
+  message: string;
+}
+
+export interface TurnReport {
+  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
+  blocks: BlockNote[];
+  dropped: DropNote[];
+  warnings: Array<Omit<Warning, 'code'> & { code: WarningCode | 'ToolInputWrapped' }>;
+}
+
+/** Every decision the conversation lowering made. */
+export interface ConversationReport {
+  provider: Provider;
+  turns: TurnReport[];
+  repairs: Repair[];
+  /** Tool call ids sent in another form: map the provider's answers back with these. */
+  ids: Array<{ from: string; to: string }>;
+  warnings: Warning[];
+  cache: {
+    /** Anthropic breakpoints placed: `tools`, `system`, `messages[n]`. */
+    breakpoints: string[];
+    /** Bytes of the body before its last message (what the previous request sent identically). */
+    prefix_bytes: number;
+  };
+}
+
+export interface LoweredConversation {
+  readonly body: string;
+  readonly report: ConversationReport;
+  json(): Record<string, unknown>;
+}
+
+/** Lowers a whole conversation; a Promise when the resolver is async. */
+export declare function lowerConversation(turns: Turn[], options: ConversationOptions & { resolve?: (request: ResolveRequest & { turn: number }) => ResolveAnswer }): LoweredConversation;
+export declare function lowerConversation(turns: Turn[], options: ConversationOptions & { resolve: (request: ResolveRequest & { turn: number }) => Promise<ResolveAnswer> }): Promise<LoweredConversation>;
+export declare function lowerConversation(turns: Turn[], options: ConversationOptions & { resolve?: Resolve }): LoweredConversation | Promise<LoweredConversation>;
+
+export interface CacheStats {
+  entries: number;
+  bytes: number;
+  limit: number;
+  hits: number;
+  misses: number;
+}
+
+/**
+ * A conversation kept in wasm with a bounded cache of its lowered turns. With a `store`,
+ * each appended turn is persisted before `append` resolves.
+ */
+export declare class Conversation {
+  constructor(options?: { store?: MessageStore; session?: string; cacheBytes?: number });
+  /** The stored thread of `session`. */
+  static load(options: { store: MessageStore; session?: string; cacheBytes?: number }): Promise<Conversation>;
+  /** Appends a turn; a user turn's file-refs are resolved now (a Promise with a store or an async resolver). */
+  append(turn: Turn, options?: { resolve?: Resolve }): number | Promise<number>;
+  lower(options: ConversationOptions): LoweredConversation;
+  readonly turns: Turn[];
+  readonly length: number;
+  truncate(n: number): void;
+  cacheStats(): CacheStats;
+  free(): void;
 }
 
 export declare function openMessageStore(options?: { backend?: 'indexeddb' | 'memory' | HostKeyValue; name?: string }): Promise<MessageStore>;

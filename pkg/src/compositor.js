@@ -63,12 +63,12 @@ export function parseInput(text, { catalog } = {}) {
   return JSON.parse(__core('parseInput', text, catalogOf(catalog).__inner));
 }
 
-/** Rows → messages, in the core (the read-time adapter runs there). */
-function assemble(session, heads, parts) {
+/** Rows → turns, in the core (the read-time adapter runs there); `users` keeps user messages only. */
+function assemble(session, heads, parts, users = false) {
   let text = `${session}\0${heads.length}\0`;
   for (const [k, v] of heads) text += `${k}\0${v}\0`;
   for (const [k, v] of parts) text += `${k}\0${v}\0`;
-  return JSON.parse(__inbox('assembleInbox', [text]));
+  return JSON.parse(__inbox('assembleInbox', [text], users));
 }
 
 /** A persisted conversation store over one backend. */
@@ -115,14 +115,16 @@ class MessageStore {
   async history(session = 'default') {
     const prefix = `${session}/`;
     const { scans } = await this.#backend.read({ scans: [['messages', prefix], ['parts', prefix]] });
-    return assemble(String(session), scans[0], scans[1]);
+    return assemble(String(session), scans[0], scans[1], true);
   }
   /**
    * Every turn of `session` in order — user messages, assistant replies, tool results,
    * instructions — what `Conversation.load` and `lowerConversation` take.
    */
   async thread(session = 'default') {
-    return this.history(session);
+    const prefix = `${session}/`;
+    const { scans } = await this.#backend.read({ scans: [['messages', prefix], ['parts', prefix]] });
+    return assemble(String(session), scans[0], scans[1]);
   }
   /**
    * Persists a turn of any role after the session's last message (an assistant reply, tool

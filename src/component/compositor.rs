@@ -160,8 +160,11 @@ impl GuestMessageStore for StoreResource {
     }
 
     fn history(&self, session: String) -> Result<String, WitError> {
-        // As in JS: every turn of the session, in order.
-        self.thread(session)
+        self.store
+            .borrow()
+            .history(&session)
+            .map(|ms| Value::Array(ms.iter().map(UserMessage::to_value).collect()).to_string())
+            .map_err(to_wit)
     }
 
     fn list(&self, session: String) -> Result<String, WitError> {

@@ -210,8 +210,9 @@ pub fn append_turn_inbox(lens: &[u32]) -> Result<String, JsValue> {
 /// number of head rows, then the head rows and the part rows as key, value, key, value, …,
 /// each followed by a NUL (no JSON around them: row values are JSON text already, and
 /// neither keys nor JSON text hold a raw NUL).
+/// `users` keeps only user messages (a history; a thread has every turn).
 #[wasm_bindgen(js_name = assembleInbox)]
-pub fn assemble_inbox(lens: &[u32]) -> Result<String, JsValue> {
+pub fn assemble_inbox(lens: &[u32], users: bool) -> Result<String, JsValue> {
     let input = inbox_strings(lens)?;
     let text = input.first().map(String::as_str).unwrap_or_default();
     let mut it = text.split('\0');
@@ -229,6 +230,9 @@ pub fn assemble_inbox(lens: &[u32]) -> Result<String, JsValue> {
     let mut heads = pairs;
     if !session.is_empty() {
         heads = messages::session_heads(session, heads);
+    }
+    if users {
+        heads = messages::user_heads(heads);
     }
     messages::assemble_many_json(&heads, &parts).map_err(js_err)
 }

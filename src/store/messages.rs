@@ -463,6 +463,16 @@ pub fn assemble_many(
         .collect()
 }
 
+/// The heads of user messages (rows that name no other role).
+pub fn user_heads(heads: Vec<(String, String)>) -> Vec<(String, String)> {
+    heads
+        .into_iter()
+        .filter(
+            |(k, v)| !matches!(parse_row(Table::Messages, k, v), Ok(h) if head_role(&h) != "user"),
+        )
+        .collect()
+}
+
 /// The heads of `session` among rows read with the prefix `<session>/` (which also finds
 /// the heads of a session named `<session>/more`).
 pub fn session_heads(session: &str, heads: Vec<(String, String)>) -> Vec<(String, String)> {

@@ -107,6 +107,8 @@ export async function conversationConformance(pl, { cases, errors }, openStore) 
     await back.append(done.message);
     const n = (await store.thread('chat-1')).length;
     check('a submitted message appended to a Conversation is stored once', n === 6 && back.length === 6, `${n} stored, ${back.length} held`);
+    const history = await store.history('chat-1');
+    check('history keeps the user messages of a thread', history.length === 3 && history.every((m) => m.role === 'user'), JSON.stringify(history.map((m) => m.role)));
     let err;
     try {
       await store.append({ role: 'tool', parts: [{ type: 'tool-result' }] }, { session: 'chat-1' });

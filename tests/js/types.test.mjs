@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { successCases, root } from './cases.mjs';
+import { successCases, conversationCases, root } from './cases.mjs';
 import * as plc from '../../pkg/src/composer-node.js';
 import { composerFixtures } from './composer-fixtures.mjs';
 
@@ -36,6 +36,16 @@ interface GeminiRequest { contents: Content[]; systemInstruction?: Content; tool
     if (c.provider === 'gemini') text = text.replace(/"type":"([A-Z]+)"/g, '"type":Type.$1');
     src += `export const b${n++}: ${TYPES[c.provider]} = ${text}; // ${c.name} / ${c.provider}\n`;
   }
+  // Every recorded conversation body.
+  let k = 0;
+  for (const c of conversationCases()) {
+    const body = JSON.parse(c.expected.body);
+    for (const key of Object.keys(c.options.params ?? {})) delete body[key];
+    let text = JSON.stringify(body);
+    if (c.provider === 'gemini') text = text.replace(/"type":"([A-Z]+)"/g, '"type":Type.$1');
+    src += `export const v${k++}: ${TYPES[c.provider]} = ${text}; // conversation ${c.name} / ${c.provider}\n`;
+  }
+  assert.ok(k >= 70);
   // Every composition of the composer fixtures, lowered for each provider.
   const fx = composerFixtures();
   let m = 0;

@@ -112,3 +112,24 @@ async function skills(): Promise<void> {
   void bad, v, warnings, back, out, variant, tier, report, sync, family;
 }
 void skills;
+
+// Conversations.
+import { lowerConversation, Conversation, type Turn, type LoweredConversation, type ConversationReport } from 'promptloom';
+const turns: Turn[] = [
+  { role: 'system', parts: [{ type: 'text', text: 'Be brief.' }] },
+  message,
+  { role: 'assistant', parts: [{ type: 'reasoning', text: 't', signature: 's', provider: 'anthropic' }, { type: 'tool-call', id: 'c1', name: 'read', input: { path: 'a' } }] },
+  { role: 'tool', parts: [{ type: 'tool-result', call_id: 'c1', output: [{ type: 'text', text: 'A' }], is_error: false }] },
+];
+const conv: LoweredConversation = lowerConversation(turns, { provider: 'anthropic', cache: { ttl: '1h' } });
+const creport: ConversationReport = conv.report;
+const mapped: string | undefined = creport.ids[0]?.to;
+const later: Promise<LoweredConversation> = lowerConversation(turns, { provider: 'gemini', resolve: async () => 'x' });
+// @ts-expect-error: not a cache option
+lowerConversation(turns, { provider: 'anthropic', cache: { ttl: '2h' } });
+// @ts-expect-error: not a role
+const badTurn: Turn = { role: 'bot', parts: [] };
+const chat = new Conversation({ cacheBytes: 1 << 20 });
+const index: number | Promise<number> = chat.append(turns[0]);
+const body: string = chat.lower({ provider: 'openai-responses' }).body;
+void [creport, mapped, later, badTurn, index, body];
