@@ -30,6 +30,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::rc::Rc;
 
 /// Prompt caching.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -122,10 +123,10 @@ impl ConversationOptions {
 /// One output block of a turn, written for the provider.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Item {
-    /// A user-role content block; `text` when it is a plain text block.
-    User { json: String, text: Option<String> },
-    /// Visible assistant text.
-    Text { text: String },
+    /// A user-role content block; `lit`, the JSON string literal, when it is plain text.
+    User { json: String, lit: Option<String> },
+    /// Visible assistant text, and its JSON string literal (escaped once, when lowered).
+    Text { text: String, lit: String },
     /// Another assistant block (reasoning), written for the provider.
     Other { json: String },
     /// A tool call: the original id, the tool name and the provider fragment.
@@ -143,8 +144,12 @@ pub(crate) enum Item {
         content: Vec<RBlock>,
         part: usize,
     },
-    /// Instructions.
-    System { text: String, developer: bool },
+    /// Instructions, and their JSON string literal.
+    System {
+        text: String,
+        lit: String,
+        developer: bool,
+    },
 }
 
 /// One piece of a tool result's content.
@@ -175,8 +180,8 @@ pub struct TurnReport {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LoweredTurn {
     pub(crate) items: Vec<Item>,
-    /// How it was lowered.
-    pub report: TurnReport,
+    /// How it was lowered (shared: every report of a conversation refers to it).
+    pub report: Rc<TurnReport>,
     /// Host slots the core must read whole before it can lower this turn.
     pub(crate) needs: Vec<u32>,
 }
@@ -188,8 +193,8 @@ impl LoweredTurn {
             .items
             .iter()
             .map(|i| match i {
-                Item::User { json, text } => json.len() + text.as_ref().map_or(0, String::len),
-                Item::Text { text } => text.len(),
+                Item::User { json, lit } => json.len() + lit.as_ref().map_or(0, String::len),
+                Item::Text { text, lit } => text.len() + lit.len(),
                 Item::Other { json } => json.len(),
                 Item::Call { id, name, json, .. } => id.len() + name.len() + json.len(),
                 Item::Result {
@@ -203,7 +208,7 @@ impl LoweredTurn {
                             })
                             .sum::<usize>()
                 }
-                Item::System { text, .. } => text.len(),
+                Item::System { text, lit, .. } => text.len() + lit.len(),
             } + 48)
             .sum();
         items
@@ -254,7 +259,7 @@ pub struct ConversationReport {
     /// The target.
     pub provider: &'static str,
     /// One report per input turn.
-    pub turns: Vec<TurnReport>,
+    pub turns: Vec<Rc<TurnReport>>,
     /// Changes made so that the provider accepts the conversation.
     pub repairs: Vec<Repair>,
     /// Tool call ids sent in another form (map the provider's answers back with these).
@@ -286,6 +291,11 @@ pub(crate) struct TurnCx<'c> {
     pub(crate) provider: Provider,
     pub(crate) caps: &'c Capabilities,
     pub(crate) mode: SlotMode,
+}
+
+/// The JSON string literal of `t` (quotes included). Writing a string cannot fail.
+fn lit(t: &str) -> String {
+    serde_json::to_string(t).unwrap_or_else(|_| String::from("\"\""))
 }
 
 fn write(j: &Json<'_>, mode: SlotMode) -> Result<String> {
@@ -345,6 +355,7 @@ pub(crate) fn lower_turn(
                 note(&mut report, 0, "system");
                 items.push(Item::System {
                     text: st.text.clone(),
+                    lit: lit(&st.text),
                     developer: st.developer,
                 });
             }
@@ -366,13 +377,13 @@ pub(crate) fn lower_turn(
                     }
                 }
                 let text = match &b {
-                    Block::Text(t) => Some(t.to_string()),
+                    Block::Text(t) => Some(lit(t)),
                     _ => None,
                 };
                 let j = block_json(p, b, cx.caps.text_documents);
                 items.push(Item::User {
                     json: write(&j, cx.mode)?,
-                    text,
+                    lit: text,
                 });
                 report.blocks.push(bn);
             }
@@ -385,7 +396,10 @@ pub(crate) fn lower_turn(
                             drop(&mut report, i, "text-empty", "empty or white-space-only assistant text is not sent (providers reject it)".into());
                         } else {
                             note(&mut report, i, "text");
-                            items.push(Item::Text { text: t.clone() });
+                            items.push(Item::Text {
+                                text: t.clone(),
+                                lit: lit(t),
+                            });
                         }
                     }
                     AssistantPart::Reasoning(r) => match reasoning(p, r)? {
@@ -427,7 +441,10 @@ pub(crate) fn lower_turn(
                                     ),
                                 });
                                 note(&mut report, i, "unknown-text");
-                                items.push(Item::Text { text: t.to_owned() });
+                                items.push(Item::Text {
+                                    text: t.to_owned(),
+                                    lit: lit(t),
+                                });
                             }
                             _ => {
                                 report.warnings.push(Warning {
@@ -483,7 +500,7 @@ pub(crate) fn lower_turn(
     }
     Ok(LoweredTurn {
         items,
-        report,
+        report: Rc::new(report),
         needs,
     })
 }
@@ -734,6 +751,7 @@ struct Placed<'a> {
 enum Seg<'a> {
     System {
         text: &'a str,
+        lit: &'a str,
         developer: bool,
         turn: usize,
     },
@@ -785,9 +803,15 @@ fn canonical<'a>(turns: &'a [&'a LoweredTurn], repairs: &mut Vec<Repair>) -> Res
         match lt.report.role {
             "system" | "developer" => {
                 for it in items {
-                    if let Item::System { text, developer } = it {
+                    if let Item::System {
+                        text,
+                        lit,
+                        developer,
+                    } = it
+                    {
                         segs.push(Seg::System {
                             text,
+                            lit,
                             developer: *developer,
                             turn: t,
                         });
@@ -965,8 +989,9 @@ struct Msg<'a> {
 
 /// A block of an assembled message.
 enum B<'a> {
-    /// Plain text (written per provider; trimmed when it ends the conversation).
-    Text(Cow<'a, str>),
+    /// Plain text and its JSON literal (written per provider; trimmed when it ends the
+    /// conversation).
+    Text(Cow<'a, str>, Cow<'a, str>),
     /// A fragment written before; `cacheable` is false for reasoning blocks.
     Raw(Cow<'a, str>, bool),
 }
@@ -1012,17 +1037,42 @@ fn push_block<'a>(
     });
 }
 
-/// Lowers the lowered turns into one request body.
+/// The messages array being written: one buffer, and where each message starts.
+struct Out {
+    buf: String,
+    starts: Vec<usize>,
+}
+
+impl Out {
+    /// Starts a message (the separator before it, and its offset).
+    fn begin(&mut self) -> &mut String {
+        if !self.starts.is_empty() {
+            self.buf.push(',');
+        }
+        self.starts.push(self.buf.len());
+        &mut self.buf
+    }
+}
+
+/// An assembled body, with the byte offset of each message in it.
+pub(crate) struct Assembled {
+    pub(crate) lowered: LoweredConversation,
+    /// Where each message of the messages array starts in the body.
+    pub(crate) starts: Vec<usize>,
+}
+
+/// Lowers the lowered turns into one request body. `size_hint` is the size of the body
+/// expected (the previous one's), to write it without growing the buffer.
 pub(crate) fn assemble(
     turns: &[&LoweredTurn],
     options: &ConversationOptions,
-) -> Result<LoweredConversation> {
+    size_hint: usize,
+) -> Result<Assembled> {
     let opts = &options.lower;
     let p = opts.provider;
     let mut repairs = Vec::new();
     let segs = canonical(turns, &mut repairs)?;
     let mut ids = Vec::new();
-
     if p != Provider::Gemini {
         for seg in &segs {
             if let Seg::Assistant { items, .. } = seg {
@@ -1040,355 +1090,35 @@ pub(crate) fn assemble(
             }
         }
     }
-    let mut warnings = Vec::new();
     let system_opt = opts.system.as_deref().filter(|s| !s.trim().is_empty());
+    // Anthropic and Gemini take instructions only before the conversation: the leading
+    // system turns join the system option there.
     let mut system: Vec<&str> = system_opt.into_iter().collect();
-    let mut messages: Vec<String> = Vec::new();
-    let mut breakpoints = Vec::new();
+    let hoist = matches!(p, Provider::Anthropic | Provider::Gemini);
+    let mut leading = 0usize;
+    if hoist {
+        for seg in &segs {
+            match seg {
+                Seg::System { text, .. } => {
+                    system.push(text);
+                    leading += 1;
+                }
+                _ => break,
+            }
+        }
+    }
     let ttl = options.cache.ttl.as_deref();
     let cache_control = || match ttl {
         Some(t) => format!("{{\"type\":\"ephemeral\",\"ttl\":\"{t}\"}}"),
         None => "{\"type\":\"ephemeral\"}".to_owned(),
     };
-    match p {
-        Provider::Anthropic | Provider::Gemini => {
-            let (user, model) = if p == Provider::Anthropic {
-                ("user", "assistant")
-            } else {
-                ("user", "model")
-            };
-            let mut msgs: Vec<Msg<'_>> = Vec::new();
-            let mut leading = true;
-            for seg in &segs {
-                match seg {
-                    Seg::System { text, turn, .. } => {
-                        if leading {
-                            system.push(text);
-                        } else {
-                            repairs.push(Repair {
-                                turn: *turn,
-                                part: None,
-                                code: "SystemAsUser",
-                                message: format!("{} takes instructions only before the conversation; this one is sent as user text", p.name()),
-                            });
-                            let t = render::descriptor("system_instruction", &[], text);
-                            push_block(
-                                &mut msgs,
-                                user,
-                                *turn,
-                                true,
-                                B::Text(Cow::Owned(t)),
-                                true,
-                                &mut repairs,
-                            );
-                        }
-                    }
-                    Seg::User { items, turn } => {
-                        leading = false;
-                        for it in items.iter() {
-                            if let Item::User { json, .. } = it {
-                                push_block(
-                                    &mut msgs,
-                                    user,
-                                    *turn,
-                                    true,
-                                    B::Raw(Cow::Borrowed(json), true),
-                                    true,
-                                    &mut repairs,
-                                );
-                            }
-                        }
-                    }
-                    Seg::Note { text, turn } => {
-                        leading = false;
-                        push_block(
-                            &mut msgs,
-                            user,
-                            *turn,
-                            true,
-                            B::Text(Cow::Borrowed(text)),
-                            true,
-                            &mut repairs,
-                        );
-                    }
-                    Seg::Assistant { items, turn } => {
-                        leading = false;
-                        for it in items.iter() {
-                            let b = match it {
-                                Item::Text { text } => B::Text(Cow::Borrowed(text)),
-                                Item::Other { json } => B::Raw(Cow::Borrowed(json), false),
-                                Item::Call { json, .. } => B::Raw(Cow::Borrowed(json), true),
-                                _ => continue,
-                            };
-                            push_block(&mut msgs, model, *turn, false, b, true, &mut repairs);
-                        }
-                    }
-                    Seg::Results { results, turn } => {
-                        for r in results {
-                            let (content, is_error) = result_blocks(r);
-                            let frag = if p == Provider::Anthropic {
-                                anthropic_result(r, &content, is_error)?
-                            } else {
-                                gemini_result(r, &content, is_error)?
-                            };
-                            push_block(
-                                &mut msgs,
-                                user,
-                                *turn,
-                                false,
-                                B::Raw(Cow::Owned(frag), true),
-                                true,
-                                &mut repairs,
-                            );
-                        }
-                    }
-                }
-            }
-            // The final assistant text may not end in white space (Anthropic rejects it).
-            if let Some(last) = msgs.last_mut() {
-                if last.role == model && p == Provider::Anthropic {
-                    if let Some(B::Text(t)) = last.blocks.last_mut() {
-                        let trimmed = t.trim_end();
-                        if trimmed.len() != t.len() {
-                            repairs.push(Repair {
-                                turn: last.turn,
-                                part: None,
-                                code: "TrailingWhitespace",
-                                message: "the final assistant text ends in white space, which Anthropic rejects; it is trimmed".into(),
-                            });
-                            *t = Cow::Owned(trimmed.to_owned());
-                        }
-                    }
-                }
-            }
-            if p == Provider::Anthropic && options.cache.breakpoints {
-                // The last two messages that hold a user turn.
-                let mut left = 4 - usize::from(!system.is_empty() || !opts.tools.is_empty());
-                left = left.min(2);
-                let targets: Vec<usize> = msgs
-                    .iter()
-                    .enumerate()
-                    .rev()
-                    .filter(|(_, m)| m.role == "user")
-                    .map(|(i, _)| i)
-                    .take(left)
-                    .collect();
-                for &i in targets.iter().rev() {
-                    if let Some(m) = msgs.get_mut(i) {
-                        if let Some(pos) = m
-                            .blocks
-                            .iter()
-                            .rposition(|b| !matches!(b, B::Raw(_, false)))
-                        {
-                            let cc = cache_control();
-                            if let Some(b) = m.blocks.get_mut(pos) {
-                                let frag = match b {
-                                    B::Text(t) => write(
-                                        &obj([("type", s("text")), ("text", s(t.as_ref()))]),
-                                        SlotMode::Mark,
-                                    )?,
-                                    B::Raw(r, _) => r.to_string(),
-                                };
-                                *b =
-                                    B::Raw(Cow::Owned(with_key(&frag, "cache_control", &cc)), true);
-                                breakpoints.push(format!("messages[{i}]"));
-                            }
-                        }
-                    }
-                }
-            }
-            for m in &msgs {
-                let mut out = String::with_capacity(64);
-                if p == Provider::Anthropic {
-                    out.push_str("{\"role\":\"");
-                    out.push_str(m.role);
-                    out.push_str("\",\"content\":[");
-                } else {
-                    out.push_str("{\"role\":\"");
-                    out.push_str(m.role);
-                    out.push_str("\",\"parts\":[");
-                }
-                for (k, b) in m.blocks.iter().enumerate() {
-                    if k > 0 {
-                        out.push(',');
-                    }
-                    match b {
-                        B::Text(t) => {
-                            let j = if p == Provider::Anthropic {
-                                obj([("type", s("text")), ("text", s(t.as_ref()))])
-                            } else {
-                                obj([("text", s(t.as_ref()))])
-                            };
-                            out.push_str(&write(&j, SlotMode::Mark)?);
-                        }
-                        B::Raw(r, _) => out.push_str(r),
-                    }
-                }
-                out.push_str("]}");
-                messages.push(out);
-            }
-        }
-        Provider::OpenAiChat | Provider::OpenAiResponses => {
-            let chat = p == Provider::OpenAiChat;
-            for seg in &segs {
-                match seg {
-                    Seg::System {
-                        text, developer, ..
-                    } => {
-                        let role = if *developer { "developer" } else { "system" };
-                        messages.push(write(
-                            &obj([("role", s(role)), ("content", s(*text))]),
-                            SlotMode::Mark,
-                        )?);
-                    }
-                    Seg::User { items, .. } => {
-                        let mut out = String::from("{\"role\":\"user\",\"content\":");
-                        match items {
-                            [Item::User { text: Some(t), .. }] if chat => {
-                                out.push_str(&write(&s(t.as_str()), SlotMode::Mark)?)
-                            }
-                            _ => {
-                                out.push('[');
-                                let mut first = true;
-                                for it in items.iter() {
-                                    if let Item::User { json, .. } = it {
-                                        if !first {
-                                            out.push(',');
-                                        }
-                                        first = false;
-                                        out.push_str(json);
-                                    }
-                                }
-                                out.push(']');
-                            }
-                        }
-                        out.push('}');
-                        messages.push(out);
-                    }
-                    Seg::Note { text, .. } => {
-                        let j = if chat {
-                            obj([("role", s("user")), ("content", s(text.as_str()))])
-                        } else {
-                            obj([
-                                ("role", s("user")),
-                                (
-                                    "content",
-                                    Json::Arr(vec![obj([
-                                        ("type", s("input_text")),
-                                        ("text", s(text.as_str())),
-                                    ])]),
-                                ),
-                            ])
-                        };
-                        messages.push(write(&j, SlotMode::Mark)?);
-                    }
-                    Seg::Assistant { items, turn } => {
-                        if chat {
-                            let texts: Vec<&str> = items
-                                .iter()
-                                .filter_map(|i| match i {
-                                    Item::Text { text } => Some(text.as_str()),
-                                    _ => None,
-                                })
-                                .collect();
-                            let calls: Vec<&str> = items
-                                .iter()
-                                .filter_map(|i| match i {
-                                    Item::Call { json, .. } => Some(json.as_str()),
-                                    _ => None,
-                                })
-                                .collect();
-                            if texts.is_empty() && calls.is_empty() {
-                                repairs.push(Repair {
-                                    turn: *turn,
-                                    part: None,
-                                    code: "EmptyTurn",
-                                    message: "the assistant turn has nothing OpenAI Chat can carry; it is left out".into(),
-                                });
-                                continue;
-                            }
-                            let mut out = String::from("{\"role\":\"assistant\"");
-                            match texts.as_slice() {
-                                [] => {}
-                                [one] => {
-                                    out.push_str(",\"content\":");
-                                    out.push_str(&write(&s(*one), SlotMode::Mark)?);
-                                }
-                                many => {
-                                    let arr = Json::Arr(
-                                        many.iter()
-                                            .map(|t| obj([("type", s("text")), ("text", s(*t))]))
-                                            .collect(),
-                                    );
-                                    out.push_str(",\"content\":");
-                                    out.push_str(&write(&arr, SlotMode::Mark)?);
-                                }
-                            }
-                            if !calls.is_empty() {
-                                out.push_str(",\"tool_calls\":[");
-                                out.push_str(&calls.join(","));
-                                out.push(']');
-                            }
-                            out.push('}');
-                            messages.push(out);
-                        } else {
-                            for it in items.iter() {
-                                match it {
-                                    Item::Text { text } => messages.push(write(
-                                        &obj([
-                                            ("role", s("assistant")),
-                                            ("content", s(text.as_str())),
-                                        ]),
-                                        SlotMode::Mark,
-                                    )?),
-                                    Item::Other { json } | Item::Call { json, .. } => {
-                                        messages.push(json.clone())
-                                    }
-                                    _ => {}
-                                }
-                            }
-                        }
-                    }
-                    Seg::Results { results, turn } => {
-                        for r in results {
-                            let (content, is_error) = result_blocks(r);
-                            if is_error && chat && !r.missing {
-                                repairs.push(Repair {
-                                    turn: *turn,
-                                    part: None,
-                                    code: "ErrorFlagNotCarried",
-                                    message: format!("OpenAI Chat cannot mark a tool result as an error (call `{}`); its text is sent as it is", r.id),
-                                });
-                            }
-                            messages.push(openai_result(p, r, &content)?);
-                        }
-                    }
-                }
-            }
-        }
-    }
-    if messages.is_empty() {
-        return Err(Error::new(
-            ErrorKind::EmptyMessage,
-            "the conversation has no content for the model after lowering",
-        ));
-    }
-    let prefix_in_array: usize = messages[..messages.len() - 1]
-        .iter()
-        .map(|m| m.len() + 1)
-        .sum::<usize>()
-        + 1;
-    let array = {
-        let mut a =
-            String::with_capacity(prefix_in_array + messages.last().map_or(0, String::len) + 2);
-        a.push('[');
-        a.push_str(&messages.join(","));
-        a.push(']');
-        a
-    };
-    // The body, with the messages array written as a marker first so its offset is known.
+    let anthropic_cache = p == Provider::Anthropic && options.cache.breakpoints;
+    let mut breakpoints = Vec::new();
+    let mut warnings = Vec::new();
+
+    // The top level, with the messages array as a marker to write it in place.
     const MARK: &str = "\u{5}";
-    let mut body = Json::Obj(Vec::new());
+    let mut head = Json::Obj(Vec::new());
     for (k, v) in &opts.params {
         if providers::reserved(p).contains(&k.as_str()) {
             return Err(Error::new(
@@ -1397,19 +1127,18 @@ pub(crate) fn assemble(
             )
             .at(format!("params.{k}")));
         }
-        body.push(k.as_str(), Json::Value(Cow::Borrowed(v)));
+        head.push(k.as_str(), Json::Value(Cow::Borrowed(v)));
     }
     if let Some(key) = &options.cache.key {
         if matches!(p, Provider::OpenAiChat | Provider::OpenAiResponses)
             && !opts.params.contains_key("prompt_cache_key")
         {
-            body.push("prompt_cache_key", s(key.as_str()));
+            head.push("prompt_cache_key", s(key.as_str()));
         }
     }
     let mut report_lower = crate::lower::Report::default();
     let mut tools = providers::tools(opts, &mut report_lower);
     warnings.extend(report_lower.warnings);
-    let anthropic_cache = p == Provider::Anthropic && options.cache.breakpoints;
     match p {
         Provider::Anthropic => {
             if !system.is_empty() {
@@ -1427,11 +1156,11 @@ pub(crate) fn assemble(
                         })
                         .collect();
                     if anthropic_cache {
-                        breakpoints.insert(0, "system".into());
+                        breakpoints.push("system".to_owned());
                     }
-                    body.push("system", Json::Arr(blocks));
+                    head.push("system", Json::Arr(blocks));
                 } else {
-                    body.push("system", s(system[0]));
+                    head.push("system", s(system[0]));
                 }
             }
             if let Some(mut t) = tools.take() {
@@ -1439,73 +1168,345 @@ pub(crate) fn assemble(
                     if let Json::Arr(list) = &mut t {
                         if let Some(last) = list.last_mut() {
                             last.push("cache_control", Json::Raw(Cow::Owned(cache_control())));
-                            breakpoints.insert(0, "tools".into());
+                            breakpoints.push("tools".to_owned());
                         }
                     }
                 }
-                body.push("tools", t);
+                head.push("tools", t);
             }
-            body.push("messages", Json::Raw(Cow::Borrowed(MARK)));
+            head.push("messages", Json::Raw(Cow::Borrowed(MARK)));
         }
         Provider::OpenAiChat => {
-            // The system option goes first, as its own message.
-            let arr = match system_opt {
-                Some(sys) => {
-                    let first = write(
-                        &obj([("role", s("system")), ("content", s(sys))]),
-                        SlotMode::Mark,
-                    )?;
-                    Cow::Owned(format!("[{first},{}", &array[1..]))
-                }
-                None => Cow::Borrowed(array.as_str()),
-            };
-            body.push("messages", Json::Raw(Cow::Borrowed(MARK)));
+            head.push("messages", Json::Raw(Cow::Borrowed(MARK)));
             if let Some(t) = tools.take() {
-                body.push("tools", t);
+                head.push("tools", t);
             }
-            return finish(
-                body,
-                &arr,
-                prefix_in_array + (arr.len() - array.len()),
-                turns,
-                repairs,
-                ids,
-                warnings,
-                breakpoints,
-                p,
-            );
         }
         Provider::OpenAiResponses => {
             if let Some(sys) = system_opt {
-                body.push("instructions", s(sys));
+                head.push("instructions", s(sys));
             }
-            body.push("input", Json::Raw(Cow::Borrowed(MARK)));
+            head.push("input", Json::Raw(Cow::Borrowed(MARK)));
             if let Some(t) = tools.take() {
-                body.push("tools", t);
+                head.push("tools", t);
             }
         }
         Provider::Gemini => {
             if !system.is_empty() {
                 let parts = system.iter().map(|t| obj([("text", s(*t))])).collect();
-                body.push("systemInstruction", obj([("parts", Json::Arr(parts))]));
+                head.push("systemInstruction", obj([("parts", Json::Arr(parts))]));
             }
-            body.push("contents", Json::Raw(Cow::Borrowed(MARK)));
+            head.push("contents", Json::Raw(Cow::Borrowed(MARK)));
             if let Some(t) = tools.take() {
-                body.push("tools", t);
+                head.push("tools", t);
             }
         }
     }
-    finish(
-        body,
-        &array,
-        prefix_in_array,
-        turns,
-        repairs,
-        ids,
-        warnings,
-        breakpoints,
-        p,
-    )
+    let head = write(&head, SlotMode::Mark)?;
+    let Some((head_pre, head_post)) = head.split_once(MARK) else {
+        return Err(Error::new(ErrorKind::Internal, "the messages marker was lost"));
+    };
+    let mut out = Out {
+        buf: String::with_capacity(size_hint.max(head.len() + 256)),
+        starts: Vec::with_capacity(segs.len() + 2),
+    };
+    out.buf.push_str(head_pre);
+    out.buf.push('[');
+
+    match p {
+        Provider::Anthropic | Provider::Gemini => {
+            let (user, model) = if p == Provider::Anthropic {
+                ("user", "assistant")
+            } else {
+                ("user", "model")
+            };
+            let mut msgs: Vec<Msg<'_>> = Vec::new();
+            for seg in segs.iter().skip(leading) {
+                match seg {
+                    Seg::System { text, turn, .. } => {
+                        repairs.push(Repair {
+                            turn: *turn,
+                            part: None,
+                            code: "SystemAsUser",
+                            message: format!("{} takes instructions only before the conversation; this one is sent as user text", p.name()),
+                        });
+                        let t = render::descriptor("system_instruction", &[], text);
+                        let l = lit(&t);
+                        push_block(&mut msgs, user, *turn, true, B::Text(Cow::Owned(t), Cow::Owned(l)), true, &mut repairs);
+                    }
+                    Seg::User { items, turn } => {
+                        for it in items.iter() {
+                            if let Item::User { json, .. } = it {
+                                push_block(&mut msgs, user, *turn, true, B::Raw(Cow::Borrowed(json), true), true, &mut repairs);
+                            }
+                        }
+                    }
+                    Seg::Note { text, turn } => {
+                        push_block(&mut msgs, user, *turn, true, B::Text(Cow::Borrowed(text), Cow::Owned(lit(text))), true, &mut repairs);
+                    }
+                    Seg::Assistant { items, turn } => {
+                        for it in items.iter() {
+                            let b = match it {
+                                Item::Text { text, lit } => B::Text(Cow::Borrowed(text), Cow::Borrowed(lit)),
+                                Item::Other { json } => B::Raw(Cow::Borrowed(json), false),
+                                Item::Call { json, .. } => B::Raw(Cow::Borrowed(json), true),
+                                _ => continue,
+                            };
+                            push_block(&mut msgs, model, *turn, false, b, true, &mut repairs);
+                        }
+                    }
+                    Seg::Results { results, turn } => {
+                        for r in results {
+                            let (content, is_error) = result_blocks(r);
+                            let frag = if p == Provider::Anthropic {
+                                anthropic_result(r, &content, is_error)?
+                            } else {
+                                gemini_result(r, &content, is_error)?
+                            };
+                            push_block(&mut msgs, user, *turn, false, B::Raw(Cow::Owned(frag), true), true, &mut repairs);
+                        }
+                    }
+                }
+            }
+            // The final assistant text may not end in white space (Anthropic rejects it).
+            if let Some(last) = msgs.last_mut() {
+                if last.role == model && p == Provider::Anthropic {
+                    if let Some(B::Text(t, l)) = last.blocks.last_mut() {
+                        let trimmed = t.trim_end();
+                        if trimmed.len() != t.len() {
+                            *l = Cow::Owned(lit(trimmed));
+                            repairs.push(Repair {
+                                turn: last.turn,
+                                part: None,
+                                code: "TrailingWhitespace",
+                                message: "the final assistant text ends in white space, which Anthropic rejects; it is trimmed".into(),
+                            });
+                        }
+                    }
+                }
+            }
+            if anthropic_cache {
+                // The last two messages that hold a user turn.
+                let targets: Vec<usize> = msgs
+                    .iter()
+                    .enumerate()
+                    .rev()
+                    .filter(|(_, m)| m.role == "user")
+                    .map(|(i, _)| i)
+                    .take(2)
+                    .collect();
+                for &i in targets.iter().rev() {
+                    let Some(m) = msgs.get_mut(i) else { continue };
+                    let Some(pos) = m.blocks.iter().rposition(|b| !matches!(b, B::Raw(_, false))) else {
+                        continue;
+                    };
+                    let cc = cache_control();
+                    if let Some(b) = m.blocks.get_mut(pos) {
+                        let frag = match b {
+                            B::Text(_, l) => format!("{{\"type\":\"text\",\"text\":{l}}}"),
+                            B::Raw(r, _) => r.to_string(),
+                        };
+                        *b = B::Raw(Cow::Owned(with_key(&frag, "cache_control", &cc)), true);
+                        breakpoints.push(format!("messages[{i}]"));
+                    }
+                }
+            }
+            for m in &msgs {
+                let buf = out.begin();
+                buf.push_str("{\"role\":\"");
+                buf.push_str(m.role);
+                buf.push_str(if p == Provider::Anthropic {
+                    "\",\"content\":["
+                } else {
+                    "\",\"parts\":["
+                });
+                for (k, b) in m.blocks.iter().enumerate() {
+                    if k > 0 {
+                        buf.push(',');
+                    }
+                    match b {
+                        B::Text(_, l) => {
+                            buf.push_str(if p == Provider::Anthropic {
+                                "{\"type\":\"text\",\"text\":"
+                            } else {
+                                "{\"text\":"
+                            });
+                            buf.push_str(l);
+                            buf.push('}');
+                        }
+                        B::Raw(r, _) => buf.push_str(r),
+                    }
+                }
+                buf.push_str("]}");
+            }
+        }
+        Provider::OpenAiChat | Provider::OpenAiResponses => {
+            let chat = p == Provider::OpenAiChat;
+            if let (true, Some(sys)) = (chat, system_opt) {
+                let buf = out.begin();
+                buf.push_str("{\"role\":\"system\",\"content\":");
+                buf.push_str(&lit(sys));
+                buf.push('}');
+            }
+            for seg in &segs {
+                match seg {
+                    Seg::System { lit, developer, .. } => {
+                        let buf = out.begin();
+                        buf.push_str(if *developer {
+                            "{\"role\":\"developer\",\"content\":"
+                        } else {
+                            "{\"role\":\"system\",\"content\":"
+                        });
+                        buf.push_str(lit);
+                        buf.push('}');
+                    }
+                    Seg::User { items, .. } => {
+                        let buf = out.begin();
+                        buf.push_str("{\"role\":\"user\",\"content\":");
+                        match items {
+                            [Item::User { lit: Some(l), .. }] if chat => buf.push_str(l),
+                            _ => {
+                                buf.push('[');
+                                let mut first = true;
+                                for it in items.iter() {
+                                    if let Item::User { json, .. } = it {
+                                        if !first {
+                                            buf.push(',');
+                                        }
+                                        first = false;
+                                        buf.push_str(json);
+                                    }
+                                }
+                                buf.push(']');
+                            }
+                        }
+                        buf.push('}');
+                    }
+                    Seg::Note { text, .. } => {
+                        let buf = out.begin();
+                        buf.push_str(if chat {
+                            "{\"role\":\"user\",\"content\":"
+                        } else {
+                            "{\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":"
+                        });
+                        buf.push_str(&lit(text));
+                        buf.push_str(if chat { "}" } else { "}]}" });
+                    }
+                    Seg::Assistant { items, turn } => {
+                        if chat {
+                            let texts = items.iter().filter(|i| matches!(i, Item::Text { .. })).count();
+                            let calls = items.iter().filter(|i| matches!(i, Item::Call { .. })).count();
+                            if texts == 0 && calls == 0 {
+                                repairs.push(Repair {
+                                    turn: *turn,
+                                    part: None,
+                                    code: "EmptyTurn",
+                                    message: "the assistant turn has nothing OpenAI Chat can carry; it is left out".into(),
+                                });
+                                continue;
+                            }
+                            let buf = out.begin();
+                            buf.push_str("{\"role\":\"assistant\"");
+                            if texts > 0 {
+                                buf.push_str(if texts == 1 { ",\"content\":" } else { ",\"content\":[" });
+                                let mut k = 0;
+                                for it in items.iter() {
+                                    if let Item::Text { lit, .. } = it {
+                                        if texts == 1 {
+                                            buf.push_str(lit);
+                                        } else {
+                                            if k > 0 {
+                                                buf.push(',');
+                                            }
+                                            buf.push_str("{\"type\":\"text\",\"text\":");
+                                            buf.push_str(lit);
+                                            buf.push('}');
+                                        }
+                                        k += 1;
+                                    }
+                                }
+                                if texts > 1 {
+                                    buf.push(']');
+                                }
+                            }
+                            if calls > 0 {
+                                buf.push_str(",\"tool_calls\":[");
+                                let mut k = 0;
+                                for it in items.iter() {
+                                    if let Item::Call { json, .. } = it {
+                                        if k > 0 {
+                                            buf.push(',');
+                                        }
+                                        buf.push_str(json);
+                                        k += 1;
+                                    }
+                                }
+                                buf.push(']');
+                            }
+                            buf.push('}');
+                        } else {
+                            for it in items.iter() {
+                                match it {
+                                    Item::Text { lit, .. } => {
+                                        let buf = out.begin();
+                                        buf.push_str("{\"role\":\"assistant\",\"content\":");
+                                        buf.push_str(lit);
+                                        buf.push('}');
+                                    }
+                                    Item::Other { json } | Item::Call { json, .. } => {
+                                        out.begin().push_str(json)
+                                    }
+                                    _ => {}
+                                }
+                            }
+                        }
+                    }
+                    Seg::Results { results, turn } => {
+                        for r in results {
+                            let (content, is_error) = result_blocks(r);
+                            if is_error && chat && !r.missing {
+                                repairs.push(Repair {
+                                    turn: *turn,
+                                    part: None,
+                                    code: "ErrorFlagNotCarried",
+                                    message: format!("OpenAI Chat cannot mark a tool result as an error (call `{}`); its text is sent as it is", r.id),
+                                });
+                            }
+                            let frag = openai_result(p, r, &content)?;
+                            out.begin().push_str(&frag);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    let has_content = out.starts.len() > usize::from(p == Provider::OpenAiChat && system_opt.is_some());
+    if !has_content {
+        return Err(Error::new(
+            ErrorKind::EmptyMessage,
+            "the conversation has no content for the model after lowering",
+        ));
+    }
+    let prefix_bytes = out.starts.last().copied().unwrap_or(0);
+    out.buf.push(']');
+    out.buf.push_str(head_post);
+    Ok(Assembled {
+        lowered: LoweredConversation {
+            body: out.buf,
+            report: ConversationReport {
+                provider: p.name(),
+                turns: turns.iter().map(|t| t.report.clone()).collect(),
+                repairs: sorted(repairs),
+                ids,
+                warnings,
+                cache: CacheReport {
+                    breakpoints,
+                    prefix_bytes,
+                },
+            },
+        },
+        starts: out.starts,
+    })
 }
 
 /// Repairs in turn order (stable: the order they were found within a turn).
@@ -1516,45 +1517,6 @@ fn sorted(repairs: Vec<Repair>) -> Vec<Repair> {
         out.insert(at, r);
     }
     out
-}
-
-#[allow(clippy::too_many_arguments)]
-fn finish(
-    body: Json<'_>,
-    array: &str,
-    prefix_in_array: usize,
-    turns: &[&LoweredTurn],
-    repairs: Vec<Repair>,
-    ids: Vec<IdMapping>,
-    warnings: Vec<Warning>,
-    breakpoints: Vec<String>,
-    p: Provider,
-) -> Result<LoweredConversation> {
-    let text = write(&body, SlotMode::Mark)?;
-    let Some(at) = text.find('\u{5}') else {
-        return Err(Error::new(
-            ErrorKind::Internal,
-            "the messages marker was lost",
-        ));
-    };
-    let mut out = String::with_capacity(text.len() + array.len());
-    out.push_str(&text[..at]);
-    out.push_str(array);
-    out.push_str(&text[at + 1..]);
-    Ok(LoweredConversation {
-        body: out,
-        report: ConversationReport {
-            provider: p.name(),
-            turns: turns.iter().map(|t| t.report.clone()).collect(),
-            repairs: sorted(repairs),
-            ids,
-            warnings,
-            cache: CacheReport {
-                breakpoints,
-                prefix_bytes: at + prefix_in_array,
-            },
-        },
-    })
 }
 
 /// `{…}` with `"key":value` added before its closing brace.

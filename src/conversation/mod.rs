@@ -112,7 +112,7 @@ fn lower_in(
         return Ok(ConversationOutcome::NeedsData(needs));
     }
     let refs: Vec<&LoweredTurn> = lowered.iter().collect();
-    assemble(&refs, options).map(ConversationOutcome::Lowered)
+    assemble(&refs, options, 0).map(|a| ConversationOutcome::Lowered(a.lowered))
 }
 
 /// A turn's resolver answers, kept with the turn (they are part of what it lowers to).
@@ -338,6 +338,6 @@ impl Conversation {
             lowered.push(lt);
         }
         let refs: Vec<&LoweredTurn> = lowered.iter().map(|r| r.as_ref()).collect();
-        assemble(&refs, options)
+        assemble(&refs, options, 0).map(|a| a.lowered)
     }
 }
