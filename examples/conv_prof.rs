@@ -9,13 +9,16 @@ fn main() {
         conv.append(Turn::from_value(serde_json::json!({"role":"assistant","parts":[{"type":"text","text":a}]})).unwrap(), Answers::default());
     }
     let opts = ConversationOptions::new(Provider::OpenAiChat);
-    conv.lower(&opts).unwrap();
+    conv.lower_delta(&opts).unwrap();
     let n = 20000;
     let t = std::time::Instant::now();
     let mut total = 0;
-    for _ in 0..n { let l = conv.lower(&opts).unwrap(); total += l.body.len(); }
-    println!("lower: {:?}/call ({total})", t.elapsed() / n);
-    let t = std::time::Instant::now();
-    for _ in 0..n { let l = conv.lower(&opts).unwrap(); total += l.report.to_json().len(); }
-    println!("lower+report json: {:?}/call", t.elapsed() / n);
+    for k in 0..n {
+        let q = format!("Question {}: new", 1_000_000 + k);
+        conv.append(Turn::from_value(serde_json::json!({"role":"user","parts":[{"type":"text","text":q}]})).unwrap(), Answers::default());
+        let d = conv.lower_delta(&opts).unwrap();
+        total += d.tail.len();
+        conv.truncate(300);
+    }
+    println!("append+delta: {:?}/call ({})", t.elapsed() / n, total / n as usize);
 }

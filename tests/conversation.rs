@@ -158,6 +158,54 @@ fn incremental_equals_stateless() {
     });
 }
 
+/// Deltas applied to the previous body, as a host keeping it does, give the full body at
+/// every turn, for every provider, also after a rewind and a change of provider.
+#[test]
+fn deltas_rebuild_every_body() {
+    insta::glob!("conversation/inputs/*.json", |path| {
+        let case = load(path);
+        let turns = Turn::list_from_value(case.turns.clone()).unwrap();
+        let mut conv = Conversation::default();
+        let mut body = String::new();
+        let mut apply = |conv: &mut Conversation, p: Provider, body: &mut String| {
+            let opts = options(&case, p).unwrap();
+            let full = lower_conversation(
+                &conv.turns().cloned().collect::<Vec<_>>(),
+                &opts,
+                &(0..conv.len()).map(|i| table_of(&case, i)).collect::<Vec<_>>(),
+            );
+            match (conv.lower_delta(&opts), full) {
+                (Ok(d), Ok(full)) => {
+                    let kept = body.get(..d.keep_bytes).unwrap().to_owned();
+                    assert_eq!(kept.encode_utf16().count(), d.keep_utf16);
+                    *body = kept + &d.tail;
+                    assert_eq!(*body, full.body, "{} {p:?}", path.display());
+                }
+                (Err(a), Err(b)) => assert_eq!(a, b),
+                (a, b) => panic!("{}: {a:?} vs {b:?}", path.display()),
+            }
+        };
+        for (i, t) in turns.iter().enumerate() {
+            conv.append(t.clone(), answers(&case, i));
+            apply(&mut conv, Provider::Anthropic, &mut body);
+        }
+        for p in Provider::ALL {
+            apply(&mut conv, p, &mut body);
+            apply(&mut conv, p, &mut body);
+        }
+        if turns.len() > 2 {
+            conv.truncate(turns.len() - 2);
+            apply(&mut conv, Provider::Gemini, &mut body);
+            conv.append(turns[turns.len() - 2].clone(), answers(&case, turns.len() - 2));
+            apply(&mut conv, Provider::Gemini, &mut body);
+        }
+    });
+}
+
+fn table_of(case: &Case, i: usize) -> TableResolver {
+    tables(case, i + 1).into_iter().nth(i).unwrap_or_default()
+}
+
 /// A conversation of one user turn is the same body as `lower()` of that message.
 #[test]
 fn one_turn_equals_lower() {

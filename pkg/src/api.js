@@ -232,6 +232,7 @@ class Lowered {
   }
   /** Every decision the lowering made (parsed on first access). */
   get report() {
+    if (typeof this.#report === 'function') this.#report = this.#report();
     if (typeof this.#report === 'string') this.#report = JSON.parse(this.#report);
     return this.#report;
   }

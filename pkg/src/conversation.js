@@ -135,6 +135,8 @@ export class Conversation {
   #store;
   #session;
   #queue = Promise.resolve();
+  // The last body: the core sends each new body as the change from it.
+  #body = '';
 
   constructor({ store, session = 'default', cacheBytes = 0 } = {}) {
     if (store !== undefined && (store === null || typeof store.append !== 'function' || typeof store.thread !== 'function')) {
@@ -192,11 +194,20 @@ export class Conversation {
     if (options.resolve !== undefined) {
       throw new PromptloomError('InvalidOptions', 'a Conversation resolves file-refs when a turn is appended: pass `resolve` to append() (at resolve)', { path: 'resolve' });
     }
+    let out;
     try {
-      return lowered(this.#core.lower(opts));
+      out = this.#core.lower(opts);
     } catch (e) {
       throw __fromCore(e);
     }
+    const nul = out.indexOf('\0');
+    this.#body = this.#body.slice(0, Number(out.slice(0, nul))) + out.slice(nul + 1);
+    const report = this.#core.takeReport();
+    return new __Lowered(this.#body, () => {
+      const json = report.json();
+      report.free();
+      return json;
+    });
   }
 
   /** The turns, in order (their wire form). */

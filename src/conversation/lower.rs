@@ -1037,20 +1037,57 @@ fn push_block<'a>(
     });
 }
 
-/// The messages array being written: one buffer, and where each message starts.
+/// What one piece of a message was: text that lives as long as the conversation's lowered
+/// turns (or the program), known by its address; or text made for this call, known by its
+/// bytes. Two messages with the same keys are the same bytes (see [`Assembled::keys`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Key {
+    /// Address and length of text that does not move while its turn is held.
+    At(usize, usize),
+    /// Text made for this call.
+    Bytes(Box<str>),
+}
+
+/// The messages array being written: one buffer, where each message starts, and what
+/// each message was made of.
 struct Out {
     buf: String,
     starts: Vec<usize>,
+    /// Every message's keys, one after another.
+    keys: Vec<Key>,
+    /// Where each message's keys begin in `keys`.
+    key_starts: Vec<usize>,
 }
 
 impl Out {
     /// Starts a message (the separator before it, and its offset).
-    fn begin(&mut self) -> &mut String {
+    fn begin(&mut self) {
         if !self.starts.is_empty() {
             self.buf.push(',');
         }
         self.starts.push(self.buf.len());
-        &mut self.buf
+        self.key_starts.push(self.keys.len());
+    }
+
+    /// Writes text that stays where it is while the lowered turns are held (a cached
+    /// fragment, a static string).
+    fn held(&mut self, t: &str) {
+        self.buf.push_str(t);
+        self.keys.push(Key::At(t.as_ptr() as usize, t.len()));
+    }
+
+    /// Writes text made for this call.
+    fn made(&mut self, t: &str) {
+        self.buf.push_str(t);
+        self.keys.push(Key::Bytes(t.into()));
+    }
+
+    #[allow(clippy::ptr_arg)] // the variant says which kind of text it is
+    fn cow(&mut self, t: &Cow<'_, str>) {
+        match t {
+            Cow::Borrowed(b) => self.held(b),
+            Cow::Owned(o) => self.made(o),
+        }
     }
 }
 
@@ -1059,6 +1096,16 @@ pub(crate) struct Assembled {
     pub(crate) lowered: LoweredConversation,
     /// Where each message of the messages array starts in the body.
     pub(crate) starts: Vec<usize>,
+    /// What each message was made of: a message whose keys equal the previous call's
+    /// (with that call's turns still held) is the same bytes. One after another; message
+    /// `i`'s begin at `key_starts[i]`.
+    pub(crate) keys: Vec<Key>,
+    /// Where each message's keys begin.
+    pub(crate) key_starts: Vec<usize>,
+    /// The body before the messages array.
+    pub(crate) head: String,
+    /// The bytes after the messages array (its `]` and the rest of the body).
+    pub(crate) tail_len: usize,
 }
 
 /// Lowers the lowered turns into one request body. `size_hint` is the size of the body
@@ -1209,6 +1256,8 @@ pub(crate) fn assemble(
     let mut out = Out {
         buf: String::with_capacity(size_hint.max(head.len() + 256)),
         starts: Vec::with_capacity(segs.len() + 2),
+        keys: Vec::with_capacity(4 * segs.len() + 8),
+        key_starts: Vec::with_capacity(segs.len() + 2),
     };
     out.buf.push_str(head_pre);
     out.buf.push('[');
@@ -1312,85 +1361,84 @@ pub(crate) fn assemble(
                 }
             }
             for m in &msgs {
-                let buf = out.begin();
-                buf.push_str("{\"role\":\"");
-                buf.push_str(m.role);
-                buf.push_str(if p == Provider::Anthropic {
-                    "\",\"content\":["
-                } else {
-                    "\",\"parts\":["
+                out.begin();
+                out.held(match (p, m.role) {
+                    (Provider::Anthropic, "user") => "{\"role\":\"user\",\"content\":[",
+                    (Provider::Anthropic, _) => "{\"role\":\"assistant\",\"content\":[",
+                    (_, "user") => "{\"role\":\"user\",\"parts\":[",
+                    _ => "{\"role\":\"model\",\"parts\":[",
                 });
                 for (k, b) in m.blocks.iter().enumerate() {
                     if k > 0 {
-                        buf.push(',');
+                        out.held(",");
                     }
                     match b {
                         B::Text(_, l) => {
-                            buf.push_str(if p == Provider::Anthropic {
+                            out.held(if p == Provider::Anthropic {
                                 "{\"type\":\"text\",\"text\":"
                             } else {
                                 "{\"text\":"
                             });
-                            buf.push_str(l);
-                            buf.push('}');
+                            out.cow(l);
+                            out.held("}");
                         }
-                        B::Raw(r, _) => buf.push_str(r),
+                        B::Raw(r, _) => out.cow(r),
                     }
                 }
-                buf.push_str("]}");
+                out.held("]}");
             }
         }
         Provider::OpenAiChat | Provider::OpenAiResponses => {
             let chat = p == Provider::OpenAiChat;
             if let (true, Some(sys)) = (chat, system_opt) {
-                let buf = out.begin();
-                buf.push_str("{\"role\":\"system\",\"content\":");
-                buf.push_str(&lit(sys));
-                buf.push('}');
+                out.begin();
+                out.held("{\"role\":\"system\",\"content\":");
+                out.made(&lit(sys));
+                out.held("}");
             }
             for seg in &segs {
                 match seg {
                     Seg::System { lit, developer, .. } => {
-                        let buf = out.begin();
-                        buf.push_str(if *developer {
+                        out.begin();
+                        out.held(if *developer {
                             "{\"role\":\"developer\",\"content\":"
                         } else {
                             "{\"role\":\"system\",\"content\":"
                         });
-                        buf.push_str(lit);
-                        buf.push('}');
+                        out.held(lit);
+                        out.held("}");
                     }
                     Seg::User { items, .. } => {
-                        let buf = out.begin();
-                        buf.push_str("{\"role\":\"user\",\"content\":");
+                        out.begin();
+                        out.held("{\"role\":\"user\",\"content\":");
                         match items {
-                            [Item::User { lit: Some(l), .. }] if chat => buf.push_str(l),
+                            [Item::User { lit: Some(l), .. }] if chat => out.held(l),
                             _ => {
-                                buf.push('[');
+                                out.held("[");
                                 let mut first = true;
                                 for it in items.iter() {
                                     if let Item::User { json, .. } = it {
                                         if !first {
-                                            buf.push(',');
+                                            out.held(",");
                                         }
                                         first = false;
-                                        buf.push_str(json);
+                                        out.held(json);
                                     }
                                 }
-                                buf.push(']');
+                                out.held("]");
                             }
                         }
-                        buf.push('}');
+                        out.held("}");
                     }
                     Seg::Note { text, .. } => {
-                        let buf = out.begin();
-                        buf.push_str(if chat {
+                        out.begin();
+                        out.held(if chat {
                             "{\"role\":\"user\",\"content\":"
                         } else {
                             "{\"role\":\"user\",\"content\":[{\"type\":\"input_text\",\"text\":"
                         });
-                        buf.push_str(&lit(text));
-                        buf.push_str(if chat { "}" } else { "}]}" });
+                        out.made(&lit(text));
+                        out.held(if chat { "}" } else { "}]}" });
                     }
                     Seg::Assistant { items, turn } => {
                         if chat {
@@ -1405,56 +1453,57 @@ pub(crate) fn assemble(
                                 });
                                 continue;
                             }
-                            let buf = out.begin();
-                            buf.push_str("{\"role\":\"assistant\"");
+                            out.begin();
+                            out.held("{\"role\":\"assistant\"");
                             if texts > 0 {
-                                buf.push_str(if texts == 1 { ",\"content\":" } else { ",\"content\":[" });
+                                out.held(if texts == 1 { ",\"content\":" } else { ",\"content\":[" });
                                 let mut k = 0;
                                 for it in items.iter() {
                                     if let Item::Text { lit, .. } = it {
                                         if texts == 1 {
-                                            buf.push_str(lit);
+                                            out.held(lit);
                                         } else {
                                             if k > 0 {
-                                                buf.push(',');
+                                                out.held(",");
                                             }
-                                            buf.push_str("{\"type\":\"text\",\"text\":");
-                                            buf.push_str(lit);
-                                            buf.push('}');
+                                            out.held("{\"type\":\"text\",\"text\":");
+                                            out.held(lit);
+                                            out.held("}");
                                         }
                                         k += 1;
                                     }
                                 }
                                 if texts > 1 {
-                                    buf.push(']');
+                                    out.held("]");
                                 }
                             }
                             if calls > 0 {
-                                buf.push_str(",\"tool_calls\":[");
+                                out.held(",\"tool_calls\":[");
                                 let mut k = 0;
                                 for it in items.iter() {
                                     if let Item::Call { json, .. } = it {
                                         if k > 0 {
-                                            buf.push(',');
+                                            out.held(",");
                                         }
-                                        buf.push_str(json);
+                                        out.held(json);
                                         k += 1;
                                     }
                                 }
-                                buf.push(']');
+                                out.held("]");
                             }
-                            buf.push('}');
+                            out.held("}");
                         } else {
                             for it in items.iter() {
                                 match it {
                                     Item::Text { lit, .. } => {
-                                        let buf = out.begin();
-                                        buf.push_str("{\"role\":\"assistant\",\"content\":");
-                                        buf.push_str(lit);
-                                        buf.push('}');
+                                        out.begin();
+                                        out.held("{\"role\":\"assistant\",\"content\":");
+                                        out.held(lit);
+                                        out.held("}");
                                     }
                                     Item::Other { json } | Item::Call { json, .. } => {
-                                        out.begin().push_str(json)
+                                        out.begin();
+                                        out.held(json);
                                     }
                                     _ => {}
                                 }
@@ -1473,7 +1522,8 @@ pub(crate) fn assemble(
                                 });
                             }
                             let frag = openai_result(p, r, &content)?;
-                            out.begin().push_str(&frag);
+                            out.begin();
+                            out.made(&frag);
                         }
                     }
                 }
@@ -1506,6 +1556,10 @@ pub(crate) fn assemble(
             },
         },
         starts: out.starts,
+        keys: out.keys,
+        key_starts: out.key_starts,
+        head: head_pre.to_owned(),
+        tail_len: head_post.len() + 1,
     })
 }
 

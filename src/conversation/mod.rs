@@ -22,7 +22,7 @@ pub use turn::{
 use crate::error::{Error, ErrorKind, Result};
 use crate::lower::json::SlotMode;
 use crate::lower::{Capabilities, ResolveRequest, Resolved, Resolver, TableResolver};
-use lower::{assemble, lower_turn, TurnCx};
+use lower::{assemble, lower_turn, Assembled, Key, TurnCx};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -132,6 +132,8 @@ struct Entry {
     turn: Turn,
     answers: Answers,
     digest: [u8; 32],
+    /// The turn lowered for the conversation's last target.
+    memo: Option<Rc<LoweredTurn>>,
 }
 
 /// How the cache of lowered turns is doing.
@@ -150,12 +152,12 @@ pub struct CacheStats {
 }
 
 /// A cache key: the turn's content digest and the target's (provider, capability table).
-type Key = ([u8; 32], [u8; 32]);
+type CacheKey = ([u8; 32], [u8; 32]);
 
 /// A bounded, least-recently-used cache of lowered turns, keyed by the turn's content
 /// digest and the target (provider and capability table).
 struct TurnCache {
-    map: HashMap<Key, (Rc<LoweredTurn>, u64)>,
+    map: HashMap<CacheKey, (Rc<LoweredTurn>, u64)>,
     bytes: usize,
     limit: usize,
     tick: u64,
@@ -175,7 +177,7 @@ impl TurnCache {
         }
     }
 
-    fn get(&mut self, key: &Key) -> Option<Rc<LoweredTurn>> {
+    fn get(&mut self, key: &CacheKey) -> Option<Rc<LoweredTurn>> {
         self.tick += 1;
         let tick = self.tick;
         let e = self.map.get_mut(key)?;
@@ -184,7 +186,7 @@ impl TurnCache {
         Some(e.0.clone())
     }
 
-    fn put(&mut self, key: Key, value: Rc<LoweredTurn>) {
+    fn put(&mut self, key: CacheKey, value: Rc<LoweredTurn>) {
         self.misses += 1;
         self.tick += 1;
         self.bytes += value.weight();
@@ -216,6 +218,46 @@ pub const DEFAULT_CACHE_BYTES: usize = 8 * 1024 * 1024;
 pub struct Conversation {
     entries: Vec<Entry>,
     cache: TurnCache,
+    /// The target the entries' memos were lowered for.
+    memo_target: Option<[u8; 32]>,
+    /// What the last lowering wrote, to tell which of its messages the next one repeats.
+    last: Option<Last>,
+}
+
+/// The last lowering: its head, its messages' keys and ends (bytes and UTF-16 units), and
+/// the lowered turns it was written from (held, so that the addresses in its keys stay
+/// theirs).
+struct Last {
+    target: [u8; 32],
+    head: String,
+    keys: Vec<Key>,
+    key_starts: Vec<usize>,
+    ends: Vec<usize>,
+    ends_utf16: Vec<usize>,
+    /// Never read: held so that no other text takes the addresses in `keys`.
+    _held: Vec<Rc<LoweredTurn>>,
+}
+
+/// A lowering given as the change from the previous one of the same conversation: the
+/// body is the previous body's first `keep_bytes` bytes (`keep_utf16` UTF-16 units, for a
+/// JavaScript string) followed by `tail`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delta {
+    /// Bytes of the previous body kept.
+    pub keep_bytes: usize,
+    /// The same length in UTF-16 code units.
+    pub keep_utf16: usize,
+    /// What follows the kept prefix.
+    pub tail: String,
+    /// Every decision made (for the whole body).
+    pub report: ConversationReport,
+}
+
+/// UTF-16 code units of UTF-8 text.
+fn utf16_len(t: &[u8]) -> usize {
+    t.iter()
+        .map(|&b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0))
+        .sum()
 }
 
 impl Default for Conversation {
@@ -230,6 +272,8 @@ impl Conversation {
         Conversation {
             entries: Vec::new(),
             cache: TurnCache::new(cache_bytes),
+            memo_target: None,
+            last: None,
         }
     }
 
@@ -269,6 +313,7 @@ impl Conversation {
             turn,
             answers,
             digest,
+            memo: None,
         });
         self.entries.len() - 1
     }
@@ -307,6 +352,27 @@ impl Conversation {
     /// Lowers the conversation; turns lowered before for the same target come from the
     /// cache. The same bytes as [`lower_conversation`] of the same turns and answers.
     pub fn lower(&mut self, options: &ConversationOptions) -> Result<LoweredConversation> {
+        self.run(options).map(|(a, _)| a.lowered)
+    }
+
+    /// Lowers the conversation and gives the body as the change from the previous
+    /// lowering: what a host that keeps the previous body needs, so that a new turn costs
+    /// the new turn, not the whole conversation, across the boundary.
+    pub fn lower_delta(&mut self, options: &ConversationOptions) -> Result<Delta> {
+        let (a, (keep_bytes, keep_utf16)) = self.run(options)?;
+        let body = a.lowered.body;
+        let tail = body.get(keep_bytes..).unwrap_or_default().to_owned();
+        Ok(Delta {
+            keep_bytes,
+            keep_utf16,
+            tail,
+            report: a.lowered.report,
+        })
+    }
+
+    /// Lowers, records what was written, and says how much of the previous body (bytes,
+    /// UTF-16 units) this one repeats.
+    fn run(&mut self, options: &ConversationOptions) -> Result<(Assembled, (usize, usize))> {
         let opts = &options.lower;
         let caps = Capabilities::with_override(opts.provider, opts.capabilities.as_ref())?;
         let mut h = Sha256::new();
@@ -321,8 +387,14 @@ impl Conversation {
             caps: &caps,
             mode: SlotMode::Forbid,
         };
+        let same_target = self.memo_target == Some(target);
         let mut lowered: Vec<Rc<LoweredTurn>> = Vec::with_capacity(self.entries.len());
-        for (i, e) in self.entries.iter().enumerate() {
+        for (i, e) in self.entries.iter_mut().enumerate() {
+            if let (true, Some(m)) = (same_target, &e.memo) {
+                self.cache.hits += 1;
+                lowered.push(m.clone());
+                continue;
+            }
             let key = (e.digest, target);
             let lt = match self.cache.get(&key) {
                 Some(lt) => lt,
@@ -335,9 +407,76 @@ impl Conversation {
                     lt
                 }
             };
+            e.memo = Some(lt.clone());
             lowered.push(lt);
         }
+        self.memo_target = Some(target);
         let refs: Vec<&LoweredTurn> = lowered.iter().map(|r| r.as_ref()).collect();
-        assemble(&refs, options, 0).map(|a| a.lowered)
+        let hint = self.last.as_ref().and_then(|l| l.ends.last()).map_or(0, |e| e + 4096);
+        let mut a = assemble(&refs, options, hint)?;
+        let keys = std::mem::take(&mut a.keys);
+        let key_starts = std::mem::take(&mut a.key_starts);
+        let keys_of = |keys: &[Key], starts: &[usize], i: usize| -> Option<(usize, usize)> {
+            let from = *starts.get(i)?;
+            Some((from, starts.get(i + 1).copied().unwrap_or(keys.len())))
+        };
+        let body = a.lowered.body.as_bytes();
+        // Messages the previous lowering wrote the same way, from its start.
+        let (same, prev) = match &self.last {
+            Some(l) if l.target == target && l.head == a.head => {
+                let mut n = 0;
+                while let (Some((a0, a1)), Some((b0, b1))) = (
+                    keys_of(&l.keys, &l.key_starts, n),
+                    keys_of(&keys, &key_starts, n),
+                ) {
+                    if l.keys.get(a0..a1) != keys.get(b0..b1) {
+                        break;
+                    }
+                    n += 1;
+                }
+                (n, Some(l))
+            }
+            _ => (0, None),
+        };
+        let open = a.head.len() + 1;
+        let (keep, keep_utf16) = match (same, prev) {
+            (0, Some(_)) => (open, utf16_len(body.get(..open).unwrap_or_default())),
+            (0, None) => (0, 0),
+            (n, Some(l)) => (
+                l.ends.get(n - 1).copied().unwrap_or(0),
+                l.ends_utf16.get(n - 1).copied().unwrap_or(0),
+            ),
+            (_, None) => (0, 0),
+        };
+        // Each message's end, in bytes and UTF-16 units.
+        let mut ends = Vec::with_capacity(a.starts.len());
+        let mut ends_utf16 = Vec::with_capacity(a.starts.len());
+        // The messages array closes right after its last message.
+        let close = a.lowered.body.len() - a.tail_len;
+        let (mut at, mut at16) = match prev {
+            Some(l) if same > 0 => {
+                ends.extend(l.ends.iter().take(same));
+                ends_utf16.extend(l.ends_utf16.iter().take(same));
+                (keep, keep_utf16)
+            }
+            _ => (0, 0),
+        };
+        for i in same..a.starts.len() {
+            let end = a.starts.get(i + 1).map_or(close, |s| s - 1);
+            at16 += utf16_len(body.get(at..end).unwrap_or_default());
+            at = end;
+            ends.push(end);
+            ends_utf16.push(at16);
+        }
+        self.last = Some(Last {
+            target,
+            head: a.head.clone(),
+            keys,
+            key_starts,
+            ends,
+            ends_utf16,
+            _held: lowered,
+        });
+        Ok((a, (keep, keep_utf16)))
     }
 }

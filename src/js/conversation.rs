@@ -3,7 +3,8 @@
 
 use super::{inbox_strings, js_err};
 use crate::conversation::{
-    lower_conversation, Answers, Conversation, ConversationOptions, LoweredConversation, Turn,
+    lower_conversation, Answers, Conversation, ConversationOptions, ConversationReport,
+    LoweredConversation, Turn,
 };
 use crate::error::{Error, ErrorKind};
 use crate::wire;
@@ -49,10 +50,26 @@ pub fn lower_conversation_inbox(lens: &[u32]) -> Result<String, JsValue> {
         .map_err(js_err)
 }
 
+/// One lowering's report, kept in wasm until it is read.
+#[wasm_bindgen(js_name = ConversationReport)]
+pub struct JsReport {
+    report: ConversationReport,
+}
+
+#[wasm_bindgen(js_class = ConversationReport)]
+impl JsReport {
+    /// The report as JSON.
+    pub fn json(&self) -> String {
+        self.report.to_json()
+    }
+}
+
 /// A conversation kept in wasm with its cache of lowered turns.
 #[wasm_bindgen(js_name = ConversationCore)]
 pub struct JsConversation {
     inner: Conversation,
+    /// The last lowering's report, written as JSON only when asked for.
+    report: Option<ConversationReport>,
 }
 
 #[wasm_bindgen(js_class = ConversationCore)]
@@ -66,6 +83,7 @@ impl JsConversation {
             } else {
                 Conversation::new(cache_bytes)
             },
+            report: None,
         }
     }
 
@@ -87,10 +105,24 @@ impl JsConversation {
         Ok(self.inner.append(turn, Answers(table.into_entries())))
     }
 
-    /// Lowers the conversation (options JSON): the report JSON, a NUL, then the body.
+    /// Lowers the conversation (options JSON). Returns the body as the change from the
+    /// previous one: the UTF-16 length of the previous body to keep, a NUL, then the text
+    /// that follows it (the glue keeps the previous body). The report waits in
+    /// [`Self::take_report`].
     pub fn lower(&mut self, options_json: &str) -> Result<String, JsValue> {
         let opts = options(options_json)?;
-        self.inner.lower(&opts).map(out).map_err(js_err)
+        let d = self.inner.lower_delta(&opts).map_err(js_err)?;
+        self.report = Some(d.report);
+        let mut s = d.keep_utf16.to_string();
+        s.push('\0');
+        s.push_str(&d.tail);
+        Ok(s)
+    }
+
+    /// The report of the last lowering, kept as it is (written as JSON only when read).
+    #[wasm_bindgen(js_name = takeReport)]
+    pub fn take_report(&mut self) -> Option<JsReport> {
+        self.report.take().map(|report| JsReport { report })
     }
 
     /// The turns, as a JSON array.
