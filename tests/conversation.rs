@@ -167,18 +167,24 @@ fn deltas_rebuild_every_body() {
         let turns = Turn::list_from_value(case.turns.clone()).unwrap();
         let mut conv = Conversation::default();
         let mut body = String::new();
-        let mut apply = |conv: &mut Conversation, p: Provider, body: &mut String| {
+        let apply = |conv: &mut Conversation, p: Provider, body: &mut String| {
             let opts = options(&case, p).unwrap();
             let full = lower_conversation(
                 &conv.turns().cloned().collect::<Vec<_>>(),
                 &opts,
-                &(0..conv.len()).map(|i| table_of(&case, i)).collect::<Vec<_>>(),
+                &(0..conv.len())
+                    .map(|i| table_of(&case, i))
+                    .collect::<Vec<_>>(),
             );
             match (conv.lower_delta(&opts), full) {
                 (Ok(d), Ok(full)) => {
                     let kept = body.get(..d.keep_bytes).unwrap().to_owned();
                     assert_eq!(kept.encode_utf16().count(), d.keep_utf16);
                     *body = kept + &d.tail;
+                    let close = d.tail.encode_utf16().count() - d.close_utf16;
+                    assert!(body.ends_with(&d.tail));
+                    assert!(d.tail.encode_utf16().count() >= d.close_utf16);
+                    let _ = close;
                     assert_eq!(*body, full.body, "{} {p:?}", path.display());
                 }
                 (Err(a), Err(b)) => assert_eq!(a, b),
@@ -196,7 +202,10 @@ fn deltas_rebuild_every_body() {
         if turns.len() > 2 {
             conv.truncate(turns.len() - 2);
             apply(&mut conv, Provider::Gemini, &mut body);
-            conv.append(turns[turns.len() - 2].clone(), answers(&case, turns.len() - 2));
+            conv.append(
+                turns[turns.len() - 2].clone(),
+                answers(&case, turns.len() - 2),
+            );
             apply(&mut conv, Provider::Gemini, &mut body);
         }
     });

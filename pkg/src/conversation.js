@@ -135,8 +135,15 @@ export class Conversation {
   #store;
   #session;
   #queue = Promise.resolve();
-  // The last body: the core sends each new body as the change from it.
+  // The last body, and the same up to the end of its last message: the core sends each
+  // new body as the change from the last one, which is mostly that prefix plus the new
+  // turn (a string concatenation, no copy).
   #body = '';
+  // Prefixes of the last body that end where a message ends (its whole messages, newest
+  // last, at most 8): a new body usually starts with one of them (the last one in a chat,
+  // an earlier one after a rewind or a regenerated reply), and is then made by
+  // concatenation, without copying.
+  #opens = [''];
 
   constructor({ store, session = 'default', cacheBytes = 0 } = {}) {
     if (store !== undefined && (store === null || typeof store.append !== 'function' || typeof store.thread !== 'function')) {
@@ -200,8 +207,21 @@ export class Conversation {
     } catch (e) {
       throw __fromCore(e);
     }
-    const nul = out.indexOf('\0');
-    this.#body = this.#body.slice(0, Number(out.slice(0, nul))) + out.slice(nul + 1);
+    const a = out.indexOf('\0');
+    const b = out.indexOf('\0', a + 1);
+    const keep = Number(out.slice(0, a));
+    const close = Number(out.slice(a + 1, b));
+    const tail = out.slice(b + 1);
+    // Every string in #opens is a prefix of the last body: the one as long as `keep` is
+    // exactly the part to keep.
+    let open = this.#opens.findLast((o) => o.length === keep);
+    const opens = this.#opens.filter((o) => o.length < keep);
+    if (open === undefined) open = this.#body.slice(0, keep);
+    opens.push(open);
+    const next = open + tail.slice(0, tail.length - close);
+    if (next.length > keep) opens.push(next);
+    this.#opens = opens.length > 8 ? opens.slice(-8) : opens;
+    this.#body = open + tail;
     const report = this.#core.takeReport();
     return new __Lowered(this.#body, () => {
       const json = report.json();

@@ -143,6 +143,9 @@ pub(crate) enum Item {
         is_error: bool,
         content: Vec<RBlock>,
         part: usize,
+        /// The provider fragment when this result is its call's only one (for Gemini:
+        /// written with its own name, used when the call has that name).
+        frag: Option<String>,
     },
     /// Instructions, and their JSON string literal.
     System {
@@ -198,9 +201,13 @@ impl LoweredTurn {
                 Item::Other { json } => json.len(),
                 Item::Call { id, name, json, .. } => id.len() + name.len() + json.len(),
                 Item::Result {
-                    call_id, content, ..
+                    call_id,
+                    content,
+                    frag,
+                    ..
                 } => {
                     call_id.len()
+                        + frag.as_ref().map_or(0, String::len)
                         + content
                             .iter()
                             .map(|b| match b {
@@ -469,6 +476,17 @@ pub(crate) fn lower_turn(
                 match part {
                     ToolPart::Result(r) => {
                         let content = result_content(p, r, cx, i, &mut report)?;
+                        let refs: Vec<&RBlock> = content.iter().collect();
+                        let frag = match p {
+                            Provider::Anthropic => {
+                                Some(anthropic_result(&r.call_id, &refs, r.is_error, false)?)
+                            }
+                            Provider::Gemini => match &r.name {
+                                Some(n) => Some(gemini_result(n, &refs, r.is_error, false)?),
+                                None => None,
+                            },
+                            _ => Some(openai_result(p, &r.call_id, &refs, false)?),
+                        };
                         note(&mut report, i, "tool-result");
                         items.push(Item::Result {
                             call_id: r.call_id.clone(),
@@ -476,6 +494,7 @@ pub(crate) fn lower_turn(
                             is_error: r.is_error,
                             content,
                             part: i,
+                            frag,
                         });
                     }
                     ToolPart::Unknown(v) => {
@@ -745,6 +764,8 @@ struct Placed<'a> {
     content: Vec<&'a RBlock>,
     is_error: bool,
     missing: bool,
+    /// The fragment written with the result's turn, when it is the call's only result.
+    frag: Option<&'a str>,
 }
 
 /// The conversation in a provider-neutral order: results right after their calls.
@@ -844,6 +865,7 @@ fn canonical<'a>(turns: &'a [&'a LoweredTurn], repairs: &mut Vec<Repair>) -> Res
                             content: Vec::new(),
                             is_error: false,
                             missing: true,
+                            frag: None,
                         });
                     }
                 }
@@ -863,6 +885,7 @@ fn canonical<'a>(turns: &'a [&'a LoweredTurn], repairs: &mut Vec<Repair>) -> Res
                         is_error,
                         content,
                         part,
+                        frag,
                     } = it
                     else {
                         continue;
@@ -894,6 +917,15 @@ fn canonical<'a>(turns: &'a [&'a LoweredTurn], repairs: &mut Vec<Repair>) -> Res
                                     message: format!("the result of call `{call_id}` is sent right after the call (turns came between them)"),
                                 });
                             }
+                            // One result: its own fragment (Gemini's only under the call's
+                            // name); more: written here, merged.
+                            r.frag = if r.missing
+                                && (name.is_none() || name.as_deref() == Some(r.name))
+                            {
+                                frag.as_deref()
+                            } else {
+                                None
+                            };
                             r.missing = false;
                             r.is_error |= *is_error;
                             r.content.extend(content.iter());
@@ -1048,64 +1080,201 @@ pub(crate) enum Key {
     Bytes(Box<str>),
 }
 
-/// The messages array being written: one buffer, where each message starts, and what
-/// each message was made of.
-struct Out {
-    buf: String,
-    starts: Vec<usize>,
-    /// Every message's keys, one after another.
-    keys: Vec<Key>,
-    /// Where each message's keys begin in `keys`.
-    key_starts: Vec<usize>,
+/// What the previous lowering of the same conversation wrote (its turns still held).
+pub(crate) struct Prev<'p> {
+    /// The body before its messages array.
+    pub(crate) head: &'p str,
+    /// Its messages' keys, one after another.
+    pub(crate) keys: &'p [Key],
+    /// Where each message's keys begin.
+    pub(crate) key_starts: &'p [usize],
 }
 
-impl Out {
-    /// Starts a message (the separator before it, and its offset).
-    fn begin(&mut self) {
-        if !self.starts.is_empty() {
+impl Prev<'_> {
+    fn message(&self, i: usize) -> Option<&[Key]> {
+        let from = *self.key_starts.get(i)?;
+        let to = self
+            .key_starts
+            .get(i + 1)
+            .copied()
+            .unwrap_or(self.keys.len());
+        self.keys.get(from..to)
+    }
+}
+
+/// A piece of the message being probed, kept to be written if it differs after all.
+enum Pend<'a> {
+    Ref(&'a str),
+    Key(usize),
+}
+
+/// The messages array being written. While the messages repeat the previous lowering's
+/// (same keys, in order) nothing is written, only measured; from the first one that
+/// differs, the body is written from the end of the last repeated message on.
+struct Out<'a, 'p> {
+    /// The body from `base` on.
+    buf: String,
+    base: usize,
+    /// The body's length so far (written or not).
+    len: usize,
+    prev: Option<Prev<'p>>,
+    probing: bool,
+    head_len: usize,
+    /// Leading messages that repeat the previous lowering's.
+    matched: usize,
+    starts: Vec<usize>,
+    ends: Vec<usize>,
+    keys: Vec<Key>,
+    key_starts: Vec<usize>,
+    pending: Vec<Pend<'a>>,
+}
+
+impl<'a, 'p> Out<'a, 'p> {
+    fn new(head_pre: &str, prev: Option<Prev<'p>>, capacity: usize, messages: usize) -> Self {
+        let probing = prev.as_ref().is_some_and(|p| p.head == head_pre);
+        let mut buf = String::with_capacity(if probing { 4096 } else { capacity });
+        if !probing {
+            buf.push_str(head_pre);
+            buf.push('[');
+        }
+        Out {
+            buf,
+            base: 0,
+            len: head_pre.len() + 1,
+            prev: if probing { prev } else { None },
+            probing,
+            head_len: head_pre.len(),
+            matched: 0,
+            starts: Vec::with_capacity(messages),
+            ends: Vec::with_capacity(messages),
+            keys: Vec::with_capacity(4 * messages),
+            key_starts: Vec::with_capacity(messages),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Ends the open message: while probing, compares it with the previous lowering's.
+    fn close(&mut self) {
+        let i = self.ends.len();
+        if i >= self.starts.len() {
+            return;
+        }
+        self.ends.push(self.len);
+        if !self.probing {
+            return;
+        }
+        let from = self.key_starts.get(i).copied().unwrap_or(0);
+        let same = match &self.prev {
+            Some(p) => p.message(i).is_some() && p.message(i) == self.keys.get(from..),
+            None => false,
+        };
+        if same {
+            self.matched += 1;
+            self.pending.clear();
+            return;
+        }
+        // The first message that differs: write from the end of the one before it.
+        self.probing = false;
+        self.base = if i == 0 {
+            self.head_len + 1
+        } else {
+            self.ends.get(i - 1).copied().unwrap_or(0)
+        };
+        self.buf.clear();
+        if i > 0 {
             self.buf.push(',');
         }
-        self.starts.push(self.buf.len());
+        for p in std::mem::take(&mut self.pending) {
+            match p {
+                Pend::Ref(t) => self.buf.push_str(t),
+                Pend::Key(k) => {
+                    if let Some(Key::Bytes(b)) = self.keys.get(k) {
+                        self.buf.push_str(b);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Starts a message (the separator before it, and its offset).
+    fn begin(&mut self) {
+        self.close();
+        if !self.starts.is_empty() {
+            if !self.probing {
+                self.buf.push(',');
+            }
+            self.len += 1;
+        }
+        self.starts.push(self.len);
         self.key_starts.push(self.keys.len());
     }
 
     /// Writes text that stays where it is while the lowered turns are held (a cached
     /// fragment, a static string).
-    fn held(&mut self, t: &str) {
-        self.buf.push_str(t);
+    fn held(&mut self, t: &'a str) {
         self.keys.push(Key::At(t.as_ptr() as usize, t.len()));
+        self.len += t.len();
+        if self.probing {
+            self.pending.push(Pend::Ref(t));
+        } else {
+            self.buf.push_str(t);
+        }
     }
 
     /// Writes text made for this call.
     fn made(&mut self, t: &str) {
-        self.buf.push_str(t);
         self.keys.push(Key::Bytes(t.into()));
+        self.len += t.len();
+        if self.probing {
+            self.pending.push(Pend::Key(self.keys.len() - 1));
+        } else {
+            self.buf.push_str(t);
+        }
     }
 
     #[allow(clippy::ptr_arg)] // the variant says which kind of text it is
-    fn cow(&mut self, t: &Cow<'_, str>) {
+    fn cow(&mut self, t: &Cow<'a, str>) {
         match t {
             Cow::Borrowed(b) => self.held(b),
             Cow::Owned(o) => self.made(o),
         }
     }
+
+    /// Closes the array and the body; gives where the written part starts, the written
+    /// part, and what was recorded.
+    fn finish(mut self, head_post: &str) -> (usize, String, Self) {
+        self.close();
+        if self.probing {
+            // Every message repeats the previous lowering: only the end is new.
+            self.base = self.ends.last().copied().unwrap_or(self.head_len + 1);
+            self.buf.clear();
+            self.probing = false;
+        }
+        self.buf.push(']');
+        self.buf.push_str(head_post);
+        let buf = std::mem::take(&mut self.buf);
+        (self.base, buf, self)
+    }
 }
 
-/// An assembled body, with the byte offset of each message in it.
+/// An assembled body: written whole, or, given the previous lowering, from the end of the
+/// messages it repeats.
 pub(crate) struct Assembled {
-    pub(crate) lowered: LoweredConversation,
-    /// Where each message of the messages array starts in the body.
-    pub(crate) starts: Vec<usize>,
-    /// What each message was made of: a message whose keys equal the previous call's
-    /// (with that call's turns still held) is the same bytes. One after another; message
-    /// `i`'s begin at `key_starts[i]`.
+    pub(crate) report: ConversationReport,
+    /// Bytes of the previous body this one starts with (0: `tail` is the whole body).
+    pub(crate) keep: usize,
+    /// The body from `keep` on.
+    pub(crate) tail: String,
+    /// Leading messages that repeat the previous lowering's.
+    pub(crate) matched: usize,
+    /// Where each message ends in the body.
+    pub(crate) ends: Vec<usize>,
+    /// What each message was made of, one after another (see [`Key`]).
     pub(crate) keys: Vec<Key>,
     /// Where each message's keys begin.
     pub(crate) key_starts: Vec<usize>,
     /// The body before the messages array.
     pub(crate) head: String,
-    /// The bytes after the messages array (its `]` and the rest of the body).
-    pub(crate) tail_len: usize,
 }
 
 /// Lowers the lowered turns into one request body. `size_hint` is the size of the body
@@ -1114,6 +1283,8 @@ pub(crate) fn assemble(
     turns: &[&LoweredTurn],
     options: &ConversationOptions,
     size_hint: usize,
+    prev: Option<Prev<'_>>,
+    head_memo: Option<&mut Option<Head>>,
 ) -> Result<Assembled> {
     let opts = &options.lower;
     let p = opts.provider;
@@ -1163,104 +1334,40 @@ pub(crate) fn assemble(
     let mut breakpoints = Vec::new();
     let mut warnings = Vec::new();
 
-    // The top level, with the messages array as a marker to write it in place.
-    const MARK: &str = "\u{5}";
-    let mut head = Json::Obj(Vec::new());
-    for (k, v) in &opts.params {
-        if providers::reserved(p).contains(&k.as_str()) {
-            return Err(Error::new(
-                ErrorKind::InvalidOptions,
-                format!("`params.{k}` is written by the lowering; pass it through its own option"),
-            )
-            .at(format!("params.{k}")));
-        }
-        head.push(k.as_str(), Json::Value(Cow::Borrowed(v)));
-    }
-    if let Some(key) = &options.cache.key {
-        if matches!(p, Provider::OpenAiChat | Provider::OpenAiResponses)
-            && !opts.params.contains_key("prompt_cache_key")
+    let system_owned: Vec<String> = system.iter().map(|t| (*t).to_owned()).collect();
+    let memo = head_memo.map(|m| {
+        if m.as_ref()
+            .is_some_and(|h| h.options != *options || h.system != system_owned)
         {
-            head.push("prompt_cache_key", s(key.as_str()));
+            *m = None;
         }
-    }
-    let mut report_lower = crate::lower::Report::default();
-    let mut tools = providers::tools(opts, &mut report_lower);
-    warnings.extend(report_lower.warnings);
-    match p {
-        Provider::Anthropic => {
-            if !system.is_empty() {
-                if anthropic_cache || system.len() > 1 {
-                    let n = system.len();
-                    let blocks = system
-                        .iter()
-                        .enumerate()
-                        .map(|(k, t)| {
-                            let mut o = obj([("type", s("text")), ("text", s(*t))]);
-                            if anthropic_cache && k + 1 == n {
-                                o.push("cache_control", Json::Raw(Cow::Owned(cache_control())));
-                            }
-                            o
-                        })
-                        .collect();
-                    if anthropic_cache {
-                        breakpoints.push("system".to_owned());
-                    }
-                    head.push("system", Json::Arr(blocks));
-                } else {
-                    head.push("system", s(system[0]));
-                }
+        m
+    });
+    let fresh;
+    let head: &Head = match memo {
+        Some(m) => {
+            if m.is_none() {
+                *m = Some(build_head(options, &system, system_owned)?);
             }
-            if let Some(mut t) = tools.take() {
-                if anthropic_cache && system.is_empty() {
-                    if let Json::Arr(list) = &mut t {
-                        if let Some(last) = list.last_mut() {
-                            last.push("cache_control", Json::Raw(Cow::Owned(cache_control())));
-                            breakpoints.push("tools".to_owned());
-                        }
-                    }
-                }
-                head.push("tools", t);
-            }
-            head.push("messages", Json::Raw(Cow::Borrowed(MARK)));
-        }
-        Provider::OpenAiChat => {
-            head.push("messages", Json::Raw(Cow::Borrowed(MARK)));
-            if let Some(t) = tools.take() {
-                head.push("tools", t);
+            match m {
+                Some(h) => h,
+                None => return Err(Error::new(ErrorKind::Internal, "the head was lost")),
             }
         }
-        Provider::OpenAiResponses => {
-            if let Some(sys) = system_opt {
-                head.push("instructions", s(sys));
-            }
-            head.push("input", Json::Raw(Cow::Borrowed(MARK)));
-            if let Some(t) = tools.take() {
-                head.push("tools", t);
-            }
+        None => {
+            fresh = build_head(options, &system, system_owned)?;
+            &fresh
         }
-        Provider::Gemini => {
-            if !system.is_empty() {
-                let parts = system.iter().map(|t| obj([("text", s(*t))])).collect();
-                head.push("systemInstruction", obj([("parts", Json::Arr(parts))]));
-            }
-            head.push("contents", Json::Raw(Cow::Borrowed(MARK)));
-            if let Some(t) = tools.take() {
-                head.push("tools", t);
-            }
-        }
-    }
-    let head = write(&head, SlotMode::Mark)?;
-    let Some((head_pre, head_post)) = head.split_once(MARK) else {
-        return Err(Error::new(ErrorKind::Internal, "the messages marker was lost"));
     };
-    let mut out = Out {
-        buf: String::with_capacity(size_hint.max(head.len() + 256)),
-        starts: Vec::with_capacity(segs.len() + 2),
-        keys: Vec::with_capacity(4 * segs.len() + 8),
-        key_starts: Vec::with_capacity(segs.len() + 2),
-    };
-    out.buf.push_str(head_pre);
-    out.buf.push('[');
+    let (head_pre, head_post) = (head.pre.as_str(), head.post.as_str());
+    breakpoints.extend(head.breakpoints.iter().cloned());
+    warnings.extend(head.warnings.iter().cloned());
+    let mut out = Out::new(
+        head_pre,
+        prev,
+        size_hint.max(head_pre.len() + 256),
+        segs.len() + 2,
+    );
 
     match p {
         Provider::Anthropic | Provider::Gemini => {
@@ -1281,22 +1388,48 @@ pub(crate) fn assemble(
                         });
                         let t = render::descriptor("system_instruction", &[], text);
                         let l = lit(&t);
-                        push_block(&mut msgs, user, *turn, true, B::Text(Cow::Owned(t), Cow::Owned(l)), true, &mut repairs);
+                        push_block(
+                            &mut msgs,
+                            user,
+                            *turn,
+                            true,
+                            B::Text(Cow::Owned(t), Cow::Owned(l)),
+                            true,
+                            &mut repairs,
+                        );
                     }
                     Seg::User { items, turn } => {
                         for it in items.iter() {
                             if let Item::User { json, .. } = it {
-                                push_block(&mut msgs, user, *turn, true, B::Raw(Cow::Borrowed(json), true), true, &mut repairs);
+                                push_block(
+                                    &mut msgs,
+                                    user,
+                                    *turn,
+                                    true,
+                                    B::Raw(Cow::Borrowed(json), true),
+                                    true,
+                                    &mut repairs,
+                                );
                             }
                         }
                     }
                     Seg::Note { text, turn } => {
-                        push_block(&mut msgs, user, *turn, true, B::Text(Cow::Borrowed(text), Cow::Owned(lit(text))), true, &mut repairs);
+                        push_block(
+                            &mut msgs,
+                            user,
+                            *turn,
+                            true,
+                            B::Text(Cow::Borrowed(text), Cow::Owned(lit(text))),
+                            true,
+                            &mut repairs,
+                        );
                     }
                     Seg::Assistant { items, turn } => {
                         for it in items.iter() {
                             let b = match it {
-                                Item::Text { text, lit } => B::Text(Cow::Borrowed(text), Cow::Borrowed(lit)),
+                                Item::Text { text, lit } => {
+                                    B::Text(Cow::Borrowed(text), Cow::Borrowed(lit))
+                                }
                                 Item::Other { json } => B::Raw(Cow::Borrowed(json), false),
                                 Item::Call { json, .. } => B::Raw(Cow::Borrowed(json), true),
                                 _ => continue,
@@ -1306,13 +1439,26 @@ pub(crate) fn assemble(
                     }
                     Seg::Results { results, turn } => {
                         for r in results {
-                            let (content, is_error) = result_blocks(r);
-                            let frag = if p == Provider::Anthropic {
-                                anthropic_result(r, &content, is_error)?
-                            } else {
-                                gemini_result(r, &content, is_error)?
+                            let frag = match r.frag {
+                                Some(f) => Cow::Borrowed(f),
+                                None => {
+                                    let (content, is_error) = result_blocks(r);
+                                    Cow::Owned(if p == Provider::Anthropic {
+                                        anthropic_result(r.id, &content, is_error, r.missing)?
+                                    } else {
+                                        gemini_result(r.name, &content, is_error, r.missing)?
+                                    })
+                                }
                             };
-                            push_block(&mut msgs, user, *turn, false, B::Raw(Cow::Owned(frag), true), true, &mut repairs);
+                            push_block(
+                                &mut msgs,
+                                user,
+                                *turn,
+                                false,
+                                B::Raw(frag, true),
+                                true,
+                                &mut repairs,
+                            );
                         }
                     }
                 }
@@ -1346,7 +1492,11 @@ pub(crate) fn assemble(
                     .collect();
                 for &i in targets.iter().rev() {
                     let Some(m) = msgs.get_mut(i) else { continue };
-                    let Some(pos) = m.blocks.iter().rposition(|b| !matches!(b, B::Raw(_, false))) else {
+                    let Some(pos) = m
+                        .blocks
+                        .iter()
+                        .rposition(|b| !matches!(b, B::Raw(_, false)))
+                    else {
                         continue;
                     };
                     let cc = cache_control();
@@ -1442,8 +1592,14 @@ pub(crate) fn assemble(
                     }
                     Seg::Assistant { items, turn } => {
                         if chat {
-                            let texts = items.iter().filter(|i| matches!(i, Item::Text { .. })).count();
-                            let calls = items.iter().filter(|i| matches!(i, Item::Call { .. })).count();
+                            let texts = items
+                                .iter()
+                                .filter(|i| matches!(i, Item::Text { .. }))
+                                .count();
+                            let calls = items
+                                .iter()
+                                .filter(|i| matches!(i, Item::Call { .. }))
+                                .count();
                             if texts == 0 && calls == 0 {
                                 repairs.push(Repair {
                                     turn: *turn,
@@ -1456,7 +1612,11 @@ pub(crate) fn assemble(
                             out.begin();
                             out.held("{\"role\":\"assistant\"");
                             if texts > 0 {
-                                out.held(if texts == 1 { ",\"content\":" } else { ",\"content\":[" });
+                                out.held(if texts == 1 {
+                                    ",\"content\":"
+                                } else {
+                                    ",\"content\":["
+                                });
                                 let mut k = 0;
                                 for it in items.iter() {
                                     if let Item::Text { lit, .. } = it {
@@ -1521,16 +1681,19 @@ pub(crate) fn assemble(
                                     message: format!("OpenAI Chat cannot mark a tool result as an error (call `{}`); its text is sent as it is", r.id),
                                 });
                             }
-                            let frag = openai_result(p, r, &content)?;
                             out.begin();
-                            out.made(&frag);
+                            match r.frag {
+                                Some(f) => out.held(f),
+                                None => out.made(&openai_result(p, r.id, &content, r.missing)?),
+                            }
                         }
                     }
                 }
             }
         }
     }
-    let has_content = out.starts.len() > usize::from(p == Provider::OpenAiChat && system_opt.is_some());
+    let has_content =
+        out.starts.len() > usize::from(p == Provider::OpenAiChat && system_opt.is_some());
     if !has_content {
         return Err(Error::new(
             ErrorKind::EmptyMessage,
@@ -1538,28 +1701,156 @@ pub(crate) fn assemble(
         ));
     }
     let prefix_bytes = out.starts.last().copied().unwrap_or(0);
-    out.buf.push(']');
-    out.buf.push_str(head_post);
+    let (keep, tail, out) = out.finish(head_post);
     Ok(Assembled {
-        lowered: LoweredConversation {
-            body: out.buf,
-            report: ConversationReport {
-                provider: p.name(),
-                turns: turns.iter().map(|t| t.report.clone()).collect(),
-                repairs: sorted(repairs),
-                ids,
-                warnings,
-                cache: CacheReport {
-                    breakpoints,
-                    prefix_bytes,
-                },
+        report: ConversationReport {
+            provider: p.name(),
+            turns: turns.iter().map(|t| t.report.clone()).collect(),
+            repairs: sorted(repairs),
+            ids,
+            warnings,
+            cache: CacheReport {
+                breakpoints,
+                prefix_bytes,
             },
         },
-        starts: out.starts,
+        keep,
+        tail,
+        matched: out.matched,
+        ends: out.ends,
         keys: out.keys,
         key_starts: out.key_starts,
         head: head_pre.to_owned(),
-        tail_len: head_post.len() + 1,
+    })
+}
+
+/// The body around the messages array, for these options and leading instructions.
+#[derive(Debug, Clone)]
+pub(crate) struct Head {
+    options: ConversationOptions,
+    system: Vec<String>,
+    pre: String,
+    post: String,
+    breakpoints: Vec<String>,
+    warnings: Vec<Warning>,
+}
+
+fn build_head(
+    options: &ConversationOptions,
+    system: &[&str],
+    system_owned: Vec<String>,
+) -> Result<Head> {
+    let opts = &options.lower;
+    let p = opts.provider;
+    let system_opt = opts.system.as_deref().filter(|s| !s.trim().is_empty());
+    let ttl = options.cache.ttl.as_deref();
+    let cache_control = || match ttl {
+        Some(t) => format!("{{\"type\":\"ephemeral\",\"ttl\":\"{t}\"}}"),
+        None => "{\"type\":\"ephemeral\"}".to_owned(),
+    };
+    let anthropic_cache = p == Provider::Anthropic && options.cache.breakpoints;
+    let mut breakpoints = Vec::new();
+    let mut warnings = Vec::new();
+    // The top level, with the messages array as a marker to write it in place.
+    const MARK: &str = "\u{5}";
+    let mut head = Json::Obj(Vec::new());
+    for (k, v) in &opts.params {
+        if providers::reserved(p).contains(&k.as_str()) {
+            return Err(Error::new(
+                ErrorKind::InvalidOptions,
+                format!("`params.{k}` is written by the lowering; pass it through its own option"),
+            )
+            .at(format!("params.{k}")));
+        }
+        head.push(k.as_str(), Json::Value(Cow::Borrowed(v)));
+    }
+    if let Some(key) = &options.cache.key {
+        if matches!(p, Provider::OpenAiChat | Provider::OpenAiResponses)
+            && !opts.params.contains_key("prompt_cache_key")
+        {
+            head.push("prompt_cache_key", s(key.as_str()));
+        }
+    }
+    let mut report_lower = crate::lower::Report::default();
+    let mut tools = providers::tools(opts, &mut report_lower);
+    warnings.extend(report_lower.warnings);
+    match p {
+        Provider::Anthropic => {
+            if !system.is_empty() {
+                if anthropic_cache || system.len() > 1 {
+                    let n = system.len();
+                    let blocks = system
+                        .iter()
+                        .enumerate()
+                        .map(|(k, t)| {
+                            let mut o = obj([("type", s("text")), ("text", s(*t))]);
+                            if anthropic_cache && k + 1 == n {
+                                o.push("cache_control", Json::Raw(Cow::Owned(cache_control())));
+                            }
+                            o
+                        })
+                        .collect();
+                    if anthropic_cache {
+                        breakpoints.push("system".to_owned());
+                    }
+                    head.push("system", Json::Arr(blocks));
+                } else {
+                    head.push("system", s(system[0]));
+                }
+            }
+            if let Some(mut t) = tools.take() {
+                if anthropic_cache && system.is_empty() {
+                    if let Json::Arr(list) = &mut t {
+                        if let Some(last) = list.last_mut() {
+                            last.push("cache_control", Json::Raw(Cow::Owned(cache_control())));
+                            breakpoints.push("tools".to_owned());
+                        }
+                    }
+                }
+                head.push("tools", t);
+            }
+            head.push("messages", Json::Raw(Cow::Borrowed(MARK)));
+        }
+        Provider::OpenAiChat => {
+            head.push("messages", Json::Raw(Cow::Borrowed(MARK)));
+            if let Some(t) = tools.take() {
+                head.push("tools", t);
+            }
+        }
+        Provider::OpenAiResponses => {
+            if let Some(sys) = system_opt {
+                head.push("instructions", s(sys));
+            }
+            head.push("input", Json::Raw(Cow::Borrowed(MARK)));
+            if let Some(t) = tools.take() {
+                head.push("tools", t);
+            }
+        }
+        Provider::Gemini => {
+            if !system.is_empty() {
+                let parts = system.iter().map(|t| obj([("text", s(*t))])).collect();
+                head.push("systemInstruction", obj([("parts", Json::Arr(parts))]));
+            }
+            head.push("contents", Json::Raw(Cow::Borrowed(MARK)));
+            if let Some(t) = tools.take() {
+                head.push("tools", t);
+            }
+        }
+    }
+    let head = write(&head, SlotMode::Mark)?;
+    let Some((head_pre, head_post)) = head.split_once(MARK) else {
+        return Err(Error::new(
+            ErrorKind::Internal,
+            "the messages marker was lost",
+        ));
+    };
+    Ok(Head {
+        options: options.clone(),
+        system: system_owned,
+        pre: head_pre.to_owned(),
+        post: head_post.to_owned(),
+        breakpoints,
+        warnings,
     })
 }
 
@@ -1580,11 +1871,16 @@ fn with_key(frag: &str, key: &str, value: &str) -> String {
     format!("{body}{sep}\"{key}\":{value}}}")
 }
 
-fn anthropic_result(r: &Placed<'_>, content: &[&RBlock], is_error: bool) -> Result<String> {
-    let id = provider_id(Provider::Anthropic, r.id);
+fn anthropic_result(
+    call_id: &str,
+    content: &[&RBlock],
+    is_error: bool,
+    missing: bool,
+) -> Result<String> {
+    let id = provider_id(Provider::Anthropic, call_id);
     let c = match content {
-        [one @ (RBlock::Text(_) | RBlock::Json(_))] if !r.missing => s(rtext(one)),
-        _ if r.missing => s(MISSING_RESULT),
+        [one @ (RBlock::Text(_) | RBlock::Json(_))] if !missing => s(rtext(one)),
+        _ if missing => s(MISSING_RESULT),
         many => Json::Arr(
             many.iter()
                 .filter(|b| !matches!(b, RBlock::Text(t) if t.trim().is_empty()))
@@ -1606,9 +1902,9 @@ fn anthropic_result(r: &Placed<'_>, content: &[&RBlock], is_error: bool) -> Resu
     write(&o, SlotMode::Mark)
 }
 
-fn gemini_result(r: &Placed<'_>, content: &[&RBlock], is_error: bool) -> Result<String> {
+fn gemini_result(name: &str, content: &[&RBlock], is_error: bool, missing: bool) -> Result<String> {
     let value = match content {
-        _ if r.missing => Json::Str(Cow::Borrowed(MISSING_RESULT)),
+        _ if missing => Json::Str(Cow::Borrowed(MISSING_RESULT)),
         [RBlock::Json(j)] => Json::Raw(Cow::Borrowed(j.as_str())),
         many => {
             let mut t = String::new();
@@ -1624,15 +1920,15 @@ fn gemini_result(r: &Placed<'_>, content: &[&RBlock], is_error: bool) -> Result<
     let key = if is_error { "error" } else { "output" };
     let o = obj([(
         "functionResponse",
-        obj([("name", s(r.name)), ("response", obj([(key, value)]))]),
+        obj([("name", s(name)), ("response", obj([(key, value)]))]),
     )]);
     write(&o, SlotMode::Mark)
 }
 
-fn openai_result(p: Provider, r: &Placed<'_>, content: &[&RBlock]) -> Result<String> {
-    let id = provider_id(p, r.id);
+fn openai_result(p: Provider, call_id: &str, content: &[&RBlock], missing: bool) -> Result<String> {
+    let id = provider_id(p, call_id);
     let text_only = content.iter().all(|b| !matches!(b, RBlock::Native(_)));
-    let c = if r.missing {
+    let c = if missing {
         s(MISSING_RESULT)
     } else if content.len() == 1 && text_only {
         s(rtext(content[0]))

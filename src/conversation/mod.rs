@@ -22,7 +22,7 @@ pub use turn::{
 use crate::error::{Error, ErrorKind, Result};
 use crate::lower::json::SlotMode;
 use crate::lower::{Capabilities, ResolveRequest, Resolved, Resolver, TableResolver};
-use lower::{assemble, lower_turn, Assembled, Key, TurnCx};
+use lower::{assemble, lower_turn, Assembled, Head, Key, Prev, TurnCx};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -112,7 +112,12 @@ fn lower_in(
         return Ok(ConversationOutcome::NeedsData(needs));
     }
     let refs: Vec<&LoweredTurn> = lowered.iter().collect();
-    assemble(&refs, options, 0).map(|a| ConversationOutcome::Lowered(a.lowered))
+    assemble(&refs, options, 0, None, None).map(|a| {
+        ConversationOutcome::Lowered(LoweredConversation {
+            body: a.tail,
+            report: a.report,
+        })
+    })
 }
 
 /// A turn's resolver answers, kept with the turn (they are part of what it lowers to).
@@ -222,6 +227,8 @@ pub struct Conversation {
     memo_target: Option<[u8; 32]>,
     /// What the last lowering wrote, to tell which of its messages the next one repeats.
     last: Option<Last>,
+    /// The body around the messages array, for the last options.
+    head: Option<Head>,
 }
 
 /// The last lowering: its head, its messages' keys and ends (bytes and UTF-16 units), and
@@ -234,6 +241,8 @@ struct Last {
     key_starts: Vec<usize>,
     ends: Vec<usize>,
     ends_utf16: Vec<usize>,
+    /// The whole body, when the caller asked for it (the delta form does not keep it).
+    body: Option<String>,
     /// Never read: held so that no other text takes the addresses in `keys`.
     _held: Vec<Rc<LoweredTurn>>,
 }
@@ -249,6 +258,9 @@ pub struct Delta {
     pub keep_utf16: usize,
     /// What follows the kept prefix.
     pub tail: String,
+    /// The UTF-16 length of the end of `tail` that closes the messages array and the
+    /// body (what the next delta will not keep).
+    pub close_utf16: usize,
     /// Every decision made (for the whole body).
     pub report: ConversationReport,
 }
@@ -274,14 +286,35 @@ impl Conversation {
             cache: TurnCache::new(cache_bytes),
             memo_target: None,
             last: None,
+            head: None,
         }
     }
 
     /// Appends a turn with its resolver answers (a user turn's file-refs are resolved once,
     /// when it is appended: the turn keeps what the user sent). Returns its index.
     pub fn append(&mut self, turn: Turn, answers: Answers) -> usize {
+        let text = turn.to_value().to_string();
+        self.append_text(turn, answers, &text)
+    }
+
+    /// Parses a turn's JSON text and appends it; the text itself names it in the cache (a
+    /// turn read from the same text again is found there). Errors name the turn's index.
+    pub fn append_json(&mut self, text: &str, answers: Answers) -> Result<usize> {
+        let at = self.entries.len();
+        let value = serde_json::from_str(text).map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidMessage,
+                format!("the turn is not valid JSON: {e}"),
+            )
+            .at(format!("turns[{at}]"))
+        })?;
+        let turn = Turn::from_value(value).map_err(|e| e.within(&format!("turns[{at}]")))?;
+        Ok(self.append_text(turn, answers, text))
+    }
+
+    fn append_text(&mut self, turn: Turn, answers: Answers, text: &str) -> usize {
         let mut h = Sha256::new();
-        h.update(turn.to_value().to_string().as_bytes());
+        h.update(text.as_bytes());
         h.update([0u8]);
         for (part, a) in &answers.0 {
             h.update(part.to_string().as_bytes());
@@ -350,29 +383,50 @@ impl Conversation {
     }
 
     /// Lowers the conversation; turns lowered before for the same target come from the
-    /// cache. The same bytes as [`lower_conversation`] of the same turns and answers.
+    /// cache, and messages that repeat the previous lowering are not written again. The
+    /// same bytes as [`lower_conversation`] of the same turns and answers.
     pub fn lower(&mut self, options: &ConversationOptions) -> Result<LoweredConversation> {
-        self.run(options).map(|(a, _)| a.lowered)
+        let (a, _) = self.run(options, true)?;
+        let body = self
+            .last
+            .as_ref()
+            .and_then(|l| l.body.clone())
+            .unwrap_or_default();
+        Ok(LoweredConversation {
+            body,
+            report: a.report,
+        })
     }
 
     /// Lowers the conversation and gives the body as the change from the previous
     /// lowering: what a host that keeps the previous body needs, so that a new turn costs
     /// the new turn, not the whole conversation, across the boundary.
     pub fn lower_delta(&mut self, options: &ConversationOptions) -> Result<Delta> {
-        let (a, (keep_bytes, keep_utf16)) = self.run(options)?;
-        let body = a.lowered.body;
-        let tail = body.get(keep_bytes..).unwrap_or_default().to_owned();
+        let (a, keep_utf16) = self.run(options, false)?;
+        let end = self
+            .last
+            .as_ref()
+            .and_then(|l| l.ends.last().copied())
+            .unwrap_or(a.keep);
+        let close = (a.keep + a.tail.len()).saturating_sub(end);
+        let close_utf16 = utf16_len(
+            a.tail
+                .as_bytes()
+                .get(a.tail.len().saturating_sub(close)..)
+                .unwrap_or_default(),
+        );
         Ok(Delta {
-            keep_bytes,
+            keep_bytes: a.keep,
             keep_utf16,
-            tail,
-            report: a.lowered.report,
+            tail: a.tail,
+            close_utf16,
+            report: a.report,
         })
     }
 
-    /// Lowers, records what was written, and says how much of the previous body (bytes,
-    /// UTF-16 units) this one repeats.
-    fn run(&mut self, options: &ConversationOptions) -> Result<(Assembled, (usize, usize))> {
+    /// Lowers, records what was written, and gives the kept prefix in UTF-16 units.
+    /// `whole`: the caller wants the whole body (kept in `last`).
+    fn run(&mut self, options: &ConversationOptions, whole: bool) -> Result<(Assembled, usize)> {
         let opts = &options.lower;
         let caps = Capabilities::with_override(opts.provider, opts.capabilities.as_ref())?;
         let mut h = Sha256::new();
@@ -412,71 +466,65 @@ impl Conversation {
         }
         self.memo_target = Some(target);
         let refs: Vec<&LoweredTurn> = lowered.iter().map(|r| r.as_ref()).collect();
-        let hint = self.last.as_ref().and_then(|l| l.ends.last()).map_or(0, |e| e + 4096);
-        let mut a = assemble(&refs, options, hint)?;
-        let keys = std::mem::take(&mut a.keys);
-        let key_starts = std::mem::take(&mut a.key_starts);
-        let keys_of = |keys: &[Key], starts: &[usize], i: usize| -> Option<(usize, usize)> {
-            let from = *starts.get(i)?;
-            Some((from, starts.get(i + 1).copied().unwrap_or(keys.len())))
-        };
-        let body = a.lowered.body.as_bytes();
-        // Messages the previous lowering wrote the same way, from its start.
-        let (same, prev) = match &self.last {
-            Some(l) if l.target == target && l.head == a.head => {
-                let mut n = 0;
-                while let (Some((a0, a1)), Some((b0, b1))) = (
-                    keys_of(&l.keys, &l.key_starts, n),
-                    keys_of(&keys, &key_starts, n),
-                ) {
-                    if l.keys.get(a0..a1) != keys.get(b0..b1) {
-                        break;
-                    }
-                    n += 1;
-                }
-                (n, Some(l))
+        // The previous lowering, when it can be built on: same target, and (for a whole
+        // body) its body kept.
+        let prev = self
+            .last
+            .as_ref()
+            .filter(|l| l.target == target && (!whole || l.body.is_some()));
+        let hint = prev.and_then(|l| l.ends.last()).map_or(0, |e| e + 4096);
+        let mut a = assemble(
+            &refs,
+            options,
+            hint,
+            prev.map(|l| Prev {
+                head: &l.head,
+                keys: &l.keys,
+                key_starts: &l.key_starts,
+            }),
+            Some(&mut self.head),
+        )?;
+        let from_prev = a.keep > 0;
+        let keep_utf16 = match prev {
+            Some(l) if from_prev && a.matched > 0 => {
+                l.ends_utf16.get(a.matched - 1).copied().unwrap_or(0)
             }
-            _ => (0, None),
+            _ if from_prev => utf16_len(a.head.as_bytes()) + 1,
+            _ => 0,
         };
-        let open = a.head.len() + 1;
-        let (keep, keep_utf16) = match (same, prev) {
-            (0, Some(_)) => (open, utf16_len(body.get(..open).unwrap_or_default())),
-            (0, None) => (0, 0),
-            (n, Some(l)) => (
-                l.ends.get(n - 1).copied().unwrap_or(0),
-                l.ends_utf16.get(n - 1).copied().unwrap_or(0),
-            ),
-            (_, None) => (0, 0),
+        // Each message's end in UTF-16 units: the repeated ones as before, the rest
+        // counted in the written part.
+        let mut ends_utf16: Vec<usize> = match prev {
+            Some(l) if from_prev => l.ends_utf16.iter().take(a.matched).copied().collect(),
+            _ => Vec::with_capacity(a.ends.len()),
         };
-        // Each message's end, in bytes and UTF-16 units.
-        let mut ends = Vec::with_capacity(a.starts.len());
-        let mut ends_utf16 = Vec::with_capacity(a.starts.len());
-        // The messages array closes right after its last message.
-        let close = a.lowered.body.len() - a.tail_len;
-        let (mut at, mut at16) = match prev {
-            Some(l) if same > 0 => {
-                ends.extend(l.ends.iter().take(same));
-                ends_utf16.extend(l.ends_utf16.iter().take(same));
-                (keep, keep_utf16)
-            }
-            _ => (0, 0),
-        };
-        for i in same..a.starts.len() {
-            let end = a.starts.get(i + 1).map_or(close, |s| s - 1);
-            at16 += utf16_len(body.get(at..end).unwrap_or_default());
+        let tail = a.tail.as_bytes();
+        let (mut at, mut at16) = (a.keep, keep_utf16);
+        for &end in a.ends.iter().skip(ends_utf16.len()) {
+            at16 += utf16_len(tail.get(at - a.keep..end - a.keep).unwrap_or_default());
             at = end;
-            ends.push(end);
             ends_utf16.push(at16);
         }
+        let body = if whole {
+            let mut b = String::with_capacity(a.keep + a.tail.len());
+            if let Some(prev_body) = prev.and_then(|l| l.body.as_deref()) {
+                b.push_str(prev_body.get(..a.keep).unwrap_or_default());
+            }
+            b.push_str(&a.tail);
+            Some(b)
+        } else {
+            None
+        };
         self.last = Some(Last {
             target,
-            head: a.head.clone(),
-            keys,
-            key_starts,
-            ends,
+            head: std::mem::take(&mut a.head),
+            keys: std::mem::take(&mut a.keys),
+            key_starts: std::mem::take(&mut a.key_starts),
+            ends: std::mem::take(&mut a.ends),
             ends_utf16,
+            body,
             _held: lowered,
         });
-        Ok((a, (keep, keep_utf16)))
+        Ok((a, keep_utf16))
     }
 }

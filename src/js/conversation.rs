@@ -98,23 +98,22 @@ impl JsConversation {
                 "inbox holds too few strings",
             )));
         };
-        let at = self.inner.len();
-        let turn = Turn::from_value(parse(&turn, "the turn", ErrorKind::InvalidMessage)?)
-            .map_err(|e| js_err(e.within(&format!("turns[{at}]"))))?;
         let table = wire::resolver_table_with(&answers, it.collect()).map_err(js_err)?;
-        Ok(self.inner.append(turn, Answers(table.into_entries())))
+        self.inner
+            .append_json(&turn, Answers(table.into_entries()))
+            .map_err(js_err)
     }
 
     /// Lowers the conversation (options JSON). Returns the body as the change from the
-    /// previous one: the UTF-16 length of the previous body to keep, a NUL, then the text
-    /// that follows it (the glue keeps the previous body). The report waits in
+    /// previous one: the UTF-16 length of the previous body to keep, a NUL, the UTF-16
+    /// length of the tail's closing part (after the last message), a NUL, then the text
+    /// that follows the kept prefix (the glue keeps the previous body). The report waits in
     /// [`Self::take_report`].
     pub fn lower(&mut self, options_json: &str) -> Result<String, JsValue> {
         let opts = options(options_json)?;
         let d = self.inner.lower_delta(&opts).map_err(js_err)?;
         self.report = Some(d.report);
-        let mut s = d.keep_utf16.to_string();
-        s.push('\0');
+        let mut s = format!("{}\0{}\0", d.keep_utf16, d.close_utf16);
         s.push_str(&d.tail);
         Ok(s)
     }

@@ -39,12 +39,31 @@ export async function conversationConformance(pl, { cases, errors }, openStore) 
     for (const [i, t] of c.turns.entries()) {
       const r = c.resolve[i];
       await conv.append(t, r ? { resolve: (req) => tableResolver(c.resolve)({ ...req, turn: i }) } : {});
+      // After every turn: the body the stateless form gives for the turns so far (the
+      // conversation sends each body as the change from the last one).
+      let want;
+      try {
+        want = (await pl.lowerConversation(c.turns.slice(0, i + 1), { provider: c.provider, ...c.options, resolve: tableResolver(c.resolve) })).body;
+      } catch (e) {
+        want = e.code;
+      }
+      let got;
+      try {
+        got = conv.lower({ provider: c.provider, ...c.options }).body;
+      } catch (e) {
+        got = e.code;
+      }
+      if (got !== want) bad.push(`${c.name}/${c.provider} after turn ${i}: ${got}`);
     }
     const out = conv.lower({ provider: c.provider, ...c.options });
-    if (out.body !== c.expected.body) bad.push(`${c.name}/${c.provider}: ${out.body}`);
+    if (out.body !== c.expected.body || !same(out.report, c.expected.report)) bad.push(`${c.name}/${c.provider}: ${out.body}`);
     // Lowering again serves every turn from the cache: the same bytes.
     const stats = conv.cacheStats();
     if (conv.lower({ provider: c.provider, ...c.options }).body !== out.body || conv.cacheStats().hits < stats.hits + c.turns.length) bad.push(`${c.name}/${c.provider}: cache`);
+    // Another provider and back: each body whole and right.
+    const other = cases.find((x) => x.name === c.name && x.provider !== c.provider);
+    if (conv.lower({ provider: other.provider, ...other.options }).body !== other.expected.body) bad.push(`${c.name}: switching to ${other.provider}`);
+    if (conv.lower({ provider: c.provider, ...c.options }).body !== c.expected.body) bad.push(`${c.name}: switching back to ${c.provider}`);
     conv.free();
   }
   check('a Conversation fed turn by turn gives the same bytes, and serves them from its cache', bad.length === 0, bad.join('\n'));

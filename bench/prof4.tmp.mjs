@@ -1,0 +1,16 @@
+import { Conversation } from 'promptloom';
+import { performance } from 'node:perf_hooks';
+const src = await import('node:fs').then(f => f.readFileSync('conversation.mjs', 'utf8'));
+const fnText = src.slice(src.indexOf('// ---- corpus'), src.indexOf('const tools ='));
+const mod = new Function('Buffer', fnText + '; return { conversation, question };')(Buffer);
+const tools = [{ name: 'search', description: 'Search the code', parameters: { type: 'object', properties: { path: { type: 'string' }, query: { type: 'string' } }, required: ['query'] } }];
+const { ours } = mod.conversation(301);
+const conv = new Conversation();
+for (const t of ours) conv.append(t);
+const options = { provider: process.argv[2] ?? 'openai-chat', system: 'x', tools, params: { model: 'gpt-x' } };
+conv.lower(options);
+let k = 0;
+const f = () => { conv.append({ role: 'user', parts: [{ type: 'text', text: mod.question(1e6 + k++) }] }); const b = conv.lower(options).body; conv.truncate(300); return b; };
+for (let i = 0; i < 50; i++) f();
+const s = performance.now(); const n = 1000; for (let i = 0; i < n; i++) f();
+console.log('per turn', ((performance.now() - s) * 1000 / n).toFixed(1), 'µs');
