@@ -262,7 +262,7 @@ fn one_turn_equals_lower() {
 #[test]
 fn generated_conversations_hold_the_rules() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    for round in 0..300 {
+    for round in 0..600 {
         let n = 1 + rng.below(14);
         let mut turns = Vec::new();
         let mut open_calls: Vec<String> = Vec::new();
@@ -316,9 +316,49 @@ fn generated_conversations_hold_the_rules() {
             };
             let body: Value = serde_json::from_str(&out.body).unwrap();
             check_pairs(&body, p, round);
+            // Turn by turn, both forms of the conversation object (whole bodies, and
+            // deltas applied to the previous body) give the stateless bytes every time.
             let mut conv = Conversation::default();
-            for t in &parsed {
+            let mut delta = Conversation::default();
+            let mut body = String::new();
+            for (i, t) in parsed.iter().enumerate() {
                 conv.append(t.clone(), Answers::default());
+                delta.append(t.clone(), Answers::default());
+                let want = lower_conversation(&parsed[..=i], &opts, &promptloom::NoResolver);
+                match (want, conv.lower(&opts), delta.lower_delta(&opts)) {
+                    (Ok(w), Ok(a), Ok(d)) => {
+                        assert_eq!(a.body, w.body, "round {round} {p:?} turn {i}");
+                        assert_eq!(a.report, w.report, "round {round} {p:?} turn {i}");
+                        body = body.get(..d.keep_bytes).unwrap().to_owned() + &d.tail;
+                        assert_eq!(body, w.body, "round {round} {p:?} turn {i} (delta)");
+                    }
+                    (Err(w), Err(a), Err(d)) => {
+                        assert_eq!(w, a);
+                        assert_eq!(w, d);
+                    }
+                    (w, a, d) => panic!("round {round} {p:?} turn {i}: {w:?} {a:?} {d:?}"),
+                }
+            }
+            // Rewinds to a random turn, each followed by some turn of the conversation.
+            let mut now = parsed.clone();
+            for _ in 0..3 {
+                let keep = rng.below(now.len() + 1);
+                now.truncate(keep);
+                delta.truncate(keep);
+                let t = parsed[rng.below(parsed.len())].clone();
+                now.push(t.clone());
+                delta.append(t, Answers::default());
+                match (
+                    lower_conversation(&now, &opts, &promptloom::NoResolver),
+                    delta.lower_delta(&opts),
+                ) {
+                    (Ok(w), Ok(d)) => {
+                        body = body.get(..d.keep_bytes).unwrap().to_owned() + &d.tail;
+                        assert_eq!(body, w.body, "round {round} {p:?} rewind to {keep}");
+                    }
+                    (Err(w), Err(d)) => assert_eq!(w, d),
+                    (w, d) => panic!("round {round} {p:?} rewind: {w:?} {d:?}"),
+                }
             }
             assert_eq!(conv.lower(&opts).unwrap().body, out.body);
         }

@@ -766,6 +766,8 @@ struct Placed<'a> {
     missing: bool,
     /// The fragment written with the result's turn, when it is the call's only result.
     frag: Option<&'a str>,
+    /// The last turn a result came from (the call's turn while it has none).
+    src: usize,
 }
 
 /// The conversation in a provider-neutral order: results right after their calls.
@@ -791,6 +793,8 @@ enum Seg<'a> {
     Results {
         results: Vec<Placed<'a>>,
         turn: usize,
+        /// The last turn its results came from.
+        src: usize,
     },
 }
 
@@ -798,14 +802,21 @@ const MISSING_RESULT: &str = "No result was recorded for this tool call.";
 
 /// Puts the turns in an order every provider accepts: each call's results right after the
 /// assistant turn that made it, missing results added, orphan results turned into text.
-fn canonical<'a>(turns: &'a [&'a LoweredTurn], repairs: &mut Vec<Repair>) -> Result<Vec<Seg<'a>>> {
-    let mut segs: Vec<Seg<'a>> = Vec::with_capacity(turns.len() + 4);
+fn canonical<'a>(
+    turns: &'a [&'a LoweredTurn],
+    repairs: &mut Vec<Repair>,
+    from: usize,
+    prefix: Option<&HashMap<String, usize>>,
+) -> Result<Option<Canon<'a>>> {
+    // A call of a kept turn (those before `from`).
+    let kept = |id: &str| prefix.is_some_and(|p| p.get(id).is_some_and(|t| *t < from));
+    let mut segs: Vec<Seg<'a>> = Vec::with_capacity(turns.len().saturating_sub(from) + 4);
     // call id → (segment of its assistant turn, turn, index among the turn's calls)
     let mut calls: HashMap<&'a str, (usize, usize, usize)> = HashMap::new();
     // segment → the results of its calls
     let mut placed: Vec<Option<Vec<Placed<'a>>>> = Vec::new();
     let mut leading = true;
-    for (t, lt) in turns.iter().enumerate() {
+    for (t, lt) in turns.iter().enumerate().skip(from) {
         let items = lt.items.as_slice();
         if items.is_empty() {
             if lt.report.role != "tool" {
@@ -849,6 +860,9 @@ fn canonical<'a>(turns: &'a [&'a LoweredTurn], repairs: &mut Vec<Repair>) -> Res
                 let mut results = Vec::new();
                 for it in items {
                     if let Item::Call { id, name, part, .. } = it {
+                        if kept(id) {
+                            return Ok(None);
+                        }
                         if let Some(&(_, first, _)) = calls.get(id.as_str()) {
                             return Err(Error::new(
                                 ErrorKind::InvalidMessage,
@@ -866,6 +880,7 @@ fn canonical<'a>(turns: &'a [&'a LoweredTurn], repairs: &mut Vec<Repair>) -> Res
                             is_error: false,
                             missing: true,
                             frag: None,
+                            src: t,
                         });
                     }
                 }
@@ -927,8 +942,13 @@ fn canonical<'a>(turns: &'a [&'a LoweredTurn], repairs: &mut Vec<Repair>) -> Res
                                 None
                             };
                             r.missing = false;
+                            r.src = t;
                             r.is_error |= *is_error;
                             r.content.extend(content.iter());
+                        }
+                        None if kept(call_id) => {
+                            // It answers a call the kept messages hold: start over.
+                            return Ok(None);
                         }
                         None => {
                             repairs.push(Repair {
@@ -967,6 +987,7 @@ fn canonical<'a>(turns: &'a [&'a LoweredTurn], repairs: &mut Vec<Repair>) -> Res
         let _ = leading;
     }
     // Results go right after their assistant turn.
+    let mut first_open = None;
     let mut out = Vec::with_capacity(segs.len() + placed.len());
     for (k, seg) in segs.into_iter().enumerate() {
         let turn = match &seg {
@@ -976,6 +997,7 @@ fn canonical<'a>(turns: &'a [&'a LoweredTurn], repairs: &mut Vec<Repair>) -> Res
         out.push(seg);
         if let (Some(turn), Some(results)) = (turn, placed.get_mut(k).and_then(Option::take)) {
             for r in results.iter().filter(|r| r.missing) {
+                first_open = first_open.or(Some(turn));
                 repairs.push(Repair {
                     turn,
                     part: None,
@@ -986,10 +1008,21 @@ fn canonical<'a>(turns: &'a [&'a LoweredTurn], repairs: &mut Vec<Repair>) -> Res
                     ),
                 });
             }
-            out.push(Seg::Results { results, turn });
+            let src = results.iter().map(|r| r.src).max().unwrap_or(turn);
+            out.push(Seg::Results { results, turn, src });
         }
     }
-    Ok(out)
+    Ok(Some(Canon {
+        segs: out,
+        first_open,
+    }))
+}
+
+/// The conversation in order ([`canonical`]).
+struct Canon<'a> {
+    segs: Vec<Seg<'a>>,
+    /// The first assistant turn with a call that has no result.
+    first_open: Option<usize>,
 }
 
 static MISSING_BLOCK: RBlock = RBlock::Text(String::new());
@@ -1017,6 +1050,12 @@ struct Msg<'a> {
     turn: usize,
     /// Whether a user turn (not only results or notes) contributed.
     user: bool,
+    /// The turn of its first piece (in the conversation's order).
+    first: usize,
+    /// The turn of its last piece.
+    last: usize,
+    /// The last turn any of its pieces came from.
+    src: usize,
 }
 
 /// A block of an assembled message.
@@ -1028,10 +1067,12 @@ enum B<'a> {
     Raw(Cow<'a, str>, bool),
 }
 
+#[allow(clippy::too_many_arguments)]
 fn push_block<'a>(
     msgs: &mut Vec<Msg<'a>>,
     role: &'static str,
     turn: usize,
+    src: usize,
     user: bool,
     b: B<'a>,
     merge: bool,
@@ -1047,7 +1088,7 @@ fn push_block<'a>(
                     message: format!("two {role} turns in a row are sent as one message"),
                 });
                 last.turn = turn;
-            } else if last.turn != turn && merge && role == "assistant" {
+            } else if last.turn != turn && merge && (role == "assistant" || role == "model") {
                 repairs.push(Repair {
                     turn,
                     part: None,
@@ -1057,6 +1098,8 @@ fn push_block<'a>(
                 last.turn = turn;
             }
             last.user |= user;
+            last.src = last.src.max(src);
+            last.last = last.last.max(turn);
             last.blocks.push(b);
             return;
         }
@@ -1065,6 +1108,9 @@ fn push_block<'a>(
         role,
         blocks: vec![b],
         turn,
+        first: turn,
+        last: turn,
+        src,
         user,
     });
 }
@@ -1127,6 +1173,12 @@ struct Out<'a, 'p> {
     keys: Vec<Key>,
     key_starts: Vec<usize>,
     pending: Vec<Pend<'a>>,
+    /// Messages kept before the first one written here (continuing a lowering).
+    before: usize,
+    /// Each message's first and last turn, and the last turn its pieces came from.
+    msg_first: Vec<usize>,
+    msg_last: Vec<usize>,
+    msg_src: Vec<usize>,
 }
 
 impl<'a, 'p> Out<'a, 'p> {
@@ -1150,6 +1202,32 @@ impl<'a, 'p> Out<'a, 'p> {
             keys: Vec::with_capacity(4 * messages),
             key_starts: Vec::with_capacity(messages),
             pending: Vec::new(),
+            before: 0,
+            msg_first: Vec::with_capacity(messages),
+            msg_last: Vec::with_capacity(messages),
+            msg_src: Vec::with_capacity(messages),
+        }
+    }
+
+    /// Continues a body whose first `before` messages end at byte `len`.
+    fn after(len: usize, before: usize, head_len: usize) -> Self {
+        Out {
+            buf: String::with_capacity(1024),
+            base: len,
+            len,
+            prev: None,
+            probing: false,
+            head_len,
+            matched: 0,
+            starts: Vec::new(),
+            ends: Vec::new(),
+            keys: Vec::new(),
+            key_starts: Vec::new(),
+            pending: Vec::new(),
+            before,
+            msg_first: Vec::new(),
+            msg_last: Vec::new(),
+            msg_src: Vec::new(),
         }
     }
 
@@ -1197,9 +1275,12 @@ impl<'a, 'p> Out<'a, 'p> {
     }
 
     /// Starts a message (the separator before it, and its offset).
-    fn begin(&mut self) {
+    fn begin(&mut self, first: usize, last: usize, src: usize) {
         self.close();
-        if !self.starts.is_empty() {
+        self.msg_first.push(first);
+        self.msg_last.push(last);
+        self.msg_src.push(src);
+        if !self.starts.is_empty() || self.before > 0 {
             if !self.probing {
                 self.buf.push(',');
             }
@@ -1267,7 +1348,8 @@ pub(crate) struct Assembled {
     pub(crate) tail: String,
     /// Leading messages that repeat the previous lowering's.
     pub(crate) matched: usize,
-    /// Where each message ends in the body.
+    /// Where each message starts and ends in the body.
+    pub(crate) starts: Vec<usize>,
     pub(crate) ends: Vec<usize>,
     /// What each message was made of, one after another (see [`Key`]).
     pub(crate) keys: Vec<Key>,
@@ -1275,6 +1357,35 @@ pub(crate) struct Assembled {
     pub(crate) key_starts: Vec<usize>,
     /// The body before the messages array.
     pub(crate) head: String,
+    /// Each message's first and last turn, and the last turn its pieces came from.
+    pub(crate) msg_first: Vec<usize>,
+    pub(crate) msg_last: Vec<usize>,
+    pub(crate) msg_src: Vec<usize>,
+    /// The first assistant turn with a call that has no result.
+    pub(crate) first_open: Option<usize>,
+    /// The calls of every turn assembled here (id → turn), in order.
+    pub(crate) calls: Vec<(String, usize)>,
+    /// The id mappings, each with the turn of its call.
+    pub(crate) id_turns: Vec<usize>,
+}
+
+/// Where a lowering continues the previous one: its messages for the turns before `from`
+/// stand.
+pub(crate) struct Resume<'p> {
+    /// The first turn assembled again.
+    pub(crate) from: usize,
+    /// The messages kept.
+    pub(crate) messages: usize,
+    /// The body's bytes up to the end of the kept messages.
+    pub(crate) len: usize,
+    /// The call ids of the turns before `from`.
+    pub(crate) calls: &'p HashMap<String, usize>,
+    /// The repairs of the turns before `from`.
+    pub(crate) repairs: Vec<Repair>,
+    /// The id mappings of the calls before `from`.
+    pub(crate) ids: Vec<IdMapping>,
+    /// Where the last kept message starts.
+    pub(crate) last_start: usize,
 }
 
 /// Lowers the lowered turns into one request body. `size_hint` is the size of the body
@@ -1285,24 +1396,36 @@ pub(crate) fn assemble(
     size_hint: usize,
     prev: Option<Prev<'_>>,
     head_memo: Option<&mut Option<Head>>,
-) -> Result<Assembled> {
+    resume: Option<Resume<'_>>,
+) -> Result<Option<Assembled>> {
     let opts = &options.lower;
     let p = opts.provider;
-    let mut repairs = Vec::new();
-    let segs = canonical(turns, &mut repairs)?;
-    let mut ids = Vec::new();
-    if p != Provider::Gemini {
-        for seg in &segs {
-            if let Seg::Assistant { items, .. } = seg {
-                for it in items.iter() {
-                    if let Item::Call { id, .. } = it {
-                        let to = provider_id(p, id);
-                        if to != id.as_str() && !ids.iter().any(|m: &IdMapping| &m.from == id) {
-                            ids.push(IdMapping {
-                                from: id.clone(),
-                                to: to.into_owned(),
-                            });
-                        }
+    let (mut repairs, mut ids, from) = match &resume {
+        Some(r) => (r.repairs.clone(), r.ids.clone(), r.from),
+        None => (Vec::new(), Vec::new(), 0),
+    };
+    let Some(canon) = canonical(turns, &mut repairs, from, resume.as_ref().map(|r| r.calls))?
+    else {
+        return Ok(None);
+    };
+    let segs = canon.segs;
+    let mut calls = Vec::new();
+    let mut id_turns = Vec::new();
+    for seg in &segs {
+        if let Seg::Assistant { items, turn } = seg {
+            for it in items.iter() {
+                if let Item::Call { id, .. } = it {
+                    calls.push((id.clone(), *turn));
+                    if p == Provider::Gemini {
+                        continue;
+                    }
+                    let to = provider_id(p, id);
+                    if to != id.as_str() && !ids.iter().any(|m: &IdMapping| &m.from == id) {
+                        ids.push(IdMapping {
+                            from: id.clone(),
+                            to: to.into_owned(),
+                        });
+                        id_turns.push(*turn);
                     }
                 }
             }
@@ -1314,7 +1437,16 @@ pub(crate) fn assemble(
     let mut system: Vec<&str> = system_opt.into_iter().collect();
     let hoist = matches!(p, Provider::Anthropic | Provider::Gemini);
     let mut leading = 0usize;
-    if hoist {
+    let kept_system: Option<Vec<String>> = match (&resume, head_memo.as_deref()) {
+        (Some(_), Some(Some(h))) => Some(h.system.clone()),
+        _ => None,
+    };
+    if let Some(k) = &kept_system {
+        // The kept messages hold every leading instruction: they are the head's.
+        system = k.iter().map(String::as_str).collect();
+    } else if resume.is_some() {
+        return Ok(None);
+    } else if hoist {
         for seg in &segs {
             match seg {
                 Seg::System { text, .. } => {
@@ -1331,6 +1463,10 @@ pub(crate) fn assemble(
         None => "{\"type\":\"ephemeral\"}".to_owned(),
     };
     let anthropic_cache = p == Provider::Anthropic && options.cache.breakpoints;
+    if anthropic_cache && resume.is_some() {
+        // Breakpoints move with every turn: written whole.
+        return Ok(None);
+    }
     let mut breakpoints = Vec::new();
     let mut warnings = Vec::new();
 
@@ -1362,12 +1498,15 @@ pub(crate) fn assemble(
     let (head_pre, head_post) = (head.pre.as_str(), head.post.as_str());
     breakpoints.extend(head.breakpoints.iter().cloned());
     warnings.extend(head.warnings.iter().cloned());
-    let mut out = Out::new(
-        head_pre,
-        prev,
-        size_hint.max(head_pre.len() + 256),
-        segs.len() + 2,
-    );
+    let mut out = match &resume {
+        Some(r) => Out::after(r.len, r.messages, head_pre.len()),
+        None => Out::new(
+            head_pre,
+            prev,
+            size_hint.max(head_pre.len() + 256),
+            segs.len() + 2,
+        ),
+    };
 
     match p {
         Provider::Anthropic | Provider::Gemini => {
@@ -1392,6 +1531,7 @@ pub(crate) fn assemble(
                             &mut msgs,
                             user,
                             *turn,
+                            *turn,
                             true,
                             B::Text(Cow::Owned(t), Cow::Owned(l)),
                             true,
@@ -1405,6 +1545,7 @@ pub(crate) fn assemble(
                                     &mut msgs,
                                     user,
                                     *turn,
+                                    *turn,
                                     true,
                                     B::Raw(Cow::Borrowed(json), true),
                                     true,
@@ -1417,6 +1558,7 @@ pub(crate) fn assemble(
                         push_block(
                             &mut msgs,
                             user,
+                            *turn,
                             *turn,
                             true,
                             B::Text(Cow::Borrowed(text), Cow::Owned(lit(text))),
@@ -1434,10 +1576,19 @@ pub(crate) fn assemble(
                                 Item::Call { json, .. } => B::Raw(Cow::Borrowed(json), true),
                                 _ => continue,
                             };
-                            push_block(&mut msgs, model, *turn, false, b, true, &mut repairs);
+                            push_block(
+                                &mut msgs,
+                                model,
+                                *turn,
+                                *turn,
+                                false,
+                                b,
+                                true,
+                                &mut repairs,
+                            );
                         }
                     }
-                    Seg::Results { results, turn } => {
+                    Seg::Results { results, turn, src } => {
                         for r in results {
                             let frag = match r.frag {
                                 Some(f) => Cow::Borrowed(f),
@@ -1454,6 +1605,7 @@ pub(crate) fn assemble(
                                 &mut msgs,
                                 user,
                                 *turn,
+                                *src,
                                 false,
                                 B::Raw(frag, true),
                                 true,
@@ -1511,7 +1663,7 @@ pub(crate) fn assemble(
                 }
             }
             for m in &msgs {
-                out.begin();
+                out.begin(m.first, m.last, m.src);
                 out.held(match (p, m.role) {
                     (Provider::Anthropic, "user") => "{\"role\":\"user\",\"content\":[",
                     (Provider::Anthropic, _) => "{\"role\":\"assistant\",\"content\":[",
@@ -1540,16 +1692,21 @@ pub(crate) fn assemble(
         }
         Provider::OpenAiChat | Provider::OpenAiResponses => {
             let chat = p == Provider::OpenAiChat;
-            if let (true, Some(sys)) = (chat, system_opt) {
-                out.begin();
+            if let (true, Some(sys), None) = (chat, system_opt, &resume) {
+                out.begin(0, 0, 0);
                 out.held("{\"role\":\"system\",\"content\":");
                 out.made(&lit(sys));
                 out.held("}");
             }
             for seg in &segs {
                 match seg {
-                    Seg::System { lit, developer, .. } => {
-                        out.begin();
+                    Seg::System {
+                        lit,
+                        developer,
+                        turn,
+                        ..
+                    } => {
+                        out.begin(*turn, *turn, *turn);
                         out.held(if *developer {
                             "{\"role\":\"developer\",\"content\":"
                         } else {
@@ -1558,8 +1715,8 @@ pub(crate) fn assemble(
                         out.held(lit);
                         out.held("}");
                     }
-                    Seg::User { items, .. } => {
-                        out.begin();
+                    Seg::User { items, turn } => {
+                        out.begin(*turn, *turn, *turn);
                         out.held("{\"role\":\"user\",\"content\":");
                         match items {
                             [Item::User { lit: Some(l), .. }] if chat => out.held(l),
@@ -1580,8 +1737,8 @@ pub(crate) fn assemble(
                         }
                         out.held("}");
                     }
-                    Seg::Note { text, .. } => {
-                        out.begin();
+                    Seg::Note { text, turn } => {
+                        out.begin(*turn, *turn, *turn);
                         out.held(if chat {
                             "{\"role\":\"user\",\"content\":"
                         } else {
@@ -1609,7 +1766,7 @@ pub(crate) fn assemble(
                                 });
                                 continue;
                             }
-                            out.begin();
+                            out.begin(*turn, *turn, *turn);
                             out.held("{\"role\":\"assistant\"");
                             if texts > 0 {
                                 out.held(if texts == 1 {
@@ -1656,13 +1813,13 @@ pub(crate) fn assemble(
                             for it in items.iter() {
                                 match it {
                                     Item::Text { lit, .. } => {
-                                        out.begin();
+                                        out.begin(*turn, *turn, *turn);
                                         out.held("{\"role\":\"assistant\",\"content\":");
                                         out.held(lit);
                                         out.held("}");
                                     }
                                     Item::Other { json } | Item::Call { json, .. } => {
-                                        out.begin();
+                                        out.begin(*turn, *turn, *turn);
                                         out.held(json);
                                     }
                                     _ => {}
@@ -1670,7 +1827,7 @@ pub(crate) fn assemble(
                             }
                         }
                     }
-                    Seg::Results { results, turn } => {
+                    Seg::Results { results, turn, src } => {
                         for r in results {
                             let (content, is_error) = result_blocks(r);
                             if is_error && chat && !r.missing {
@@ -1681,7 +1838,7 @@ pub(crate) fn assemble(
                                     message: format!("OpenAI Chat cannot mark a tool result as an error (call `{}`); its text is sent as it is", r.id),
                                 });
                             }
-                            out.begin();
+                            out.begin(*turn, *turn, *src);
                             match r.frag {
                                 Some(f) => out.held(f),
                                 None => out.made(&openai_result(p, r.id, &content, r.missing)?),
@@ -1692,17 +1849,22 @@ pub(crate) fn assemble(
             }
         }
     }
-    let has_content =
-        out.starts.len() > usize::from(p == Provider::OpenAiChat && system_opt.is_some());
+    let has_content = out.before + out.starts.len()
+        > usize::from(p == Provider::OpenAiChat && system_opt.is_some());
     if !has_content {
         return Err(Error::new(
             ErrorKind::EmptyMessage,
             "the conversation has no content for the model after lowering",
         ));
     }
-    let prefix_bytes = out.starts.last().copied().unwrap_or(0);
+    let prefix_bytes = out
+        .starts
+        .last()
+        .copied()
+        .or(resume.as_ref().map(|r| r.last_start))
+        .unwrap_or(0);
     let (keep, tail, out) = out.finish(head_post);
-    Ok(Assembled {
+    Ok(Some(Assembled {
         report: ConversationReport {
             provider: p.name(),
             turns: turns.iter().map(|t| t.report.clone()).collect(),
@@ -1717,17 +1879,24 @@ pub(crate) fn assemble(
         keep,
         tail,
         matched: out.matched,
+        starts: out.starts,
         ends: out.ends,
         keys: out.keys,
         key_starts: out.key_starts,
         head: head_pre.to_owned(),
-    })
+        msg_first: out.msg_first,
+        msg_last: out.msg_last,
+        msg_src: out.msg_src,
+        first_open: canon.first_open,
+        calls,
+        id_turns,
+    }))
 }
 
 /// The body around the messages array, for these options and leading instructions.
 #[derive(Debug, Clone)]
 pub(crate) struct Head {
-    options: ConversationOptions,
+    pub(crate) options: ConversationOptions,
     system: Vec<String>,
     pre: String,
     post: String,

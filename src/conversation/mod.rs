@@ -21,8 +21,8 @@ pub use turn::{
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::lower::json::SlotMode;
-use crate::lower::{Capabilities, ResolveRequest, Resolved, Resolver, TableResolver};
-use lower::{assemble, lower_turn, Assembled, Head, Key, Prev, TurnCx};
+use crate::lower::{Capabilities, Provider, ResolveRequest, Resolved, Resolver, TableResolver};
+use lower::{assemble, lower_turn, Assembled, Head, Key, Prev, Resume, TurnCx};
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -112,12 +112,16 @@ fn lower_in(
         return Ok(ConversationOutcome::NeedsData(needs));
     }
     let refs: Vec<&LoweredTurn> = lowered.iter().collect();
-    assemble(&refs, options, 0, None, None).map(|a| {
-        ConversationOutcome::Lowered(LoweredConversation {
+    match assemble(&refs, options, 0, None, None, None)? {
+        Some(a) => Ok(ConversationOutcome::Lowered(LoweredConversation {
             body: a.tail,
             report: a.report,
-        })
-    })
+        })),
+        None => Err(Error::new(
+            ErrorKind::Internal,
+            "a whole lowering cannot be refused",
+        )),
+    }
 }
 
 /// A turn's resolver answers, kept with the turn (they are part of what it lowers to).
@@ -239,8 +243,21 @@ struct Last {
     head: String,
     keys: Vec<Key>,
     key_starts: Vec<usize>,
+    starts: Vec<usize>,
     ends: Vec<usize>,
     ends_utf16: Vec<usize>,
+    /// Each message's first and last turn, and the last turn its pieces came from.
+    msg_first: Vec<usize>,
+    msg_last: Vec<usize>,
+    msg_src: Vec<usize>,
+    /// The first assistant turn with a call that had no result.
+    first_open: Option<usize>,
+    /// Every call id seen, with its turn (a call of a turn since rewound may stay: it only
+    /// makes a continuation start over).
+    calls: HashMap<String, usize>,
+    repairs: Vec<Repair>,
+    /// The id mappings, each with its call's turn.
+    ids: Vec<(usize, IdMapping)>,
     /// The whole body, when the caller asked for it (the delta form does not keep it).
     body: Option<String>,
     /// Never read: held so that no other text takes the addresses in `keys`.
@@ -472,39 +489,102 @@ impl Conversation {
             .last
             .as_ref()
             .filter(|l| l.target == target && (!whole || l.body.is_some()));
-        let hint = prev.and_then(|l| l.ends.last()).map_or(0, |e| e + 4096);
-        let mut a = assemble(
-            &refs,
-            options,
-            hint,
-            prev.map(|l| Prev {
-                head: &l.head,
-                keys: &l.keys,
-                key_starts: &l.key_starts,
-            }),
-            Some(&mut self.head),
-        )?;
+        // Continue it from the first message a changed turn, an open call or the last
+        // message touches; else write it whole, measuring the messages that repeat.
+        let resume = prev.and_then(|l| {
+            let head_ok = self.head.as_ref().is_some_and(|h| h.options == *options);
+            if !head_ok {
+                return None;
+            }
+            let changed = lowered
+                .iter()
+                .zip(&l._held)
+                .take_while(|(a, b)| Rc::ptr_eq(a, b))
+                .count();
+            let b_turn = changed
+                .min(l.first_open.unwrap_or(usize::MAX))
+                .min(l.msg_first.last().copied().unwrap_or(0));
+            let mut m = l.msg_src.iter().take_while(|s| **s < b_turn).count();
+            // Where roles merge (Anthropic, Gemini), a changed turn may join the message
+            // before it: that one is written again too (its own first turn is unchanged,
+            // so it does not join the one before it).
+            if matches!(opts.provider, Provider::Anthropic | Provider::Gemini) {
+                m = m.saturating_sub(1);
+            }
+            let mut from = l.msg_first.get(m).copied().unwrap_or(b_turn).min(b_turn);
+            while m > 0 && l.msg_last.get(m - 1).is_some_and(|x| *x >= from) {
+                m -= 1;
+                from = from.min(l.msg_first.get(m).copied().unwrap_or(0));
+            }
+            if m == 0 {
+                return None;
+            }
+            Some((m, from, l))
+        });
+        let mut a = None;
+        let mut resumed = None;
+        if let Some((m, from, l)) = resume {
+            let r = Resume {
+                from,
+                messages: m,
+                len: l.ends.get(m - 1).copied().unwrap_or(0),
+                calls: &l.calls,
+                repairs: l
+                    .repairs
+                    .iter()
+                    .filter(|r| r.turn < from)
+                    .cloned()
+                    .collect(),
+                ids: l
+                    .ids
+                    .iter()
+                    .filter(|(t, _)| *t < from)
+                    .map(|(_, i)| i.clone())
+                    .collect(),
+                last_start: l.starts.get(m - 1).copied().unwrap_or(0),
+            };
+            a = assemble(&refs, options, 0, None, Some(&mut self.head), Some(r))?;
+            if a.is_some() {
+                resumed = Some((m, from));
+            }
+        }
+        let mut a = match a {
+            Some(a) => a,
+            None => {
+                let hint = prev.and_then(|l| l.ends.last()).map_or(0, |e| e + 4096);
+                let full = assemble(
+                    &refs,
+                    options,
+                    hint,
+                    prev.map(|l| Prev {
+                        head: &l.head,
+                        keys: &l.keys,
+                        key_starts: &l.key_starts,
+                    }),
+                    Some(&mut self.head),
+                    None,
+                )?;
+                match full {
+                    Some(a) => a,
+                    None => {
+                        return Err(Error::new(
+                            ErrorKind::Internal,
+                            "a whole lowering cannot be refused",
+                        ))
+                    }
+                }
+            }
+        };
         let from_prev = a.keep > 0;
-        let keep_utf16 = match prev {
-            Some(l) if from_prev && a.matched > 0 => {
+        // What stays of the previous lowering's records, and the UTF-16 length kept.
+        let keep_utf16 = match (resumed, prev) {
+            (Some((m, _)), Some(l)) => l.ends_utf16.get(m - 1).copied().unwrap_or(0),
+            (None, Some(l)) if from_prev && a.matched > 0 => {
                 l.ends_utf16.get(a.matched - 1).copied().unwrap_or(0)
             }
-            _ if from_prev => utf16_len(a.head.as_bytes()) + 1,
+            (None, _) if from_prev => utf16_len(a.head.as_bytes()) + 1,
             _ => 0,
         };
-        // Each message's end in UTF-16 units: the repeated ones as before, the rest
-        // counted in the written part.
-        let mut ends_utf16: Vec<usize> = match prev {
-            Some(l) if from_prev => l.ends_utf16.iter().take(a.matched).copied().collect(),
-            _ => Vec::with_capacity(a.ends.len()),
-        };
-        let tail = a.tail.as_bytes();
-        let (mut at, mut at16) = (a.keep, keep_utf16);
-        for &end in a.ends.iter().skip(ends_utf16.len()) {
-            at16 += utf16_len(tail.get(at - a.keep..end - a.keep).unwrap_or_default());
-            at = end;
-            ends_utf16.push(at16);
-        }
         let body = if whole {
             let mut b = String::with_capacity(a.keep + a.tail.len());
             if let Some(prev_body) = prev.and_then(|l| l.body.as_deref()) {
@@ -515,16 +595,86 @@ impl Conversation {
         } else {
             None
         };
-        self.last = Some(Last {
-            target,
-            head: std::mem::take(&mut a.head),
-            keys: std::mem::take(&mut a.keys),
-            key_starts: std::mem::take(&mut a.key_starts),
-            ends: std::mem::take(&mut a.ends),
-            ends_utf16,
-            body,
-            _held: lowered,
-        });
+        // A whole lowering that repeated messages keeps their UTF-16 ends.
+        let matched_utf16: Vec<usize> = match (resumed, prev) {
+            (None, Some(l)) if from_prev => l.ends_utf16.iter().take(a.matched).copied().collect(),
+            _ => Vec::new(),
+        };
+        let mut last = match (resumed, self.last.take()) {
+            (Some((m, _)), Some(mut l)) => {
+                let k = l.key_starts.get(m).copied().unwrap_or(l.keys.len());
+                l.keys.truncate(k);
+                l.key_starts.truncate(m);
+                l.starts.truncate(m);
+                l.ends.truncate(m);
+                l.ends_utf16.truncate(m);
+                l.msg_first.truncate(m);
+                l.msg_last.truncate(m);
+                l.msg_src.truncate(m);
+                let base = l.keys.len();
+                l.keys.append(&mut a.keys);
+                l.key_starts.extend(a.key_starts.iter().map(|x| x + base));
+                l
+            }
+            _ => Last {
+                target,
+                head: std::mem::take(&mut a.head),
+                keys: std::mem::take(&mut a.keys),
+                key_starts: std::mem::take(&mut a.key_starts),
+                starts: Vec::new(),
+                ends: Vec::new(),
+                ends_utf16: Vec::new(),
+                msg_first: Vec::new(),
+                msg_last: Vec::new(),
+                msg_src: Vec::new(),
+                first_open: None,
+                calls: HashMap::new(),
+                repairs: Vec::new(),
+                ids: Vec::new(),
+                body: None,
+                _held: Vec::new(),
+            },
+        };
+        if resumed.is_none() {
+            last.ends_utf16 = matched_utf16;
+        }
+        last.starts.extend_from_slice(&a.starts);
+        last.ends.extend_from_slice(&a.ends);
+        last.msg_first.extend_from_slice(&a.msg_first);
+        last.msg_last.extend_from_slice(&a.msg_last);
+        last.msg_src.extend_from_slice(&a.msg_src);
+        // UTF-16 ends: counted in the written part.
+        let tail = a.tail.as_bytes();
+        let (mut at, mut at16) = (a.keep, keep_utf16);
+        let first_new = last.ends_utf16.len();
+        for &end in last.ends.iter().skip(first_new) {
+            at16 += utf16_len(tail.get(at - a.keep..end - a.keep).unwrap_or_default());
+            at = end;
+            last.ends_utf16.push(at16);
+        }
+        last.first_open = a.first_open;
+        if resumed.is_none() {
+            last.calls.clear();
+        }
+        for (id, t) in a.calls.drain(..) {
+            last.calls.insert(id, t);
+        }
+        last.repairs = a.report.repairs.clone();
+        match resumed {
+            Some((_, from)) => last.ids.retain(|(t, _)| *t < from),
+            None => last.ids.clear(),
+        }
+        let new_ids = a.report.ids.len() - last.ids.len().min(a.report.ids.len());
+        for (t, i) in a
+            .id_turns
+            .iter()
+            .zip(a.report.ids.iter().skip(a.report.ids.len() - new_ids))
+        {
+            last.ids.push((*t, i.clone()));
+        }
+        last.body = body;
+        last._held = lowered;
+        self.last = Some(last);
         Ok((a, keep_utf16))
     }
 }
