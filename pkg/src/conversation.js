@@ -132,6 +132,7 @@ export function lowerConversation(turns, options) {
  */
 export class Conversation {
   #core;
+  #appendInbox;
   #store;
   #session;
   #queue = Promise.resolve();
@@ -155,6 +156,7 @@ export class Conversation {
     }
     const m = __module();
     this.#core = new m.ConversationCore(Math.min(cacheBytes, 0xffffffff) >>> 0);
+    this.#appendInbox = this.#core.appendInbox.bind(this.#core);
     this.#store = store;
     this.#session = session;
   }
@@ -169,7 +171,7 @@ export class Conversation {
   #local(turn, answers, texts) {
     const answersJson = texts.length === 0 && Object.keys(answers).length === 0 ? '' : JSON.stringify(answers);
     const json = stringify(__wireTurn(turn), 'InvalidMessage', `turns[${this.length}]`);
-    return __inbox(this.#core.appendInbox.bind(this.#core), [json, answersJson, ...texts]);
+    return __inbox(this.#appendInbox, texts.length === 0 ? [json, answersJson] : [json, answersJson, ...texts]);
   }
 
   /**
@@ -207,9 +209,11 @@ export class Conversation {
     } catch (e) {
       throw __fromCore(e);
     }
-    const a = out.indexOf('\0');
+    const g = out.indexOf('\0');
+    const a = out.indexOf('\0', g + 1);
     const b = out.indexOf('\0', a + 1);
-    const keep = Number(out.slice(0, a));
+    const generation = Number(out.slice(0, g));
+    const keep = Number(out.slice(g + 1, a));
     const close = Number(out.slice(a + 1, b));
     const tail = out.slice(b + 1);
     // Every string in #opens is a prefix of the last body: the one as long as `keep` is
@@ -222,11 +226,14 @@ export class Conversation {
     if (next.length > keep) opens.push(next);
     this.#opens = opens.length > 8 ? opens.slice(-8) : opens;
     this.#body = open + tail;
-    const report = this.#core.takeReport();
+    // The report is written only if read (the core keeps the last 8 lowerings' reports).
+    const core = this.#core;
     return new __Lowered(this.#body, () => {
-      const json = report.json();
-      report.free();
-      return json;
+      try {
+        return core.reportJson(generation);
+      } catch (e) {
+        throw __fromCore(e);
+      }
     });
   }
 

@@ -50,26 +50,20 @@ pub fn lower_conversation_inbox(lens: &[u32]) -> Result<String, JsValue> {
         .map_err(js_err)
 }
 
-/// One lowering's report, kept in wasm until it is read.
-#[wasm_bindgen(js_name = ConversationReport)]
-pub struct JsReport {
-    report: ConversationReport,
-}
-
-#[wasm_bindgen(js_class = ConversationReport)]
-impl JsReport {
-    /// The report as JSON.
-    pub fn json(&self) -> String {
-        self.report.to_json()
-    }
-}
+/// How many lowerings' reports a conversation keeps for reading.
+const REPORTS_KEPT: usize = 8;
 
 /// A conversation kept in wasm with its cache of lowered turns.
 #[wasm_bindgen(js_name = ConversationCore)]
 pub struct JsConversation {
     inner: Conversation,
-    /// The last lowering's report, written as JSON only when asked for.
-    report: Option<ConversationReport>,
+    /// The reports of the last lowerings (at most [`REPORTS_KEPT`]), by number, written
+    /// as JSON only when read.
+    reports: std::collections::VecDeque<(u32, ConversationReport)>,
+    /// The number of the next lowering.
+    generation: u32,
+    /// The last options, by their JSON text (a chat passes the same ones every turn).
+    options: Option<(String, ConversationOptions)>,
 }
 
 #[wasm_bindgen(js_class = ConversationCore)]
@@ -83,7 +77,9 @@ impl JsConversation {
             } else {
                 Conversation::new(cache_bytes)
             },
-            report: None,
+            reports: std::collections::VecDeque::new(),
+            generation: 0,
+            options: None,
         }
     }
 
@@ -108,20 +104,40 @@ impl JsConversation {
     /// previous one: the UTF-16 length of the previous body to keep, a NUL, the UTF-16
     /// length of the tail's closing part (after the last message), a NUL, then the text
     /// that follows the kept prefix (the glue keeps the previous body). The report waits in
-    /// [`Self::take_report`].
+    /// [`Self::report_json`].
     pub fn lower(&mut self, options_json: &str) -> Result<String, JsValue> {
-        let opts = options(options_json)?;
-        let d = self.inner.lower_delta(&opts).map_err(js_err)?;
-        self.report = Some(d.report);
-        let mut s = format!("{}\0{}\0", d.keep_utf16, d.close_utf16);
+        if self.options.as_ref().is_none_or(|(t, _)| t != options_json) {
+            self.options = Some((options_json.to_owned(), options(options_json)?));
+        }
+        let Some((_, opts)) = &self.options else {
+            return Err(js_err(Error::new(ErrorKind::Internal, "options were lost")));
+        };
+        let d = self.inner.lower_delta(opts).map_err(js_err)?;
+        let generation = self.generation;
+        self.generation = self.generation.wrapping_add(1);
+        if self.reports.len() >= REPORTS_KEPT {
+            self.reports.pop_front();
+        }
+        self.reports.push_back((generation, d.report));
+        let mut s = format!("{generation}\0{}\0{}\0", d.keep_utf16, d.close_utf16);
         s.push_str(&d.tail);
         Ok(s)
     }
 
-    /// The report of the last lowering, kept as it is (written as JSON only when read).
-    #[wasm_bindgen(js_name = takeReport)]
-    pub fn take_report(&mut self) -> Option<JsReport> {
-        self.report.take().map(|report| JsReport { report })
+    /// The report of lowering number `generation` as JSON, while it is one of the last
+    /// [`REPORTS_KEPT`].
+    #[wasm_bindgen(js_name = reportJson)]
+    pub fn report_json(&self, generation: u32) -> Result<String, JsValue> {
+        self.reports
+            .iter()
+            .find(|(g, _)| *g == generation)
+            .map(|(_, r)| r.to_json())
+            .ok_or_else(|| {
+                js_err(Error::new(
+                    ErrorKind::InvalidOptions,
+                    format!("the report of a lowering is kept until {REPORTS_KEPT} more lowerings of the same conversation: read it before"),
+                ))
+            })
     }
 
     /// The turns, as a JSON array.
