@@ -140,7 +140,9 @@ impl Resolver for Answers {
 struct Entry {
     turn: Turn,
     answers: Answers,
-    digest: [u8; 32],
+    /// The content's digest, made when the turn first goes into the cache (when the
+    /// conversation is lowered for another target).
+    digest: Option<[u8; 32]>,
     /// The turn lowered for the conversation's last target.
     memo: Option<Rc<LoweredTurn>>,
 }
@@ -186,6 +188,10 @@ impl TurnCache {
         }
     }
 
+    fn contains(&self, key: &CacheKey) -> bool {
+        self.map.contains_key(key)
+    }
+
     fn get(&mut self, key: &CacheKey) -> Option<Rc<LoweredTurn>> {
         self.tick += 1;
         let tick = self.tick;
@@ -224,6 +230,37 @@ impl TurnCache {
             self.bytes = self.bytes.saturating_sub(freed);
         }
     }
+}
+
+/// The digest that names a turn and its resolver answers in the cache.
+fn digest_of(turn: &Turn, answers: &Answers) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(turn.to_value().to_string().as_bytes());
+    h.update([0u8]);
+    for (part, a) in &answers.0 {
+        h.update(part.to_string().as_bytes());
+        match a {
+            Ok(Resolved::Text(t)) => h.update(format!("t{}:{t}", t.len()).as_bytes()),
+            Ok(Resolved::Bytes { data, mime }) => {
+                h.update(format!("b{}:{}:", data.len(), mime.as_deref().unwrap_or("")).as_bytes());
+                h.update(data);
+            }
+            Ok(Resolved::Host { data, mime }) => h.update(
+                format!(
+                    "h{}:{}:{}:{}",
+                    data.slot,
+                    data.len,
+                    data.head,
+                    mime.as_deref().unwrap_or("")
+                )
+                .as_bytes(),
+            ),
+            Ok(Resolved::Payload(v)) => h.update(format!("p{v}").as_bytes()),
+            Ok(Resolved::Missing) => h.update(b"m"),
+            Err(e) => h.update(format!("e{}:{e}", e.len()).as_bytes()),
+        }
+    }
+    h.finalize().into()
 }
 
 /// The default bound of a conversation's cache of lowered turns (8 MiB).
@@ -319,12 +356,16 @@ impl Conversation {
     /// Appends a turn with its resolver answers (a user turn's file-refs are resolved once,
     /// when it is appended: the turn keeps what the user sent). Returns its index.
     pub fn append(&mut self, turn: Turn, answers: Answers) -> usize {
-        let text = turn.to_value().to_string();
-        self.append_text(turn, answers, &text)
+        self.entries.push(Entry {
+            turn,
+            answers,
+            digest: None,
+            memo: None,
+        });
+        self.entries.len() - 1
     }
 
-    /// Parses a turn's JSON text and appends it; the text itself names it in the cache (a
-    /// turn read from the same text again is found there). Errors name the turn's index.
+    /// Parses a turn's JSON text and appends it. Errors name the turn's index.
     pub fn append_json(&mut self, text: &str, answers: Answers) -> Result<usize> {
         let at = self.entries.len();
         let value = serde_json::from_str(text).map_err(|e| {
@@ -335,46 +376,7 @@ impl Conversation {
             .at(format!("turns[{at}]"))
         })?;
         let turn = Turn::from_value(value).map_err(|e| e.within(&format!("turns[{at}]")))?;
-        Ok(self.append_text(turn, answers, text))
-    }
-
-    fn append_text(&mut self, turn: Turn, answers: Answers, text: &str) -> usize {
-        let mut h = Sha256::new();
-        h.update(text.as_bytes());
-        h.update([0u8]);
-        for (part, a) in &answers.0 {
-            h.update(part.to_string().as_bytes());
-            match a {
-                Ok(Resolved::Text(t)) => h.update(format!("t{}:{t}", t.len()).as_bytes()),
-                Ok(Resolved::Bytes { data, mime }) => {
-                    h.update(
-                        format!("b{}:{}:", data.len(), mime.as_deref().unwrap_or("")).as_bytes(),
-                    );
-                    h.update(data);
-                }
-                Ok(Resolved::Host { data, mime }) => h.update(
-                    format!(
-                        "h{}:{}:{}:{}",
-                        data.slot,
-                        data.len,
-                        data.head,
-                        mime.as_deref().unwrap_or("")
-                    )
-                    .as_bytes(),
-                ),
-                Ok(Resolved::Payload(v)) => h.update(format!("p{v}").as_bytes()),
-                Ok(Resolved::Missing) => h.update(b"m"),
-                Err(e) => h.update(format!("e{}:{e}", e.len()).as_bytes()),
-            }
-        }
-        let digest: [u8; 32] = h.finalize().into();
-        self.entries.push(Entry {
-            turn,
-            answers,
-            digest,
-            memo: None,
-        });
-        self.entries.len() - 1
+        Ok(self.append(turn, answers))
     }
 
     /// The turns, in order.
@@ -477,13 +479,35 @@ impl Conversation {
         };
         let same_target = self.memo_target == Some(target);
         let mut lowered: Vec<Rc<LoweredTurn>> = Vec::with_capacity(self.entries.len());
+        let old_target = self.memo_target;
         for (i, e) in self.entries.iter_mut().enumerate() {
-            if let (true, Some(m)) = (same_target, &e.memo) {
-                self.cache.hits += 1;
-                lowered.push(m.clone());
+            if same_target {
+                if let Some(m) = &e.memo {
+                    self.cache.hits += 1;
+                    lowered.push(m.clone());
+                    continue;
+                }
+                // A turn new to the conversation: lowered (it goes into the cache, named by
+                // its digest, when the conversation is lowered for another target).
+                let lt = Rc::new(
+                    lower_turn(&e.turn, &e.answers, &cx)
+                        .map_err(|err| err.within(&format!("turns[{i}]")))?,
+                );
+                self.cache.misses += 1;
+                e.memo = Some(lt.clone());
+                lowered.push(lt);
                 continue;
             }
-            let key = (e.digest, target);
+            let digest = *e
+                .digest
+                .get_or_insert_with(|| digest_of(&e.turn, &e.answers));
+            if let (Some(old), Some(m)) = (old_target, e.memo.take()) {
+                if !self.cache.contains(&(digest, old)) {
+                    self.cache.put((digest, old), m);
+                    self.cache.misses -= 1;
+                }
+            }
+            let key = (digest, target);
             let lt = match self.cache.get(&key) {
                 Some(lt) => lt,
                 None => {
