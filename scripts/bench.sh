@@ -15,3 +15,5 @@ node bench/compose.mjs
 ( cd bench && node skill-composer.mjs )
 # Skill state machines: validation and proposals beside XState v5 (Node).
 ( cd bench && node arbiter.mjs )
+# Conversations: a chat's cost per new turn beside the AI SDK's getArgs of the whole prompt (Node).
+node bench/conversation.mjs 2> >(grep -v '^AI SDK Warning' >&2)

@@ -14,7 +14,7 @@ use serde_json::Value;
 use std::path::Path;
 
 mod common;
-use common::{indent, Rng};
+use common::{body_snapshot, Rng};
 
 struct Case {
     turns: Value,
@@ -95,12 +95,7 @@ fn lowered() {
             .unwrap();
             assert_eq!(out.body, rt.body, "round trip changed the body");
             assert!(out.body.is_char_boundary(out.report.cache.prefix_bytes));
-            let text = format!(
-                "{}\n\n{}\n\nreport:\n{}",
-                out.body,
-                indent(&out.body),
-                serde_json::to_string_pretty(&out.report).unwrap()
-            );
+            let text = body_snapshot(&out.body, &out.report);
             let mut settings = insta::Settings::clone_current();
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("case");
             settings.set_snapshot_suffix(format!("{stem}.{}", p.name()));

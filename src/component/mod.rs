@@ -96,22 +96,33 @@ fn json_opt(field: &str, text: Option<String>) -> Result<Option<Value>, Error> {
     .transpose()
 }
 
-pub(crate) fn options(o: wit::LowerOptions) -> Result<(LowerOptions, TableResolver), Error> {
+/// The options object of the core from the WIT record's fields (JSON text fields parsed).
+fn options_value(
+    p: wit::Provider,
+    system: Option<String>,
+    json_fields: [(&str, Option<String>); 4],
+) -> Result<Value, Error> {
     let mut v = serde_json::Map::new();
-    v.insert("provider".into(), provider(o.provider).name().into());
-    if let Some(s) = o.system {
+    v.insert("provider".into(), provider(p).name().into());
+    if let Some(s) = system {
         v.insert("system".into(), s.into());
     }
-    for (key, text) in [
-        ("tools", o.tools),
-        ("capabilities", o.capabilities),
-        ("params", o.params),
-    ] {
+    for (key, text) in json_fields {
         if let Some(val) = json_opt(key, text)? {
             v.insert(key.into(), val);
         }
     }
-    let opts = LowerOptions::from_value(Value::Object(v))?;
+    Ok(Value::Object(v))
+}
+
+pub(crate) fn options(o: wit::LowerOptions) -> Result<(LowerOptions, TableResolver), Error> {
+    let fields = [
+        ("tools", o.tools),
+        ("capabilities", o.capabilities),
+        ("params", o.params),
+        ("cache", None),
+    ];
+    let opts = LowerOptions::from_value(options_value(o.provider, o.system, fields)?)?;
     let table = resolved_table(o.resolved)?;
     Ok((opts, table))
 }
@@ -137,22 +148,13 @@ fn resolved_table(list: Vec<wit::ResolvedPart>) -> Result<TableResolver, Error> 
 }
 
 fn conversation_options(o: wit::ConversationOptions) -> Result<ConversationOptions, Error> {
-    let mut v = serde_json::Map::new();
-    v.insert("provider".into(), provider(o.provider).name().into());
-    if let Some(s) = o.system {
-        v.insert("system".into(), s.into());
-    }
-    for (key, text) in [
+    let fields = [
         ("tools", o.tools),
         ("capabilities", o.capabilities),
         ("params", o.params),
         ("cache", o.cache),
-    ] {
-        if let Some(val) = json_opt(key, text)? {
-            v.insert(key.into(), val);
-        }
-    }
-    ConversationOptions::from_value(Value::Object(v))
+    ];
+    ConversationOptions::from_value(options_value(o.provider, o.system, fields)?)
 }
 
 fn lowered(l: crate::conversation::LoweredConversation) -> wit::Lowered {

@@ -3,7 +3,7 @@
 //! [`lower_conversation`] is the stateless form: turns in, one body out. [`Conversation`]
 //! keeps the turns and a bounded cache of lowered turns, so that a chat pays for its new
 //! turn and the concatenation, never again for a turn already lowered; both give the same
-//! bytes. See [`lower`](self::lower) for each provider's rules and [`ids`] for tool call
+//! bytes. See [`mod@lower`] for each provider's rules and [`ids`] for tool call
 //! ids.
 
 pub mod ids;

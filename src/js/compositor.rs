@@ -97,17 +97,7 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
         )));
     };
     let msg = UserMessage::from_json(&message).map_err(js_err)?;
-    let opts = SubmitOptions::from_value(json_in(
-        &options,
-        "the submit options",
-        ErrorKind::InvalidOptions,
-    )?)
-    .map_err(js_err)?;
-    let state = SessionState::from_value(&json_in(
-        &session,
-        "the session row",
-        ErrorKind::StoreFailed,
-    )?);
+    let (opts, state) = options_and_session(&options, &session)?;
     let answers = match json_in(&answers, "the host answers", ErrorKind::InvalidOptions)? {
         Value::Object(o) => Some(o),
         _ => None,
@@ -167,6 +157,22 @@ fn done_text(mut d: Map<String, Value>, ops: Vec<crate::store::Op>, message: &st
     text
 }
 
+/// The submit options and the stored session row, parsed.
+fn options_and_session(
+    options: &str,
+    session: &str,
+) -> Result<(SubmitOptions, SessionState), JsValue> {
+    let opts =
+        SubmitOptions::from_value(json_in(options, "the options", ErrorKind::InvalidOptions)?)
+            .map_err(js_err)?;
+    let state = SessionState::from_value(&json_in(
+        session,
+        "the session row",
+        ErrorKind::StoreFailed,
+    )?);
+    Ok((opts, state))
+}
+
 /// Lays out a turn of any role for the store, after the session's last message: the
 /// inbox holds the turn JSON, the options JSON (`{ session?, id?, now? }`) and the stored
 /// session row ("" when new). Returns what [`submit_inbox`] returns when done.
@@ -185,17 +191,7 @@ pub fn append_turn_inbox(lens: &[u32]) -> Result<String, JsValue> {
         ErrorKind::InvalidMessage,
     )?)
     .map_err(js_err)?;
-    let opts = SubmitOptions::from_value(json_in(
-        &options,
-        "the append options",
-        ErrorKind::InvalidOptions,
-    )?)
-    .map_err(js_err)?;
-    let state = SessionState::from_value(&json_in(
-        &session,
-        "the session row",
-        ErrorKind::StoreFailed,
-    )?);
+    let (opts, state) = options_and_session(&options, &session)?;
     let a = messages::append_turn(&turn, &opts, state);
     let (ops, text) = messages::turn_layout(&a);
     let mut d = Map::new();

@@ -51,25 +51,13 @@ pub fn layout(sub: &Submission) -> (Vec<Op>, String) {
             value: Value::Object(o).to_string(),
         });
     }
-    let key_json = Value::String(key.clone()).to_string();
-    for (i, p) in parts.iter().enumerate() {
-        // `{"index":…,"message":…,"part":…}`: the keys in the order serde_json sorts them.
-        ops.push(Op::Put {
-            table: Table::Parts,
-            key: part_key(&key, i),
-            value: format!("{{\"index\":{i},\"message\":{key_json},\"part\":{p}}}"),
-        });
-    }
-    ops.push(Op::Put {
-        table: Table::Sessions,
-        key: sub.session.clone(),
-        value: sub.state.to_value().to_string(),
-    });
-    ops.push(Op::Insert {
-        table: Table::Ids,
-        key: sub.id.clone(),
-        value: Value::String(key.clone()).to_string(),
-    });
+    ops.extend(message_rows(
+        &key,
+        parts.iter().map(String::as_str),
+        &sub.session,
+        &sub.state,
+        &sub.id,
+    ));
     let mut meta = sub.message.metadata.extra.clone();
     meta.insert(
         "schema_version".into(),
@@ -95,8 +83,40 @@ pub fn layout(sub: &Submission) -> (Vec<Op>, String) {
     (ops, message)
 }
 
+/// The rows every stored message has besides its head: one per part (the part's JSON
+/// text), the session counters, and the id row (an insert: a taken id fails the batch).
+fn message_rows<'p>(
+    key: &str,
+    parts: impl Iterator<Item = &'p str>,
+    session: &str,
+    state: &SessionState,
+    id: &str,
+) -> Vec<Op> {
+    let key_json = Value::String(key.to_owned()).to_string();
+    let mut ops = Vec::new();
+    for (i, p) in parts.enumerate() {
+        // `{"index":…,"message":…,"part":…}`: the keys in the order serde_json sorts them.
+        ops.push(Op::Put {
+            table: Table::Parts,
+            key: part_key(key, i),
+            value: format!("{{\"index\":{i},\"message\":{key_json},\"part\":{p}}}"),
+        });
+    }
+    ops.push(Op::Put {
+        table: Table::Sessions,
+        key: session.to_owned(),
+        value: state.to_value().to_string(),
+    });
+    ops.push(Op::Insert {
+        table: Table::Ids,
+        key: id.to_owned(),
+        value: key_json,
+    });
+    ops
+}
+
 /// A turn laid out for the store by [`append_turn`]: any role (the compositor's
-/// [`compositor::submit`] is what resolves a user's message first).
+/// [`compositor::submit()`] is what resolves a user's message first).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnAppend {
     /// The turn id.
@@ -151,25 +171,14 @@ pub fn turn_layout(a: &TurnAppend) -> (Vec<Op>, String) {
         .get("parts")
         .and_then(Value::as_array)
         .unwrap_or(&empty);
-    let key_json = Value::String(key.clone()).to_string();
-    let mut ops = Vec::with_capacity(parts.len() + 3);
-    for (i, p) in parts.iter().enumerate() {
-        ops.push(Op::Put {
-            table: Table::Parts,
-            key: part_key(&key, i),
-            value: format!("{{\"index\":{i},\"message\":{key_json},\"part\":{p}}}"),
-        });
-    }
-    ops.push(Op::Put {
-        table: Table::Sessions,
-        key: a.session.clone(),
-        value: a.state.to_value().to_string(),
-    });
-    ops.push(Op::Insert {
-        table: Table::Ids,
-        key: a.id.clone(),
-        value: key_json,
-    });
+    let texts: Vec<String> = parts.iter().map(Value::to_string).collect();
+    let mut ops = message_rows(
+        &key,
+        texts.iter().map(String::as_str),
+        &a.session,
+        &a.state,
+        &a.id,
+    );
     let mut head = Map::new();
     head.insert("id".into(), a.id.clone().into());
     head.insert("session".into(), a.session.clone().into());

@@ -76,3 +76,14 @@ pub fn indent(json: &str) -> String {
     }
     out
 }
+
+/// A lowered body's snapshot: the exact body on the first line (what every host's tier
+/// compares with), the body indented, then the report.
+pub fn body_snapshot(body: &str, report: &impl serde::Serialize) -> String {
+    format!(
+        "{}\n\n{}\n\nreport:\n{}",
+        body,
+        indent(body),
+        serde_json::to_string_pretty(report).unwrap_or_default()
+    )
+}

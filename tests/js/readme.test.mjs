@@ -32,7 +32,7 @@ before(() => {
 });
 
 test('the README has an example for every host', () => {
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'jco', 'node', 'skills', 'wasmtime', 'worker']);
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'jco', 'node', 'skills', 'wasmtime', 'worker']);
 });
 
 test('README: Node', () => {
@@ -45,6 +45,12 @@ test('README: the compositor in Node', () => {
   const file = join(out, 'compositor.mjs');
   writeFileSync(file, ex.compositor.code);
   assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.compositor.output);
+});
+
+test('README: a conversation in Node', () => {
+  const file = join(out, 'conversation.mjs');
+  writeFileSync(file, ex.conversation.code);
+  assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.conversation.output);
 });
 
 test('README: skills in Node', () => {
