@@ -94,7 +94,7 @@ const kb = (b) => `${(b / 1024).toFixed(0)} KB`;
 const table = [];
 let allMet = true;
 let fresh = 0;
-for (const n of [25, 76, 301]) {
+for (const n of (process.env.TURNS ?? '25,76,301').split(',').map(Number)) {
   const { ours, sdk } = conversation(n);
   for (const provider of Object.keys(models)) {
     const model = models[provider];

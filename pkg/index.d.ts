@@ -622,6 +622,11 @@ export declare class Conversation {
   static load(options: { store: MessageStore; session?: string; cacheBytes?: number }): Promise<Conversation>;
   /** Appends a turn; a user turn's file-refs are resolved now (a Promise with a store or an async resolver). */
   append(turn: Turn, options?: { resolve?: Resolve }): number | Promise<number>;
+  /**
+   * Lowers the conversation. The body is built from the previous one (only what changed
+   * crosses from wasm); the report is written when read, and can be read until 8 more
+   * lowerings of the same conversation.
+   */
   lower(options: ConversationOptions): LoweredConversation;
   readonly turns: Turn[];
   readonly length: number;

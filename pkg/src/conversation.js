@@ -58,8 +58,10 @@ function optionsJson(options, what) {
  * Asks `resolve` for what a user turn's parts need; fills `answers` (by part index) and
  * `texts`. Returns the Promises still pending (an async resolver).
  */
+const NONE = Object.freeze([]);
+
 function ask(turn, index, resolve, answers, texts) {
-  if (!resolve || !turn || typeof turn !== 'object' || (turn.role !== undefined && turn.role !== 'user') || !Array.isArray(turn.parts)) return [];
+  if (!resolve || !turn || typeof turn !== 'object' || (turn.role !== undefined && turn.role !== 'user') || !Array.isArray(turn.parts)) return NONE;
   const requests = [];
   turn.parts.forEach((p, i) => __requestsOf(p, i, requests));
   const slots = [];
@@ -169,7 +171,7 @@ export class Conversation {
   }
 
   #local(turn, answers, texts) {
-    const answersJson = texts.length === 0 && Object.keys(answers).length === 0 ? '' : JSON.stringify(answers);
+    const answersJson = answers === null || (texts.length === 0 && Object.keys(answers).length === 0) ? '' : JSON.stringify(answers);
     const json = stringify(__wireTurn(turn), 'InvalidMessage', `turns[${this.length}]`);
     return __inbox(this.#appendInbox, texts.length === 0 ? [json, answersJson] : [json, answersJson, ...texts]);
   }
@@ -183,9 +185,12 @@ export class Conversation {
     if (resolve !== undefined && typeof resolve !== 'function') {
       throw new PromptloomError('InvalidOptions', '`resolve` must be a function (at resolve)', { path: 'resolve' });
     }
+    const ask_ = __withStore(resolve, this.#store);
+    // Nothing to ask and nothing to persist: the turn goes straight in.
+    if (!this.#store && !ask_) return this.#local(turn, null, NONE);
     const answers = {};
     const texts = [];
-    const pending = ask(turn, this.length, __withStore(resolve, this.#store), answers, texts);
+    const pending = ask(turn, this.length, ask_, answers, texts);
     if (!this.#store && pending.length === 0) return this.#local(turn, answers, texts);
     // One append at a time, in order: the thread's order is the conversation's.
     const run = this.#queue.then(async () => {

@@ -26,3 +26,15 @@ test('lowerConversation with an async resolver returns a Promise of the same bod
   assert.equal(typeof out.then, 'function');
   assert.equal((await out).body, c.expected.body);
 });
+
+test('a Conversation report can be read until 8 more lowerings, then says so', () => {
+  const conv = new pl.Conversation();
+  conv.append({ role: 'user', parts: [{ type: 'text', text: 'hi' }] });
+  const first = conv.lower({ provider: 'anthropic' });
+  const seconds = [];
+  for (let i = 0; i < 8; i++) seconds.push(conv.lower({ provider: 'gemini' }));
+  assert.equal(seconds[7].report.provider, 'gemini');
+  assert.throws(() => first.report, (e) => e instanceof pl.PromptloomError && e.code === 'InvalidOptions' && /read it before/.test(e.message));
+  assert.equal(seconds[1].report.provider, 'gemini');
+  conv.free();
+});
