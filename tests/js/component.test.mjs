@@ -508,3 +508,16 @@ test('a thread in the wasi:keyvalue message store: turns appended, read back in 
   assert.throws(() => store.appendTurn('{"role":"tool","parts":[{"type":"tool-result"}]}', '{"session":"chat"}'), (e) => e.payload.tag === 'invalid-message');
   assert.equal(JSON.parse(store.thread('chat')).length, 5);
 });
+
+test('the lowering-only world (no imports) holds conversations too', async () => {
+  const out = join(root, 'tests/js/.out/component-lowering');
+  execFileSync(join(root, 'node_modules/.bin/jco'), ['transpile', join(root, 'target/component/promptloom-lowering.wasm'), '-o', out, '--quiet'], { stdio: 'pipe' });
+  const { lowering: only } = await import(pathToFileURL(join(out, 'promptloom-lowering.js')).href);
+  for (const c of conversationCases().filter((x) => x.name === 'tool_round_trip')) {
+    assert.equal(only.lowerConversation(JSON.stringify(c.turns), conversationOptions(c.provider, c.options), []).body, c.expected.body);
+    const conv = new only.Conversation(1 << 20);
+    for (const t of c.turns) conv.append(JSON.stringify(t), []);
+    assert.equal(conv.lower(conversationOptions(c.provider, c.options)).body, c.expected.body);
+    assert.deepEqual(JSON.parse(conv.cacheStats()).limit, 1 << 20);
+  }
+});
