@@ -99,13 +99,13 @@ for (const n of (process.env.TURNS ?? '25,76,301').split(',').map(Number)) {
   for (const provider of Object.keys(models)) {
     const model = models[provider];
     const options = { provider, system: SYSTEM, tools, params: params[provider] };
-    const conv = new Conversation();
+    const conv = new Conversation({ options }); // a chat's options, given once
     for (const t of ours) conv.append(t);
-    conv.lower(options); // every earlier turn lowered once, as the chat's earlier requests did
+    conv.lower(); // every earlier turn lowered once, as the chat's earlier requests did
     const turn = () => ({ role: 'user', parts: [{ type: 'text', text: question(1e6 + fresh++) }] });
     const oursTurn = async () => {
       conv.append(turn());
-      const body = conv.lower(options).body;
+      const body = conv.lower().body;
       conv.truncate(n - 1);
       return body;
     };

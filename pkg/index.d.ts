@@ -617,9 +617,10 @@ export interface CacheStats {
  * each appended turn is persisted before `append` resolves.
  */
 export declare class Conversation {
-  constructor(options?: { store?: MessageStore; session?: string; cacheBytes?: number });
+  /** `options`: what `lower()` uses when it is called without options. */
+  constructor(options?: { store?: MessageStore; session?: string; cacheBytes?: number; options?: ConversationOptions });
   /** The stored thread of `session`. */
-  static load(options: { store: MessageStore; session?: string; cacheBytes?: number }): Promise<Conversation>;
+  static load(options: { store: MessageStore; session?: string; cacheBytes?: number; options?: ConversationOptions }): Promise<Conversation>;
   /** Appends a turn; a user turn's file-refs are resolved now (a Promise with a store or an async resolver). */
   append(turn: Turn, options?: { resolve?: Resolve }): number | Promise<number>;
   /**
@@ -627,7 +628,7 @@ export declare class Conversation {
    * crosses from wasm); the report is written when read, and can be read until 8 more
    * lowerings of the same conversation.
    */
-  lower(options: ConversationOptions): LoweredConversation;
+  lower(options?: ConversationOptions): LoweredConversation;
   readonly turns: Turn[];
   readonly length: number;
   truncate(n: number): void;

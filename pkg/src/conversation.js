@@ -148,7 +148,10 @@ export class Conversation {
   // concatenation, without copying.
   #opens = [''];
 
-  constructor({ store, session = 'default', cacheBytes = 0 } = {}) {
+  // The options given at construction, as JSON: `lower()` without options uses them.
+  #defaults;
+
+  constructor({ store, session = 'default', cacheBytes = 0, options } = {}) {
     if (store !== undefined && (store === null || typeof store.append !== 'function' || typeof store.thread !== 'function')) {
       throw new PromptloomError('InvalidOptions', '`store` must be a message store from openMessageStore() (at store)', { path: 'store' });
     }
@@ -161,11 +164,12 @@ export class Conversation {
     this.#appendInbox = this.#core.appendInbox.bind(this.#core);
     this.#store = store;
     this.#session = session;
+    if (options !== undefined) this.#defaults = optionsJson(options, 'new Conversation()');
   }
 
   /** A conversation holding the stored thread of `session`. */
-  static async load({ store, session = 'default', cacheBytes = 0 } = {}) {
-    const c = new Conversation({ store, session, cacheBytes });
+  static async load({ store, session = 'default', cacheBytes = 0, options } = {}) {
+    const c = new Conversation({ store, session, cacheBytes, options });
     for (const t of await store.thread(session)) c.#local(t, {}, []);
     return c;
   }
@@ -202,12 +206,20 @@ export class Conversation {
     return run;
   }
 
-  /** Lowers the conversation: `{ body, report, json() }`, the same bytes as lowerConversation. */
+  /**
+   * Lowers the conversation: `{ body, report, json() }`, the same bytes as
+   * lowerConversation. Without options, the ones given to the constructor.
+   */
   lower(options) {
+    if (options === undefined && this.#defaults !== undefined) return this.#lower(this.#defaults);
     const opts = optionsJson(options, 'lower()');
     if (options.resolve !== undefined) {
       throw new PromptloomError('InvalidOptions', 'a Conversation resolves file-refs when a turn is appended: pass `resolve` to append() (at resolve)', { path: 'resolve' });
     }
+    return this.#lower(opts);
+  }
+
+  #lower(opts) {
     let out;
     try {
       out = this.#core.lower(opts);

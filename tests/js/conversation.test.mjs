@@ -38,3 +38,15 @@ test('a Conversation report can be read until 8 more lowerings, then says so', (
   assert.equal(seconds[1].report.provider, 'gemini');
   conv.free();
 });
+
+test('a Conversation lowers with the options it was made with, and with others when given', () => {
+  const c = conversationCases().find((x) => x.name === 'tool_round_trip' && x.provider === 'gemini');
+  const other = conversationCases().find((x) => x.name === 'tool_round_trip' && x.provider === 'anthropic');
+  const conv = new pl.Conversation({ options: { provider: 'gemini', ...c.options } });
+  for (const t of c.turns) conv.append(t);
+  assert.equal(conv.lower().body, c.expected.body);
+  assert.equal(conv.lower({ provider: 'anthropic', ...other.options }).body, other.expected.body);
+  assert.equal(conv.lower().body, c.expected.body);
+  assert.throws(() => new pl.Conversation({ options: { provider: 'bedrock' } }).lower(), (e) => e.code === 'InvalidOptions');
+  assert.throws(() => new pl.Conversation().lower(), (e) => e.code === 'InvalidOptions');
+});
