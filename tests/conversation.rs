@@ -236,16 +236,6 @@ fn one_turn_equals_lower() {
                 &resolver_table(&resolve).unwrap(),
             )
             .unwrap();
-            if p == Provider::Anthropic
-                && single
-                    .report
-                    .blocks
-                    .len()
-                    .ne(&conv.report.turns[0].blocks.len())
-            {
-                // Anthropic: white-space-only text blocks are left out of conversations.
-                continue;
-            }
             assert_eq!(single.body, conv.body, "{} {p:?}", path.display());
         }
     });

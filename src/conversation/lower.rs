@@ -373,16 +373,6 @@ pub(crate) fn lower_turn(
             report.dropped = r.dropped;
             report.warnings = r.warnings;
             for (b, bn) in blocks.into_iter().zip(r.blocks) {
-                if let Block::Text(t) = &b {
-                    if p == Provider::Anthropic && t.trim().is_empty() {
-                        report.dropped.push(DropNote {
-                            part: bn.part,
-                            rule: "text-whitespace".into(),
-                            reason: "Anthropic rejects text blocks of white space only".into(),
-                        });
-                        continue;
-                    }
-                }
                 let text = match &b {
                     Block::Text(t) => Some(lit(t)),
                     _ => None,

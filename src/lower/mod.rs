@@ -571,6 +571,8 @@ impl<'a> Cx<'a, '_> {
             Part::Text { text } => {
                 if text.is_empty() {
                     self.drop(i, "text-empty", "empty text parts are not sent (providers reject them)");
+                } else if self.provider == Provider::Anthropic && text.trim().is_empty() {
+                    self.drop(i, "text-whitespace", "Anthropic rejects text blocks of white space only");
                 } else {
                     self.emit(i, "text".into(), None, Block::Text(Cow::Borrowed(text)));
                 }
