@@ -143,27 +143,8 @@ class MessageStore {
     return this.__serial(async () => {
       let row = this.__session(session);
       if (row === undefined) row = await this.#backend.get('sessions', session);
-      let done = lay(row);
-      for (let attempt = 0; ; attempt++) {
-        try {
-          await this.#backend.commitAfterRead([], () => done.batch);
-          this.__remember(session, done.batch.find((op) => op.table === 'sessions')?.value);
-          const { batch: _, message, ...result } = done;
-          return { ...result, turn: message };
-        } catch (e) {
-          if (!(e instanceof PromptloomError && e.details?.conflict)) throw e;
-          const fresh = await this.#backend.get('sessions', session);
-          if (fresh === row || attempt >= 8) {
-            this.__remember(session, undefined);
-            if (e.details.table === 'ids') {
-              throw new PromptloomError('InvalidOptions', `a message with id \`${done.id}\` is already stored (at id)`, { path: 'id', id: done.id });
-            }
-            throw e;
-          }
-          row = fresh;
-          done = lay(row);
-        }
-      }
+      const { message, ...result } = await commitLaidOut(this, session, row, lay(row), lay);
+      return { ...result, turn: message };
     });
   }
   /** Summaries of the messages of `session`: `{ id, seq, part_count, metadata }`. */
@@ -214,6 +195,35 @@ export async function openMessageStore({ backend = 'memory', name = 'promptloom'
   if (backend === 'indexeddb') return new MessageStore(await indexedDbBackend(name), name);
   if (backend && typeof backend === 'object') return new MessageStore(hostBackend(backend, name), name);
   throw new PromptloomError('InvalidOptions', '`backend` must be "indexeddb", "memory" or an object with get/put/delete/list (at backend)', { path: 'backend' });
+}
+
+/**
+ * Writes rows the core laid out from the session row `row`, with no read in the
+ * transaction. The head and id rows are inserts, so if another writer (another tab) took
+ * the sequence number, the write fails whole and is laid out again (`relay(fresh)`) from
+ * the fresh session row. Returns the summary without the batch.
+ */
+async function commitLaidOut(store, session, row, done, relay) {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await store.__backend.commitAfterRead([], () => done.batch);
+      store.__remember(session, done.batch.find((op) => op.table === 'sessions')?.value);
+      const { batch: _, ...result } = done;
+      return result;
+    } catch (e) {
+      if (!(e instanceof PromptloomError && e.details?.conflict)) throw e;
+      const fresh = await store.__backend.get('sessions', session);
+      if (fresh === row || attempt >= 8) {
+        store.__remember(session, undefined);
+        if (e.details.table === 'ids') {
+          throw new PromptloomError('InvalidOptions', `a message with id \`${done.id}\` is already stored (at id)`, { path: 'id', id: done.id });
+        }
+        throw e;
+      }
+      row = fresh;
+      done = relay(row);
+    }
+  }
 }
 
 /** The core's laid-out rows: `{ ...summary, batch, message }` with each row's value in place. */
@@ -350,31 +360,11 @@ export async function submit(message, options = {}) {
     if (row === undefined) row = await store.__backend.get('sessions', session);
     const needs = questions();
     const answersJson = needs ? JSON.stringify(await answer(needs, { resolve, mentions })) : '';
-    let out = step(row, answersJson);
-    if (out.needs) throw new PromptloomError('Internal', 'the core asked the host twice', {});
-    for (let attempt = 0; ; attempt++) {
-      const done = out.done;
-      if (!done) throw new PromptloomError('Internal', 'the core asked the host twice', {});
-      try {
-        await store.__backend.commitAfterRead([], () => done.batch);
-        const sessionOp = done.batch.find((op) => op.table === 'sessions');
-        store.__remember(session, sessionOp ? sessionOp.value : undefined);
-        const { batch: _, ...result } = done;
-        return result;
-      } catch (e) {
-        if (!(e instanceof PromptloomError && e.details?.conflict)) throw e;
-        const fresh = await store.__backend.get('sessions', session);
-        if (fresh === row || attempt >= 8) {
-          store.__remember(session, undefined);
-          if (e.details.table === 'ids') {
-            throw new PromptloomError('InvalidOptions', `a message with id \`${done.id}\` is already stored (at id)`, { path: 'id', id: done.id });
-          }
-          throw e;
-        }
-        row = fresh;
-        out = step(row, answersJson || '{}');
-      }
-    }
+    const done = (out) => {
+      if (out.needs || !out.done) throw new PromptloomError('Internal', 'the core asked the host twice', {});
+      return out.done;
+    };
+    return commitLaidOut(store, session, row, done(step(row, answersJson)), (fresh) => done(step(fresh, answersJson || '{}')));
   });
 }
 
