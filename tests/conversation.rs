@@ -516,3 +516,30 @@ fn cache_is_bounded() {
         );
     }
 }
+
+/// A turn the store holds already (its metadata names this session, its id and sequence
+/// number: a submitted message) is not written again; another session's copy is.
+#[test]
+fn a_stored_turn_is_not_stored_twice() {
+    use promptloom::compositor::SubmitOptions;
+    use promptloom::store::{messages::MessageStore, MemoryBackend};
+    let mut store = MessageStore::new(MemoryBackend::new());
+    let opts =
+        |s: &str| SubmitOptions::from_value(serde_json::json!({ "session": s, "now": 1 })).unwrap();
+    let t = Turn::from_value(
+        serde_json::json!({"role": "assistant", "parts": [{"type": "text", "text": "a"}]}),
+    )
+    .unwrap();
+    let first = store.append(&t, &opts("chat")).unwrap();
+    assert!(!first.stored);
+    let again = store.append(&first.turn, &opts("chat")).unwrap();
+    assert!(again.stored);
+    assert_eq!(
+        (again.id.as_str(), again.seq),
+        (first.id.as_str(), first.seq)
+    );
+    assert_eq!(store.thread("chat").unwrap().len(), 1);
+    let other = store.append(&first.turn, &opts("other")).unwrap();
+    assert!(!other.stored);
+    assert_eq!(store.thread("other").unwrap().len(), 1);
+}

@@ -212,15 +212,23 @@ function prepare(message, slots) {
   return { message: changed ? { ...message, parts } : message, requests };
 }
 
-function optionsJson(options) {
+/**
+ * The options the core reads, as JSON (`resolve` and `store` stay in JS); `cache` only for
+ * conversations. A value JSON cannot hold is a coded error.
+ */
+function optionsJson(options, what = 'lower()', conversation = false) {
   if (!options || typeof options !== 'object') {
-    throw new PromptloomError('InvalidOptions', 'lower() needs an options object with a provider', { path: '$' });
+    throw new PromptloomError('InvalidOptions', `${what} needs an options object with a provider (at $)`, { path: '$' });
   }
-  const { provider, system, tools, capabilities, params } = options;
+  const { provider, system, tools, capabilities, params, cache } = options;
   if (options.resolve !== undefined && typeof options.resolve !== 'function') {
     throw new PromptloomError('InvalidOptions', '`resolve` must be a function (at resolve)', { path: 'resolve' });
   }
-  return JSON.stringify({ provider, system, tools, capabilities, params });
+  try {
+    return JSON.stringify(conversation ? { provider, system, tools, capabilities, params, cache } : { provider, system, tools, capabilities, params });
+  } catch (e) {
+    throw new PromptloomError('InvalidOptions', `the options cannot be written as JSON: ${e && e.message ? e.message : e} (at options)`, { path: 'options' });
+  }
 }
 
 /** The result of lower(): the body text, the report, and the body as an object. */
@@ -276,7 +284,7 @@ export function __module() {
   return wasm;
 }
 
-export { toBase64 as __toBase64, asBytes as __asBytes, requestsOf as __requestsOf, answer as __answer, Lowered as __Lowered, withStore as __withStore };
+export { toBase64 as __toBase64, asBytes as __asBytes, optionsJson as __optionsJson, requestsOf as __requestsOf, answer as __answer, Lowered as __Lowered, withStore as __withStore };
 
 function viaInbox(name, strings, ...extra) {
   const f = typeof name === 'function' ? name : exported(name);

@@ -129,7 +129,8 @@ class MessageStore {
   /**
    * Persists a turn of any role after the session's last message (an assistant reply, tool
    * results, an instruction; what a user composed goes through submit(), which resolves
-   * it first). Returns `{ id, session, seq, turn }`: `turn` is what was stored.
+   * it first). Returns `{ id, session, seq, turn }`: `turn` is what was stored. A turn
+   * already stored in this session (its metadata says so) is not written again.
    */
   async append(turn, { session = 'default', id, now } = {}) {
     let json;
@@ -204,6 +205,11 @@ export async function openMessageStore({ backend = 'memory', name = 'promptloom'
  * the fresh session row. Returns the summary without the batch.
  */
 async function commitLaidOut(store, session, row, done, relay) {
+  if (done.batch.length === 0) {
+    // Nothing to write (the turn was stored before).
+    const { batch: _, ...result } = done;
+    return result;
+  }
   for (let attempt = 0; ; attempt++) {
     try {
       await store.__backend.commitAfterRead([], () => done.batch);

@@ -2,7 +2,7 @@
 // answers to the wire form) and delegates; every rule about turns and providers is in the
 // core (src/conversation).
 
-import { PromptloomError, __inbox, __module, __requestsOf, __answer, __Lowered, __withStore, __toBase64, __asBytes, __inlineSlots, __fromCore } from './api.js';
+import { PromptloomError, __inbox, __optionsJson, __module, __requestsOf, __answer, __Lowered, __withStore, __toBase64, __asBytes, __inlineSlots, __fromCore } from './api.js';
 
 /** JSON text of a value from the caller; a value JSON cannot hold is a coded error. */
 function stringify(value, code, path) {
@@ -43,25 +43,15 @@ export function __wireTurn(turn) {
   return changed ? { ...turn, parts } : turn;
 }
 
-function optionsJson(options, what) {
-  if (!options || typeof options !== 'object') {
-    throw new PromptloomError('InvalidOptions', `${what} needs an options object with a provider (at $)`, { path: '$' });
-  }
-  if (options.resolve !== undefined && typeof options.resolve !== 'function') {
-    throw new PromptloomError('InvalidOptions', '`resolve` must be a function (at resolve)', { path: 'resolve' });
-  }
-  const { provider, system, tools, capabilities, params, cache } = options;
-  return stringify({ provider, system, tools, capabilities, params, cache }, 'InvalidOptions', 'options');
-}
+const NONE = Object.freeze([]);
 
 /**
  * Asks `resolve` for what a user turn's parts need; fills `answers` (by part index) and
  * `texts`. Returns the Promises still pending (an async resolver).
  */
-const NONE = Object.freeze([]);
-
 function ask(turn, index, resolve, answers, texts) {
-  if (!resolve || !turn || typeof turn !== 'object' || (turn.role !== undefined && turn.role !== 'user') || !Array.isArray(turn.parts)) return NONE;
+  // Only a user turn's parts ask anything (the walk finds nothing in other turns).
+  if (!resolve || !turn || typeof turn !== 'object' || !Array.isArray(turn.parts)) return NONE;
   const requests = [];
   turn.parts.forEach((p, i) => __requestsOf(p, i, requests));
   const slots = [];
@@ -110,7 +100,7 @@ export function lowerConversation(turns, options) {
   if (!Array.isArray(turns)) {
     throw new PromptloomError('InvalidMessage', 'lowerConversation() takes an array of turns (at turns)', { path: 'turns' });
   }
-  const opts = optionsJson(options, 'lowerConversation()');
+  const opts = __optionsJson(options, 'lowerConversation()', true);
   const wired = turns.map(__wireTurn);
   const turnsJson = stringify(wired, 'InvalidMessage', 'turns');
   const resolve = __withStore(options.resolve, options.store);
@@ -164,7 +154,7 @@ export class Conversation {
     this.#appendInbox = this.#core.appendInbox.bind(this.#core);
     this.#store = store;
     this.#session = session;
-    if (options !== undefined) this.#defaults = optionsJson(options, 'new Conversation()');
+    if (options !== undefined) this.#defaults = __optionsJson(options, 'new Conversation()', true);
   }
 
   /** A conversation holding the stored thread of `session`. */
@@ -199,7 +189,8 @@ export class Conversation {
     // One append at a time, in order: the thread's order is the conversation's.
     const run = this.#queue.then(async () => {
       await Promise.all(pending);
-      if (this.#store && !alreadyStored(turn, this.#session)) await this.#store.append(turn, { session: this.#session });
+      // The store does not write a turn it holds already (a message submit() stored).
+      if (this.#store) await this.#store.append(turn, { session: this.#session });
       return this.#local(turn, answers, texts);
     });
     this.#queue = run.catch(() => {});
@@ -212,7 +203,7 @@ export class Conversation {
    */
   lower(options) {
     if (options === undefined && this.#defaults !== undefined) return this.#lower(this.#defaults);
-    const opts = optionsJson(options, 'lower()');
+    const opts = __optionsJson(options, 'lower()', true);
     if (options.resolve !== undefined) {
       throw new PromptloomError('InvalidOptions', 'a Conversation resolves file-refs when a turn is appended: pass `resolve` to append() (at resolve)', { path: 'resolve' });
     }
@@ -279,10 +270,4 @@ export class Conversation {
   free() {
     this.#core.free();
   }
-}
-
-/** A turn `submit()` persisted already carries its id and session. */
-function alreadyStored(turn, session) {
-  const m = turn && turn.metadata;
-  return !!(m && typeof m.id === 'string' && m.session === session);
 }

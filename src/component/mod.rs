@@ -180,20 +180,12 @@ impl wit::GuestConversation for ConversationResource {
     }
 
     fn append(&self, turn: String, resolved: Vec<wit::ResolvedPart>) -> Result<u32, WitError> {
-        let mut c = self.inner.borrow_mut();
-        let at = c.len();
-        let run = || -> Result<u32, Error> {
-            let value = serde_json::from_str(&turn).map_err(|e| {
-                Error::new(
-                    ErrorKind::InvalidMessage,
-                    format!("the turn is not valid JSON: {e}"),
-                )
-            })?;
-            let turn = Turn::from_value(value).map_err(|e| e.within(&format!("turns[{at}]")))?;
-            let table = resolved_table(resolved)?;
-            Ok(c.append(turn, Answers(table.into_entries())) as u32)
-        };
-        run().map_err(to_wit)
+        let answers = resolved_table(resolved).map_err(to_wit)?;
+        self.inner
+            .borrow_mut()
+            .append_json(&turn, Answers(answers.into_entries()))
+            .map(|i| i as u32)
+            .map_err(to_wit)
     }
 
     fn lower(&self, options: wit::ConversationOptions) -> Result<wit::Lowered, WitError> {

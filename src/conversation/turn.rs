@@ -161,6 +161,16 @@ impl Turn {
     }
 
     /// The turn's metadata keys (besides `schema_version`).
+    pub fn metadata(&self) -> &Map<String, Value> {
+        match self {
+            Turn::User(m) => &m.metadata.extra,
+            Turn::System(s) => &s.metadata,
+            Turn::Assistant(a) => &a.metadata,
+            Turn::Tool(t) => &t.metadata,
+        }
+    }
+
+    /// The turn's metadata keys, to change (besides `schema_version`).
     pub fn metadata_mut(&mut self) -> &mut Map<String, Value> {
         match self {
             Turn::User(m) => &mut m.metadata.extra,

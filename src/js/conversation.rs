@@ -100,11 +100,11 @@ impl JsConversation {
             .map_err(js_err)
     }
 
-    /// Lowers the conversation (options JSON). Returns the body as the change from the
-    /// previous one: the UTF-16 length of the previous body to keep, a NUL, the UTF-16
-    /// length of the tail's closing part (after the last message), a NUL, then the text
-    /// that follows the kept prefix (the glue keeps the previous body). The report waits in
-    /// [`Self::report_json`].
+    /// Lowers the conversation (options JSON). Returns the lowering's number (its report
+    /// waits in [`Self::report_json`]), a NUL, then the body as the change from the previous
+    /// one: the UTF-16 length of the previous body to keep, a NUL, the UTF-16 length of the
+    /// tail's closing part (after the last message), a NUL, then the text that follows the
+    /// kept prefix (the glue keeps the previous body).
     pub fn lower(&mut self, options_json: &str) -> Result<String, JsValue> {
         if self.options.as_ref().is_none_or(|(t, _)| t != options_json) {
             self.options = Some((options_json.to_owned(), options(options_json)?));

@@ -129,11 +129,32 @@ pub struct TurnAppend {
     pub turn: Turn,
     /// The session after this turn.
     pub state: SessionState,
+    /// The turn was stored in this session before (by a submit, or an earlier append):
+    /// nothing is written.
+    pub stored: bool,
 }
 
 /// Places a turn (an assistant reply, tool results, an instruction) after the session's
 /// last message; `options` gives the session, the id and the time as for a submission.
 pub fn append_turn(turn: &Turn, options: &SubmitOptions, session: SessionState) -> TurnAppend {
+    // A turn whose metadata names this session, its id and its sequence number was stored
+    // here already (a submitted message appended to a conversation): it is not stored twice.
+    let meta = turn.metadata();
+    let stored_id = meta.get("id").and_then(Value::as_str);
+    let stored_seq = meta.get("seq").and_then(Value::as_u64);
+    if let (Some(id), Some(seq)) = (stored_id, stored_seq) {
+        let same_session = meta.get("session").and_then(Value::as_str) == Some(&options.session);
+        if same_session && options.id.as_deref().is_none_or(|i| i == id) {
+            return TurnAppend {
+                id: id.to_owned(),
+                session: options.session.clone(),
+                seq,
+                turn: turn.clone(),
+                state: session,
+                stored: true,
+            };
+        }
+    }
     let seq = session.next_seq.max(1);
     let id = options
         .id
@@ -157,6 +178,7 @@ pub fn append_turn(turn: &Turn, options: &SubmitOptions, session: SessionState) 
             inline_bytes: session.inline_bytes,
             messages: session.messages + 1,
         },
+        stored: false,
     }
 }
 
@@ -166,6 +188,9 @@ pub fn append_turn(turn: &Turn, options: &SubmitOptions, session: SessionState) 
 pub fn turn_layout(a: &TurnAppend) -> (Vec<Op>, String) {
     let key = message_key(&a.session, a.seq);
     let value = a.turn.to_value();
+    if a.stored {
+        return (Vec::new(), value.to_string());
+    }
     let empty = Vec::new();
     let parts = value
         .get("parts")
@@ -610,6 +635,9 @@ impl<B: Backend> MessageStore<B> {
     pub fn append(&mut self, turn: &Turn, options: &SubmitOptions) -> Result<TurnAppend> {
         let state = self.session(&options.session)?;
         let a = append_turn(turn, options, state);
+        if a.stored {
+            return Ok(a);
+        }
         self.backend.commit(&turn_layout(&a).0).map_err(|e| {
             if e.details().get("table").and_then(Value::as_str) == Some(Table::Ids.name()) {
                 Error::new(
