@@ -258,6 +258,9 @@ export type ErrorCode =
   | 'NoExecutor'
   | 'AssertionFailed'
   | 'AdapterFailed'
+  | 'LimitExceeded'
+  | 'QuotaExceeded'
+  | 'InstanceLost'
   | 'Internal';
 
 /** Every error promptloom throws. */

@@ -16,6 +16,7 @@ web() { # $1: output name, $2...: cargo feature flags
   cargo build --release --lib --target wasm32-unknown-unknown "$@"
   wasm-bindgen --target web --no-typescript --out-dir pkg/dist/wasm --out-name "$name" \
     target/wasm32-unknown-unknown/release/promptloom.wasm
+  node scripts/glue.mjs "pkg/dist/wasm/${name}.js"
   wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
     "pkg/dist/wasm/${name}_bg.wasm" -o "pkg/dist/wasm/${name}_bg.wasm"

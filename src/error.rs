@@ -70,6 +70,15 @@ pub enum ErrorKind {
     AssertionFailed,
     /// The host's model adapter or executor failed or answered in an unusable shape.
     AdapterFailed,
+    /// Input past a named resource limit: nesting depth, the size of a value a template
+    /// builds, the call stack an input needs. The details name the limit.
+    LimitExceeded,
+    /// The storage backend refused a write for lack of space (IndexedDB's
+    /// `QuotaExceededError`, a host store's quota); nothing was written.
+    QuotaExceeded,
+    /// The object was made by a wasm instance that has since been replaced (after a trap,
+    /// the JS glue serves later calls from a fresh instance); make the object again.
+    InstanceLost,
     /// An internal invariant did not hold (a bug, never caused by input alone).
     Internal,
 }
@@ -103,9 +112,46 @@ impl ErrorKind {
             ErrorKind::NoExecutor => "NoExecutor",
             ErrorKind::AssertionFailed => "AssertionFailed",
             ErrorKind::AdapterFailed => "AdapterFailed",
+            ErrorKind::LimitExceeded => "LimitExceeded",
+            ErrorKind::QuotaExceeded => "QuotaExceeded",
+            ErrorKind::InstanceLost => "InstanceLost",
             ErrorKind::Internal => "Internal",
         }
     }
+
+    /// Every kind, in the order of the WIT `error` variant and the TypeScript `ErrorCode`
+    /// union (a test keeps the three lists equal).
+    pub const ALL: [ErrorKind; 29] = [
+        ErrorKind::InvalidMessage,
+        ErrorKind::InvalidOptions,
+        ErrorKind::UnresolvedCommand,
+        ErrorKind::InvalidRange,
+        ErrorKind::InvalidData,
+        ErrorKind::EmptyMessage,
+        ErrorKind::InvalidCommand,
+        ErrorKind::MissingArgument,
+        ErrorKind::TooLarge,
+        ErrorKind::StoreFailed,
+        ErrorKind::NotFound,
+        ErrorKind::InvalidSkill,
+        ErrorKind::AlreadyExists,
+        ErrorKind::SyncFailed,
+        ErrorKind::InvalidRequest,
+        ErrorKind::MissingRequiredField,
+        ErrorKind::MalformedTemplate,
+        ErrorKind::UnknownTool,
+        ErrorKind::ParameterMismatch,
+        ErrorKind::ArtifactBudgetExceeded,
+        ErrorKind::CapabilityNarrowing,
+        ErrorKind::NoModelAdapter,
+        ErrorKind::NoExecutor,
+        ErrorKind::AssertionFailed,
+        ErrorKind::AdapterFailed,
+        ErrorKind::LimitExceeded,
+        ErrorKind::QuotaExceeded,
+        ErrorKind::InstanceLost,
+        ErrorKind::Internal,
+    ];
 }
 
 /// A failure with a stable code, a message, an optional JSON path and structured details.
@@ -118,6 +164,26 @@ pub struct Error {
 }
 
 impl Error {
+    /// The error for text that does not parse as JSON: `kind` with `what` and serde's
+    /// reason (line and column), a hint for a lone UTF-16 surrogate, and `LimitExceeded`
+    /// (details `limit: "depth"`) for nesting past the parser's depth limit (128).
+    pub fn json(kind: ErrorKind, what: &str, e: &serde_json::Error) -> Self {
+        let reason = e.to_string();
+        if reason.starts_with("recursion limit exceeded") {
+            return Error::new(
+                ErrorKind::LimitExceeded,
+                format!("{what} nests deeper than 128 levels ({reason})"),
+            )
+            .with("limit", "depth");
+        }
+        let hint = if reason.contains("surrogate") || reason.contains("hex escape") {
+            " (a string holds half of a UTF-16 surrogate pair; text must be well-formed Unicode)"
+        } else {
+            ""
+        };
+        Error::new(kind, format!("{what} is not valid JSON: {reason}{hint}"))
+    }
+
     /// A new error of `kind` with a human-readable `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
         Error {

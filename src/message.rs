@@ -314,12 +314,9 @@ impl UserMessage {
     /// Parses the wire form from JSON text.
     pub fn from_json(text: &str) -> Result<Self> {
         let value: Value = serde_json::from_str(text).map_err(|e| {
-            Error::new(
-                ErrorKind::InvalidMessage,
-                format!("message is not valid JSON: {e}"),
-            )
-            .with("line", e.line() as u64)
-            .with("column", e.column() as u64)
+            Error::json(ErrorKind::InvalidMessage, "message", &e)
+                .with("line", e.line() as u64)
+                .with("column", e.column() as u64)
         })?;
         Self::from_value(value)
     }

@@ -2,23 +2,24 @@
 // stays in JS and is spliced into the body afterwards), calls the host's resolver, and turns
 // core errors into PromptloomError objects. All logic about messages lives in the core.
 
-let wasm;
+let wasm; // the current glue (wasm-bindgen's functions and classes for one instance)
 let memory;
+let renew; // makes a fresh glue and instance, synchronously, after a trap
+let loadedEntry;
+let generation = 0;
 
 /**
- * @internal Installs the wasm-bindgen module and the instance's exports (for its memory);
- * done by each entry point.
+ * @internal Installs the first glue of an entry and how to make another one (each entry
+ * calls it once). Both entries share this module, and objects made by one module cannot
+ * cross to another: the first entry loaded serves every call (an app loads one of them).
  */
-export function __setWasm(w, exports, entry) {
-  // Both entries share this glue, and objects made by one module cannot cross to another:
-  // the first entry loaded serves every call (an app loads one of them).
+export function __setWasm(glue, fresh, entry) {
   if (wasm) return;
-  wasm = w;
-  memory = exports.memory;
+  wasm = glue;
+  memory = glue.__exports().memory;
+  renew = fresh;
   loadedEntry = entry;
 }
-
-let loadedEntry;
 
 /** An error from promptloom, with a stable `code` and structured `details`. */
 export class PromptloomError extends Error {
@@ -30,11 +31,69 @@ export class PromptloomError extends Error {
   }
 }
 
-/** @internal A core error (its JSON wire form) as a PromptloomError. */
+/** Why the core refused an allocation before trapping (`trapReason`), as an error. */
+function trapError(raw) {
+  let reason = 0;
+  try {
+    reason = typeof wasm.trapReason === 'function' ? wasm.trapReason() : 0;
+  } catch {
+    reason = 0;
+  }
+  const what = raw && raw.message ? raw.message : String(raw);
+  if (reason > 0) {
+    return new PromptloomError('LimitExceeded', `a template built a value of ${reason} bytes, past the render budget; nothing was kept (a fresh wasm instance serves the next call)`, { limit: 'template_value_bytes', size: reason });
+  }
+  if (raw instanceof RangeError) {
+    return new PromptloomError('LimitExceeded', `the input nests too deeply for the call stack (${what}); a fresh wasm instance serves the next call`, { limit: 'call_stack' });
+  }
+  return new PromptloomError('Internal', `the wasm instance trapped (${what}); a fresh instance serves the next call`, { trap: what });
+}
+
+/**
+ * A trap leaves the instance in an unknown state (its stack pointer, allocator, borrowed
+ * objects): it is never called again. Its glue is killed (objects it made fail with
+ * `InstanceLost`, their finalizers do nothing) and a fresh instance serves the next call.
+ */
+function replaceInstance() {
+  if (globalThis.__plTrace) console.error("TRAP", new Error().stack.split("\n").slice(2, 9).join(" "));
+  const dead = wasm;
+  try {
+    dead.__kill();
+  } catch {
+    // a glue without __kill: nothing to neuter
+  }
+  const next = renew();
+  wasm = next;
+  memory = next.__exports().memory;
+  generation += 1;
+}
+
+/** Whether a thrown value is a wasm trap (or a stack overflow inside wasm). */
+function isTrap(raw) {
+  if (typeof WebAssembly === 'object' && raw instanceof WebAssembly.RuntimeError) return true;
+  // A stack overflow is a RangeError; one raised in JS (JSON.stringify of a deep value)
+  // leaves the instance whole, one raised in wasm does not (engines that name no frames
+  // are taken at their word).
+  return raw instanceof RangeError && /call stack/i.test(raw.message) &&
+    (typeof raw.stack !== 'string' || /wasm/.test(raw.stack) || !/\n\s+at /.test(raw.stack));
+}
+
+/** @internal A core error (its JSON wire form), a trap or a glue error as a PromptloomError. */
 export function __fromCore(raw) {
   if (raw instanceof PromptloomError) return raw;
+  if (raw && raw.instanceLost) {
+    return new PromptloomError('InstanceLost', 'this object was made by a wasm instance that trapped and was replaced; make it again', {});
+  }
+  if (isTrap(raw)) {
+    const e = trapError(raw);
+    replaceInstance();
+    return e;
+  }
   if (raw instanceof Error) {
-    return new PromptloomError('Internal', `the wasm instance failed: ${raw.message}`, {});
+    if (/^expected instance of /.test(raw.message)) {
+      return new PromptloomError(generation > 0 ? 'InstanceLost' : 'InvalidOptions', `${raw.message}: pass an object this promptloom instance made`, {});
+    }
+    return new PromptloomError('InvalidOptions', `an argument has the wrong type: ${raw.message}`, {});
   }
   try {
     const e = JSON.parse(String(raw));
@@ -44,13 +103,62 @@ export function __fromCore(raw) {
   }
 }
 
-function call(fn, ...args) {
+/** @internal Calls into the glue; core errors, traps and glue errors become PromptloomErrors. */
+export function __call(fn, ...args) {
   if (!wasm) throw new PromptloomError('Internal', 'promptloom is not initialised yet', {});
   try {
     return fn(...args);
   } catch (raw) {
     throw __fromCore(raw);
   }
+}
+const call = __call;
+
+/** @internal How many times the instance was replaced after a trap (tests read it). */
+export function __generation() {
+  return generation;
+}
+
+/**
+ * @internal `value` as JSON text for the core: a string is taken as JSON text when `text`
+ * allows; anything JSON cannot hold (undefined, a function, a cycle, a BigInt, nesting
+ * past the engine's stack) is a PromptloomError with `code` naming the argument.
+ */
+export function __json(value, what, code = 'InvalidOptions', { text = true, path = '$', nullable = false } = {}) {
+  if (typeof value === 'string' && text) return value;
+  if (value === undefined || typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint' || (value === null && !nullable)) {
+    throw new PromptloomError(code, `${what} is missing or not a JSON value (got ${value === null ? 'null' : typeof value}) (at ${path})`, { path });
+  }
+  try {
+    return JSON.stringify(value);
+  } catch (e) {
+    if (e instanceof RangeError) {
+      throw new PromptloomError('LimitExceeded', `${what} nests too deeply to be written as JSON (at ${path})`, { path, limit: 'depth' });
+    }
+    throw new PromptloomError(code, `${what} cannot be written as JSON: ${e && e.message ? e.message : e} (at ${path})`, { path });
+  }
+}
+
+/** @internal A key argument (an id, a name, a session): a string, or a finite number as text. */
+export function __key(value, what, code = 'InvalidOptions') {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  throw new PromptloomError(code, `\`${what}\` must be a string (got ${value === null ? 'null' : typeof value}) (at ${what})`, { path: what });
+}
+
+/** @internal An options argument: undefined is `{}`, anything but an object a coded error. */
+export function __opts(options, what, code = 'InvalidOptions') {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new PromptloomError(code, `${what} takes an options object (got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}) (at options)`, { path: 'options' });
+  }
+  return options;
+}
+
+/** @internal A string argument: strings pass, anything else is a coded error naming it. */
+export function __str(value, what, code = 'InvalidOptions', path = what) {
+  if (typeof value === 'string') return value;
+  throw new PromptloomError(code, `\`${what}\` must be a string (got ${value === null ? 'null' : typeof value}) (at ${path})`, { path });
 }
 
 const PROVIDERS = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'];
@@ -302,6 +410,19 @@ function viaInbox(name, strings, ...extra) {
   return f(lens, ...extra);
 }
 
+/** @internal A message with attachment bytes written as base64 (nothing held back). */
+export function __inlineBytes(message) {
+  if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return message;
+  let changed = false;
+  const parts = message.parts.map((p) => {
+    const bytes = p && typeof p === 'object' && p.type === 'file-attachment' ? asBytes(p.data) : null;
+    if (!bytes) return p;
+    changed = true;
+    return { ...p, data: toBase64(bytes) };
+  });
+  return changed ? { ...message, parts } : message;
+}
+
 /** @internal Puts the data of the slots the core asked for back inline (in parts and answers). */
 export function __inlineSlots(value, wanted) {
   if (Array.isArray(value)) return value.map((v) => __inlineSlots(v, wanted));
@@ -335,7 +456,7 @@ export function __splice(body, slots) {
 /** One core call for every message; a Lowered or a PromptloomError per message. */
 function finish(messages, opts, answers, slots, texts) {
   const answersJson = texts.length === 0 && answers.every((a) => Object.keys(a).length === 0) ? '' : JSON.stringify(answers);
-  let out = __inbox('lowerManyInbox', [JSON.stringify(messages), opts, answersJson, ...texts]);
+  let out = __inbox('lowerManyInbox', [__json(messages, 'the message', 'InvalidMessage', { text: false }), opts, answersJson, ...texts]);
   if (out.charCodeAt(0) === 2) {
     const wanted = out.slice(1).split(',').map((n) => slots[Number(n)]);
     if (wanted.some((w) => !w)) throw new PromptloomError('Internal', 'the core asked for an unknown data slot', {});
@@ -365,6 +486,20 @@ function lowerAll(messages, options, many) {
   const ready = () => finish(prepared.map((p) => p.message), opts, answers, slots, texts);
   if (!resolve || prepared.every((p) => p.requests.length === 0)) return ready();
   const pending = [];
+  try {
+    ask(prepared, many, resolve, answers, slots, texts, pending);
+  } catch (e) {
+    // A synchronous answer was refused: the Promises already started are abandoned, and
+    // their own failures must not surface later as unhandled rejections.
+    for (const p of pending) p.catch(() => {});
+    throw e;
+  }
+  if (pending.length === 0) return ready();
+  return Promise.all(pending).then(ready);
+}
+
+/** Asks the resolver for every request; async answers are collected in `pending`. */
+function ask(prepared, many, resolve, answers, slots, texts, pending) {
   prepared.forEach((p, i) => {
     for (const r of p.requests) {
       const request = many ? { ...r.request, message: i } : r.request;
@@ -393,8 +528,6 @@ function lowerAll(messages, options, many) {
       }
     }
   });
-  if (pending.length === 0) return ready();
-  return Promise.all(pending).then(ready);
 }
 
 function one(results) {
@@ -441,12 +574,12 @@ function withStore(resolve, store) {
 
 /** The default capability table of a provider (what it accepts natively, limits, routes). */
 export function defaultCapabilities(provider) {
-  return JSON.parse(call(wasm.defaultCapabilities, String(provider)));
+  return JSON.parse(call((p) => wasm.defaultCapabilities(p), __str(provider, 'provider')));
 }
 
 /** Parses a message and returns its normalised wire form (unknown parts are kept). */
 export function normalizeMessage(message) {
-  return JSON.parse(call(wasm.normalizeMessage, JSON.stringify(message)));
+  return JSON.parse(call((m) => wasm.normalizeMessage(m), __json(__inlineBytes(message), 'the message', 'InvalidMessage', { text: false })));
 }
 
 /** The providers lower() accepts. */

@@ -3,25 +3,17 @@
 // accepted without changing anything comes back as an empty string (no JSON either way), so
 // the hot path is one call into wasm.
 
-import { PromptloomError, __core, __fromCore, __module } from './api.js';
+import { PromptloomError, __core, __call as call, __json, __str, __opts, __module } from './api.js';
 
-function text(x, what) {
-  if (typeof x === 'string') return x;
-  if (x === null || typeof x !== 'object') throw new PromptloomError('InvalidRequest', `${what} must be an object or JSON text`, { path: '$' });
-  return JSON.stringify(x);
-}
-
-function call(f) {
-  try {
-    return f();
-  } catch (e) {
-    throw __fromCore(e);
-  }
-}
+/** A spec or composition argument: JSON text or an object. */
+const text = (x, what) => __json(x, what, 'InvalidRequest', { path: '$' });
+/** Any JSON value (null allowed), for inputs, outputs and context. */
+const value = (x, what) => __json(x ?? null, what, 'InvalidRequest', { text: false, nullable: true, path: what });
 
 /** Every problem of a SkillSpec at once: `{ ok, problems: [{ path, code, message, severity }] }`. */
-export function validateSkillSpec(spec, { tools } = {}) {
-  return JSON.parse(__core('validateSkillSpec', text(spec, 'the spec'), JSON.stringify(tools ?? null)));
+export function validateSkillSpec(spec, options) {
+  const { tools } = __opts(options, 'validateSkillSpec()');
+  return JSON.parse(__core('validateSkillSpec', text(spec, 'the spec'), value(tools, 'tools')));
 }
 
 /** The built-in specs (`tool-builder`, `skill-builder`), as data. */
@@ -41,11 +33,12 @@ class SkillRegistry {
   }
   /** The spec names. */
   names() {
-    return JSON.parse(this.#inner.names());
+    return JSON.parse(call(() => this.#inner.names()));
   }
   /** A spec, or null. */
   spec(name) {
-    const s = this.#inner.spec(String(name));
+    const n = __str(name, 'name', 'InvalidRequest');
+    const s = call(() => this.#inner.spec(n));
     return s === '' ? null : JSON.parse(s);
   }
 }
@@ -55,10 +48,12 @@ class SkillRegistry {
  * by name), the built-ins with `builtins: true`; every spec is validated against `tools`.
  * Any problem fails the build (`InvalidSkill`, `details.specs`).
  */
-export function buildSkillRegistry(specs, { tools = [], overrides = [], builtins = false } = {}) {
+export function buildSkillRegistry(specs, options) {
+  const { tools = [], overrides = [], builtins = false } = __opts(options, 'buildSkillRegistry()');
   const M = __module();
   if (typeof M.SkillRegistry !== 'function') __core('validateSkillSpec'); // names the entry to import
-  return new SkillRegistry(call(() => new M.SkillRegistry(JSON.stringify(specs ?? []), JSON.stringify(overrides ?? []), JSON.stringify(tools ?? []), !!builtins)));
+  const args = [value(specs ?? [], 'specs'), value(overrides ?? [], 'overrides'), value(tools ?? [], 'tools'), !!builtins];
+  return new SkillRegistry(call(() => new M.SkillRegistry(...args)));
 }
 
 /** The arbiter: one active skill per lane; every proposal validated, applied and logged. */
@@ -67,16 +62,19 @@ export class Arbiter {
   #lanes = new Map();
   #registry;
   #retries;
-  constructor(registry, { retries = 2 } = {}) {
+  constructor(registry, options) {
+    const { retries = 2 } = __opts(options, 'new Arbiter()');
     if (!(registry instanceof SkillRegistry)) throw new PromptloomError('InvalidOptions', 'new Arbiter() takes a registry from buildSkillRegistry() (at registry)', { path: 'registry' });
     this.#registry = registry;
-    this.#retries = retries >>> 0;
-    this.#a = call(() => new (__module().Arbiter)(registry.__inner, retries >>> 0));
+    this.#retries = Number(retries) >>> 0;
+    this.#a = call(() => new (__module().Arbiter)(registry.__inner, this.#retries));
   }
   /** Starts `skill` in `lane` with `input` (checked against its input_schema) → the run. */
   start(lane, skill, input = null) {
-    const run = JSON.parse(call(() => this.#a.start(String(lane), String(skill), JSON.stringify(input ?? null))));
-    this.#lanes.set(String(lane), { state: run.state, step: run.step });
+    lane = __str(lane, 'lane', 'InvalidRequest');
+    const args = [lane, __str(skill, 'skill', 'InvalidRequest'), value(input, 'input')];
+    const run = JSON.parse(call(() => this.#a.start(...args)));
+    this.#lanes.set(lane, { state: run.state, step: run.step });
     return run;
   }
   /**
@@ -86,11 +84,11 @@ export class Arbiter {
    * transitions and the retries left.
    */
   propose(lane, proposal) {
-    lane = String(lane);
+    lane = __str(lane, 'lane', 'InvalidRequest');
     const known = this.#lanes.get(lane);
     let out;
     if (proposal && proposal.type === 'tool' && typeof proposal.name === 'string') {
-      const args = proposal.arguments === undefined ? '' : JSON.stringify(proposal.arguments);
+      const args = proposal.arguments === undefined ? '' : value(proposal.arguments, 'proposal.arguments');
       out = call(() => this.#a.tool(lane, proposal.name, args));
       if (out === '' && known) {
         known.step++;
@@ -104,7 +102,8 @@ export class Arbiter {
         return { accepted: true, status: 'running', state: known.state, step: known.step };
       }
     } else {
-      out = call(() => this.#a.propose(lane, JSON.stringify(proposal ?? null)));
+      const p = value(proposal, 'proposal');
+      out = call(() => this.#a.propose(lane, p));
     }
     const o = out === '' ? JSON.parse(call(() => this.#a.run(lane))) : JSON.parse(out);
     this.#lanes.set(lane, { state: o.state, step: o.step });
@@ -112,11 +111,13 @@ export class Arbiter {
   }
   /** Cancels the lane's run (refused for a skill that is not interruptible) → the run. */
   cancel(lane) {
-    return JSON.parse(call(() => this.#a.cancel(String(lane))));
+    lane = __str(lane, 'lane', 'InvalidRequest');
+    return JSON.parse(call(() => this.#a.cancel(lane)));
   }
   /** The lane's run (state, step, status, proposals, log), or null. */
   run(lane) {
-    const r = this.#a.run(String(lane));
+    lane = __str(lane, 'lane', 'InvalidRequest');
+    const r = call(() => this.#a.run(lane));
     return r === '' ? null : JSON.parse(r);
   }
   /** The lane's append-only log. */
@@ -125,21 +126,25 @@ export class Arbiter {
   }
   /** What the model sees for its next step: the current objective only, plus `context`. */
   stepContext(lane, context = null) {
-    return JSON.parse(call(() => this.#a.stepContext(String(lane), JSON.stringify(context))));
+    const args = [__str(lane, 'lane', 'InvalidRequest'), value(context, 'context')];
+    return JSON.parse(call(() => this.#a.stepContext(...args)));
   }
   /** Session → lanes → skill → step. */
   hierarchy(session = 'default') {
-    return JSON.parse(this.#a.hierarchy(String(session)));
+    session = __str(session, 'session', 'InvalidRequest');
+    return JSON.parse(call(() => this.#a.hierarchy(session)));
   }
   /** Replays a log on a fresh arbiter over the same registry → the run it produces. */
   replay(log) {
-    return JSON.parse(call(() => __module().replayLog(this.#registry.__inner, JSON.stringify(log ?? []), this.#retries)));
+    const l = value(log ?? [], 'log');
+    return JSON.parse(call(() => __module().replayLog(this.#registry.__inner, l, this.#retries)));
   }
 }
 
 /** A spec as a Mermaid state diagram; a run (or a state name) marks where it is. */
 export function toMermaid(spec, run) {
-  const current = typeof run === 'string' ? run : run?.state ?? '';
+  const state = typeof run === 'string' ? run : run && typeof run === 'object' ? run.state : undefined;
+  const current = typeof state === 'string' ? state : '';
   return __core('specToMermaid', text(spec, 'the spec'), current);
 }
 

@@ -2,16 +2,12 @@
 // routing, rendering, assertion checks and trace rows live in the core; this file calls the
 // host's model adapter and executors, and moves rows to and from the stores.
 
-import { PromptloomError, __inbox, __core, lower } from './api.js';
+import { PromptloomError, __inbox, __core, __json, __opts, __key, lower } from './api.js';
 
 const nowIso = () => new Date().toISOString();
 const clockMs = () => (typeof performance === 'object' && performance.now ? performance.now() : Date.now());
 
-function text(x, what) {
-  if (typeof x === 'string') return x;
-  if (x === null || typeof x !== 'object') throw new PromptloomError('InvalidRequest', `${what} must be an object or JSON text`, { path: '$' });
-  return JSON.stringify(x);
-}
+const text = (x, what) => __json(x, what, 'InvalidRequest');
 
 /** Calls the host's model adapter: a string or `{ text, usage?, model? }` back. */
 async function ask(model, request) {
@@ -39,7 +35,7 @@ function jsonAnswer(t) {
 
 function requestText(request) {
   if (request === null || typeof request !== 'object') throw new PromptloomError('InvalidRequest', 'compose() takes a request object', { path: '$' });
-  return JSON.stringify(request);
+  return __json(request, 'the request', 'InvalidRequest');
 }
 
 /** The request as the core's two inbox strings: the package (kept validated by its text) and the rest. */
@@ -47,7 +43,7 @@ function requestParts(request) {
   if (request === null || typeof request !== 'object') throw new PromptloomError('InvalidRequest', 'compose() takes a request object', { path: '$' });
   const { skill_package, ...rest } = request;
   if (skill_package == null) throw new PromptloomError('InvalidRequest', 'missing the `skill_package` object (at skill_package)', { path: 'skill_package' });
-  return [typeof skill_package === 'string' ? skill_package : JSON.stringify(skill_package), JSON.stringify(rest)];
+  return [text(skill_package, 'the skill package'), __json(rest, 'the request', 'InvalidRequest')];
 }
 
 /**
@@ -58,7 +54,8 @@ function requestParts(request) {
  * `MalformedTemplate`, `UnknownTool`, `ParameterMismatch`, `ArtifactBudgetExceeded`,
  * `CapabilityNarrowing`, …); `details.invocation_record` is the record to store.
  */
-export function compose(request, { model } = {}) {
+export function compose(request, options) {
+  const { model } = __opts(options, 'compose()');
   const step = JSON.parse(__inbox('compose', requestParts(request)));
   if (step.composition) return step.composition;
   const q = step.needs_shape;
@@ -78,12 +75,17 @@ export function compose(request, { model } = {}) {
  * top-level caller's capabilities, and `available_tools` = the sub-skill's `tool_surface` ∩
  * those capabilities, drawn from `toolCatalog`.
  */
-export function nestedRequest(parent, subSkill, { toolCatalog = [], user_request = '', parameters = {} } = {}) {
-  return JSON.parse(__inbox('nestedRequest', [requestText(parent), text(subSkill, 'the sub-skill'), JSON.stringify(toolCatalog), String(user_request), JSON.stringify(parameters)]));
+export function nestedRequest(parent, subSkill, options) {
+  const { toolCatalog = [], user_request = '', parameters = {} } = __opts(options, 'nestedRequest()');
+  const value = (v, what) => __json(v, what, 'InvalidRequest', { text: false, nullable: true, path: what });
+  return JSON.parse(__inbox('nestedRequest', [requestText(parent), text(subSkill, 'the sub-skill'), value(toolCatalog, 'toolCatalog'), __key(user_request, 'user_request', 'InvalidRequest'), value(parameters, 'parameters')]));
 }
 
 /** `{ system, message, tools }` → lower(): the composition as a provider request. */
 export function lowerComposition(composition, options = {}) {
+  __opts(options, 'lowerComposition()');
+  if (options.tools !== undefined && !Array.isArray(options.tools)) throw new PromptloomError('InvalidOptions', '`tools` must be an array (at tools)', { path: 'tools' });
+  if (options.system !== undefined && typeof options.system !== 'string') throw new PromptloomError('InvalidOptions', '`system` must be a string (at system)', { path: 'system' });
   const parts = JSON.parse(__inbox('compositionLowering', [text(composition, 'the composition')]));
   const system = options.system ? `${options.system}\n\n${parts.system}` : parts.system;
   return lower(parts.message, { ...options, system, tools: [...parts.tools, ...(options.tools ?? [])] });
@@ -161,13 +163,14 @@ async function source(skill, store) {
   if (!store || typeof store.summary !== 'function') {
     throw new PromptloomError('InvalidOptions', 'pass `skill` as a skill object, or as a name with `store` (a skill store)', { path: 'skill' });
   }
-  const summary = await store.summary(String(skill));
+  const summary = await store.summary(__key(skill, 'skill'));
   if (!summary) throw new PromptloomError('NotFound', `no skill \`${skill}\` in the store`, { skill });
   return { summary, load: (ref) => store.getArtifact(ref.id) };
 }
 
 function pick(summaryJson, name, kind, modelId) {
-  return JSON.parse(__inbox('pickArtifact', [summaryJson, String(name), kind, modelId ?? '']));
+  const artifact = name === undefined ? '' : __key(name, 'artifact');
+  return JSON.parse(__inbox('pickArtifact', [summaryJson, artifact, kind, modelId == null ? '' : __key(modelId, 'modelId')]));
 }
 
 /**
@@ -180,6 +183,12 @@ function pick(summaryJson, name, kind, modelId) {
  * A trace row is recorded in `traces` (a skill store; `store` by default).
  */
 export async function runArtifact(options = {}) {
+  __opts(options, 'runArtifact()');
+  for (const f of ['now', 'clock', 'model']) {
+    if (options[f] !== undefined && typeof options[f] !== 'function') throw new PromptloomError('InvalidOptions', `\`${f}\` must be a function (at ${f})`, { path: f });
+  }
+  if (options.executors !== undefined && (options.executors === null || typeof options.executors !== 'object')) throw new PromptloomError('InvalidOptions', '`executors` must be an object of functions (at executors)', { path: 'executors' });
+  if (options.session_id !== undefined) __key(options.session_id, 'session_id');
   const { skill, store, artifact, parameters = {}, context, model, executors = {}, session_id = 'default', pricing, modelId, now = nowIso, clock = clockMs } = options;
   const traces = options.traces === undefined ? store : options.traces;
   const { summary, load } = await source(skill, store);
@@ -292,6 +301,7 @@ export async function runArtifact(options = {}) {
  * `details.results`); soft failures are collected in `warnings`.
  */
 export async function runSkill(options = {}) {
+  __opts(options, 'runSkill()');
   const { skill, store, artifacts, parameters = {} } = options;
   const { summary } = await source(skill, store);
   let names = artifacts;

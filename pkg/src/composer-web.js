@@ -3,11 +3,18 @@
 // Browser / bundler entry: the wasm file is fetched next to this module (bundlers such as
 // Vite and webpack follow the `new URL(…, import.meta.url)` reference) and instantiated
 // before the module finishes loading (top-level await).
-import init, * as core from '../dist/wasm/promptloom_composer.js';
+import { createGlue } from '../dist/wasm/promptloom_composer.js';
 import { __setWasm } from './api.js';
 
-const exports = await init({ module_or_path: new URL('../dist/wasm/promptloom_composer_bg.wasm', import.meta.url) });
-__setWasm(core, exports, 'promptloom/composer');
+const first = createGlue();
+await first.default({ module_or_path: new URL('../dist/wasm/promptloom_composer_bg.wasm', import.meta.url) });
+// A fresh instance is made from the compiled module if one ever traps.
+const module = first.__module();
+__setWasm(first, () => {
+  const glue = createGlue();
+  glue.initSync({ module });
+  return glue;
+}, 'promptloom/composer');
 
 export { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';

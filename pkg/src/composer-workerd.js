@@ -3,12 +3,16 @@
 // Edge entry (Cloudflare workerd, wrangler, miniflare): the `.wasm` import is a compiled
 // WebAssembly.Module there, instantiated synchronously.
 import wasmModule from '../dist/wasm/promptloom_composer_bg.wasm';
-import { initSync } from '../dist/wasm/promptloom_composer.js';
-import * as core from '../dist/wasm/promptloom_composer.js';
+import { createGlue } from '../dist/wasm/promptloom_composer.js';
 import { __setWasm } from './api.js';
 
-const exports = initSync({ module: wasmModule });
-__setWasm(core, exports, 'promptloom/composer');
+// A fresh instance is made from the module if one ever traps.
+const fresh = () => {
+  const glue = createGlue();
+  glue.initSync({ module: wasmModule });
+  return glue;
+};
+__setWasm(fresh(), fresh, 'promptloom/composer');
 
 export { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';

@@ -2,49 +2,68 @@
 // host's callbacks, then writes the rows the core laid out in one commit), the message
 // store, and the inspector. Resolution rules and the row layout live in the core.
 
-import { PromptloomError, lower, __fromCore, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes } from './api.js';
+import { PromptloomError, lower, __inlineBytes, __fromCore, __call, __json, __str, __opts, __key, __generation, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend } from './stores.js';
 import { __wireTurn } from './conversation.js';
 
 /** Slash commands and `@` mention kinds: register, list, complete. */
 export class CommandCatalog {
   #inner;
+  #gen;
+  #builtins;
+  // What was registered, in order: the catalog is rebuilt from it if the wasm instance is
+  // ever replaced after a trap (a catalog is JS state and survives).
+  #journal = [];
   /** @param {{ builtins?: boolean }} [options] built-ins (/branch, /compact, /archive, /rewind, /search, @selection, @open, @cursor, @last) unless false */
   constructor(options = {}) {
+    if (options === null || typeof options !== 'object') {
+      throw new PromptloomError('InvalidOptions', '`new CommandCatalog(options)` takes an options object (at options)', { path: 'options' });
+    }
+    this.#builtins = options.builtins !== false;
+    this.#inner = this.#make();
+  }
+  #make() {
     const M = __module();
-    this.#inner = new M.CommandCatalog(options.builtins !== false);
+    this.#gen = __generation();
+    return __call(() => new M.CommandCatalog(this.#builtins));
+  }
+  #current() {
+    if (this.#gen !== __generation()) {
+      this.#inner = this.#make();
+      for (const [method, arg] of this.#journal) __call(() => this.#inner[method](arg));
+    }
+    return this.#inner;
   }
   /** Registers or replaces a command; returns the entry it replaced, if any. */
   register(entry) {
-    const old = this.#call('register', JSON.stringify(entry));
+    const old = this.#call('register', __json(entry, 'the command entry', 'InvalidCommand', { text: false, path: 'entry' }));
     return old ? JSON.parse(old) : undefined;
   }
   /** Registers or replaces a mention kind (`{ name, description? }`); returns whether one was replaced. */
   registerMention(entry) {
-    return this.#call('registerMention', JSON.stringify(typeof entry === 'string' ? { name: entry } : entry));
+    return this.#call('registerMention', __json(typeof entry === 'string' ? { name: entry } : entry, 'the mention kind', 'InvalidCommand', { text: false, path: 'entry' }));
   }
   /** Removes a command; returns whether it existed. */
   unregister(name) {
-    return this.#inner.unregister(String(name));
+    return this.#call('unregister', __str(name, 'name', 'InvalidCommand'));
   }
   /** `{ commands, mentions }`. */
   list() {
-    return JSON.parse(this.#inner.list());
+    return JSON.parse(__call(() => this.#current().list()));
   }
   /** Palette entries for what the user typed (`/re`, `@se`), best first. */
-  complete(typed, { limit = 20 } = {}) {
-    return JSON.parse(this.#inner.complete(String(typed), limit >>> 0));
+  complete(typed, options = {}) {
+    const { limit = 20 } = __opts(options, 'complete()');
+    return JSON.parse(__call(() => this.#current().complete(__str(typed, 'typed', 'InvalidCommand'), Number(limit) >>> 0)));
   }
   /** @internal */
   get __inner() {
-    return this.#inner;
+    return this.#current();
   }
-  #call(method, ...args) {
-    try {
-      return this.#inner[method](...args);
-    } catch (raw) {
-      throw __fromCore(raw);
-    }
+  #call(method, arg) {
+    const out = __call(() => this.#current()[method](arg));
+    this.#journal.push([method, arg]);
+    return out;
   }
 }
 
@@ -58,9 +77,17 @@ function catalogOf(catalog) {
 }
 
 /** Typed text → parts: `/cmd args`, `@file:path:10-25`, `@skill:name`, `@selection`, text. */
-export function parseInput(text, { catalog } = {}) {
+export function parseInput(text, options = {}) {
+  const { catalog } = __opts(options, 'parseInput()');
   if (typeof text !== 'string') throw new PromptloomError('InvalidMessage', 'parseInput() takes a string', { path: '$' });
   return JSON.parse(__core('parseInput', text, catalogOf(catalog).__inner));
+}
+
+/** A session name: a string without NUL (rows travel to the core NUL-separated). */
+function sessionName(session) {
+  const s = __key(session, 'session');
+  if (s.includes('\0')) throw new PromptloomError('InvalidOptions', 'a session name cannot contain NUL (U+0000) (at session)', { path: 'session' });
+  return s;
 }
 
 /** Rows → turns, in the core (the read-time adapter runs there); `users` keeps user messages only. */
@@ -96,7 +123,7 @@ class MessageStore {
   }
   /** The stored message `id`, in the current shape (older rows are upgraded on read). */
   async get(id) {
-    id = String(id);
+    id = __key(id, 'id');
     // A default id is the message key: one read finds the id row, the head and the parts.
     let r = await this.#backend.read({ gets: [['ids', id], ['messages', id]], scans: [['parts', `${id}#`]] });
     let [key, head] = r.gets;
@@ -113,18 +140,20 @@ class MessageStore {
   }
   /** Every message of `session`, in order (one read of two key ranges). */
   async history(session = 'default') {
+    session = sessionName(session);
     const prefix = `${session}/`;
     const { scans } = await this.#backend.read({ scans: [['messages', prefix], ['parts', prefix]] });
-    return assemble(String(session), scans[0], scans[1], true);
+    return assemble(session, scans[0], scans[1], true);
   }
   /**
    * Every turn of `session` in order — user messages, assistant replies, tool results,
    * instructions — what `Conversation.load` and `lowerConversation` take.
    */
   async thread(session = 'default') {
+    session = sessionName(session);
     const prefix = `${session}/`;
     const { scans } = await this.#backend.read({ scans: [['messages', prefix], ['parts', prefix]] });
-    return assemble(String(session), scans[0], scans[1]);
+    return assemble(session, scans[0], scans[1]);
   }
   /**
    * Persists a turn of any role after the session's last message (an assistant reply, tool
@@ -132,13 +161,12 @@ class MessageStore {
    * it first). Returns `{ id, session, seq, turn }`: `turn` is what was stored. A turn
    * already stored in this session (its metadata says so) is not written again.
    */
-  async append(turn, { session = 'default', id, now } = {}) {
-    let json;
-    try {
-      json = JSON.stringify(__wireTurn(turn) ?? null);
-    } catch (e) {
-      throw new PromptloomError('InvalidMessage', `the turn cannot be written as JSON: ${errorText(e)} (at turn)`, { path: 'turn' });
-    }
+  async append(turn, options) {
+    let { session = 'default', id, now } = __opts(options, 'append()');
+    session = sessionName(session);
+    if (id !== undefined) id = __key(id, 'id');
+    if (now !== undefined && (typeof now !== 'number' || !Number.isFinite(now))) throw new PromptloomError('InvalidOptions', '`now` must be a time in milliseconds (at now)', { path: 'now' });
+    const json = __json(__wireTurn(turn) ?? null, 'the turn', 'InvalidMessage', { text: false, nullable: true, path: 'turn' });
     const optsJson = JSON.stringify({ session, id, now: now ?? Date.now() });
     const lay = (row) => decodeDone(__inbox('appendTurnInbox', [json, optsJson, row ?? '']));
     return this.__serial(async () => {
@@ -150,13 +178,14 @@ class MessageStore {
   }
   /** Summaries of the messages of `session`: `{ id, seq, part_count, metadata }`. */
   async list(session = 'default') {
+    session = sessionName(session);
     const prefix = `${session}/`;
     const rows = await this.#backend.scan('messages', prefix);
     return rows.map(([, v]) => JSON.parse(v)).filter((h) => h.session === session);
   }
   /** A split-out attachment: `{ content_id, mime, size, data }` (data is base64), or null. */
   async blob(contentId) {
-    const v = await this.#backend.get('blobs', String(contentId));
+    const v = await this.#backend.get('blobs', __key(contentId, 'contentId'));
     return v == null ? null : JSON.parse(v);
   }
   /**
@@ -164,13 +193,13 @@ class MessageStore {
    * `invocation_record` of a composition, or of a compose error's `details`.
    */
   async recordInvocation(record) {
-    const value = JSON.stringify(record);
+    const value = __json(record, 'the invocation record', 'InvalidRequest', { text: false });
     const key = __core('invocationKey', value);
     await this.#backend.commitAfterRead([], () => [{ op: 'put', table: 'skill_invocations', key, value }]);
   }
   /** The invocation records of a thread, in composition order. */
   async invocations(threadId) {
-    const rows = await this.#backend.scan('skill_invocations', `${String(threadId)}/`);
+    const rows = await this.#backend.scan('skill_invocations', `${__key(threadId, 'threadId')}/`);
     return rows.map(([, v]) => JSON.parse(v));
   }
   /** @internal one submit at a time per store instance (the session counter is read-modify-write). */
@@ -190,7 +219,9 @@ class MessageStore {
  * workers, tests), or a host object with async get/put/delete/list, or a Cloudflare KV
  * namespace as it is (rows under `<name>/`, so stores can share a namespace).
  */
-export async function openMessageStore({ backend = 'memory', name = 'promptloom' } = {}) {
+export async function openMessageStore(options) {
+  const { backend = 'memory', name = 'promptloom' } = __opts(options, 'openMessageStore()');
+  __key(name, 'name');
   if (typeof name !== 'string' || name === '') throw new PromptloomError('InvalidOptions', '`name` must be a non-empty string (at name)', { path: 'name' });
   if (backend === 'memory') return new MessageStore(memoryBackend(), name);
   if (backend === 'indexeddb') return new MessageStore(await indexedDbBackend(name), name);
@@ -290,11 +321,6 @@ function wireMessage(message, slots, partOf) {
 
 const MARKER = /\u0001(\d+)\u0001/g;
 
-/** For inspect(): bytes become base64, nothing held back. */
-function inlineMessage(message) {
-  if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return message;
-  return { ...message, parts: message.parts.map((p) => (p && p.type === 'file-attachment' && __asBytes(p.data) ? { ...p, data: __toBase64(__asBytes(p.data)) } : p)) };
-}
 
 /**
  * Resolves a message (commands, mentions, attachments → blob store) and persists it before
@@ -302,6 +328,7 @@ function inlineMessage(message) {
  * blobs }`; `message` is what was persisted and what lower() takes.
  */
 export async function submit(message, options = {}) {
+  __opts(options, 'submit()');
   const { store, catalog, resolve, mentions, session = 'default', id, now, skills, limits } = options;
   if (!(store instanceof MessageStore)) {
     throw new PromptloomError('InvalidOptions', 'submit() needs a `store` from openMessageStore() (at store)', { path: 'store' });
@@ -313,8 +340,8 @@ export async function submit(message, options = {}) {
   const slots = [];
   const partOf = [];
   const wired = wireMessage(message, slots, partOf);
-  let msgJson = JSON.stringify(wired ?? null);
-  const optsJson = JSON.stringify({ session, id, now: now ?? Date.now(), skills, limits });
+  let msgJson = __json(wired ?? null, 'the message', 'InvalidMessage', { text: false, nullable: true });
+  const optsJson = __json({ session, id, now: now ?? Date.now(), skills, limits }, 'the options', 'InvalidOptions', { text: false, path: 'options' });
   const call = (row, answers, json) => {
     const pieces = __inbox('submitInbox', [json, optsJson, row ?? '', answers], cat).split('\0');
     // Host-held data: the message gets each string put in place after parsing (no large
@@ -379,7 +406,7 @@ export async function submit(message, options = {}) {
  * persisted shape, and the model view (the lowered body and its report).
  */
 export async function inspect(message, options) {
-  const persisted = JSON.parse(__core('normalizeMessage', JSON.stringify(inlineMessage(message))));
+  const persisted = JSON.parse(__core('normalizeMessage', __json(__inlineBytes(message), 'the message', 'InvalidMessage', { text: false })));
   const user = JSON.parse(__core('userView', JSON.stringify(persisted)));
   let model;
   try {

@@ -2,16 +2,10 @@
 // answers to the wire form) and delegates; every rule about turns and providers is in the
 // core (src/conversation).
 
-import { PromptloomError, __inbox, __optionsJson, __module, __requestsOf, __answer, __Lowered, __withStore, __toBase64, __asBytes, __inlineSlots, __fromCore } from './api.js';
+import { PromptloomError, __inbox, __optionsJson, __module, __requestsOf, __answer, __Lowered, __withStore, __toBase64, __asBytes, __inlineSlots, __fromCore, __json, __opts } from './api.js';
 
 /** JSON text of a value from the caller; a value JSON cannot hold is a coded error. */
-function stringify(value, code, path) {
-  try {
-    return JSON.stringify(value);
-  } catch (e) {
-    throw new PromptloomError(code, `${path} cannot be written as JSON: ${e && e.message ? e.message : e} (at ${path})`, { path });
-  }
-}
+const stringify = (value, code, path) => __json(value ?? null, path, code, { text: false, nullable: true, path });
 
 /** A part with attachment bytes written as base64 (tool results' parts too). */
 function wirePart(p) {
@@ -141,7 +135,8 @@ export class Conversation {
   // The options given at construction, as JSON: `lower()` without options uses them.
   #defaults;
 
-  constructor({ store, session = 'default', cacheBytes = 0, options } = {}) {
+  constructor(init) {
+    const { store, session = 'default', cacheBytes = 0, options } = __opts(init, 'new Conversation()');
     if (store !== undefined && (store === null || typeof store.append !== 'function' || typeof store.thread !== 'function')) {
       throw new PromptloomError('InvalidOptions', '`store` must be a message store from openMessageStore() (at store)', { path: 'store' });
     }
@@ -158,7 +153,8 @@ export class Conversation {
   }
 
   /** A conversation holding the stored thread of `session`. */
-  static async load({ store, session = 'default', cacheBytes = 0, options } = {}) {
+  static async load(init) {
+    const { store, session = 'default', cacheBytes = 0, options } = __opts(init, 'Conversation.load()');
     const c = new Conversation({ store, session, cacheBytes, options });
     for (const t of await store.thread(session)) c.#local(t, {}, []);
     return c;
@@ -175,7 +171,8 @@ export class Conversation {
    * resolved now, with `resolve`, and kept with the turn. Returns the turn's index, or a
    * Promise of it when the resolver is async or a store persists the turn first.
    */
-  append(turn, { resolve } = {}) {
+  append(turn, options) {
+    const { resolve } = __opts(options, 'append()');
     if (resolve !== undefined && typeof resolve !== 'function') {
       throw new PromptloomError('InvalidOptions', '`resolve` must be a function (at resolve)', { path: 'resolve' });
     }

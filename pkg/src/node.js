@@ -1,11 +1,16 @@
 // Node entry: the wasm file is read from the package and compiled synchronously.
 import { readFileSync } from 'node:fs';
-import { initSync } from '../dist/wasm/promptloom.js';
-import * as core from '../dist/wasm/promptloom.js';
+import { createGlue } from '../dist/wasm/promptloom.js';
 import { __setWasm } from './api.js';
 
-const exports = initSync({ module: readFileSync(new URL('../dist/wasm/promptloom_bg.wasm', import.meta.url)) });
-__setWasm(core, exports, 'promptloom');
+// Compiled once; a fresh instance is made from it if one ever traps.
+const module = new WebAssembly.Module(readFileSync(new URL('../dist/wasm/promptloom_bg.wasm', import.meta.url)));
+const fresh = () => {
+  const glue = createGlue();
+  glue.initSync({ module });
+  return glue;
+};
+__setWasm(fresh(), fresh, 'promptloom');
 
 export { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';

@@ -2,15 +2,33 @@
 // write plans, catalog merging, ranking and sync plans live in the core; this file moves
 // rows between the core and a storage backend, and calls `fetch` and the host's embedder.
 
-import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes } from './api.js';
+import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes, __json, __key, __opts, __str, __call, __generation } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend } from './stores.js';
 
 const nowIso = () => new Date().toISOString();
 
-function json(x, what) {
-  if (typeof x === 'string') return x;
-  if (x === null || typeof x !== 'object') throw new PromptloomError('InvalidSkill', `${what} must be an object or JSON text`, { path: '$' });
-  return JSON.stringify(x);
+const json = (x, what) => __json(x, what, 'InvalidSkill');
+
+/** A skill or artifact argument as an object: JSON text is parsed (a coded error if it is not JSON). */
+function object(x, what) {
+  if (typeof x === 'string') {
+    try {
+      x = JSON.parse(x);
+    } catch (e) {
+      throw new PromptloomError('InvalidSkill', `${what} is not valid JSON: ${e.message} (at $)`, { path: '$' });
+    }
+  }
+  if (x === null || typeof x !== 'object' || Array.isArray(x)) {
+    throw new PromptloomError('InvalidSkill', `${what} must be an object or JSON text of one (at $)`, { path: '$' });
+  }
+  return x;
+}
+
+/** A clock argument: a string, or a function returning one. */
+function clock(now, what = 'now') {
+  if (now === undefined || now === null) return nowIso();
+  if (typeof now === 'string') return now;
+  throw new PromptloomError('InvalidOptions', `\`${what}\` must be an ISO 8601 string (at ${what})`, { path: what });
 }
 
 /** Rows as the core reads them: `key NUL value NUL …` (JSON text never holds a raw NUL). */
@@ -34,8 +52,9 @@ export function validateSkill(skill) {
 }
 
 /** Imports a JSON skill package (the seed's format): `{ skill, warnings }`; throws `InvalidSkill` listing every problem. */
-export function importPackage(pkg, { now } = {}) {
-  return JSON.parse(__core('importPackage', json(pkg, 'the skill package'), now ?? nowIso()));
+export function importPackage(pkg, options) {
+  const { now } = __opts(options, 'importPackage()');
+  return JSON.parse(__core('importPackage', json(pkg, 'the skill package'), clock(now)));
 }
 
 const utf8 = typeof TextDecoder === 'function' ? new TextDecoder('utf-8', { fatal: true }) : null;
@@ -43,6 +62,7 @@ const utf8 = typeof TextDecoder === 'function' ? new TextDecoder('utf-8', { fata
 /** Bundled files: `{ path: string | bytes }` or `[{ path, content }]` → the core's list. */
 function bundled(files) {
   if (files == null) return [];
+  if (typeof files !== 'object') throw new PromptloomError('InvalidOptions', '`files` must be an object of path → content or an array of { path, content } (at files)', { path: 'files' });
   const entries = Array.isArray(files) ? files.map((f) => [f?.path, f?.content]) : Object.entries(files);
   return entries.map(([path, content], i) => {
     if (typeof path !== 'string') throw new PromptloomError('InvalidOptions', `files[${i}] needs a path`, { path: `files[${i}].path` });
@@ -66,9 +86,11 @@ function bundled(files) {
  * (problems are where the file breaks the spec without making it unusable); throws
  * `InvalidSkill` otherwise.
  */
-export function importSkillMd(text, files, { dir, now } = {}) {
+export function importSkillMd(text, files, options) {
+  const { dir, now } = __opts(options, 'importSkillMd()');
   if (typeof text !== 'string') throw new PromptloomError('InvalidSkill', 'importSkillMd() takes the SKILL.md text', { path: '$' });
-  return JSON.parse(__core('importSkillMd', text, JSON.stringify(bundled(files)), dir ?? '', now ?? nowIso()));
+  const d = dir == null ? '' : __str(dir, 'dir');
+  return JSON.parse(__core('importSkillMd', text, JSON.stringify(bundled(files)), d, clock(now)));
 }
 
 function fromBase64(b64) {
@@ -87,13 +109,13 @@ export function exportSkillMd(skill) {
 
 /** The model family (`anthropic`, `openai`, `gemini`, …) of a model id or provider name. */
 export function modelFamily(model) {
-  return __core('modelFamily', String(model));
+  return __core('modelFamily', __key(model, 'model', 'InvalidSkill'));
 }
 
 /** The variant of one artifact to use for `model` (exact family → default → first by ordinal). */
 export function selectVariant(artifacts, model) {
   if (!Array.isArray(artifacts)) throw new PromptloomError('InvalidSkill', 'selectVariant() takes an array of artifacts', { path: '$' });
-  const i = __core('selectVariant', JSON.stringify(artifacts), String(model));
+  const i = __core('selectVariant', json(artifacts, 'the artifacts'), __key(model, 'model', 'InvalidSkill'));
   return i < 0 ? undefined : artifacts[i];
 }
 
@@ -141,7 +163,8 @@ class SkillStore {
     return this.#now();
   }
   /** Summaries (metadata and artifact references, no content), by name; `{ source }` filters. */
-  async list({ source } = {}) {
+  async list(options) {
+    const { source } = __opts(options, 'list()');
     const b = this.#backend;
     let rows;
     if (source !== undefined && b.byIndex) rows = await b.byIndex('skills', 'source', String(source));
@@ -152,7 +175,7 @@ class SkillStore {
   }
   /** The skill with all its artifacts, or null. */
   async get(id) {
-    id = String(id);
+    id = __key(id, 'id');
     const { gets, scans } = await this.#backend.read({ gets: [['skills', id]], scans: [['skill_artifacts', `${id}/`]] });
     if (gets[0] == null) return null;
     return JSON.parse(__inbox('assembleSkill', [id, gets[0], rowsText(scans[0])]));
@@ -162,7 +185,7 @@ class SkillStore {
    * or id, or null: one or two reads, no artifact rows.
    */
   async summary(nameOrId) {
-    const k = String(nameOrId);
+    const k = __key(nameOrId, 'nameOrId');
     const { gets } = await this.#backend.read({ gets: [['skill_names', k], ['skills', k]] });
     let row = gets[1];
     if (row == null && gets[0] != null) row = await this.#backend.get('skills', JSON.parse(gets[0]));
@@ -172,19 +195,19 @@ class SkillStore {
   }
   /** The skill named `name`, or null. */
   async getByName(name) {
-    const id = await this.#backend.get('skill_names', String(name));
+    const id = await this.#backend.get('skill_names', __key(name, 'name'));
     return id == null ? null : this.get(JSON.parse(id));
   }
   /** Phase 2: one skill's artifacts of the given kinds (all when omitted), by ordinal. */
   async getArtifacts(skillId, kinds) {
-    const prefix = `${String(skillId)}/`;
-    const scans = Array.isArray(kinds) && kinds.length > 0 ? kinds.map((k) => ['skill_artifacts', `${prefix}${k}/`]) : [['skill_artifacts', prefix]];
+    const prefix = `${__key(skillId, 'skillId')}/`;
+    const scans = Array.isArray(kinds) && kinds.length > 0 ? kinds.map((k, i) => ['skill_artifacts', `${prefix}${__key(k, `kinds[${i}]`)}/`]) : [['skill_artifacts', prefix]];
     const r = await this.#backend.read({ scans });
     return JSON.parse(__inbox('readArtifacts', [rowsText(r.scans.flat())]));
   }
   /** One artifact by id, or null. */
   async getArtifact(id) {
-    const key = await this.#backend.get('artifact_ids', String(id));
+    const key = await this.#backend.get('artifact_ids', __key(id, 'id'));
     if (key == null) return null;
     const k = JSON.parse(key);
     const v = await this.#backend.get('skill_artifacts', k);
@@ -192,31 +215,31 @@ class SkillStore {
   }
   /** Creates a skill with its artifacts (one transaction); its id and name must be free. Returns the summary. */
   create(skill) {
-    return this.#write({ op: 'create', skill: this.#obj(skill) });
+    return this.#write({ op: 'create', skill: object(skill, 'the skill') });
   }
   /** Creates or replaces a skill with its artifacts (one transaction). Returns the summary. */
   put(skill) {
-    return this.#write({ op: 'put', skill: this.#obj(skill) });
+    return this.#write({ op: 'put', skill: object(skill, 'the skill') });
   }
   /** Updates a skill's metadata; its artifacts stay. Returns the summary. */
   update(skill) {
-    return this.#write({ op: 'update', skill: this.#obj(skill) });
+    return this.#write({ op: 'update', skill: object(skill, 'the skill') });
   }
   /** Deletes a skill and all its artifacts: `{ deleted, artifacts }`. */
   delete(id) {
-    return this.#write({ op: 'delete', id: String(id) });
+    return this.#write({ op: 'delete', id: __key(id, 'id') });
   }
   /** Adds an artifact (`skill_id` names its skill). Returns the stored artifact. */
   addArtifact(artifact) {
-    return this.#write({ op: 'add_artifact', artifact: this.#obj(artifact) });
+    return this.#write({ op: 'add_artifact', artifact: object(artifact, 'the artifact') });
   }
   /** Replaces an artifact (same id). Returns the stored artifact. */
   updateArtifact(artifact) {
-    return this.#write({ op: 'update_artifact', artifact: this.#obj(artifact) });
+    return this.#write({ op: 'update_artifact', artifact: object(artifact, 'the artifact') });
   }
   /** Deletes an artifact: `{ deleted }`. */
   deleteArtifact(id) {
-    return this.#write({ op: 'delete_artifact', id: String(id) });
+    return this.#write({ op: 'delete_artifact', id: __key(id, 'id') });
   }
   /**
    * Records an execution trace (the seed's columns: session_id, skill_id, artifact_id,
@@ -225,7 +248,7 @@ class SkillStore {
    * `pricing: { input_per_mtok, output_per_mtok }` fills estimated_cost). Returns the row.
    */
   async recordTrace(trace) {
-    const { key, row } = JSON.parse(__inbox('traceRow', [JSON.stringify(trace)]));
+    const { key, row } = JSON.parse(__inbox('traceRow', [__json(trace, 'the trace', 'InvalidOptions', { text: false })]));
     await this.__putTrace(key, row);
     return row;
   }
@@ -234,9 +257,12 @@ class SkillStore {
     await this.#backend.commitAfterRead([], () => [{ op: 'put', table: 'skill_traces', key, value: JSON.stringify(row) }]);
   }
   /** Traces as JSON lines (seed columns first), filtered by session, skill and artifact. */
-  async exportTraces({ session_id, skill_id, artifact_id } = {}) {
-    const rows = await this.#backend.scan('skill_traces', session_id != null ? `${session_id}/` : '');
-    return __inbox('exportTraces', [rows.map((r) => r[1]).join('\0'), skill_id ?? '', artifact_id ?? '']);
+  async exportTraces(filter) {
+    const { session_id, skill_id, artifact_id } = __opts(filter, 'exportTraces()');
+    const opt = (v, what) => (v == null ? '' : __key(v, what));
+    const [session, skill, artifact] = [opt(session_id, 'session_id'), opt(skill_id, 'skill_id'), opt(artifact_id, 'artifact_id')];
+    const rows = await this.#backend.scan('skill_traces', session !== '' ? `${session}/` : '');
+    return __inbox('exportTraces', [rows.map((r) => r[1]).join('\0'), skill, artifact]);
   }
   /** Trace rows, filtered as exportTraces() does. */
   async traces(filter = {}) {
@@ -259,7 +285,7 @@ class SkillStore {
   async #write(request) {
     const M = __module();
     const now = this.#now();
-    const w = __inbox((lens) => new M.SkillWrite(lens, now), [JSON.stringify(request)]);
+    const w = __inbox((lens) => new M.SkillWrite(lens, now), [__json(request, 'the skill', 'InvalidSkill', { text: false })]);
     try {
       // A create is all inserts: it needs no reads, and a taken key fails the whole batch
       // (then the checked plan below reads the rows and names the taken one).
@@ -327,7 +353,10 @@ function planOf(text) {
  * per scope), "memory", or a host object with async get/put/delete/list (a Cloudflare KV
  * namespace as it is). `now` supplies timestamps (ISO 8601).
  */
-export async function openSkillStore({ backend = 'memory', name = 'promptloom-skills', now = nowIso } = {}) {
+export async function openSkillStore(options) {
+  const { backend = 'memory', name = 'promptloom-skills', now = nowIso } = __opts(options, 'openSkillStore()');
+  __key(name, 'name');
+  if (typeof now !== 'function') throw new PromptloomError('InvalidOptions', '`now` must be a function returning an ISO 8601 string (at now)', { path: 'now' });
   if (typeof name !== 'string' || name === '') throw new PromptloomError('InvalidOptions', '`name` must be a non-empty string (at name)', { path: 'name' });
   if (typeof now !== 'function') throw new PromptloomError('InvalidOptions', '`now` must be a function returning an ISO 8601 time (at now)', { path: 'now' });
   if (backend === 'memory') return new SkillStore(memoryBackend(), name, now);
@@ -346,31 +375,70 @@ const list = (a) => (Array.isArray(a) ? a.map(clean).join('\u001d') : '');
 /** The phase-1 index over catalog summaries (synchronous matching). */
 export class SkillIndex {
   #inner;
-  #ids;
+  #gen;
+  // The index text and vectors stay in JS: the index is rebuilt from them if the wasm
+  // instance is ever replaced after a trap.
+  #text;
+  #vectors = null;
   /** @param summaries skill summaries (from `store.list()` or `catalog.list()`) */
-  constructor(summaries, { vectors } = {}) {
+  constructor(summaries, options) {
+    const { vectors } = __opts(options, 'new SkillIndex()');
     if (!Array.isArray(summaries)) throw new PromptloomError('InvalidOptions', 'a SkillIndex is built from an array of summaries', { path: '$' });
     let text = '';
-    for (const s of summaries) {
+    summaries.forEach((s, i) => {
+      if (s === null || typeof s !== 'object') throw new PromptloomError('InvalidOptions', `summaries[${i}] must be a skill summary object (at summaries[${i}])`, { path: `summaries[${i}]` });
       text += `${clean(s.id)}\u001f${clean(s.name)}\u001f${clean(s.description)}\u001f${list(s.tags)}\u001f${list(s.intent_patterns)}\u001f${list(s.trigger_phrases)}\u001f${clean(s.scope)}\u001e`;
-    }
-    const M = __module();
-    this.#inner = __inbox((lens) => new M.SkillIndex(lens), [text]);
+    });
+    this.#text = text;
     this.size = summaries.length;
+    this.#build();
     if (vectors) this.setVectors(vectors);
+  }
+  #build() {
+    const M = __module();
+    this.#gen = __generation();
+    this.#inner = __inbox((lens) => new M.SkillIndex(lens), [this.#text]);
+    if (this.#vectors) {
+      const [flat, dim] = this.#vectors;
+      __call(() => this.#inner.setVectors(flat, dim));
+    }
+  }
+  #current() {
+    if (this.#gen !== __generation()) this.#build();
+    return this.#inner;
   }
   /** One embedding per skill, in the same order (arrays or Float32Arrays of one length). */
   setVectors(vectors) {
-    const dim = vectors[0]?.length ?? 0;
-    const flat = new Float32Array(dim * vectors.length);
-    vectors.forEach((v, i) => flat.set(v, i * dim));
-    if (!this.#inner.setVectors(flat, dim)) throw new PromptloomError('InvalidOptions', 'one vector per skill, all of one length', { path: 'vectors' });
+    const bad = (why) => new PromptloomError('InvalidOptions', `\`vectors\` must be one array of numbers per skill, all of one length: ${why} (at vectors)`, { path: 'vectors' });
+    if (!Array.isArray(vectors)) throw bad('not an array');
+    const rows = vectors.map((v, i) => {
+      if (!(Array.isArray(v) || ArrayBuffer.isView(v)) || ArrayBuffer.isView(v) && !(v instanceof Float32Array || v instanceof Float64Array)) throw bad(`vectors[${i}] is not an array of numbers`);
+      return v;
+    });
+    const dim = rows.length > 0 ? rows[0].length : 0;
+    const flat = new Float32Array(dim * rows.length);
+    rows.forEach((v, i) => {
+      if (v.length !== dim) throw bad(`vectors[${i}] has ${v.length} numbers, vectors[0] has ${dim}`);
+      for (let j = 0; j < dim; j++) {
+        const x = v[j];
+        if (typeof x !== 'number' || !Number.isFinite(x)) throw bad(`vectors[${i}][${j}] is not a finite number`);
+        flat[i * dim + j] = x;
+      }
+    });
+    if (!__call(() => this.#current().setVectors(flat, dim))) throw bad(`${rows.length} vectors for ${this.size} skills`);
+    this.#vectors = [flat, dim];
   }
   /** Ranked recommendations: `[{ id, name, scope, score, tier: exact | scored, matched, trigger?, similarity? }]`. */
-  match(query, { k = 5, prefix = true, vector, blend = 0.3 } = {}) {
-    const q = vector ? Float32Array.from(vector) : undefined;
-    const inner = this.#inner;
-    return JSON.parse(__inbox((lens) => inner.rank(lens, k >>> 0, prefix !== false, q, Number(blend)), [String(query)]));
+  match(query, options) {
+    const { k = 5, prefix = true, vector, blend = 0.3 } = __opts(options, 'match()');
+    let q;
+    if (vector !== undefined && vector !== null) {
+      if (!(Array.isArray(vector) || ArrayBuffer.isView(vector))) throw new PromptloomError('InvalidOptions', '`vector` must be an array of numbers (at vector)', { path: 'vector' });
+      q = Float32Array.from(vector, Number);
+    }
+    const text = __str(query, 'query');
+    const inner = this.#current();
+    return JSON.parse(__inbox((lens) => inner.rank(lens, Number(k) >>> 0, prefix !== false, q, Number(blend)), [text]));
   }
   /** Frees the wasm memory now (otherwise when collected). */
   free() {
@@ -384,7 +452,8 @@ export class SkillCatalog {
   #key;
   #embed;
   #blend;
-  constructor(workspace, account, { embed, blend = 0.3 } = {}) {
+  constructor(workspace, account, options) {
+    const { embed, blend = 0.3 } = __opts(options, 'new SkillCatalog()');
     for (const [s, n] of [[workspace, 'workspace'], [account, 'account']]) {
       if (!(s instanceof SkillStore)) throw new PromptloomError('InvalidOptions', `the ${n} store must come from openSkillStore() (at ${n})`, { path: n });
     }
@@ -410,13 +479,14 @@ export class SkillCatalog {
   /** Phase 2: the artifacts of the given kinds of the skill named `name` (workspace first), or null. */
   async load(name, kinds) {
     for (const store of [this.workspace, this.account]) {
-      const id = await store.__backend.get('skill_names', String(name));
+      const id = await store.__backend.get('skill_names', __key(name, 'name'));
       if (id != null) return store.getArtifacts(JSON.parse(id), kinds);
     }
     return null;
   }
   /** The phase-1 index, rebuilt when a store changed through these instances. */
-  async index({ refresh = false } = {}) {
+  async index(options) {
+    const { refresh = false } = __opts(options, 'index()');
     const key = `${this.workspace.version}:${this.account.version}`;
     if (!refresh && this.#index && this.#key === key) return this.#index;
     const summaries = await this.list();
@@ -430,9 +500,11 @@ export class SkillCatalog {
     return ix;
   }
   /** Phase 1: ranked recommendations for `query` (exact trigger-phrase hits first). */
-  async match(query, { k = 5, prefix = true } = {}) {
+  async match(query, options) {
+    const { k = 5, prefix = true } = __opts(options, 'match()');
+    query = __str(query, 'query');
     const ix = await this.index();
-    const vector = this.#embed && ix.size > 0 ? (await this.#embed([String(query)]))[0] : undefined;
+    const vector = this.#embed && ix.size > 0 ? (await this.#embed([query]))[0] : undefined;
     return ix.match(query, { k, prefix, vector, blend: this.#blend });
   }
   /** Forces the next match to rebuild the index (after writes through other instances or tabs). */
@@ -445,8 +517,11 @@ export class SkillCatalog {
    * never touched; offline (fetch rejects) changes nothing and reports `status: "offline"`.
    * An HTTP error or a malformed catalog throws `SyncFailed` before anything is written.
    */
-  async syncMarketplace(url, { fetch: get = globalThis.fetch, now } = {}) {
+  async syncMarketplace(url, options) {
+    const { fetch: get = globalThis.fetch, now } = __opts(options, 'syncMarketplace()');
     if (typeof url !== 'string' || url === '') throw new PromptloomError('InvalidOptions', 'syncMarketplace() takes the catalog URL', { path: 'url' });
+    if (typeof get !== 'function') throw new PromptloomError('InvalidOptions', '`fetch` must be a function (at fetch)', { path: 'fetch' });
+    if (now !== undefined && typeof now !== 'string') throw new PromptloomError('InvalidOptions', '`now` must be an ISO 8601 string (at now)', { path: 'now' });
     const account = this.account;
     const stamp = now ?? account.__now();
     const state = await account.__backend.get('skill_sync', url);

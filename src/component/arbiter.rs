@@ -13,12 +13,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 fn parse(text: &str, what: &str) -> Result<Value, WitError> {
-    serde_json::from_str(text).map_err(|e| {
-        to_wit(Error::new(
-            ErrorKind::InvalidRequest,
-            format!("{what} is not valid JSON: {e}"),
-        ))
-    })
+    serde_json::from_str(text).map_err(|e| to_wit(Error::json(ErrorKind::InvalidRequest, what, &e)))
 }
 
 fn array(text: &str, what: &str) -> Result<Vec<Value>, WitError> {

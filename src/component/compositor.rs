@@ -15,8 +15,7 @@ use serde_json::{Map, Value};
 use std::cell::RefCell;
 
 fn json(text: &str, what: &str, kind: ErrorKind) -> Result<Value, Error> {
-    serde_json::from_str(text)
-        .map_err(|e| Error::new(kind, format!("{what} is not valid JSON: {e}")))
+    serde_json::from_str(text).map_err(|e| Error::json(kind, what, &e))
 }
 
 fn catalog(c: wit::Catalog) -> Result<CommandCatalog, Error> {
@@ -195,12 +194,8 @@ impl GuestMessageStore for StoreResource {
     }
 
     fn record_invocation(&self, invocation: String) -> Result<(), WitError> {
-        let v: Value = serde_json::from_str(&invocation).map_err(|e| {
-            to_wit(Error::new(
-                ErrorKind::InvalidRequest,
-                format!("the record is not valid JSON: {e}"),
-            ))
-        })?;
+        let v: Value = serde_json::from_str(&invocation)
+            .map_err(|e| to_wit(Error::json(ErrorKind::InvalidRequest, "the record", &e)))?;
         self.store
             .borrow_mut()
             .record_invocation(&v)

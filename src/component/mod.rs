@@ -70,7 +70,10 @@ pub(crate) fn to_wit(e: Error) -> WitError {
         ErrorKind::NoExecutor => WitError::NoExecutor(info),
         ErrorKind::AssertionFailed => WitError::AssertionFailed(info),
         ErrorKind::AdapterFailed => WitError::AdapterFailed(info),
-        _ => WitError::Internal(info),
+        ErrorKind::LimitExceeded => WitError::LimitExceeded(info),
+        ErrorKind::QuotaExceeded => WitError::QuotaExceeded(info),
+        ErrorKind::InstanceLost => WitError::InstanceLost(info),
+        ErrorKind::Internal => WitError::Internal(info),
     }
 }
 
@@ -86,11 +89,7 @@ fn provider(p: wit::Provider) -> Provider {
 fn json_opt(field: &str, text: Option<String>) -> Result<Option<Value>, Error> {
     text.map(|t| {
         serde_json::from_str(&t).map_err(|e| {
-            Error::new(
-                ErrorKind::InvalidOptions,
-                format!("`{field}` is not valid JSON: {e}"),
-            )
-            .at(field)
+            Error::json(ErrorKind::InvalidOptions, &format!("`{field}`"), &e).at(field)
         })
     })
     .transpose()
@@ -224,13 +223,8 @@ impl Guest for Component {
         answers: Vec<wit::TurnAnswers>,
     ) -> Result<wit::Lowered, WitError> {
         let run = || -> Result<wit::Lowered, Error> {
-            let value = serde_json::from_str(&turns).map_err(|e| {
-                Error::new(
-                    ErrorKind::InvalidMessage,
-                    format!("turns are not valid JSON: {e}"),
-                )
-                .at("turns")
-            })?;
+            let value = serde_json::from_str(&turns)
+                .map_err(|e| Error::json(ErrorKind::InvalidMessage, "turns", &e).at("turns"))?;
             let turns = Turn::list_from_value(value)?;
             let opts = conversation_options(options)?;
             let mut tables: Vec<TableResolver> =

@@ -17,12 +17,8 @@ use serde_json::{json, Value};
 use std::cell::RefCell;
 
 fn request(op: &str, field: &str, text: &str, now: &str) -> Result<Request> {
-    let v: Value = serde_json::from_str(text).map_err(|e| {
-        Error::new(
-            ErrorKind::InvalidSkill,
-            format!("the {field} is not valid JSON: {e}"),
-        )
-    })?;
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| Error::json(ErrorKind::InvalidSkill, &format!("the {field}"), &e))?;
     Request::from_value(&json!({ "op": op, field: v }), now)
 }
 
@@ -174,12 +170,8 @@ impl GuestSkillStore for StoreResource {
     }
 
     fn record_trace(&self, trace: String) -> std::result::Result<String, WitError> {
-        let v: Value = serde_json::from_str(&trace).map_err(|e| {
-            to_wit(Error::new(
-                ErrorKind::InvalidRequest,
-                format!("the trace is not valid JSON: {e}"),
-            ))
-        })?;
+        let v: Value = serde_json::from_str(&trace)
+            .map_err(|e| to_wit(Error::json(ErrorKind::InvalidRequest, "the trace", &e)))?;
         let row = self.store.borrow_mut().record_trace(v).map_err(to_wit)?;
         Ok(row.to_string())
     }
@@ -209,9 +201,10 @@ impl GuestSkillStore for StoreResource {
     ) -> std::result::Result<String, WitError> {
         let parse = |t: &str, what: &str| -> std::result::Result<Value, WitError> {
             serde_json::from_str(t).map_err(|e| {
-                to_wit(Error::new(
+                to_wit(Error::json(
                     ErrorKind::InvalidRequest,
-                    format!("the {what} is not valid JSON: {e}"),
+                    &format!("the {what}"),
+                    &e,
                 ))
             })
         };

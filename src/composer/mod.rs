@@ -223,11 +223,7 @@ pub fn compose_split(package: &str, rest: &str) -> Result<Step> {
         Some(hit) => hit,
         None => {
             let pkg: Value = serde_json::from_str(package).map_err(|e| {
-                Error::new(
-                    ErrorKind::InvalidRequest,
-                    format!("the skill package is not valid JSON: {e}"),
-                )
-                .at("skill_package")
+                Error::json(ErrorKind::InvalidRequest, "the skill package", &e).at("skill_package")
             })?;
             let identity = record::identity_of(&pkg);
             let skill = request::read_package(&pkg);
@@ -241,12 +237,8 @@ pub fn compose_split(package: &str, rest: &str) -> Result<Step> {
             (skill, identity)
         }
     };
-    let rest: Value = serde_json::from_str(rest).map_err(|e| {
-        Error::new(
-            ErrorKind::InvalidRequest,
-            format!("the compose request is not valid JSON: {e}"),
-        )
-    })?;
+    let rest: Value = serde_json::from_str(rest)
+        .map_err(|e| Error::json(ErrorKind::InvalidRequest, "the compose request", &e))?;
     let Value::Object(o) = rest else {
         return Err(Error::new(
             ErrorKind::InvalidRequest,

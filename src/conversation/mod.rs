@@ -369,11 +369,7 @@ impl Conversation {
     pub fn append_json(&mut self, text: &str, answers: Answers) -> Result<usize> {
         let at = self.entries.len();
         let value = serde_json::from_str(text).map_err(|e| {
-            Error::new(
-                ErrorKind::InvalidMessage,
-                format!("the turn is not valid JSON: {e}"),
-            )
-            .at(format!("turns[{at}]"))
+            Error::json(ErrorKind::InvalidMessage, "the turn", &e).at(format!("turns[{at}]"))
         })?;
         let turn = Turn::from_value(value).map_err(|e| e.within(&format!("turns[{at}]")))?;
         Ok(self.append(turn, answers))

@@ -11,12 +11,7 @@ use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 
 fn parse(text: &str, what: &str) -> Result<Value, JsValue> {
-    serde_json::from_str(text).map_err(|e| {
-        js_err(Error::new(
-            ErrorKind::InvalidRequest,
-            format!("{what} is not valid JSON: {e}"),
-        ))
-    })
+    serde_json::from_str(text).map_err(|e| js_err(Error::json(ErrorKind::InvalidRequest, what, &e)))
 }
 
 fn names(text: &str) -> Result<Vec<String>, JsValue> {

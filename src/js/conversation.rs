@@ -11,8 +11,7 @@ use crate::wire;
 use wasm_bindgen::prelude::*;
 
 fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<serde_json::Value, JsValue> {
-    serde_json::from_str(text)
-        .map_err(|e| js_err(Error::new(kind, format!("{what} are not valid JSON: {e}"))))
+    serde_json::from_str(text).map_err(|e| js_err(Error::json(kind, what, &e)))
 }
 
 fn options(text: &str) -> Result<ConversationOptions, JsValue> {

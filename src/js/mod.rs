@@ -82,20 +82,22 @@ pub fn lower_many_inbox(lens: &[u32]) -> Result<String, JsValue> {
         )));
     };
     let opts = serde_json::from_str(&options)
-        .map_err(|e| {
-            Error::new(
-                ErrorKind::InvalidOptions,
-                format!("options are not valid JSON: {e}"),
-            )
-        })
+        .map_err(|e| Error::json(ErrorKind::InvalidOptions, "options", &e))
         .and_then(LowerOptions::from_value)
         .map_err(js_err)?;
     let messages: Vec<serde_json::Value> = match serde_json::from_str(&messages) {
         Ok(serde_json::Value::Array(items)) => items,
-        _ => {
+        Ok(_) => {
             return Err(js_err(Error::new(
                 ErrorKind::InvalidMessage,
                 "messages must be a JSON array",
+            )))
+        }
+        Err(e) => {
+            return Err(js_err(Error::json(
+                ErrorKind::InvalidMessage,
+                "the message",
+                &e,
             )))
         }
     };
@@ -142,6 +144,13 @@ pub fn normalize_message(message: &str) -> Result<String, JsValue> {
     UserMessage::from_json(message)
         .map(|m| m.to_json())
         .map_err(js_err)
+}
+
+/// The size of the allocation the render budget refused just before a trap (0: none); the
+/// glue reads it from the trapped instance to name the limit.
+#[wasm_bindgen(js_name = trapReason)]
+pub fn trap_reason() -> f64 {
+    crate::budget::tripped() as f64
 }
 
 /// The media class (`image`, `pdf`, `audio`, `video`, `text`, `binary`) of a declared media

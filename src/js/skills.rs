@@ -11,8 +11,7 @@ use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 
 fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<Value, JsValue> {
-    serde_json::from_str(text)
-        .map_err(|e| js_err(Error::new(kind, format!("{what} is not valid JSON: {e}"))))
+    serde_json::from_str(text).map_err(|e| js_err(Error::json(kind, what, &e)))
 }
 
 /// Key/value rows from the inbox: `key NUL value NUL …`.

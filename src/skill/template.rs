@@ -6,7 +6,11 @@
 //! long before the wasm stack does), and an output ceiling (the writer refuses bytes past
 //! it). MiniJinja itself refuses `range()` past 100 000 items and string repetition past
 //! 100 MB. What no hook reaches is a chain of self-concatenations that never writes
-//! (`{% set s = s ~ s %}` repeated): MiniJinja has no per-value size limit.
+//! (`{% set s = s ~ s %}` repeated): MiniJinja has no per-value size limit, so the render
+//! runs inside an allocation budget ([`crate::budget`]) that stops such a value at
+//! [`Limits::max_value`] bytes (in wasm, a trap the JS glue turns into `LimitExceeded`).
+//! Shapes that would nest deeper than the wasm stack are refused before parsing
+//! ([`check_shape`]).
 
 #[cfg(feature = "composer")]
 use crate::error::{Error, ErrorKind};
@@ -38,17 +42,21 @@ pub struct Limits {
     pub recursion: usize,
     /// The most bytes the output may have.
     pub max_output: usize,
+    /// The largest single value (string, list) the render may build, in bytes: past it
+    /// the allocation is refused (see [`crate::budget`]).
+    pub max_value: usize,
 }
 
 #[cfg(feature = "composer")]
 impl Default for Limits {
     /// 200 000 fuel (a prompt template with a few loops uses a few thousand), recursion 64,
-    /// 1 MiB of output.
+    /// 1 MiB of output, 32 MiB for any one value.
     fn default() -> Self {
         Limits {
             fuel: 200_000,
             recursion: 64,
             max_output: 1 << 20,
+            max_value: 32 << 20,
         }
     }
 }
@@ -225,10 +233,135 @@ fn syntax_error(source: &str, e: &minijinja::Error) -> SyntaxError {
     }
 }
 
+/// The most operators, filters, tests and lookups one `{{ … }}` or `{% … %}` tag may hold.
+/// MiniJinja parses such chains in loops but compiles, evaluates and drops them
+/// recursively, so a tag of thousands of them overflows the wasm stack; a real template
+/// has a few dozen.
+pub const MAX_TAG_OPERATORS: usize = 500;
+
+/// The most `elif` branches a template may have (each nests one level deeper when
+/// compiled).
+pub const MAX_ELIF: usize = 500;
+
+/// Refuses, before MiniJinja sees it, a template whose shape would nest deeper than its
+/// parser's recursion limit counts: a tag with more than [`MAX_TAG_OPERATORS`] operators
+/// (`1 + 1 + …`, `- - 1`, `not not x`, `x|f|f…`, `x.a.a…`, `a if b else …`) or more than
+/// [`MAX_ELIF`] `elif` branches. String literals, comments and `raw` blocks are skipped.
+pub fn check_shape(source: &str) -> Result<(), SyntaxError> {
+    let b = source.as_bytes();
+    let mut i = 0;
+    let mut elifs = 0usize;
+    let mut line = 1usize;
+    let too_deep = |line: usize, detail: String| SyntaxError {
+        line: Some(line),
+        column: None,
+        detail,
+    };
+    while i + 1 < b.len() {
+        if b[i] == b'\n' {
+            line += 1;
+            i += 1;
+            continue;
+        }
+        if b[i] != b'{' || !matches!(b[i + 1], b'{' | b'%' | b'#') {
+            i += 1;
+            continue;
+        }
+        let start_line = line;
+        let close = match b[i + 1] {
+            b'{' => b'}',
+            b'%' => b'%',
+            _ => b'#',
+        };
+        i += 2;
+        if close == b'#' {
+            // A comment: up to `#}`.
+            while i + 1 < b.len() && !(b[i] == b'#' && b[i + 1] == b'}') {
+                line += usize::from(b[i] == b'\n');
+                i += 1;
+            }
+            i += 2;
+            continue;
+        }
+        let mut ops = 0usize;
+        let mut first_word: Option<(usize, usize)> = None;
+        let mut quote: Option<u8> = None;
+        while i < b.len() {
+            let c = b[i];
+            line += usize::from(c == b'\n');
+            if let Some(q) = quote {
+                if c == b'\\' {
+                    i += 1;
+                } else if c == q {
+                    quote = None;
+                }
+                i += 1;
+                continue;
+            }
+            if i + 1 < b.len() && c == close && b[i + 1] == b'}' {
+                i += 2;
+                break;
+            }
+            match c {
+                b'"' | b'\'' => quote = Some(c),
+                b'+' | b'-' | b'*' | b'/' | b'%' | b'~' | b'|' | b'.' | b'[' | b'(' | b'<'
+                | b'>' | b'=' | b'!' => ops += 1,
+                c if c.is_ascii_alphabetic() || c == b'_' => {
+                    let s = i;
+                    while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                        i += 1;
+                    }
+                    let word = &b[s..i];
+                    if first_word.is_none() {
+                        first_word = Some((s, i));
+                    }
+                    if matches!(
+                        word,
+                        b"not" | b"and" | b"or" | b"is" | b"in" | b"if" | b"else"
+                    ) {
+                        ops += 1;
+                    }
+                    continue;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        if ops > MAX_TAG_OPERATORS {
+            return Err(too_deep(
+                start_line,
+                format!("a tag chains more than {MAX_TAG_OPERATORS} operators, filters or lookups; split it with `set`"),
+            ));
+        }
+        let word = first_word.map(|(s, e)| &b[s..e]);
+        if close == b'%' && word == Some(b"elif".as_slice()) {
+            elifs += 1;
+            if elifs > MAX_ELIF {
+                return Err(too_deep(
+                    start_line,
+                    format!("more than {MAX_ELIF} `elif` branches"),
+                ));
+            }
+        }
+        if close == b'%' && word == Some(b"raw".as_slice()) {
+            // The body of `raw` is text up to `endraw`.
+            match source.get(i..).and_then(|rest| rest.find("endraw")) {
+                Some(at) => {
+                    line += source[i..i + at].matches('\n').count();
+                    i += at;
+                }
+                None => break,
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Parses `source` as a MiniJinja template (the syntax the composer renders: statements,
 /// expressions, filters and tests; no macros, `include`, `extends` or `import`, since a
 /// skill template stands alone).
 pub fn check(source: &str) -> Result<(), SyntaxError> {
+    check_shape(source)?;
     ENV.with(|env| match env.borrow().template_from_str(source) {
         Ok(_) => Ok(()),
         Err(e) => Err(syntax_error(source, &e)),
@@ -300,6 +433,7 @@ pub fn render(source: &str, context: &Value, limits: Limits, name: &str) -> Resu
         // Compiled templates are kept by their source (the last COMPILED of them): a skill
         // composed again skips the parse. The output never depends on the cache.
         if env.get_template(source).is_err() {
+            check_shape(source).map_err(|e| shape_error(&e, name))?;
             env.add_template_owned(source.to_owned(), source.to_owned())
                 .map_err(|e| malformed(source, &e, name, "syntax", None))?;
             COMPILED_ORDER.with(|o| {
@@ -321,7 +455,9 @@ pub fn render(source: &str, context: &Value, limits: Limits, name: &str) -> Resu
             over: false,
         };
         let ctx = to_template_value(context);
-        let result = tmpl.render_captured_to(ctx, &mut out).map(drop);
+        let result = crate::budget::within(limits.max_value, || {
+            tmpl.render_captured_to(ctx, &mut out).map(drop)
+        });
         drop(tmpl);
         match result {
             Ok(()) => String::from_utf8(out.buf)
@@ -356,6 +492,25 @@ pub fn render(source: &str, context: &Value, limits: Limits, name: &str) -> Resu
             }
         }
     })
+}
+
+#[cfg(feature = "composer")]
+fn shape_error(s: &SyntaxError, name: &str) -> Error {
+    let mut err = Error::new(
+        ErrorKind::MalformedTemplate,
+        format!(
+            "the template `{name}` failed at line {}: {}",
+            s.line.unwrap_or(1),
+            s.detail
+        ),
+    )
+    .with("artifact", name)
+    .with("reason", "syntax")
+    .with("detail", s.detail.clone());
+    if let Some(l) = s.line {
+        err = err.with("line", l as u64);
+    }
+    err
 }
 
 #[cfg(feature = "composer")]

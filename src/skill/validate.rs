@@ -1088,12 +1088,8 @@ fn check_assertions(v: &Value, path: &str, out: &mut Problems) {
 /// that carry no timestamps. Returns the skill and its warnings; any error-severity
 /// problem fails the import with `InvalidSkill`, whose `details.problems` lists them all.
 pub fn import_package(json: &str, now: &str) -> Result<(Skill, Vec<Problem>)> {
-    let v: Value = serde_json::from_str(json).map_err(|e| {
-        Error::new(
-            ErrorKind::InvalidSkill,
-            format!("the skill package is not valid JSON: {e}"),
-        )
-    })?;
+    let v: Value = serde_json::from_str(json)
+        .map_err(|e| Error::json(ErrorKind::InvalidSkill, "the skill package", &e))?;
     import_value(&v, now)
 }
 

@@ -15,12 +15,8 @@ fn problems(p: &[Problem]) -> Value {
 
 /// `{ valid, problems }` of a package given as JSON text.
 pub fn validate_json(package: &str) -> Result<String> {
-    let v: Value = serde_json::from_str(package).map_err(|e| {
-        Error::new(
-            ErrorKind::InvalidSkill,
-            format!("the skill package is not valid JSON: {e}"),
-        )
-    })?;
+    let v: Value = serde_json::from_str(package)
+        .map_err(|e| Error::json(ErrorKind::InvalidSkill, "the skill package", &e))?;
     Ok(validate_skill(&v).to_value().to_string())
 }
 
@@ -49,12 +45,8 @@ pub fn import_skill_md_json(
 
 /// Bundled files from their JSON form `[{ path, content, base64? }]`.
 pub fn files_from_json(files: &str) -> Result<Vec<BundledFile>> {
-    let v: Value = serde_json::from_str(files).map_err(|e| {
-        Error::new(
-            ErrorKind::InvalidOptions,
-            format!("the bundled files are not valid JSON: {e}"),
-        )
-    })?;
+    let v: Value = serde_json::from_str(files)
+        .map_err(|e| Error::json(ErrorKind::InvalidOptions, "the bundled files", &e))?;
     let Value::Array(list) = v else {
         return Err(Error::new(
             ErrorKind::InvalidOptions,
@@ -109,12 +101,8 @@ pub fn export_skill_md_json(skill: &str) -> Result<String> {
 /// [`select_variant`]); `None` for an empty array. Malformed artifacts are `InvalidSkill`
 /// listing their problems.
 pub fn select_variant_json(artifacts: &str, model: &str) -> Result<Option<usize>> {
-    let v: Value = serde_json::from_str(artifacts).map_err(|e| {
-        Error::new(
-            ErrorKind::InvalidSkill,
-            format!("the artifacts are not valid JSON: {e}"),
-        )
-    })?;
+    let v: Value = serde_json::from_str(artifacts)
+        .map_err(|e| Error::json(ErrorKind::InvalidSkill, "the artifacts", &e))?;
     let Value::Array(list) = v else {
         return Err(Error::new(
             ErrorKind::InvalidSkill,

@@ -80,16 +80,23 @@ impl Node {
     }
 }
 
+/// How deep collections may nest in frontmatter (a real SKILL.md nests two or three
+/// levels; the tree is built, converted and dropped recursively, so the bound keeps every
+/// walk far inside the wasm stack).
+pub const MAX_DEPTH: usize = 64;
+
 /// Builds the tree from parser events.
 #[derive(Default)]
 struct Builder {
     /// Open collections, each with the key waiting for its value (mappings).
     stack: Vec<(Node, Option<String>)>,
     root: Option<Node>,
+    /// The first reason the document is refused (later events are ignored).
+    error: Option<ScanError>,
 }
 
 impl Builder {
-    fn push(&mut self, node: Node) {
+    fn push(&mut self, node: Node, span: Span) {
         match self.stack.last_mut() {
             None => {
                 if self.root.is_none() {
@@ -98,23 +105,41 @@ impl Builder {
             }
             Some((Node::Seq(items), _)) => items.push(node),
             Some((Node::Map(entries), pending)) => match pending.take() {
-                // A key: its text (a collection as a key is kept as its JSON text).
-                None => {
-                    *pending = Some(match node {
-                        Node::Scalar { text, .. } => text,
-                        Node::Null => String::new(),
-                        other => other.to_json().to_string(),
-                    })
-                }
+                // A key: its text. A list or mapping as a key (YAML's `? ` complex keys)
+                // has no place in frontmatter and is refused.
+                None => match node {
+                    Node::Scalar { text, .. } => *pending = Some(text),
+                    Node::Null => *pending = Some(String::new()),
+                    Node::Seq(_) | Node::Map(_) => {
+                        self.error = Some(ScanError::new_str(
+                            span.start,
+                            "a mapping key must be text, not a list or a mapping",
+                        ))
+                    }
+                },
                 Some(key) => entries.push((key, node)),
             },
             Some(_) => {}
         }
     }
+
+    fn open(&mut self, node: Node, span: Span) {
+        if self.stack.len() >= MAX_DEPTH {
+            self.error = Some(ScanError::new(
+                span.start,
+                format!("lists and mappings nest deeper than {MAX_DEPTH} levels"),
+            ));
+        } else {
+            self.stack.push((node, None));
+        }
+    }
 }
 
 impl<'input> SpannedEventReceiver<'input> for Builder {
-    fn on_event(&mut self, ev: Event<'input>, _span: Span) {
+    fn on_event(&mut self, ev: Event<'input>, span: Span) {
+        if self.error.is_some() {
+            return;
+        }
         match ev {
             Event::Scalar(text, style, _, _) => {
                 let plain = style == ScalarStyle::Plain;
@@ -124,14 +149,14 @@ impl<'input> SpannedEventReceiver<'input> for Builder {
                 } else {
                     Node::Scalar { text, plain }
                 };
-                self.push(node);
+                self.push(node, span);
             }
-            Event::Alias(_) => self.push(Node::Null),
-            Event::SequenceStart(..) => self.stack.push((Node::Seq(Vec::new()), None)),
-            Event::MappingStart(..) => self.stack.push((Node::Map(Vec::new()), None)),
+            Event::Alias(_) => self.push(Node::Null, span),
+            Event::SequenceStart(..) => self.open(Node::Seq(Vec::new()), span),
+            Event::MappingStart(..) => self.open(Node::Map(Vec::new()), span),
             Event::SequenceEnd | Event::MappingEnd => {
                 if let Some((node, _)) = self.stack.pop() {
-                    self.push(node);
+                    self.push(node, span);
                 }
             }
             _ => {}
@@ -139,10 +164,25 @@ impl<'input> SpannedEventReceiver<'input> for Builder {
     }
 }
 
-/// Parses the first document of `src` (an empty one is [`Node::Null`]).
+/// Parses the first document of `src` (an empty one is [`Node::Null`]). Collections nested
+/// deeper than [`MAX_DEPTH`] and collections used as keys are errors.
 pub fn parse(src: &str) -> Result<Node, ScanError> {
+    // The events are pulled one by one (the parser's own `load` recurses once per level,
+    // which a deeply nested document turns into a stack overflow), up to the end of the
+    // first document or the first refusal.
     let mut b = Builder::default();
-    Parser::new_from_str(src).load(&mut b, false)?;
+    let mut parser = Parser::new_from_str(src);
+    while let Some(next) = parser.next_event() {
+        let (ev, span) = next?;
+        let end = matches!(ev, Event::DocumentEnd | Event::StreamEnd);
+        b.on_event(ev, span);
+        if let Some(e) = b.error {
+            return Err(e);
+        }
+        if end {
+            break;
+        }
+    }
     Ok(b.root.unwrap_or(Node::Null))
 }
 

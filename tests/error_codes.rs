@@ -1,0 +1,59 @@
+//! The error codes are one list, in the core: the WIT `error` variant and the TypeScript
+//! `ErrorCode` union must name the same codes in the same order.
+#![cfg(not(target_arch = "wasm32"))]
+
+use promptloom::ErrorKind;
+
+fn kebab(code: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in code.chars().enumerate() {
+        if c.is_ascii_uppercase() {
+            if i > 0 {
+                out.push('-');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[test]
+fn wit_error_variant_matches_the_core() {
+    let wit = std::fs::read_to_string("wit/world.wit").expect("wit/world.wit"); // ok: test
+    let start = wit.find("variant error {").expect("the error variant"); // ok: test
+    let body = &wit[start..];
+    let end = body.find('}').expect("its end"); // ok: test
+    let cases: Vec<String> = body[..end]
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.trim().split('(').next().map(str::to_owned))
+        .filter(|c| !c.is_empty())
+        .collect();
+    let core: Vec<String> = ErrorKind::ALL.iter().map(|k| kebab(k.code())).collect();
+    assert_eq!(cases, core);
+}
+
+#[test]
+fn typescript_error_code_matches_the_core() {
+    let dts = std::fs::read_to_string("pkg/index.d.ts").expect("pkg/index.d.ts"); // ok: test
+    let start = dts.find("export type ErrorCode =").expect("ErrorCode"); // ok: test
+    let body = &dts[start..];
+    let end = body.find(';').expect("its end"); // ok: test
+    let codes: Vec<&str> = body[..end]
+        .split('|')
+        .skip(1)
+        .map(|c| c.trim().trim_matches('\''))
+        .collect();
+    let core: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.code()).collect();
+    assert_eq!(codes, core);
+}
+
+#[test]
+fn every_code_is_distinct() {
+    let mut codes: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.code()).collect();
+    codes.sort_unstable();
+    codes.dedup();
+    assert_eq!(codes.len(), ErrorKind::ALL.len());
+}
