@@ -55,7 +55,6 @@ function trapError(raw) {
  * `InstanceLost`, their finalizers do nothing) and a fresh instance serves the next call.
  */
 function replaceInstance() {
-  if (globalThis.__plTrace) console.error("TRAP", new Error().stack.split("\n").slice(2, 9).join(" "));
   const dead = wasm;
   try {
     dead.__kill();

@@ -1,5 +1,6 @@
 // An edge Worker that imports the `promptloom/composer` entry as a Worker bundle would and
 // runs the composer suite, or composes the request it is sent.
+import { hardeningConformance } from '../hardening-conformance.mjs';
 import * as pl from 'promptloom/composer';
 import { composerConformance } from '../composer-conformance.mjs';
 import { arbiterConformance } from '../arbiter-conformance.mjs';
@@ -17,6 +18,10 @@ export default {
       const skills = () => pl.openSkillStore(kv ? { backend: env.CHAT, name: `composer-${stores++}`, now } : { now });
       const messages = () => pl.openMessageStore(kv ? { backend: env.CHAT, name: `composer-msg-${stores++}` } : {});
       return Response.json(await composerConformance(pl, skills, messages, fx));
+    }
+    if (url.pathname === '/hardening') {
+      // Inputs that once killed the instance, trap recovery and the boundary suite.
+      return Response.json(await hardeningConformance(pl, await request.json()));
     }
     if (url.pathname === '/arbiter-conformance') {
       const { specs, staged } = await request.json();

@@ -1,5 +1,6 @@
 // An edge Worker that imports promptloom as a Worker bundle would (the "workerd" export) and
 // lowers the message it is sent. The resolver answers from the table in the request.
+import { hardeningConformance } from '../hardening-conformance.mjs';
 import * as pl from 'promptloom';
 import { conformance } from '../store-conformance.mjs';
 import { skillConformance } from '../skill-conformance.mjs';
@@ -45,6 +46,10 @@ export default {
       const now = () => '2026-11-22T08:00:00Z';
       const open = () => pl.openSkillStore(backend === 'kv' ? { backend: env.CHAT, name: `skills-${stores++}`, now } : { backend: 'memory', now });
       return Response.json(await skillConformance(pl, open, seed));
+    }
+    if (url.pathname === '/hardening') {
+      // Inputs that once killed the instance, trap recovery and the boundary suite.
+      return Response.json(await hardeningConformance(pl, await request.json()));
     }
     if (url.pathname === '/match') {
       // Phase 1 at the edge: a catalog in memory, matched per request.
