@@ -10,7 +10,7 @@
 //     transaction where the backend has them). An `insert` whose key exists fails the whole
 //     commit with a StoreFailed error whose details say `conflict: true`.
 
-import { PromptloomError } from './api.js';
+import { PromptloomError, __call, __module } from './api.js';
 
 /** The tables of the layout (src/store/mod.rs); the IndexedDB object stores. */
 export const TABLES = ['messages', 'parts', 'blobs', 'sessions', 'ids', 'skills', 'skill_names', 'skill_artifacts', 'artifact_ids', 'skill_sync', 'skill_invocations', 'skill_traces'];
@@ -328,9 +328,11 @@ async function listAll(host, prefix) {
 /**
  * A host-supplied store: an object with async get(key), put(key, value), delete(key) and
  * list(prefix) (keys, or { keys: [{ name }] }), or a Cloudflare KV namespace as it is. Rows
- * live under `<name>/<table>:<key>`, so several stores can share one namespace. Writes go one
- * by one in the layout's order (dependent rows first, the row that makes them visible
- * last), so an interrupted commit leaves nothing visible.
+ * live under `<name>/<table>:<key>`, so several stores can share one namespace. Such a
+ * store has no transactions: the core plans each commit with an undo journal and chunks
+ * large values (src/store/kv.rs); this backend executes the plan. A commit that fails is
+ * rolled back before the next read or write, so no reader sees it half done, and it can be
+ * retried.
  */
 export function hostBackend(host, name) {
   for (const m of ['get', 'put', 'delete', 'list']) {
@@ -346,28 +348,85 @@ export function hostBackend(host, name) {
       throw storeFailed(`the host store failed in ${what}: ${e?.message ?? e}`, e);
     }
   };
-  const at = (table, key) => `${name}/${table}:${key}`;
+  const prefix = `${name}/`;
+  const at = (table, key) => `${prefix}${table}:${key}`;
+  const journalKey = `${prefix}~journal`;
   let queue = Promise.resolve();
+  let clean = false; // no journal pending (checked on first use and after a failed commit)
+  let overlay = null; // while a roll-back cannot be written: raw key → old raw value | null
+
+  /** A stored raw value as the row's value: a chunked row (U+0001 first) is joined. */
+  async function valueOf(rest, raw) {
+    if (raw == null) return null;
+    raw = String(raw);
+    if (raw.charCodeAt(0) !== 1) return raw;
+    const keys = __call(() => __module().kvChunks(prefix, rest, raw));
+    if (keys === '') return raw;
+    const parts = await Promise.all(keys.split('\0').map((k) => host.get(k)));
+    const lost = parts.findIndex((p) => p == null);
+    if (lost >= 0) throw storeFailed(`the row \`${rest}\` is missing a chunk`);
+    return parts.map(String).join('');
+  }
+  async function run(writes) {
+    for (const [k, v] of writes) {
+      if (v === null) await host.delete(k);
+      else await host.put(k, v);
+    }
+  }
+  async function recover() {
+    if (clean) return;
+    const raw = await host.get(journalKey);
+    if (raw != null) {
+      const journal = await valueOf('~journal', raw);
+      const writes = JSON.parse(__call(() => __module().kvUndo(prefix, journal, String(raw))));
+      try {
+        await run(writes);
+      } catch (e) {
+        const err = storeFailed(`an interrupted write could not be rolled back yet: ${e?.message ?? e}`, e);
+        err.details.pending = true;
+        throw err;
+      }
+    }
+    clean = true;
+    overlay = null;
+  }
+  /**
+   * Reads wait for the commit in flight and roll back a pending one; while the store
+   * refuses the roll-back, they read the old rows through the journal: never half a commit.
+   */
+  const ready = () =>
+    queue.then(recover).catch(async (e) => {
+      if (!(e instanceof PromptloomError) || !e.details.pending) throw e;
+      const raw = await host.get(journalKey);
+      const journal = await valueOf('~journal', raw);
+      overlay = journal == null ? null : new Map(Object.entries(JSON.parse(__call(() => __module().kvOverlay(journal)))));
+    });
+  /** A raw value as readers see it (through the overlay while a roll-back is pending). */
+  const rawGet = (k) => (overlay && overlay.has(k) ? Promise.resolve(overlay.get(k)) : host.get(k));
+
   return {
     kind: 'host',
     get(table, key) {
       checkTable(table);
       return wrap('get', async () => {
-        const v = await host.get(at(table, key));
-        return v == null ? null : String(v);
+        await ready();
+        return valueOf(`${table}:${key}`, await rawGet(at(table, key)));
       });
     },
-    scan(table, prefix) {
+    scan(table, prefix_) {
       checkTable(table);
       return wrap('list', async () => {
-        const full = at(table, prefix);
+        await ready();
+        const full = at(table, prefix_);
         const strip = at(table, '').length;
-        const keys = (await listAll(host, full)).filter((k) => typeof k === 'string' && k.startsWith(full));
-        keys.sort();
-        const values = await Promise.all(keys.map((k) => host.get(k)));
+        const listed = (await listAll(host, full)).filter((k) => typeof k === 'string' && k.startsWith(full));
+        if (overlay) for (const [k, v] of overlay) if (v !== null && k.startsWith(full)) listed.push(k);
+        const keys = [...new Set(listed)].sort();
+        const raws = await Promise.all(keys.map((k) => rawGet(k)));
+        const values = await Promise.all(raws.map((v, i) => valueOf(`${table}:${keys[i].slice(strip)}`, v)));
         const out = [];
         keys.forEach((k, i) => {
-          if (values[i] != null) out.push([k.slice(strip), String(values[i])]);
+          if (values[i] != null) out.push([k.slice(strip), values[i]]);
         });
         return out;
       });
@@ -377,25 +436,33 @@ export function hostBackend(host, name) {
     },
     commitAfterRead(reads, build) {
       // One commit at a time per instance: the read and the writes must not interleave.
-      // Inserts are checked before anything is written (exact for one writer per store;
-      // a KV store offers no transactions to make it exact across writers).
-      const run = queue.then(() =>
+      const run_ = queue.then(() =>
         wrap('put', async () => {
-          const values = await Promise.all(reads.map(([t, k]) => host.get(at(t, k))));
-          const ops = build(values.map((v) => (v == null ? null : String(v))));
+          await recover();
+          const values = await Promise.all(reads.map(([t, k]) => host.get(at(t, k)).then((v) => valueOf(`${t}:${k}`, v))));
+          const ops = build(values);
           for (const op of ops) checkTable(op.table);
-          const inserts = ops.filter((op) => op.op === 'insert');
-          const taken = await Promise.all(inserts.map((op) => host.get(at(op.table, op.key))));
-          const i = taken.findIndex((v) => v != null);
-          if (i >= 0) throw conflict(inserts[i].table, inserts[i].key);
-          for (const op of ops) {
-            if (op.op === 'delete') await host.delete(at(op.table, op.key));
-            else await host.put(at(op.table, op.key), op.value);
+          const keys = [...new Set(ops.map((op) => at(op.table, op.key)))];
+          const raws = await Promise.all(keys.map((k) => host.get(k)));
+          const olds = {};
+          keys.forEach((k, i) => {
+            if (raws[i] != null) olds[k] = String(raws[i]);
+          });
+          const plan = JSON.parse(__call(() => __module().kvPlan(prefix, JSON.stringify(ops), JSON.stringify(olds))));
+          await run(plan.begin);
+          try {
+            await run(plan.apply);
+            await run(plan.end);
+          } catch (e) {
+            clean = false;
+            await recover().catch(() => {}); // now if the store lets us, else before the next access
+            throw e;
           }
+          for (const k of plan.garbage) await host.delete(k).catch(() => {});
         }),
       );
-      queue = run.catch(() => {});
-      return run;
+      queue = run_.catch(() => {});
+      return run_;
     },
     close() {},
   };

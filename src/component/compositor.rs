@@ -3,7 +3,7 @@
 
 use super::exports::promptloom::core::compositor::{self as wit, Guest, GuestMessageStore};
 use super::exports::promptloom::core::lowering as wl;
-use super::keyvalue::KvBackend;
+use super::keyvalue::{Bucketed, KvBackend};
 use super::promptloom::core::types::Error as WitError;
 use super::{options, to_wit, Component};
 use crate::compositor::{parse_input, CommandCatalog, Step, SubmitOptions};
@@ -61,7 +61,7 @@ pub struct StoreResource {
 
 impl GuestMessageStore for StoreResource {
     fn open(name: String) -> Result<wit::MessageStore, WitError> {
-        let backend = KvBackend::open(&name).map_err(to_wit)?;
+        let backend = Bucketed::open(&name).map_err(to_wit)?;
         Ok(wit::MessageStore::new(StoreResource {
             store: RefCell::new(MessageStore::new(backend)),
         }))

@@ -1,13 +1,17 @@
-//! The storage backend over an imported `wasi:keyvalue` bucket. Rows live under
-//! `<table>:<key>`; a commit writes them one by one in the layout's order (dependent rows
-//! first, the row that makes them visible last), as the store interface has no transactions.
+//! The storage backend over an imported `wasi:keyvalue` bucket: the raw keys and values;
+//! rows live under `<table>:<key>`, and the core's journal protocol
+//! ([`crate::store::kv::Journaled`]) makes each commit all or nothing and chunks large
+//! values, as the store interface has no transactions.
 
 use super::wasi::keyvalue::store::{self as kv, Bucket};
 use crate::error::{Error, ErrorKind, Result};
-use crate::store::{Backend, Op, Table};
+use crate::store::kv::{Journaled, RawKv};
 
-/// A bucket as a [`Backend`].
-pub(crate) struct KvBackend {
+/// A bucket as a [`crate::store::Backend`]: journaled commits over its raw keys.
+pub(crate) type KvBackend = Journaled<Bucketed>;
+
+/// A bucket's raw keys and values.
+pub(crate) struct Bucketed {
     bucket: Bucket,
 }
 
@@ -23,16 +27,17 @@ fn failed(what: &str, e: kv::Error) -> Error {
     )
 }
 
-fn flat(table: Table, key: &str) -> String {
-    format!("{}:{key}", table.name())
-}
-
-impl KvBackend {
-    /// Opens the bucket `name`.
+impl Bucketed {
+    /// Opens the bucket `name`, rolling back a write an earlier instance left half done.
     pub(crate) fn open(name: &str) -> Result<KvBackend> {
-        Ok(KvBackend {
-            bucket: kv::open(name).map_err(|e| failed("open", e))?,
-        })
+        let mut store = Journaled::new(
+            Bucketed {
+                bucket: kv::open(name).map_err(|e| failed("open", e))?,
+            },
+            "",
+        );
+        store.recover()?;
+        Ok(store)
     }
 
     fn text(&self, key: &str) -> Result<Option<String>> {
@@ -48,14 +53,22 @@ impl KvBackend {
     }
 }
 
-impl Backend for KvBackend {
-    fn get(&self, table: Table, key: &str) -> Result<Option<String>> {
-        self.text(&flat(table, key))
+impl RawKv for Bucketed {
+    fn get(&self, key: &str) -> Result<Option<String>> {
+        self.text(key)
     }
 
-    fn scan(&self, table: Table, prefix: &str) -> Result<Vec<(String, String)>> {
-        let full = flat(table, prefix);
-        let strip = table.name().len() + 1;
+    fn set(&mut self, key: &str, value: &str) -> Result<()> {
+        self.bucket
+            .set(key, value.as_bytes())
+            .map_err(|e| failed("set", e))
+    }
+
+    fn delete(&mut self, key: &str) -> Result<()> {
+        self.bucket.delete(key).map_err(|e| failed("delete", e))
+    }
+
+    fn keys(&self, prefix: &str) -> Result<Vec<String>> {
         let mut keys = Vec::new();
         let mut cursor = None;
         loop {
@@ -63,48 +76,12 @@ impl Backend for KvBackend {
                 .bucket
                 .list_keys(cursor)
                 .map_err(|e| failed("list-keys", e))?;
-            keys.extend(page.keys.into_iter().filter(|k| k.starts_with(&full)));
+            keys.extend(page.keys.into_iter().filter(|k| k.starts_with(prefix)));
             match page.cursor {
                 Some(c) if cursor != Some(c) => cursor = Some(c),
                 _ => break,
             }
         }
-        keys.sort();
-        let mut out = Vec::with_capacity(keys.len());
-        for k in keys {
-            if let Some(v) = self.text(&k)? {
-                out.push((k.get(strip..).unwrap_or_default().to_owned(), v));
-            }
-        }
-        Ok(out)
-    }
-
-    fn commit(&mut self, ops: &[Op]) -> Result<()> {
-        // The store interface has no transactions: inserts are checked before anything is
-        // written (a single writer per bucket is assumed for the check to be exact).
-        for op in ops {
-            if let Op::Insert { table, key, .. } = op {
-                if self
-                    .bucket
-                    .exists(&flat(*table, key))
-                    .map_err(|e| failed("exists", e))?
-                {
-                    return Err(crate::store::conflict(*table, key));
-                }
-            }
-        }
-        for op in ops {
-            match op {
-                Op::Put { table, key, value } | Op::Insert { table, key, value } => self
-                    .bucket
-                    .set(&flat(*table, key), value.as_bytes())
-                    .map_err(|e| failed("set", e))?,
-                Op::Delete { table, key } => self
-                    .bucket
-                    .delete(&flat(*table, key))
-                    .map_err(|e| failed("delete", e))?,
-            }
-        }
-        Ok(())
+        Ok(keys)
     }
 }

@@ -5,7 +5,7 @@
 use super::exports::promptloom::core::skills::{
     self as wit, Guest, GuestSkillCatalog, GuestSkillStore,
 };
-use super::keyvalue::KvBackend;
+use super::keyvalue::{Bucketed, KvBackend};
 use super::promptloom::core::types::Error as WitError;
 use super::{to_wit, Component};
 use crate::catalog::{self, rank};
@@ -91,7 +91,7 @@ impl StoreResource {
 
 impl GuestSkillStore for StoreResource {
     fn open(name: String) -> std::result::Result<wit::SkillStore, WitError> {
-        let backend = KvBackend::open(&name).map_err(to_wit)?;
+        let backend = Bucketed::open(&name).map_err(to_wit)?;
         Ok(wit::SkillStore::new(StoreResource {
             store: RefCell::new(SkillTables::new(backend)),
         }))
@@ -234,8 +234,8 @@ impl GuestSkillCatalog for CatalogResource {
         workspace: String,
         account: String,
     ) -> std::result::Result<wit::SkillCatalog, WitError> {
-        let ws = KvBackend::open(&workspace).map_err(to_wit)?;
-        let acc = KvBackend::open(&account).map_err(to_wit)?;
+        let ws = Bucketed::open(&workspace).map_err(to_wit)?;
+        let acc = Bucketed::open(&account).map_err(to_wit)?;
         Ok(wit::SkillCatalog::new(CatalogResource {
             inner: RefCell::new(catalog::SkillCatalog::new(
                 SkillTables::new(ws),

@@ -146,6 +146,63 @@ pub fn normalize_message(message: &str) -> Result<String, JsValue> {
         .map_err(js_err)
 }
 
+/// The key-value commit plan (see `store::kv`) for `ops` (their wire JSON) over a store
+/// whose raw keys start with `prefix`; `olds` maps each touched row's raw key to its raw
+/// value. JSON `{ begin, apply, end, garbage }`.
+#[wasm_bindgen(js_name = kvPlan)]
+pub fn kv_plan(prefix: &str, ops: &str, olds: &str) -> Result<String, JsValue> {
+    let parse = |t: &str, what: &str| {
+        serde_json::from_str::<serde_json::Value>(t)
+            .map_err(|e| js_err(Error::json(ErrorKind::Internal, what, &e)))
+    };
+    let plan = crate::store::kv::plan_wire(
+        prefix,
+        &parse(ops, "the ops")?,
+        &parse(olds, "the old rows")?,
+    )
+    .map_err(js_err)?;
+    Ok(plan.to_value().to_string())
+}
+
+/// The writes (`[[key, value | null]]`) that roll back an interrupted commit, from its
+/// journal's value and the journal key's raw value.
+#[wasm_bindgen(js_name = kvUndo)]
+pub fn kv_undo(prefix: &str, journal: &str, journal_raw: &str) -> Result<String, JsValue> {
+    let writes = crate::store::kv::undo(prefix, journal, journal_raw).map_err(js_err)?;
+    Ok(serde_json::Value::Array(
+        writes
+            .into_iter()
+            .map(|(k, v)| serde_json::json!([k, v]))
+            .collect(),
+    )
+    .to_string())
+}
+
+/// What readers see while an interrupted commit cannot be rolled back: `{ rawKey: old raw
+/// value | null }` from its journal.
+#[wasm_bindgen(js_name = kvOverlay)]
+pub fn kv_overlay(journal: &str) -> Result<String, JsValue> {
+    let o = crate::store::kv::overlay(journal).map_err(js_err)?;
+    Ok(serde_json::Value::Object(
+        o.into_iter()
+            .map(|(k, v)| {
+                (
+                    k,
+                    v.map_or(serde_json::Value::Null, serde_json::Value::String),
+                )
+            })
+            .collect(),
+    )
+    .to_string())
+}
+
+/// The chunk keys a chunked row's raw value points to, in order, NUL-separated ("" for a
+/// plain value); `rest` is the key after the prefix.
+#[wasm_bindgen(js_name = kvChunks)]
+pub fn kv_chunks(prefix: &str, rest: &str, raw: &str) -> String {
+    crate::store::kv::chunks_of(prefix, rest, raw).join("\0")
+}
+
 /// The size of the allocation the render budget refused just before a trap (0: none); the
 /// glue reads it from the trapped instance to name the limit.
 #[wasm_bindgen(js_name = trapReason)]

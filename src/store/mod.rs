@@ -13,6 +13,7 @@
 
 #[cfg(feature = "composer")]
 pub mod invocations;
+pub mod kv;
 pub mod messages;
 pub mod skills;
 

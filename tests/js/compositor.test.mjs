@@ -28,9 +28,10 @@ test('conformance: host KV object (edge-style { keys: [{ name }] } list)', async
 });
 
 test('a host store failing mid-write leaves the message invisible; a retry takes the same sequence number', async () => {
-  const host = kv({ failAfter: 4 });
+  const host = kv();
   const store = await pl.openMessageStore({ backend: host });
-  await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'one' }] }, { store }); // 4 puts: part, session, id, head
+  await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'one' }] }, { store });
+  host.failIn(3); // the journal and two rows land, then the store fails
   await assert.rejects(
     pl.submit({ role: 'user', parts: [{ type: 'text', text: 'two' }, { type: 'text', text: 'three' }] }, { store }),
     (e) => e.code === 'StoreFailed' && /KV quota exceeded/.test(e.message),

@@ -25,6 +25,10 @@ export function kv({ failAfter = Infinity, cloudflareList = false } = {}) {
     heal() {
       failAfter = Infinity;
     },
+    /** The next `n` puts land, then every put throws (until heal). */
+    failIn(n) {
+      failAfter = puts + n;
+    },
   };
 }
 
