@@ -30,7 +30,7 @@ fn failed(what: &str, e: kv::Error) -> Error {
 impl Bucketed {
     /// Opens the bucket `name`, rolling back a write an earlier instance left half done.
     pub(crate) fn open(name: &str) -> Result<KvBackend> {
-        let mut store = Journaled::new(
+        let store = Journaled::new(
             Bucketed {
                 bucket: kv::open(name).map_err(|e| failed("open", e))?,
             },
