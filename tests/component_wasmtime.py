@@ -58,6 +58,9 @@ class KeyValue:
         self.buckets = {}
         self.names = []
         self.fail_after = None  # raise on the n-th next set
+        self.writes = 0  # sets and deletes so far
+        self.fail_at = None  # from this write on (1-based, counted in `writes`), every write fails
+        self.largest = 0  # the largest value the guest ever passed in one set
 
     def add_to(self, linker):
         with linker.root() as root:
@@ -87,8 +90,15 @@ class KeyValue:
     def get(self, store, res, key):
         return self.bucket(store, res).get(key)
 
+    def write_fault(self):
+        self.writes += 1
+        return self.fail_at is not None and self.writes >= self.fail_at
+
     def set(self, store, res, key, value):
         bucket = self.bucket(store, res)
+        if self.write_fault():
+            return wc.Variant("other", "disk full")
+        self.largest = max(self.largest, len(value))
         if self.fail_after is not None:
             if self.fail_after == 0:
                 return wc.Variant("other", "disk full")
@@ -97,7 +107,10 @@ class KeyValue:
         return None
 
     def delete(self, store, res, key):
-        self.bucket(store, res).pop(key, None)
+        bucket = self.bucket(store, res)
+        if self.write_fault():
+            return wc.Variant("other", "disk full")
+        bucket.pop(key, None)
         return None
 
     def exists(self, store, res, key):
@@ -571,6 +584,130 @@ class SkillsInWasmtime(unittest.TestCase):
         self.assertEqual((r[0]["name"], r[0]["scope"], r[0]["tier"]), ("Consistency Checker", "account", "exact"))
         self.assertEqual(h.sk("catalog.apply-sync", cat, "https://m.test/c.json", "{", '"e2"', NOW).tag, "sync-failed")
         self.assertEqual(h.sk("catalog.sync-etag", cat, "https://m.test/c.json"), '"e1"')
+
+
+
+class FaultsInWasmtime(unittest.TestCase):
+    """Every write position of a store call fails in turn (then every later write, as a
+    bucket that went down): readers see the state before the call, while the bucket is
+    down and after it heals, and the call then lands. Large values go in chunks."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.host = Host()
+        cls.count = 0
+
+    def bucket(self):
+        FaultsInWasmtime.count += 1
+        return f"faults-{FaultsInWasmtime.count}"
+
+    def skill(self, name, n, extra=""):
+        return json.dumps({
+            "id": f"skill-{name}", "name": name, "description": f"Does {name}{extra}", "version": "1.0.0",
+            "artifacts": [{"id": f"{name}-a{i}", "kind": "description", "name": f"Part {i}", "content": f"Part {i} of {name}{extra}"} for i in range(n)],
+        })
+
+    def submit(self, res, text, opts):
+        cat = record(builtins=True, commands=[], mentions=[])
+        r = self.host.call("submit", res, json.dumps({"role": "user", "parts": [{"type": "text", "text": text}]}), cat, json.dumps(opts), None)
+        return r.payload
+
+    def outcome(self, value):
+        return value.tag if isinstance(value, wc.Variant) else value
+
+    @staticmethod
+    def error_tag(value):
+        """The WIT error's tag, or None for a success (a submit's `done` step is a variant too)."""
+        if isinstance(value, wc.Variant) and value.tag not in ("done", "needs"):
+            return value.tag
+        return None
+
+    def every_position(self, open_store, setup, call, view):
+        h = self.host
+        ref = open_store(self.bucket())
+        setup(ref)
+        before = view(ref)
+        h.kv.writes = 0
+        self.assertIsNone(self.error_tag(call(ref)))
+        writes = h.kv.writes
+        after = view(ref)
+        self.assertGreaterEqual(writes, 3)
+        for n in range(1, writes + 1):
+            res = open_store(self.bucket())
+            setup(res)
+            h.kv.writes = 0
+            h.kv.fail_at = n
+            self.assertEqual(self.error_tag(call(res)), "store-failed", f"write {n}")
+            self.assertEqual(view(res), before, f"write {n}: readers while the bucket is down")
+            h.kv.fail_at = None
+            self.assertEqual(view(res), before, f"write {n}: readers after it heals")
+            self.assertIsNone(self.error_tag(call(res)), f"write {n}: the retry")
+            self.assertEqual(view(res), after, f"write {n}: after the retry")
+
+    def test_submit_with_an_explicit_id(self):
+        h = self.host
+        opened = lambda b: h.open_store(h.store, b)
+        view = lambda r: (h.call("history", r, "default"), self.outcome(h.call("get", r, "client-42")))
+        self.every_position(opened, lambda r: self.submit(r, "one", {"now": 1}), lambda r: self.submit(r, "two", {"now": 2, "id": "client-42"}), view)
+
+    def test_skill_create_put_update_delete(self):
+        h = self.host
+        opened = lambda b: h.sk("open-store", b)
+        view = lambda r: (h.sk("store.list", r), h.sk("store.get", r, "skill-alpha"), h.sk("store.get-artifact", r, "alpha-a1"))
+        alpha3 = lambda r: h.sk("store.create", r, self.skill("alpha", 3), NOW)
+        self.every_position(opened, lambda r: h.sk("store.create", r, self.skill("beta", 1), NOW), alpha3, view)
+        self.every_position(opened, alpha3, lambda r: h.sk("store.put", r, self.skill("alpha", 2, " (v2)"), NOW), view)
+        update = json.dumps({"id": "skill-alpha", "name": "alpha", "description": "Renamed", "version": "1.1.0"})
+        self.every_position(opened, alpha3, lambda r: h.sk("store.update", r, update, NOW), view)
+        self.every_position(opened, alpha3, lambda r: h.sk("store.delete", r, "skill-alpha"), view)
+
+    def test_large_texts_are_chunked_and_read_back(self):
+        # wasmtime-py moves list<u8> element by element (about 3.5 s per MB both ways), so
+        # the test command takes 1 and 3 MB; PROMPTLOOM_LARGE=1 adds 10 and 64 MB (4.5 min).
+        h = self.host
+        res = h.open_store(h.store, self.bucket())
+        h.kv.largest = 0
+        sizes = [1, 3, 10, 64] if os.environ.get("PROMPTLOOM_LARGE") == "1" else [1, 3]
+        for mb in sizes:
+            text = f"{mb}:".ljust(mb << 20, "x")
+            done = json.loads(self.submit(res, text, {"now": mb}).payload)
+            got = json.loads(h.call("get", res, done["id"]))
+            self.assertEqual(got["parts"][0]["text"], text, f"{mb} MB")
+        self.assertLessEqual(h.kv.largest, 256 * 1024)
+        # The instance keeps answering.
+        self.assertEqual(len(json.loads(h.call("history", res, "default"))), len(sizes))
+
+
+class HardeningInWasmtime(unittest.TestCase):
+    """Inputs that once trapped the instance are typed errors; the instance keeps answering."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.host = Host()
+
+    def alive(self):
+        out = self.host.lower({"role": "user", "parts": [{"type": "text", "text": "hi"}]}, "anthropic", {}, {})
+        self.assertIn('"hi"', out.body)
+
+    def test_deep_yaml_and_templates(self):
+        h = self.host
+        md = "---\nname: deep\ndescription: d\nmetadata:\n  " + "? " * 10000 + "x\n---\nbody\n"
+        self.assertEqual(h.sk("import-skill-md", md, [], None, NOW).tag, "invalid-skill")
+        self.alive()
+        for src in ["{{ " + "1 + " * 10000 + "1 }}", "{{ x" + "|upper" * 10000 + " }}", "{% if a %}x" + "{% elif a %}y" * 10000 + "{% endif %}"]:
+            skill = {"name": "deep", "description": "d", "metadata": {"framing": {"artifact": "F"}}, "artifacts": [{"kind": "prompt_template", "name": "F", "content": src}]}
+            report = json.loads(h.sk("validate-skill", json.dumps(skill)))
+            self.assertFalse(report["valid"])
+            step = h.co("compose", json.dumps({"skill_package": skill, "user_request": "x", "thread_id": "t"}))
+            self.assertEqual((step.tag, step.payload.tag), ("err", "malformed-template"))
+            self.alive()
+
+    def test_deep_json_is_limit_exceeded(self):
+        deep = {"role": "user", "parts": [{"type": "text", "text": "x", "extra": json.loads("[" * 500 + "]" * 500)}]}
+        out = self.host.lower(deep, "anthropic", {}, {})
+        self.assertIsInstance(out, wc.Variant)
+        self.assertEqual(out.tag, "limit-exceeded")
+        self.alive()
 
 
 if __name__ == "__main__":

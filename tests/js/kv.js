@@ -2,6 +2,18 @@
 // `--map wasi:keyvalue/store=…/kv.js`): one Map per bucket identifier, values as bytes.
 export const buckets = new Map();
 
+/**
+ * Fault injection for the fault suites: from the `failAt`-th write (set or delete) on, every
+ * write fails with `other("disk full")`; `largest` is the largest value ever set (no single
+ * call may carry more than a chunk).
+ */
+export const fault = { writes: 0, failAt: Infinity, largest: 0 };
+
+function write() {
+  fault.writes += 1;
+  if (fault.writes >= fault.failAt) throw { payload: { tag: 'other', val: 'disk full' } };
+}
+
 export class Bucket {
   constructor(map) {
     this.map = map;
@@ -10,9 +22,12 @@ export class Bucket {
     return this.map.get(key);
   }
   set(key, value) {
+    write();
+    fault.largest = Math.max(fault.largest, value.length);
     this.map.set(key, new Uint8Array(value));
   }
   delete(key) {
+    write();
     this.map.delete(key);
   }
   exists(key) {
