@@ -42,6 +42,31 @@ function storeFailed(message, cause) {
   return e;
 }
 
+/**
+ * A failed IndexedDB request or transaction as a PromptloomError: the DOM error's name is
+ * kept (Chromium's QuotaExceededError has an empty message; its name is what says what
+ * happened), and a full quota is `QuotaExceeded`.
+ */
+function idbFailure(what, error, tail = '') {
+  const name = error && typeof error.name === 'string' ? error.name : '';
+  const message = error && error.message ? String(error.message) : '';
+  const said = name && message ? `${name}: ${message}` : name || message || 'aborted';
+  if (name === 'QuotaExceededError') {
+    return new PromptloomError('QuotaExceeded', `${what}: the browser's storage quota for this site is used up (${said})${tail}`, { dom: name, cause: message || undefined });
+  }
+  return new PromptloomError('StoreFailed', `${what}: ${said}${tail}`, { dom: name || undefined, cause: message || undefined });
+}
+
+/** Runs an IndexedDB read; a DOM exception (thrown or in the request) becomes a StoreFailed. */
+async function idbRead(f) {
+  try {
+    return await f();
+  } catch (e) {
+    if (e instanceof PromptloomError) throw e;
+    throw idbFailure('the IndexedDB read failed', e);
+  }
+}
+
 function checkTable(t) {
   if (!TABLES.includes(t)) throw new PromptloomError('Internal', `unknown table ${t}`, {});
 }
@@ -140,7 +165,15 @@ function request(r) {
 export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
   if (!idb) throw new PromptloomError('InvalidOptions', 'IndexedDB is not available here; use backend: "memory" or a host object', { path: 'backend' });
   const open = idb.open(name, DB_VERSION);
+  // A blocked open is refused at once; the request itself cannot be cancelled, so when it
+  // later goes through it is undone: its upgrade aborted, its connection closed. No
+  // connection is left that nobody holds (it would block other tabs' upgrades).
+  let abandoned = false;
   open.onupgradeneeded = () => {
+    if (abandoned) {
+      open.transaction.abort();
+      return;
+    }
     const db = open.result;
     for (const t of STORES) {
       if (db.objectStoreNames.contains(t)) continue;
@@ -151,12 +184,21 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
   let db;
   try {
     db = await new Promise((resolve, reject) => {
-      open.onsuccess = () => resolve(open.result);
-      open.onerror = () => reject(open.error);
-      open.onblocked = () => reject(new Error('the database is open in another tab at an older version'));
+      open.onsuccess = () => {
+        if (abandoned) open.result.close();
+        else resolve(open.result);
+      };
+      open.onerror = (ev) => {
+        if (abandoned) ev.preventDefault();
+        else reject(open.error);
+      };
+      open.onblocked = () => {
+        abandoned = true;
+        reject(Object.assign(new Error('the database is open in another tab at an older version; close it (or reload it) and open the store again'), { name: 'BlockedError' }));
+      };
     });
   } catch (e) {
-    throw storeFailed(`cannot open the IndexedDB database "${name}": ${e?.message ?? e}`, e);
+    throw idbFailure(`cannot open the IndexedDB database "${name}"`, e);
   }
   // Another tab upgrading the database: close this connection so the upgrade can run;
   // later calls here fail with StoreFailed instead of writing into a changing schema.
@@ -174,30 +216,34 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
     db,
     async get(table, key) {
       checkTable(table);
-      return request(getIn(tx([storeOf(table)], 'readonly'), table, key)).then((v) => (VIRTUAL[table] ? pointer(v) : text(v)));
+      return idbRead(() => request(getIn(tx([storeOf(table)], 'readonly'), table, key)).then((v) => (VIRTUAL[table] ? pointer(v) : text(v))));
     },
     async scan(table, prefix) {
       checkTable(table);
-      const t = tx([storeOf(table)], 'readonly');
-      const range = IDBKeyRange.bound(prefix, prefix + '\uffff');
-      if (VIRTUAL[table]) return scanIndex(t, table, range);
-      const store = t.objectStore(table);
-      const [keys, values] = await Promise.all([request(store.getAllKeys(range)), request(store.getAll(range))]);
-      return keys.map((k, i) => [k, text(values[i])]);
+      return idbRead(async () => {
+        const t = tx([storeOf(table)], 'readonly');
+        const range = IDBKeyRange.bound(prefix, prefix + '\uffff');
+        if (VIRTUAL[table]) return scanIndex(t, table, range);
+        const store = t.objectStore(table);
+        const [keys, values] = await Promise.all([request(store.getAllKeys(range)), request(store.getAll(range))]);
+        return keys.map((k, i) => [k, text(values[i])]);
+      });
     },
     /** The values of the rows whose key starts with `prefix`, in key order (no keys: one request). */
     async values(table, prefix) {
       checkTable(table);
       const range = IDBKeyRange.bound(prefix, prefix + '\uffff');
-      return (await request(tx([table], 'readonly').objectStore(table).getAll(range))).map(text);
+      return idbRead(async () => (await request(tx([table], 'readonly').objectStore(table).getAll(range))).map(text));
     },
     /** Rows whose indexed `field` equals `value` (tables of INDEXES only), in key order. */
     async byIndex(table, field, value) {
       checkTable(table);
       if (!(field in (INDEXES[table] ?? {}))) throw new PromptloomError('Internal', `no index ${field} on ${table}`, {});
-      const index = tx([table], 'readonly').objectStore(table).index(field);
-      const [keys, values] = await Promise.all([request(index.getAllKeys(value)), request(index.getAll(value))]);
-      return keys.map((k, i) => [k, text(values[i])]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      return idbRead(async () => {
+        const index = tx([table], 'readonly').objectStore(table).index(field);
+        const [keys, values] = await Promise.all([request(index.getAllKeys(value)), request(index.getAll(value))]);
+        return keys.map((k, i) => [k, text(values[i])]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      });
     },
     read({ gets = [], scans = [] }) {
       [...gets, ...scans].forEach(([t]) => checkTable(t));
@@ -212,29 +258,35 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
           return;
         }
         const out = { gets: new Array(gets.length), scans: new Array(scans.length) };
-        gets.forEach(([table, key], i) => {
-          getIn(t, table, key).onsuccess = (e) => {
-            out.gets[i] = VIRTUAL[table] ? pointer(e.target.result) : text(e.target.result);
-          };
-        });
-        scans.forEach(([table, prefix], i) => {
-          const range = IDBKeyRange.bound(prefix, prefix + '\uffff');
-          if (VIRTUAL[table]) {
-            scanIndex(t, table, range).then((rows) => (out.scans[i] = rows));
-            return;
-          }
-          const store = t.objectStore(table);
-          let keys;
-          store.getAllKeys(range).onsuccess = (e) => {
-            keys = e.target.result;
-          };
-          store.getAll(range).onsuccess = (e) => {
-            const values = e.target.result;
-            out.scans[i] = keys.map((k, j) => [k, text(values[j])]);
-          };
-        });
+        try {
+          gets.forEach(([table, key], i) => {
+            getIn(t, table, key).onsuccess = (e) => {
+              out.gets[i] = VIRTUAL[table] ? pointer(e.target.result) : text(e.target.result);
+            };
+          });
+          scans.forEach(([table, prefix], i) => {
+            const range = IDBKeyRange.bound(prefix, prefix + '\uffff');
+            if (VIRTUAL[table]) {
+              scanIndex(t, table, range).then((rows) => (out.scans[i] = rows)).catch(() => abort(t));
+              return;
+            }
+            const store = t.objectStore(table);
+            let keys;
+            store.getAllKeys(range).onsuccess = (e) => {
+              keys = e.target.result;
+            };
+            store.getAll(range).onsuccess = (e) => {
+              const values = e.target.result;
+              out.scans[i] = keys.map((k, j) => [k, text(values[j])]);
+            };
+          });
+        } catch (e) {
+          abort(t);
+          reject(idbFailure('the IndexedDB read failed', e));
+          return;
+        }
         t.oncomplete = () => resolve(out);
-        t.onabort = () => reject(storeFailed(`the IndexedDB read failed: ${t.error?.message ?? 'aborted'}`, t.error));
+        t.onabort = () => reject(idbFailure('the IndexedDB read failed', t.error));
       });
     },
     commitAfterRead(reads, build) {
@@ -250,7 +302,7 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
         t.oncomplete = () => resolve();
         t.onabort = () => {
           if (!failure && t.error?.name === 'ConstraintError') failure = conflict(inserted.table, inserted.key);
-          reject(failure ?? storeFailed(`the IndexedDB write was aborted: ${t.error?.message ?? 'aborted'}; nothing was written`, t.error));
+          reject(failure ?? idbFailure('the IndexedDB write was aborted', t.error, '; nothing was written'));
         };
         let inserted = {};
         const values = new Array(reads.length);
@@ -281,18 +333,23 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
             }
           } catch (e) {
             // A rejected put (a bad key, a closed store): roll back the whole batch.
-            failure ??= storeFailed(`the IndexedDB write failed: ${e?.message ?? e}; nothing was written`, e);
+            failure ??= idbFailure('the IndexedDB write failed', e, '; nothing was written');
             abort(t);
           }
         };
         if (pending === 0) write();
-        reads.forEach(([table, key], i) => {
-          const r = getIn(t, table, key);
-          r.onsuccess = () => {
-            values[i] = VIRTUAL[table] ? pointer(r.result) : text(r.result);
-            if (--pending === 0) write();
-          };
-        });
+        try {
+          reads.forEach(([table, key], i) => {
+            const r = getIn(t, table, key);
+            r.onsuccess = () => {
+              values[i] = VIRTUAL[table] ? pointer(r.result) : text(r.result);
+              if (--pending === 0) write();
+            };
+          });
+        } catch (e) {
+          failure = idbFailure('the IndexedDB read before a write failed', e, '; nothing was written');
+          abort(t);
+        }
       });
     },
     close() {

@@ -34,9 +34,14 @@ export function faults() {
   return f;
 }
 
-/** A host KV object (get/put/delete/list over `host`) whose calls go through `f`. */
+/**
+ * A host KV object (get/put/delete/list over `host`) whose calls go through `f`; an edge KV
+ * namespace stays one (its paged list is passed through).
+ */
 export function faultyKv(host, f) {
+  const edge = typeof host.getWithMetadata === 'function' ? { getWithMetadata: (...a) => host.getWithMetadata(...a) } : {};
   return {
+    ...edge,
     async get(k) {
       f.read();
       return host.get(k);
@@ -49,9 +54,9 @@ export function faultyKv(host, f) {
       f.write();
       return host.delete(k);
     },
-    async list(p) {
+    async list(...a) {
       f.read();
-      return host.list(p);
+      return host.list(...a);
     },
   };
 }

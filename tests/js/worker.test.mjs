@@ -98,3 +98,10 @@ test('hardening in workerd (promptloom): inputs that once killed the instance, t
   assert.ok(results.length >= 8, JSON.stringify(results).slice(0, 500));
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
 });
+
+test('fault suite in workerd: every write and read position over the Worker KV namespace', async () => {
+  const res = await mf.dispatchFetch('http://worker.test/faults', { method: 'POST' });
+  const results = await res.json();
+  assert.ok(results.length >= 16, JSON.stringify(results).slice(0, 500));
+  for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
+});

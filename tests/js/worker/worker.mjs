@@ -1,6 +1,7 @@
 // An edge Worker that imports promptloom as a Worker bundle would (the "workerd" export) and
 // lowers the message it is sent. The resolver answers from the table in the request.
 import { hardeningConformance } from '../hardening-conformance.mjs';
+import { faultConformance, faultyKv } from '../fault-conformance.mjs';
 import * as pl from 'promptloom';
 import { conformance } from '../store-conformance.mjs';
 import { skillConformance } from '../skill-conformance.mjs';
@@ -46,6 +47,15 @@ export default {
       const now = () => '2026-11-22T08:00:00Z';
       const open = () => pl.openSkillStore(backend === 'kv' ? { backend: env.CHAT, name: `skills-${stores++}`, now } : { backend: 'memory', now });
       return Response.json(await skillConformance(pl, open, seed));
+    }
+    if (url.pathname === '/faults') {
+      // The storage fault suite over the Worker's own KV namespace, each store under its own name.
+      const open = (kind, f) => {
+        const backend = faultyKv(env.CHAT, f);
+        const name = `faults-${stores++}`;
+        return kind === 'messages' ? pl.openMessageStore({ backend, name }) : pl.openSkillStore({ backend, name, now: () => '2026-11-23T00:00:00Z' });
+      };
+      return Response.json(await faultConformance(pl, open));
     }
     if (url.pathname === '/hardening') {
       // Inputs that once killed the instance, trap recovery and the boundary suite.
