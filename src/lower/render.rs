@@ -146,21 +146,34 @@ pub fn select(text: &str, range: Option<Range>) -> Selection {
             let len = text.len() as u64;
             let end = r.end.unwrap_or(len).min(len);
             let start = r.start.min(end);
-            let clamped = (r.end.is_some_and(|e| e > len) || r.start > end).then(|| {
+            let mut clamped = (r.end.is_some_and(|e| e > len) || r.start > end).then(|| {
                 format!(
                     "byte range {}-{} clamped to the file's {len} bytes",
                     r.start,
                     r.end.unwrap_or(len)
                 )
             });
-            // `start`/`end` are within the text; a cut through a character is replaced.
-            let slice = text
-                .as_bytes()
-                .get(start as usize..end as usize)
-                .unwrap_or(&[]);
+            // A bound inside a character is widened to the whole character, and said so.
+            let (mut s, mut e) = (start as usize, end as usize);
+            while s > 0 && !text.is_char_boundary(s) {
+                s -= 1;
+            }
+            while e < text.len() && !text.is_char_boundary(e) {
+                e += 1;
+            }
+            if (s, e) != (start as usize, end as usize) {
+                let note = format!(
+                    "byte range {start}-{end} cuts through a character: widened to {s}-{e}"
+                );
+                clamped = Some(match clamped {
+                    Some(c) => format!("{c}; {note}"),
+                    None => note,
+                });
+            }
+            let slice = text.get(s..e).unwrap_or_default();
             Selection {
-                text: normalize_newlines(&String::from_utf8_lossy(slice)).into_owned(),
-                shown: Some((RangeUnit::Byte, start, end)),
+                text: normalize_newlines(slice).into_owned(),
+                shown: Some((RangeUnit::Byte, s as u64, e as u64)),
                 clamped,
             }
         }
@@ -280,6 +293,9 @@ mod tests {
                 unit: RangeUnit::Byte,
             }),
         );
-        assert_eq!(b.text, "h\u{fffd}");
+        // A cut through `é` is widened to the whole character, and reported.
+        assert_eq!(b.text, "hé");
+        assert_eq!(b.shown, Some((RangeUnit::Byte, 0, 3)));
+        assert!(b.clamped.unwrap().contains("cuts through a character")); // ok: test
     }
 }

@@ -157,6 +157,15 @@ fn parse_yaml(yaml: &str) -> Result<(Vec<(String, Node)>, bool)> {
     }
 }
 
+/// Whether `s` is standard base64 (padded; line breaks allowed, as MIME writes it).
+fn is_base64(s: &str) -> bool {
+    use base64::Engine;
+    let compact: String = s.chars().filter(|c| !matches!(c, '\n' | '\r')).collect();
+    base64::engine::general_purpose::STANDARD
+        .decode(compact.as_bytes())
+        .is_ok()
+}
+
 /// Splits `allowed-tools` on whitespace and commas outside parentheses (the spec separates
 /// tools with spaces; Claude Code files often use `Bash(git add:*), Read`).
 fn split_tools(s: &str) -> Vec<String> {
@@ -438,6 +447,17 @@ pub fn import_skill_md(
                 "invalid-path",
                 format!(
                     "`{}` is not a relative path inside the skill directory",
+                    f.path
+                ),
+            );
+            continue;
+        }
+        if f.base64 && !is_base64(&f.content) {
+            out.error(
+                &format!("files[{i}].content"),
+                "invalid-base64",
+                format!(
+                    "`{}` is marked base64 but its content is not base64",
                     f.path
                 ),
             );

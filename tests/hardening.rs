@@ -1,0 +1,139 @@
+//! Inputs that once trapped the wasm instance or were accepted silently, through the core:
+//! deep or exponential YAML, template shapes past the stack, a byte range cutting through a
+//! character, a bundled file marked base64 that is not, JSON nested past the parser's limit.
+#![cfg(not(target_arch = "wasm32"))]
+
+use promptloom::lower::{lower, LowerOptions, Provider, Resolved, TableResolver};
+use promptloom::skill::skill_md::{import_skill_md, BundledFile};
+use promptloom::skill::template;
+use promptloom::{ErrorKind, UserMessage};
+use serde_json::json;
+use std::time::Instant;
+
+const NOW: &str = "2026-11-23T00:00:00Z";
+
+fn md(meta: &str) -> String {
+    format!("---\nname: deep\ndescription: d\nmetadata:\n  {meta}\n---\nbody\n")
+}
+
+#[test]
+fn yaml_nested_past_the_depth_bound_is_invalid_skill() {
+    for text in [
+        md(&format!("{}x", "? ".repeat(10_000))),
+        md(&"[".repeat(10_000)),
+        {
+            let mut y = String::from("---\nname: deep\ndescription: d\nmetadata:\n");
+            for i in 0..3000 {
+                y.push_str(&format!("{}k:\n", " ".repeat(i + 1)));
+            }
+            y + "---\nbody\n"
+        },
+    ] {
+        let e = import_skill_md(&text, &[], None, NOW).unwrap_err(); // ok: test
+        assert_eq!(e.kind(), ErrorKind::InvalidSkill, "{e}");
+    }
+}
+
+#[test]
+fn collection_keys_are_refused_at_once() {
+    let t = Instant::now();
+    let e = import_skill_md(&md(&format!("{}x", "? ".repeat(28))), &[], None, NOW).unwrap_err(); // ok: test
+    assert!(e.to_string().contains("mapping key must be text"), "{e}");
+    // Was 20 s at 28 levels (each level's key escaped the one below it).
+    assert!(t.elapsed().as_secs() < 2);
+}
+
+#[test]
+fn template_shapes_past_the_stack_are_syntax_errors() {
+    let n = 10_000;
+    for src in [
+        format!("{{{{ {}1 }}}}", "1 + ".repeat(n)),
+        format!("{{{{ {}1 }}}}", "-".repeat(n)),
+        format!("{{{{ {}x }}}}", "not ".repeat(n)),
+        format!("{{{{ x{} }}}}", "|upper".repeat(n)),
+        format!("{{{{ x{} }}}}", ".a".repeat(n)),
+        format!("{{{{ 1{} }}}}", " if 1 else 1".repeat(n)),
+        format!("{{% if a %}}x{}{{% endif %}}", "{% elif a %}y".repeat(n)),
+    ] {
+        let e = template::check(&src).unwrap_err(); // ok: test
+        assert!(
+            e.detail.contains("operators") || e.detail.contains("elif"),
+            "{}",
+            e.detail
+        );
+    }
+    // Below the bounds, and with operators inside strings, comments and raw blocks, fine.
+    template::check(&format!("{{{{ {}1 }}}}", "1 + ".repeat(400))).unwrap(); // ok: test
+    template::check(&format!("{{{{ '{}' }}}}", "+".repeat(5000))).unwrap(); // ok: test
+    template::check(&format!(
+        "{{# {} #}}{{% raw %}}{}{{% endraw %}}",
+        "+".repeat(5000),
+        "{{ -".repeat(5000)
+    ))
+    .unwrap(); // ok: test
+}
+
+#[test]
+fn a_bundled_file_marked_base64_that_is_not_is_a_problem() {
+    let files = [
+        BundledFile {
+            path: "assets/logo.png".into(),
+            content: "not base64!".into(),
+            base64: true,
+        },
+        BundledFile {
+            path: "assets/ok.bin".into(),
+            content: "AAEC\n/w==".into(),
+            base64: true,
+        },
+    ];
+    let text = "---\nname: deep\ndescription: d\n---\nbody\n";
+    match import_skill_md(text, &files, None, NOW) {
+        Ok(out) => {
+            assert!(
+                out.problems
+                    .iter()
+                    .any(|p| p.code == "invalid-base64" && p.path == "files[0].content"),
+                "{:?}",
+                out.problems
+            );
+        }
+        Err(e) => assert!(e.to_string().contains("base64"), "{e}"),
+    }
+}
+
+#[test]
+fn a_byte_range_through_a_character_is_widened_and_reported() {
+    let msg = UserMessage::from_value(json!({ "role": "user", "parts": [
+        { "type": "file-ref", "ref": { "kind": "path", "path": "a.txt", "range": { "start": 0, "end": 2, "unit": "byte" } } }
+    ]}))
+    .unwrap(); // ok: test
+    let mut table = TableResolver::default();
+    table.insert(0, Ok(Resolved::Text("héllo".into())));
+    let out = lower(&msg, &LowerOptions::new(Provider::Anthropic), &table).unwrap(); // ok: test
+    assert!(out.body.contains("hé"), "{}", out.body);
+    assert!(!out.body.contains('\u{fffd}'));
+    let warning = out
+        .report
+        .warnings
+        .iter()
+        .find(|w| w.code == "RangeClamped")
+        .expect("a RangeClamped warning"); // ok: test
+    assert!(
+        warning.message.contains("cuts through a character"),
+        "{}",
+        warning.message
+    );
+}
+
+#[test]
+fn json_nested_past_the_parser_limit_is_limit_exceeded() {
+    let deep = format!(
+        "{{\"role\":\"user\",\"parts\":[{{\"type\":\"text\",\"text\":\"x\",\"extra\":{}{}}}]}}",
+        "[".repeat(500),
+        "]".repeat(500)
+    );
+    let e = UserMessage::from_json(&deep).unwrap_err(); // ok: test
+    assert_eq!(e.kind(), ErrorKind::LimitExceeded, "{e}");
+    assert_eq!(e.details()["limit"], "depth");
+}
