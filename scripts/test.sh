@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test tier: lint, native Rust (unit, snapshots, README examples), the core in
 # headless Chromium (wasm-bindgen-test), the npm package in Node, the edge Worker in workerd,
-# the WASI component in jco and in Wasmtime, and the demo page end to end. Installs what it
+# the WASI component in jco and in Wasmtime, the demo page end to end, and a short fuzzing
+# pass. Installs what it
 # needs first (scripts/setup.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,5 +35,8 @@ node --test tests/js/
 
 step "the component in Wasmtime"
 python3 -m unittest -v tests/component_wasmtime.py
+
+step "a short fuzzing pass over every parser (scripts/fuzz.sh; long runs: FUZZ_SECONDS)"
+FUZZ_RUNS=3000 bash scripts/fuzz.sh
 
 step "all test tiers passed"

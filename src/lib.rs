@@ -30,6 +30,8 @@ pub mod conversation;
 pub mod dispatch;
 pub mod error;
 mod fields;
+#[doc(hidden)]
+pub mod fuzzing;
 #[cfg(feature = "composer")]
 pub mod json_schema;
 pub mod lower;

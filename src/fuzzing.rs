@@ -1,0 +1,127 @@
+//! Entry points for the fuzz targets (`fuzz/`) and their corpus replay (`tests/fuzz_replay.rs`):
+//! each takes arbitrary bytes and drives one parser that reads outside input. None may
+//! panic, hang or grow without bound; every failure is a typed error, which is ignored.
+//! Not part of the API (hidden from the docs); the wasm builds drop it (nothing exports it).
+
+use crate::composer;
+use crate::compositor::{parse_input, CommandCatalog};
+use crate::conversation::{lower_conversation, ConversationOptions, Turn};
+use crate::lower::{lower, LowerOptions, NoResolver, Provider, TableResolver};
+use crate::message::UserMessage;
+use crate::skill::{self, skill_md, template};
+use crate::store::kv;
+use serde_json::Value;
+
+const NOW: &str = "2026-11-23T00:00:00Z";
+const PROVIDERS: [Provider; 4] = [
+    Provider::Anthropic,
+    Provider::OpenAiChat,
+    Provider::OpenAiResponses,
+    Provider::Gemini,
+];
+
+fn text(data: &[u8]) -> Option<&str> {
+    std::str::from_utf8(data).ok()
+}
+
+/// The targets, by name (what `fuzz/fuzz_targets/<name>.rs` and the corpus folders use).
+pub const TARGETS: [(&str, fn(&[u8])); 9] = [
+    ("message_json", message_json),
+    ("conversation_json", conversation_json),
+    ("command_text", command_text),
+    ("skill_md", skill_md_text),
+    ("yaml", yaml),
+    ("seed_package", seed_package),
+    ("skill_spec", skill_spec),
+    ("template", template_source),
+    ("kv_journal", kv_journal),
+];
+
+/// A user message as JSON, lowered for every provider (no resolver).
+pub fn message_json(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    if let Ok(m) = UserMessage::from_json(t) {
+        for p in PROVIDERS {
+            let _ = lower(&m, &LowerOptions::new(p), &NoResolver);
+        }
+    }
+}
+
+/// A conversation (a JSON array of turns), lowered for every provider.
+pub fn conversation_json(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    let Ok(v) = serde_json::from_str::<Value>(t) else { return };
+    let Ok(turns) = Turn::list_from_value(v) else { return };
+    let resolvers: Vec<TableResolver> = Vec::new();
+    for p in PROVIDERS {
+        let _ = lower_conversation(&turns, &ConversationOptions::new(p), &resolvers);
+    }
+}
+
+/// What a user typed in the editor: slash commands, mentions, text.
+pub fn command_text(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    let _ = parse_input(t, &CommandCatalog::with_builtins());
+}
+
+/// A `SKILL.md`, imported and (when it imports) exported again.
+pub fn skill_md_text(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    if let Ok(out) = skill_md::import_skill_md(t, &[], None, NOW) {
+        let _ = skill_md::export_skill_md(&out.skill);
+    }
+}
+
+/// YAML alone, converted to JSON.
+pub fn yaml(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    if let Ok(node) = skill::yaml::parse(t) {
+        let _ = node.to_json();
+    }
+}
+
+/// A skill package in the seed's JSON form, imported and validated.
+pub fn seed_package(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    let _ = skill::import_package(t, NOW);
+    if let Ok(v) = serde_json::from_str::<Value>(t) {
+        let _ = skill::validate_skill(&v);
+    }
+}
+
+/// A SkillSpec (a skill state machine), validated; a compose request too.
+pub fn skill_spec(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    if let Ok(v) = serde_json::from_str::<Value>(t) {
+        let _ = crate::arbiter::validate::validate_spec(&v, None);
+        let _ = composer::compose_value(v);
+    }
+}
+
+/// A template source: the syntax check, and (with the composer) a bounded render of short
+/// sources without digits. A value's growth is bounded by the allocation budget, which only
+/// the wasm builds' allocator enforces (tested through the JS hosts); natively, a source
+/// with large numbers or many self-concatenations would only measure the fuzzer's memory.
+pub fn template_source(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    if template::check(t).is_err() {
+        return;
+    }
+    #[cfg(feature = "composer")]
+    if t.len() <= 64 && !t.bytes().any(|b| b.is_ascii_digit()) {
+        let ctx = serde_json::json!({ "user_request": "x", "items": [1, 2, 3], "name": "n" });
+        let limits = template::Limits {
+            max_value: 1 << 20,
+            ..template::Limits::default()
+        };
+        let _ = template::render(t, &ctx, limits, "fuzz");
+    }
+}
+
+/// A commit journal left by an interrupted write, as a store reads it back.
+pub fn kv_journal(data: &[u8]) {
+    let Some(t) = text(data) else { return };
+    let _ = kv::undo("p/", t, t);
+    let _ = kv::overlay(t);
+    let _ = kv::chunks_of("p/", "t:k", t);
+}
