@@ -45,6 +45,8 @@ export interface ComposeRequest {
   now?: string;
   /** The model's answer to the shape question (set by compose() itself on that path). */
   delegated_shape?: { kind: 'loop' | 'staged'; tools?: string[]; stages?: Array<{ name: string; description?: string; tools?: string[] }>; expected_tool_calls?: string[] };
+  /** Bounds of the framing template's render: fuel (200 000), recursion (64), max_output bytes (1 MiB), max_value bytes (32 MiB). */
+  render_limits?: { fuel?: number; recursion?: number; max_output?: number; max_value?: number };
 }
 
 /** An artifact a composition read, with a hash that proves it unchanged on replay. */

@@ -177,6 +177,18 @@ export interface LowerOptions {
   capabilities?: CapabilityOverrides;
   /** Top-level body fields written first, verbatim (`model`, `max_tokens`, …). */
   params?: Record<string, unknown>;
+  /** Bounds on what is handed in; past one, `LimitExceeded` with `details.limit`. */
+  limits?: MessageLimits;
+}
+
+/** Resource limits of lowering (each a `LimitExceeded` naming it, with `max` and `actual`). */
+export interface MessageLimits {
+  /** Parts of one message. Default 1 000. */
+  max_parts?: number;
+  /** Text and attachment bytes (decoded) of one message. Default 128 MiB. */
+  max_message_bytes?: number;
+  /** Turns of one conversation. Default 100 000. */
+  max_turns?: number;
 }
 
 export interface BlockNote {
@@ -382,6 +394,12 @@ export interface SubmitLimits {
   session_inline_max?: number;
   /** Larger attachments are refused with `TooLarge`. Default 64 MiB. */
   max_attachment_bytes?: number;
+  /** Parts of one message (`LimitExceeded`). Default 1 000. */
+  max_parts?: number;
+  /** Text and attachment bytes of one message (`LimitExceeded`). Default 128 MiB. */
+  max_message_bytes?: number;
+  /** Attachment bytes one session keeps in the blob store (`LimitExceeded`). Default 1 GiB. */
+  max_session_blob_bytes?: number;
 }
 
 export interface SubmitOptions {

@@ -3,7 +3,6 @@
 //! panic, hang or grow without bound; every failure is a typed error, which is ignored.
 //! Not part of the API (hidden from the docs); the wasm builds drop it (nothing exports it).
 
-use crate::composer;
 use crate::compositor::{parse_input, CommandCatalog};
 use crate::conversation::{lower_conversation, ConversationOptions, Turn};
 use crate::lower::{lower, LowerOptions, NoResolver, Provider, TableResolver};
@@ -50,8 +49,12 @@ pub fn message_json(data: &[u8]) {
 /// A conversation (a JSON array of turns), lowered for every provider.
 pub fn conversation_json(data: &[u8]) {
     let Some(t) = text(data) else { return };
-    let Ok(v) = serde_json::from_str::<Value>(t) else { return };
-    let Ok(turns) = Turn::list_from_value(v) else { return };
+    let Ok(v) = serde_json::from_str::<Value>(t) else {
+        return;
+    };
+    let Ok(turns) = Turn::list_from_value(v) else {
+        return;
+    };
     let resolvers: Vec<TableResolver> = Vec::new();
     for p in PROVIDERS {
         let _ = lower_conversation(&turns, &ConversationOptions::new(p), &resolvers);
@@ -89,13 +92,17 @@ pub fn seed_package(data: &[u8]) {
     }
 }
 
-/// A SkillSpec (a skill state machine), validated; a compose request too.
+/// A SkillSpec (a skill state machine), validated; a compose request too (both need the
+/// composer feature).
 pub fn skill_spec(data: &[u8]) {
     let Some(t) = text(data) else { return };
+    #[cfg(feature = "composer")]
     if let Ok(v) = serde_json::from_str::<Value>(t) {
         let _ = crate::arbiter::validate::validate_spec(&v, None);
-        let _ = composer::compose_value(v);
+        let _ = crate::composer::compose_value(v);
     }
+    #[cfg(not(feature = "composer"))]
+    let _ = serde_json::from_str::<Value>(t);
 }
 
 /// A template source: the syntax check, and (with the composer) a bounded render of short

@@ -34,6 +34,7 @@ mod fields;
 pub mod fuzzing;
 #[cfg(feature = "composer")]
 pub mod json_schema;
+pub mod limits;
 pub mod lower;
 pub mod media;
 pub mod message;

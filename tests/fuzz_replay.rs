@@ -16,7 +16,7 @@ fn every_corpus_input_runs_through_its_target() {
         let mut n = 0;
         for entry in entries {
             let path = entry.expect("a corpus entry").path(); // ok: test
-            // A fuzzer running beside the tests may replace files as it goes.
+                                                              // A fuzzer running beside the tests may replace files as it goes.
             let Ok(data) = fs::read(&path) else { continue };
             target(&data);
             n += 1;

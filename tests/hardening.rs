@@ -3,7 +3,7 @@
 //! character, a bundled file marked base64 that is not, JSON nested past the parser's limit.
 #![cfg(not(target_arch = "wasm32"))]
 
-use promptloom::lower::{lower, LowerOptions, Provider, Resolved, TableResolver};
+use promptloom::lower::{lower, LowerOptions, NoResolver, Provider, Resolved, TableResolver};
 use promptloom::skill::skill_md::{import_skill_md, BundledFile};
 use promptloom::skill::template;
 use promptloom::{ErrorKind, UserMessage};
@@ -136,4 +136,116 @@ fn json_nested_past_the_parser_limit_is_limit_exceeded() {
     let e = UserMessage::from_json(&deep).unwrap_err(); // ok: test
     assert_eq!(e.kind(), ErrorKind::LimitExceeded, "{e}");
     assert_eq!(e.details()["limit"], "depth");
+}
+
+mod limits {
+    use super::*;
+    use promptloom::compositor::{submit, CommandCatalog, SessionState, SubmitOptions};
+    use promptloom::conversation::{lower_conversation, ConversationOptions, Turn};
+
+    fn message(parts: usize, text: &str) -> UserMessage {
+        let parts: Vec<_> = (0..parts)
+            .map(|_| json!({ "type": "text", "text": text }))
+            .collect();
+        UserMessage::from_value(json!({ "role": "user", "parts": parts })).unwrap()
+        // ok: test
+    }
+
+    fn options(limits: serde_json::Value) -> LowerOptions {
+        LowerOptions::from_value(json!({ "provider": "anthropic", "limits": limits })).unwrap()
+        // ok: test
+    }
+
+    fn limit_of(e: &promptloom::Error) -> String {
+        assert_eq!(e.kind(), ErrorKind::LimitExceeded, "{e}");
+        e.details()["limit"].as_str().unwrap_or_default().to_owned()
+    }
+
+    #[test]
+    fn parts_and_bytes_of_a_message_at_their_edges() {
+        let o = options(json!({ "max_parts": 3, "max_message_bytes": 12 }));
+        lower(&message(3, "abcd"), &o, &NoResolver).unwrap(); // ok: test (3 parts, 12 bytes)
+        let e = lower(&message(4, "a"), &o, &NoResolver).unwrap_err(); // ok: test
+        assert_eq!(limit_of(&e), "max_parts");
+        assert_eq!(
+            (e.details()["max"].clone(), e.details()["actual"].clone()),
+            (json!(3), json!(4))
+        );
+        let e = lower(&message(3, "abcde"), &o, &NoResolver).unwrap_err(); // ok: test
+        assert_eq!(limit_of(&e), "max_message_bytes");
+        // The defaults hold 1 000 parts.
+        lower(
+            &message(1000, "x"),
+            &LowerOptions::new(Provider::Gemini),
+            &NoResolver,
+        )
+        .unwrap(); // ok: test
+        let e = lower(
+            &message(1001, "x"),
+            &LowerOptions::new(Provider::Gemini),
+            &NoResolver,
+        )
+        .unwrap_err(); // ok: test
+        assert_eq!(limit_of(&e), "max_parts");
+        // Unknown limits are named.
+        let e = LowerOptions::from_value(
+            json!({ "provider": "anthropic", "limits": { "max_partz": 1 } }),
+        )
+        .unwrap_err(); // ok: test
+        assert_eq!(e.kind(), ErrorKind::InvalidOptions);
+    }
+
+    #[test]
+    fn turns_of_a_conversation_at_the_edge() {
+        let turns: Vec<Turn> = (0..4)
+            .map(|i| {
+                Turn::from_value(json!({ "role": if i % 2 == 0 { "user" } else { "assistant" }, "parts": [{ "type": "text", "text": "t" }] }))
+                    .unwrap() // ok: test
+            })
+            .collect();
+        let mut o = ConversationOptions::new(Provider::OpenAiChat);
+        o.lower = options(json!({ "max_turns": 4 }));
+        let none: Vec<TableResolver> = Vec::new();
+        lower_conversation(&turns, &o, &none).unwrap(); // ok: test
+        o.lower = options(json!({ "max_turns": 3 }));
+        let e = lower_conversation(&turns, &o, &none).unwrap_err(); // ok: test
+        assert_eq!(limit_of(&e), "max_turns");
+        o.lower = options(json!({ "max_parts": 0 }));
+        let e = lower_conversation(&turns, &o, &none).unwrap_err(); // ok: test
+        assert_eq!(limit_of(&e), "max_parts");
+        assert!(e.to_string().contains("turns[0]"), "{e}");
+    }
+
+    #[test]
+    fn blob_bytes_of_a_session_at_the_edge() {
+        // 70 bytes of PNG go to the blob store (blob_threshold 0).
+        let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+        let m = UserMessage::from_value(json!({ "role": "user", "parts": [{ "type": "file-attachment", "mime": "image/png", "data": png }] })).unwrap(); // ok: test
+        let opts = |max: u64| {
+            SubmitOptions::from_value(
+                json!({ "limits": { "blob_threshold": 0, "max_session_blob_bytes": max } }),
+            )
+            .unwrap() // ok: test
+        };
+        let cat = CommandCatalog::with_builtins();
+        let state = SessionState {
+            next_seq: 1,
+            inline_bytes: 0,
+            messages: 0,
+            blob_bytes: 70,
+        };
+        assert!(submit(&m, &cat, &opts(140), state, None).is_ok());
+        let e = submit(&m, &cat, &opts(139), state, None).unwrap_err(); // ok: test
+        assert_eq!(limit_of(&e), "max_session_blob_bytes");
+        assert_eq!(e.details()["actual"], json!(140));
+        let e = submit(
+            &message(5, "x"),
+            &cat,
+            &SubmitOptions::from_value(json!({ "limits": { "max_parts": 4 } })).unwrap(),
+            SessionState::default(),
+            None,
+        )
+        .unwrap_err(); // ok: test
+        assert_eq!(limit_of(&e), "max_parts");
+    }
 }

@@ -327,12 +327,12 @@ function optionsJson(options, what = 'lower()', conversation = false) {
   if (!options || typeof options !== 'object') {
     throw new PromptloomError('InvalidOptions', `${what} needs an options object with a provider (at $)`, { path: '$' });
   }
-  const { provider, system, tools, capabilities, params, cache } = options;
+  const { provider, system, tools, capabilities, params, cache, limits } = options;
   if (options.resolve !== undefined && typeof options.resolve !== 'function') {
     throw new PromptloomError('InvalidOptions', '`resolve` must be a function (at resolve)', { path: 'resolve' });
   }
   try {
-    return JSON.stringify(conversation ? { provider, system, tools, capabilities, params, cache } : { provider, system, tools, capabilities, params });
+    return JSON.stringify(conversation ? { provider, system, tools, capabilities, params, cache, limits } : { provider, system, tools, capabilities, params, limits });
   } catch (e) {
     throw new PromptloomError('InvalidOptions', `the options cannot be written as JSON: ${e && e.message ? e.message : e} (at options)`, { path: 'options' });
   }

@@ -35,7 +35,7 @@ pub use shape::{ExitCondition, Interrupt, Shaped, SubgraphShape};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::json_schema;
-use crate::skill::template::{self, Limits};
+use crate::skill::template;
 use crate::skill::{ArtifactKind, Skill, SkillArtifact};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -332,7 +332,7 @@ fn framing(
                 template::render(
                     &a.content,
                     &Value::Object(params.clone()),
-                    Limits::default(),
+                    req.render_limits,
                     &a.name,
                 )?
             } else {
@@ -695,5 +695,6 @@ pub fn nested_request(
         max_tool_calls: parent.max_tool_calls,
         now: parent.now.clone(),
         delegated_shape: None,
+        render_limits: parent.render_limits,
     }
 }

@@ -183,6 +183,9 @@ pub struct ComposeRequest {
     pub now: Option<String>,
     /// The model's answer to the shape question (`planner_delegates_shape`), JSON.
     pub delegated_shape: Option<Value>,
+    /// The bounds of the framing template's render (`render_limits: { fuel, recursion,
+    /// max_output, max_value }`; defaults otherwise).
+    pub render_limits: crate::skill::template::Limits,
 }
 
 /// The template whose syntax the composer checks by rendering it (the framing artifact).
@@ -300,10 +303,33 @@ impl ComposeRequest {
         let max_tool_calls = f.opt_u64("max_tool_calls")?;
         let now = f.opt_string("now")?;
         let delegated_shape = f.take("delegated_shape");
+        let mut render_limits = crate::skill::template::Limits::default();
+        if let Some(mut l) = f.opt_object("render_limits")? {
+            let mut lf = Fields::new(&mut l, "render_limits", ErrorKind::InvalidRequest);
+            if let Some(n) = lf.opt_u64("fuel")? {
+                render_limits.fuel = n;
+            }
+            for (key, slot) in [
+                ("recursion", &mut render_limits.recursion),
+                ("max_output", &mut render_limits.max_output),
+                ("max_value", &mut render_limits.max_value),
+            ] {
+                if let Some(n) = lf.opt_u64(key)? {
+                    *slot = usize::try_from(n).unwrap_or(usize::MAX);
+                }
+            }
+            if let Some(k) = lf.leftover() {
+                return Err(
+                    Error::new(ErrorKind::InvalidRequest, "unknown render limit")
+                        .at(k)
+                        .with("known", "fuel, recursion, max_output, max_value"),
+                );
+            }
+        }
         if let Some(k) = f.leftover() {
             return Err(Error::new(ErrorKind::InvalidRequest, format!("unknown field `{k}`"))
                 .at(k)
-                .with("known", "skill_package, user_request, invocation_source, purpose, channel_id, thread_id, turn_id, memory_context, available_tools, caller_capabilities, parameters, model, max_examples, context_budget, max_tool_calls, now, delegated_shape"));
+                .with("known", "skill_package, user_request, invocation_source, purpose, channel_id, thread_id, turn_id, memory_context, available_tools, caller_capabilities, parameters, model, max_examples, context_budget, max_tool_calls, now, delegated_shape, render_limits"));
         }
         Ok(ComposeRequest {
             skill,
@@ -323,6 +349,7 @@ impl ComposeRequest {
             max_tool_calls,
             now,
             delegated_shape,
+            render_limits,
         })
     }
 

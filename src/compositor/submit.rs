@@ -29,6 +29,14 @@ pub struct Limits {
     pub session_inline_max: u64,
     /// Attachments above this size are refused (`TooLarge`). Default 64 MiB.
     pub max_attachment_bytes: u64,
+    /// The most parts one message may have (`LimitExceeded`). Default 1 000.
+    pub max_parts: u64,
+    /// The most text and attachment bytes one message may carry (`LimitExceeded`).
+    /// Default 128 MiB.
+    pub max_message_bytes: u64,
+    /// The most attachment bytes one session may keep in the blob store
+    /// (`LimitExceeded`; nothing of the message is stored). Default 1 GiB.
+    pub max_session_blob_bytes: u64,
 }
 
 impl Default for Limits {
@@ -38,6 +46,9 @@ impl Default for Limits {
             blob_threshold: 1024 * 1024,
             session_inline_max: 20 * 1024 * 1024,
             max_attachment_bytes: 64 * 1024 * 1024,
+            max_parts: 1000,
+            max_message_bytes: 128 << 20,
+            max_session_blob_bytes: 1 << 30,
         }
     }
 }
@@ -126,6 +137,9 @@ impl SubmitOptions {
                 ("blob_threshold", &mut limits.blob_threshold),
                 ("session_inline_max", &mut limits.session_inline_max),
                 ("max_attachment_bytes", &mut limits.max_attachment_bytes),
+                ("max_parts", &mut limits.max_parts),
+                ("max_message_bytes", &mut limits.max_message_bytes),
+                ("max_session_blob_bytes", &mut limits.max_session_blob_bytes),
             ] {
                 if let Some(n) = lf.opt_u64(key)? {
                     *slot = n;
@@ -151,6 +165,8 @@ pub struct SessionState {
     pub inline_bytes: u64,
     /// How many messages the session holds.
     pub messages: u64,
+    /// Attachment bytes the session's messages keep in the blob store.
+    pub blob_bytes: u64,
 }
 
 impl SessionState {
@@ -161,6 +177,7 @@ impl SessionState {
             next_seq: n("next_seq").max(1),
             inline_bytes: n("inline_bytes"),
             messages: n("messages"),
+            blob_bytes: n("blob_bytes"),
         }
     }
 
@@ -170,6 +187,9 @@ impl SessionState {
         o.insert("next_seq".into(), self.next_seq.into());
         o.insert("inline_bytes".into(), self.inline_bytes.into());
         o.insert("messages".into(), self.messages.into());
+        if self.blob_bytes > 0 {
+            o.insert("blob_bytes".into(), self.blob_bytes.into());
+        }
         Value::Object(o)
     }
 }
@@ -278,6 +298,13 @@ pub fn submit(
     session: SessionState,
     answers: Option<&Map<String, Value>>,
 ) -> Result<Step> {
+    let l = &options.limits;
+    let limits = crate::limits::Limits {
+        max_parts: usize::try_from(l.max_parts).unwrap_or(usize::MAX),
+        max_message_bytes: l.max_message_bytes,
+        ..crate::limits::Limits::default()
+    };
+    limits.check_message(message, "the message")?;
     let mut cx = Cx {
         catalog,
         options,
@@ -310,6 +337,18 @@ pub fn submit(
     if !cx.need_data.is_empty() {
         return Ok(Step::NeedsData(cx.need_data));
     }
+    let blob_bytes = session.blob_bytes + cx.blobs.iter().map(|b| b.size).sum::<u64>();
+    if blob_bytes > l.max_session_blob_bytes {
+        return Err(crate::limits::exceeded(
+            "max_session_blob_bytes",
+            l.max_session_blob_bytes,
+            blob_bytes,
+            &format!(
+                "the blob bytes of session `{}` with this message",
+                options.session
+            ),
+        ));
+    }
     let seq = session.next_seq.max(1);
     let id = options
         .id
@@ -338,6 +377,7 @@ pub fn submit(
             next_seq: seq + 1,
             inline_bytes: cx.inline_bytes,
             messages: session.messages + 1,
+            blob_bytes,
         },
     })))
 }

@@ -72,6 +72,21 @@ pub fn lower_conversation(
     }
 }
 
+/// The conversation's turn count and each user turn against `limits`.
+fn check_limits<'a>(
+    turns: impl Iterator<Item = &'a Turn>,
+    n: usize,
+    limits: &crate::limits::Limits,
+) -> Result<()> {
+    limits.check_turns(n)?;
+    for (i, t) in turns.enumerate() {
+        if let Turn::User(m) = t {
+            limits.check_message(m, &format!("turns[{i}]"))?;
+        }
+    }
+    Ok(())
+}
+
 /// Like [`lower_conversation`], with host-held data as markers (used by the bindings).
 pub fn lower_conversation_marked(
     turns: &[Turn],
@@ -87,6 +102,7 @@ fn lower_in(
     resolvers: &dyn TurnResolvers,
     mode: SlotMode,
 ) -> Result<ConversationOutcome> {
+    check_limits(turns.iter(), turns.len(), &options.lower.limits)?;
     let opts = &options.lower;
     let caps = Capabilities::with_override(opts.provider, opts.capabilities.as_ref())?;
     let cx = TurnCx {
@@ -451,6 +467,7 @@ impl Conversation {
     /// Lowers, records what was written, and gives the kept prefix in UTF-16 units.
     /// `whole`: the caller wants the whole body (kept in `last`).
     fn run(&mut self, options: &ConversationOptions, whole: bool) -> Result<(Assembled, usize)> {
+        check_limits(self.turns(), self.len(), &options.lower.limits)?;
         let opts = &options.lower;
         let caps = Capabilities::with_override(opts.provider, opts.capabilities.as_ref())?;
         // The target's name: the provider and the capability table it was given.

@@ -104,6 +104,8 @@ pub struct LowerOptions {
     pub capabilities: Option<Value>,
     /// Top-level request fields written first (`model`, `max_tokens`, `temperature`, …).
     pub params: Map<String, Value>,
+    /// Bounds on what the caller hands in (parts, bytes, turns).
+    pub limits: crate::limits::Limits,
 }
 
 impl LowerOptions {
@@ -115,11 +117,12 @@ impl LowerOptions {
             tools: Vec::new(),
             capabilities: None,
             params: Map::new(),
+            limits: crate::limits::Limits::default(),
         }
     }
 
     /// Parses the options object of the bindings:
-    /// `{ provider, system?, tools?, capabilities?, params? }`.
+    /// `{ provider, system?, tools?, capabilities?, params?, limits? }`.
     pub fn from_value(value: Value) -> Result<LowerOptions> {
         let Value::Object(mut o) = value else {
             return Err(Error::new(ErrorKind::InvalidOptions, "options must be an object").at("$"));
@@ -139,10 +142,17 @@ impl LowerOptions {
             .collect::<Result<_>>()?;
         let params = f.opt_object("params")?.unwrap_or_default();
         let capabilities = f.take("capabilities");
+        let limits = match f.take("limits") {
+            Some(v) => crate::limits::Limits::from_value(v, "limits")?,
+            None => crate::limits::Limits::default(),
+        };
         if let Some(k) = f.leftover() {
             return Err(Error::new(ErrorKind::InvalidOptions, "unknown option")
                 .at(k)
-                .with("known", "provider, system, tools, capabilities, params"));
+                .with(
+                    "known",
+                    "provider, system, tools, capabilities, params, limits",
+                ));
         }
         Ok(LowerOptions {
             provider,
@@ -150,6 +160,7 @@ impl LowerOptions {
             tools,
             capabilities,
             params,
+            limits,
         })
     }
 }
@@ -383,6 +394,7 @@ fn lower_in(
     resolver: &dyn Resolver,
     mode: SlotMode,
 ) -> Result<Marked> {
+    options.limits.check_message(message, "the message")?;
     let caps = Capabilities::with_override(options.provider, options.capabilities.as_ref())?;
     let (blocks, mut report, needs) =
         part_blocks(&message.parts, options.provider, &caps, resolver)?;

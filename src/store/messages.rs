@@ -177,6 +177,7 @@ pub fn append_turn(turn: &Turn, options: &SubmitOptions, session: SessionState) 
             next_seq: seq + 1,
             inline_bytes: session.inline_bytes,
             messages: session.messages + 1,
+            blob_bytes: session.blob_bytes,
         },
         stored: false,
     }

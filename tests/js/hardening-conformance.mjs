@@ -133,6 +133,32 @@ export async function hardeningConformance(pl, { calls = 40, seeds = [1, 2] } = 
     const m = pl.normalizeMessage({ role: 'user', parts: [{ type: 'file-attachment', data: new Uint8Array([1, 2, 3]), mime: 'image/png' }] });
     if (m.parts[0].data !== 'AQID') throw new Error(JSON.stringify(m));
   });
+  await check('resource limits: named, configurable, LimitExceeded at their edges', async () => {
+    const parts = (n) => ({ role: 'user', parts: Array.from({ length: n }, () => ({ type: 'text', text: 'abcd' })) });
+    pl.lower(parts(3), { provider: 'anthropic', limits: { max_parts: 3, max_message_bytes: 12 } });
+    const limitOf = async (f) => {
+      try {
+        await f();
+      } catch (e) {
+        if (e.code !== 'LimitExceeded') throw new Error(`expected LimitExceeded, got ${e.code}: ${e.message}`);
+        return `${e.details.limit}:${e.details.max}:${e.details.actual}`;
+      }
+      throw new Error('no error');
+    };
+    const got = [
+      await limitOf(() => pl.lower(parts(4), { provider: 'anthropic', limits: { max_parts: 3 } })),
+      await limitOf(() => pl.lower(parts(4), { provider: 'gemini', limits: { max_message_bytes: 15 } })),
+      await limitOf(() => pl.lowerConversation([parts(1), { role: 'assistant', parts: [{ type: 'text', text: 'ok' }] }, parts(1)], { provider: 'openai-chat', limits: { max_turns: 2 } })),
+      await limitOf(async () => pl.submit(parts(5), { store: await pl.openMessageStore(), limits: { max_parts: 4 } })),
+    ];
+    const want = ['max_parts:3:4', 'max_message_bytes:15:16', 'max_turns:2:3', 'max_parts:4:5'];
+    if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(JSON.stringify(got));
+    if (pl.compose) {
+      const loop = framed('{% for i in range(1000) %}{{ i }}{% endfor %}');
+      pl.compose({ skill_package: loop, user_request: 'x', thread_id: 't' });
+      await fails(() => pl.compose({ skill_package: loop, user_request: 'x', thread_id: 't', render_limits: { fuel: 50 } }), 'MalformedTemplate', /fuel/);
+    }
+  });
   for (const seed of seeds) {
     await check(`boundary: every export fed hostile arguments (seed ${seed})`, async () => {
       const r = await boundary(pl, { seed, calls });
