@@ -23,8 +23,11 @@ fn text(data: &[u8]) -> Option<&str> {
     std::str::from_utf8(data).ok()
 }
 
+/// A fuzz target: arbitrary bytes in, nothing out (it must not panic).
+pub type Target = fn(&[u8]);
+
 /// The targets, by name (what `fuzz/fuzz_targets/<name>.rs` and the corpus folders use).
-pub const TARGETS: [(&str, fn(&[u8])); 9] = [
+pub const TARGETS: [(&str, Target); 9] = [
     ("message_json", message_json),
     ("conversation_json", conversation_json),
     ("command_text", command_text),
