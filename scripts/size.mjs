@@ -27,18 +27,20 @@ const web = rows[0];
 // 120 KB; + compositor and message store 180 KB; + skill packages, storage and catalog
 // (MiniJinja ~50 KB, the YAML parser ~25 KB) 372 KB — over the whole-library target
 // already (issue 4's note has the breakdown); + conversations (turns, four providers'
-// conversation rules, the incremental lowering, threads in the store) 424 KB. This gate
-// stops further growth unnoticed; the size issue is where it comes down.
+// conversation rules, the incremental lowering, threads in the store) 424 KB; + hardening
+// (the journaled commits and chunking of KV stores, resource limits, argument checks, the
+// template shape check, the allocation budget) 436 KB. This gate stops further growth
+// unnoticed; the size issue is where it comes down.
 // The composer (MiniJinja's renderer, the JSON Schema validator, regex-lite, dispatch)
 // ships as a second module for the `promptloom/composer` entry, so the budget above still
 // holds for apps that do not compose; the composer module has its own gate.
-const budget = 424 * 1024;
+const budget = 436 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 680 * 1024;
+const fullBudget = 692 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;

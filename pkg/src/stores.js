@@ -382,6 +382,27 @@ async function listAll(host, prefix) {
   }
 }
 
+/** A commit plan's text (`<phase><S|D><key>\0[<value>\0]` per write) by phase. */
+function planOf(text) {
+  const out = { b: [], a: [], e: [], g: [] };
+  let at = 0;
+  while (at < text.length) {
+    const phase = text[at];
+    const set = text[at + 1] === 'S';
+    const k = text.indexOf('\0', at + 2);
+    const key = text.slice(at + 2, k);
+    at = k + 1;
+    let value = null;
+    if (set) {
+      const v = text.indexOf('\0', at);
+      value = text.slice(at, v);
+      at = v + 1;
+    }
+    out[phase].push([key, value]);
+  }
+  return out;
+}
+
 /**
  * A host-supplied store: an object with async get(key), put(key, value), delete(key) and
  * list(prefix) (keys, or { keys: [{ name }] }), or a Cloudflare KV namespace as it is. Rows
@@ -500,22 +521,25 @@ export function hostBackend(host, name) {
           const ops = build(values);
           for (const op of ops) checkTable(op.table);
           const keys = [...new Set(ops.map((op) => at(op.table, op.key)))];
+          if (keys.some((k) => k.includes('\0'))) throw storeFailed('a key holds NUL (U+0000), which a host store cannot take; nothing was written');
           const raws = await Promise.all(keys.map((k) => host.get(k)));
-          const olds = {};
+          let olds = '';
           keys.forEach((k, i) => {
-            if (raws[i] != null) olds[k] = String(raws[i]);
+            if (raws[i] != null) olds += `${k}\0${raws[i]}\0`;
           });
-          const plan = JSON.parse(__call(() => __module().kvPlan(prefix, JSON.stringify(ops), JSON.stringify(olds))));
-          await run(plan.begin);
+          let text = '';
+          for (const op of ops) text += `${op.op[0]}${op.table}\0${op.key}\0${op.op === 'delete' ? '' : op.value}\0`;
+          const plan = planOf(__call(() => __module().kvPlan(prefix, text, olds)));
+          await run(plan.b);
           try {
-            await run(plan.apply);
-            await run(plan.end);
+            await run(plan.a);
+            await run(plan.e);
           } catch (e) {
             clean = false;
             await recover().catch(() => {}); // now if the store lets us, else before the next access
             throw e;
           }
-          for (const k of plan.garbage) await host.delete(k).catch(() => {});
+          for (const [k] of plan.g) await host.delete(k).catch(() => {});
         }),
       );
       queue = run_.catch(() => {});

@@ -146,22 +146,10 @@ pub fn normalize_message(message: &str) -> Result<String, JsValue> {
         .map_err(js_err)
 }
 
-/// The key-value commit plan (see `store::kv`) for `ops` (their wire JSON) over a store
-/// whose raw keys start with `prefix`; `olds` maps each touched row's raw key to its raw
-/// value. JSON `{ begin, apply, end, garbage }`.
+/// The key-value commit plan (see `store::kv::plan_text` for the text forms in and out).
 #[wasm_bindgen(js_name = kvPlan)]
 pub fn kv_plan(prefix: &str, ops: &str, olds: &str) -> Result<String, JsValue> {
-    let parse = |t: &str, what: &str| {
-        serde_json::from_str::<serde_json::Value>(t)
-            .map_err(|e| js_err(Error::json(ErrorKind::Internal, what, &e)))
-    };
-    let plan = crate::store::kv::plan_wire(
-        prefix,
-        &parse(ops, "the ops")?,
-        &parse(olds, "the old rows")?,
-    )
-    .map_err(js_err)?;
-    Ok(plan.to_value().to_string())
+    crate::store::kv::plan_text(prefix, ops, olds).map_err(js_err)
 }
 
 /// The writes (`[[key, value | null]]`) that roll back an interrupted commit, from its

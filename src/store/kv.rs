@@ -51,22 +51,6 @@ pub struct KvPlan {
     pub garbage: Vec<String>,
 }
 
-impl KvPlan {
-    /// The wire form the JS face executes: `{ begin, apply, end, garbage }`, writes as
-    /// `[key, value | null]`.
-    pub fn to_value(&self) -> Value {
-        let w = |ws: &[RawWrite]| -> Value {
-            Value::Array(ws.iter().map(|(k, v)| json!([k, v])).collect())
-        };
-        json!({
-            "begin": w(&self.begin),
-            "apply": w(&self.apply),
-            "end": w(&self.end),
-            "garbage": self.garbage,
-        })
-    }
-}
-
 /// The raw key of a row.
 pub fn row_key(prefix: &str, table: Table, key: &str) -> String {
     format!("{prefix}{}:{key}", table.name())
@@ -236,52 +220,76 @@ pub fn plan(prefix: &str, ops: &[Op], olds: &[Option<String>]) -> Result<KvPlan>
     })
 }
 
-/// [`plan`] with the old values given by raw key (a JSON object: raw key → value or null;
-/// a missing key is an absent row), and the ops in their wire form
-/// (`[{ op, table, key, value? }]`, what [`Op::to_value`] writes): the JS face's entry.
-pub fn plan_wire(prefix: &str, ops: &Value, olds: &Value) -> Result<KvPlan> {
-    let bad = |m: String| Error::new(ErrorKind::Internal, m);
-    let list = ops
-        .as_array()
-        .ok_or_else(|| bad("a key-value commit takes an array of ops".into()))?;
-    let mut parsed = Vec::with_capacity(list.len());
-    for (i, o) in list.iter().enumerate() {
-        let field = |f: &str| o.get(f).and_then(Value::as_str);
-        let table = field("table")
-            .and_then(Table::parse)
-            .ok_or_else(|| bad(format!("ops[{i}].table is not a table")))?;
-        let key = field("key")
-            .ok_or_else(|| bad(format!("ops[{i}].key is missing")))?
-            .to_owned();
-        let value = || {
-            field("value")
-                .map(str::to_owned)
-                .ok_or_else(|| bad(format!("ops[{i}].value is missing")))
-        };
-        parsed.push(match field("op") {
-            Some("put") => Op::Put {
+/// [`plan`] over the text the JS face sends (no JSON: values can be megabytes, and are
+/// JSON text, which never holds a raw NUL): `ops` is `<p|i|d><table>\0<key>\0<value>\0`
+/// per op (an empty value for a delete), `olds` is `<raw key>\0<raw value>\0` per touched
+/// row that exists. The plan comes back as `<b|a|e|g><S|D><key>\0` per write (phase:
+/// begin, apply, end, garbage), a set followed by `<value>\0`.
+pub fn plan_text(prefix: &str, ops: &str, olds: &str) -> Result<String> {
+    let bad = || {
+        Error::new(
+            ErrorKind::Internal,
+            "a key-value commit's ops are malformed",
+        )
+    };
+    let mut fields = ops.split('\0');
+    let mut parsed = Vec::new();
+    while let Some(head) = fields.next() {
+        if head.is_empty() {
+            break;
+        }
+        let (code, table) = head.split_at_checked(1).ok_or_else(bad)?;
+        let table = Table::parse(table).ok_or_else(bad)?;
+        let key = fields.next().ok_or_else(bad)?.to_owned();
+        let value = fields.next().ok_or_else(bad)?;
+        parsed.push(match code {
+            "p" => Op::Put {
                 table,
                 key,
-                value: value()?,
+                value: value.to_owned(),
             },
-            Some("insert") => Op::Insert {
+            "i" => Op::Insert {
                 table,
                 key,
-                value: value()?,
+                value: value.to_owned(),
             },
-            Some("delete") => Op::Delete { table, key },
-            _ => return Err(bad(format!("ops[{i}].op is not put, insert or delete"))),
+            "d" => Op::Delete { table, key },
+            _ => return Err(bad()),
         });
+    }
+    let mut known = std::collections::BTreeMap::new();
+    let mut it = olds.split('\0');
+    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+        known.insert(k, v);
     }
     let olds: Vec<Option<String>> = touched(&parsed)
         .iter()
         .map(|(t, k)| {
-            olds.get(row_key(prefix, *t, k))
-                .and_then(Value::as_str)
-                .map(str::to_owned)
+            known
+                .get(row_key(prefix, *t, k).as_str())
+                .map(|v| (*v).to_owned())
         })
         .collect();
-    plan(prefix, &parsed, &olds)
+    let p = plan(prefix, &parsed, &olds)?;
+    let mut out = String::new();
+    for (phase, writes) in [('b', &p.begin), ('a', &p.apply), ('e', &p.end)] {
+        for (k, v) in writes {
+            out.push(phase);
+            out.push(if v.is_some() { 'S' } else { 'D' });
+            out.push_str(k);
+            out.push('\0');
+            if let Some(v) = v {
+                out.push_str(v);
+                out.push('\0');
+            }
+        }
+    }
+    for k in &p.garbage {
+        out.push_str("gD");
+        out.push_str(k);
+        out.push('\0');
+    }
+    Ok(out)
 }
 
 /// The writes that roll back an interrupted commit from its journal (the journal's value,
