@@ -114,11 +114,11 @@ pub fn skill_spec(data: &[u8]) {
 /// with large numbers or many self-concatenations would only measure the fuzzer's memory.
 pub fn template_source(data: &[u8]) {
     let Some(t) = text(data) else { return };
-    if template::check(t).is_err() {
-        return;
-    }
+    let parsed = template::check(t).is_ok();
+    #[cfg(not(feature = "composer"))]
+    let _ = parsed;
     #[cfg(feature = "composer")]
-    if t.len() <= 64 && !t.bytes().any(|b| b.is_ascii_digit()) {
+    if parsed && t.len() <= 64 && !t.bytes().any(|b| b.is_ascii_digit()) {
         let ctx = serde_json::json!({ "user_request": "x", "items": [1, 2, 3], "name": "n" });
         let limits = template::Limits {
             max_value: 1 << 20,

@@ -292,11 +292,9 @@ pub fn plan_text(prefix: &str, ops: &str, olds: &str) -> Result<String> {
     Ok(out)
 }
 
-/// The writes that roll back an interrupted commit from its journal (the journal's value,
-/// its chunks joined): old rows restored in reverse order, added chunks deleted, then the
-/// journal and its chunks deleted. `journal_raw` is the journal key's raw value (a manifest
-/// when the journal was chunked).
-pub fn undo(prefix: &str, journal: &str, journal_raw: &str) -> Result<Vec<RawWrite>> {
+/// A journal read back: each touched row's raw key with its value before the commit
+/// (`None`: absent), in first-touch order, and the chunk keys the commit added.
+fn read_journal(journal: &str) -> Result<(Vec<RawWrite>, Vec<String>)> {
     let v: Value = serde_json::from_str(journal).map_err(|e| {
         Error::json(
             ErrorKind::StoreFailed,
@@ -310,25 +308,31 @@ pub fn undo(prefix: &str, journal: &str, journal_raw: &str) -> Result<Vec<RawWri
             "the store's commit journal (from an interrupted write) is not shaped as promptloom writes it",
         )
     };
-    let mut out = Vec::new();
-    for entry in v
-        .get("undo")
-        .and_then(Value::as_array)
-        .ok_or_else(bad)?
-        .iter()
-        .rev()
-    {
+    let mut rows = Vec::new();
+    for entry in v.get("undo").and_then(Value::as_array).ok_or_else(bad)? {
         let key = entry.get(0).and_then(Value::as_str).ok_or_else(bad)?;
         let old = match entry.get(1) {
             Some(Value::String(s)) => Some(s.clone()),
             Some(Value::Null) | None => None,
             Some(_) => return Err(bad()),
         };
-        out.push((key.to_owned(), old));
+        rows.push((key.to_owned(), old));
     }
+    let mut fresh = Vec::new();
     for k in v.get("fresh").and_then(Value::as_array).ok_or_else(bad)? {
-        out.push((k.as_str().ok_or_else(bad)?.to_owned(), None));
+        fresh.push(k.as_str().ok_or_else(bad)?.to_owned());
     }
+    Ok((rows, fresh))
+}
+
+/// The writes that roll back an interrupted commit from its journal (the journal's value,
+/// its chunks joined): old rows restored in reverse order, added chunks deleted, then the
+/// journal and its chunks deleted. `journal_raw` is the journal key's raw value (a manifest
+/// when the journal was chunked).
+pub fn undo(prefix: &str, journal: &str, journal_raw: &str) -> Result<Vec<RawWrite>> {
+    let (rows, fresh) = read_journal(journal)?;
+    let mut out: Vec<RawWrite> = rows.into_iter().rev().collect();
+    out.extend(fresh.into_iter().map(|k| (k, None)));
     out.push((format!("{prefix}{JOURNAL}"), None));
     out.extend(
         chunks_of(prefix, JOURNAL, journal_raw)
@@ -342,28 +346,7 @@ pub fn undo(prefix: &str, journal: &str, journal_raw: &str) -> Result<Vec<RawWri
 /// refuses writes): each touched row's raw key with its value before the commit (`None`:
 /// absent). Reads take these over the store's current values.
 pub fn overlay(journal: &str) -> Result<Vec<RawWrite>> {
-    let v: Value = serde_json::from_str(journal).map_err(|e| {
-        Error::json(
-            ErrorKind::StoreFailed,
-            "the store's commit journal (from an interrupted write)",
-            &e,
-        )
-    })?;
-    let mut out = Vec::new();
-    for entry in v
-        .get("undo")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(key) = entry.get(0).and_then(Value::as_str) {
-            out.push((
-                key.to_owned(),
-                entry.get(1).and_then(Value::as_str).map(str::to_owned),
-            ));
-        }
-    }
-    Ok(out)
+    read_journal(journal).map(|(rows, _)| rows)
 }
 
 /// A key-value store without transactions, as [`Journaled`] drives it.
