@@ -60,12 +60,17 @@ fn chunk_key(prefix: &str, rest: &str, generation: u64, i: usize) -> String {
     format!("{prefix}~chunk/{rest}@{generation}.{i}")
 }
 
-/// A manifest's generation and chunk count.
+/// A manifest's generation and chunk count. The count must fit the byte length it states
+/// (chunks are split on characters, so each holds at least `CHUNK_BYTES - 3` bytes but the
+/// last) and the length 4 GiB: a corrupt row never makes a reader list millions of keys.
 fn manifest(raw: &str) -> Option<(u64, usize)> {
     let mut it = raw.strip_prefix(MANIFEST)?.split(':');
     let generation = it.next()?.parse().ok()?;
-    let count = it.next()?.parse().ok()?;
-    Some((generation, count))
+    let count: usize = it.next()?.parse().ok()?;
+    let len: u64 = it.next()?.parse().ok()?;
+    let most = len / (CHUNK_BYTES as u64 - 3) + 1;
+    (len <= u64::from(u32::MAX) && count as u64 <= most && it.next().is_none())
+        .then_some((generation, count))
 }
 
 /// The chunk keys a stored raw value points to, in order (none for a plain value). `rest`
@@ -670,6 +675,14 @@ mod tests {
             ); // ok: test
             n += 1;
         }
+    }
+
+    #[test]
+    fn a_corrupt_manifest_names_no_chunks() {
+        // Found by the fuzzer: a count the stated length cannot hold listed 30 million keys.
+        assert!(chunks_of("p/", "t:k", "\u{1}chunks:2:30000001:2:300000").is_empty());
+        assert!(chunks_of("p/", "t:k", "\u{1}chunks:1:30000001:300000").is_empty());
+        assert_eq!(chunks_of("p/", "t:k", "\u{1}chunks:1:2:300000").len(), 2);
     }
 
     #[test]
