@@ -6,6 +6,9 @@
 #   scripts/fuzz.sh                    every target for FUZZ_SECONDS (default 3600) each
 #   scripts/fuzz.sh template yaml      only these targets
 #   FUZZ_RUNS=20000 scripts/fuzz.sh    a fixed number of runs per target (the test command's pass)
+# The repository keeps, per target, the seeds (from the test inputs) and the 250 smallest
+# inputs a long run kept after `cargo fuzz cmin`; trim a grown corpus the same way before
+# committing it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PATH"
