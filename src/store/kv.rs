@@ -599,6 +599,11 @@ mod tests {
         }
     }
 
+    /// A row as a reader sees it (a read error fails the test).
+    fn row(s: &Journaled<Faulty>, table: Table, key: &str) -> Option<String> {
+        s.get(table, key).expect("a read") // ok: test
+    }
+
     fn put(table: Table, key: &str, value: &str) -> Op {
         Op::Put {
             table,
@@ -612,10 +617,7 @@ mod tests {
         let mut s = Journaled::new(Faulty::default(), "p/");
         let big = "é".repeat(CHUNK_BYTES); // 2 bytes each: several chunks, split on chars
         s.commit(&[put(Table::Parts, "a#0", &big)]).unwrap(); // ok: test
-        assert_eq!(
-            s.get(Table::Parts, "a#0").unwrap().as_deref(),
-            Some(big.as_str())
-        ); // ok: test
+        assert_eq!(row(&s, Table::Parts, "a#0").as_deref(), Some(big.as_str()));
         assert!(s.raw().largest <= CHUNK_BYTES);
         assert_eq!(s.scan(Table::Parts, "a").unwrap().len(), 1); // ok: test
                                                                  // Replaced by a small value: the old chunks are collected.
@@ -659,20 +661,11 @@ mod tests {
             // Recovery (here at the next write) restores exactly the old rows.
             s.recover().unwrap(); // ok: test
             assert_eq!(s.raw().map, snapshot, "fault at write {n}");
-            assert_eq!(
-                s.get(Table::Skills, "s").unwrap().as_deref(),
-                Some("{\"v\":1}")
-            ); // ok: test
-               // And the retry lands.
+            assert_eq!(row(&s, Table::Skills, "s").as_deref(), Some("{\"v\":1}"));
+            // And the retry lands.
             s.commit(&change).unwrap(); // ok: test
-            assert_eq!(
-                s.get(Table::Skills, "s").unwrap().as_deref(),
-                Some("{\"v\":2}")
-            ); // ok: test
-            assert_eq!(
-                s.get(Table::ArtifactIds, "a").unwrap().as_deref(),
-                Some("\"s/a\"")
-            ); // ok: test
+            assert_eq!(row(&s, Table::Skills, "s").as_deref(), Some("{\"v\":2}"));
+            assert_eq!(row(&s, Table::ArtifactIds, "a").as_deref(), Some("\"s/a\""));
             n += 1;
         }
     }
@@ -710,13 +703,13 @@ mod tests {
         assert!(s.commit(&[put(Table::Ids, "x", "2")]).is_err());
         // The store stays down: the roll-back cannot be written, reads see the old rows
         // through the journal, writes refuse.
-        assert_eq!(s.get(Table::Ids, "x").unwrap().as_deref(), Some("1")); // ok: test
+        assert_eq!(row(&s, Table::Ids, "x").as_deref(), Some("1"));
         assert_eq!(s.scan(Table::Ids, "").unwrap().len(), 1); // ok: test
         let e = s.commit(&[put(Table::Ids, "y", "3")]).unwrap_err(); // ok: test
         assert_eq!(e.details()["pending"], true);
         // Back up: the next read rolls it back first.
         s.raw_mut().fail_at = None;
-        assert_eq!(s.get(Table::Ids, "x").unwrap().as_deref(), Some("1")); // ok: test
+        assert_eq!(row(&s, Table::Ids, "x").as_deref(), Some("1"));
         assert!(!s.raw().map.contains_key(JOURNAL));
     }
 }
