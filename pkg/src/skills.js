@@ -24,7 +24,7 @@ function object(x, what) {
   return x;
 }
 
-/** A clock argument: a string, or a function returning one. */
+/** A clock argument: an ISO 8601 string (the current time when left out). */
 function clock(now, what = 'now') {
   if (now === undefined || now === null) return nowIso();
   if (typeof now === 'string') return now;
