@@ -273,6 +273,16 @@ export type ErrorCode =
   | 'LimitExceeded'
   | 'QuotaExceeded'
   | 'InstanceLost'
+  | 'RateLimited'
+  | 'Overloaded'
+  | 'ProviderError'
+  | 'ProviderRejected'
+  | 'AuthenticationFailed'
+  | 'ContextTooLong'
+  | 'StreamMalformed'
+  | 'StreamTruncated'
+  | 'InvalidToolInput'
+  | 'Aborted'
   | 'Internal';
 
 /** Every error promptloom throws. */

@@ -79,6 +79,26 @@ pub enum ErrorKind {
     /// The object was made by a wasm instance that has since been replaced (after a trap,
     /// the JS glue serves later calls from a fresh instance); make the object again.
     InstanceLost,
+    /// The provider refused the request for its rate limit (HTTP 429, `rate_limit_error`, `RESOURCE_EXHAUSTED`); retryable, `details.retry_after_ms` when the provider said when.
+    RateLimited,
+    /// The provider is overloaded or unavailable (Anthropic `overloaded_error` / 529, HTTP 503, Gemini `UNAVAILABLE`); retryable.
+    Overloaded,
+    /// The provider failed on its side (HTTP 5xx, `api_error`, `server_error`, Gemini `INTERNAL`); retryable.
+    ProviderError,
+    /// The provider rejected the request as invalid (HTTP 4xx, `invalid_request_error`, `INVALID_ARGUMENT`, an exhausted quota); not retryable, `details` carry the provider's type, code and param.
+    ProviderRejected,
+    /// The provider refused the credentials or the permission (HTTP 401 / 403).
+    AuthenticationFailed,
+    /// The request is longer than the model's context window (`context_length_exceeded`, "prompt is too long").
+    ContextTooLong,
+    /// A response stream or body is not what the provider sends (bytes that are not SSE, an event that is not JSON, a body of another provider); everything parsed before it is kept.
+    StreamMalformed,
+    /// A response stream ended before the provider's last event; everything parsed before the cut is kept.
+    StreamTruncated,
+    /// A tool call's streamed arguments are not valid JSON; the call keeps the raw text and the rest of the turn is kept.
+    InvalidToolInput,
+    /// The caller's `AbortSignal` cancelled the request, the stream or a retry wait.
+    Aborted,
     /// An internal invariant did not hold (a bug, never caused by input alone).
     Internal,
 }
@@ -115,13 +135,23 @@ impl ErrorKind {
             ErrorKind::LimitExceeded => "LimitExceeded",
             ErrorKind::QuotaExceeded => "QuotaExceeded",
             ErrorKind::InstanceLost => "InstanceLost",
+            ErrorKind::RateLimited => "RateLimited",
+            ErrorKind::Overloaded => "Overloaded",
+            ErrorKind::ProviderError => "ProviderError",
+            ErrorKind::ProviderRejected => "ProviderRejected",
+            ErrorKind::AuthenticationFailed => "AuthenticationFailed",
+            ErrorKind::ContextTooLong => "ContextTooLong",
+            ErrorKind::StreamMalformed => "StreamMalformed",
+            ErrorKind::StreamTruncated => "StreamTruncated",
+            ErrorKind::InvalidToolInput => "InvalidToolInput",
+            ErrorKind::Aborted => "Aborted",
             ErrorKind::Internal => "Internal",
         }
     }
 
     /// Every kind, in the order of the WIT `error` variant and the TypeScript `ErrorCode`
     /// union (a test keeps the three lists equal).
-    pub const ALL: [ErrorKind; 29] = [
+    pub const ALL: [ErrorKind; 39] = [
         ErrorKind::InvalidMessage,
         ErrorKind::InvalidOptions,
         ErrorKind::UnresolvedCommand,
@@ -150,6 +180,16 @@ impl ErrorKind {
         ErrorKind::LimitExceeded,
         ErrorKind::QuotaExceeded,
         ErrorKind::InstanceLost,
+        ErrorKind::RateLimited,
+        ErrorKind::Overloaded,
+        ErrorKind::ProviderError,
+        ErrorKind::ProviderRejected,
+        ErrorKind::AuthenticationFailed,
+        ErrorKind::ContextTooLong,
+        ErrorKind::StreamMalformed,
+        ErrorKind::StreamTruncated,
+        ErrorKind::InvalidToolInput,
+        ErrorKind::Aborted,
         ErrorKind::Internal,
     ];
 }

@@ -38,6 +38,7 @@ pub mod limits;
 pub mod lower;
 pub mod media;
 pub mod message;
+pub mod response;
 pub mod skill;
 pub mod store;
 pub mod versions;

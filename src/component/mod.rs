@@ -73,6 +73,16 @@ pub(crate) fn to_wit(e: Error) -> WitError {
         ErrorKind::LimitExceeded => WitError::LimitExceeded(info),
         ErrorKind::QuotaExceeded => WitError::QuotaExceeded(info),
         ErrorKind::InstanceLost => WitError::InstanceLost(info),
+        ErrorKind::RateLimited => WitError::RateLimited(info),
+        ErrorKind::Overloaded => WitError::Overloaded(info),
+        ErrorKind::ProviderError => WitError::ProviderError(info),
+        ErrorKind::ProviderRejected => WitError::ProviderRejected(info),
+        ErrorKind::AuthenticationFailed => WitError::AuthenticationFailed(info),
+        ErrorKind::ContextTooLong => WitError::ContextTooLong(info),
+        ErrorKind::StreamMalformed => WitError::StreamMalformed(info),
+        ErrorKind::StreamTruncated => WitError::StreamTruncated(info),
+        ErrorKind::InvalidToolInput => WitError::InvalidToolInput(info),
+        ErrorKind::Aborted => WitError::Aborted(info),
         ErrorKind::Internal => WitError::Internal(info),
     }
 }

@@ -1,0 +1,154 @@
+//! Anthropic Messages: the SSE stream (`message_start`, `content_block_start` / `_delta` /
+//! `_stop`, `message_delta`, `message_stop`, `ping`, `error`) and the whole `message` body.
+
+use super::builder::{Builder, Key};
+use super::event::{FinishReason, Usage};
+use super::{errors, malformed, num, str_of};
+use crate::lower::Provider;
+use serde_json::Value;
+
+const BLOCK: u8 = 0;
+
+fn key(v: &Value) -> Key {
+    (BLOCK, num(v, "index").unwrap_or(0), 0)
+}
+
+fn stop_reason(raw: &str) -> FinishReason {
+    match raw {
+        "end_turn" | "stop_sequence" => FinishReason::Stop,
+        "max_tokens" | "model_context_window_exceeded" => FinishReason::Length,
+        "tool_use" => FinishReason::ToolCalls,
+        "pause_turn" => FinishReason::Pause,
+        "refusal" => FinishReason::ContentFilter,
+        _ => FinishReason::Other,
+    }
+}
+
+/// Input counts every input token: Anthropic counts cache reads and writes apart.
+fn usage(u: &Value, into: &mut Usage) {
+    let input = num(u, "input_tokens");
+    let read = num(u, "cache_read_input_tokens");
+    let write = num(u, "cache_creation_input_tokens");
+    if input.is_some() || read.is_some() || write.is_some() {
+        into.input_tokens = input.unwrap_or(0) + read.unwrap_or(0) + write.unwrap_or(0);
+    }
+    if read.is_some() {
+        into.cached_tokens = read;
+    }
+    if write.is_some() {
+        into.cache_write_tokens = write;
+    }
+    if let Some(o) = num(u, "output_tokens") {
+        into.output_tokens = o;
+    }
+}
+
+/// A content block as it starts (stream) or whole (body).
+fn block(b: &mut Builder, k: Key, block: &Value, whole: bool) {
+    match str_of(block, "type") {
+        Some("text") => b.text(k, str_of(block, "text").unwrap_or("")),
+        Some("thinking") => {
+            b.reasoning_begin(k);
+            b.reasoning(k, str_of(block, "thinking").unwrap_or(""));
+            if let Some(s) = str_of(block, "signature").filter(|s| !s.is_empty()) {
+                b.reasoning_meta(k, Some(s), None, None);
+            }
+        }
+        Some("redacted_thinking") => {
+            b.reasoning_meta(k, None, Some(str_of(block, "data").unwrap_or("")), None);
+        }
+        Some("tool_use") => {
+            let id = str_of(block, "id").unwrap_or("");
+            let name = str_of(block, "name").unwrap_or("");
+            if whole {
+                let input = block.get("input").cloned().unwrap_or(Value::Null);
+                b.tool_whole(k, id, name, input, None);
+                return;
+            }
+            b.tool_start(k, id, name);
+        }
+        _ => b.other(k, block.clone()),
+    }
+    if whole {
+        b.end(k);
+    }
+}
+
+/// One stream event.
+pub(crate) fn event(b: &mut Builder, v: &Value) {
+    match str_of(v, "type") {
+        Some("message_start") => {
+            let m = v.get("message").unwrap_or(&Value::Null);
+            b.start(str_of(m, "id"), str_of(m, "model"));
+            if let Some(u) = m.get("usage") {
+                usage(u, b.usage_mut());
+            }
+        }
+        Some("content_block_start") => {
+            let k = key(v);
+            block(b, k, v.get("content_block").unwrap_or(&Value::Null), false);
+        }
+        Some("content_block_delta") => {
+            let k = key(v);
+            let d = v.get("delta").unwrap_or(&Value::Null);
+            match str_of(d, "type") {
+                Some("text_delta") => b.text(k, str_of(d, "text").unwrap_or("")),
+                Some("thinking_delta") => b.reasoning(k, str_of(d, "thinking").unwrap_or("")),
+                Some("signature_delta") => b.reasoning_meta(k, str_of(d, "signature"), None, None),
+                Some("input_json_delta") => {
+                    b.tool_delta(k, str_of(d, "partial_json").unwrap_or(""))
+                }
+                // Citations and future delta kinds change no part this version models.
+                _ => {}
+            }
+        }
+        Some("content_block_stop") => b.end(key(v)),
+        Some("message_delta") => {
+            if let Some(r) = v.get("delta").and_then(|d| str_of(d, "stop_reason")) {
+                b.finish_reason(stop_reason(r), Some(r));
+            }
+            if let Some(u) = v.get("usage") {
+                usage(u, b.usage_mut());
+            }
+        }
+        Some("message_stop") => b.terminal(),
+        Some("ping") => {}
+        Some("error") => {
+            if let Some(e) = errors::from_payload(Provider::Anthropic, v, None) {
+                b.error(e);
+            }
+        }
+        Some(_) => {}
+        None => b.error(malformed(Provider::Anthropic, "an event without a `type`")),
+    }
+}
+
+/// A whole (non-streaming) response body.
+pub(crate) fn body(b: &mut Builder, v: &Value) {
+    if let Some(e) = errors::from_payload(Provider::Anthropic, v, None) {
+        b.error(e);
+        b.terminal();
+        return;
+    }
+    if str_of(v, "type") != Some("message") {
+        b.error(malformed(
+            Provider::Anthropic,
+            "the body is not an Anthropic message (`type` is not \"message\")",
+        ));
+        b.terminal();
+        return;
+    }
+    b.start(str_of(v, "id"), str_of(v, "model"));
+    if let Some(blocks) = v.get("content").and_then(Value::as_array) {
+        for (i, bl) in blocks.iter().enumerate() {
+            block(b, (BLOCK, i as u64, 0), bl, true);
+        }
+    }
+    if let Some(r) = str_of(v, "stop_reason") {
+        b.finish_reason(stop_reason(r), Some(r));
+    }
+    if let Some(u) = v.get("usage") {
+        usage(u, b.usage_mut());
+    }
+    b.terminal();
+}

@@ -1,0 +1,509 @@
+//! Builds the assistant turn from what a provider dialect reads, and emits the normalised
+//! events as it goes. Each dialect names its content blocks with a [`Key`]; the builder
+//! gives each block a part of the turn, in the order the blocks began.
+
+use super::event::{Event, FinishReason, Usage};
+use crate::conversation::{AssistantPart, AssistantTurn, Reasoning, ToolCall};
+use crate::error::{Error, ErrorKind};
+use serde_json::{Map, Value};
+
+/// A dialect's name for a block: a kind tag and up to two indices.
+pub(crate) type Key = (u8, u64, u64);
+
+#[derive(Debug)]
+enum Slot {
+    Text(String),
+    Reasoning { r: Reasoning, ended: bool },
+    Tool(Tool),
+    Other(Value),
+}
+
+#[derive(Debug)]
+struct Tool {
+    id: String,
+    name: String,
+    args: String,
+    /// Arguments given whole (Gemini, non-streaming bodies) instead of as text.
+    input: Option<Value>,
+    signature: Option<String>,
+    ended: bool,
+}
+
+/// The turn being built.
+#[derive(Debug)]
+pub(crate) struct Builder {
+    /// The `provider` tag of reasoning and tool-call parts (`anthropic`, `openai`, `gemini`).
+    tag: &'static str,
+    /// The target's wire name, kept in the turn's metadata.
+    target: &'static str,
+    slots: Vec<Slot>,
+    keys: Vec<(Key, usize)>,
+    pub(crate) events: Vec<Event>,
+    id: Option<String>,
+    model: Option<String>,
+    started: bool,
+    usage: Option<Usage>,
+    finish: Option<(FinishReason, Option<String>)>,
+    /// The terminal event was seen (its usage and finish events are out).
+    pub(crate) done: bool,
+    errors: Vec<Error>,
+    extra: Map<String, Value>,
+}
+
+impl Builder {
+    pub(crate) fn new(tag: &'static str, target: &'static str) -> Self {
+        Builder {
+            tag,
+            target,
+            slots: Vec::new(),
+            keys: Vec::new(),
+            events: Vec::new(),
+            id: None,
+            model: None,
+            started: false,
+            usage: None,
+            finish: None,
+            done: false,
+            errors: Vec::new(),
+            extra: Map::new(),
+        }
+    }
+
+    /// The response's id and model (the first time either is known).
+    pub(crate) fn start(&mut self, id: Option<&str>, model: Option<&str>) {
+        if self.started {
+            return;
+        }
+        self.started = true;
+        self.id = id.map(str::to_owned);
+        self.model = model.map(str::to_owned);
+        self.events.push(Event::Start {
+            id: self.id.clone(),
+            model: self.model.clone(),
+        });
+    }
+
+    /// The part of block `key`, if it began.
+    fn find(&self, key: Key) -> Option<usize> {
+        self.keys
+            .iter()
+            .rev()
+            .find(|(k, _)| *k == key)
+            .map(|&(_, i)| i)
+    }
+
+    /// A new part; reasoning before it is complete (no provider interleaves them).
+    fn open(&mut self, key: Key, slot: Slot) -> usize {
+        for j in 0..self.slots.len() {
+            if matches!(
+                self.slots.get(j),
+                Some(Slot::Reasoning { ended: false, .. })
+            ) {
+                self.end_part(j);
+            }
+        }
+        let i = self.slots.len();
+        self.slots.push(slot);
+        self.keys.push((key, i));
+        i
+    }
+
+    /// Text appended to block `key` (a text part begins with its first non-empty text).
+    pub(crate) fn text(&mut self, key: Key, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let i = match self.find(key) {
+            Some(i) if matches!(self.slots.get(i), Some(Slot::Text(_))) => i,
+            _ => self.open(key, Slot::Text(String::new())),
+        };
+        if let Some(Slot::Text(t)) = self.slots.get_mut(i) {
+            t.push_str(text);
+        }
+        self.events.push(Event::TextDelta {
+            part: i,
+            text: text.to_owned(),
+        });
+    }
+
+    fn reasoning_slot(&mut self, key: Key) -> usize {
+        match self.find(key) {
+            Some(i) if matches!(self.slots.get(i), Some(Slot::Reasoning { .. })) => i,
+            _ => {
+                let r = Reasoning {
+                    text: String::new(),
+                    signature: None,
+                    redacted: false,
+                    data: None,
+                    id: None,
+                    provider: Some(self.tag.to_owned()),
+                };
+                self.open(key, Slot::Reasoning { r, ended: false })
+            }
+        }
+    }
+
+    /// A reasoning block began (it becomes a part even if it stays empty: its signature
+    /// may be all there is).
+    pub(crate) fn reasoning_begin(&mut self, key: Key) {
+        self.reasoning_slot(key);
+    }
+
+    /// Reasoning text appended to block `key`.
+    pub(crate) fn reasoning(&mut self, key: Key, text: &str) {
+        let i = self.reasoning_slot(key);
+        if text.is_empty() {
+            return;
+        }
+        if let Some(Slot::Reasoning { r, .. }) = self.slots.get_mut(i) {
+            r.text.push_str(text);
+        }
+        self.events.push(Event::ReasoningDelta {
+            part: i,
+            text: text.to_owned(),
+        });
+    }
+
+    /// Sets what block `key`'s provider needs to accept the reasoning back.
+    pub(crate) fn reasoning_meta(
+        &mut self,
+        key: Key,
+        signature: Option<&str>,
+        redacted: Option<&str>,
+        id: Option<&str>,
+    ) {
+        let i = self.reasoning_slot(key);
+        if let Some(Slot::Reasoning { r, .. }) = self.slots.get_mut(i) {
+            if let Some(s) = signature {
+                match &mut r.signature {
+                    Some(have) => have.push_str(s),
+                    None => r.signature = Some(s.to_owned()),
+                }
+            }
+            if let Some(d) = redacted {
+                r.redacted = true;
+                r.data = Some(d.to_owned());
+            }
+            if let Some(id) = id {
+                r.id = Some(id.to_owned());
+            }
+        }
+    }
+
+    /// Block `key` ended (reasoning: its end event; a tool call: its arguments parsed).
+    pub(crate) fn end(&mut self, key: Key) {
+        if let Some(i) = self.find(key) {
+            self.end_part(i);
+        }
+    }
+
+    fn end_part(&mut self, i: usize) {
+        match self.slots.get_mut(i) {
+            Some(Slot::Reasoning { r, ended }) if !*ended => {
+                *ended = true;
+                self.events.push(Event::ReasoningEnd {
+                    part: i,
+                    signature: r.signature.clone(),
+                    redacted: r.redacted,
+                    data: r.data.clone(),
+                    id: r.id.clone(),
+                });
+            }
+            Some(Slot::Tool(t)) if !t.ended => {
+                t.ended = true;
+                let input = match t.input.take() {
+                    Some(v) => Ok(v),
+                    None if t.args.trim().is_empty() => Ok(Value::Object(Map::new())),
+                    None => serde_json::from_str::<Value>(&t.args).map_err(|e| e.to_string()),
+                };
+                let input = match input {
+                    Ok(v) => v,
+                    Err(reason) => {
+                        let e = Error::new(
+                            ErrorKind::InvalidToolInput,
+                            format!(
+                                "the arguments of tool call `{}` ({}) are not valid JSON: {reason}",
+                                t.id, t.name
+                            ),
+                        )
+                        .with("call_id", t.id.clone())
+                        .with("name", t.name.clone())
+                        .with("part", i as u64);
+                        self.events.push(Event::error(&e));
+                        self.errors.push(e);
+                        Value::String(t.args.clone())
+                    }
+                };
+                t.input = Some(input.clone());
+                self.events.push(Event::ToolCallEnd {
+                    part: i,
+                    id: t.id.clone(),
+                    name: t.name.clone(),
+                    input,
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// A tool call began. A call without a name is kept as provider data (with an error
+    /// event); a call without an id, or with the id of an earlier call, gets one made from
+    /// its part index, so the turn always reads back.
+    pub(crate) fn tool_start(&mut self, key: Key, id: &str, name: &str) {
+        if self.find(key).is_some() {
+            return;
+        }
+        let part = self.slots.len();
+        if name.is_empty() {
+            self.error(
+                Error::new(
+                    ErrorKind::StreamMalformed,
+                    format!("{} response: a tool call without a tool name", self.target),
+                )
+                .with("provider", self.target)
+                .with("part", part as u64),
+            );
+            let mut o = Map::new();
+            o.insert("type".into(), "provider-data".into());
+            o.insert("provider".into(), self.tag.into());
+            o.insert(
+                "data".into(),
+                serde_json::json!({ "tool_call": { "id": id } }),
+            );
+            self.open(key, Slot::Other(Value::Object(o)));
+            return;
+        }
+        let taken = |id: &str| {
+            self.slots
+                .iter()
+                .any(|s| matches!(s, Slot::Tool(t) if t.id == id))
+        };
+        let id = if id.is_empty() || taken(id) {
+            let made = match &self.id {
+                Some(r) => format!("{r}-part-{part}"),
+                None => format!("call-part-{part}"),
+            };
+            if !id.is_empty() {
+                self.error(
+                    Error::new(
+                        ErrorKind::StreamMalformed,
+                        format!(
+                            "{} response: two tool calls share the id `{id}`; the second is `{made}`",
+                            self.target
+                        ),
+                    )
+                    .with("provider", self.target)
+                    .with("part", part as u64),
+                );
+            }
+            made
+        } else {
+            id.to_owned()
+        };
+        let i = self.open(
+            key,
+            Slot::Tool(Tool {
+                id: id.clone(),
+                name: name.to_owned(),
+                args: String::new(),
+                input: None,
+                signature: None,
+                ended: false,
+            }),
+        );
+        self.events.push(Event::ToolCallStart {
+            part: i,
+            id,
+            name: name.to_owned(),
+        });
+    }
+
+    /// More argument text of the tool call of block `key`.
+    pub(crate) fn tool_delta(&mut self, key: Key, delta: &str) {
+        let Some(i) = self.find(key) else { return };
+        if let Some(Slot::Tool(t)) = self.slots.get_mut(i) {
+            if delta.is_empty() || t.ended {
+                return;
+            }
+            t.args.push_str(delta);
+            self.events.push(Event::ToolCallDelta {
+                part: i,
+                id: t.id.clone(),
+                delta: delta.to_owned(),
+            });
+        }
+    }
+
+    /// Whether block `key` holds something already (text, reasoning text, arguments).
+    pub(crate) fn has_block(&self, key: Key) -> bool {
+        match self.find(key).and_then(|i| self.slots.get(i)) {
+            Some(Slot::Text(_)) | Some(Slot::Other(_)) => true,
+            Some(Slot::Reasoning { r, .. }) => !r.text.is_empty(),
+            Some(Slot::Tool(t)) => !t.args.is_empty(),
+            None => false,
+        }
+    }
+
+    /// A whole tool call (arguments already parsed): start, one delta, end.
+    pub(crate) fn tool_whole(
+        &mut self,
+        key: Key,
+        id: &str,
+        name: &str,
+        input: Value,
+        signature: Option<&str>,
+    ) {
+        self.tool_start(key, id, name);
+        let text = input.to_string();
+        self.tool_delta(key, &text);
+        if let Some(Slot::Tool(t)) = self.find(key).and_then(|i| self.slots.get_mut(i)) {
+            t.input = Some(input);
+            t.signature = signature.map(str::to_owned);
+        }
+        self.end(key);
+    }
+
+    /// A block of a kind this version does not model, kept verbatim as a part.
+    pub(crate) fn other(&mut self, key: Key, value: Value) {
+        match self.find(key) {
+            Some(i) => {
+                if let Some(Slot::Other(v)) = self.slots.get_mut(i) {
+                    *v = value;
+                }
+            }
+            None => {
+                let mut o = Map::new();
+                o.insert("type".into(), "provider-data".into());
+                o.insert("provider".into(), self.tag.into());
+                o.insert("data".into(), value);
+                self.open(key, Slot::Other(Value::Object(o)));
+            }
+        }
+    }
+
+    /// Whether any tool call began.
+    pub(crate) fn has_tool_calls(&self) -> bool {
+        self.slots.iter().any(|s| matches!(s, Slot::Tool(_)))
+    }
+
+    /// Token counts (the last ones given win).
+    pub(crate) fn usage(&mut self, u: Usage) {
+        self.usage = Some(u);
+    }
+
+    /// The usage so far, to update.
+    pub(crate) fn usage_mut(&mut self) -> &mut Usage {
+        self.usage.get_or_insert_with(Usage::default)
+    }
+
+    /// Why the model stopped (emitted with the terminal events).
+    pub(crate) fn finish_reason(&mut self, reason: FinishReason, raw: Option<&str>) {
+        self.finish = Some((reason, raw.map(str::to_owned)));
+    }
+
+    /// Whether a finish reason is known.
+    pub(crate) fn has_finish(&self) -> bool {
+        self.finish.is_some()
+    }
+
+    /// A metadata key of the final turn (a refusal, prompt feedback, …).
+    pub(crate) fn meta(&mut self, key: &str, value: Value) {
+        self.extra.insert(key.to_owned(), value);
+    }
+
+    /// A provider error or a malformed piece: an error event; the turn keeps what it has.
+    pub(crate) fn error(&mut self, e: Error) {
+        self.events.push(Event::error(&e));
+        self.errors.push(e);
+    }
+
+    /// The first error, if any.
+    pub(crate) fn first_error(&self) -> Option<&Error> {
+        self.errors.first()
+    }
+
+    /// Closes every open block, then emits usage and the finish event (once).
+    pub(crate) fn terminal(&mut self) {
+        if self.done {
+            return;
+        }
+        self.done = true;
+        for i in 0..self.slots.len() {
+            self.end_part(i);
+        }
+        if let Some(u) = &self.usage {
+            self.events.push(Event::Usage(u.clone()));
+        }
+        let (reason, raw) = match (&self.finish, self.errors.is_empty()) {
+            (Some((r, raw)), _) => (*r, raw.clone()),
+            (None, false) => (FinishReason::Error, None),
+            (None, true) if self.has_tool_calls() => (FinishReason::ToolCalls, None),
+            (None, true) => (FinishReason::Stop, None),
+        };
+        self.finish = Some((reason, raw.clone()));
+        self.events.push(Event::Finish { reason, raw });
+    }
+
+    /// Takes the events emitted so far.
+    pub(crate) fn take_events(&mut self) -> Vec<Event> {
+        std::mem::take(&mut self.events)
+    }
+
+    /// The assistant turn as built so far.
+    pub(crate) fn turn(&self) -> AssistantTurn {
+        let tag = self.tag;
+        let parts = self
+            .slots
+            .iter()
+            .map(|s| match s {
+                Slot::Text(t) => AssistantPart::Text(t.clone()),
+                Slot::Reasoning { r, .. } => AssistantPart::Reasoning(r.clone()),
+                Slot::Tool(t) => AssistantPart::ToolCall(ToolCall {
+                    id: t.id.clone(),
+                    name: t.name.clone(),
+                    input: match &t.input {
+                        Some(v) => v.clone(),
+                        None => serde_json::from_str(&t.args)
+                            .unwrap_or_else(|_| Value::String(t.args.clone())),
+                    },
+                    signature: t.signature.clone(),
+                    provider: Some(tag.to_owned()),
+                }),
+                Slot::Other(v) => AssistantPart::Unknown(v.clone()),
+            })
+            .collect();
+        let mut m = Map::new();
+        m.insert("provider".into(), self.target.into());
+        if let Some(id) = &self.id {
+            m.insert("id".into(), id.clone().into());
+        }
+        if let Some(model) = &self.model {
+            m.insert("model".into(), model.clone().into());
+        }
+        if let Some((reason, raw)) = &self.finish {
+            m.insert(
+                "finish_reason".into(),
+                serde_json::to_value(reason).unwrap_or(Value::Null),
+            );
+            if let Some(raw) = raw {
+                m.insert("stop_reason".into(), raw.clone().into());
+            }
+        }
+        if let Some(u) = &self.usage {
+            m.insert(
+                "usage".into(),
+                serde_json::to_value(u).unwrap_or(Value::Null),
+            );
+        }
+        if let Some(e) = self.errors.first() {
+            let mut o = Map::new();
+            o.insert("code".into(), e.code().into());
+            o.insert("message".into(), e.to_string().into());
+            m.insert("error".into(), Value::Object(o));
+        }
+        for (k, v) in &self.extra {
+            m.insert(k.clone(), v.clone());
+        }
+        AssistantTurn { parts, metadata: m }
+    }
+}

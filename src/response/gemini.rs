@@ -1,0 +1,199 @@
+//! Gemini `generateContent` / `streamGenerateContent`: every chunk is a
+//! `GenerateContentResponse` whose first candidate carries the next parts. Consecutive text
+//! parts make one text part, consecutive thoughts one reasoning part; a function call comes
+//! whole. Gemini gives calls no id (or an optional one): the id is the response id and the
+//! call's number (`<responseId>-call-<n>`), or, without a response id, derived from the
+//! call's name, arguments and number (`call-<8 hex of SHA-256>-<n>`).
+
+use super::builder::{Builder, Key};
+use super::event::{FinishReason, Usage};
+use super::{errors, malformed, num, str_of};
+use crate::lower::Provider;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+const TEXT: u8 = 0;
+const THOUGHT: u8 = 1;
+const CALL: u8 = 2;
+const OTHER: u8 = 3;
+
+/// What the dialect remembers between chunks.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    /// The kind of the last part and the number of the run of parts it belongs to.
+    last: Option<u8>,
+    seg: u64,
+    calls: u64,
+    response_id: Option<String>,
+}
+
+impl State {
+    fn key(&mut self, kind: u8) -> Key {
+        if self.last != Some(kind) || kind == CALL || kind == OTHER {
+            self.seg += 1;
+            self.last = Some(kind);
+        }
+        (kind, self.seg, 0)
+    }
+
+    fn call_id(&mut self, name: &str, args: &Value) -> String {
+        let n = self.calls;
+        self.calls += 1;
+        match &self.response_id {
+            Some(r) => format!("{r}-call-{n}"),
+            None => {
+                let mut h = Sha256::new();
+                h.update(name.as_bytes());
+                h.update([0]);
+                h.update(args.to_string().as_bytes());
+                h.update(n.to_le_bytes());
+                let d = h.finalize();
+                let hex: String = d.iter().take(4).map(|b| format!("{b:02x}")).collect();
+                format!("call-{hex}-{n}")
+            }
+        }
+    }
+}
+
+fn finish(raw: &str) -> FinishReason {
+    match raw {
+        "STOP" => FinishReason::Stop,
+        "MAX_TOKENS" => FinishReason::Length,
+        "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY"
+        | "LANGUAGE" => FinishReason::ContentFilter,
+        "MALFORMED_FUNCTION_CALL" | "UNEXPECTED_TOOL_CALL" => FinishReason::Error,
+        _ => FinishReason::Other,
+    }
+}
+
+fn usage(u: &Value) -> Usage {
+    let thoughts = num(u, "thoughtsTokenCount");
+    Usage {
+        input_tokens: num(u, "promptTokenCount").unwrap_or(0)
+            + num(u, "toolUsePromptTokenCount").unwrap_or(0),
+        output_tokens: num(u, "candidatesTokenCount").unwrap_or(0) + thoughts.unwrap_or(0),
+        cached_tokens: num(u, "cachedContentTokenCount"),
+        cache_write_tokens: None,
+        reasoning_tokens: thoughts,
+    }
+}
+
+fn part(st: &mut State, b: &mut Builder, p: &Value) {
+    let sig = str_of(p, "thoughtSignature").filter(|s| !s.is_empty());
+    if let Some(fc) = p.get("functionCall") {
+        let name = str_of(fc, "name").unwrap_or("");
+        let args = fc
+            .get("args")
+            .cloned()
+            .unwrap_or(Value::Object(serde_json::Map::new()));
+        let id = match str_of(fc, "id") {
+            Some(id) if !id.is_empty() => {
+                st.calls += 1;
+                id.to_owned()
+            }
+            _ => st.call_id(name, &args),
+        };
+        let k = st.key(CALL);
+        b.tool_whole(k, &id, name, args, sig);
+        return;
+    }
+    if let Some(t) = str_of(p, "text") {
+        if p.get("thought").and_then(Value::as_bool) == Some(true) {
+            let k = st.key(THOUGHT);
+            b.reasoning(k, t);
+            if sig.is_some() {
+                b.reasoning_meta(k, sig, None, None);
+            }
+            return;
+        }
+        if let Some(s) = sig {
+            // A signature on a text part travels back in a thought part of its own.
+            let k = st.key(THOUGHT);
+            b.reasoning_meta(k, Some(s), None, None);
+            b.end(k);
+        }
+        if !t.is_empty() {
+            let k = st.key(TEXT);
+            b.text(k, t);
+        }
+        return;
+    }
+    let k = st.key(OTHER);
+    b.other(k, p.clone());
+}
+
+/// One `GenerateContentResponse` (a stream chunk, or the whole body).
+pub(crate) fn chunk(st: &mut State, b: &mut Builder, v: &Value) {
+    if let Some(e) = errors::from_payload(Provider::Gemini, v, None) {
+        b.error(e);
+        return;
+    }
+    if st.response_id.is_none() {
+        st.response_id = str_of(v, "responseId").map(str::to_owned);
+    }
+    b.start(str_of(v, "responseId"), str_of(v, "modelVersion"));
+    if let Some(u) = v.get("usageMetadata").filter(|u| u.is_object()) {
+        b.usage(usage(u));
+    }
+    let cand = v
+        .get("candidates")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first());
+    let Some(c) = cand else {
+        if let Some(reason) = v
+            .get("promptFeedback")
+            .and_then(|f| str_of(f, "blockReason"))
+        {
+            b.meta(
+                "prompt_feedback",
+                v.get("promptFeedback").cloned().unwrap_or(Value::Null),
+            );
+            b.finish_reason(FinishReason::ContentFilter, Some(reason));
+            b.terminal();
+        }
+        return;
+    };
+    if let Some(parts) = c
+        .get("content")
+        .and_then(|c| c.get("parts"))
+        .and_then(Value::as_array)
+    {
+        for p in parts {
+            part(st, b, p);
+        }
+    }
+    if let Some(r) = str_of(c, "finishReason") {
+        let reason = match finish(r) {
+            FinishReason::Stop if b.has_tool_calls() => FinishReason::ToolCalls,
+            f => f,
+        };
+        b.finish_reason(reason, Some(r));
+        b.terminal();
+    }
+}
+
+/// A whole body: one response, or the array `streamGenerateContent` answers without SSE.
+pub(crate) fn body(st: &mut State, b: &mut Builder, v: &Value) {
+    match v {
+        Value::Array(items) => {
+            for it in items {
+                chunk(st, b, it);
+            }
+        }
+        Value::Object(o)
+            if o.contains_key("candidates")
+                || o.contains_key("error")
+                || o.contains_key("promptFeedback") =>
+        {
+            chunk(st, b, v)
+        }
+        _ => b.error(malformed(
+            Provider::Gemini,
+            "the body is not a GenerateContentResponse (no `candidates`)",
+        )),
+    }
+    if !b.has_finish() && b.first_error().is_some() {
+        b.finish_reason(FinishReason::Error, None);
+    }
+    b.terminal();
+}

@@ -1,0 +1,295 @@
+//! The response side: what a provider sends back — an SSE stream or a whole JSON body — read
+//! into normalised [`Event`]s and into the final assistant [`Turn`](crate::Turn), which the
+//! next [`lower_conversation`](crate::lower_conversation) sends back as that provider needs
+//! it (reasoning with its signature, tool calls with their ids).
+//!
+//! ```
+//! use promptloom::response::{ResponseParser, Event};
+//! use promptloom::Provider;
+//!
+//! let mut p = ResponseParser::new(Provider::OpenAiChat);
+//! let mut events = p.push(b"data: {\"id\":\"c1\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel");
+//! events.extend(p.push(b"lo\"}}]}\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n"));
+//! assert!(matches!(&events[1], Event::TextDelta { part: 0, text } if text == "Hello"));
+//! let done = p.finish();
+//! assert!(done.error.is_none());
+//! assert_eq!(done.turn.to_value()["parts"][0]["text"], "Hello");
+//! ```
+//!
+//! The parser is an incremental state machine: chunks split anywhere (inside an SSE line, a
+//! UTF-8 sequence, a JSON string) give the same events and the same turn as the whole body.
+//! It never fails: a malformed piece, a provider error or a cut stream is an `error` event
+//! with a stable code, and everything parsed before it stays in the turn.
+
+mod anthropic;
+mod builder;
+pub mod errors;
+mod event;
+mod framing;
+mod gemini;
+mod openai_chat;
+mod openai_responses;
+
+pub use event::{events_json, Event, FinishReason, Usage};
+pub use framing::MAX_FRAME_BYTES;
+
+use crate::conversation::{AssistantTurn, Turn};
+use crate::error::{Error, ErrorKind, Result};
+use crate::lower::Provider;
+use builder::Builder;
+use framing::{Frame, Framer};
+use serde_json::Value;
+
+pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key).and_then(Value::as_str)
+}
+
+pub(crate) fn num(v: &Value, key: &str) -> Option<u64> {
+    v.get(key).and_then(Value::as_u64)
+}
+
+pub(crate) fn malformed(provider: Provider, what: &str) -> Error {
+    Error::new(
+        ErrorKind::StreamMalformed,
+        format!("{} response: {what}", provider.name()),
+    )
+    .with("provider", provider.name())
+}
+
+#[derive(Debug)]
+enum Dialect {
+    Anthropic,
+    Chat,
+    Responses(openai_responses::State),
+    Gemini(gemini::State),
+}
+
+/// Reads one response, chunk by chunk.
+#[derive(Debug)]
+pub struct ResponseParser {
+    provider: Provider,
+    framer: Framer,
+    builder: Builder,
+    dialect: Dialect,
+    /// Frames waiting to be read (reused between chunks).
+    frames: Vec<Frame>,
+    /// Bytes seen (an empty response is a cut one).
+    seen: bool,
+    /// The body ended inside an event.
+    cut: bool,
+    ended: bool,
+}
+
+/// What a finished parse gives.
+#[derive(Debug)]
+pub struct Finished {
+    /// The events the end completed (closing a cut tool call, usage, finish, errors).
+    pub events: Vec<Event>,
+    /// The assistant turn: every part read, with `metadata` holding `provider`, `id`,
+    /// `model`, `finish_reason`, `stop_reason`, `usage` and, when something went wrong,
+    /// `error: { code, message }`.
+    pub turn: AssistantTurn,
+    /// The first error (a provider error, a malformed or cut stream, invalid tool input).
+    pub error: Option<Error>,
+}
+
+impl ResponseParser {
+    /// A parser for `provider`'s responses.
+    pub fn new(provider: Provider) -> Self {
+        let (tag, dialect) = match provider {
+            Provider::Anthropic => ("anthropic", Dialect::Anthropic),
+            Provider::OpenAiChat => ("openai", Dialect::Chat),
+            Provider::OpenAiResponses => ("openai", Dialect::Responses(Default::default())),
+            Provider::Gemini => ("gemini", Dialect::Gemini(Default::default())),
+        };
+        ResponseParser {
+            provider,
+            framer: Framer::new(),
+            builder: Builder::new(tag, provider.name()),
+            dialect,
+            frames: Vec::new(),
+            seen: false,
+            cut: false,
+            ended: false,
+        }
+    }
+
+    /// The provider this parser reads.
+    pub fn provider(&self) -> Provider {
+        self.provider
+    }
+
+    /// Feeds the next bytes; returns the events they complete.
+    pub fn push(&mut self, chunk: &[u8]) -> Vec<Event> {
+        if self.ended {
+            return Vec::new();
+        }
+        self.seen |= !chunk.is_empty();
+        let mut frames = std::mem::take(&mut self.frames);
+        self.framer.push(chunk, &mut frames);
+        for f in frames.drain(..) {
+            self.frame(f);
+        }
+        self.frames = frames;
+        self.builder.take_events()
+    }
+
+    fn frame(&mut self, f: Frame) {
+        if let Frame::Cut(name, data) = f {
+            // The end cut this event: read it if it is whole, else the stream was cut.
+            if serde_json::from_str::<serde::de::IgnoredAny>(&data).is_ok() {
+                self.frame(Frame::Data(name, data));
+            } else {
+                self.cut = true;
+            }
+            return;
+        }
+        let b = &mut self.builder;
+        match f {
+            Frame::Cut(..) => {}
+            Frame::Done => {
+                if matches!(self.dialect, Dialect::Chat) {
+                    b.terminal();
+                }
+            }
+            Frame::Malformed(what) => b.error(malformed(self.provider, &what)),
+            Frame::Data(name, data) => {
+                if b.done && !self.framer.is_whole() {
+                    return; // nothing follows the terminal event
+                }
+                let v = match serde_json::from_str::<Value>(&data) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        let what = match &name {
+                            Some(n) => format!("the `{n}` event"),
+                            None if self.framer.is_whole() => "the body".to_owned(),
+                            None => "an event".to_owned(),
+                        };
+                        let excerpt: String = data.chars().take(120).collect();
+                        b.error(
+                            malformed(self.provider, &format!("{what} is not JSON ({e})"))
+                                .with("data", excerpt),
+                        );
+                        return;
+                    }
+                };
+                let whole = self.framer.is_whole();
+                match (&mut self.dialect, whole) {
+                    (Dialect::Anthropic, false) => anthropic::event(b, &v),
+                    (Dialect::Anthropic, true) => anthropic::body(b, &v),
+                    (Dialect::Chat, false) => openai_chat::chunk(b, &v),
+                    (Dialect::Chat, true) => openai_chat::body(b, &v),
+                    (Dialect::Responses(st), false) => openai_responses::event(st, b, &v),
+                    (Dialect::Responses(_), true) => openai_responses::body(b, &v),
+                    (Dialect::Gemini(st), false) => gemini::chunk(st, b, &v),
+                    (Dialect::Gemini(st), true) => gemini::body(st, b, &v),
+                }
+            }
+        }
+    }
+
+    /// Ends the response: frames what is left, closes open parts, and reports a stream
+    /// that stopped before its provider's last event (`StreamTruncated`). Returns the events
+    /// that completes; calling it again returns none.
+    pub fn end(&mut self) -> Vec<Event> {
+        if self.ended {
+            return Vec::new();
+        }
+        let mut frames = std::mem::take(&mut self.frames);
+        let clean = self.framer.finish(&mut frames);
+        for f in frames.drain(..) {
+            self.frame(f);
+        }
+        self.ended = true;
+        let b = &mut self.builder;
+        if !b.done {
+            // A stream whose finish reason came but not its last marker is complete enough
+            // (OpenAI-compatible servers that send no `[DONE]`). After a provider's error
+            // event the end of the stream is expected: no second error.
+            let said = b.first_error().is_some_and(|e| {
+                !matches!(
+                    e.kind(),
+                    ErrorKind::InvalidToolInput | ErrorKind::StreamMalformed
+                )
+            });
+            if said {
+                b.finish_reason(FinishReason::Error, None);
+            } else if self.cut || !clean || !b.has_finish() {
+                let what = if !self.seen {
+                    "the response is empty".to_owned()
+                } else {
+                    let last = match self.provider {
+                        Provider::Anthropic => "`message_stop`",
+                        Provider::OpenAiChat => "a `finish_reason` and `[DONE]`",
+                        Provider::OpenAiResponses => "`response.completed`",
+                        Provider::Gemini => "a `finishReason`",
+                    };
+                    format!("the stream ended before {last}; what came before it is kept")
+                };
+                b.error(
+                    Error::new(
+                        ErrorKind::StreamTruncated,
+                        format!("{} response: {what}", self.provider.name()),
+                    )
+                    .with("provider", self.provider.name()),
+                );
+                b.finish_reason(FinishReason::Error, None);
+            }
+            b.terminal();
+        }
+        b.take_events()
+    }
+
+    /// The assistant turn as read so far.
+    pub fn turn(&self) -> AssistantTurn {
+        self.builder.turn()
+    }
+
+    /// The first error so far.
+    pub fn error(&self) -> Option<&Error> {
+        self.builder.first_error()
+    }
+
+    /// Ends the response (see [`ResponseParser::end`]) and gives the turn.
+    pub fn finish(mut self) -> Finished {
+        let events = self.end();
+        Finished {
+            events,
+            turn: self.builder.turn(),
+            error: self.builder.first_error().cloned(),
+        }
+    }
+}
+
+/// A whole response parsed at once.
+#[derive(Debug)]
+pub struct Parsed {
+    /// Every event the body gives (as a stream of it would).
+    pub events: Vec<Event>,
+    /// The assistant turn.
+    pub turn: AssistantTurn,
+}
+
+/// Parses a whole response body (non-streaming JSON, or a whole SSE stream). A provider
+/// error payload or a body that is not the provider's is an error with the provider's code;
+/// invalid tool arguments are not (the turn names them in `metadata.error`).
+pub fn parse_response(provider: Provider, body: &[u8]) -> Result<Parsed> {
+    let mut p = ResponseParser::new(provider);
+    let mut events = p.push(body);
+    let f = p.finish();
+    events.extend(f.events);
+    match f.error {
+        Some(e) if e.kind() != ErrorKind::InvalidToolInput => Err(e),
+        _ => Ok(Parsed {
+            events,
+            turn: f.turn,
+        }),
+    }
+}
+
+/// The turn as a conversation [`Turn`].
+impl From<AssistantTurn> for Turn {
+    fn from(t: AssistantTurn) -> Turn {
+        Turn::Assistant(t)
+    }
+}

@@ -1,0 +1,138 @@
+//! OpenAI Chat Completions: the stream of `chat.completion.chunk` objects (ended by
+//! `data: [DONE]`) and the whole `chat.completion` body. Only the first choice is read.
+//! `reasoning_content` / `reasoning` deltas (OpenAI-compatible servers) become reasoning.
+
+use super::builder::{Builder, Key};
+use super::event::{FinishReason, Usage};
+use super::{errors, malformed, num, str_of};
+use crate::lower::Provider;
+use serde_json::Value;
+
+const TEXT: Key = (0, 0, 0);
+const REASONING: Key = (1, 0, 0);
+const TOOL: u8 = 2;
+
+fn finish(raw: &str) -> FinishReason {
+    match raw {
+        "stop" => FinishReason::Stop,
+        "length" => FinishReason::Length,
+        "tool_calls" | "function_call" => FinishReason::ToolCalls,
+        "content_filter" => FinishReason::ContentFilter,
+        _ => FinishReason::Other,
+    }
+}
+
+fn usage(u: &Value) -> Usage {
+    Usage {
+        input_tokens: num(u, "prompt_tokens").unwrap_or(0),
+        output_tokens: num(u, "completion_tokens").unwrap_or(0),
+        cached_tokens: u
+            .get("prompt_tokens_details")
+            .and_then(|d| num(d, "cached_tokens")),
+        cache_write_tokens: None,
+        reasoning_tokens: u
+            .get("completion_tokens_details")
+            .and_then(|d| num(d, "reasoning_tokens")),
+    }
+}
+
+fn first_choice(v: &Value) -> Option<&Value> {
+    v.get("choices")?
+        .as_array()?
+        .iter()
+        .find(|c| num(c, "index").unwrap_or(0) == 0)
+}
+
+fn reasoning_text(m: &Value) -> Option<&str> {
+    str_of(m, "reasoning_content").or_else(|| str_of(m, "reasoning"))
+}
+
+/// One stream chunk.
+pub(crate) fn chunk(b: &mut Builder, v: &Value) {
+    if let Some(e) = errors::from_payload(Provider::OpenAiChat, v, None) {
+        b.error(e);
+        return;
+    }
+    b.start(str_of(v, "id"), str_of(v, "model"));
+    if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+        b.usage(usage(u));
+    }
+    let Some(c) = first_choice(v) else { return };
+    if let Some(d) = c.get("delta") {
+        if let Some(r) = reasoning_text(d) {
+            b.reasoning(REASONING, r);
+        }
+        if let Some(t) = str_of(d, "content") {
+            b.text(TEXT, t);
+        }
+        if let Some(t) = str_of(d, "refusal") {
+            b.text(TEXT, t);
+            b.meta("refusal", true.into());
+        }
+        if let Some(calls) = d.get("tool_calls").and_then(Value::as_array) {
+            for (n, call) in calls.iter().enumerate() {
+                let k = (TOOL, num(call, "index").unwrap_or(n as u64), 0);
+                let f = call.get("function").unwrap_or(&Value::Null);
+                if let Some(id) = str_of(call, "id") {
+                    b.tool_start(k, id, str_of(f, "name").unwrap_or(""));
+                }
+                if let Some(a) = str_of(f, "arguments") {
+                    b.tool_delta(k, a);
+                }
+            }
+        }
+    }
+    if let Some(r) = str_of(c, "finish_reason") {
+        b.finish_reason(finish(r), Some(r));
+    }
+}
+
+/// A whole (non-streaming) response body.
+pub(crate) fn body(b: &mut Builder, v: &Value) {
+    if let Some(e) = errors::from_payload(Provider::OpenAiChat, v, None) {
+        b.error(e);
+        b.terminal();
+        return;
+    }
+    let Some(c) = first_choice(v) else {
+        b.error(malformed(
+            Provider::OpenAiChat,
+            "the body is not a chat completion (no `choices`)",
+        ));
+        b.terminal();
+        return;
+    };
+    b.start(str_of(v, "id"), str_of(v, "model"));
+    let m = c.get("message").unwrap_or(&Value::Null);
+    if let Some(r) = reasoning_text(m) {
+        b.reasoning(REASONING, r);
+        b.end(REASONING);
+    }
+    if let Some(t) = str_of(m, "content") {
+        b.text(TEXT, t);
+    }
+    if let Some(t) = str_of(m, "refusal") {
+        b.text(TEXT, t);
+        b.meta("refusal", true.into());
+    }
+    if let Some(calls) = m.get("tool_calls").and_then(Value::as_array) {
+        for (n, call) in calls.iter().enumerate() {
+            let k = (TOOL, n as u64, 0);
+            let f = call.get("function").unwrap_or(&Value::Null);
+            b.tool_start(
+                k,
+                str_of(call, "id").unwrap_or(""),
+                str_of(f, "name").unwrap_or(""),
+            );
+            b.tool_delta(k, str_of(f, "arguments").unwrap_or(""));
+            b.end(k);
+        }
+    }
+    if let Some(r) = str_of(c, "finish_reason") {
+        b.finish_reason(finish(r), Some(r));
+    }
+    if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+        b.usage(usage(u));
+    }
+    b.terminal();
+}
