@@ -293,11 +293,7 @@ impl Turn {
                 text.insert("text".into(), s.text.clone().into());
                 envelope(self.role(), vec![Value::Object(text)], &s.metadata)
             }
-            Turn::Assistant(a) => envelope(
-                "assistant",
-                a.parts.iter().map(AssistantPart::to_value).collect(),
-                &a.metadata,
-            ),
+            Turn::Assistant(a) => a.to_value(),
             Turn::Tool(t) => envelope(
                 "tool",
                 t.parts.iter().map(ToolPart::to_value).collect(),
@@ -438,6 +434,17 @@ fn tool_part(v: Value, path: &str) -> Result<ToolPart> {
 
 fn is_part(v: &Value) -> bool {
     v.get("type").is_some_and(Value::is_string)
+}
+
+impl AssistantTurn {
+    /// The wire form (`{ role: "assistant", parts, metadata }`).
+    pub fn to_value(&self) -> Value {
+        envelope(
+            "assistant",
+            self.parts.iter().map(AssistantPart::to_value).collect(),
+            &self.metadata,
+        )
+    }
 }
 
 impl AssistantPart {
