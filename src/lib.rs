@@ -41,6 +41,7 @@ pub mod message;
 pub mod response;
 pub mod skill;
 pub mod store;
+pub mod transport;
 pub mod versions;
 pub mod wire;
 pub mod words;

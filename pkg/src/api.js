@@ -409,6 +409,32 @@ function viaInbox(name, strings, ...extra) {
   return f(lens, ...extra);
 }
 
+/**
+ * @internal Writes response bytes (a Uint8Array, an ArrayBuffer or view, or a string) into
+ * the inbox and calls `f(length)`; core errors, traps and glue errors become PromptloomErrors.
+ */
+export function __withBytes(f, chunk, what) {
+  if (!wasm) throw new PromptloomError('Internal', 'promptloom is not initialised yet', {});
+  let bytes = null;
+  if (typeof chunk !== 'string') {
+    bytes = chunk instanceof Uint8Array ? chunk : ArrayBuffer.isView(chunk) ? new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength) : chunk instanceof ArrayBuffer ? new Uint8Array(chunk) : null;
+    if (!bytes) {
+      throw new PromptloomError('InvalidOptions', `${what} must be a Uint8Array, an ArrayBuffer or a string (got ${chunk === null ? 'null' : typeof chunk}) (at ${what})`, { path: what });
+    }
+  }
+  return call(() => {
+    if (bytes) {
+      const ptr = wasm.inbox(bytes.length);
+      new Uint8Array(memory.buffer, ptr, bytes.length).set(bytes);
+      return f(bytes.length);
+    }
+    const max = chunk.length * 3;
+    const ptr = wasm.inbox(max);
+    const { written } = encoder.encodeInto(chunk, new Uint8Array(memory.buffer, ptr, max));
+    return f(written);
+  });
+}
+
 /** @internal A message with attachment bytes written as base64 (nothing held back). */
 export function __inlineBytes(message) {
   if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return message;

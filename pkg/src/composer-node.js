@@ -17,6 +17,8 @@ __setWasm(fresh(), fresh, 'promptloom/composer');
 export { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';
 export { lowerConversation, Conversation } from './conversation.js';
+export { createResponseParser, ResponseParser, parseResponse, providerError } from './response.js';
+export { createAdapter, ResponseStream } from './adapter.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, SkillIndex, SkillCatalog } from './skills.js';
 export { compose, nestedRequest, lowerComposition, authoringTools, runArtifact, runSkill } from './compose.js';
 export { validateSkillSpec, builtinSkillSpecs, buildSkillRegistry, Arbiter, toMermaid, compositionSpec } from './arbiter.js';

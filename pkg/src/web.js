@@ -17,4 +17,6 @@ __setWasm(first, () => {
 export { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';
 export { lowerConversation, Conversation } from './conversation.js';
+export { createResponseParser, ResponseParser, parseResponse, providerError } from './response.js';
+export { createAdapter, ResponseStream } from './adapter.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, SkillIndex, SkillCatalog } from './skills.js';

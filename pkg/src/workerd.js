@@ -15,4 +15,6 @@ __setWasm(fresh(), fresh, 'promptloom');
 export { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';
 export { lowerConversation, Conversation } from './conversation.js';
+export { createResponseParser, ResponseParser, parseResponse, providerError } from './response.js';
+export { createAdapter, ResponseStream } from './adapter.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, SkillIndex, SkillCatalog } from './skills.js';

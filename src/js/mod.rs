@@ -14,6 +14,7 @@ mod arbiter;
 mod composer;
 mod compositor;
 mod conversation;
+mod response;
 mod skills;
 
 fn js_err(e: Error) -> JsValue {

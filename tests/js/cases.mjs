@@ -109,3 +109,24 @@ export function conversationErrors() {
   }
   return out;
 }
+
+/**
+ * The recorded-shape responses (tests/response/<provider>/*) and what the Rust snapshot
+ * recorded for them: { name, provider, body (text), expected: { events, turn, error } }.
+ * The oracle line is the events JSON, a NUL, the turn JSON.
+ */
+export function responseCases() {
+  const out = [];
+  for (const provider of PROVIDERS) {
+    const dir = join(root, 'tests', 'response', provider);
+    for (const file of readdirSync(dir).sort()) {
+      const snap = readFileSync(join(root, 'tests', 'snapshots', `response__responses_parse_to_events_and_turns@${provider}__${file}.snap`), 'utf8');
+      const content = snap.slice(snap.indexOf('\n---\n', 4) + 5);
+      const oracle = content.split('\n')[1];
+      const [events, turn] = oracle.split('\u0000');
+      const err = /\nerror: (.*)\n/.exec(content)[1];
+      out.push({ name: `${provider}/${file}`, provider, body: readFileSync(join(dir, file), 'utf8'), expected: { events: JSON.parse(events), turn: JSON.parse(turn), error: err === 'none' ? null : JSON.parse(err) } });
+    }
+  }
+  return out;
+}

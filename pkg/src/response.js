@@ -1,0 +1,149 @@
+// The response side: the glue only moves bytes into wasm and events out of it; every rule
+// about SSE, provider events, usage, stop reasons and errors is in the core (src/response).
+
+import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __generation } from './api.js';
+
+const NONE = Object.freeze([]);
+const PROVIDERS = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'];
+
+function providerName(provider) {
+  const p = __str(provider, 'provider');
+  if (!PROVIDERS.includes(p)) {
+    throw new PromptloomError('InvalidOptions', `unknown provider \`${p}\` (expected one of ${PROVIDERS.join(', ')}) (at provider)`, { path: 'provider' });
+  }
+  return p;
+}
+
+/** Events JSON from the core: "[]" needs no parse. */
+function events(json) {
+  return json === '[]' ? NONE : JSON.parse(json);
+}
+
+/** A core error (its JSON wire form) as a PromptloomError. */
+function coreError(json) {
+  return json ? __fromCore(json) : null;
+}
+
+/**
+ * Reads one response of `provider`, chunk by chunk: `push(chunk)` returns the events the
+ * chunk completes, `end()` the closing ones, `finish()` the assistant turn.
+ */
+export class ResponseParser {
+  #core;
+  #push;
+  #generation;
+  #ended = false;
+
+  constructor(provider) {
+    const p = providerName(provider);
+    const m = __module();
+    try {
+      this.#core = new m.ResponseParserCore(p);
+    } catch (e) {
+      throw __fromCore(e);
+    }
+    this.#push = (len) => this.#core.pushInbox(len);
+    this.#generation = __generation();
+    this.provider = p;
+  }
+
+  #alive() {
+    if (__generation() !== this.#generation) {
+      throw new PromptloomError('InstanceLost', 'this parser was made by a wasm instance that trapped and was replaced; make it again', {});
+    }
+  }
+
+  /** Feeds the next bytes (a Uint8Array or a string); returns the events they complete. */
+  push(chunk) {
+    this.#alive();
+    return events(__withBytes(this.#push, chunk, 'chunk'));
+  }
+
+  /** Ends the response; returns the events that completes (closing a cut call, usage, finish, errors). */
+  end() {
+    this.#alive();
+    if (this.#ended) return NONE;
+    this.#ended = true;
+    try {
+      return events(this.#core.end());
+    } catch (e) {
+      throw __fromCore(e);
+    }
+  }
+
+  /** Ends the response (if `end()` was not called) and returns the assistant turn. */
+  finish() {
+    this.end();
+    return this.turn;
+  }
+
+  /** The assistant turn as read so far. */
+  get turn() {
+    this.#alive();
+    try {
+      return JSON.parse(this.#core.turnJson());
+    } catch (e) {
+      throw __fromCore(e);
+    }
+  }
+
+  /** The first error so far (a PromptloomError), or null. */
+  get error() {
+    this.#alive();
+    try {
+      return coreError(this.#core.errorJson());
+    } catch (e) {
+      throw __fromCore(e);
+    }
+  }
+
+  /** Frees the wasm memory now (otherwise the garbage collector does). */
+  free() {
+    if (__generation() === this.#generation) this.#core.free();
+  }
+}
+
+/** A parser for `provider`'s responses (an SSE stream, or a whole JSON body). */
+export function createResponseParser(provider) {
+  return new ResponseParser(provider);
+}
+
+/**
+ * Parses a whole response body (a string, bytes, or the parsed JSON object) into the
+ * assistant turn. A provider error body throws its code (`RateLimited`, `ProviderRejected`, …).
+ */
+export function parseResponse(provider, body) {
+  const p = providerName(provider);
+  const text = body !== null && typeof body === 'object' && !ArrayBuffer.isView(body) && !(body instanceof ArrayBuffer) ? JSON.stringify(body) : body;
+  const m = __module();
+  return JSON.parse(__withBytes((len) => m.parseResponseInbox(p, len), text, 'body'));
+}
+
+/**
+ * The PromptloomError of an HTTP error response: `{ status, body, retryAfterMs? }` (or
+ * `headers`, from which `retry-after-ms` / `retry-after` are read).
+ */
+export function providerError(provider, { status, body = '', headers, retryAfterMs } = {}) {
+  const p = providerName(provider);
+  if (!Number.isInteger(status) || status < 0 || status > 65535) {
+    throw new PromptloomError('InvalidOptions', '`status` must be an HTTP status (at status)', { path: 'status' });
+  }
+  const after = retryAfterMs ?? (headers ? __retryAfter(headers, Date.now()) : undefined);
+  return __fromCore(__core('providerError', p, status, typeof body === 'string' ? body : JSON.stringify(body), after ?? -1));
+}
+
+/**
+ * @internal `retry-after-ms` (OpenAI) or `retry-after` (seconds or an HTTP date) in ms; a
+ * header's syntax is HTTP's, not a provider's.
+ */
+export function __retryAfter(headers, now) {
+  const get = (k) => (typeof headers.get === 'function' ? headers.get(k) : headers[k]);
+  const ms = Number.parseFloat(get('retry-after-ms') ?? '');
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const raw = get('retry-after');
+  if (raw == null) return undefined;
+  const s = Number.parseFloat(raw);
+  if (Number.isFinite(s) && /^\s*[\d.]+\s*$/.test(raw)) return Math.max(0, s * 1000);
+  const at = Date.parse(raw);
+  return Number.isFinite(at) ? Math.max(0, at - now) : undefined;
+}
