@@ -287,6 +287,8 @@ export type ErrorCode =
 
 /** Every error promptloom throws. */
 export declare class PromptloomError extends Error {
+  /** Set on adapter and parser errors: the assistant turn read before the failure. */
+  turn?: ResponseTurn;
   readonly name: 'PromptloomError';
   readonly code: ErrorCode;
   /** Structured details; `path` names the offending input when known. */
@@ -666,6 +668,147 @@ export declare class Conversation {
   cacheStats(): CacheStats;
   free(): void;
 }
+
+// ---------------------------------------------------------------------------------------
+// The response side: parsing what a provider sends back, and model adapters
+
+/** A lowering target, and the provider a response comes from. */
+export type ProviderName = 'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini';
+
+/** Token counts, the same for every provider (`input_tokens` includes cached ones). */
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+  cached_tokens?: number;
+  cache_write_tokens?: number;
+  reasoning_tokens?: number;
+}
+
+/** Why the model stopped, normalised. */
+export type FinishReason = 'stop' | 'length' | 'tool-calls' | 'content-filter' | 'pause' | 'error' | 'other';
+
+/** One normalised event; `part` is the index of the part it builds in the final turn. */
+export type ResponseEvent =
+  | { type: 'start'; id?: string; model?: string }
+  | { type: 'text-delta'; part: number; text: string }
+  | { type: 'reasoning-delta'; part: number; text: string }
+  | { type: 'reasoning-end'; part: number; signature?: string; redacted?: true; data?: string; id?: string }
+  | { type: 'tool-call-start'; part: number; id: string; name: string }
+  | { type: 'tool-call-delta'; part: number; id: string; delta: string }
+  | { type: 'tool-call-end'; part: number; id: string; name: string; input: unknown }
+  | ({ type: 'usage' } & Usage)
+  | { type: 'finish'; reason: FinishReason; raw?: string }
+  | { type: 'error'; code: ErrorCode; message: string; details: Record<string, unknown> };
+
+/** What the parser records in the final turn's `metadata`. */
+export interface ResponseMetadata {
+  provider: ProviderName;
+  id?: string;
+  model?: string;
+  finish_reason?: FinishReason;
+  /** The provider's own stop reason (`end_turn`, `tool_calls`, `MAX_TOKENS`, …). */
+  stop_reason?: string;
+  usage?: Usage;
+  /** Set when something went wrong: the first error's code and message. */
+  error?: { code: ErrorCode; message: string };
+  refusal?: boolean;
+  schema_version: number;
+  [key: string]: unknown;
+}
+
+/** The assistant turn a response becomes (append it to a Conversation as it is). */
+export interface ResponseTurn extends AssistantTurn {
+  metadata: ResponseMetadata;
+}
+
+/** Reads one response chunk by chunk (an SSE stream, a Gemini JSON-array stream, or a whole body). */
+export declare class ResponseParser {
+  constructor(provider: ProviderName);
+  readonly provider: ProviderName;
+  /** Feeds the next bytes (split anywhere); returns the events they complete. */
+  push(chunk: Uint8Array | ArrayBuffer | ArrayBufferView | string): ResponseEvent[];
+  /** Ends the response; returns the closing events (a cut call, usage, finish, a `StreamTruncated` error). */
+  end(): ResponseEvent[];
+  /** Ends the response (if needed) and returns the assistant turn. */
+  finish(): ResponseTurn;
+  /** The assistant turn as read so far. */
+  readonly turn: ResponseTurn;
+  /** The first error so far, or null. */
+  readonly error: PromptloomError | null;
+  free(): void;
+}
+
+export declare function createResponseParser(provider: ProviderName): ResponseParser;
+
+/** Parses a whole response body; a provider error body throws its code. */
+export declare function parseResponse(provider: ProviderName, body: string | Uint8Array | ArrayBuffer | object): ResponseTurn;
+
+/** The PromptloomError of an HTTP error response (`retry-after` read from `headers`). */
+export declare function providerError(
+  provider: ProviderName,
+  response: { status: number; body?: string | object; headers?: Headers | Record<string, string>; retryAfterMs?: number },
+): PromptloomError;
+
+/** How an adapter retries 429 / 5xx / overloaded answers and network failures. */
+export interface RetryOptions {
+  /** Retries after the first attempt (default 2). */
+  maxRetries?: number;
+  /** The first backoff in ms, doubled each retry, with equal jitter (default 500). */
+  initialDelayMs?: number;
+  /** The cap of one backoff (default 8000). */
+  maxDelayMs?: number;
+  /** A provider's `retry-after` longer than this is not waited for (default 60000). */
+  maxRetryAfterMs?: number;
+}
+
+export interface AdapterOptions {
+  provider: ProviderName;
+  apiKey?: string;
+  /** Extra headers (they win over the adapter's). */
+  headers?: Record<string, string>;
+  /** The SDK convention: Anthropic without a version, OpenAI ending in `/v1`, Gemini in `/v1beta`. */
+  baseURL?: string;
+  /** Gemini: the model (it goes in the URL). */
+  model?: string;
+  /** Gemini: stream (default) or `generateContent`. The others stream when the body says `"stream": true`. */
+  stream?: boolean;
+  fetch?: typeof fetch;
+  retry?: RetryOptions;
+  /** Anthropic from a browser page: the CORS header (default: on when there is a `document`). */
+  browser?: boolean;
+  /** Anthropic's `anthropic-version`. */
+  apiVersion?: string;
+}
+
+/**
+ * One request's answer: iterate it for the events; `turn` is the final assistant turn.
+ * A provider error, a cut or malformed stream or an abort throws a PromptloomError whose
+ * `turn` holds what was read.
+ */
+export declare class ResponseStream implements AsyncIterable<ResponseEvent> {
+  [Symbol.asyncIterator](): AsyncIterator<ResponseEvent>;
+  readonly turn: Promise<ResponseTurn>;
+  text(): Promise<string>;
+  /** Attempts made (retries + 1). */
+  readonly attempts: number;
+  /** The HTTP status of the answer read. */
+  readonly status: number;
+}
+
+export interface RetryInfo {
+  attempt: number;
+  delayMs: number;
+  error: PromptloomError;
+}
+
+export interface Adapter {
+  readonly provider: ProviderName;
+  readonly url: string;
+  /** Posts the lowered body's bytes as they are. */
+  send(body: string | Uint8Array | { body: string }, options?: { signal?: AbortSignal; onRetry?: (info: RetryInfo) => void }): ResponseStream;
+}
+
+export declare function createAdapter(options: AdapterOptions): Adapter;
 
 export declare function openMessageStore(options?: { backend?: 'indexeddb' | 'memory' | HostKeyValue; name?: string }): Promise<MessageStore>;
 

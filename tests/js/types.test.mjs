@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { successCases, conversationCases, root } from './cases.mjs';
 import * as plc from '../../pkg/src/composer-node.js';
 import { composerFixtures } from './composer-fixtures.mjs';
+import { responseCases } from './cases.mjs';
 
 const TYPES = {
   anthropic: 'Omit<Anthropic.MessageCreateParamsNonStreaming, "model" | "max_tokens">',
@@ -25,6 +26,18 @@ import type { ResponseCreateParamsNonStreaming } from 'openai/resources/response
 import { Type, type Content, type Tool } from '@google/genai';
 /** The generateContent REST body, from @google/genai's own types. */
 interface GeminiRequest { contents: Content[]; systemInstruction?: Content; tools?: Tool[] }
+import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
+import type { Response as OpenAIResponse, ResponseStreamEvent } from 'openai/resources/responses/responses';
+import type { GenerateContentResponse } from '@google/genai';
+import type { ResponseTurn, ResponseEvent } from 'promptloom';
+/** Gemini's response as data (the SDK class adds getters). */
+type GeminiResponse = Pick<GenerateContentResponse, 'candidates' | 'usageMetadata' | 'modelVersion' | 'responseId' | 'promptFeedback'>;
+/**
+ * A recorded response: every key it has must exist in the SDK type with a value of that
+ * type (excess-property checks stay on); keys newer than the recording may be absent, and
+ * an SDK enum may be written as its string value (as it is on the wire).
+ */
+type Loose<T> = T extends string ? T | \`\${T}\` : T extends readonly (infer U)[] ? Loose<U>[] : T extends object ? { [K in keyof T]?: Loose<T[K]> } : T;
 `;
   let n = 0;
   for (const c of successCases()) {
@@ -59,6 +72,33 @@ interface GeminiRequest { contents: Content[]; systemInstruction?: Content; tool
     }
   }
   assert.ok(m >= 20);
+  // The recorded responses are the providers' own shapes: every whole body and every
+  // stream event type-checks against the SDKs' response types; every final turn against
+  // ResponseTurn, every event against ResponseEvent, and each turn sent back against the
+  // request types.
+  const WHOLE = { anthropic: 'Loose<Anthropic.Message>', 'openai-chat': 'Loose<ChatCompletion>', 'openai-responses': 'Loose<OpenAIResponse>', gemini: 'Loose<GeminiResponse>' };
+  const EVENT = { anthropic: 'Loose<Anthropic.RawMessageStreamEvent>', 'openai-chat': 'Loose<ChatCompletionChunk>', 'openai-responses': 'Loose<ResponseStreamEvent>', gemini: 'Loose<GeminiResponse>' };
+  let r = 0;
+  for (const c of responseCases()) {
+    if (c.expected.error && c.expected.error.code !== 'InvalidToolInput') continue;
+    const file = c.name.split('/')[1];
+    // An OpenAI-compatible server's extension (`reasoning_content`) is not OpenAI's type.
+    const compat = file.startsWith('no_done_marker');
+    let items;
+    if (file.endsWith('.json')) items = [[WHOLE[c.provider], c.body.trim()]];
+    else if (file.endsWith('.json.stream')) items = JSON.parse(c.body).map((x) => [EVENT[c.provider], JSON.stringify(x)]);
+    else items = c.body.split('\n').filter((l) => l.startsWith('data: {')).map((l) => [EVENT[c.provider], l.slice(6)]);
+    // Anthropic's keep-alive `ping` is documented but not in the SDK's event union.
+    items = items.filter(([, text]) => !compat && !/^\{"type": ?"ping"/.test(text));
+    for (const [type, text] of items) src += `export const r${r++}: ${type} = ${text}; // response ${c.name}\n`;
+    src += `export const t${n}: ResponseTurn = ${JSON.stringify(c.expected.turn)}; // turn ${c.name}\n`;
+    src += `export const e${n}: ResponseEvent[] = ${JSON.stringify(c.expected.events)}; // events ${c.name}\n`;
+    const conv = plc.lowerConversation([{ role: 'user', parts: [{ type: 'text', text: 'go' }] }, c.expected.turn], { provider: c.provider });
+    let back = JSON.stringify(JSON.parse(conv.body));
+    if (c.provider === 'gemini') back = back.replace(/"type":"([A-Z]+)"/g, '"type":Type.$1');
+    src += `export const b${n++}: ${TYPES[c.provider]} = ${back}; // turn sent back ${c.name}\n`;
+  }
+  assert.ok(r >= 60, `${r} response items`);
   mkdirSync(join(root, 'tests/js/.out'), { recursive: true });
   writeFileSync(join(root, 'tests/js/.out/sdk-bodies.ts'), src);
   try {

@@ -133,3 +133,29 @@ const chat = new Conversation({ cacheBytes: 1 << 20 });
 const index: number | Promise<number> = chat.append(turns[0]);
 const body: string = chat.lower({ provider: 'openai-responses' }).body;
 void [creport, mapped, later, badTurn, index, body];
+
+// The response side.
+import { createResponseParser, parseResponse, providerError, createAdapter, type ResponseEvent, type ResponseTurn, type Adapter, type Usage } from 'promptloom';
+const parser = createResponseParser('anthropic');
+const evs: ResponseEvent[] = parser.push(new Uint8Array([100, 97]));
+for (const ev of evs) {
+  if (ev.type === 'text-delta') { const t: string = ev.text; const at: number = ev.part; void t, at; }
+  if (ev.type === 'tool-call-end') { const input: unknown = ev.input; void input; }
+  if (ev.type === 'error') { const code: ErrorCode = ev.code; void code; }
+}
+const finalTurn: ResponseTurn = parser.finish();
+const used: Usage | undefined = finalTurn.metadata.usage;
+chat.append(finalTurn);
+// @ts-expect-error: not a provider
+createResponseParser('bedrock');
+const whole: ResponseTurn = parseResponse('gemini', { candidates: [] });
+const perr: PromptloomError = providerError('openai-chat', { status: 429, headers: new Headers() });
+const adapter: Adapter = createAdapter({ provider: 'gemini', model: 'gemini-2.5-flash', apiKey: 'k', retry: { maxRetries: 3 } });
+async function stream() {
+  const s = adapter.send(chat.lower({ provider: 'gemini' }), { signal: new AbortController().signal, onRetry: (r) => { const ms: number = r.delayMs; void ms; } });
+  for await (const ev of s) { const type: ResponseEvent['type'] = ev.type; void type; }
+  const t: ResponseTurn = await s.turn;
+  const text: string = await s.text();
+  void t, text;
+}
+void [used, whole, perr, stream];
