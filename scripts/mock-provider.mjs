@@ -226,6 +226,13 @@ export function startMockProvider({ port = 0 } = {}) {
   const counts = new Map();
   const requests = [];
   const server = createServer((req, res) => {
+    // A page on another local origin (the demo, the browser tests) may call it.
+    res.setHeader('access-control-allow-origin', '*');
+    res.setHeader('access-control-expose-headers', 'retry-after, retry-after-ms');
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, { 'access-control-allow-methods': 'POST', 'access-control-allow-headers': req.headers['access-control-request-headers'] ?? '*', 'access-control-max-age': '600' }).end();
+      return;
+    }
     const r = route(req.method, req.url);
     const chunks = [];
     req.on('data', (c) => chunks.push(c));

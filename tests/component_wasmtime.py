@@ -137,6 +137,7 @@ class Host:
         self.kv = KeyValue()
         self.kv.add_to(linker)
         inst = linker.instantiate(self.store, component)
+        self.inst = inst
         iface = inst.get_export_index(self.store, "promptloom:core/lowering@0.1.0")
         self.lower_fn = inst.get_func(self.store, inst.get_export_index(self.store, "lower", iface))
         self.caps_fn = inst.get_func(self.store, inst.get_export_index(self.store, "default-capabilities", iface))
@@ -283,6 +284,98 @@ def composer_fixtures():
         requests[name] = dict(case["request"], skill_package=packages[case["skill"]])
         expected[name] = json.loads(snapshot_content(os.path.join(ROOT, f"tests/snapshots/composer__golden_compositions@{name}.json.snap")))
     return packages, requests, expected
+
+
+def response_cases():
+    """The recorded responses with the Rust snapshots' events and turns (the oracle line)."""
+    for provider in PROVIDERS:
+        for path in sorted(glob.glob(os.path.join(ROOT, "tests/response", provider, "*"))):
+            name = os.path.basename(path)
+            snap = snapshot_content(os.path.join(ROOT, "tests/snapshots", f"response__responses_parse_to_events_and_turns@{provider}__{name}.snap"))
+            events, turn = snap.split("\n")[1].split("\u0000")
+            error = snap[snap.index("\nerror: ") + 8 :].split("\n", 1)[0]
+            with open(path, "rb") as f:
+                yield f"{provider}/{name}", provider, f.read(), json.loads(events), json.loads(turn), None if error == "none" else json.loads(error)
+
+
+def target_options(base_url=None, model=None, stream=True, api_key=None, api_version=None, browser=False):
+    return record(**{"base-url": base_url, "model": model, "stream": stream, "api-key": api_key, "api-version": api_version, "browser": browser})
+
+
+class ResponseInWasmtime(unittest.TestCase):
+    """The response parser resource and the transport rules, as a WASI host doing its own HTTP uses them."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.host = Host()
+        h = cls.host
+        iface = h.inst.get_export_index(h.store, "promptloom:core/response@0.1.0")
+        r = lambda name: h.inst.get_func(h.store, h.inst.get_export_index(h.store, name, iface))
+        cls.fns = {n: r(n) for n in ["[constructor]response-parser", "[method]response-parser.push", "[method]response-parser.end", "[method]response-parser.finish", "[method]response-parser.first-error", "parse-response", "request-target", "provider-error", "default-retry-policy", "retry-delay"]}
+
+    def call(self, name, *args):
+        return self.fns[name](self.host.store, *args)
+
+    def test_every_recorded_response_whole_and_in_chunks(self):
+        n = 0
+        for name, provider, body, events, turn, error in response_cases():
+            for size in (len(body) or 1, 7, 1):
+                p = self.call("[constructor]response-parser", provider)
+                got = []
+                for i in range(0, len(body), size):
+                    got += json.loads(self.call("[method]response-parser.push", p, body[i : i + size]))
+                got += json.loads(self.call("[method]response-parser.end", p))
+                self.assertEqual(got, events, f"{name} in chunks of {size}")
+                self.assertEqual(json.loads(self.call("[method]response-parser.finish", p)), turn, name)
+                err = self.call("[method]response-parser.first-error", p)
+                if error is None:
+                    self.assertIsNone(err, name)
+                else:
+                    self.assertEqual(err.tag, "".join("-" + c.lower() if c.isupper() else c for c in error["code"]).lstrip("-"), name)
+                p.drop(self.host.store)
+            n += 1
+        self.assertGreaterEqual(n, 25)
+
+    def test_parse_response_and_provider_errors(self):
+        out = self.call("parse-response", "anthropic", read(os.path.join(ROOT, "tests/response/anthropic/text.json")).encode())
+        self.assertEqual(json.loads(out)["parts"][0]["text"], "Hi! My name is Claude.")
+        err = self.call("parse-response", "gemini", read(os.path.join(ROOT, "tests/response/gemini/error_body.json")).encode())
+        self.assertEqual(err.tag, "rate-limited")
+        self.assertEqual(json.loads(err.payload.details)["retry_after_ms"], 45000)
+        busy = self.call("provider-error", "anthropic", 529, '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', None)
+        self.assertEqual(busy.tag, "overloaded")
+        policy = self.call("default-retry-policy")
+        self.assertEqual(getattr(policy, "max-retries"), 2)
+        self.assertEqual(self.call("retry-delay", busy, 0, 0.0, policy), 250)
+        self.assertIsNone(self.call("retry-delay", busy, 2, 0.0, policy))
+        later = self.call("provider-error", "openai-chat", 429, "{}", 1500)
+        self.assertEqual(self.call("retry-delay", later, 0, 0.9, policy), 1500)
+        bad = self.call("provider-error", "openai-chat", 400, "{}", None)
+        self.assertIsNone(self.call("retry-delay", bad, 0, 0.5, policy))
+
+    def test_request_targets(self):
+        opts = target_options(model="gemini-2.5-flash", api_key="k")
+        t = self.call("request-target", "gemini", opts)
+        self.assertTrue(t.url.endswith("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"))
+        self.assertIn(("x-goog-api-key", "k"), [tuple(x) for x in t.headers])
+        bad = self.call("request-target", "gemini", target_options())
+        self.assertEqual(bad.tag, "invalid-options")
+        a = self.call("request-target", "anthropic", target_options(base_url="http://127.0.0.1:1/", api_key="k", browser=True))
+        self.assertEqual(a.url, "http://127.0.0.1:1/v1/messages")
+        self.assertIn(("anthropic-dangerous-direct-browser-access", "true"), [tuple(x) for x in a.headers])
+
+    def test_hostile_bytes_end_in_errors_and_the_instance_answers(self):
+        name, provider, body, events, turn, _ = next(response_cases())
+        for junk in (b"\xff\xfe" * 100, b"data: {" * 1000, b"[" * 5000 + b"]", b"{" * 200, b"event: x\ndata: []\n\n"):
+            p = self.call("[constructor]response-parser", provider)
+            self.call("[method]response-parser.push", p, junk)
+            json.loads(self.call("[method]response-parser.finish", p))
+            self.assertIsNotNone(self.call("[method]response-parser.first-error", p))
+            p.drop(self.host.store)
+        p = self.call("[constructor]response-parser", provider)
+        self.call("[method]response-parser.push", p, body)
+        self.assertEqual(json.loads(self.call("[method]response-parser.finish", p)), turn)
+        p.drop(self.host.store)
 
 
 class ComposerInWasmtime(unittest.TestCase):

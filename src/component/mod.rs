@@ -11,6 +11,7 @@ mod composer;
 mod compositor;
 #[cfg(not(feature = "lowering-only"))]
 mod keyvalue;
+mod response;
 #[cfg(not(feature = "lowering-only"))]
 mod skills;
 
@@ -38,54 +39,78 @@ use promptloom::core::types::{Error as WitError, ErrorInfo};
 
 pub(crate) struct Component;
 
-pub(crate) fn to_wit(e: Error) -> WitError {
-    let info = ErrorInfo {
-        message: e.to_string(),
-        path: e.path().map(str::to_owned),
-        details: e.details().to_string(),
+/// Both directions between the core's error kinds and the WIT `error` variant, from one list
+/// (a test keeps the list equal to `ErrorKind::ALL`).
+macro_rules! error_variants {
+    ($($k:ident),* $(,)?) => {
+        pub(crate) fn to_wit(e: Error) -> WitError {
+            let info = ErrorInfo {
+                message: e.to_string(),
+                path: e.path().map(str::to_owned),
+                details: e.details().to_string(),
+            };
+            match e.kind() {
+                $(ErrorKind::$k => WitError::$k(info),)*
+            }
+        }
+
+        /// The core error of a WIT error a host passes back (to ask whether to retry it).
+        pub(crate) fn from_wit(w: &WitError) -> Error {
+            let (kind, info) = match w {
+                $(WitError::$k(i) => (ErrorKind::$k, i),)*
+            };
+            let mut e = Error::new(kind, info.message.clone());
+            if let Ok(Value::Object(d)) = serde_json::from_str::<Value>(&info.details) {
+                for (k, v) in d {
+                    e = e.with(&k, v);
+                }
+            }
+            e
+        }
     };
-    match e.kind() {
-        ErrorKind::InvalidMessage => WitError::InvalidMessage(info),
-        ErrorKind::InvalidOptions => WitError::InvalidOptions(info),
-        ErrorKind::UnresolvedCommand => WitError::UnresolvedCommand(info),
-        ErrorKind::InvalidRange => WitError::InvalidRange(info),
-        ErrorKind::InvalidData => WitError::InvalidData(info),
-        ErrorKind::EmptyMessage => WitError::EmptyMessage(info),
-        ErrorKind::InvalidCommand => WitError::InvalidCommand(info),
-        ErrorKind::MissingArgument => WitError::MissingArgument(info),
-        ErrorKind::TooLarge => WitError::TooLarge(info),
-        ErrorKind::StoreFailed => WitError::StoreFailed(info),
-        ErrorKind::NotFound => WitError::NotFound(info),
-        ErrorKind::InvalidSkill => WitError::InvalidSkill(info),
-        ErrorKind::AlreadyExists => WitError::AlreadyExists(info),
-        ErrorKind::SyncFailed => WitError::SyncFailed(info),
-        ErrorKind::InvalidRequest => WitError::InvalidRequest(info),
-        ErrorKind::MissingRequiredField => WitError::MissingRequiredField(info),
-        ErrorKind::MalformedTemplate => WitError::MalformedTemplate(info),
-        ErrorKind::UnknownTool => WitError::UnknownTool(info),
-        ErrorKind::ParameterMismatch => WitError::ParameterMismatch(info),
-        ErrorKind::ArtifactBudgetExceeded => WitError::ArtifactBudgetExceeded(info),
-        ErrorKind::CapabilityNarrowing => WitError::CapabilityNarrowing(info),
-        ErrorKind::NoModelAdapter => WitError::NoModelAdapter(info),
-        ErrorKind::NoExecutor => WitError::NoExecutor(info),
-        ErrorKind::AssertionFailed => WitError::AssertionFailed(info),
-        ErrorKind::AdapterFailed => WitError::AdapterFailed(info),
-        ErrorKind::LimitExceeded => WitError::LimitExceeded(info),
-        ErrorKind::QuotaExceeded => WitError::QuotaExceeded(info),
-        ErrorKind::InstanceLost => WitError::InstanceLost(info),
-        ErrorKind::RateLimited => WitError::RateLimited(info),
-        ErrorKind::Overloaded => WitError::Overloaded(info),
-        ErrorKind::ProviderError => WitError::ProviderError(info),
-        ErrorKind::ProviderRejected => WitError::ProviderRejected(info),
-        ErrorKind::AuthenticationFailed => WitError::AuthenticationFailed(info),
-        ErrorKind::ContextTooLong => WitError::ContextTooLong(info),
-        ErrorKind::StreamMalformed => WitError::StreamMalformed(info),
-        ErrorKind::StreamTruncated => WitError::StreamTruncated(info),
-        ErrorKind::InvalidToolInput => WitError::InvalidToolInput(info),
-        ErrorKind::Aborted => WitError::Aborted(info),
-        ErrorKind::Internal => WitError::Internal(info),
-    }
 }
+
+error_variants!(
+    InvalidMessage,
+    InvalidOptions,
+    UnresolvedCommand,
+    InvalidRange,
+    InvalidData,
+    EmptyMessage,
+    InvalidCommand,
+    MissingArgument,
+    TooLarge,
+    StoreFailed,
+    NotFound,
+    InvalidSkill,
+    AlreadyExists,
+    SyncFailed,
+    InvalidRequest,
+    MissingRequiredField,
+    MalformedTemplate,
+    UnknownTool,
+    ParameterMismatch,
+    ArtifactBudgetExceeded,
+    CapabilityNarrowing,
+    NoModelAdapter,
+    NoExecutor,
+    AssertionFailed,
+    AdapterFailed,
+    LimitExceeded,
+    QuotaExceeded,
+    InstanceLost,
+    RateLimited,
+    Overloaded,
+    ProviderError,
+    ProviderRejected,
+    AuthenticationFailed,
+    ContextTooLong,
+    StreamMalformed,
+    StreamTruncated,
+    InvalidToolInput,
+    Aborted,
+    Internal,
+);
 
 fn provider(p: wit::Provider) -> Provider {
     match p {

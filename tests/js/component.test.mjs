@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { successCases, errorCases, root, v1, conversationCases, conversationErrors } from './cases.mjs';
+import { successCases, errorCases, root, v1, conversationCases, conversationErrors, responseCases } from './cases.mjs';
 import { conformance } from './store-conformance.mjs';
 import { skillConformance } from './skill-conformance.mjs';
 import { buckets } from './kv.js';
@@ -20,6 +20,7 @@ let compositor;
 let skills;
 let composer;
 let arbiterApi;
+let response;
 before(async () => {
   const out = join(root, 'tests/js/.out/component');
   execFileSync(join(root, 'node_modules/.bin/jco'), ['transpile', join(root, 'target/component/promptloom.wasm'), '-o', out, '--quiet', '--map', 'wasi:keyvalue/store=../../kv.js'], { stdio: 'pipe' });
@@ -29,6 +30,36 @@ before(async () => {
   skills = mod.skills;
   composer = mod.composer;
   arbiterApi = mod.arbiter;
+  response = mod.response;
+});
+
+test('the response parser resource in jco: every recorded response, whole and in chunks; transport rules', () => {
+  const enc = new TextEncoder();
+  let n = 0;
+  for (const c of responseCases()) {
+    const bytes = enc.encode(c.body);
+    for (const size of [bytes.length || 1, 5]) {
+      const p = new response.ResponseParser(c.provider);
+      const events = [];
+      for (let i = 0; i < bytes.length; i += size) events.push(...JSON.parse(p.push(bytes.subarray(i, i + size))));
+      events.push(...JSON.parse(p.end()));
+      assert.deepEqual(events, c.expected.events, `${c.name} by ${size}`);
+      assert.deepEqual(JSON.parse(p.finish()), c.expected.turn, c.name);
+      const err = p.firstError();
+      assert.equal(err ? err.tag : null, c.expected.error ? c.expected.error.code.replace(/[A-Z]/g, (m, i) => (i ? '-' : '') + m.toLowerCase()) : null, c.name);
+    }
+    n++;
+  }
+  assert.ok(n >= 25);
+  assert.throws(() => response.parseResponse('gemini', enc.encode(readFileSync(join(root, 'tests/response/gemini/error_body.json'), 'utf8'))), (e) => e.payload.tag === 'rate-limited');
+  const busy = response.providerError('anthropic', 529, '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', undefined);
+  assert.equal(busy.tag, 'overloaded');
+  const policy = response.defaultRetryPolicy();
+  assert.equal(response.retryDelay(busy, 0, 0, policy), 250n);
+  assert.equal(response.retryDelay(busy, 2, 0, policy), undefined);
+  const t = response.requestTarget('openai-responses', { stream: true, apiKey: 'k', browser: false });
+  assert.equal(t.url, 'https://api.openai.com/v1/responses');
+  assert.deepEqual(t.headers.find(([k]) => k === 'authorization'), ['authorization', 'Bearer k']);
 });
 
 function resolved(table) {

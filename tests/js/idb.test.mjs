@@ -4,7 +4,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { openBlank } from './chromium.mjs';
-import { v1, conversationCases, conversationErrors } from './cases.mjs';
+import { v1, conversationCases, conversationErrors, responseCases } from './cases.mjs';
+import { startMockProvider, mockBaseURL } from '../../scripts/mock-provider.mjs';
 
 let demo;
 let page;
@@ -141,6 +142,36 @@ test('two tabs writing one session: optimistic inserts, a retry, no message lost
   assert.deepEqual(out.seqs, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
   assert.equal(out.history.length, 12);
   assert.deepEqual([...out.history].sort(), ['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'b0', 'b1', 'b2', 'b3', 'b4', 'b5']);
+});
+
+test('responses in Chromium: recorded events and turns, re-chunked; a streamed reply through the adapter, aborted mid-way', async () => {
+  const mock = await startMockProvider();
+  try {
+    const results = await page.evaluate(async ({ cases, base }) => {
+      const pl = await import('/pkg/src/web.js');
+      const { responseConformance } = await import('/tests/js/response-conformance.mjs');
+      const results = responseConformance(pl, { cases });
+      const body = pl.lowerConversation([{ role: 'user', parts: [{ type: 'text', text: 'in a page' }] }], { provider: 'openai-chat', params: { model: 'm', stream: true } }).body;
+      const adapter = pl.createAdapter({ provider: 'openai-chat', apiKey: 'k', baseURL: base });
+      const text = await adapter.send(body).text();
+      results.push({ name: 'a streamed reply through fetch in the page', ok: /in a page/.test(text), detail: text });
+      const ctl = new AbortController();
+      const slow = pl.createAdapter({ provider: 'openai-chat', baseURL: base, headers: { 'x-mock': 'slow=30' } }).send(body, { signal: ctl.signal });
+      let code = null;
+      let deltas = 0;
+      try {
+        for await (const ev of slow) if (ev.type === 'text-delta' && ++deltas === 2) ctl.abort();
+      } catch (e) {
+        code = `${e.code}:${e.turn.parts[0].text.length > 0}`;
+      }
+      results.push({ name: 'an aborted stream keeps the text read so far', ok: code === 'Aborted:true', detail: String(code) });
+      return results;
+    }, { cases: responseCases(), base: mockBaseURL(mock.url, 'openai-chat') });
+    assert.equal(results.length, 6);
+    for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
+  } finally {
+    await mock.close();
+  }
 });
 
 test('conversations in Chromium: recorded bodies, and a thread in IndexedDB read back and lowered', async () => {

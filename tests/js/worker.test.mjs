@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { Miniflare } from 'miniflare';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { successCases, errorCases, root, v1, conversationCases, conversationErrors } from './cases.mjs';
+import { successCases, errorCases, root, v1, conversationCases, conversationErrors, responseCases } from './cases.mjs';
+import { startMockProvider } from '../../scripts/mock-provider.mjs';
 
 let mf;
 before(async () => {
@@ -90,6 +91,18 @@ test('conversations in workerd: recorded bodies, a thread in the Worker KV names
   const results = await res.json();
   assert.ok(results.length >= 7, JSON.stringify(results).slice(0, 500));
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
+});
+
+test('responses in workerd: recorded events and turns, re-chunked; the adapter against the mock provider', async () => {
+  const mock = await startMockProvider();
+  try {
+    const res = await mf.dispatchFetch('http://worker.test/response', { method: 'POST', body: JSON.stringify({ cases: responseCases(), mock: mock.url }) });
+    const results = await res.json();
+    assert.equal(results.length, 5, JSON.stringify(results).slice(0, 500));
+    for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
+  } finally {
+    await mock.close();
+  }
 });
 
 test('hardening in workerd (promptloom): inputs that once killed the instance, the boundary suite', async () => {

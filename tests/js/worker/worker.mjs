@@ -6,6 +6,7 @@ import * as pl from 'promptloom';
 import { conformance } from '../store-conformance.mjs';
 import { skillConformance } from '../skill-conformance.mjs';
 import { conversationConformance } from '../conversation-conformance.mjs';
+import { responseConformance } from '../response-conformance.mjs';
 
 const { lower, PromptloomError } = pl;
 let stores = 0;
@@ -40,6 +41,20 @@ export default {
       const cases = await request.json();
       const open = () => pl.openMessageStore({ backend: env.CHAT, name: `thread-${stores++}` });
       return Response.json(await conversationConformance(pl, cases, open));
+    }
+    if (url.pathname === '/response') {
+      // The response suite inside workerd, then a conversation streamed through the adapter
+      // from the mock provider the test runs (the Worker's own fetch).
+      const { cases, mock } = await request.json();
+      const results = responseConformance(pl, { cases });
+      const conv = new pl.Conversation({ options: { provider: 'anthropic', params: { model: 'm', max_tokens: 64, stream: true } } });
+      conv.append({ role: 'user', parts: [{ type: 'text', text: 'from the edge' }] });
+      const stream = pl.createAdapter({ provider: 'anthropic', apiKey: 'k', baseURL: mock }).send(conv.lower().body);
+      const types = [];
+      for await (const ev of stream) types.push(ev.type);
+      const turn = await stream.turn;
+      results.push({ name: 'the adapter streams a reply from the mock provider in workerd', ok: types.includes('text-delta') && types.at(-1) === 'finish' && /from the edge/.test(await stream.text()), detail: JSON.stringify({ types, turn }) });
+      return Response.json(results);
     }
     if (url.pathname === '/skill-conformance') {
       // The skill-store suite inside workerd, on memory and on the Worker's KV namespace.

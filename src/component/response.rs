@@ -1,0 +1,106 @@
+//! The `promptloom:core/response` interface: conversions only.
+
+use super::exports::promptloom::core::response::{self as wit, Guest, GuestResponseParser};
+use super::promptloom::core::types::Error as WitError;
+use super::{from_wit, provider, to_wit, Component};
+use crate::response::{errors, events_json, parse_response, ResponseParser};
+use crate::transport::{self, RetryPolicy, TargetOptions};
+use std::cell::RefCell;
+
+/// A response parser owned by the host.
+pub(crate) struct ParserResource {
+    inner: RefCell<ResponseParser>,
+}
+
+impl GuestResponseParser for ParserResource {
+    fn new(p: super::wit::Provider) -> Self {
+        ParserResource {
+            inner: RefCell::new(ResponseParser::new(provider(p))),
+        }
+    }
+
+    fn push(&self, chunk: Vec<u8>) -> String {
+        events_json(&self.inner.borrow_mut().push(&chunk))
+    }
+
+    fn end(&self) -> String {
+        events_json(&self.inner.borrow_mut().end())
+    }
+
+    fn finish(&self) -> String {
+        let mut p = self.inner.borrow_mut();
+        p.end();
+        p.turn().to_value().to_string()
+    }
+
+    fn first_error(&self) -> Option<WitError> {
+        self.inner.borrow().error().cloned().map(to_wit)
+    }
+}
+
+fn policy(p: wit::RetryPolicy) -> RetryPolicy {
+    RetryPolicy {
+        max_retries: p.max_retries,
+        initial_delay_ms: p.initial_delay_ms,
+        max_delay_ms: p.max_delay_ms,
+        max_retry_after_ms: p.max_retry_after_ms,
+    }
+}
+
+impl Guest for Component {
+    type ResponseParser = ParserResource;
+
+    fn parse_response(p: super::wit::Provider, body: Vec<u8>) -> Result<String, WitError> {
+        parse_response(provider(p), &body)
+            .map(|parsed| parsed.turn.to_value().to_string())
+            .map_err(to_wit)
+    }
+
+    fn request_target(
+        p: super::wit::Provider,
+        o: wit::TargetOptions,
+    ) -> Result<wit::HttpTarget, WitError> {
+        let opts = TargetOptions {
+            base_url: o.base_url,
+            model: o.model,
+            stream: o.stream,
+            api_key: o.api_key,
+            api_version: o.api_version,
+            browser: o.browser,
+        };
+        transport::target(provider(p), &opts)
+            .map(|t| wit::HttpTarget {
+                url: t.url,
+                headers: t.headers,
+            })
+            .map_err(to_wit)
+    }
+
+    fn provider_error(
+        p: super::wit::Provider,
+        status: u16,
+        body: String,
+        retry_after_ms: Option<u64>,
+    ) -> WitError {
+        to_wit(errors::from_http(
+            provider(p),
+            status,
+            &body,
+            retry_after_ms,
+        ))
+    }
+
+    fn default_retry_policy() -> wit::RetryPolicy {
+        let d = RetryPolicy::default();
+        wit::RetryPolicy {
+            max_retries: d.max_retries,
+            initial_delay_ms: d.initial_delay_ms,
+            max_delay_ms: d.max_delay_ms,
+            max_retry_after_ms: d.max_retry_after_ms,
+        }
+    }
+
+    fn retry_delay(err: WitError, attempt: u32, random: f64, p: wit::RetryPolicy) -> Option<u64> {
+        transport::retry_delay(&from_wit(&err), attempt, random, &policy(p))
+    }
+}
