@@ -17,3 +17,5 @@ node bench/compose.mjs
 ( cd bench && node arbiter.mjs )
 # Conversations: a chat's cost per new turn beside the AI SDK's getArgs of the whole prompt (Node).
 node bench/conversation.mjs 2> >(grep -v '^AI SDK Warning' >&2)
+# Streams: an Anthropic SSE stream of ~1,800 events read by the response parser and the adapter, beside the AI SDK's streamText (Node).
+( cd bench && node --expose-gc stream.mjs 2> >(grep -v '^AI SDK Warning' >&2) )

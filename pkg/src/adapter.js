@@ -3,7 +3,7 @@
 // (src/transport.rs, src/response/errors.rs); this file only does the I/O, the waiting
 // and the aborting. No provider SDK: `fetch` is in every host.
 
-import { PromptloomError, __core, __fromCore } from './api.js';
+import { PromptloomError, __core, __fromCore, __opts } from './api.js';
 import { ResponseParser, __retryAfter } from './response.js';
 
 const PROVIDERS = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'];
@@ -38,14 +38,25 @@ function sleep(ms, signal) {
 /** Whether an event is model content (not only the response's start). */
 const isContent = (ev) => ev.type !== 'start';
 
+const DONE = Object.freeze({ value: undefined, done: true });
+
 /**
  * One request's answer: iterate it for the normalised events; `turn` is a Promise of the
  * final assistant turn. A provider error, a cut or malformed stream, or an abort ends the
  * iteration by throwing a PromptloomError with `code` (the turn read so far is `error.turn`).
+ * The request starts when the stream is first iterated or `turn` is read; events wait in
+ * a queue until the consumer takes them (one Promise per event, no generator chain).
  */
 export class ResponseStream {
-  #source;
+  #produce;
+  #stop;
   #started = false;
+  #iterated = false;
+  #queue = [];
+  #head = 0;
+  #wake = null;
+  #finished = false;
+  #failure = null;
   #done;
   #resolve;
   #reject;
@@ -54,8 +65,9 @@ export class ResponseStream {
   /** The HTTP status of the answer read, once known. */
   status = 0;
 
-  constructor(source) {
-    this.#source = source;
+  constructor(produce, stop) {
+    this.#produce = produce;
+    this.#stop = stop;
     this.#done = new Promise((res, rej) => {
       this.#resolve = res;
       this.#reject = rej;
@@ -64,34 +76,82 @@ export class ResponseStream {
     this.#done.catch(() => {});
   }
 
-  async *#run() {
+  #start() {
+    if (this.#started) return;
+    this.#started = true;
+    const emit = (evs) => {
+      for (const e of evs) this.#queue.push(e);
+      this.#notify();
+    };
+    let run;
     try {
-      const turn = yield* this.#source(this);
-      this.#resolve(turn);
+      run = Promise.resolve(this.#produce(this, emit));
     } catch (e) {
-      const err = e instanceof PromptloomError ? e : __fromCore(e);
-      this.#reject(err);
-      throw err;
+      run = Promise.reject(e);
     }
+    run.then(
+      (turn) => {
+        this.#finished = true;
+        this.#resolve(turn);
+        this.#notify();
+      },
+      (e) => {
+        const err = e instanceof PromptloomError ? e : __fromCore(e);
+        this.#finished = true;
+        this.#failure = err;
+        this.#reject(err);
+        this.#notify();
+      },
+    );
+  }
+
+  #notify() {
+    const w = this.#wake;
+    if (w) {
+      this.#wake = null;
+      w();
+    }
+  }
+
+  #next() {
+    if (this.#head < this.#queue.length) {
+      const value = this.#queue[this.#head];
+      this.#queue[this.#head++] = undefined;
+      if (this.#head === this.#queue.length) {
+        this.#queue = [];
+        this.#head = 0;
+      }
+      return Promise.resolve({ value, done: false });
+    }
+    if (this.#finished) {
+      const f = this.#failure;
+      this.#failure = null;
+      return f ? Promise.reject(f) : Promise.resolve(DONE);
+    }
+    return new Promise((r) => {
+      this.#wake = r;
+    }).then(() => this.#next());
   }
 
   [Symbol.asyncIterator]() {
-    if (this.#started) throw new PromptloomError('InvalidOptions', 'a response stream can be iterated once', {});
-    this.#started = true;
-    return this.#run();
+    if (this.#iterated) throw new PromptloomError('InvalidOptions', 'a response stream can be iterated once', {});
+    this.#iterated = true;
+    this.#start();
+    const it = {
+      next: () => this.#next(),
+      // A consumer that stops reading (break) cancels the request.
+      return: () => {
+        if (!this.#finished) this.#stop(new Error('the consumer stopped reading'));
+        return Promise.resolve(DONE);
+      },
+      [Symbol.asyncIterator]: () => it,
+    };
+    return it;
   }
 
-  /** The final assistant turn (reading the whole stream if nobody iterates it). */
+  /** The final assistant turn (the whole stream is read if nobody iterates it). */
   get turn() {
-    if (!this.#started) {
-      const it = this[Symbol.asyncIterator]();
-      (async () => {
-        for (;;) {
-          const { done } = await it.next();
-          if (done) return;
-        }
-      })().catch(() => {});
-    }
+    this.#start();
     return this.#done;
   }
 
@@ -129,22 +189,32 @@ export function createAdapter(options) {
   for (const [k, v] of Object.entries(headers)) allHeaders[k.toLowerCase()] = String(v);
   const policy = __core('retryPolicy', JSON.stringify(retry === null || typeof retry !== 'object' ? {} : snake(retry)));
 
-  function send(body, { signal, onRetry } = {}) {
+  function send(body, options) {
+    const { signal, onRetry } = __opts(options, 'send()');
+    if (signal !== undefined && (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean')) throw invalid('`signal` must be an AbortSignal', 'signal');
+    if (onRetry !== undefined && typeof onRetry !== 'function') throw invalid('`onRetry` must be a function', 'onRetry');
     if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
       if (body && typeof body.body === 'string') body = body.body; // a Lowered
       else throw invalid('`body` must be the lowered body (a string, a Uint8Array, or a Lowered)', 'body');
     }
-    return new ResponseStream(async function* (stream) {
+    // The consumer's signal, and the stream's own stop (a consumer that breaks off).
+    const inner = new AbortController();
+    const sig = inner.signal;
+    if (signal) {
+      if (signal.aborted) inner.abort(signal.reason);
+      else signal.addEventListener('abort', () => inner.abort(signal.reason), { once: true });
+    }
+    const produce = async (stream, emit) => {
       let attempt = 0;
       for (;;) {
-        if (signal && signal.aborted) throw aborted(signal);
+        if (sig.aborted) throw aborted(sig);
         stream.attempts = attempt + 1;
         let failure;
         let res;
         try {
-          res = await fetchFn(target.url, { method: 'POST', headers: allHeaders, body, signal });
+          res = await fetchFn(target.url, { method: 'POST', headers: allHeaders, body, signal: sig });
         } catch (e) {
-          if (signal && signal.aborted) throw aborted(signal);
+          if (sig.aborted) throw aborted(sig);
           failure = new PromptloomError('AdapterFailed', `the request to ${provider} failed: ${e && e.message ? e.message : e}`, { provider, retryable: true });
         }
         if (res) {
@@ -154,11 +224,11 @@ export function createAdapter(options) {
             try {
               text = await res.text();
             } catch {
-              if (signal && signal.aborted) throw aborted(signal);
+              if (sig.aborted) throw aborted(sig);
             }
             failure = __fromCore(__core('providerError', provider, res.status, text, __retryAfter(res.headers, Date.now()) ?? -1));
           } else {
-            const out = yield* read(res, signal);
+            const out = await read(res, sig, emit);
             if (out.retry) failure = out.retry;
             else return out.turn;
           }
@@ -166,43 +236,50 @@ export function createAdapter(options) {
         const wait = __core('retryDelay', failure.code, JSON.stringify(failure.details), attempt, Math.random(), policy);
         if (wait < 0) throw failure;
         if (typeof onRetry === 'function') onRetry({ attempt: attempt + 1, delayMs: wait, error: failure });
-        await sleep(wait, signal);
+        await sleep(wait, sig);
         attempt += 1;
       }
-    });
+    };
+    return new ResponseStream(produce, (why) => inner.abort(why));
   }
 
   /**
-   * Reads one answer. Events wait until the first content event: an error before any
-   * content (a stream that opens with `overloaded_error`) is retried like an HTTP error.
+   * Reads one answer, emitting events as each chunk completes them. Events wait until the
+   * first content event: an error before any content (a stream that opens with
+   * `overloaded_error`) is retried like an HTTP error.
    */
-  async function* read(res, signal) {
+  async function read(res, signal, emit) {
     const parser = new ResponseParser(provider);
     let held = [];
     let content = false;
-    const reader = res.body ? res.body.getReader() : null;
-    const take = function* (evs) {
-      for (const ev of evs) {
-        if (!content && isContent(ev)) {
-          if (ev.type === 'error' && ev.details && ev.details.retryable) return { retry: __fromCore(JSON.stringify(ev)) };
-          content = true;
-          yield* held;
-          held = [];
-        }
-        if (content) yield ev;
-        else held.push(ev);
+    /** Emits `evs` (after the held ones); a retryable error before content: retry. */
+    const take = (evs) => {
+      if (content) {
+        if (evs.length > 0) emit(evs);
+        return null;
       }
+      for (let i = 0; i < evs.length; i++) {
+        const ev = evs[i];
+        if (!isContent(ev)) continue;
+        if (ev.type === 'error' && ev.details && ev.details.retryable) return { retry: __fromCore(JSON.stringify(ev)) };
+        content = true;
+        emit(held.concat(evs));
+        held = [];
+        return null;
+      }
+      held = held.concat(evs);
       return null;
     };
+    const reader = res.body ? res.body.getReader() : null;
     try {
       if (!reader) {
-        const r = yield* take(parser.push(new Uint8Array(await res.arrayBuffer())));
+        const r = take(parser.push(new Uint8Array(await res.arrayBuffer())));
         if (r) return r;
       } else {
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
-          const r = yield* take(parser.push(value));
+          const r = take(parser.push(value));
           if (r) {
             reader.cancel().catch(() => {});
             return r;
@@ -211,14 +288,16 @@ export function createAdapter(options) {
       }
     } catch (e) {
       if (e instanceof PromptloomError) throw e;
-      if (signal && signal.aborted) throw aborted(signal, parser.finish());
+      if (signal.aborted) {
+        throw aborted(signal, parser.finish());
+      }
       // The connection broke: before any content it is retried, after it the parser
       // reports the cut stream.
       if (!content) return { retry: new PromptloomError('AdapterFailed', `the answer from ${provider} broke off: ${e && e.message ? e.message : e}`, { provider, retryable: true }) };
     }
-    const r = yield* take(parser.end());
+    const r = take(parser.end());
     if (r) return r;
-    yield* held;
+    if (held.length > 0) emit(held);
     const turn = parser.finish();
     const err = parser.error;
     if (err && err.code !== 'InvalidToolInput') {

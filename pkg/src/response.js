@@ -1,7 +1,7 @@
 // The response side: the glue only moves bytes into wasm and events out of it; every rule
 // about SSE, provider events, usage, stop reasons and errors is in the core (src/response).
 
-import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __generation } from './api.js';
+import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __generation, __opts, __json } from './api.js';
 
 const NONE = Object.freeze([]);
 const PROVIDERS = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'];
@@ -123,13 +123,17 @@ export function parseResponse(provider, body) {
  * The PromptloomError of an HTTP error response: `{ status, body, retryAfterMs? }` (or
  * `headers`, from which `retry-after-ms` / `retry-after` are read).
  */
-export function providerError(provider, { status, body = '', headers, retryAfterMs } = {}) {
+export function providerError(provider, response) {
   const p = providerName(provider);
+  const { status, body = '', headers, retryAfterMs } = __opts(response, 'providerError()');
+  if (retryAfterMs !== undefined && !(typeof retryAfterMs === 'number' && retryAfterMs >= 0)) {
+    throw new PromptloomError('InvalidOptions', '`retryAfterMs` must be a non-negative number (at retryAfterMs)', { path: 'retryAfterMs' });
+  }
   if (!Number.isInteger(status) || status < 0 || status > 65535) {
     throw new PromptloomError('InvalidOptions', '`status` must be an HTTP status (at status)', { path: 'status' });
   }
   const after = retryAfterMs ?? (headers ? __retryAfter(headers, Date.now()) : undefined);
-  return __fromCore(__core('providerError', p, status, typeof body === 'string' ? body : JSON.stringify(body), after ?? -1));
+  return __fromCore(__core('providerError', p, status, typeof body === 'string' ? body : __json(body, '`body`', 'InvalidOptions', { path: 'body' }), after ?? -1));
 }
 
 /**
@@ -137,7 +141,11 @@ export function providerError(provider, { status, body = '', headers, retryAfter
  * header's syntax is HTTP's, not a provider's.
  */
 export function __retryAfter(headers, now) {
-  const get = (k) => (typeof headers.get === 'function' ? headers.get(k) : headers[k]);
+  if (headers === null || typeof headers !== 'object') return undefined;
+  const get = (k) => {
+    const v = typeof headers.get === 'function' ? headers.get(k) : headers[k];
+    return typeof v === 'string' ? v : undefined;
+  };
   const ms = Number.parseFloat(get('retry-after-ms') ?? '');
   if (Number.isFinite(ms) && ms >= 0) return ms;
   const raw = get('retry-after');

@@ -152,3 +152,52 @@ pub(crate) fn body(b: &mut Builder, v: &Value) {
     }
     b.terminal();
 }
+
+/// `content_block_delta`, the event most of a stream is made of, read without building a
+/// JSON tree (its strings borrowed from the event text when they hold no escapes).
+#[derive(serde::Deserialize)]
+struct FastDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: std::borrow::Cow<'a, str>,
+    index: u64,
+    #[serde(borrow)]
+    delta: FastBody<'a>,
+}
+
+#[derive(serde::Deserialize)]
+struct FastBody<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: std::borrow::Cow<'a, str>,
+    #[serde(borrow, default)]
+    text: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    partial_json: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// Reads `data` if it is a text, thinking or tool-input delta; false: read it as a tree.
+pub(crate) fn fast(b: &mut Builder, data: &str) -> bool {
+    if !data.contains("content_block_delta") {
+        return false;
+    }
+    let Ok(d) = serde_json::from_str::<FastDelta<'_>>(data) else {
+        return false;
+    };
+    if d.ty != "content_block_delta" {
+        return false;
+    }
+    let k = (BLOCK, d.index, 0);
+    match (
+        &*d.delta.ty,
+        d.delta.text,
+        d.delta.partial_json,
+        d.delta.thinking,
+    ) {
+        ("text_delta", Some(t), _, _) => b.text(k, &t),
+        ("input_json_delta", _, Some(j), _) => b.tool_delta(k, &j),
+        ("thinking_delta", _, _, Some(t)) => b.reasoning(k, &t),
+        _ => return false,
+    }
+    true
+}

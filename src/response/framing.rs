@@ -10,19 +10,25 @@
 /// as malformed: a stream that never ends a line cannot take all the memory.
 pub const MAX_FRAME_BYTES: usize = 64 * 1024 * 1024;
 
-/// One unit of a response.
+/// One unit of a response, borrowed from the framer's buffers.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Frame {
-    /// An SSE event's `event:` name (if any) and its data; a JSON object of an array; the
-    /// whole body.
-    Data(Option<String>, String),
+pub(crate) enum Frame<'a> {
+    /// An SSE event's `event:` name (if any) and its data, or a JSON object of an array.
+    Data(Option<&'a str>, &'a str),
+    /// The whole body (not a stream).
+    Body(&'a str),
     /// An SSE event the body's end cut before its blank line: read if it is whole.
-    Cut(Option<String>, String),
+    Cut(Option<&'a str>, &'a str),
     /// OpenAI's `data: [DONE]`.
     Done,
     /// Bytes that cannot be framed (not UTF-8, an over-long event, text outside an array's
     /// objects); what they were.
     Malformed(String),
+}
+
+/// Where frames go, as they complete (no copy of an event's data).
+pub(crate) trait Sink {
+    fn frame(&mut self, f: Frame<'_>);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -41,8 +47,9 @@ pub(crate) struct Framer {
     buf: Vec<u8>,
     /// SSE: the last chunk ended with `\r`, so a leading `\n` of the next one belongs to it.
     skip_lf: bool,
-    /// SSE: the event name and the data lines of the event being read.
-    event: Option<String>,
+    /// SSE: the event name (when `has_event`) and the data lines of the event being read.
+    event: String,
+    has_event: bool,
     data: String,
     has_data: bool,
     /// SSE: the line being read is too long and is being skipped.
@@ -62,7 +69,8 @@ impl Framer {
             mode: Mode::Unknown,
             buf: Vec::new(),
             skip_lf: false,
-            event: None,
+            event: String::new(),
+            has_event: false,
             data: String::new(),
             has_data: false,
             skipping: false,
@@ -73,13 +81,8 @@ impl Framer {
         }
     }
 
-    /// Whether the body is one JSON document (not a stream).
-    pub(crate) fn is_whole(&self) -> bool {
-        self.mode == Mode::Whole
-    }
-
     /// Frames what `chunk` completes.
-    pub(crate) fn push(&mut self, mut chunk: &[u8], out: &mut Vec<Frame>) {
+    pub(crate) fn push(&mut self, mut chunk: &[u8], out: &mut impl Sink) {
         if self.mode == Mode::Unknown {
             // A UTF-8 byte order mark and white space say nothing yet.
             let mut i = 0;
@@ -114,7 +117,7 @@ impl Framer {
                     if self.buf.len() + chunk.len() > MAX_FRAME_BYTES {
                         self.overflow = true;
                         self.buf = Vec::new();
-                        out.push(Frame::Malformed(format!(
+                        out.frame(Frame::Malformed(format!(
                             "the body is larger than {MAX_FRAME_BYTES} bytes"
                         )));
                     } else {
@@ -128,7 +131,7 @@ impl Framer {
 
     /// Frames what is left at the end of the body. Returns whether the bytes ended cleanly
     /// (false: an array or a line was cut).
-    pub(crate) fn finish(&mut self, out: &mut Vec<Frame>) -> bool {
+    pub(crate) fn finish(&mut self, out: &mut impl Sink) -> bool {
         match self.mode {
             Mode::Unknown => true,
             Mode::Sse => {
@@ -138,15 +141,7 @@ impl Framer {
                 }
                 self.buf.clear();
                 // An event not closed by a blank line: read if its data is whole.
-                let before = out.len();
-                self.dispatch(out);
-                if out.len() > before {
-                    if let Some(Frame::Data(name, data)) = out.pop() {
-                        out.push(Frame::Cut(name, data));
-                    } else {
-                        out.push(Frame::Done);
-                    }
-                }
+                self.dispatch(out, true);
                 true
             }
             Mode::Array => {
@@ -157,9 +152,9 @@ impl Framer {
             Mode::Whole => {
                 if !self.overflow {
                     let body = std::mem::take(&mut self.buf);
-                    match String::from_utf8(body) {
-                        Ok(s) => out.push(Frame::Data(None, s)),
-                        Err(_) => out.push(Frame::Malformed("the body is not UTF-8".into())),
+                    match std::str::from_utf8(&body) {
+                        Ok(s) => out.frame(Frame::Body(s)),
+                        Err(_) => out.frame(Frame::Malformed("the body is not UTF-8".into())),
                     }
                 }
                 true
@@ -167,7 +162,7 @@ impl Framer {
         }
     }
 
-    fn sse(&mut self, mut chunk: &[u8], out: &mut Vec<Frame>) {
+    fn sse(&mut self, mut chunk: &[u8], out: &mut impl Sink) {
         if self.skip_lf && !chunk.is_empty() {
             self.skip_lf = false;
             if chunk.first() == Some(&b'\n') {
@@ -180,7 +175,7 @@ impl Framer {
                     if self.buf.len() + chunk.len() > MAX_FRAME_BYTES {
                         self.skipping = true;
                         self.buf = Vec::new();
-                        out.push(Frame::Malformed(format!(
+                        out.frame(Frame::Malformed(format!(
                             "an event line is longer than {MAX_FRAME_BYTES} bytes"
                         )));
                     } else {
@@ -211,16 +206,16 @@ impl Framer {
         }
     }
 
-    fn line(&mut self, line: &[u8], out: &mut Vec<Frame>) {
+    fn line(&mut self, line: &[u8], out: &mut impl Sink) {
         if line.is_empty() {
-            self.dispatch(out);
+            self.dispatch(out, false);
             return;
         }
         if line[0] == b':' {
             return; // a comment (keep-alive)
         }
         let Ok(line) = std::str::from_utf8(line) else {
-            out.push(Frame::Malformed("an event line is not UTF-8".into()));
+            out.frame(Frame::Malformed("an event line is not UTF-8".into()));
             return;
         };
         let (field, value) = match line.find(':') {
@@ -236,7 +231,7 @@ impl Framer {
                     self.data.push('\n');
                 }
                 if self.data.len() + value.len() > MAX_FRAME_BYTES {
-                    out.push(Frame::Malformed(format!(
+                    out.frame(Frame::Malformed(format!(
                         "an event is longer than {MAX_FRAME_BYTES} bytes"
                     )));
                     self.data = String::new();
@@ -246,27 +241,34 @@ impl Framer {
                 self.data.push_str(value);
                 self.has_data = true;
             }
-            "event" => self.event = Some(value.to_owned()),
+            "event" => {
+                self.event.clear();
+                self.event.push_str(value);
+                self.has_event = true;
+            }
             // `id`, `retry` and unknown fields are ignored, as the SSE standard says.
             _ => {}
         }
     }
 
-    fn dispatch(&mut self, out: &mut Vec<Frame>) {
-        let event = self.event.take();
-        if !self.has_data {
-            return;
+    fn dispatch(&mut self, out: &mut impl Sink, cut: bool) {
+        let has_event = std::mem::replace(&mut self.has_event, false);
+        if self.has_data {
+            self.has_data = false;
+            let event = has_event.then_some(self.event.as_str());
+            if self.data.trim() == "[DONE]" {
+                out.frame(Frame::Done);
+            } else if cut {
+                out.frame(Frame::Cut(event, &self.data));
+            } else {
+                out.frame(Frame::Data(event, &self.data));
+            }
+            self.data.clear();
         }
-        self.has_data = false;
-        let data = std::mem::take(&mut self.data);
-        if data.trim() == "[DONE]" {
-            out.push(Frame::Done);
-        } else {
-            out.push(Frame::Data(event, data));
-        }
+        self.event.clear();
     }
 
-    fn array(&mut self, chunk: &[u8], out: &mut Vec<Frame>) {
+    fn array(&mut self, chunk: &[u8], out: &mut impl Sink) {
         let mut start = 0usize; // where the object being read starts in `chunk`
         for (i, &b) in chunk.iter().enumerate() {
             if self.depth == 0 {
@@ -277,7 +279,7 @@ impl Framer {
                     }
                     b'[' | b']' | b',' | b' ' | b'\t' | b'\r' | b'\n' => {}
                     _ => {
-                        out.push(Frame::Malformed(format!(
+                        out.frame(Frame::Malformed(format!(
                             "a byte 0x{b:02x} between the objects of a JSON array stream"
                         )));
                     }
@@ -301,17 +303,19 @@ impl Framer {
                     self.depth -= 1;
                     if self.depth == 0 {
                         let piece = &chunk[start..=i];
+                        let joined;
                         let bytes = if self.buf.is_empty() {
-                            piece.to_vec()
+                            piece
                         } else {
                             let mut w = std::mem::take(&mut self.buf);
                             w.extend_from_slice(piece);
-                            w
+                            joined = w;
+                            &joined[..]
                         };
-                        match String::from_utf8(bytes) {
-                            Ok(s) => out.push(Frame::Data(None, s)),
+                        match std::str::from_utf8(bytes) {
+                            Ok(s) => out.frame(Frame::Data(None, s)),
                             Err(_) => {
-                                out.push(Frame::Malformed("an array item is not UTF-8".into()))
+                                out.frame(Frame::Malformed("an array item is not UTF-8".into()))
                             }
                         }
                     }
@@ -322,7 +326,7 @@ impl Framer {
         if self.depth > 0 {
             let piece = chunk.get(start..).unwrap_or(&[]);
             if self.buf.len() + piece.len() > MAX_FRAME_BYTES {
-                out.push(Frame::Malformed(format!(
+                out.frame(Frame::Malformed(format!(
                     "an array item is longer than {MAX_FRAME_BYTES} bytes"
                 )));
                 self.buf = Vec::new();
@@ -340,7 +344,27 @@ impl Framer {
 mod tests {
     use super::*;
 
-    fn frames(chunks: &[&[u8]]) -> (Vec<Frame>, bool) {
+    #[derive(Debug, PartialEq)]
+    enum Owned {
+        Data(Option<String>, String),
+        Done,
+        Malformed,
+    }
+
+    impl Sink for Vec<Owned> {
+        fn frame(&mut self, f: Frame<'_>) {
+            self.push(match f {
+                Frame::Data(e, d) | Frame::Cut(e, d) => {
+                    Owned::Data(e.map(str::to_owned), d.to_owned())
+                }
+                Frame::Body(d) => Owned::Data(None, d.to_owned()),
+                Frame::Done => Owned::Done,
+                Frame::Malformed(_) => Owned::Malformed,
+            })
+        }
+    }
+
+    fn frames(chunks: &[&[u8]]) -> (Vec<Owned>, bool) {
         let mut f = Framer::new();
         let mut out = Vec::new();
         for c in chunks {
@@ -354,9 +378,9 @@ mod tests {
     fn sse_lines_any_ending_any_split() {
         let body = b"event: a\r\ndata: {\"x\":1}\r\n\r\n: ping\n\ndata: one\ndata: two\r\rdata: [DONE]\n\n";
         let want = vec![
-            Frame::Data(Some("a".into()), "{\"x\":1}".into()),
-            Frame::Data(None, "one\ntwo".into()),
-            Frame::Done,
+            Owned::Data(Some("a".into()), "{\"x\":1}".into()),
+            Owned::Data(None, "one\ntwo".into()),
+            Owned::Done,
         ];
         for i in 0..=body.len() {
             for j in i..=body.len() {
@@ -375,8 +399,8 @@ mod tests {
             assert_eq!(
                 got,
                 vec![
-                    Frame::Data(None, "{\"a\":\"}{\\\"\"}".into()),
-                    Frame::Data(None, "{\"b\":[1,{\"c\":2}]}".into()),
+                    Owned::Data(None, "{\"a\":\"}{\\\"\"}".into()),
+                    Owned::Data(None, "{\"b\":[1,{\"c\":2}]}".into()),
                 ]
             );
             assert!(clean);
@@ -392,20 +416,20 @@ mod tests {
             let (got, _) = frames(&[&body[..i], &body[i..]]);
             assert_eq!(
                 got,
-                vec![Frame::Data(None, "{\"t\":\"h\u{e9}\u{1F600}\"}".into())]
+                vec![Owned::Data(None, "{\"t\":\"h\u{e9}\u{1F600}\"}".into())]
             );
         }
         let sse = "data: h\u{e9}\u{1F600}\n\n".as_bytes();
         for i in 0..=sse.len() {
             let (got, _) = frames(&[&sse[..i], &sse[i..]]);
-            assert_eq!(got, vec![Frame::Data(None, "h\u{e9}\u{1F600}".into())]);
+            assert_eq!(got, vec![Owned::Data(None, "h\u{e9}\u{1F600}".into())]);
         }
     }
 
     #[test]
     fn malformed_bytes_are_named_not_fatal() {
         let (got, _) = frames(&[b"data: \xff\n\ndata: ok\n\n"]);
-        assert!(matches!(got[0], Frame::Malformed(_)));
-        assert_eq!(got[1], Frame::Data(None, "ok".into()));
+        assert!(matches!(got[0], Owned::Malformed));
+        assert_eq!(got[1], Owned::Data(None, "ok".into()));
     }
 }

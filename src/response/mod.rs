@@ -37,7 +37,7 @@ use crate::conversation::{AssistantTurn, Turn};
 use crate::error::{Error, ErrorKind, Result};
 use crate::lower::Provider;
 use builder::Builder;
-use framing::{Frame, Framer};
+use framing::{Frame, Framer, Sink};
 use serde_json::Value;
 
 pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
@@ -64,19 +64,103 @@ enum Dialect {
     Gemini(gemini::State),
 }
 
+/// What reads the frames: the provider's dialect and the turn being built.
+#[derive(Debug)]
+struct Reader {
+    provider: Provider,
+    builder: Builder,
+    dialect: Dialect,
+    /// The body ended inside an event.
+    cut: bool,
+}
+
+impl Sink for Reader {
+    fn frame(&mut self, f: Frame<'_>) {
+        let b = &mut self.builder;
+        match f {
+            Frame::Done => {
+                if matches!(self.dialect, Dialect::Chat) {
+                    b.terminal();
+                }
+            }
+            Frame::Malformed(what) => b.error(malformed(self.provider, &what)),
+            Frame::Cut(name, data) => {
+                // The end cut this event: read it if it is whole, else the stream was cut.
+                if serde_json::from_str::<serde::de::IgnoredAny>(data).is_ok() {
+                    self.frame(Frame::Data(name, data));
+                } else {
+                    self.cut = true;
+                }
+            }
+            Frame::Data(name, data) => {
+                if b.done {
+                    return; // nothing follows the terminal event
+                }
+                let hot = match &self.dialect {
+                    Dialect::Anthropic => anthropic::fast(b, data),
+                    Dialect::Chat => openai_chat::fast(b, data),
+                    Dialect::Responses(_) => openai_responses::fast(b, data),
+                    Dialect::Gemini(_) => false,
+                };
+                if hot {
+                    return;
+                }
+                let Some(v) = self.json(name, data, "an event") else {
+                    return;
+                };
+                let b = &mut self.builder;
+                match &mut self.dialect {
+                    Dialect::Anthropic => anthropic::event(b, &v),
+                    Dialect::Chat => openai_chat::chunk(b, &v),
+                    Dialect::Responses(st) => openai_responses::event(st, b, &v),
+                    Dialect::Gemini(st) => gemini::chunk(st, b, &v),
+                }
+            }
+            Frame::Body(data) => {
+                let Some(v) = self.json(None, data, "the body") else {
+                    self.builder.terminal();
+                    return;
+                };
+                let b = &mut self.builder;
+                match &mut self.dialect {
+                    Dialect::Anthropic => anthropic::body(b, &v),
+                    Dialect::Chat => openai_chat::body(b, &v),
+                    Dialect::Responses(_) => openai_responses::body(b, &v),
+                    Dialect::Gemini(st) => gemini::body(st, b, &v),
+                }
+            }
+        }
+    }
+}
+
+impl Reader {
+    /// The JSON of an event or body, or an error event saying why it is not JSON.
+    fn json(&mut self, name: Option<&str>, data: &str, what: &str) -> Option<Value> {
+        match serde_json::from_str::<Value>(data) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                let what = match name {
+                    Some(n) => format!("the `{n}` event"),
+                    None => what.to_owned(),
+                };
+                let excerpt: String = data.chars().take(120).collect();
+                self.builder.error(
+                    malformed(self.provider, &format!("{what} is not JSON ({e})"))
+                        .with("data", excerpt),
+                );
+                None
+            }
+        }
+    }
+}
+
 /// Reads one response, chunk by chunk.
 #[derive(Debug)]
 pub struct ResponseParser {
-    provider: Provider,
     framer: Framer,
-    builder: Builder,
-    dialect: Dialect,
-    /// Frames waiting to be read (reused between chunks).
-    frames: Vec<Frame>,
+    reader: Reader,
     /// Bytes seen (an empty response is a cut one).
     seen: bool,
-    /// The body ended inside an event.
-    cut: bool,
     ended: bool,
 }
 
@@ -103,20 +187,21 @@ impl ResponseParser {
             Provider::Gemini => ("gemini", Dialect::Gemini(Default::default())),
         };
         ResponseParser {
-            provider,
             framer: Framer::new(),
-            builder: Builder::new(tag, provider.name()),
-            dialect,
-            frames: Vec::new(),
+            reader: Reader {
+                provider,
+                builder: Builder::new(tag, provider.name()),
+                dialect,
+                cut: false,
+            },
             seen: false,
-            cut: false,
             ended: false,
         }
     }
 
     /// The provider this parser reads.
     pub fn provider(&self) -> Provider {
-        self.provider
+        self.reader.provider
     }
 
     /// Feeds the next bytes; returns the events they complete.
@@ -125,67 +210,8 @@ impl ResponseParser {
             return Vec::new();
         }
         self.seen |= !chunk.is_empty();
-        let mut frames = std::mem::take(&mut self.frames);
-        self.framer.push(chunk, &mut frames);
-        for f in frames.drain(..) {
-            self.frame(f);
-        }
-        self.frames = frames;
-        self.builder.take_events()
-    }
-
-    fn frame(&mut self, f: Frame) {
-        if let Frame::Cut(name, data) = f {
-            // The end cut this event: read it if it is whole, else the stream was cut.
-            if serde_json::from_str::<serde::de::IgnoredAny>(&data).is_ok() {
-                self.frame(Frame::Data(name, data));
-            } else {
-                self.cut = true;
-            }
-            return;
-        }
-        let b = &mut self.builder;
-        match f {
-            Frame::Cut(..) => {}
-            Frame::Done => {
-                if matches!(self.dialect, Dialect::Chat) {
-                    b.terminal();
-                }
-            }
-            Frame::Malformed(what) => b.error(malformed(self.provider, &what)),
-            Frame::Data(name, data) => {
-                if b.done && !self.framer.is_whole() {
-                    return; // nothing follows the terminal event
-                }
-                let v = match serde_json::from_str::<Value>(&data) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        let what = match &name {
-                            Some(n) => format!("the `{n}` event"),
-                            None if self.framer.is_whole() => "the body".to_owned(),
-                            None => "an event".to_owned(),
-                        };
-                        let excerpt: String = data.chars().take(120).collect();
-                        b.error(
-                            malformed(self.provider, &format!("{what} is not JSON ({e})"))
-                                .with("data", excerpt),
-                        );
-                        return;
-                    }
-                };
-                let whole = self.framer.is_whole();
-                match (&mut self.dialect, whole) {
-                    (Dialect::Anthropic, false) => anthropic::event(b, &v),
-                    (Dialect::Anthropic, true) => anthropic::body(b, &v),
-                    (Dialect::Chat, false) => openai_chat::chunk(b, &v),
-                    (Dialect::Chat, true) => openai_chat::body(b, &v),
-                    (Dialect::Responses(st), false) => openai_responses::event(st, b, &v),
-                    (Dialect::Responses(_), true) => openai_responses::body(b, &v),
-                    (Dialect::Gemini(st), false) => gemini::chunk(st, b, &v),
-                    (Dialect::Gemini(st), true) => gemini::body(st, b, &v),
-                }
-            }
-        }
+        self.framer.push(chunk, &mut self.reader);
+        self.reader.builder.take_events()
     }
 
     /// Ends the response: frames what is left, closes open parts, and reports a stream
@@ -195,13 +221,11 @@ impl ResponseParser {
         if self.ended {
             return Vec::new();
         }
-        let mut frames = std::mem::take(&mut self.frames);
-        let clean = self.framer.finish(&mut frames);
-        for f in frames.drain(..) {
-            self.frame(f);
-        }
+        let clean = self.framer.finish(&mut self.reader);
         self.ended = true;
-        let b = &mut self.builder;
+        let provider = self.reader.provider;
+        let cut = self.reader.cut;
+        let b = &mut self.reader.builder;
         if !b.done {
             // A stream whose finish reason came but not its last marker is complete enough
             // (OpenAI-compatible servers that send no `[DONE]`). After a provider's error
@@ -214,11 +238,11 @@ impl ResponseParser {
             });
             if said {
                 b.finish_reason(FinishReason::Error, None);
-            } else if self.cut || !clean || !b.has_finish() {
+            } else if cut || !clean || !b.has_finish() {
                 let what = if !self.seen {
                     "the response is empty".to_owned()
                 } else {
-                    let last = match self.provider {
+                    let last = match provider {
                         Provider::Anthropic => "`message_stop`",
                         Provider::OpenAiChat => "a `finish_reason` and `[DONE]`",
                         Provider::OpenAiResponses => "`response.completed`",
@@ -229,9 +253,9 @@ impl ResponseParser {
                 b.error(
                     Error::new(
                         ErrorKind::StreamTruncated,
-                        format!("{} response: {what}", self.provider.name()),
+                        format!("{} response: {what}", provider.name()),
                     )
-                    .with("provider", self.provider.name()),
+                    .with("provider", provider.name()),
                 );
                 b.finish_reason(FinishReason::Error, None);
             }
@@ -242,12 +266,12 @@ impl ResponseParser {
 
     /// The assistant turn as read so far.
     pub fn turn(&self) -> AssistantTurn {
-        self.builder.turn()
+        self.reader.builder.turn()
     }
 
     /// The first error so far.
     pub fn error(&self) -> Option<&Error> {
-        self.builder.first_error()
+        self.reader.builder.first_error()
     }
 
     /// Ends the response (see [`ResponseParser::end`]) and gives the turn.
@@ -255,8 +279,8 @@ impl ResponseParser {
         let events = self.end();
         Finished {
             events,
-            turn: self.builder.turn(),
-            error: self.builder.first_error().cloned(),
+            turn: self.reader.builder.turn(),
+            error: self.reader.builder.first_error().cloned(),
         }
     }
 }

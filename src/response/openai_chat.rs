@@ -136,3 +136,69 @@ pub(crate) fn body(b: &mut Builder, v: &Value) {
     }
     b.terminal();
 }
+
+/// A chunk that only adds text (most of a stream), read without building a JSON tree.
+#[derive(serde::Deserialize)]
+struct FastChunk<'a> {
+    #[serde(borrow, default)]
+    id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    model: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow)]
+    choices: Vec<FastChoice<'a>>,
+    #[serde(default)]
+    usage: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct FastChoice<'a> {
+    #[serde(default)]
+    index: u64,
+    #[serde(borrow)]
+    delta: FastChoiceDelta<'a>,
+    #[serde(default)]
+    finish_reason: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(serde::Deserialize)]
+struct FastChoiceDelta<'a> {
+    #[serde(borrow, default)]
+    content: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default)]
+    tool_calls: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    reasoning_content: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    reasoning: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    refusal: Option<serde::de::IgnoredAny>,
+}
+
+/// Reads `data` if it is a chunk of text only; false: read it as a tree.
+pub(crate) fn fast(b: &mut Builder, data: &str) -> bool {
+    let Ok(c) = serde_json::from_str::<FastChunk<'_>>(data) else {
+        return false;
+    };
+    let [choice] = c.choices.as_slice() else {
+        return false;
+    };
+    let d = &choice.delta;
+    if c.usage.is_some()
+        || c.error.is_some()
+        || choice.index != 0
+        || choice.finish_reason.is_some()
+        || d.tool_calls.is_some()
+        || d.reasoning_content.is_some()
+        || d.reasoning.is_some()
+        || d.refusal.is_some()
+    {
+        return false;
+    }
+    b.start(c.id.as_deref(), c.model.as_deref());
+    if let Some(t) = &d.content {
+        b.text(TEXT, t);
+    }
+    true
+}

@@ -240,3 +240,34 @@ pub(crate) fn body(b: &mut Builder, v: &Value) {
     }
     end_of(b, v);
 }
+
+/// Text and argument deltas (most of a stream), read without building a JSON tree.
+#[derive(serde::Deserialize)]
+struct FastDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    ty: std::borrow::Cow<'a, str>,
+    #[serde(default)]
+    output_index: u64,
+    #[serde(default)]
+    content_index: u64,
+    #[serde(borrow)]
+    delta: std::borrow::Cow<'a, str>,
+}
+
+/// Reads `data` if it is an output text or function argument delta; false: as a tree.
+pub(crate) fn fast(b: &mut Builder, data: &str) -> bool {
+    if !data.contains("delta") {
+        return false;
+    }
+    let Ok(d) = serde_json::from_str::<FastDelta<'_>>(data) else {
+        return false;
+    };
+    match &*d.ty {
+        "response.output_text.delta" => b.text((TEXT, d.output_index, d.content_index), &d.delta),
+        "response.function_call_arguments.delta" => {
+            b.tool_delta((TOOL, d.output_index, 0), &d.delta)
+        }
+        _ => return false,
+    }
+    true
+}

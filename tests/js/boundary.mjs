@@ -155,6 +155,7 @@ export async function boundary(pl, { seed = 7, calls = 60 } = {}) {
     SkillCatalog: async () => new pl.SkillCatalog(await pl.openSkillStore(), await pl.openSkillStore({ name: 'acct' })),
     MessageStore: () => pl.openMessageStore(),
     SkillStore: () => pl.openSkillStore(),
+    ResponseParser: () => new pl.ResponseParser('anthropic'),
   };
   if (pl.Arbiter) {
     objects.Arbiter = () => new pl.Arbiter(pl.buildSkillRegistry([], { builtins: true, tools: ['choir.memory.query', 'choir.fs.read', 'choir.fs.write'] }));
@@ -178,6 +179,16 @@ export async function boundary(pl, { seed = 7, calls = 60 } = {}) {
         check(failures, `${cls}.${m}`, a.map(describe).join(', '), await attempt(() => obj[m](...a)));
       }
     }
+  }
+  // An adapter (its fetch answers locally): send() with hostile arguments, and its stream read.
+  const adapter = pl.createAdapter({ provider: 'openai-chat', retry: { maxRetries: 0 }, fetch: async () => new Response('data: {"choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n') });
+  for (let i = 0; i < calls; i++) {
+    const a = args(r.below(3));
+    made += 1;
+    check(failures, 'adapter.send', a.map(describe).join(', '), await attempt(async () => {
+      const s = adapter.send(...a);
+      await s.turn;
+    }));
   }
   const after = await reference(pl);
   return { calls: made, failures, before, after };

@@ -186,6 +186,13 @@ test('AbortSignal cancels the stream mid-way and the retry wait', async () => {
   await assert.rejects(adapter('gemini').send(hi('gemini'), { signal: pre.signal }).turn, (e) => e.code === 'Aborted');
 });
 
+test('a consumer that breaks off the iteration cancels the request', async () => {
+  const s = adapter('anthropic', { headers: { 'x-mock': 'slow=20' } }).send(hi('anthropic'));
+  let n = 0;
+  for await (const ev of s) if (ev.type === 'text-delta' && ++n === 2) break;
+  await assert.rejects(s.turn, (e) => e.code === 'Aborted' && /stopped reading/.test(e.message) && e.turn.parts.length > 0);
+});
+
 test('a network failure is retried, then reported as AdapterFailed', async () => {
   let calls = 0;
   const flaky = pl.createAdapter({
