@@ -21,6 +21,15 @@ import { createServer } from 'node:http';
 export function planFor(provider, request) {
   const tools = toolNames(provider, request);
   const last = lastUser(provider, request);
+  // A running skill (tools from an arbiter's offer): finish when offered, move on after a
+  // tool answered, else call the state's first tool.
+  if (tools.includes('skill_finish')) {
+    return { reasoning: 'The objective is met.', text: 'Done.', calls: [{ id: 'call_mock_finish', name: 'skill_finish', input: { output: { summary: last.text.slice(0, 80) } } }] };
+  }
+  if (tools.includes('skill_transition') && (last.afterTool || tools.length === 1)) {
+    const event = transitionEvents(provider, request)[0] ?? 'done';
+    return { reasoning: 'This state is done.', text: '', calls: [{ id: 'call_mock_transition', name: 'skill_transition', input: { event } }] };
+  }
   if (tools.length > 0 && !last.afterTool) {
     return {
       reasoning: `The user asked: "${last.text.slice(0, 60)}". The ${tools[0]} tool can help.`,
@@ -39,6 +48,15 @@ function toolNames(provider, r) {
   if (provider === 'gemini') return t.flatMap((x) => (x.functionDeclarations ?? []).map((f) => f.name));
   if (provider === 'openai-chat') return t.map((x) => x.function?.name ?? x.name).filter(Boolean);
   return t.map((x) => x.name).filter(Boolean);
+}
+
+/** The `event` enum of the offered `skill_transition` tool. */
+function transitionEvents(provider, r) {
+  const t = r.tools ?? [];
+  const defs = provider === 'gemini' ? t.flatMap((x) => x.functionDeclarations ?? []) : t.map((x) => x.function ?? x);
+  const d = defs.find((x) => x.name === 'skill_transition');
+  const schema = d?.input_schema ?? d?.parameters ?? {};
+  return schema.properties?.event?.enum ?? [];
 }
 
 function textOf(content) {

@@ -167,7 +167,7 @@ class Host:
         h = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, co))
         ar = inst.get_export_index(self.store, "promptloom:core/arbiter@0.1.0")
         k = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, ar))
-        self.arbiter = {n: k(n) for n in ["validate-skill-spec", "to-mermaid", "[static]skill-registry.build", "[method]skill-registry.names", "[static]arbiter.create", "[method]arbiter.start", "[method]arbiter.propose", "[method]arbiter.run", "[method]arbiter.replay"]}
+        self.arbiter = {n: k(n) for n in ["validate-skill-spec", "to-mermaid", "call-proposal", "[method]arbiter.step-offer", "[static]skill-registry.build", "[method]skill-registry.names", "[static]arbiter.create", "[method]arbiter.start", "[method]arbiter.propose", "[method]arbiter.run", "[method]arbiter.replay"]}
         self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "route-artifact", "prepare-artifact", "check-assertions"]}
 
     def ar(self, name, *args):
@@ -473,6 +473,14 @@ class ArbiterInWasmtime(unittest.TestCase):
         run = json.loads(h.ar("[method]arbiter.run", a, "core"))
         self.assertEqual(json.loads(h.ar("[method]arbiter.replay", a, json.dumps(run["log"]))), run)
         self.assertTrue(h.ar("to-mermaid", specs["build-feature"], "plan").endswith("class plan current\n"))
+        # The agent loop's offer and proposals, as a WASI host's loop uses them.
+        offer = json.loads(h.ar("[method]arbiter.step-offer", a, "core", '[{"name": "choir.fs.read", "description": "Reads a file."}]'))
+        self.assertIn("skill_transition", [t["name"] for t in offer["tools"]])
+        self.assertIn("Objective:", offer["system"])
+        safe, tool = next(iter(offer["names"].items()))
+        self.assertNotIn(".", safe)
+        self.assertEqual(json.loads(h.ar("call-proposal", safe, '{"path": "a"}', json.dumps(offer["names"]))), {"type": "tool", "name": tool, "arguments": {"path": "a"}})
+        self.assertEqual(json.loads(h.ar("call-proposal", "skill_transition", '{"event": "done"}', "{}")), {"type": "transition", "event": "done"})
 
 
 class ComponentInWasmtime(unittest.TestCase):

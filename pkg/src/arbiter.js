@@ -129,6 +129,22 @@ export class Arbiter {
     const args = [__str(lane, 'lane', 'InvalidRequest'), value(context, 'context')];
     return JSON.parse(call(() => this.#a.stepContext(...args)));
   }
+  /**
+   * What the model is offered for the lane's next step: `{ system, tools, names }` — the
+   * objective as system text, the state's allowed tools (described by `tools`, the host's
+   * `{ name, description?, input_schema? }` list) under provider-safe names, and the
+   * `skill_transition` / `skill_finish` tools. Lower the next request with them.
+   */
+  stepOffer(lane, tools = []) {
+    const args = [__str(lane, 'lane', 'InvalidRequest'), value(tools, 'tools')];
+    return JSON.parse(call(() => this.#a.stepOffer(...args)));
+  }
+  /** Proposes what a model's tool call asks (`{ name, input }`), under the names of `offer`. */
+  proposeCall(lane, toolCall, offer) {
+    const { name, input } = __opts(toolCall, 'proposeCall()', 'InvalidRequest');
+    const p = __core('callProposal', __str(name, 'name', 'InvalidRequest'), value(input ?? {}, 'input'), value(offer?.names ?? {}, 'names'));
+    return this.propose(lane, JSON.parse(p));
+  }
   /** Session → lanes → skill → step. */
   hierarchy(session = 'default') {
     session = __str(session, 'session', 'InvalidRequest');

@@ -19,6 +19,7 @@ export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from '.
 export { lowerConversation, Conversation } from './conversation.js';
 export { createResponseParser, ResponseParser, parseResponse, providerError } from './response.js';
 export { createAdapter, ResponseStream } from './adapter.js';
+export { runAgent } from './agent.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, SkillIndex, SkillCatalog } from './skills.js';
 export { compose, nestedRequest, lowerComposition, authoringTools, runArtifact, runSkill } from './compose.js';
 export { validateSkillSpec, builtinSkillSpecs, buildSkillRegistry, Arbiter, toMermaid, compositionSpec } from './arbiter.js';

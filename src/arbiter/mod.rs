@@ -12,6 +12,7 @@
 //! - [`mermaid`]: a spec (and a run's position) as a Mermaid state diagram.
 
 pub mod mermaid;
+pub mod offer;
 pub mod spec;
 pub mod validate;
 

@@ -49,6 +49,18 @@ impl Guest for Component {
         Ok(arbiter::spec_of_composition(&parse(&composition, "the composition")?).to_string())
     }
 
+    fn call_proposal(name: String, input: String, names: String) -> Result<String, WitError> {
+        let i = parse(&input, "the call's input")?;
+        let n = if names.is_empty() {
+            Value::Null
+        } else {
+            parse(&names, "names")?
+        };
+        arbiter::offer::call_proposal(&name, &i, &n)
+            .map(|v| v.to_string())
+            .map_err(to_wit)
+    }
+
     fn to_mermaid(spec: String, current: Option<String>) -> Result<String, WitError> {
         let v = parse(&spec, "the spec")?;
         let mut problems = crate::skill::validate::Problems::default();
@@ -138,6 +150,20 @@ impl GuestArbiter for ArbiterResource {
 
     fn run(&self, lane: String) -> Option<String> {
         self.inner.borrow().run(&lane).map(run_json)
+    }
+
+    fn step_offer(&self, lane: String, tools: String) -> Result<String, WitError> {
+        let t = if tools.is_empty() {
+            Value::Null
+        } else {
+            parse(&tools, "tools")?
+        };
+        Ok(self
+            .inner
+            .borrow()
+            .step_offer(&lane, &t)
+            .map_err(to_wit)?
+            .to_string())
     }
 
     fn step_context(&self, lane: String, context: String) -> Result<String, WitError> {

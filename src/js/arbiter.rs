@@ -223,10 +223,37 @@ impl JsArbiter {
             .to_string())
     }
 
+    /// What the model is offered for the lane's next step (`{ system, tools, names }`
+    /// JSON), from the host's tool definitions (JSON array).
+    #[wasm_bindgen(js_name = stepOffer)]
+    pub fn step_offer(&self, lane: &str, tools: &str) -> Result<String, JsValue> {
+        let t = if tools.is_empty() {
+            Value::Null
+        } else {
+            parse(tools, "tools")?
+        };
+        Ok(self.inner.step_offer(lane, &t).map_err(js_err)?.to_string())
+    }
+
     /// Session → lanes → skill → step (JSON).
     pub fn hierarchy(&self, session: &str) -> String {
         self.inner.hierarchy(session).to_string()
     }
+}
+
+/// The proposal a tool call makes (JSON), from the call's name, its input JSON and the
+/// offer's `names` JSON.
+#[wasm_bindgen(js_name = callProposal)]
+pub fn call_proposal(name: &str, input: &str, names: &str) -> Result<String, JsValue> {
+    let i = parse(input, "the call's input")?;
+    let n = if names.is_empty() {
+        Value::Null
+    } else {
+        parse(names, "names")?
+    };
+    crate::arbiter::offer::call_proposal(name, &i, &n)
+        .map(|v| v.to_string())
+        .map_err(js_err)
 }
 
 /// Replays a log (JSON array of events) over a registry → the run (JSON).

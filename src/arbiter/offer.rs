@@ -1,0 +1,147 @@
+//! What a model is offered at each step of a running skill, and what its tool calls
+//! propose. The state's allowed tools become tool definitions under names every provider
+//! accepts (`[A-Za-z0-9_-]`, ≤ 64; `choir.fs.read` → `choir_fs_read`); the model proposes
+//! a transition by calling `skill_transition` (its `event` one of the state's transitions)
+//! and, in a terminal state, finishes by calling `skill_finish` (its `output` checked
+//! against the skill's output schema). An agent loop lowers with the offer's `system` and
+//! `tools`, and turns each tool call back into a proposal with [`call_proposal`].
+
+use super::Arbiter;
+use crate::error::{Error, ErrorKind, Result};
+use serde_json::{json, Map, Value};
+
+/// The tool through which the model proposes a transition.
+pub const TRANSITION_TOOL: &str = "skill_transition";
+/// The tool through which the model finishes a terminal state.
+pub const FINISH_TOOL: &str = "skill_finish";
+
+/// `name` as a provider tool name: other characters become `_`, at most 64 bytes.
+fn safe_name(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    s.truncate(64);
+    if s.is_empty() {
+        s.push('_');
+    }
+    s
+}
+
+impl Arbiter {
+    /// The offer for the lane's next model call: `{ system, tools, names }` — the system
+    /// text (skill, state, objective, step budget, how to move on), the tool definitions of
+    /// the state's allowed tools (from `tools`, the host's `{ name, description?,
+    /// input_schema? }` list; a tool the host does not describe gets an open object schema)
+    /// plus `skill_transition` / `skill_finish`, and `names`: offered name → tool name.
+    pub fn step_offer(&self, lane: &str, tools: &Value) -> Result<Value> {
+        let cx = self.step_context(lane, &Value::Null)?;
+        let described: Vec<&Value> = tools
+            .as_array()
+            .map(|a| a.iter().collect())
+            .unwrap_or_default();
+        let mut offered = Vec::new();
+        let mut names = Map::new();
+        let allowed = cx["allowed_tools"].as_array().cloned().unwrap_or_default();
+        for t in allowed.iter().filter_map(Value::as_str) {
+            let mut name = safe_name(t);
+            let mut n = 2;
+            while names.contains_key(&name) || name == TRANSITION_TOOL || name == FINISH_TOOL {
+                name = format!("{}_{n}", safe_name(t).chars().take(60).collect::<String>());
+                n += 1;
+            }
+            names.insert(name.clone(), t.into());
+            let def = described
+                .iter()
+                .find(|d| d.get("name").and_then(Value::as_str) == Some(t));
+            let schema = def
+                .and_then(|d| {
+                    d.get("input_schema")
+                        .or_else(|| d.get("parameters"))
+                        .or_else(|| d.get("inputSchema"))
+                })
+                .cloned()
+                .unwrap_or_else(|| json!({ "type": "object", "properties": {} }));
+            let mut o = Map::new();
+            o.insert("name".into(), name.into());
+            if let Some(d) = def
+                .and_then(|d| d.get("description"))
+                .and_then(Value::as_str)
+            {
+                o.insert("description".into(), d.into());
+            }
+            o.insert("input_schema".into(), schema);
+            offered.push(Value::Object(o));
+        }
+        let events: Vec<Value> = cx["transitions"].as_array().cloned().unwrap_or_default();
+        if !events.is_empty() {
+            offered.push(json!({
+                "name": TRANSITION_TOOL,
+                "description": "Moves the skill to its next state when this state's objective is met.",
+                "input_schema": { "type": "object", "properties": { "event": { "type": "string", "enum": events } }, "required": ["event"] },
+            }));
+        }
+        let terminal = cx["terminal"].as_bool() == Some(true);
+        if terminal {
+            let spec = self.registry.get(cx["skill"].as_str().unwrap_or_default());
+            let output = spec
+                .and_then(|s| s.output_schema.clone())
+                .unwrap_or_else(|| json!({}));
+            offered.push(json!({
+                "name": FINISH_TOOL,
+                "description": "Finishes the skill with its output.",
+                "input_schema": { "type": "object", "properties": { "output": output }, "required": ["output"] },
+            }));
+        }
+        let mut system = format!(
+            "You are running the skill `{}`, in state `{}` (step {} of at most {}).\nObjective: {}",
+            cx["skill"].as_str().unwrap_or_default(),
+            cx["state"].as_str().unwrap_or_default(),
+            cx["step"],
+            cx["max_steps"],
+            cx["objective"].as_str().unwrap_or_default(),
+        );
+        if !events.is_empty() {
+            let list: Vec<&str> = events.iter().filter_map(Value::as_str).collect();
+            system.push_str(&format!(
+                "\nWhen the objective is met, call `{TRANSITION_TOOL}` with one of: {}.",
+                list.join(", ")
+            ));
+        }
+        if terminal {
+            system.push_str(&format!(
+                "\nWhen you are done, call `{FINISH_TOOL}` with the output."
+            ));
+        }
+        Ok(json!({ "system": system, "tools": offered, "names": names }))
+    }
+}
+
+/// The proposal a tool call makes: `skill_transition` → `{ type: "transition", event }`,
+/// `skill_finish` → `{ type: "finish", output }`, any other offered name → `{ type: "tool",
+/// name (the tool's own name, from `names`), arguments }`.
+pub fn call_proposal(name: &str, input: &Value, names: &Value) -> Result<Value> {
+    match name {
+        TRANSITION_TOOL => match input.get("event").and_then(Value::as_str) {
+            Some(e) => Ok(json!({ "type": "transition", "event": e })),
+            None => Err(Error::new(
+                ErrorKind::InvalidRequest,
+                format!("`{TRANSITION_TOOL}` needs an `event` string"),
+            )
+            .at("event")),
+        },
+        FINISH_TOOL => Ok(
+            json!({ "type": "finish", "output": input.get("output").cloned().unwrap_or(Value::Null) }),
+        ),
+        _ => {
+            let tool = names.get(name).and_then(Value::as_str).unwrap_or(name);
+            Ok(json!({ "type": "tool", "name": tool, "arguments": input }))
+        }
+    }
+}

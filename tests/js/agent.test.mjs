@@ -1,0 +1,142 @@
+// The agent loop in Node against the mock provider: a tool round trip to the final answer,
+// persisted turn by turn and resumed after a "crash"; max_steps; abort; and a SkillSpec run
+// where every call goes through the arbiter (a refusal goes back as an error result).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import * as pl from '../../pkg/src/composer-node.js';
+import { startMockProvider, mockBaseURL } from '../../scripts/mock-provider.mjs';
+
+let mock;
+before(async () => {
+  mock = await startMockProvider();
+});
+after(async () => {
+  await mock.close();
+});
+
+const tools = [{ name: 'search', description: 'Searches the docs.', input_schema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } }];
+const adapter = (provider, extra = {}) => pl.createAdapter({ provider, apiKey: 'k', baseURL: mockBaseURL(mock.url, provider), model: 'mock-model', retry: { initialDelayMs: 1 }, ...extra });
+const lower = (provider) => ({ provider, params: provider === 'gemini' ? {} : provider === 'anthropic' ? { model: 'm', max_tokens: 256, stream: true } : { model: 'm', stream: true } });
+
+for (const provider of ['anthropic', 'openai-chat', 'openai-responses', 'gemini']) {
+  test(`${provider}: the loop runs the tool and stops on the final answer, every turn persisted`, async () => {
+    const store = await pl.openMessageStore({ backend: 'memory' });
+    const conversation = new pl.Conversation({ store, session: `s-${provider}` });
+    await conversation.append({ role: 'user', parts: [{ type: 'text', text: 'Find the streaming docs' }] });
+    const seen = [];
+    const calls = [];
+    const out = await pl.runAgent({
+      conversation,
+      adapter: adapter(provider),
+      tools,
+      handlers: { search: async (input) => { calls.push(input); return `Found: docs/streaming.md for "${input.query}"`; } },
+      lower: lower(provider),
+      onEvent: (ev, step) => seen.push(`${step}:${ev.type}`),
+    });
+    assert.equal(out.stop, 'final');
+    assert.equal(out.steps, 2);
+    assert.deepEqual(calls, [{ query: 'Find the streaming docs' }]);
+    assert.match(out.turn.parts.find((p) => p.type === 'text').text, /Found: docs\/streaming\.md/);
+    assert.ok(out.usage.input_tokens > 0 && out.usage.output_tokens > 0);
+    assert.ok(seen.includes('1:tool-call-end') && seen.includes('2:text-delta'));
+    const thread = await store.thread(`s-${provider}`);
+    assert.deepEqual(thread.map((t) => t.role), ['user', 'assistant', 'tool', 'assistant']);
+    // A reload reads the same thread.
+    const again = await pl.Conversation.load({ store, session: `s-${provider}` });
+    assert.equal(again.lower(lower(provider)).body, conversation.lower(lower(provider)).body);
+  });
+}
+
+test('a thread reloaded with an unanswered call runs it first, then continues', async () => {
+  const store = await pl.openMessageStore({ backend: 'memory' });
+  const c = new pl.Conversation({ store, session: 'crash' });
+  await c.append({ role: 'user', parts: [{ type: 'text', text: 'look it up' }] });
+  await c.append({ role: 'assistant', parts: [{ type: 'tool-call', id: 'toolu_1', name: 'search', input: { query: 'x' } }] });
+  // The process died here; a new one loads the thread.
+  const resumed = await pl.Conversation.load({ store, session: 'crash' });
+  const out = await pl.runAgent({ conversation: resumed, adapter: adapter('anthropic'), tools, handlers: { search: () => 'the answer is 42' }, lower: lower('anthropic') });
+  assert.equal(out.stop, 'final');
+  assert.match(out.turn.parts[out.turn.parts.length - 1].text, /42/);
+  assert.deepEqual((await store.thread('crash')).map((t) => t.role), ['user', 'assistant', 'tool', 'assistant']);
+});
+
+test('max_steps stops a model that keeps calling tools; a failing handler is an error result', async () => {
+  const c = new pl.Conversation();
+  c.append({ role: 'user', parts: [{ type: 'text', text: 'loop' }] });
+  const out = await pl.runAgent({ conversation: c, adapter: adapter('openai-chat'), tools, handlers: { search: () => { throw new Error('index offline'); } }, lower: lower('openai-chat'), maxSteps: 1 });
+  assert.equal(out.stop, 'max_steps');
+  const tool = c.turns.at(-1);
+  assert.equal(tool.role, 'tool');
+  assert.equal(tool.parts[0].is_error, true);
+  assert.equal(tool.parts[0].output, 'index offline');
+});
+
+test('an abort mid-stream stops the loop and keeps the text shown', async () => {
+  const c = new pl.Conversation();
+  c.append({ role: 'user', parts: [{ type: 'text', text: 'tell me everything' }] });
+  const ctl = new AbortController();
+  const out = await pl.runAgent({ conversation: c, adapter: adapter('anthropic', { headers: { 'x-mock': 'slow=20' } }), lower: lower('anthropic'), signal: ctl.signal, onEvent: (ev) => ev.type === 'text-delta' && ctl.abort() });
+  assert.equal(out.stop, 'aborted');
+  assert.equal(out.error.code, 'Aborted');
+  assert.equal(c.turns.at(-1).role, 'assistant');
+  assert.ok(c.turns.at(-1).parts.some((p) => p.type === 'text' && p.text.length > 0));
+});
+
+const spec = {
+  name: 'research',
+  description: 'Research, then report.',
+  initial_state: 'research',
+  states: {
+    research: { objective: 'Search the docs.', allowed_tools: ['docs.search'], transitions: [{ on: 'found', to: 'report' }] },
+    report: { objective: 'Report what you found.', allowed_tools: [], transitions: [], terminal: true },
+  },
+};
+
+test('a SkillSpec run: every call proposed to the arbiter, the state machine advances, the loop stops when the run completes', async () => {
+  const registry = pl.buildSkillRegistry([spec], { tools: ['docs.search'] });
+  const arbiter = new pl.Arbiter(registry);
+  arbiter.start('main', 'research', null);
+  const offer = arbiter.stepOffer('main', [{ name: 'docs.search', description: 'Searches.', input_schema: { type: 'object', properties: { query: { type: 'string' } } } }]);
+  assert.deepEqual(offer.tools.map((t) => t.name), ['docs_search', 'skill_transition']);
+  assert.deepEqual(offer.names, { docs_search: 'docs.search' });
+  assert.match(offer.system, /Objective: Search the docs\.[\s\S]*skill_transition.*found/);
+  const c = new pl.Conversation();
+  c.append({ role: 'user', parts: [{ type: 'text', text: 'What is new in streaming?' }] });
+  const states = [];
+  const out = await pl.runAgent({
+    conversation: c,
+    adapter: adapter('anthropic'),
+    tools: [{ name: 'docs.search', description: 'Searches.', input_schema: { type: 'object', properties: { query: { type: 'string' } } } }],
+    handlers: { 'docs.search': () => 'streaming: adapters and parsers' },
+    lower: lower('anthropic'),
+    arbiter,
+    lane: 'main',
+    onTurn: () => states.push(arbiter.run('main').state),
+  });
+  assert.equal(out.stop, 'arbiter');
+  assert.equal(out.run.status, 'finished');
+  assert.deepEqual(states, ['research', 'research', 'report']);
+  const names = c.turns.filter((t) => t.role === 'assistant').flatMap((t) => t.parts.filter((p) => p.type === 'tool-call').map((p) => p.name));
+  assert.deepEqual(names, ['docs_search', 'skill_transition', 'skill_finish']);
+  assert.ok(c.turns.filter((t) => t.role === 'tool').every((t) => !t.parts[0].is_error));
+});
+
+test('a call the state does not allow is refused and goes back to the model with the reason', async () => {
+  const arbiter = new pl.Arbiter(pl.buildSkillRegistry([spec], { tools: ['docs.search'] }));
+  arbiter.start('main', 'research', null);
+  const c = new pl.Conversation();
+  c.append({ role: 'user', parts: [{ type: 'text', text: 'go' }] });
+  c.append({ role: 'assistant', parts: [{ type: 'tool-call', id: 'toolu_x', name: 'rm_rf', input: {} }] });
+  let ran = false;
+  await pl.runAgent({ conversation: c, adapter: adapter('anthropic'), handlers: { rm_rf: () => { ran = true; } }, lower: lower('anthropic'), arbiter, maxSteps: 1 });
+  assert.equal(ran, false);
+  const refusal = c.turns[2].parts[0];
+  assert.equal(refusal.is_error, true);
+  assert.match(refusal.output, /arbiter refused[\s\S]*Allowed tools: docs\.search; transitions: found/);
+});
+
+test('runAgent checks its options', async () => {
+  await assert.rejects(pl.runAgent({}), (e) => e.code === 'InvalidOptions' && e.details.path === 'conversation');
+  await assert.rejects(pl.runAgent({ conversation: new pl.Conversation(), adapter: {} }), (e) => e.details.path === 'adapter');
+  await assert.rejects(pl.runAgent({ conversation: new pl.Conversation(), adapter: adapter('gemini'), maxSteps: 0 }), (e) => e.details.path === 'maxSteps');
+});
