@@ -4,6 +4,14 @@
  * lower messages never download the template renderer).
  */
 export * from './index.js';
+
+/** What a model is offered at one step of a running skill. */
+export interface StepOffer {
+  system: string;
+  tools: Array<{ name: string; description?: string; input_schema: object }>;
+  /** Offered name → the tool's own name. */
+  names: Record<string, string>;
+}
 import type { ArtifactKind, ArtifactRef, LowerOptions, Lowered, Skill, SkillPackage, SkillStore, TraceRow } from './index.js';
 
 /** A tool the invocation may use: a name, or an MCP-style descriptor kept verbatim. */
@@ -341,6 +349,14 @@ export declare class Arbiter {
   run(lane: string): Run | null;
   log(lane: string): LogEvent[];
   stepContext(lane: string, context?: unknown): { skill: string; state: string; objective: string; allowed_tools: string[]; transitions: string[]; terminal: boolean; step: number; max_steps: number; retries_left: number; context: unknown; step_context: { calls: Array<{ tool: string; arguments: unknown }> } };
+  /**
+   * What the model is offered for the lane's next step: the objective as `system` text, the
+   * state's allowed tools (described by `tools`) under provider-safe names, and the
+   * `skill_transition` / `skill_finish` tools; `names` maps offered names back.
+   */
+  stepOffer(lane: string, tools?: Array<{ name: string; description?: string; input_schema?: object }>): StepOffer;
+  /** Proposes what a model's tool call asks, under the names of `offer`. */
+  proposeCall(lane: string, toolCall: { name: string; input?: unknown }, offer: StepOffer): Outcome;
   hierarchy(session?: string): { session: string; lanes: Array<{ lane: string; skill: { name: string; state: string; status: RunStatus; step: { n: number; objective: string } } }> };
   replay(log: LogEvent[]): Run;
 }

@@ -113,6 +113,10 @@ export interface Tool {
   description?: string;
   /** JSON Schema of the arguments (an object schema). Gemini receives its OpenAPI subset. */
   parameters?: Record<string, unknown>;
+  /** The same, in Anthropic's spelling. */
+  input_schema?: Record<string, unknown>;
+  /** The same, in MCP's spelling. */
+  inputSchema?: Record<string, unknown>;
   strict?: boolean;
 }
 
@@ -672,9 +676,6 @@ export declare class Conversation {
 // ---------------------------------------------------------------------------------------
 // The response side: parsing what a provider sends back, and model adapters
 
-/** A lowering target, and the provider a response comes from. */
-export type ProviderName = 'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini';
-
 /** Token counts, the same for every provider (`input_tokens` includes cached ones). */
 export interface Usage {
   input_tokens: number;
@@ -702,7 +703,7 @@ export type ResponseEvent =
 
 /** What the parser records in the final turn's `metadata`. */
 export interface ResponseMetadata {
-  provider: ProviderName;
+  provider: Provider;
   id?: string;
   model?: string;
   finish_reason?: FinishReason;
@@ -723,8 +724,8 @@ export interface ResponseTurn extends AssistantTurn {
 
 /** Reads one response chunk by chunk (an SSE stream, a Gemini JSON-array stream, or a whole body). */
 export declare class ResponseParser {
-  constructor(provider: ProviderName);
-  readonly provider: ProviderName;
+  constructor(provider: Provider);
+  readonly provider: Provider;
   /** Feeds the next bytes (split anywhere); returns the events they complete. */
   push(chunk: Uint8Array | ArrayBuffer | ArrayBufferView | string): ResponseEvent[];
   /** Ends the response; returns the closing events (a cut call, usage, finish, a `StreamTruncated` error). */
@@ -738,14 +739,14 @@ export declare class ResponseParser {
   free(): void;
 }
 
-export declare function createResponseParser(provider: ProviderName): ResponseParser;
+export declare function createResponseParser(provider: Provider): ResponseParser;
 
 /** Parses a whole response body; a provider error body throws its code. */
-export declare function parseResponse(provider: ProviderName, body: string | Uint8Array | ArrayBuffer | object): ResponseTurn;
+export declare function parseResponse(provider: Provider, body: string | Uint8Array | ArrayBuffer | object): ResponseTurn;
 
 /** The PromptloomError of an HTTP error response (`retry-after` read from `headers`). */
 export declare function providerError(
-  provider: ProviderName,
+  provider: Provider,
   response: { status: number; body?: string | object; headers?: Headers | Record<string, string>; retryAfterMs?: number },
 ): PromptloomError;
 
@@ -762,7 +763,7 @@ export interface RetryOptions {
 }
 
 export interface AdapterOptions {
-  provider: ProviderName;
+  provider: Provider;
   apiKey?: string;
   /** Extra headers (they win over the adapter's). */
   headers?: Record<string, string>;
@@ -802,13 +803,51 @@ export interface RetryInfo {
 }
 
 export interface Adapter {
-  readonly provider: ProviderName;
+  readonly provider: Provider;
   readonly url: string;
   /** Posts the lowered body's bytes as they are. */
   send(body: string | Uint8Array | { body: string }, options?: { signal?: AbortSignal; onRetry?: (info: RetryInfo) => void }): ResponseStream;
 }
 
 export declare function createAdapter(options: AdapterOptions): Adapter;
+
+/** A tool handler of the agent loop: its output goes back as the tool result (a throw: an error result). */
+export type ToolHandler = (input: any, context: { call: ToolCallPart; signal?: AbortSignal }) => unknown | Promise<unknown>;
+
+export interface AgentOptions {
+  conversation: Conversation;
+  adapter: Adapter;
+  /** Tool definitions offered to the model (`{ name, description?, input_schema? }`). */
+  tools?: Tool[];
+  /** Handlers by tool name. */
+  handlers?: Record<string, ToolHandler>;
+  /** The lowering options of every step (provider, params, system, …). */
+  lower?: ConversationOptions;
+  /** Model requests at most (default 8). */
+  maxSteps?: number;
+  signal?: AbortSignal;
+  /** An Arbiter (promptloom/composer) running a SkillSpec in `lane`: every call is proposed to it first. */
+  arbiter?: { stepOffer(lane: string, tools?: unknown[]): unknown; proposeCall(lane: string, call: unknown, offer: any): unknown; run(lane: string): unknown };
+  lane?: string;
+  onEvent?: (event: ResponseEvent, step: number) => void;
+  onTurn?: (turn: ResponseTurn, step: number) => void;
+}
+
+export interface AgentResult {
+  /** `final`: the model answered without tool calls; `arbiter`: the skill's run ended. */
+  stop: 'final' | 'arbiter' | 'max_steps' | 'aborted';
+  steps: number;
+  /** The last assistant turn. */
+  turn: ResponseTurn | null;
+  /** Token counts summed over the steps. */
+  usage: Partial<Usage>;
+  /** The arbiter's run, when there is one. */
+  run?: unknown;
+  error?: PromptloomError;
+}
+
+/** Runs a conversation turn by turn until the final answer (see the README's agent loop). */
+export declare function runAgent(options: AgentOptions): Promise<AgentResult>;
 
 export declare function openMessageStore(options?: { backend?: 'indexeddb' | 'memory' | HostKeyValue; name?: string }): Promise<MessageStore>;
 

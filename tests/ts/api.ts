@@ -159,3 +159,10 @@ async function stream() {
   void t, text;
 }
 void [used, whole, perr, stream];
+import { runAgent, Conversation as Conv2, type AgentResult } from 'promptloom';
+async function agent() {
+  const r: AgentResult = await runAgent({ conversation: new Conv2(), adapter, tools: [{ name: 'search', input_schema: { type: 'object' } }], handlers: { search: async (input) => `found ${input.query}` }, lower: { provider: 'gemini' }, maxSteps: 4 });
+  const stop: 'final' | 'arbiter' | 'max_steps' | 'aborted' = r.stop;
+  void stop;
+}
+void agent;

@@ -52,3 +52,8 @@ const outcome: Outcome = arb.propose('lane', { type: 'transition', event: 'go' }
 arb.propose('lane', { type: 'jump', to: 'done' });
 const diagram: string = toMermaid(spec, arb.run('lane') ?? undefined);
 void [ok, outcome, diagram];
+import { runAgent, Conversation, createAdapter, type StepOffer } from 'promptloom/composer';
+const offer: StepOffer = arb.stepOffer('lane', [{ name: 'search', description: 'Searches.' }]);
+const verdict: Outcome = arb.proposeCall('lane', { name: offer.tools[0]?.name ?? 'skill_transition', input: { event: 'go' } }, offer);
+const looped = runAgent({ conversation: new Conversation(), adapter: createAdapter({ provider: 'anthropic' }), arbiter: arb, lane: 'lane', lower: { provider: 'anthropic' } });
+void [verdict, looped];
