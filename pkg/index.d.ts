@@ -667,6 +667,8 @@ export declare class Conversation {
    */
   lower(options?: ConversationOptions): LoweredConversation;
   readonly turns: Turn[];
+  /** The options given at construction (what `lower()` without options uses). */
+  readonly options: ConversationOptions | undefined;
   readonly length: number;
   truncate(n: number): void;
   cacheStats(): CacheStats;
@@ -821,8 +823,8 @@ export interface AgentOptions {
   tools?: Tool[];
   /** Handlers by tool name. */
   handlers?: Record<string, ToolHandler>;
-  /** The lowering options of every step (provider, params, system, …). */
-  lower?: ConversationOptions;
+  /** The lowering options of every step, over the conversation's own (provider, params, system, …). */
+  lower?: Partial<ConversationOptions>;
   /** Model requests at most (default 8). */
   maxSteps?: number;
   signal?: AbortSignal;

@@ -27,7 +27,7 @@ fn text(data: &[u8]) -> Option<&str> {
 pub type Target = fn(&[u8]);
 
 /// The targets, by name (what `fuzz/fuzz_targets/<name>.rs` and the corpus folders use).
-pub const TARGETS: [(&str, Target); 9] = [
+pub const TARGETS: [(&str, Target); 10] = [
     ("message_json", message_json),
     ("conversation_json", conversation_json),
     ("command_text", command_text),
@@ -37,7 +37,40 @@ pub const TARGETS: [(&str, Target); 9] = [
     ("skill_spec", skill_spec),
     ("template", template_source),
     ("kv_journal", kv_journal),
+    ("response_stream", response_stream),
 ];
+
+/// A response (SSE, a JSON-array stream or a body) for the provider the first byte picks,
+/// fed whole and in chunks the second byte sizes: both must give the same events and turn
+/// (the parser is a state machine over any split), and the turn must read back as a turn.
+pub fn response_stream(data: &[u8]) {
+    use crate::response::ResponseParser;
+    let (Some(&p), Some(&size)) = (data.first(), data.get(1)) else {
+        return;
+    };
+    let provider = PROVIDERS[p as usize % PROVIDERS.len()];
+    let body = &data[2..];
+    let whole = {
+        let mut r = ResponseParser::new(provider);
+        let mut ev = r.push(body);
+        let f = r.finish();
+        ev.extend(f.events);
+        (ev, f.turn)
+    };
+    let split = {
+        let mut r = ResponseParser::new(provider);
+        let mut ev = Vec::new();
+        for c in body.chunks(usize::from(size).max(1)) {
+            ev.extend(r.push(c));
+        }
+        let f = r.finish();
+        ev.extend(f.events);
+        (ev, f.turn)
+    };
+    assert_eq!(whole, split, "a split changed what the parser read");
+    let back = Turn::from_value(whole.1.to_value());
+    assert!(back.is_ok(), "the turn does not read back: {back:?}");
+}
 
 /// A user message as JSON, lowered for every provider (no resolver).
 pub fn message_json(data: &[u8]) {

@@ -45,6 +45,8 @@ export async function runAgent(options) {
   if (handlers === null || typeof handlers !== 'object') throw invalid('`handlers` must be an object of functions by tool name', 'handlers');
   if (!Number.isInteger(maxSteps) || maxSteps < 1) throw invalid('`maxSteps` must be a positive integer', 'maxSteps');
   if (arbiter !== undefined && (arbiter === null || typeof arbiter.stepOffer !== 'function')) throw invalid('`arbiter` must be an Arbiter (promptloom/composer)', 'arbiter');
+  // The lowering options: the conversation's own (given at construction), then `lower`.
+  const base = { ...(conversation.options ?? {}), ...(lower ?? {}) };
   const usage = {};
   let steps = 0;
   let offer = null;
@@ -102,10 +104,11 @@ export async function runAgent(options) {
   for (;;) {
     if (steps >= maxSteps) return result('max_steps');
     if (signal && signal.aborted) return result('aborted', { error: new PromptloomError('Aborted', 'the request was aborted', {}) });
-    let opts = { ...lower, tools: tools.length > 0 ? tools : lower.tools };
+    let opts = { ...base, tools: tools.length > 0 ? tools : base.tools };
+    if (opts.tools === undefined) delete opts.tools;
     if (arbiter) {
       offer = arbiter.stepOffer(lane, tools);
-      opts = { ...lower, tools: offer.tools, system: lower.system ? `${lower.system}\n\n${offer.system}` : offer.system };
+      opts = { ...base, tools: offer.tools, system: base.system ? `${base.system}\n\n${offer.system}` : offer.system };
       if (opts.tools.length === 0) delete opts.tools;
     }
     const body = conversation.lower(opts).body;

@@ -242,6 +242,11 @@ export class Conversation {
     });
   }
 
+  /** The options given at construction (what `lower()` without options uses), or undefined. */
+  get options() {
+    return this.#defaults === undefined ? undefined : JSON.parse(this.#defaults);
+  }
+
   /** The turns, in order (their wire form). */
   get turns() {
     return JSON.parse(this.#core.turns());

@@ -367,8 +367,8 @@ impl Builder {
     pub(crate) fn other(&mut self, key: Key, value: Value) {
         match self.find(key) {
             Some(i) => {
-                if let Some(Slot::Other(v)) = self.slots.get_mut(i) {
-                    *v = value;
+                if let Some(Slot::Other(Value::Object(o))) = self.slots.get_mut(i) {
+                    o.insert("data".into(), value);
                 }
             }
             None => {

@@ -32,7 +32,7 @@ before(() => {
 });
 
 test('the README has an example for every host', () => {
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'jco', 'node', 'skills', 'wasmtime', 'worker']);
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'jco', 'node', 'skills', 'streaming', 'wasmtime', 'worker']);
 });
 
 test('README: Node', () => {
@@ -51,6 +51,20 @@ test('README: a conversation in Node', () => {
   const file = join(out, 'conversation.mjs');
   writeFileSync(file, ex.conversation.code);
   assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.conversation.output);
+});
+
+test('README: streaming, tools and the agent loop in Node, against the mock provider', async () => {
+  const { startMockProvider } = await import('../../scripts/mock-provider.mjs');
+  const mock = await startMockProvider();
+  try {
+    const file = join(out, 'streaming.mjs');
+    writeFileSync(file, ex.streaming.code.replace('http://127.0.0.1:8787', mock.url));
+    const { execFile } = await import('node:child_process');
+    const text = await new Promise((res, rej) => execFile('node', [file], { encoding: 'utf8' }, (e, so, se) => (e ? rej(new Error(`${e.message}\n${se}`)) : res(so))));
+    assert.equal(text.trimEnd(), ex.streaming.output);
+  } finally {
+    await mock.close();
+  }
 });
 
 test('README: skills in Node', () => {
