@@ -16,25 +16,26 @@
 //   node scripts/mock-provider.mjs [--port 8787]
 
 import { createServer } from 'node:http';
+import { createHash } from 'node:crypto';
 
 /** A reply plan: reasoning text, answer text, tool calls. */
-export function planFor(provider, request) {
+export function planFor(provider, request, salt = '1') {
   const tools = toolNames(provider, request);
   const last = lastUser(provider, request);
   // A running skill (tools from an arbiter's offer): finish when offered, move on after a
   // tool answered, else call the state's first tool.
   if (tools.includes('skill_finish')) {
-    return { reasoning: 'The objective is met.', text: 'Done.', calls: [{ id: 'call_mock_finish', name: 'skill_finish', input: { output: { summary: last.text.slice(0, 80) } } }] };
+    return { reasoning: 'The objective is met.', text: 'Done.', calls: [{ id: `call_mock_finish_${salt}`, name: 'skill_finish', input: { output: { summary: last.text.slice(0, 80) } } }] };
   }
   if (tools.includes('skill_transition') && (last.afterTool || tools.length === 1)) {
     const event = transitionEvents(provider, request)[0] ?? 'done';
-    return { reasoning: 'This state is done.', text: '', calls: [{ id: 'call_mock_transition', name: 'skill_transition', input: { event } }] };
+    return { reasoning: 'This state is done.', text: '', calls: [{ id: `call_mock_transition_${salt}`, name: 'skill_transition', input: { event } }] };
   }
   if (tools.length > 0 && !last.afterTool) {
     return {
       reasoning: `The user asked: "${last.text.slice(0, 60)}". The ${tools[0]} tool can help.`,
       text: `Let me use ${tools[0]}.`,
-      calls: [{ id: 'call_mock_1', name: tools[0], input: { query: last.text.slice(0, 80) || 'anything' } }],
+      calls: [{ id: `call_mock_${salt}`, name: tools[0], input: { query: last.text.slice(0, 80) || 'anything' } }],
     };
   }
   const text = last.afterTool
@@ -239,11 +240,14 @@ function parseMock(h) {
   return o;
 }
 
-/** Starts the mock on 127.0.0.1 (`port` 0: any free port). Resolves `{ url, port, requests, close }`. */
-export function startMockProvider({ port = 0 } = {}) {
+/**
+ * The mock as a request handler (`handler.requests` lists what it received), for a server
+ * of its own or mounted under a prefix of another (the demo's server serves it at `/mock`).
+ */
+export function mockHandler() {
   const counts = new Map();
   const requests = [];
-  const server = createServer((req, res) => {
+  const handler = (req, res) => {
     // A page on another local origin (the demo, the browser tests) may call it.
     res.setHeader('access-control-allow-origin', '*');
     res.setHeader('access-control-expose-headers', 'retry-after, retry-after-ms');
@@ -282,7 +286,8 @@ export function startMockProvider({ port = 0 } = {}) {
       }
       const stream = r.provider === 'gemini' ? r.stream : body.stream === true;
       const model = r.model ?? body.model ?? 'mock-1';
-      const plan = planFor(r.provider, body);
+      // Call ids differ per request, as the providers' do (derived from the request).
+      const plan = planFor(r.provider, body, createHash('sha256').update(raw).digest('hex').slice(0, 12));
       if (!stream) {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(encode(r.provider, plan, { stream: false, model })));
         return;
@@ -309,7 +314,16 @@ export function startMockProvider({ port = 0 } = {}) {
       }
       res.end();
     });
-  });
+  };
+  handler.requests = requests;
+  return handler;
+}
+
+/** Starts the mock on 127.0.0.1 (`port` 0: any free port). Resolves `{ url, port, requests, close }`. */
+export function startMockProvider({ port = 0 } = {}) {
+  const handler = mockHandler();
+  const requests = handler.requests;
+  const server = createServer(handler);
   return new Promise((resolve) => {
     server.listen(port, '127.0.0.1', () => {
       const p = server.address().port;

@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import { readFile, stat } from 'node:fs/promises';
 import { extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { mockHandler } from './mock-provider.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const types = {
@@ -18,7 +19,11 @@ const types = {
 
 /** Starts the server; resolves to { url, close }. Port 0 picks a free port. */
 export function serve(port = 0, host = '127.0.0.1') {
+  // The mock provider (scripts/mock-provider.mjs) under /mock: the demo's chat talks to it
+  // when no API key is given.
+  const mock = mockHandler();
   const server = createServer(async (req, res) => {
+    if (req.url.startsWith('/mock/')) return mock(req, res);
     try {
       const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
       let file = normalize(join(root, path));

@@ -1,0 +1,255 @@
+// The chat panel: compose a message with chips (file-refs with ranges, attachments, editor
+// context, /commands, @mentions), submit it to the IndexedDB message store, and run the
+// agent loop: the reply streams in token by token, tool calls and results are shown, and
+// with the research skill ticked every call goes through the arbiter. The thread lives in
+// IndexedDB and is restored on reload. Everything here is display and wiring; the rules are
+// the package's.
+import { CommandCatalog, parseInput, submit, openMessageStore, Conversation, createAdapter, runAgent, buildSkillRegistry, Arbiter } from '../pkg/src/composer-web.js';
+
+const $ = (id) => document.getElementById(id);
+// The thread's session (a new chat starts another one).
+let SESSION = localStorage.getItem('promptloom-chat-session') ?? 'chat';
+const FILES = {
+  'src/lib/foo.ts': "import { g } from './g';\nexport function f(x) {\n  const y = g(x);\n}\nexport const h = 1;\n",
+  'README.md': '# demo\nA workspace with one library file.\n',
+};
+const TOOLS = [
+  { name: 'search', description: 'Searches the workspace for text.', input_schema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
+  { name: 'read_file', description: 'Reads a workspace file.', input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+];
+const HANDLERS = {
+  search: ({ query = '' } = {}) => {
+    const words = String(query).toLowerCase().split(/\W+/).filter((w) => w.length > 2);
+    const hits = Object.entries(FILES).flatMap(([path, text]) => text.split('\n').map((line, i) => ({ path, line: i + 1, text: line }))).filter((h) => words.some((w) => h.text.toLowerCase().includes(w)));
+    return { hits: hits.slice(0, 5), total: hits.length };
+  },
+  read_file: ({ path } = {}) => {
+    if (!(path in FILES)) throw new Error(`no file ${path}`);
+    return FILES[path];
+  },
+};
+// The research skill: search first, then report; the arbiter checks every step.
+const SPEC = {
+  name: 'research',
+  description: 'Search the workspace, then report what was found.',
+  initial_state: 'search',
+  states: {
+    search: { objective: 'Search the workspace for what the user asked about.', allowed_tools: ['search'], transitions: [{ on: 'found', to: 'report' }] },
+    report: { objective: 'Report what you found.', allowed_tools: [], transitions: [], terminal: true },
+  },
+};
+
+const catalog = new CommandCatalog();
+catalog.register({ name: 'explain', description: 'Explain something', body: 'Explain, step by step: $ARGUMENTS', source: 'project' });
+const store = await openMessageStore({ backend: 'indexeddb', name: 'promptloom-chat' });
+let conversation = await Conversation.load({ store, session: SESSION });
+let pending = []; // chips added with the buttons
+let running = null;
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+/** A chip for one user part, as the user sees it. */
+function chip(p) {
+  const r = p.resolved;
+  switch (p.type) {
+    case 'text':
+      return el('span', 'chip text', p.text);
+    case 'file-ref': {
+      const g = p.ref?.range;
+      return el('span', 'chip ref', `📄 ${p.ref?.path ?? p.ref?.uri ?? 'file'}${g ? `:${g.start}-${g.end}` : ''}`);
+    }
+    case 'file-attachment':
+      return el('span', 'chip attachment', `📎 ${p.name ?? p.mime ?? 'attachment'}`);
+    case 'editor-context':
+      return el('span', 'chip context', `⌖ ${p.kind}`);
+    case 'command':
+      return el('span', 'chip command', `${p.id}${p.args ? ` ${p.args}` : ''}${r?.outcome ? ` → ${r.outcome}` : ''}`);
+    case 'mention':
+      return el('span', 'chip mention', `@${p.target?.name ?? p.target?.kind ?? ''}`);
+    default:
+      return el('span', 'chip', p.type);
+  }
+}
+
+function renderTurn(t) {
+  const li = el('li', `turn ${t.role}`);
+  li.dataset.role = t.role;
+  if (t.role === 'user') {
+    for (const p of t.parts) li.append(chip(p));
+  } else if (t.role === 'assistant') {
+    for (const p of t.parts) {
+      if (p.type === 'text') li.append(el('div', 'text', p.text));
+      else if (p.type === 'reasoning') {
+        const d = el('details', 'reasoning');
+        d.append(el('summary', '', 'reasoning'), el('div', '', p.text));
+        li.append(d);
+      } else if (p.type === 'tool-call') li.append(el('div', 'tool-call', `⚙ ${p.name}(${JSON.stringify(p.input)})`));
+    }
+    if (t.metadata?.error) li.append(el('div', 'error', `${t.metadata.error.code}: ${t.metadata.error.message}`));
+  } else if (t.role === 'tool') {
+    for (const p of t.parts) li.append(el('div', `tool-result${p.is_error ? ' error' : ''}`, `↳ ${p.name ?? p.call_id}: ${typeof p.output === 'string' ? p.output : JSON.stringify(p.output)}`));
+  }
+  return li;
+}
+
+function renderThread() {
+  $('chat-thread').replaceChildren(...conversation.turns.map(renderTurn));
+}
+
+function renderChips() {
+  $('chat-chips').replaceChildren(...pending.map((p, i) => {
+    const c = chip(p);
+    const x = el('button', 'remove', '×');
+    x.type = 'button';
+    x.onclick = () => {
+      pending.splice(i, 1);
+      renderChips();
+    };
+    c.append(x);
+    return c;
+  }));
+}
+
+function adapter() {
+  const provider = $('chat-provider').value;
+  const key = $('chat-key').value.trim();
+  let base = $('chat-base').value.trim();
+  if (!key && !base) base = `${location.origin}/mock`;
+  if (base.startsWith('/')) base = location.origin + base;
+  // The mock, like the SDKs: OpenAI's base ends in /v1, Gemini's in /v1beta.
+  if (base && !key && base.endsWith('/mock')) base += provider === 'anthropic' ? '' : provider === 'gemini' ? '/v1beta' : '/v1';
+  const mock = $('chat-mock').value.trim();
+  return createAdapter({ provider, apiKey: key || undefined, baseURL: base || undefined, model: $('chat-model').value, headers: mock ? { 'x-mock': mock, 'x-mock-id': String(Date.now()) } : {}, retry: { initialDelayMs: 200 } });
+}
+
+function lowerOptions() {
+  const provider = $('chat-provider').value;
+  const model = $('chat-model').value;
+  const params = provider === 'gemini' ? {} : provider === 'anthropic' ? { model, max_tokens: 1024, stream: true } : { model, stream: true };
+  return { provider, params, system: 'You are a coding assistant in a small TypeScript workspace.' };
+}
+
+function status(text, cls = '') {
+  $('chat-status').textContent = text;
+  $('chat-status').className = cls;
+}
+
+async function send() {
+  if (running) return;
+  const typed = $('chat-input').value.trim() ? parseInput($('chat-input').value, { catalog }) : [];
+  const parts = [...typed, ...pending];
+  if (parts.length === 0) return;
+  const ctl = new AbortController();
+  running = ctl;
+  $('chat-send').disabled = true;
+  $('chat-stop').disabled = false;
+  try {
+    // The compositor persists the message (commands and mentions resolved) before anything is sent.
+    const done = await submit({ role: 'user', parts }, {
+      store,
+      catalog,
+      session: SESSION,
+      mentions: { selection: () => ({ payload: { path: 'src/lib/foo.ts', lines: [2, 4], text: FILES['src/lib/foo.ts'].split('\n').slice(1, 4).join('\n') }, source: 'editor-1' }) },
+    });
+    await conversation.append(done.message, { resolve: (req) => (req.ref?.path ? FILES[req.ref.path] ?? null : null) });
+    $('chat-input').value = '';
+    pending = [];
+    renderChips();
+    renderThread();
+    let arbiter;
+    if ($('chat-skill').checked) {
+      arbiter = new Arbiter(buildSkillRegistry([SPEC], { tools: ['search'] }));
+      arbiter.start('chat', 'research', null);
+      skillState(arbiter);
+    }
+    let live = null;
+    let text = null;
+    const out = await runAgent({
+      conversation,
+      adapter: adapter(),
+      tools: TOOLS,
+      handlers: HANDLERS,
+      lower: lowerOptions(),
+      signal: ctl.signal,
+      arbiter,
+      lane: 'chat',
+      maxSteps: 6,
+      onEvent: (ev) => {
+        if (ev.type === 'start') {
+          renderThread();
+          live = el('li', 'turn assistant live');
+          live.dataset.role = 'assistant';
+          $('chat-thread').append(live);
+          text = null;
+          status('streaming…');
+        } else if (ev.type === 'text-delta') {
+          if (!text) live.append((text = el('div', 'text', '')));
+          text.textContent += ev.text;
+        } else if (ev.type === 'tool-call-end') {
+          live.append(el('div', 'tool-call', `⚙ ${ev.name}(${JSON.stringify(ev.input)})`));
+          text = null;
+        } else if (ev.type === 'error') {
+          live.append(el('div', 'error', `${ev.code}: ${ev.message}`));
+        }
+      },
+      onTurn: () => arbiter && skillState(arbiter),
+    });
+    renderThread();
+    if (arbiter) skillState(arbiter);
+    status(`${out.stop} after ${out.steps} step${out.steps === 1 ? '' : 's'}${out.usage.input_tokens ? ` · ${out.usage.input_tokens} in / ${out.usage.output_tokens} out tokens` : ''}`, out.stop);
+  } catch (e) {
+    renderThread();
+    status(`${e.code ?? 'Error'}: ${e.message}`, 'error');
+  } finally {
+    running = null;
+    $('chat-send').disabled = false;
+    $('chat-stop').disabled = true;
+    window.promptloomChatIdle = true;
+  }
+}
+
+function skillState(arbiter) {
+  const run = arbiter.run('chat');
+  $('chat-skill-state').textContent = run ? `skill ${run.skill}: ${run.status} in ${run.state} (step ${run.step})` : '';
+}
+
+$('chat-send').onclick = () => {
+  window.promptloomChatIdle = false;
+  send();
+};
+$('chat-stop').onclick = () => running?.abort(new Error('stopped by the user'));
+$('chat-input').onkeydown = (e) => {
+  if (e.key === 'Enter' && !e.shiftKey) {
+    e.preventDefault();
+    $('chat-send').click();
+  }
+};
+$('chat-ref').onclick = () => {
+  pending.push({ type: 'file-ref', ref: { kind: 'path', path: 'src/lib/foo.ts', range: { start: 2, end: 4 } } });
+  renderChips();
+};
+$('chat-attach').onchange = async () => {
+  const f = $('chat-attach').files[0];
+  if (!f) return;
+  pending.push({ type: 'file-attachment', data: new Uint8Array(await f.arrayBuffer()), mime: f.type || 'application/octet-stream', name: f.name });
+  renderChips();
+  $('chat-attach').value = '';
+};
+$('chat-clear').onclick = () => {
+  SESSION = `chat-${Date.now()}`;
+  localStorage.setItem('promptloom-chat-session', SESSION);
+  conversation.free();
+  conversation = new Conversation({ store, session: SESSION });
+  renderThread();
+  status('');
+  $('chat-skill-state').textContent = '';
+};
+
+renderThread();
+window.promptloomChatIdle = true;
+window.promptloomChatReady = true;
