@@ -145,3 +145,65 @@ pub fn call_proposal(name: &str, input: &Value, names: &Value) -> Result<Value> 
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arbiter::SkillRegistry;
+    use std::sync::Arc;
+
+    #[test]
+    fn offers_follow_the_state_and_calls_map_back() {
+        let spec = json!({
+            "name": "research", "initial_state": "search", "output_schema": { "type": "object" },
+            "states": {
+                "search": { "objective": "Search.", "allowed_tools": ["docs.search", "docs:search"], "transitions": [{ "on": "found", "to": "report" }] },
+                "report": { "objective": "Report.", "terminal": true }
+            }
+        });
+        let tools = ["docs.search".to_owned(), "docs:search".to_owned()];
+        let reg = SkillRegistry::build(&[spec], &[], &tools, false).unwrap();
+        let mut a = Arbiter::new(Arc::new(reg));
+        a.start("l", "research", Value::Null).unwrap();
+        let o = a
+            .step_offer(
+                "l",
+                &json!([{ "name": "docs.search", "description": "Finds." }]),
+            )
+            .unwrap();
+        let names: Vec<&str> = o["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        // Two tools that sanitise alike get distinct names.
+        assert_eq!(names, ["docs_search", "docs_search_2", TRANSITION_TOOL]);
+        assert_eq!(o["tools"][0]["description"], "Finds.");
+        assert_eq!(o["names"]["docs_search_2"], "docs:search");
+        assert!(o["system"].as_str().unwrap().contains("Objective: Search."));
+        let p = call_proposal("docs_search_2", &json!({"q": 1}), &o["names"]).unwrap();
+        assert_eq!(
+            p,
+            json!({ "type": "tool", "name": "docs:search", "arguments": { "q": 1 } })
+        );
+        assert!(call_proposal(TRANSITION_TOOL, &json!({}), &o["names"]).is_err());
+        let t = call_proposal(TRANSITION_TOOL, &json!({ "event": "found" }), &o["names"]).unwrap();
+        let out = a
+            .propose("l", crate::arbiter::Proposal::from_value(&t).unwrap())
+            .unwrap();
+        assert_eq!(out.state, "report");
+        let o = a.step_offer("l", &Value::Null).unwrap();
+        let names: Vec<&str> = o["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, [FINISH_TOOL]);
+        assert_eq!(
+            o["tools"][0]["input_schema"]["properties"]["output"],
+            json!({ "type": "object" })
+        );
+    }
+}
