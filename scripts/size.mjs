@@ -29,18 +29,21 @@ const web = rows[0];
 // already (issue 4's note has the breakdown); + conversations (turns, four providers'
 // conversation rules, the incremental lowering, threads in the store) 424 KB; + hardening
 // (the journaled commits and chunking of KV stores, resource limits, argument checks, the
-// template shape check, the allocation budget) 436 KB. This gate stops further growth
+// template shape check, the allocation budget) 436 KB; + the response side (four providers'
+// stream and body parsers with typed fast paths for the delta events, provider error codes,
+// the transport rules, the bindings of the parser, the adapters' core calls) 482 KB — 36 KB
+// gzip, of which the fast paths are 8 (they make the parse ~25% faster). This gate stops further growth
 // unnoticed; the size issue is where it comes down.
 // The composer (MiniJinja's renderer, the JSON Schema validator, regex-lite, dispatch)
 // ships as a second module for the `promptloom/composer` entry, so the budget above still
 // holds for apps that do not compose; the composer module has its own gate.
-const budget = 436 * 1024;
+const budget = 482 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 692 * 1024;
+const fullBudget = 736 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
