@@ -1,5 +1,5 @@
 //! The response side: what a provider sends back — an SSE stream or a whole JSON body — read
-//! into normalised [`Event`]s and into the final assistant [`Turn`](crate::Turn), which the
+//! into normalised [`Event`]s and into the final assistant [`Turn`], which the
 //! next [`lower_conversation`](crate::lower_conversation) sends back as that provider needs
 //! it (reasoning with its signature, tool calls with their ids).
 //!
