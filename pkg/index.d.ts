@@ -781,6 +781,12 @@ export interface AdapterOptions {
   browser?: boolean;
   /** Anthropic's `anthropic-version`. */
   apiVersion?: string;
+  /**
+   * Silence allowed while waiting for the answer or between two chunks of it (default
+   * 120000 ms; 0: none). Before any content it is a retryable `AdapterFailed`; after it the
+   * stream is cut (`StreamTruncated`, what came is kept).
+   */
+  idleTimeoutMs?: number;
 }
 
 /**

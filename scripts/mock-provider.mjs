@@ -9,6 +9,7 @@
 //   x-mock: cut=5            the stream stops after 5 events (the connection closes)
 //   x-mock: malformed=3      the 3rd event's data is not JSON
 //   x-mock: slow=50          50 ms between events
+//   x-mock: stall=5          after 5 events nothing more comes; the connection stays open
 //   x-mock: overloaded-first=1  a stream that opens with a provider error event (Anthropic
 //                                `overloaded_error`, others their error shapes), once
 // What the model "says": with tools in the request and no tool result after the last user
@@ -301,6 +302,11 @@ export function mockHandler() {
         closed = true;
       });
       for (let i = 0; i < events.length && !closed; i++) {
+        if (mock.stall !== undefined && active && i >= mock.stall) {
+          // The connection stays open and nothing more comes (until the client gives up).
+          await new Promise((f) => res.on('close', f));
+          return;
+        }
         if (mock.cut !== undefined && active && i >= mock.cut) {
           // What was written reaches the client, then the connection breaks.
           await new Promise((f) => setTimeout(f, 20));

@@ -171,7 +171,8 @@ export class ResponseStream {
  */
 export function createAdapter(options) {
   if (options === null || typeof options !== 'object') throw invalid('createAdapter() takes an options object', 'options');
-  const { provider, apiKey, headers = {}, baseURL, model, fetch: fetchFn = globalThis.fetch, retry = {}, browser, apiVersion, stream = true } = options;
+  const { provider, apiKey, headers = {}, baseURL, model, fetch: fetchFn = globalThis.fetch, retry = {}, browser, apiVersion, stream = true, idleTimeoutMs = 120000 } = options;
+  if (!(idleTimeoutMs === 0 || (typeof idleTimeoutMs === 'number' && idleTimeoutMs > 0))) throw invalid('`idleTimeoutMs` must be a positive number of milliseconds (0: none)', 'idleTimeoutMs');
   if (!PROVIDERS.includes(provider)) throw invalid(`unknown provider \`${provider}\` (expected one of ${PROVIDERS.join(', ')})`, 'provider');
   if (typeof fetchFn !== 'function') throw invalid('`fetch` must be a function (this host has no global fetch)', 'fetch');
   if (apiKey !== undefined && typeof apiKey !== 'string') throw invalid('`apiKey` must be a string', 'apiKey');
@@ -204,40 +205,59 @@ export function createAdapter(options) {
       if (signal.aborted) inner.abort(signal.reason);
       else signal.addEventListener('abort', () => inner.abort(signal.reason), { once: true });
     }
-    const produce = async (stream, emit) => {
-      let attempt = 0;
-      for (;;) {
-        if (sig.aborted) throw aborted(sig);
-        stream.attempts = attempt + 1;
-        let failure;
+    /** One attempt: `{ turn }`, or `{ failure }` for the retry loop to judge. */
+    const once = async (stream, emit) => {
+      // This attempt's signal: the caller's abort, or silence longer than idleTimeoutMs
+      // (waiting for the answer, or between two chunks of it).
+      const ctl = new AbortController();
+      const onAbort = () => ctl.abort(sig.reason);
+      sig.addEventListener('abort', onAbort, { once: true });
+      const idle = { out: false, timer: 0 };
+      const arm = () => {
+        if (!idleTimeoutMs) return;
+        clearTimeout(idle.timer);
+        idle.timer = setTimeout(() => {
+          idle.out = true;
+          ctl.abort(new Error(`no bytes from ${provider} for ${idleTimeoutMs} ms`));
+        }, idleTimeoutMs);
+      };
+      arm();
+      try {
         let res;
         try {
-          res = await fetchFn(target.url, { method: 'POST', headers: allHeaders, body, signal: sig });
+          res = await fetchFn(target.url, { method: 'POST', headers: allHeaders, body, signal: ctl.signal });
         } catch (e) {
           if (sig.aborted) throw aborted(sig);
-          failure = new PromptloomError('AdapterFailed', `the request to ${provider} failed: ${e && e.message ? e.message : e}`, { provider, retryable: true });
+          const why = idle.out ? `no answer from ${provider} within ${idleTimeoutMs} ms` : `the request to ${provider} failed: ${e && e.message ? e.message : e}`;
+          return { failure: new PromptloomError('AdapterFailed', why, { provider, retryable: true, ...(idle.out ? { timeout_ms: idleTimeoutMs } : {}) }) };
         }
-        if (res) {
-          stream.status = res.status;
-          if (!res.ok) {
-            let text = '';
-            try {
-              text = await res.text();
-            } catch {
-              if (sig.aborted) throw aborted(sig);
-            }
-            failure = __fromCore(__core('providerError', provider, res.status, text, __retryAfter(res.headers, Date.now()) ?? -1));
-          } else {
-            const out = await read(res, sig, emit);
-            if (out.retry) failure = out.retry;
-            else return out.turn;
+        stream.status = res.status;
+        if (!res.ok) {
+          let text = '';
+          try {
+            text = await res.text();
+          } catch {
+            if (sig.aborted) throw aborted(sig);
           }
+          return { failure: __fromCore(__core('providerError', provider, res.status, text, __retryAfter(res.headers, Date.now()) ?? -1)) };
         }
+        const out = await read(res, sig, emit, arm, idle);
+        return out.retry ? { failure: out.retry } : out;
+      } finally {
+        clearTimeout(idle.timer);
+        sig.removeEventListener('abort', onAbort);
+      }
+    };
+    const produce = async (stream, emit) => {
+      for (let attempt = 0; ; attempt++) {
+        if (sig.aborted) throw aborted(sig);
+        stream.attempts = attempt + 1;
+        const { turn, failure } = await once(stream, emit);
+        if (!failure) return turn;
         const wait = __core('retryDelay', failure.code, JSON.stringify(failure.details), attempt, Math.random(), policy);
         if (wait < 0) throw failure;
         if (typeof onRetry === 'function') onRetry({ attempt: attempt + 1, delayMs: wait, error: failure });
         await sleep(wait, sig);
-        attempt += 1;
       }
     };
     return new ResponseStream(produce, (why) => inner.abort(why));
@@ -248,7 +268,7 @@ export function createAdapter(options) {
    * first content event: an error before any content (a stream that opens with
    * `overloaded_error`) is retried like an HTTP error.
    */
-  async function read(res, signal, emit) {
+  async function read(res, signal, emit, arm, idle) {
     const parser = new ResponseParser(provider);
     let held = [];
     let content = false;
@@ -279,6 +299,7 @@ export function createAdapter(options) {
         for (;;) {
           const { done, value } = await reader.read();
           if (done) break;
+          arm();
           const r = take(parser.push(value));
           if (r) {
             reader.cancel().catch(() => {});
@@ -293,7 +314,8 @@ export function createAdapter(options) {
       }
       // The connection broke: before any content it is retried, after it the parser
       // reports the cut stream.
-      if (!content) return { retry: new PromptloomError('AdapterFailed', `the answer from ${provider} broke off: ${e && e.message ? e.message : e}`, { provider, retryable: true }) };
+      const why = idle.out ? `${provider} sent nothing for ${idleTimeoutMs} ms` : `the answer from ${provider} broke off: ${e && e.message ? e.message : e}`;
+      if (!content) return { retry: new PromptloomError('AdapterFailed', why, { provider, retryable: true, ...(idle.out ? { timeout_ms: idleTimeoutMs } : {}) }) };
     }
     const r = take(parser.end());
     if (r) return r;
