@@ -145,7 +145,7 @@ for (const [k, f] of contenders) mem.set(k, await held(f));
 const ours = median(times.get('promptloom parser'));
 const sdk = median(times.get('AI SDK streamText (fullStream)'));
 console.log(`\nStream: Anthropic SSE, ${nEvents} events (1,600 text deltas, a ${toolBytes}-byte tool input in 20-byte deltas), ${(bytes.length / 1024).toFixed(0)} KB in ${chunks.length} chunks of 4 KB; median of ${ROUNDS} rounds\n`);
-console.log('| | per stream | events out | events / s | vs AI SDK | heap held after |');
+console.log('| | per stream | events out | events / s | vs AI SDK | JS heap held after (GC\'d; noise ±100 KB) |');
 console.log('|---|---:|---:|---:|---:|---:|');
 for (const [k] of contenders) {
   const m = median(times.get(k));
