@@ -152,6 +152,15 @@ mod tests {
     use crate::arbiter::SkillRegistry;
     use std::sync::Arc;
 
+    fn tool_names(offer: &Value) -> Vec<&str> {
+        offer["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect()
+    }
+
     #[test]
     fn offers_follow_the_state_and_calls_map_back() {
         let spec = json!({
@@ -171,12 +180,7 @@ mod tests {
                 &json!([{ "name": "docs.search", "description": "Finds." }]),
             )
             .unwrap();
-        let names: Vec<&str> = o["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap())
-            .collect();
+        let names = tool_names(&o);
         // Two tools that sanitise alike get distinct names.
         assert_eq!(names, ["docs_search", "docs_search_2", TRANSITION_TOOL]);
         assert_eq!(o["tools"][0]["description"], "Finds.");
@@ -194,12 +198,7 @@ mod tests {
             .unwrap();
         assert_eq!(out.state, "report");
         let o = a.step_offer("l", &Value::Null).unwrap();
-        let names: Vec<&str> = o["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|t| t["name"].as_str().unwrap())
-            .collect();
+        let names = tool_names(&o);
         assert_eq!(names, [FINISH_TOOL]);
         assert_eq!(
             o["tools"][0]["input_schema"]["properties"]["output"],
