@@ -190,6 +190,7 @@ class Host:
             capabilities=json.dumps(options["capabilities"]) if "capabilities" in options else None,
             params=json.dumps(options["params"]) if "params" in options else None,
             resolved=resolved_list(resolve),
+            limits=json.dumps(options["limits"]) if "limits" in options else None,
         )
         return self.lower_fn(self.store, json.dumps(message), opts)
 
@@ -202,6 +203,7 @@ def conversation_options(provider, o):
         capabilities=json.dumps(o["capabilities"]) if "capabilities" in o else None,
         params=json.dumps(o["params"]) if "params" in o else None,
         cache=json.dumps(o["cache"]) if "cache" in o else None,
+        limits=json.dumps(o["limits"]) if "limits" in o else None,
     )
 
 
@@ -567,7 +569,7 @@ class CompositorInWasmtime(unittest.TestCase):
         self.assertEqual(json.loads(h.call("get", res, done["id"])), done["message"])
         self.assertEqual(len(json.loads(h.call("history", res, "default"))), 1)
         self.assertEqual([x["seq"] for x in json.loads(h.call("list", res, "default"))], [1])
-        opts = record(provider="anthropic", system=None, tools=None, capabilities=None, params=None, resolved=[])
+        opts = record(provider="anthropic", system=None, tools=None, capabilities=None, params=None, resolved=[], limits=None)
         out = h.call("lower", res, done["id"], opts)
         self.assertEqual(
             out.body,
@@ -808,6 +810,20 @@ class HardeningInWasmtime(unittest.TestCase):
         out = self.host.lower(deep, "anthropic", {}, {})
         self.assertIsInstance(out, wc.Variant)
         self.assertEqual(out.tag, "limit-exceeded")
+        self.alive()
+
+    def test_limits_in_the_options_records(self):
+        h = self.host
+        msg = {"role": "user", "parts": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}, {"type": "text", "text": "c"}]}
+        out = h.lower(msg, "anthropic", {"limits": {"max_parts": 2}}, {})
+        self.assertEqual(out.tag, "limit-exceeded")
+        self.assertEqual(json.loads(out.payload.details)["limit"], "max_parts")
+        self.assertIsInstance(h.lower(msg, "anthropic", {"limits": {"max_parts": 3}}, {}), wc.Record)
+        turns = json.dumps([msg, {"role": "assistant", "parts": [{"type": "text", "text": "ok"}]}, msg])
+        out = h.conversation["lower-conversation"](h.store, turns, conversation_options("gemini", {"limits": {"max_turns": 2}}), [])
+        self.assertEqual(out.tag, "limit-exceeded")
+        bad = h.lower(msg, "anthropic", {"limits": {"max_parts": "many"}}, {})
+        self.assertEqual(bad.tag, "invalid-options")
         self.alive()
 
 

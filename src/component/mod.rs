@@ -134,7 +134,7 @@ fn json_opt(field: &str, text: Option<String>) -> Result<Option<Value>, Error> {
 fn options_value(
     p: wit::Provider,
     system: Option<String>,
-    json_fields: [(&str, Option<String>); 4],
+    json_fields: [(&str, Option<String>); 5],
 ) -> Result<Value, Error> {
     let mut v = serde_json::Map::new();
     v.insert("provider".into(), provider(p).name().into());
@@ -155,6 +155,7 @@ pub(crate) fn options(o: wit::LowerOptions) -> Result<(LowerOptions, TableResolv
         ("capabilities", o.capabilities),
         ("params", o.params),
         ("cache", None),
+        ("limits", o.limits),
     ];
     let opts = LowerOptions::from_value(options_value(o.provider, o.system, fields)?)?;
     let table = resolved_table(o.resolved)?;
@@ -187,6 +188,7 @@ fn conversation_options(o: wit::ConversationOptions) -> Result<ConversationOptio
         ("capabilities", o.capabilities),
         ("params", o.params),
         ("cache", o.cache),
+        ("limits", o.limits),
     ];
     ConversationOptions::from_value(options_value(o.provider, o.system, fields)?)
 }

@@ -88,6 +88,13 @@ function call(c) {
   });
 }
 
+test('limits travel in the WIT options records (jco)', () => {
+  const msg = JSON.stringify({ role: 'user', parts: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] });
+  assert.throws(() => lowering.lower(msg, { provider: 'anthropic', resolved: [], limits: '{"max_parts":1}' }), (e) => e.payload.tag === 'limit-exceeded');
+  assert.match(lowering.lower(msg, { provider: 'anthropic', resolved: [] }).body, /"b"/);
+  assert.throws(() => lowering.lowerConversation(`[${msg},${msg}]`, { provider: 'gemini', limits: '{"max_turns":1}' }, []), (e) => e.payload.tag === 'limit-exceeded');
+});
+
 test('every shared case lowers in jco to the recorded body', () => {
   for (const c of successCases()) {
     const out = call(c);
