@@ -234,6 +234,8 @@ export interface RunOptions {
   pricing?: { input_per_mtok: number; output_per_mtok: number };
   now?: () => string;
   clock?: () => number;
+  /** The bounds of a template render, as in compose(). */
+  render_limits?: { fuel?: number; recursion?: number; max_output?: number; max_value?: number };
 }
 
 export interface RunResult {

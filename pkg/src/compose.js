@@ -209,7 +209,8 @@ export async function runArtifact(options = {}) {
     throw new PromptloomError('NoModelAdapter', `the artifact \`${art.name}\` has semantic assertions: pass \`model\` to evaluate them`, { artifact: art.name });
   }
   const ctx = { ...parameters, ...(context ?? {}) };
-  const prepared = JSON.parse(__inbox('prepareArtifact', [JSON.stringify(art), route.route, JSON.stringify(ctx), replaced ? JSON.stringify(replaced) : '']));
+  const limits = options.render_limits === undefined ? '' : __json(options.render_limits, '`render_limits`', 'InvalidRequest', { path: 'render_limits' });
+  const prepared = JSON.parse(__inbox('prepareArtifact', [JSON.stringify(art), route.route, JSON.stringify(ctx), replaced ? JSON.stringify(replaced) : '', limits]));
   const started_at = now();
   const t0 = clock();
   let output;

@@ -92,8 +92,9 @@ impl Guest for Component {
         route: String,
         context: String,
         replaced: String,
+        render_limits: String,
     ) -> Result<String, WitError> {
-        wire::prepare_json(&artifact, &route, &context, &replaced).map_err(to_wit)
+        wire::prepare_json(&artifact, &route, &context, &replaced, &render_limits).map_err(to_wit)
     }
 
     fn check_assertions(

@@ -303,29 +303,14 @@ impl ComposeRequest {
         let max_tool_calls = f.opt_u64("max_tool_calls")?;
         let now = f.opt_string("now")?;
         let delegated_shape = f.take("delegated_shape");
-        let mut render_limits = crate::skill::template::Limits::default();
-        if let Some(mut l) = f.opt_object("render_limits")? {
-            let mut lf = Fields::new(&mut l, "render_limits", ErrorKind::InvalidRequest);
-            if let Some(n) = lf.opt_u64("fuel")? {
-                render_limits.fuel = n;
-            }
-            for (key, slot) in [
-                ("recursion", &mut render_limits.recursion),
-                ("max_output", &mut render_limits.max_output),
-                ("max_value", &mut render_limits.max_value),
-            ] {
-                if let Some(n) = lf.opt_u64(key)? {
-                    *slot = usize::try_from(n).unwrap_or(usize::MAX);
-                }
-            }
-            if let Some(k) = lf.leftover() {
-                return Err(
-                    Error::new(ErrorKind::InvalidRequest, "unknown render limit")
-                        .at(k)
-                        .with("known", "fuel, recursion, max_output, max_value"),
-                );
-            }
-        }
+        let render_limits = match f.opt_object("render_limits")? {
+            Some(l) => crate::skill::template::Limits::from_map(
+                l,
+                "render_limits",
+                ErrorKind::InvalidRequest,
+            )?,
+            None => crate::skill::template::Limits::default(),
+        };
         if let Some(k) = f.leftover() {
             return Err(Error::new(ErrorKind::InvalidRequest, format!("unknown field `{k}`"))
                 .at(k)

@@ -247,7 +247,15 @@ pub fn route_json(reference: &str, model: bool, code: bool, dspy: bool) -> Resul
 
 /// Prepares an artifact (JSON) for a route against a context (JSON object); `replaced` is
 /// the dspy_module a fallback stands in for (JSON, or empty).
-pub fn prepare_json(artifact: &str, route: &str, context: &str, replaced: &str) -> Result<String> {
+/// `limits`: the render's bounds as JSON (`{ fuel?, recursion?, max_output?, max_value? }`),
+/// or "" for the defaults.
+pub fn prepare_json(
+    artifact: &str,
+    route: &str,
+    context: &str,
+    replaced: &str,
+    limits: &str,
+) -> Result<String> {
     let replaced = if replaced.is_empty() {
         None
     } else {
@@ -267,7 +275,26 @@ pub fn prepare_json(artifact: &str, route: &str, context: &str, replaced: &str) 
         }
     };
     let ctx = parse(context, "the context")?;
-    Ok(dispatch::prepare(&a, r, &ctx, replaced)?
+    let limits = if limits.is_empty() {
+        crate::skill::template::Limits::default()
+    } else {
+        match parse(limits, "render_limits")? {
+            Value::Object(m) => crate::skill::template::Limits::from_map(
+                m,
+                "render_limits",
+                ErrorKind::InvalidRequest,
+            )?,
+            Value::Null => crate::skill::template::Limits::default(),
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::InvalidRequest,
+                    "render_limits must be an object",
+                )
+                .at("render_limits"))
+            }
+        }
+    };
+    Ok(dispatch::prepare(&a, r, &ctx, replaced, limits)?
         .to_value()
         .to_string())
 }

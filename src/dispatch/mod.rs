@@ -120,16 +120,12 @@ pub fn prepare(
     route: Route,
     context: &Value,
     replaced: Option<ArtifactRef>,
+    limits: Limits,
 ) -> Result<Prepared> {
     let (input, dspy) = match &route {
         Route::Context => (artifact.content.clone(), None),
         Route::Model | Route::Code => (
-            template::render(
-                &artifact.content,
-                context,
-                Limits::default(),
-                &artifact.name,
-            )?,
+            template::render(&artifact.content, context, limits, &artifact.name)?,
             None,
         ),
         Route::Dspy => {
@@ -221,9 +217,9 @@ pub fn dispatch_in(
                 )
             })?;
             let r = route(fb.kind, &fb.name, None, ex)?;
-            prepare(fb, r, context, Some(a.to_ref()))
+            prepare(fb, r, context, Some(a.to_ref()), Limits::default())
         }
-        r => prepare(a, r, context, None),
+        r => prepare(a, r, context, None, Limits::default()),
     }
 }
 

@@ -54,7 +54,7 @@ pub fn route_artifact(
 #[wasm_bindgen(js_name = prepareArtifact)]
 pub fn prepare_artifact(lens: &[u32]) -> Result<String, JsValue> {
     let i = inbox_strings(lens)?;
-    wire::prepare_json(arg(&i, 0), arg(&i, 1), arg(&i, 2), arg(&i, 3)).map_err(js_err)
+    wire::prepare_json(arg(&i, 0), arg(&i, 1), arg(&i, 2), arg(&i, 3), arg(&i, 4)).map_err(js_err)
 }
 
 /// Evaluates assertions (inbox: assertions JSON, output, answers JSON) → the report.

@@ -48,6 +48,38 @@ pub struct Limits {
 }
 
 #[cfg(feature = "composer")]
+impl Limits {
+    /// Reads `{ fuel?, recursion?, max_output?, max_value? }` at `path` (absent fields keep
+    /// their defaults); errors are of `kind`.
+    pub fn from_map(
+        mut o: serde_json::Map<String, Value>,
+        path: &str,
+        kind: ErrorKind,
+    ) -> Result<Limits, Error> {
+        let mut l = Limits::default();
+        let mut f = crate::fields::Fields::new(&mut o, path, kind);
+        if let Some(n) = f.opt_u64("fuel")? {
+            l.fuel = n;
+        }
+        for (key, slot) in [
+            ("recursion", &mut l.recursion),
+            ("max_output", &mut l.max_output),
+            ("max_value", &mut l.max_value),
+        ] {
+            if let Some(n) = f.opt_u64(key)? {
+                *slot = usize::try_from(n).unwrap_or(usize::MAX);
+            }
+        }
+        if let Some(k) = f.leftover() {
+            return Err(Error::new(kind, "unknown render limit")
+                .at(format!("{path}.{k}"))
+                .with("known", "fuel, recursion, max_output, max_value"));
+        }
+        Ok(l)
+    }
+}
+
+#[cfg(feature = "composer")]
 impl Default for Limits {
     /// 200 000 fuel (a prompt template with a few loops uses a few thousand), recursion 64,
     /// 1 MiB of output, 32 MiB for any one value.

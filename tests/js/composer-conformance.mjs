@@ -228,6 +228,9 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
     const openai = await pl.runArtifact({ ...opts, artifact: 'Audit Prompt', model: adapter({ artifact: '{"issues": [], "note": "dates 1900 1901 ok"}', assertion: 'yes' }).model, modelId: 'gpt-4o' });
     assert(openai.artifact.model_variant === 'openai', 'variant for the model');
     await rejects(pl.runArtifact({ ...opts, artifact: 'Collect Events' }), 'NoExecutor', 'no sandbox');
+    // The render's bounds are the caller's to set, as in compose().
+    await rejects(pl.runArtifact({ ...opts, artifact: 'Audit Prompt', model, render_limits: { fuel: 1 } }), 'MalformedTemplate', 'render_limits reach the artifact render');
+    await rejects(pl.runArtifact({ ...opts, artifact: 'Audit Prompt', model, render_limits: { fuels: 1 } }), 'InvalidRequest', 'an unknown render limit');
     const code = await pl.runArtifact({ ...opts, artifact: 'Collect Events', executors: { code: async ({ code, language }) => ({ ran: code.includes("workspace_search('Mara')"), language }) } });
     eq(JSON.parse(code.output), { ran: true, language: 'python' }, 'sandbox got the rendered code');
     const dspy = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', executors: { dspy: async (call) => ({ template: call.template_id, state: call.state_blob }) } });
