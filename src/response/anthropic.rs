@@ -24,20 +24,19 @@ fn stop_reason(raw: &str) -> FinishReason {
     }
 }
 
-/// Input counts every input token: Anthropic counts cache reads and writes apart.
+/// Input counts every input token: Anthropic counts cache reads and writes apart. A later
+/// usage (`message_delta`) that leaves a count out keeps the earlier one.
 fn usage(u: &Value, into: &mut Usage) {
-    let input = num(u, "input_tokens");
-    let read = num(u, "cache_read_input_tokens");
-    let write = num(u, "cache_creation_input_tokens");
-    if input.is_some() || read.is_some() || write.is_some() {
-        into.input_tokens = input.unwrap_or(0) + read.unwrap_or(0) + write.unwrap_or(0);
-    }
-    if read.is_some() {
-        into.cached_tokens = read;
-    }
-    if write.is_some() {
-        into.cache_write_tokens = write;
-    }
+    let read = num(u, "cache_read_input_tokens").or(into.cached_tokens);
+    let write = num(u, "cache_creation_input_tokens").or(into.cache_write_tokens);
+    let uncached = into
+        .input_tokens
+        .saturating_sub(into.cached_tokens.unwrap_or(0))
+        .saturating_sub(into.cache_write_tokens.unwrap_or(0));
+    let input = num(u, "input_tokens").unwrap_or(uncached);
+    into.input_tokens = input + read.unwrap_or(0) + write.unwrap_or(0);
+    into.cached_tokens = read;
+    into.cache_write_tokens = write;
     if let Some(o) = num(u, "output_tokens") {
         into.output_tokens = o;
     }
