@@ -114,6 +114,12 @@ impl Limits {
         })
     }
 
+    /// Whether `m` is within the part and byte limits (what [`Limits::check_message`]
+    /// checks, without making an error).
+    pub fn allows_message(&self, m: &UserMessage) -> bool {
+        m.parts.len() <= self.max_parts && message_bytes(m) <= self.max_message_bytes
+    }
+
     /// Checks one message (`what` names it in the error, e.g. `turns[3]`).
     pub fn check_message(&self, m: &UserMessage, what: &str) -> Result<()> {
         if m.parts.len() > self.max_parts {

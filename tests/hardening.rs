@@ -214,6 +214,24 @@ mod limits {
         let e = lower_conversation(&turns, &o, &none).unwrap_err(); // ok: test
         assert_eq!(limit_of(&e), "max_parts");
         assert!(e.to_string().contains("turns[0]"), "{e}");
+
+        // A Conversation checks each turn once per set of limits: a new turn past them, or
+        // tighter limits, are still refused.
+        let mut c = promptloom::Conversation::default();
+        for t in &turns {
+            c.append(t.clone(), Default::default());
+        }
+        o.lower = options(json!({ "max_parts": 2 }));
+        c.lower(&o).unwrap(); // ok: test
+        c.append(Turn::User(message(3, "x")), Default::default());
+        let e = c.lower(&o).unwrap_err(); // ok: test
+        assert_eq!(limit_of(&e), "max_parts");
+        assert!(e.to_string().contains("turns[4]"), "{e}");
+        c.truncate(4);
+        c.lower(&o).unwrap(); // ok: test
+        o.lower = options(json!({ "max_parts": 0 }));
+        let e = c.lower(&o).unwrap_err(); // ok: test
+        assert!(e.to_string().contains("turns[0]"), "{e}");
     }
 
     #[test]

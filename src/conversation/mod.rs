@@ -72,16 +72,19 @@ pub fn lower_conversation(
     }
 }
 
-/// The conversation's turn count and each user turn against `limits`.
+/// The conversation's turn count and each user turn from `from` on against `limits`.
 fn check_limits<'a>(
     turns: impl Iterator<Item = &'a Turn>,
     n: usize,
+    from: usize,
     limits: &crate::limits::Limits,
 ) -> Result<()> {
     limits.check_turns(n)?;
-    for (i, t) in turns.enumerate() {
+    for (i, t) in turns.enumerate().skip(from) {
         if let Turn::User(m) = t {
-            limits.check_message(m, &format!("turns[{i}]"))?;
+            if !limits.allows_message(m) {
+                limits.check_message(m, &format!("turns[{i}]"))?;
+            }
         }
     }
     Ok(())
@@ -102,7 +105,7 @@ fn lower_in(
     resolvers: &dyn TurnResolvers,
     mode: SlotMode,
 ) -> Result<ConversationOutcome> {
-    check_limits(turns.iter(), turns.len(), &options.lower.limits)?;
+    check_limits(turns.iter(), turns.len(), 0, &options.lower.limits)?;
     let opts = &options.lower;
     let caps = Capabilities::with_override(opts.provider, opts.capabilities.as_ref())?;
     let cx = TurnCx {
@@ -294,6 +297,8 @@ pub struct Conversation {
     head: Option<Head>,
     /// The last target and its name.
     target_of: Option<(Provider, Option<serde_json::Value>, [u8; 32])>,
+    /// The limits the first turns were last checked against, and how many of them.
+    checked: Option<(crate::limits::Limits, usize)>,
 }
 
 /// The last lowering: its head, its messages' keys and ends (bytes and UTF-16 units), and
@@ -366,6 +371,7 @@ impl Conversation {
             last: None,
             head: None,
             target_of: None,
+            checked: None,
         }
     }
 
@@ -409,6 +415,9 @@ impl Conversation {
     /// Keeps the first `n` turns (rewinds); the cache keeps the lowered forms.
     pub fn truncate(&mut self, n: usize) {
         self.entries.truncate(n);
+        if let Some((_, k)) = &mut self.checked {
+            *k = (*k).min(n);
+        }
     }
 
     /// The cache's figures.
@@ -467,7 +476,14 @@ impl Conversation {
     /// Lowers, records what was written, and gives the kept prefix in UTF-16 units.
     /// `whole`: the caller wants the whole body (kept in `last`).
     fn run(&mut self, options: &ConversationOptions, whole: bool) -> Result<(Assembled, usize)> {
-        check_limits(self.turns(), self.len(), &options.lower.limits)?;
+        // Turns already checked under the same limits are not checked again.
+        let limits = options.lower.limits;
+        let from = match self.checked {
+            Some((l, k)) if l == limits => k,
+            _ => 0,
+        };
+        check_limits(self.turns(), self.len(), from, &limits)?;
+        self.checked = Some((limits, self.len()));
         let opts = &options.lower;
         let caps = Capabilities::with_override(opts.provider, opts.capabilities.as_ref())?;
         // The target's name: the provider and the capability table it was given.
