@@ -23,7 +23,7 @@ test('a fresh Vite app builds and runs with the packed package', async () => {
   writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'fresh-app', private: true, type: 'module', dependencies: { promptloom: `file:../pack/${tgz}` } }));
   execFileSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: app, stdio: 'pipe' });
   writeFileSync(join(app, 'index.html'), '<!doctype html><html><body><pre id="out"></pre><script type="module" src="/src/main.js"></script></body></html>');
-  writeFileSync(join(app, 'src/main.js'), `import { lower, PromptloomError, CommandCatalog, parseInput, submit, openMessageStore, openSkillStore, SkillCatalog, importSkillMd } from 'promptloom';
+  writeFileSync(join(app, 'src/main.js'), `import { lower, PromptloomError, CommandCatalog, parseInput, submit, openMessageStore, openSkillStore, SkillCatalog, importSkillMd, createResponseParser, createAdapter, Conversation } from 'promptloom';
 const png = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0));
 const out = lower({ parts: [{ type: 'text', text: 'hi' }, { type: 'file-attachment', data: png, mime: 'image/png' }] }, { provider: 'gemini' });
 let code = '';
@@ -37,7 +37,15 @@ const ws = await openSkillStore({ backend: 'indexeddb', name: 'fresh-ws' });
 const acc = await openSkillStore({ backend: 'indexeddb', name: 'fresh-acc' });
 await ws.put(importSkillMd('---\\nname: timeline\\ndescription: Checks timelines.\\n---\\nBody\\n').skill);
 const [best] = await new SkillCatalog(ws, acc).match('timeline');
-document.getElementById('out').textContent = JSON.stringify({ body: out.json(), code, stored: history.length, intent: done.message.parts[0].resolved.flags.intent, skill: best?.name });
+// A streamed reply read by the adapter (the page's fetch answers from memory).
+const sse = 'data: {"id":"c","choices":[{"index":0,"delta":{"content":"Hel"}}]}\\n\\ndata: {"id":"c","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"stop"}]}\\n\\ndata: [DONE]\\n\\n';
+const adapter = createAdapter({ provider: 'openai-chat', fetch: async () => new Response(sse, { headers: { 'content-type': 'text/event-stream' } }) });
+const chat = new Conversation({ options: { provider: 'openai-chat', params: { model: 'm', stream: true } } });
+chat.append({ role: 'user', parts: [{ type: 'text', text: 'hi' }] });
+const reply = await adapter.send(chat.lower().body).text();
+const p = createResponseParser('anthropic');
+const evs = p.push('event: error\\ndata: {"type":"error","error":{"type":"overloaded_error","message":"busy"}}\\n\\n');
+document.getElementById('out').textContent = JSON.stringify({ body: out.json(), code, stored: history.length, intent: done.message.parts[0].resolved.flags.intent, skill: best?.name, reply, overloaded: evs[0].code });
 `);
   await build({ root: app, logLevel: 'silent' });
   const server = await preview({ root: app, preview: { port: 0, host: '127.0.0.1' }, logLevel: 'silent' });
@@ -57,6 +65,8 @@ document.getElementById('out').textContent = JSON.stringify({ body: out.json(), 
     assert.equal(got.stored, 1);
     assert.equal(got.intent, 'search');
     assert.equal(got.skill, 'timeline');
+    assert.equal(got.reply, 'Hello');
+    assert.equal(got.overloaded, 'Overloaded');
     assert.deepEqual(got.body.contents[0].parts[0], { text: 'hi' });
     assert.equal(got.body.contents[0].parts[1].inlineData.mimeType, 'image/png');
   } finally {
