@@ -4,6 +4,7 @@
 //                       fetch delivers them): every normalised event and the final turn
 //   promptloom adapter  createAdapter({ fetch: stub }).send(body): the same through fetch's
 //                       Response stream, iterated
+//   … batches()         the same, iterated per chunk (an array of events each)
 //   AI SDK streamText   streamText with @ai-sdk/anthropic and a stub fetch returning the same
 //                       bytes, consuming fullStream
 //   JS floor            TextDecoder + split on blank lines + JSON.parse of every event (no
@@ -63,6 +64,13 @@ async function promptloomAdapter() {
   return { n, turn: await s.turn };
 }
 
+async function promptloomBatches() {
+  const s = adapter.send('{"model":"claude-sonnet-4-5","max_tokens":4096,"stream":true,"messages":[]}');
+  let n = 0;
+  for await (const b of s.batches()) n += b.length;
+  return { n, turn: await s.turn };
+}
+
 const anthropic = createAnthropic({ apiKey: 'k', fetch: async () => streamResponse() });
 async function aiSdk() {
   const r = streamText({ model: anthropic('claude-sonnet-4-5'), prompt: 'go', maxRetries: 0 });
@@ -95,6 +103,7 @@ async function floor() {
 const contenders = [
   ['promptloom parser', async () => promptloomParser()],
   ['promptloom adapter', promptloomAdapter],
+  ['promptloom adapter, batches()', promptloomBatches],
   ['AI SDK streamText (fullStream)', aiSdk],
   ['JS floor (split + JSON.parse)', floor],
 ];

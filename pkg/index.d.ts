@@ -796,6 +796,8 @@ export interface AdapterOptions {
  */
 export declare class ResponseStream implements AsyncIterable<ResponseEvent> {
   [Symbol.asyncIterator](): AsyncIterator<ResponseEvent>;
+  /** The events in batches: one array per network chunk the parser completed. */
+  batches(): AsyncIterableIterator<ResponseEvent[]>;
   readonly turn: Promise<ResponseTurn>;
   text(): Promise<string>;
   /** Attempts made (retries + 1). */

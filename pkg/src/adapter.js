@@ -52,8 +52,10 @@ export class ResponseStream {
   #stop;
   #started = false;
   #iterated = false;
+  // Batches of events as the parser completed them (one per network chunk), and where
+  // the event iteration is in the first one.
   #queue = [];
-  #head = 0;
+  #pos = 0;
   #wake = null;
   #finished = false;
   #failure = null;
@@ -80,7 +82,8 @@ export class ResponseStream {
     if (this.#started) return;
     this.#started = true;
     const emit = (evs) => {
-      for (const e of evs) this.#queue.push(e);
+      if (evs.length === 0) return;
+      this.#queue.push(evs);
       this.#notify();
     };
     let run;
@@ -113,32 +116,49 @@ export class ResponseStream {
     }
   }
 
+  /** Waits for more events or the end, then `then()`. */
+  #after(then) {
+    return new Promise((r) => {
+      this.#wake = r;
+    }).then(then);
+  }
+
+  /** The end of the iteration: done, or the failure (thrown once). */
+  #end() {
+    const f = this.#failure;
+    this.#failure = null;
+    return f ? Promise.reject(f) : Promise.resolve(DONE);
+  }
+
   #next() {
-    if (this.#head < this.#queue.length) {
-      const value = this.#queue[this.#head];
-      this.#queue[this.#head++] = undefined;
-      if (this.#head === this.#queue.length) {
-        this.#queue = [];
-        this.#head = 0;
+    const batch = this.#queue[0];
+    if (batch) {
+      const value = batch[this.#pos++];
+      if (this.#pos === batch.length) {
+        this.#queue.shift();
+        this.#pos = 0;
       }
       return Promise.resolve({ value, done: false });
     }
-    if (this.#finished) {
-      const f = this.#failure;
-      this.#failure = null;
-      return f ? Promise.reject(f) : Promise.resolve(DONE);
-    }
-    return new Promise((r) => {
-      this.#wake = r;
-    }).then(() => this.#next());
+    return this.#finished ? this.#end() : this.#after(() => this.#next());
   }
 
-  [Symbol.asyncIterator]() {
+  #nextBatch() {
+    const batch = this.#queue.shift();
+    if (batch) {
+      const value = this.#pos === 0 ? batch : batch.slice(this.#pos);
+      this.#pos = 0;
+      return Promise.resolve({ value, done: false });
+    }
+    return this.#finished ? this.#end() : this.#after(() => this.#nextBatch());
+  }
+
+  #iterate(next) {
     if (this.#iterated) throw new PromptloomError('InvalidOptions', 'a response stream can be iterated once', {});
     this.#iterated = true;
     this.#start();
     const it = {
-      next: () => this.#next(),
+      next,
       // A consumer that stops reading (break) cancels the request.
       return: () => {
         if (!this.#finished) this.#stop(new Error('the consumer stopped reading'));
@@ -147,6 +167,18 @@ export class ResponseStream {
       [Symbol.asyncIterator]: () => it,
     };
     return it;
+  }
+
+  /**
+   * The events in batches: each an array of the events one network chunk completed (one
+   * Promise per chunk instead of per event, for consumers that render per frame).
+   */
+  batches() {
+    return this.#iterate(() => this.#nextBatch());
+  }
+
+  [Symbol.asyncIterator]() {
+    return this.#iterate(() => this.#next());
   }
 
   /** The final assistant turn (the whole stream is read if nobody iterates it). */

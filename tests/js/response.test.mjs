@@ -186,6 +186,18 @@ test('AbortSignal cancels the stream mid-way and the retry wait', async () => {
   await assert.rejects(adapter('gemini').send(hi('gemini'), { signal: pre.signal }).turn, (e) => e.code === 'Aborted');
 });
 
+test('batches(): the same events, one array per chunk the parser completed', async () => {
+  const one = [];
+  for await (const ev of adapter('openai-responses').send(hi('openai-responses'))) one.push(ev);
+  const batches = [];
+  const s = adapter('openai-responses').send(hi('openai-responses'));
+  for await (const b of s.batches()) batches.push(b);
+  assert.ok(batches.length >= 1 && batches.every((b) => Array.isArray(b) && b.length > 0));
+  assert.deepEqual(batches.flat(), one);
+  assert.throws(() => s[Symbol.asyncIterator](), (e) => e.code === 'InvalidOptions');
+  assert.equal((await s.turn).metadata.finish_reason, 'stop');
+});
+
 test('a consumer that breaks off the iteration cancels the request', async () => {
   const s = adapter('anthropic', { headers: { 'x-mock': 'slow=20' } }).send(hi('anthropic'));
   let n = 0;
