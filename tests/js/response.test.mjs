@@ -206,14 +206,14 @@ test('a consumer that breaks off the iteration cancels the request', async () =>
 });
 
 test('silence past idleTimeoutMs: retried before any content, a cut stream after it', async () => {
-  // The first event (message_start) comes at once, then nothing for 300 ms.
-  const silent = adapter('anthropic', { idleTimeoutMs: 60, retry: { maxRetries: 1, initialDelayMs: 1 }, headers: { 'x-mock': 'slow=300' } }).send(hi('anthropic'));
+  // The first event (message_start) comes at once, then nothing for 2 s.
+  const silent = adapter('anthropic', { idleTimeoutMs: 250, retry: { maxRetries: 1, initialDelayMs: 1 }, headers: { 'x-mock': 'slow=2000' } }).send(hi('anthropic'));
   const t0 = Date.now();
-  await assert.rejects(silent.turn, (e) => e.code === 'AdapterFailed' && e.details.timeout_ms === 60 && /sent nothing for 60 ms/.test(e.message));
+  await assert.rejects(silent.turn, (e) => e.code === 'AdapterFailed' && e.details.timeout_ms === 250 && /(sent nothing for|no answer from anthropic within) 250 ms/.test(e.message));
   assert.equal(silent.attempts, 2);
-  assert.ok(Date.now() - t0 < 3000);
+  assert.ok(Date.now() - t0 < 1900);
   // Content came, then silence: the stream is cut, what came is kept.
-  const stalled = adapter('openai-chat', { idleTimeoutMs: 80, headers: { 'x-mock': 'stall=4' } }).send(hi('openai-chat'));
+  const stalled = adapter('openai-chat', { idleTimeoutMs: 400, headers: { 'x-mock': 'stall=4' } }).send(hi('openai-chat'));
   await assert.rejects(stalled.turn, (e) => e.code === 'StreamTruncated' && /You said/.test(e.turn.parts[0].text));
   assert.equal(stalled.attempts, 1);
   assert.throws(() => pl.createAdapter({ provider: 'anthropic', idleTimeoutMs: -1 }), (e) => e.code === 'InvalidOptions' && e.details.path === 'idleTimeoutMs');
