@@ -61,12 +61,12 @@ function chip(p) {
       return el('span', 'chip text', p.text);
     case 'file-ref': {
       const g = p.ref?.range;
-      return el('span', 'chip ref', `📄 ${p.ref?.path ?? p.ref?.uri ?? 'file'}${g ? `:${g.start}-${g.end}` : ''}`);
+      return el('span', 'chip ref', `file ${p.ref?.path ?? p.ref?.uri ?? ''}${g ? `:${g.start}-${g.end}` : ''}`);
     }
     case 'file-attachment':
-      return el('span', 'chip attachment', `📎 ${p.name ?? p.mime ?? 'attachment'}`);
+      return el('span', 'chip attachment', `attachment ${p.name ?? p.mime ?? ''}`);
     case 'editor-context':
-      return el('span', 'chip context', `⌖ ${p.kind}`);
+      return el('span', 'chip context', `context ${p.kind}`);
     case 'command':
       return el('span', 'chip command', `${p.id}${p.args ? ` ${p.args}` : ''}${r?.outcome ? ` → ${r.outcome}` : ''}`);
     case 'mention':

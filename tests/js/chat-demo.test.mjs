@@ -60,8 +60,8 @@ test('chips: a file-ref with its range, an attachment, a /command; a 429 is retr
   assert.match(await page.textContent('#chat-status'), /^final/);
   const user = await page.$$eval('#chat-thread > li[data-role=user]', (l) => l.at(-1).textContent);
   assert.match(user, /\/explain/);
-  assert.match(user, /📄 src\/lib\/foo\.ts:2-4/);
-  assert.match(user, /📎 shot\.png/);
+  assert.match(user, /file src\/lib\/foo\.ts:2-4/);
+  assert.match(user, /attachment shot\.png/);
   assert.equal(await page.$$eval('#chat-chips .chip', (c) => c.length), 0);
 });
 
