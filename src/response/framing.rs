@@ -86,8 +86,8 @@ impl Framer {
         if self.mode == Mode::Unknown {
             // A UTF-8 byte order mark and white space say nothing yet.
             let mut i = 0;
-            while i < chunk.len() {
-                match chunk[i] {
+            while let Some(&b) = chunk.get(i) {
+                match b {
                     b' ' | b'\t' | b'\r' | b'\n' | 0xEF | 0xBB | 0xBF => i += 1,
                     b'[' => {
                         self.mode = Mode::Array;
@@ -166,7 +166,7 @@ impl Framer {
         if self.skip_lf && !chunk.is_empty() {
             self.skip_lf = false;
             if chunk.first() == Some(&b'\n') {
-                chunk = &chunk[1..];
+                chunk = chunk.get(1..).unwrap_or_default();
             }
         }
         while !chunk.is_empty() {
@@ -185,10 +185,10 @@ impl Framer {
                 return;
             };
             let (line, rest) = chunk.split_at(end);
-            let mut next = &rest[1..];
-            if rest[0] == b'\r' {
+            let mut next = rest.get(1..).unwrap_or_default();
+            if rest.first() == Some(&b'\r') {
                 match next.first() {
-                    Some(b'\n') => next = &next[1..],
+                    Some(b'\n') => next = next.get(1..).unwrap_or_default(),
                     None => self.skip_lf = true,
                     Some(_) => {}
                 }
@@ -211,7 +211,7 @@ impl Framer {
             self.dispatch(out, false);
             return;
         }
-        if line[0] == b':' {
+        if line.first() == Some(&b':') {
             return; // a comment (keep-alive)
         }
         let Ok(line) = std::str::from_utf8(line) else {
@@ -302,7 +302,7 @@ impl Framer {
                 b'}' | b']' => {
                     self.depth -= 1;
                     if self.depth == 0 {
-                        let piece = &chunk[start..=i];
+                        let piece = chunk.get(start..=i).unwrap_or_default();
                         let joined;
                         let bytes = if self.buf.is_empty() {
                             piece
