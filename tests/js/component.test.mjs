@@ -451,7 +451,9 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   assert.deepEqual(fb, { route: 'fallback', fallback: 'Audit Prompt' });
   const fbRef = JSON.parse(wrap(() => composer.pickArtifact(summary, fb.fallback, 'prompt_template', '')));
   const art = wrap(() => tl.getArtifact(fbRef.id));
-  const prepared = JSON.parse(wrap(() => composer.prepareArtifact(art, 'model', JSON.stringify({ entity_name: 'Mara', strict: true, events: [{ date: '1900', text: 'born' }] }), JSON.stringify(dspyRef))));
+  const prepared = JSON.parse(wrap(() => composer.prepareArtifact(art, 'model', JSON.stringify({ entity_name: 'Mara', strict: true, events: [{ date: '1900', text: 'born' }] }), JSON.stringify(dspyRef), '')));
+  // The render's bounds come from the host too.
+  assert.throws(() => composer.prepareArtifact(art, 'model', '{}', JSON.stringify(dspyRef), '{"fuel": 1}'), (e) => e.payload.tag === 'malformed-template');
   assert.equal(prepared.input, 'Audit the timeline of Mara. Be strict.\n- 1900: born\n');
   assert.equal(prepared.replaced.name, 'DSPy Auditor');
   // Assertions, two-phase for the semantic one.
