@@ -4,9 +4,8 @@
 // and the aborting. No provider SDK: `fetch` is in every host.
 
 import { PromptloomError, __core, __fromCore, __opts } from './api.js';
-import { ResponseParser, __retryAfter } from './response.js';
+import { ResponseParser, __retryAfter, __providerName } from './response.js';
 
-const PROVIDERS = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'];
 
 function invalid(message, path) {
   return new PromptloomError('InvalidOptions', `${message} (at ${path})`, { path });
@@ -205,7 +204,7 @@ export function createAdapter(options) {
   if (options === null || typeof options !== 'object') throw invalid('createAdapter() takes an options object', 'options');
   const { provider, apiKey, headers = {}, baseURL, model, fetch: fetchFn = globalThis.fetch, retry = {}, browser, apiVersion, stream = true, idleTimeoutMs = 120000 } = options;
   if (!(idleTimeoutMs === 0 || (typeof idleTimeoutMs === 'number' && idleTimeoutMs > 0))) throw invalid('`idleTimeoutMs` must be a positive number of milliseconds (0: none)', 'idleTimeoutMs');
-  if (!PROVIDERS.includes(provider)) throw invalid(`unknown provider \`${provider}\` (expected one of ${PROVIDERS.join(', ')})`, 'provider');
+  __providerName(provider);
   if (typeof fetchFn !== 'function') throw invalid('`fetch` must be a function (this host has no global fetch)', 'fetch');
   if (apiKey !== undefined && typeof apiKey !== 'string') throw invalid('`apiKey` must be a string', 'apiKey');
   if (headers === null || typeof headers !== 'object') throw invalid('`headers` must be an object', 'headers');

@@ -1,18 +1,18 @@
 // The response side: the glue only moves bytes into wasm and events out of it; every rule
 // about SSE, provider events, usage, stop reasons and errors is in the core (src/response).
 
-import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __generation, __opts, __json } from './api.js';
+import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __generation, __opts, __json, providers } from './api.js';
 
 const NONE = Object.freeze([]);
-const PROVIDERS = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'];
-
-function providerName(provider) {
+/** @internal `provider` checked against the targets the package knows. */
+export function __providerName(provider) {
   const p = __str(provider, 'provider');
-  if (!PROVIDERS.includes(p)) {
-    throw new PromptloomError('InvalidOptions', `unknown provider \`${p}\` (expected one of ${PROVIDERS.join(', ')}) (at provider)`, { path: 'provider' });
+  if (!providers.includes(p)) {
+    throw new PromptloomError('InvalidOptions', `unknown provider \`${p}\` (expected one of ${providers.join(', ')}) (at provider)`, { path: 'provider' });
   }
   return p;
 }
+const providerName = __providerName;
 
 /** Events JSON from the core: "[]" needs no parse. */
 function events(json) {
