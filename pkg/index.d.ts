@@ -287,6 +287,16 @@ export type ErrorCode =
   | 'StreamTruncated'
   | 'InvalidToolInput'
   | 'Aborted'
+  | 'InvalidContract'
+  | 'InvalidInput'
+  | 'CapabilityDenied'
+  | 'CircuitOpen'
+  | 'Sunset'
+  | 'Timeout'
+  | 'InvalidOutput'
+  | 'HandlerFailed'
+  | 'InFlight'
+  | 'NoHandler'
   | 'Internal';
 
 /** Every error promptloom throws. */

@@ -99,6 +99,26 @@ pub enum ErrorKind {
     InvalidToolInput,
     /// The caller's `AbortSignal` cancelled the request, the stream or a retry wait.
     Aborted,
+    /// A skill contract is malformed or breaks a registration rule; `details.problems` lists every problem with its path.
+    InvalidContract,
+    /// A gateway call's input does not match the contract's input schema; `details.violations` lists them.
+    InvalidInput,
+    /// The caller lacks a feature flag, tier or surface the contract requires.
+    CapabilityDenied,
+    /// The contract version's circuit breaker is open; `details.retry_after_ms` says when a probe is let through.
+    CircuitOpen,
+    /// The contract version was sunset before the call; pin a newer version.
+    Sunset,
+    /// The handler did not answer within the contract's `timeout_ms` (after the retries the policy allows).
+    Timeout,
+    /// The handler's output does not match the contract's output schema; `details.violations` lists them.
+    InvalidOutput,
+    /// The contract's handler failed; `details.error_code` is the code it declared (or none), `details.retry` its retry class.
+    HandlerFailed,
+    /// A call with the same idempotency key is still running; `details.retry_after_ms` says when to ask again.
+    InFlight,
+    /// No handler is registered for the contract (or the artifact kind).
+    NoHandler,
     /// An internal invariant did not hold (a bug, never caused by input alone).
     Internal,
 }
@@ -145,13 +165,23 @@ impl ErrorKind {
             ErrorKind::StreamTruncated => "StreamTruncated",
             ErrorKind::InvalidToolInput => "InvalidToolInput",
             ErrorKind::Aborted => "Aborted",
+            ErrorKind::InvalidContract => "InvalidContract",
+            ErrorKind::InvalidInput => "InvalidInput",
+            ErrorKind::CapabilityDenied => "CapabilityDenied",
+            ErrorKind::CircuitOpen => "CircuitOpen",
+            ErrorKind::Sunset => "Sunset",
+            ErrorKind::Timeout => "Timeout",
+            ErrorKind::InvalidOutput => "InvalidOutput",
+            ErrorKind::HandlerFailed => "HandlerFailed",
+            ErrorKind::InFlight => "InFlight",
+            ErrorKind::NoHandler => "NoHandler",
             ErrorKind::Internal => "Internal",
         }
     }
 
     /// Every kind, in the order of the WIT `error` variant and the TypeScript `ErrorCode`
     /// union (a test keeps the three lists equal).
-    pub const ALL: [ErrorKind; 39] = [
+    pub const ALL: [ErrorKind; 49] = [
         ErrorKind::InvalidMessage,
         ErrorKind::InvalidOptions,
         ErrorKind::UnresolvedCommand,
@@ -190,6 +220,16 @@ impl ErrorKind {
         ErrorKind::StreamTruncated,
         ErrorKind::InvalidToolInput,
         ErrorKind::Aborted,
+        ErrorKind::InvalidContract,
+        ErrorKind::InvalidInput,
+        ErrorKind::CapabilityDenied,
+        ErrorKind::CircuitOpen,
+        ErrorKind::Sunset,
+        ErrorKind::Timeout,
+        ErrorKind::InvalidOutput,
+        ErrorKind::HandlerFailed,
+        ErrorKind::InFlight,
+        ErrorKind::NoHandler,
         ErrorKind::Internal,
     ];
 }

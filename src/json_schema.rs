@@ -142,7 +142,7 @@ thread_local! {
 }
 
 /// A compiled `pattern`, or why it does not compile.
-fn regex(p: &str) -> Result<regex_lite::Regex, String> {
+pub(crate) fn regex(p: &str) -> Result<regex_lite::Regex, String> {
     if let Some(r) = PATTERNS.with(|c| {
         c.borrow()
             .iter()

@@ -33,11 +33,15 @@ mod fields;
 #[doc(hidden)]
 pub mod fuzzing;
 #[cfg(feature = "composer")]
+pub mod gateway;
+#[cfg(feature = "composer")]
 pub mod json_schema;
 pub mod limits;
 pub mod lower;
 pub mod media;
 pub mod message;
+#[cfg(feature = "composer")]
+pub mod registry;
 pub mod response;
 pub mod skill;
 pub mod store;

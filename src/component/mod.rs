@@ -109,6 +109,16 @@ error_variants!(
     StreamTruncated,
     InvalidToolInput,
     Aborted,
+    InvalidContract,
+    InvalidInput,
+    CapabilityDenied,
+    CircuitOpen,
+    Sunset,
+    Timeout,
+    InvalidOutput,
+    HandlerFailed,
+    InFlight,
+    NoHandler,
     Internal,
 );
 

@@ -1,0 +1,895 @@
+//! The contract registry and the invocation gateway: registration reports (snapshots over
+//! `tests/contracts/`), and the gateway's rules as properties over many generated calls.
+
+use promptloom::gateway::{self, state, Action, Call, CallContext, Event, Failure, Invocation};
+use promptloom::registry::{bucket, Registry};
+use promptloom::ErrorKind;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+fn registry() -> Registry {
+    let mut r = Registry::default();
+    let mut files: Vec<_> =
+        std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/contracts/valid"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+    files.sort();
+    for f in files {
+        r.register_text(&std::fs::read_to_string(&f).unwrap())
+            .unwrap_or_else(|e| panic!("{}: {e} {}", f.display(), e.details()));
+    }
+    r
+}
+
+#[test]
+fn invalid_contracts_list_every_problem() {
+    insta::glob!("contracts/invalid/*", |path| {
+        let mut r = registry();
+        let e = r
+            .register_text(&std::fs::read_to_string(path).unwrap())
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidContract);
+        insta::assert_json_snapshot!(
+            json!({ "message": e.to_string(), "problems": e.details()["problems"] })
+        );
+    });
+}
+
+#[test]
+fn valid_contracts_read_as_listed() {
+    let r = registry();
+    insta::assert_json_snapshot!(r.to_value()["contracts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| json!({ "name": c["name"], "version": c["version"], "input_schema": c["input_schema"], "output_schema": c["output_schema"], "canary": c["canary"], "surfaces": c["surfaces"] }))
+        .collect::<Vec<_>>());
+}
+
+#[test]
+fn the_seed_contract_loads_as_written() {
+    let mut r = registry();
+    let c = r.get("cross-title-link", "0.9").unwrap();
+    assert_eq!(c.version.to_string(), "0.9.0");
+    assert_eq!(c.feature_flags, ["cross_title_link_enabled"]);
+    assert!(c.tiers.is_empty(), "tier: any");
+    assert_eq!(c.policy.rate_limits.len(), 2);
+    assert_eq!(
+        c.policy.idempotency_key.as_deref(),
+        Some("{title_id}:{locale}:{k}")
+    );
+    assert_eq!(
+        c.input["properties"]["locale"]["enum"],
+        json!(["en-US", "ja-JP", "ko-KR", "..."])
+    );
+    assert_eq!(
+        c.output["properties"]["recommendations"]["items"]["properties"]["similarity"]["type"],
+        "number"
+    );
+    assert_eq!(
+        r.register(&c.source).unwrap_err().kind(),
+        ErrorKind::AlreadyExists
+    );
+}
+
+fn ctx(surface: &str, user: &str) -> CallContext {
+    let mut c = CallContext::new(surface, user);
+    c.flags = vec!["cross_title_link_enabled".into()];
+    c.tier = Some("adult".into());
+    c
+}
+
+fn recs(n: usize) -> Value {
+    json!({ "recommendations": (0..n).map(|i| json!({"title_id": format!("VGLD_00{i}"), "similarity": 0.5, "reason": "same author"})).collect::<Vec<_>>() })
+}
+
+type Handler<'a> = Box<dyn FnMut(&Invocation) -> (Result<Value, Failure>, f64) + 'a>;
+
+fn call(
+    r: &Arc<Registry>,
+    st: &mut BTreeMap<String, String>,
+    name: &str,
+    input: Value,
+    c: CallContext,
+    now: f64,
+    h: Handler,
+) -> (Result<Value, promptloom::Error>, gateway::record::Record) {
+    let mut call = Call::new(r.clone(), name, input, c, &format!("trace-{now}"));
+    let out = gateway::run_sync(&mut call, st, now, h);
+    (out, call.record())
+}
+
+fn fail(code: &str) -> Failure {
+    Failure {
+        code: Some(code.into()),
+        message: "no".into(),
+        ..Failure::default()
+    }
+}
+
+#[test]
+fn a_call_validates_checks_capabilities_and_fills_defaults() {
+    let r = Arc::new(registry());
+    let mut st = BTreeMap::new();
+    let mut v = CallContext::new("chat", "u1");
+    v.version = Some("0.9".into());
+    let (e, rec) = call(
+        &r,
+        &mut st,
+        "cross-title-link",
+        json!({"title_id": "BRSK_001", "locale": "en-US"}),
+        v,
+        0.0,
+        Box::new(|_| (Ok(recs(1)), 1.0)),
+    );
+    let e = e.unwrap_err();
+    assert_eq!(
+        (e.kind(), e.details()["reason"].as_str()),
+        (ErrorKind::CapabilityDenied, Some("feature_flag"))
+    );
+    assert_eq!(
+        (rec.outcome.as_str(), rec.attempts),
+        ("CapabilityDenied", 0)
+    );
+    let (e, _) = call(
+        &r,
+        &mut st,
+        "cross-title-link",
+        json!({"title_id": "berserk", "locale": "xx", "extra": 1}),
+        ctx("voice", "u1"),
+        0.0,
+        Box::new(|_| unreachable!()),
+    );
+    let e = e.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidInput);
+    assert!(
+        e.details()["violations"].as_array().unwrap().len() >= 3,
+        "{}",
+        e.details()
+    );
+    let mut seen = None;
+    let mut c = ctx("voice", "u1");
+    c.version = Some("0.9".into());
+    let (out, rec) = call(
+        &r,
+        &mut st,
+        "cross-title-link",
+        json!({"title_id": "BRSK_001", "locale": "en-US"}),
+        c,
+        0.0,
+        Box::new(|inv| {
+            seen = Some(inv.clone());
+            (Ok(recs(2)), 3.0)
+        }),
+    );
+    assert_eq!(out.unwrap(), recs(2));
+    let inv = seen.unwrap();
+    assert_eq!(inv.input["k"], 10, "the default is filled in");
+    assert_eq!(
+        inv.idempotency_key.as_deref(),
+        Some("idem:cross-title-link@0.9.0:u1:d=0:BRSK_001:en-US:10")
+    );
+    assert_eq!(
+        (
+            rec.outcome.as_str(),
+            rec.attempts,
+            rec.latency_ms,
+            rec.breaker
+        ),
+        ("ok", 1, 3.0, "closed")
+    );
+    // Tier: order-inventory is for adult and pro users.
+    let mut kid = ctx("chat", "u2");
+    kid.tier = Some("teen".into());
+    let (e, _) = call(
+        &r,
+        &mut st,
+        "order-inventory",
+        json!({"order_id": "ORD-1"}),
+        kid,
+        0.0,
+        Box::new(|_| unreachable!()),
+    );
+    assert_eq!(e.unwrap_err().details()["reason"], "tier");
+    // Surfaces: the 1.0 contract is offered on chat and voice only; 0.9 on every surface.
+    let mut c = ctx("batch", "u1");
+    c.version = Some("^1".into());
+    let (e, _) = call(
+        &r,
+        &mut st,
+        "cross-title-link",
+        json!({"title_id": "BRSK_001", "locale": "en-US"}),
+        c,
+        0.0,
+        Box::new(|_| unreachable!()),
+    );
+    assert_eq!(e.unwrap_err().kind(), ErrorKind::CapabilityDenied);
+    let (e, _) = call(
+        &r,
+        &mut st,
+        "nope",
+        json!({}),
+        ctx("chat", "u1"),
+        0.0,
+        Box::new(|_| unreachable!()),
+    );
+    assert_eq!(e.unwrap_err().kind(), ErrorKind::NotFound);
+}
+
+#[test]
+fn canary_splits_per_surface_and_users_never_flip() {
+    let r = registry();
+    let n = 100_000;
+    let mut on_canary = 0;
+    for i in 0..n {
+        let u = format!("user-{i}");
+        let v = r
+            .resolve("cross-title-link", "chat", &u, None, 0.0)
+            .unwrap()
+            .version
+            .to_string();
+        if v == "1.0.0" {
+            on_canary += 1;
+        } else {
+            assert_eq!(v, "0.9.0");
+        }
+        if i % 97 == 0 {
+            for _ in 0..3 {
+                assert_eq!(
+                    r.resolve("cross-title-link", "chat", &u, None, 5.0)
+                        .unwrap()
+                        .version
+                        .to_string(),
+                    v,
+                    "a user never flips"
+                );
+            }
+        }
+    }
+    let share = f64::from(on_canary) / f64::from(n);
+    assert!((share - 0.05).abs() <= 0.01, "canary share {share}");
+    // Voice has no canary on 1.0: the newest version without one, for everyone.
+    assert!((0..1000).all(|i| r
+        .resolve("cross-title-link", "voice", &format!("u{i}"), None, 0.0)
+        .unwrap()
+        .version
+        .major
+        == 1));
+    // The split changes at run time, and a pin or an explicit range overrides it.
+    let mut r2 = r.clone();
+    r2.set_canary("cross-title-link", "1.0.0", "chat", 50.0)
+        .unwrap();
+    let half = (0..10_000)
+        .filter(|i| {
+            r2.resolve("cross-title-link", "chat", &format!("u{i}"), None, 0.0)
+                .unwrap()
+                .version
+                .major
+                == 1
+        })
+        .count();
+    assert!((4_800..=5_200).contains(&half), "{half}");
+    r2.pin("chat", "cross-title-link", Some("0.9")).unwrap();
+    assert!((0..1000).all(|i| r2
+        .resolve("cross-title-link", "chat", &format!("u{i}"), None, 0.0)
+        .unwrap()
+        .version
+        .major
+        == 0));
+    // A sunset version refuses calls after its date.
+    r2.set_sunset("cross-title-link", "0.9", Some("2026-01-01"))
+        .unwrap();
+    let after = promptloom::registry::contract::epoch_ms("2026-06-01").unwrap();
+    assert_eq!(
+        r2.resolve("cross-title-link", "chat", "u1", None, after)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Sunset
+    );
+    assert!(r2
+        .resolve("cross-title-link", "chat", "u1", None, 0.0)
+        .is_ok());
+    assert_eq!(bucket("a", "b", "c"), bucket("a", "b", "c"));
+}
+
+#[test]
+fn an_idempotent_duplicate_never_calls_the_handler_twice() {
+    let r = Arc::new(registry());
+    let mut st = BTreeMap::new();
+    let mut runs = 0;
+    let input = json!({"title_id": "BRSK_001", "locale": "en-US"});
+    let mut c = ctx("chat", "u1");
+    c.session = Some("s1".into());
+    c.version = Some("0.9".into());
+    for t in 0..5 {
+        let (out, rec) = call(
+            &r,
+            &mut st,
+            "cross-title-link",
+            input.clone(),
+            c.clone(),
+            f64::from(t) * 1000.0,
+            Box::new(|_| {
+                runs += 1;
+                (Ok(recs(1)), 2.0)
+            }),
+        );
+        assert_eq!(out.unwrap(), recs(1));
+        assert_eq!(rec.outcome, if t == 0 { "ok" } else { "cached" });
+    }
+    assert_eq!(runs, 1);
+    // Another session is another scope.
+    let mut other = c.clone();
+    other.session = Some("s2".into());
+    call(
+        &r,
+        &mut st,
+        "cross-title-link",
+        input.clone(),
+        other,
+        0.0,
+        Box::new(|_| {
+            runs += 1;
+            (Ok(recs(1)), 2.0)
+        }),
+    )
+    .0
+    .unwrap();
+    assert_eq!(runs, 2);
+    // After the window (an hour by default) the key runs again.
+    call(
+        &r,
+        &mut st,
+        "cross-title-link",
+        input.clone(),
+        c.clone(),
+        3_700_000.0,
+        Box::new(|_| {
+            runs += 1;
+            (Ok(recs(1)), 2.0)
+        }),
+    )
+    .0
+    .unwrap();
+    assert_eq!(runs, 3);
+    // A duplicate while the first is still running is refused, not run.
+    let reg = r.clone();
+    let mut first = Call::new(
+        reg.clone(),
+        "cross-title-link",
+        json!({"title_id": "ABCD_123", "locale": "en-US"}),
+        c.clone(),
+        "t-first",
+    );
+    let Action::Transact(op) = first.start(10.0) else {
+        panic!()
+    };
+    let vals: Vec<_> = op.keys().iter().map(|k| st.get(k).cloned()).collect();
+    let (writes, applied) = state::apply(&op, &vals, 10.0);
+    for (k, v) in writes {
+        st.insert(k, v.unwrap());
+    }
+    assert!(matches!(
+        first.on(Event::Applied(applied), 10.0),
+        Action::Invoke(_)
+    ));
+    let (e, _) = call(
+        &r,
+        &mut st,
+        "cross-title-link",
+        json!({"title_id": "ABCD_123", "locale": "en-US"}),
+        c,
+        20.0,
+        Box::new(|_| unreachable!()),
+    );
+    assert_eq!(e.unwrap_err().kind(), ErrorKind::InFlight);
+}
+
+/// A tiny deterministic generator (xorshift) for the properties.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+#[test]
+fn an_open_breaker_never_lets_a_call_through() {
+    let r = Arc::new(registry());
+    for seed in 1..40u64 {
+        let mut rng = Rng(seed * 7919);
+        let mut st = BTreeMap::new();
+        let mut now = 0.0;
+        let mut opened = 0;
+        for i in 0..300 {
+            now += rng.below(400) as f64;
+            let before = st.get("cb:cross-title-link@1.0.0").cloned();
+            let open_until = before.as_deref().and_then(|b| {
+                let v: Value = serde_json::from_str(b).ok()?;
+                (v["s"] == "open").then(|| v["at"].as_f64().unwrap() + 30_000.0)
+            });
+            let fails = rng.below(10) < 6;
+            let mut ran = false;
+            let mut c = ctx("chat", &format!("u{}", rng.below(50)));
+            c.version = Some("=1.0.0".into());
+            let (out, rec) = call(
+                &r,
+                &mut st,
+                "cross-title-link",
+                json!({"title_id": format!("ABCD_{:03}", i), "locale": "en-US"}),
+                c,
+                now,
+                Box::new(|_| {
+                    ran = true;
+                    if fails {
+                        (
+                            Err(Failure {
+                                message: "boom".into(),
+                                status: Some(503),
+                                ..Failure::default()
+                            }),
+                            5.0,
+                        )
+                    } else {
+                        (Ok(json!({"nodes": [], "edges": []})), 5.0)
+                    }
+                }),
+            );
+            if let Some(until) = open_until {
+                if now < until {
+                    assert!(
+                        !ran,
+                        "seed {seed} call {i}: the handler ran while the breaker was open"
+                    );
+                    assert_eq!(out.unwrap_err().kind(), ErrorKind::CircuitOpen);
+                    opened += 1;
+                }
+            }
+            assert!(
+                ["ok", "CircuitOpen", "HandlerFailed", "RateLimited"]
+                    .contains(&rec.outcome.as_str()),
+                "{}",
+                rec.outcome
+            );
+        }
+        assert!(opened > 0, "seed {seed}: the breaker never opened");
+    }
+}
+
+#[test]
+fn the_breaker_probes_once_then_closes() {
+    let r = Arc::new(registry());
+    let mut st = BTreeMap::new();
+    let v1 = || {
+        let mut c = ctx("voice", "u1");
+        c.version = Some("=1.0.0".into());
+        c
+    };
+    let failing = |_: &Invocation| {
+        (
+            Err(Failure {
+                message: "down".into(),
+                status: Some(500),
+                ..Failure::default()
+            }),
+            1.0,
+        )
+    };
+    let mut attempts = Vec::new();
+    for i in 0..10 {
+        let (_, rec) = call(
+            &r,
+            &mut st,
+            "cross-title-link",
+            json!({"title_id": format!("ABCD_{i:03}"), "locale": "en-US"}),
+            v1(),
+            f64::from(i) * 10.0,
+            Box::new(failing),
+        );
+        attempts.push(rec.attempts);
+    }
+    // Three attempts a call (attempts: 2) until the 20th failure opens the breaker mid-call:
+    // that call stops retrying, and later calls never reach the handler.
+    assert_eq!(attempts, [3, 3, 3, 3, 3, 3, 2, 0, 0, 0]);
+    let (e, _) = call(
+        &r,
+        &mut st,
+        "cross-title-link",
+        json!({"title_id": "ABCD_999", "locale": "en-US"}),
+        v1(),
+        1_000.0,
+        Box::new(|_| unreachable!()),
+    );
+    assert_eq!(e.unwrap_err().kind(), ErrorKind::CircuitOpen);
+    // After 30 s one probe goes through and closes it.
+    let (out, rec) = call(
+        &r,
+        &mut st,
+        "cross-title-link",
+        json!({"title_id": "ABCD_998", "locale": "en-US"}),
+        v1(),
+        40_000.0,
+        Box::new(|_| (Ok(json!({"nodes": [], "edges": []})), 1.0)),
+    );
+    assert!(out.is_ok());
+    assert_eq!(rec.breaker, "closed");
+}
+
+#[test]
+fn rate_limits_hold_under_interleaved_calls() {
+    let r = Arc::new(registry());
+    for seed in 1..20u64 {
+        let mut rng = Rng(seed * 104_729);
+        let mut st: BTreeMap<String, String> = BTreeMap::new();
+        // 150 calls of one user start at once; their steps run in a random interleaving.
+        let mut calls: Vec<(Call, Action)> = (0..150)
+            .map(|i| {
+                let mut c = ctx("voice", "same-user");
+                c.version = Some("0.9".into());
+                let mut call = Call::new(
+                    r.clone(),
+                    "cross-title-link",
+                    json!({"title_id": format!("ABCD_{i:04}"), "locale": "en-US"}),
+                    c,
+                    &format!("t{i}"),
+                );
+                let a = call.start(0.0);
+                (call, a)
+            })
+            .collect();
+        let mut invoked = 0;
+        let mut limited = 0;
+        while !calls.is_empty() {
+            let i = rng.below(calls.len() as u64) as usize;
+            let (call, action) = &mut calls[i];
+            let next = match std::mem::replace(action, Action::Sleep(0.0)) {
+                Action::Transact(op) => {
+                    let vals: Vec<_> = op.keys().iter().map(|k| st.get(k).cloned()).collect();
+                    let (writes, applied) = state::apply(&op, &vals, 0.0);
+                    for (k, v) in writes {
+                        match v {
+                            Some(v) => st.insert(k, v),
+                            None => st.remove(&k),
+                        };
+                    }
+                    Some(call.on(Event::Applied(applied), 0.0))
+                }
+                Action::Invoke(_) => {
+                    invoked += 1;
+                    Some(call.on(Event::Output(recs(0)), 0.0))
+                }
+                Action::Done(_) => None,
+                Action::Fail(e) => {
+                    assert_eq!(e.kind(), ErrorKind::RateLimited);
+                    assert_eq!(e.details()["scope"], "user");
+                    assert!(e.details()["retry_after_ms"].as_f64().unwrap() > 0.0);
+                    limited += 1;
+                    None
+                }
+                Action::Sleep(_) => unreachable!(),
+            };
+            match next {
+                Some(a) => calls[i].1 = a,
+                None => {
+                    calls.swap_remove(i);
+                }
+            }
+        }
+        assert_eq!((invoked, limited), (60, 90), "seed {seed}");
+    }
+}
+
+#[test]
+fn retries_follow_the_error_class() {
+    let r = Arc::new(registry());
+    let v09 = || {
+        let mut c = ctx("voice", "u1");
+        c.version = Some("0.9".into());
+        c
+    };
+    let input = |i: u32| json!({"title_id": format!("ABCD_{i:03}"), "locale": "en-US"});
+    let cases: [(&str, Failure, u32); 5] = [
+        ("declared do-not-retry", fail("TITLE_NOT_FOUND"), 1),
+        // The seed declares GRAPH_TIMEOUT with no class (its comment is not data): do-not-retry.
+        ("declared without a class", fail("GRAPH_TIMEOUT"), 1),
+        (
+            "undeclared 4xx",
+            Failure {
+                status: Some(404),
+                message: "nf".into(),
+                ..Failure::default()
+            },
+            1,
+        ),
+        (
+            "undeclared 5xx (attempts: 1)",
+            Failure {
+                status: Some(502),
+                message: "bad".into(),
+                ..Failure::default()
+            },
+            2,
+        ),
+        (
+            "said not retryable",
+            Failure {
+                retryable: Some(false),
+                message: "x".into(),
+                ..Failure::default()
+            },
+            1,
+        ),
+    ];
+    for (i, (what, f, attempts)) in cases.into_iter().enumerate() {
+        let mut st = BTreeMap::new();
+        let mut runs = 0;
+        let (e, rec) = call(
+            &r,
+            &mut st,
+            "cross-title-link",
+            input(i as u32),
+            v09(),
+            0.0,
+            Box::new(|_| {
+                runs += 1;
+                (Err(f.clone()), 1.0)
+            }),
+        );
+        let e = e.unwrap_err();
+        assert_eq!(
+            (e.kind(), runs, rec.attempts),
+            (ErrorKind::HandlerFailed, attempts, attempts),
+            "{what}"
+        );
+    }
+    // The 1.0 contract declares GRAPH_TIMEOUT retry-once; timeouts retry as the policy allows.
+    let mut c = ctx("voice", "u1");
+    c.version = Some("^1".into());
+    let mut st = BTreeMap::new();
+    let (e, rec) = call(
+        &r,
+        &mut st,
+        "cross-title-link",
+        input(50),
+        c.clone(),
+        0.0,
+        Box::new(|_| (Err(fail("GRAPH_TIMEOUT")), 1.0)),
+    );
+    assert_eq!(
+        (e.unwrap_err().details()["retry"].as_str(), rec.attempts),
+        (Some("retry-once"), 2)
+    );
+    let (e, rec) = call(
+        &r,
+        &mut st,
+        "cross-title-link",
+        input(51),
+        c,
+        0.0,
+        Box::new(|_| (Ok(json!({})), 5_000.0)),
+    );
+    assert_eq!(
+        (e.unwrap_err().kind(), rec.attempts, rec.retries),
+        (ErrorKind::Timeout, 3, 2)
+    );
+    assert!(rec.budget_overrun);
+    // The key is pending between retries and freed after the failure: the next call runs.
+    assert!(st.keys().all(|k| !k.starts_with("idem:")), "{st:?}");
+}
+
+#[test]
+fn non_idempotent_calls_carry_the_key_and_fall_back() {
+    let r = Arc::new(registry());
+    let mut st = BTreeMap::new();
+    let mut seen = Vec::new();
+    let (out, rec) = call(
+        &r,
+        &mut st,
+        "order-inventory",
+        json!({"order_id": "ORD-7"}),
+        ctx("chat", "u1"),
+        0.0,
+        Box::new(|inv| {
+            seen.push((
+                inv.contract.clone(),
+                inv.attempt,
+                inv.idempotency_key.clone(),
+            ));
+            if inv.contract == "order-inventory" {
+                (Err(fail("REGION_DOWN")), 2.0)
+            } else {
+                (Ok(json!({"hold_id": "H1"})), 3.0)
+            }
+        }),
+    );
+    assert_eq!(out.unwrap(), json!({"hold_id": "H1"}));
+    assert_eq!(rec.fallback_from, ["order-inventory@4.0.0"]);
+    assert_eq!(
+        seen[0].2.as_deref(),
+        Some("idem:order-inventory@4.0.0:u1:d=0:ORD-7")
+    );
+    assert_eq!(seen[1].0, "order-inventory-backup");
+    // INVENTORY_BUSY is retried (attempts: 2, fixed 20 ms backoff with jitter).
+    let mut waits = 0;
+    let (_, rec) = call(
+        &r,
+        &mut st,
+        "order-inventory",
+        json!({"order_id": "ORD-8"}),
+        ctx("chat", "u1"),
+        0.0,
+        Box::new(|_| {
+            waits += 1;
+            (Err(fail("INVENTORY_BUSY")), 1.0)
+        }),
+    );
+    assert_eq!((rec.attempts, waits), (3, 3));
+    assert!(
+        rec.latency_ms >= 3.0 + 20.0,
+        "two waits of 10–20 ms: {}",
+        rec.latency_ms
+    );
+    // A wrong output shape is InvalidOutput, never passed on.
+    let (e, _) = call(
+        &r,
+        &mut st,
+        "order-inventory",
+        json!({"order_id": "ORD-9"}),
+        ctx("chat", "u1"),
+        0.0,
+        Box::new(|_| (Ok(json!({"hold": 1})), 1.0)),
+    );
+    assert_eq!(e.unwrap_err().kind(), ErrorKind::InvalidOutput);
+}
+
+#[test]
+fn a_non_idempotent_contract_without_a_key_is_never_retried() {
+    let mut r = Registry::default();
+    r.register_text(
+        r#"{"name":"charge","version":"1","description":"Charges a card.","owner":"pay",
+        "input":{"amount":{"type":"number","required":true}},"output":{"ok":"boolean"},
+        "policy":{"idempotent":false,"timeout_ms":100,"budget":{"p95_ms":50,"cost_usd":0.01}}}"#,
+    )
+    .unwrap();
+    let r = Arc::new(r);
+    let mut st = BTreeMap::new();
+    for f in [
+        Failure {
+            status: Some(503),
+            ..Failure::default()
+        },
+        Failure {
+            retryable: Some(true),
+            ..Failure::default()
+        },
+    ] {
+        let mut runs = 0;
+        let (e, rec) = call(
+            &r,
+            &mut st,
+            "charge",
+            json!({"amount": 5}),
+            CallContext::new("chat", "u"),
+            0.0,
+            Box::new(|_| {
+                runs += 1;
+                (Err(f.clone()), 1.0)
+            }),
+        );
+        assert_eq!(
+            (e.unwrap_err().kind(), runs, rec.idempotency_key),
+            (ErrorKind::HandlerFailed, 1, None)
+        );
+    }
+    assert!(
+        st.is_empty(),
+        "no state for a contract without limits, breaker or key"
+    );
+}
+
+#[test]
+fn state_transitions_survive_any_stored_value() {
+    let ops = [
+        state::Op::Admit {
+            idem: Some(("k".into(), 100.0, "t".into())),
+            breaker: Some(state::BreakerOp {
+                key: "b".into(),
+                threshold: 0.5,
+                window_ms: 1000.0,
+                min_calls: 1,
+                open_ms: 10.0,
+                probe_ms: 10.0,
+            }),
+            buckets: vec![state::BucketOp {
+                key: "r".into(),
+                capacity: 2.0,
+                window_ms: 1000.0,
+                scope: "user",
+            }],
+        },
+        state::Op::Settle {
+            breaker: Some((
+                state::BreakerOp {
+                    key: "b".into(),
+                    threshold: 0.5,
+                    window_ms: 1000.0,
+                    min_calls: 1,
+                    open_ms: 10.0,
+                    probe_ms: 10.0,
+                },
+                false,
+            )),
+            idem: Some((
+                "k".into(),
+                state::IdemEnd::Done {
+                    out: json!(1),
+                    ttl_ms: 5.0,
+                },
+            )),
+        },
+    ];
+    let junk = [
+        "",
+        "null",
+        "[]",
+        "{\"s\":\"open\",\"at\":\"x\"}",
+        "{\"w\":[[1],[\"a\",2,3],5]}",
+        "{\"t\":-1e308,\"at\":1e308}",
+        "{\"s\":\"done\"}",
+        "\u{0}",
+    ];
+    for op in &ops {
+        assert_eq!(state::Op::from_value(&op.to_value()).as_ref(), Some(op));
+        for a in junk {
+            for b in junk {
+                let (writes, applied) =
+                    state::apply(op, &[Some(a.into()), Some(b.into()), None], 5.0);
+                assert_eq!(
+                    state::Applied::from_value(&applied.to_value()),
+                    Some(applied)
+                );
+                for (_, v) in writes.into_iter().filter_map(|(k, v)| Some((k, v?))) {
+                    serde_json::from_str::<Value>(&v).unwrap();
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn records_export_as_otel_spans() {
+    let r = Arc::new(registry());
+    let mut st = BTreeMap::new();
+    let mut c = ctx("voice", "u1");
+    c.version = Some("0.9".into());
+    let (_, rec) = call(
+        &r,
+        &mut st,
+        "cross-title-link",
+        json!({"title_id": "BRSK_001", "locale": "en-US"}),
+        c,
+        1_700_000_000_000.0,
+        Box::new(|_| (Ok(recs(1)), 12.0)),
+    );
+    let otel = gateway::record::to_otel(&[rec.to_value()]);
+    let span = &otel["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
+    assert_eq!(span["traceId"].as_str().unwrap().len(), 32);
+    assert_eq!(span["spanId"].as_str().unwrap().len(), 16);
+    assert_eq!(span["startTimeUnixNano"], "1700000000000000000");
+    assert_eq!(span["endTimeUnixNano"], "1700000000012000000");
+    assert_eq!(span["status"]["code"], 1);
+    assert!(span["attributes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|a| a["key"] == "promptloom.cost_usd" && a["value"]["doubleValue"] == 0.0014));
+}
