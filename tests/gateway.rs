@@ -90,7 +90,7 @@ type Handler<'a> = Box<dyn FnMut(&Invocation) -> (Result<Value, Failure>, f64) +
 
 fn call(
     r: &Arc<Registry>,
-    st: &mut BTreeMap<String, String>,
+    st: &mut state::MemoryState,
     name: &str,
     input: Value,
     c: CallContext,
@@ -113,7 +113,7 @@ fn fail(code: &str) -> Failure {
 #[test]
 fn a_call_validates_checks_capabilities_and_fills_defaults() {
     let r = Arc::new(registry());
-    let mut st = BTreeMap::new();
+    let mut st = state::MemoryState::default();
     let mut v = CallContext::new("chat", "u1");
     v.version = Some("0.9".into());
     let (e, rec) = call(
@@ -298,7 +298,7 @@ fn canary_splits_per_surface_and_users_never_flip() {
 #[test]
 fn an_idempotent_duplicate_never_calls_the_handler_twice() {
     let r = Arc::new(registry());
-    let mut st = BTreeMap::new();
+    let mut st = state::MemoryState::default();
     let mut runs = 0;
     let input = json!({"title_id": "BRSK_001", "locale": "en-US"});
     let mut c = ctx("chat", "u1");
@@ -367,11 +367,7 @@ fn an_idempotent_duplicate_never_calls_the_handler_twice() {
     let Action::Transact(op) = first.start(10.0) else {
         panic!()
     };
-    let vals: Vec<_> = op.keys().iter().map(|k| st.get(k).cloned()).collect();
-    let (writes, applied) = state::apply(&op, &vals, 10.0);
-    for (k, v) in writes {
-        st.insert(k, v.unwrap());
-    }
+    let applied = st.transact(&op, 10.0);
     assert!(matches!(
         first.on(Event::Applied(applied), 10.0),
         Action::Invoke(_)
@@ -407,12 +403,12 @@ fn an_open_breaker_never_lets_a_call_through() {
     let r = Arc::new(registry());
     for seed in 1..40u64 {
         let mut rng = Rng(seed * 7919);
-        let mut st = BTreeMap::new();
+        let mut st = state::MemoryState::default();
         let mut now = 0.0;
         let mut opened = 0;
         for i in 0..300 {
             now += rng.below(400) as f64;
-            let before = st.get("cb:cross-title-link@1.0.0").cloned();
+            let before = st.get("cb:cross-title-link@1.0.0").map(str::to_owned);
             let open_until = before.as_deref().and_then(|b| {
                 let v: Value = serde_json::from_str(b).ok()?;
                 (v["s"] == "open").then(|| v["at"].as_f64().unwrap() + 30_000.0)
@@ -468,7 +464,7 @@ fn an_open_breaker_never_lets_a_call_through() {
 #[test]
 fn the_breaker_probes_once_then_closes() {
     let r = Arc::new(registry());
-    let mut st = BTreeMap::new();
+    let mut st = state::MemoryState::default();
     let v1 = || {
         let mut c = ctx("voice", "u1");
         c.version = Some("=1.0.0".into());
@@ -630,7 +626,7 @@ fn retries_follow_the_error_class() {
         ),
     ];
     for (i, (what, f, attempts)) in cases.into_iter().enumerate() {
-        let mut st = BTreeMap::new();
+        let mut st = state::MemoryState::default();
         let mut runs = 0;
         let (e, rec) = call(
             &r,
@@ -654,7 +650,7 @@ fn retries_follow_the_error_class() {
     // The 1.0 contract declares GRAPH_TIMEOUT retry-once; timeouts retry as the policy allows.
     let mut c = ctx("voice", "u1");
     c.version = Some("^1".into());
-    let mut st = BTreeMap::new();
+    let mut st = state::MemoryState::default();
     let (e, rec) = call(
         &r,
         &mut st,
@@ -683,13 +679,14 @@ fn retries_follow_the_error_class() {
     );
     assert!(rec.budget_overrun);
     // The key is pending between retries and freed after the failure: the next call runs.
-    assert!(st.keys().all(|k| !k.starts_with("idem:")), "{st:?}");
+    let key = "idem:cross-title-link@1.0.0:u1:d=0:ABCD_051:en-US:10";
+    assert_eq!(st.get(key), None, "{st:?}");
 }
 
 #[test]
 fn non_idempotent_calls_carry_the_key_and_fall_back() {
     let r = Arc::new(registry());
-    let mut st = BTreeMap::new();
+    let mut st = state::MemoryState::default();
     let mut seen = Vec::new();
     let (out, rec) = call(
         &r,
@@ -761,7 +758,7 @@ fn a_non_idempotent_contract_without_a_key_is_never_retried() {
     )
     .unwrap();
     let r = Arc::new(r);
-    let mut st = BTreeMap::new();
+    let mut st = state::MemoryState::default();
     for f in [
         Failure {
             status: Some(503),
@@ -868,7 +865,7 @@ fn state_transitions_survive_any_stored_value() {
 #[test]
 fn records_export_as_otel_spans() {
     let r = Arc::new(registry());
-    let mut st = BTreeMap::new();
+    let mut st = state::MemoryState::default();
     let mut c = ctx("voice", "u1");
     c.version = Some("0.9".into());
     let (_, rec) = call(

@@ -23,3 +23,4 @@ export { runAgent } from './agent.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, SkillIndex, SkillCatalog } from './skills.js';
 export { compose, nestedRequest, lowerComposition, authoringTools, runArtifact, runSkill } from './compose.js';
 export { validateSkillSpec, builtinSkillSpecs, buildSkillRegistry, Arbiter, toMermaid, compositionSpec } from './arbiter.js';
+export { ContractRegistry, Gateway, createGateway, checkContract, applyGatewayState, recordsToOtel, memoryState, indexedDbState, durableObjectState, GatewayStateObject } from './gateway.js';

@@ -873,12 +873,12 @@ pub fn render_key(t: &str, input: &Value) -> String {
     out
 }
 
-/// Runs a whole call against an in-memory state and a synchronous handler (tests, Rust
-/// hosts without async, the registration check): waits are skipped and the clock is
+/// Runs a whole call against a [`state::MemoryState`] and a synchronous handler (tests,
+/// Rust hosts without async, the registration check): waits are skipped and the clock is
 /// `now` plus the handler's reported milliseconds.
 pub fn run_sync(
     call: &mut Call,
-    state: &mut std::collections::BTreeMap<String, String>,
+    state: &mut state::MemoryState,
     now: f64,
     mut handler: impl FnMut(&Invocation) -> (std::result::Result<Value, Failure>, f64),
 ) -> Result<Value> {
@@ -887,19 +887,7 @@ pub fn run_sync(
     loop {
         action = match action {
             Action::Transact(op) => {
-                let values: Vec<Option<String>> =
-                    op.keys().iter().map(|k| state.get(k).cloned()).collect();
-                let (writes, applied) = state::apply(&op, &values, t);
-                for (k, v) in writes {
-                    match v {
-                        Some(v) => {
-                            state.insert(k, v);
-                        }
-                        None => {
-                            state.remove(&k);
-                        }
-                    }
-                }
+                let applied = state.transact(&op, t);
                 call.on(Event::Applied(applied), t)
             }
             Action::Invoke(inv) => {
@@ -922,6 +910,26 @@ pub fn run_sync(
             Action::Done(v) => return Ok(v),
             Action::Fail(e) => return Err(e),
         };
+    }
+}
+
+impl Action {
+    /// The action as the faces pass it on: `{"do":"transact","op":…,"keys":[…]}`,
+    /// `{"do":"invoke",…}`, `{"do":"sleep","ms":…}`, `{"do":"done","output":…}`,
+    /// `{"do":"fail","error":{code,message,details}}`.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Action::Transact(op) => serde_json::json!({"do": "transact", "keys": op.keys(), "op": op.to_value()}),
+            Action::Invoke(inv) => {
+                let mut v = inv.to_value();
+                v["do"] = "invoke".into();
+                v["input"] = inv.input.clone();
+                v
+            }
+            Action::Sleep(ms) => serde_json::json!({"do": "sleep", "ms": ms}),
+            Action::Done(out) => serde_json::json!({"do": "done", "output": out}),
+            Action::Fail(e) => serde_json::json!({"do": "fail", "error": {"code": e.code(), "message": e.to_string(), "details": e.details()}}),
+        }
     }
 }
 

@@ -499,3 +499,70 @@ pub fn apply(op: &Op, values: &[Option<String>], now: f64) -> (Vec<Write>, Appli
         }
     }
 }
+
+/// The state of one isolate, tab or process, held by the core (the memory port): a
+/// transaction is one call, with nothing crossing to the host. Entries that no longer
+/// matter (answered idempotency records past their window, buckets untouched for an hour —
+/// full again —, closed breakers idle for a day) are swept every 1,024 transactions.
+#[derive(Debug, Clone, Default)]
+pub struct MemoryState {
+    map: std::collections::BTreeMap<String, String>,
+    ops: u32,
+}
+
+impl MemoryState {
+    /// Runs `op` at `now`.
+    pub fn transact(&mut self, op: &Op, now: f64) -> Applied {
+        let values: Vec<Option<String>> = op.keys().iter().map(|k| self.map.get(k).cloned()).collect();
+        let (writes, applied) = apply(op, &values, now);
+        for (k, v) in writes {
+            match v {
+                Some(v) => {
+                    self.map.insert(k, v);
+                }
+                None => {
+                    self.map.remove(&k);
+                }
+            }
+        }
+        self.ops = self.ops.wrapping_add(1);
+        if self.ops % 1024 == 0 {
+            self.sweep(now);
+        }
+        applied
+    }
+
+    /// Drops the entries that no longer change any decision.
+    pub fn sweep(&mut self, now: f64) {
+        self.map.retain(|k, v| {
+            let Some(o) = parse(Some(v)) else { return false };
+            if k.starts_with("idem:") {
+                o.get("s").and_then(Value::as_str) != Some("done") || now < num(&o, "exp")
+            } else if k.starts_with("rl:") {
+                now - num(&o, "at") < 3_600_000.0
+            } else {
+                let last = o
+                    .get("w")
+                    .and_then(Value::as_array)
+                    .and_then(|w| w.iter().filter_map(|s| s.get(0)?.as_f64()).reduce(f64::max))
+                    .unwrap_or(num(&o, "at"));
+                o.get("s").and_then(Value::as_str) != Some("closed") || now - last < 86_400_000.0
+            }
+        });
+    }
+
+    /// A value, for inspection (the demo's breaker panel, tests).
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.map.get(key).map(String::as_str)
+    }
+
+    /// How many entries are held.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}

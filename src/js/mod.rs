@@ -14,6 +14,8 @@ mod arbiter;
 mod composer;
 mod compositor;
 mod conversation;
+#[cfg(feature = "composer")]
+mod gateway;
 mod response;
 mod skills;
 

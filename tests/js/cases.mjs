@@ -130,3 +130,13 @@ export function responseCases() {
   }
   return out;
 }
+
+/** The contract files of tests/contracts (valid/ and invalid/), by relative path. */
+export function gatewayContracts() {
+  const out = {};
+  for (const d of ['valid', 'invalid']) {
+    const dir = join(root, 'tests', 'contracts', d);
+    for (const f of readdirSync(dir).sort()) out[`${d}/${f}`] = readFileSync(join(dir, f), 'utf8');
+  }
+  return out;
+}

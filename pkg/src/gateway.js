@@ -1,0 +1,493 @@
+// The contract registry and the invocation gateway: JS glue. Contracts, version routing,
+// validation, capabilities, rate limits, breakers, idempotency, retry decisions and records
+// live in the core (a call is a state machine there); this file runs what it asks for — the
+// host's handler with a timeout and the caller's AbortSignal, the backoff waits, and state
+// transactions on the chosen port (memory in wasm, IndexedDB, a Durable Object).
+
+import { PromptloomError, __call as call, __core, __json, __opts, __str, __module, __generation } from './api.js';
+
+const clock = () => Date.now();
+
+/** A class only the composer module has, or the error that names the entry to import. */
+function coreClass(name) {
+  const M = __module();
+  if (typeof M[name] !== 'function') __core('gatewayApply'); // throws, naming promptloom/composer
+  return M[name];
+}
+
+const contractText = (c) => __json(c, 'the contract', 'InvalidContract');
+
+/**
+ * A registry of skill contracts: several versions side by side, pins per surface, canaries
+ * and sunsets. Registration checks a contract whole (`InvalidContract`, every problem in
+ * `details.problems` with its path). The registry is JS state: if the wasm instance is ever
+ * replaced after a trap, it is rebuilt from what was registered.
+ */
+export class ContractRegistry {
+  #r = null;
+  #gen = -1;
+  #log = [];
+  #names = new Set();
+  /** @internal The core registry (rebuilt after an instance change). */
+  get __inner() {
+    if (this.#r === null || this.#gen !== __generation()) {
+      const Core = coreClass('ContractRegistryCore');
+      const r = call(() => new Core());
+      for (const [op, args] of this.#log) call(() => r[op](...args));
+      this.#r = r;
+      this.#gen = __generation();
+    }
+    return this.#r;
+  }
+  #edit(op, ...args) {
+    const out = call(() => this.__inner[op](...args));
+    this.#log.push([op, args]);
+    return out;
+  }
+  /** Registers a contract (YAML text, JSON text or an object) → the registered contract. */
+  register(contract) {
+    const c = JSON.parse(this.#edit('register', contractText(contract)));
+    this.#names.add(c.name);
+    return c;
+  }
+  /** Removes a version (or every version of `name`) → whether any was there. */
+  unregister(name, version) {
+    const had = this.#edit('unregister', __str(name, 'name'), version == null ? '' : __str(version, 'version'));
+    this.#names = new Set(this.list().map((c) => c.name));
+    return had;
+  }
+  /** Whether a contract of this name is registered. */
+  has(name) {
+    return this.#names.has(name);
+  }
+  /** Every registered version (name, version, schemas, surfaces, canary, sunset, source). */
+  list() {
+    return JSON.parse(call(() => this.__inner.list())).contracts;
+  }
+  /** The pins: `[{ surface, name, range }]`. */
+  pins() {
+    return JSON.parse(call(() => this.__inner.list())).pins;
+  }
+  /** One version. */
+  get(name, version) {
+    return JSON.parse(call(() => this.__inner.get(__str(name, 'name'), __str(version, 'version'))));
+  }
+  /** The version a call by `user` on `surface` runs (canary, pins, sunsets applied). */
+  resolve(name, options) {
+    const { surface, user, version = '', now = clock() } = __opts(options, 'resolve()');
+    return JSON.parse(call(() => this.__inner.resolve(__str(name, 'name'), __str(surface, 'surface'), __str(user, 'user'), __str(version, 'version'), Number(now))));
+  }
+  /** Sends `percent` of `surface`'s users to `version` (0 removes the canary). */
+  setCanary(name, version, surface, percent) {
+    if (typeof percent !== 'number') throw new PromptloomError('InvalidOptions', '`percent` must be a number (at percent)', { path: 'percent' });
+    this.#edit('setCanary', __str(name, 'name'), __str(version, 'version'), __str(surface, 'surface'), percent);
+  }
+  /** Calls to `version` fail with `Sunset` from `at` (a date or RFC 3339 time; null clears). */
+  setSunset(name, version, at) {
+    this.#edit('setSunset', __str(name, 'name'), __str(version, 'version'), at == null ? '' : __str(at, 'at'));
+  }
+  /** `surface` calls `name` within `range` (`0.9`, `^1`, `>=1.2, <2`; null unpins). */
+  pin(surface, name, range) {
+    this.#edit('pin', __str(surface, 'surface'), __str(name, 'name'), range == null ? '' : __str(range, 'range'));
+  }
+}
+
+/** Reads a contract without registering it → `{ ok, problems, contract? }`. */
+export function checkContract(contract) {
+  return JSON.parse(__core('checkContract', contractText(contract)));
+}
+
+/** Runs one state transaction over the values a custom port read (same order as `keys`). */
+export function applyGatewayState(op, values, now) {
+  return JSON.parse(__core('gatewayApply', JSON.stringify(op), JSON.stringify(values), Number(now)));
+}
+
+/** Gateway records as OpenTelemetry (OTLP/JSON) spans. */
+export function recordsToOtel(records) {
+  return JSON.parse(__core('gatewayOtel', __json(records, 'the records', 'InvalidRequest', { text: false })));
+}
+
+/**
+ * The state port of one isolate or tab (held in wasm: a transaction never leaves it).
+ * Limits and breakers hold for the calls this JS realm makes.
+ */
+export function memoryState() {
+  let inner = null;
+  let gen = -1;
+  return {
+    kind: 'memory',
+    /** @internal */
+    get __inner() {
+      if (inner === null || gen !== __generation()) {
+        const Core = coreClass('GatewayMemory');
+        inner = call(() => new Core());
+        gen = __generation();
+      }
+      return inner;
+    },
+    /** A stored value (for panels and tests), or null. */
+    get(key) {
+      const v = call(() => this.__inner.get(__str(key, 'key')));
+      return v === '' ? null : JSON.parse(v);
+    },
+  };
+}
+
+/** Runs a transaction on values read by a port, and returns the writes and the result. */
+function applyOn(op, values, now) {
+  return JSON.parse(__core('gatewayApply', JSON.stringify(op), JSON.stringify(values), now));
+}
+
+const idbDone = (req) => new Promise((resolve, reject) => {
+  req.onsuccess = () => resolve(req.result);
+  req.onerror = () => reject(req.error);
+});
+
+/**
+ * The state port of one browser profile: every transaction is one IndexedDB readwrite
+ * transaction, so limits, breakers and idempotency hold across the tabs of the profile.
+ */
+export function indexedDbState(options) {
+  const { name = 'promptloom-gateway', indexedDB = globalThis.indexedDB } = __opts(options, 'indexedDbState()');
+  if (!indexedDB) throw new PromptloomError('StoreFailed', 'IndexedDB is not available here (pass `indexedDB`)', {});
+  let db;
+  const open = () => (db ??= new Promise((resolve, reject) => {
+    const req = indexedDB.open(name, 1);
+    req.onupgradeneeded = () => req.result.createObjectStore('state');
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  }));
+  return {
+    kind: 'indexeddb',
+    async transact(keys, op, now) {
+      const d = await open();
+      return new Promise((resolve, reject) => {
+        const tx = d.transaction('state', 'readwrite');
+        const store = tx.objectStore('state');
+        let result;
+        Promise.all(keys.map((k) => idbDone(store.get(k)))).then((values) => {
+          // Still inside the transaction: the writes commit with the reads, or not at all.
+          const r = applyOn(op, values.map((v) => (typeof v === 'string' ? v : null)), now);
+          for (const [k, v] of r.writes) (v === null ? store.delete(k) : store.put(v, k));
+          result = r.result;
+        }, (e) => { try { tx.abort(); } catch { /* already finished */ } reject(e); });
+        tx.oncomplete = () => resolve(result);
+        tx.onerror = tx.onabort = () => reject(new PromptloomError('StoreFailed', `the gateway state transaction failed: ${tx.error?.message ?? 'aborted'}`, {}));
+      });
+    },
+    /** Closes the database. */
+    close() {
+      if (db) db.then((d) => d.close(), () => {});
+      db = undefined;
+    },
+  };
+}
+
+/**
+ * The state port of a Worker fleet: each contract's state lives in one Durable Object
+ * (`namespace` is the binding of a class that extends `GatewayStateObject`), which runs
+ * every transaction on its own storage, one at a time — so limits and breakers hold exactly
+ * across isolates. `objectFor(op)` chooses the object name (default: the contract).
+ */
+export function durableObjectState(namespace, options) {
+  const { objectFor } = __opts(options, 'durableObjectState()');
+  if (!namespace || typeof namespace.idFromName !== 'function') throw new PromptloomError('InvalidOptions', 'durableObjectState() takes a Durable Object namespace binding (at namespace)', { path: 'namespace' });
+  const route = typeof objectFor === 'function' ? objectFor : (keys) => String(keys[0] ?? '').split(':')[1]?.split('@')[0] ?? 'gateway';
+  return {
+    kind: 'durable-object',
+    async transact(keys, op, now) {
+      const stub = namespace.get(namespace.idFromName(`promptloom-gateway:${route(keys, op)}`));
+      const res = await stub.fetch('https://gateway-state/transact', { method: 'POST', body: JSON.stringify({ keys, op, now }) });
+      const body = await res.json();
+      if (!res.ok) throw new PromptloomError(body?.error?.code ?? 'StoreFailed', body?.error?.message ?? `the gateway state object answered ${res.status}`, body?.error?.details ?? {});
+      return body.result;
+    },
+  };
+}
+
+/**
+ * The Durable Object side of `durableObjectState`: export a class that extends it from your
+ * Worker and bind it (`[[durable_objects.bindings]]`). Its storage holds the state of the
+ * contracts routed to it; the object's input gate keeps each transaction whole.
+ */
+export class GatewayStateObject {
+  constructor(state) {
+    this.storage = state.storage;
+  }
+  async fetch(request) {
+    try {
+      const { keys, op, now } = await request.json();
+      const got = await this.storage.get(keys);
+      const values = keys.map((k) => (typeof got.get(k) === 'string' ? got.get(k) : null));
+      const r = applyOn(op, values, Number(now));
+      const puts = {};
+      const dels = [];
+      for (const [k, v] of r.writes) (v === null ? dels.push(k) : (puts[k] = v));
+      if (Object.keys(puts).length) await this.storage.put(puts);
+      if (dels.length) await this.storage.delete(dels);
+      return Response.json({ result: r.result });
+    } catch (e) {
+      const err = e instanceof PromptloomError ? e : new PromptloomError('StoreFailed', String(e?.message ?? e), {});
+      return Response.json({ error: { code: err.code, message: err.message, details: err.details } }, { status: 500 });
+    }
+  }
+}
+
+const TIMEOUT = Symbol('timeout');
+const ABORTED = Symbol('aborted');
+
+/** What a handler threw, as the failure the core classifies. */
+function failureOf(e) {
+  const o = e && typeof e === 'object' ? e : {};
+  const status = Number.isInteger(o.status) ? o.status : Number.isInteger(o.statusCode) ? o.statusCode : undefined;
+  return JSON.stringify({
+    code: typeof o.code === 'string' ? o.code : undefined,
+    message: typeof o.message === 'string' ? o.message : String(e),
+    status,
+    retryable: typeof o.retryable === 'boolean' ? o.retryable : undefined,
+  });
+}
+
+const hex = (random) => {
+  let s = '';
+  for (let i = 0; i < 4; i++) s += Math.floor(random() * 0x100000000).toString(16).padStart(8, '0');
+  return s;
+};
+
+/** Waits `ms`; resolves ABORTED early when the signal fires. */
+function wait(ms, signal) {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve(ABORTED);
+    const t = setTimeout(() => { signal?.removeEventListener('abort', stop); resolve(true); }, ms);
+    const stop = () => { clearTimeout(t); resolve(ABORTED); };
+    signal?.addEventListener('abort', stop, { once: true });
+  });
+}
+
+/** The gateway every call goes through (see `createGateway`). */
+export class Gateway {
+  #registry;
+  #handlers;
+  #state;
+  #now;
+  #random;
+  #records = [];
+  #max;
+  #onRecord;
+  constructor(options) {
+    const { registry, handlers = {}, state = memoryState(), now = clock, random = Math.random, maxRecords = 10_000, onRecord } = __opts(options, 'createGateway()');
+    if (!(registry instanceof ContractRegistry)) throw new PromptloomError('InvalidOptions', 'createGateway() takes `registry`, a ContractRegistry (at registry)', { path: 'registry' });
+    if (handlers === null || typeof handlers !== 'object') throw new PromptloomError('InvalidOptions', '`handlers` maps contract names (or `name@version`) to async functions (at handlers)', { path: 'handlers' });
+    for (const [k, h] of Object.entries(handlers)) if (typeof h !== 'function') throw new PromptloomError('InvalidOptions', `the handler of \`${k}\` is not a function (at handlers.${k})`, { path: `handlers.${k}` });
+    if (!state || (state.kind !== 'memory' && typeof state.transact !== 'function')) throw new PromptloomError('InvalidOptions', '`state` is memoryState(), indexedDbState(), durableObjectState() or `{ transact(keys, op, now) }` (at state)', { path: 'state' });
+    for (const [k, f] of [['now', now], ['random', random]]) if (typeof f !== 'function') throw new PromptloomError('InvalidOptions', `\`${k}\` must be a function (at ${k})`, { path: k });
+    this.#registry = registry;
+    this.#handlers = handlers;
+    this.#state = state;
+    this.#now = now;
+    this.#random = random;
+    this.#max = Math.max(0, Number(maxRecords) || 0);
+    this.#onRecord = typeof onRecord === 'function' ? onRecord : null;
+  }
+
+  /** The registry. */
+  get registry() {
+    return this.#registry;
+  }
+
+  #handler(contract, version) {
+    const h = this.#handlers;
+    const v = `${contract}@${version}`;
+    return Object.hasOwn(h, v) ? h[v] : Object.hasOwn(h, contract) ? h[contract] : undefined;
+  }
+
+  /**
+   * Calls contract `name` with `input` as `{ surface, user, session?, tenant?, tier?,
+   * flags?, version?, scope?, signal? }` → its output, or a PromptloomError with a typed
+   * code (`InvalidInput`, `CapabilityDenied`, `RateLimited`, `CircuitOpen`, `InFlight`,
+   * `Timeout`, `HandlerFailed`, `InvalidOutput`, `Sunset`, `NotFound`, `NoHandler`,
+   * `Aborted`).
+   */
+  async call(name, input, options) {
+    const { signal, ...ctx } = __opts(options, 'gateway.call()');
+    name = __str(name, 'name');
+    const inputText = __json(input ?? null, 'the input', 'InvalidInput', { text: false, nullable: true, path: 'input' });
+    const ctxText = __json(ctx, 'the call options');
+    if (!Object.hasOwn(this.#handlers, name) && !Object.keys(this.#handlers).some((k) => k.startsWith(`${name}@`)) && this.#registry.has(name)) {
+      throw new PromptloomError('NoHandler', `no handler is registered for contract \`${name}\` (pass it in createGateway({ handlers }))`, { contract: name });
+    }
+    const Core = coreClass('GatewayCall');
+    const c = call(() => new Core(this.#registry.__inner, name, inputText, ctxText, hex(this.#random)));
+    const mem = this.#state.kind === 'memory' ? this.#state.__inner : null;
+    const step = (f) => JSON.parse(call(f));
+    try {
+      let a = step(() => (mem ? c.startIn(mem, this.#now()) : c.start(this.#now())));
+      for (;;) {
+        if (a.do === 'transact') {
+          const result = await this.#state.transact(a.keys, a.op, this.#now());
+          a = step(() => c.applied(JSON.stringify(result), this.#now()));
+        } else if (a.do === 'invoke') {
+          a = await this.#invoke(c, a, ctx, signal, mem);
+        } else if (a.do === 'sleep') {
+          const r = await wait(a.ms, signal);
+          a = step(() => (mem ? c.eventIn(mem, r === ABORTED ? 'aborted' : 'woke', '', this.#now()) : c.event(r === ABORTED ? 'aborted' : 'woke', '', this.#now())));
+        } else {
+          this.#keep(JSON.parse(call(() => c.record())));
+          if (a.do === 'done') return a.output;
+          throw new PromptloomError(a.error.code, a.error.message, a.error.details);
+        }
+      }
+    } finally {
+      try { c.free(); } catch { /* a replaced instance */ }
+    }
+  }
+
+  async #invoke(c, a, ctx, signal, mem) {
+    const ev = (kind, failure = '') => JSON.parse(call(() => (mem ? c.eventIn(mem, kind, failure, this.#now()) : c.event(kind, failure, this.#now()))));
+    const h = this.#handler(a.contract, a.version);
+    if (!h) return ev('failed', JSON.stringify({ code: 'NoHandler', message: `no handler for ${a.contract}@${a.version}`, retryable: false }));
+    if (signal?.aborted) return ev('aborted');
+    const ac = new AbortController();
+    const onAbort = () => ac.abort(signal.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let timer;
+    let stop;
+    const info = {
+      contract: a.contract, version: a.version, attempt: a.attempt, idempotencyKey: a.idempotency_key ?? null,
+      traceId: a.trace_id, surface: ctx.surface, user: ctx.user, session: ctx.session ?? null, tenant: ctx.tenant ?? null, signal: ac.signal,
+    };
+    try {
+      const out = await Promise.race([
+        Promise.resolve().then(() => h(a.input, info)),
+        new Promise((resolve) => { timer = setTimeout(() => resolve(TIMEOUT), a.timeout_ms); }),
+        new Promise((resolve) => { stop = () => resolve(ABORTED); signal?.addEventListener('abort', stop, { once: true }); }),
+      ]);
+      if (out === TIMEOUT) {
+        ac.abort(new PromptloomError('Timeout', `${a.contract}@${a.version} ran past ${a.timeout_ms} ms`, {}));
+        return ev('timed-out');
+      }
+      if (out === ABORTED) return ev('aborted');
+      let text;
+      try {
+        text = JSON.stringify(out === undefined ? null : out);
+      } catch (e) {
+        return ev('failed', JSON.stringify({ message: `the handler's output cannot be written as JSON: ${e?.message ?? e}`, retryable: false }));
+      }
+      return JSON.parse(call(() => (mem ? c.outputIn(mem, text, this.#now()) : c.output(text, this.#now()))));
+    } catch (e) {
+      if (signal?.aborted) return ev('aborted');
+      return ev('failed', failureOf(e));
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      if (stop) signal?.removeEventListener('abort', stop);
+    }
+  }
+
+  #keep(record) {
+    if (this.#max > 0) {
+      this.#records.push(record);
+      if (this.#records.length > this.#max) this.#records.splice(0, this.#records.length - this.#max);
+    }
+    if (this.#onRecord) {
+      try { this.#onRecord(record); } catch { /* an observer never breaks a call */ }
+    }
+  }
+
+  /** The observability records kept (newest last; `maxRecords`, default 10,000). */
+  records() {
+    return this.#records.slice();
+  }
+
+  /** The kept records as OpenTelemetry (OTLP/JSON) spans. */
+  otel() {
+    return recordsToOtel(this.#records);
+  }
+
+  /**
+   * Registration's handler check: a synthetic input (the contract's first example, else one
+   * generated from its input schema) through each contract's handler (`name` for one; every
+   * version otherwise); any output outside the output schema fails with `InvalidContract`
+   * and every problem. Returns what was checked.
+   */
+  async verify(name) {
+    const targets = this.#registry.list().filter((c) => name == null || c.name === name);
+    if (name != null && targets.length === 0) throw new PromptloomError('NotFound', `no contract named \`${name}\` is registered`, { contract: name });
+    const problems = [];
+    const checked = [];
+    for (const c of targets) {
+      const at = `${c.name}@${c.version}`;
+      const h = this.#handler(c.name, c.version);
+      if (!h) {
+        problems.push({ path: at, code: 'no-handler', message: `no handler for ${at}`, severity: 'error' });
+        continue;
+      }
+      const s = call(() => this.#registry.__inner.synthetic(c.name, c.version));
+      if (s === '') {
+        problems.push({ path: `${at}.input`, code: 'no-synthetic-input', message: 'no input can be generated from this schema: add an example', severity: 'error' });
+        continue;
+      }
+      let out;
+      try {
+        out = await h(JSON.parse(s), { contract: c.name, version: c.version, attempt: 1, idempotencyKey: null, traceId: 'verify', synthetic: true, signal: new AbortController().signal });
+      } catch (e) {
+        problems.push({ path: `${at}.handler`, code: 'handler-failed', message: `the handler failed on the synthetic input: ${e?.message ?? e}`, severity: 'error' });
+        continue;
+      }
+      const violations = JSON.parse(call(() => this.#registry.__inner.checkOutput(c.name, c.version, JSON.stringify(out ?? null))));
+      for (const v of violations) problems.push({ path: `${at}.output${v.instance_path.replaceAll('/', '.')}`, code: 'invalid-output', message: v.message, severity: 'error' });
+      checked.push({ name: c.name, version: c.version, input: JSON.parse(s), ok: violations.length === 0 });
+    }
+    if (problems.length) throw new PromptloomError('InvalidContract', `${problems[0].message} (at ${problems[0].path})${problems.length > 1 ? `; and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''}` : ''}`, { problems });
+    return checked;
+  }
+
+  /** Pattern A: each step's input from the previous output (`input: (prev) => …`) → every output. */
+  async sequence(steps, options) {
+    const outs = [];
+    let prev;
+    for (const s of steps) {
+      const input = typeof s.input === 'function' ? await s.input(prev, outs) : s.input;
+      prev = await this.call(s.name, input, { ...options, ...s.options });
+      outs.push(prev);
+    }
+    return outs;
+  }
+
+  /** Pattern B: independent calls at once (latency = the slowest) → outputs, or the first error. */
+  parallel(calls, options) {
+    return Promise.all(calls.map((s) => this.call(s.name, s.input, { ...options, ...s.options })));
+  }
+
+  /** Pattern C: a cheap classifier first, then the call `route(output)` picks (null: none). */
+  async conditional(classify, route, options) {
+    const label = await this.call(classify.name, classify.input, { ...options, ...classify.options });
+    const next = await route(label);
+    if (!next) return { label, output: null, called: null };
+    return { label, output: await this.call(next.name, next.input, { ...options, ...next.options }), called: next.name };
+  }
+
+  /**
+   * Pattern D: starts a call now; `cancel()` aborts it (the handler's signal fires) and its
+   * result is ignored; `result` settles with the output, or `Aborted` once cancelled.
+   */
+  speculate(name, input, options) {
+    const { signal, ...rest } = __opts(options, 'speculate()');
+    const ac = new AbortController();
+    signal?.addEventListener('abort', () => ac.abort(signal.reason), { once: true });
+    const result = this.call(name, input, { ...rest, signal: ac.signal });
+    result.catch(() => {}); // an ignored speculation never rejects unhandled
+    return { result, cancel: () => ac.abort(new PromptloomError('Aborted', 'the speculative call was cancelled', {})) };
+  }
+}
+
+/**
+ * The invocation gateway: `{ registry, handlers, state?, now?, random?, maxRecords?,
+ * onRecord? }`. Handlers are `async (input, { contract, version, attempt, idempotencyKey,
+ * traceId, signal, surface, user, session, tenant }) => output`, by contract name or
+ * `name@version`; throw an error with `code` (a declared error code), `status` or
+ * `retryable` to fail.
+ */
+export function createGateway(options) {
+  return new Gateway(options);
+}

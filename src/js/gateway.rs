@@ -1,0 +1,274 @@
+//! The contract registry and the gateway for JS: conversions only (`crate::registry`,
+//! `crate::gateway`). The glue (`pkg/src/gateway.js`) drives each call's actions: it runs
+//! the handler, waits, and moves state transactions to its port (or, on the memory port,
+//! lets the core run them here without leaving wasm).
+
+use super::js_err;
+use crate::error::{Error, ErrorKind};
+use crate::gateway::state::{self, Applied, MemoryState, Op};
+use crate::gateway::{self, Action, Call, CallContext, Event};
+use crate::registry::{contract, fields, Registry};
+use serde_json::Value;
+use std::sync::Arc;
+use wasm_bindgen::prelude::*;
+
+fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<Value, JsValue> {
+    serde_json::from_str(text).map_err(|e| js_err(Error::json(kind, what, &e)))
+}
+
+fn opt(s: &str) -> Option<&str> {
+    (!s.is_empty()).then_some(s)
+}
+
+/// A registry of contract versions.
+#[wasm_bindgen(js_name = ContractRegistryCore)]
+pub struct JsRegistry {
+    inner: Arc<Registry>,
+}
+
+#[wasm_bindgen(js_class = ContractRegistryCore)]
+impl JsRegistry {
+    /// An empty registry.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> JsRegistry {
+        JsRegistry {
+            inner: Arc::new(Registry::default()),
+        }
+    }
+
+    /// Registers a contract (JSON or YAML text) → the registered contract (JSON).
+    pub fn register(&mut self, text: &str) -> Result<String, JsValue> {
+        let c = Arc::make_mut(&mut self.inner).register_text(text).map_err(js_err)?;
+        Ok(c.to_value().to_string())
+    }
+
+    /// Removes a version ("" for every version) → whether any was there.
+    pub fn unregister(&mut self, name: &str, version: &str) -> Result<bool, JsValue> {
+        Arc::make_mut(&mut self.inner).unregister(name, opt(version)).map_err(js_err)
+    }
+
+    /// Every version and the pins (JSON).
+    pub fn list(&self) -> String {
+        self.inner.to_value().to_string()
+    }
+
+    /// One version (JSON).
+    pub fn get(&self, name: &str, version: &str) -> Result<String, JsValue> {
+        Ok(self.inner.get(name, version).map_err(js_err)?.to_value().to_string())
+    }
+
+    /// The version a (surface, user) call runs at `now` (JSON contract).
+    pub fn resolve(&self, name: &str, surface: &str, user: &str, version: &str, now: f64) -> Result<String, JsValue> {
+        let c = self.inner.resolve(name, surface, user, opt(version), now).map_err(js_err)?;
+        Ok(c.to_value().to_string())
+    }
+
+    /// Sets a canary percent at run time.
+    #[wasm_bindgen(js_name = setCanary)]
+    pub fn set_canary(&mut self, name: &str, version: &str, surface: &str, percent: f64) -> Result<(), JsValue> {
+        Arc::make_mut(&mut self.inner).set_canary(name, version, surface, percent).map_err(js_err)
+    }
+
+    /// Sets ("" clears) a version's sunset.
+    #[wasm_bindgen(js_name = setSunset)]
+    pub fn set_sunset(&mut self, name: &str, version: &str, at: &str) -> Result<(), JsValue> {
+        Arc::make_mut(&mut self.inner).set_sunset(name, version, opt(at)).map_err(js_err)
+    }
+
+    /// Pins ("" unpins) the range a surface calls.
+    pub fn pin(&mut self, surface: &str, name: &str, range: &str) -> Result<(), JsValue> {
+        Arc::make_mut(&mut self.inner).pin(surface, name, opt(range)).map_err(js_err)
+    }
+
+    /// The synthetic input of a version (JSON), or "" when its patterns are past the
+    /// generator and it has no example.
+    pub fn synthetic(&self, name: &str, version: &str) -> Result<String, JsValue> {
+        let c = self.inner.get(name, version).map_err(js_err)?;
+        Ok(c.examples
+            .iter()
+            .find_map(|e| e.get("input").map(|i| fields::apply_defaults(&c.input, i)))
+            .or_else(|| fields::synthetic(&c.input))
+            .map(|v| v.to_string())
+            .unwrap_or_default())
+    }
+
+    /// Checks a handler's output for a version → the violations (JSON array; empty when it
+    /// validates).
+    #[wasm_bindgen(js_name = checkOutput)]
+    pub fn check_output(&self, name: &str, version: &str, output: &str) -> Result<String, JsValue> {
+        let c = self.inner.get(name, version).map_err(js_err)?;
+        let v = parse(output, "the output", ErrorKind::InvalidOutput)?;
+        Ok(match crate::json_schema::validate(&c.output, &v) {
+            Ok(()) => "[]".into(),
+            Err(vs) => Value::Array(vs.iter().map(|x| x.to_value()).collect()).to_string(),
+        })
+    }
+}
+
+impl Default for JsRegistry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The memory state port, held in wasm.
+#[wasm_bindgen(js_name = GatewayMemory)]
+#[derive(Default)]
+pub struct JsMemory {
+    inner: MemoryState,
+}
+
+#[wasm_bindgen(js_class = GatewayMemory)]
+impl JsMemory {
+    /// An empty state.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> JsMemory {
+        JsMemory::default()
+    }
+
+    /// A value ("" when absent).
+    pub fn get(&self, key: &str) -> String {
+        self.inner.get(key).unwrap_or_default().to_owned()
+    }
+
+    /// How many entries are held.
+    pub fn size(&self) -> usize {
+        self.inner.len()
+    }
+}
+
+/// Runs one state transaction over values a port read: `op` (JSON), `values` (a JSON array
+/// of texts or nulls, in the op's key order) → `{ writes: [[key, value|null]], result }`.
+#[wasm_bindgen(js_name = gatewayApply)]
+pub fn gateway_apply(op: &str, values: &str, now: f64) -> Result<String, JsValue> {
+    let op = Op::from_value(&parse(op, "the state op", ErrorKind::InvalidRequest)?)
+        .ok_or_else(|| js_err(Error::new(ErrorKind::InvalidRequest, "not a gateway state op")))?;
+    let values: Vec<Option<String>> = match parse(values, "the state values", ErrorKind::InvalidRequest)? {
+        Value::Array(a) => a.into_iter().map(|v| v.as_str().map(str::to_owned)).collect(),
+        _ => return Err(js_err(Error::new(ErrorKind::InvalidRequest, "the state values are a list"))),
+    };
+    let (writes, applied) = state::apply(&op, &values, now);
+    let writes: Vec<Value> = writes.into_iter().map(|(k, v)| serde_json::json!([k, v])).collect();
+    Ok(serde_json::json!({ "writes": writes, "result": applied.to_value() }).to_string())
+}
+
+/// Records (a JSON array) as OTLP/JSON spans.
+#[wasm_bindgen(js_name = gatewayOtel)]
+pub fn gateway_otel(records: &str) -> Result<String, JsValue> {
+    match parse(records, "the records", ErrorKind::InvalidRequest)? {
+        Value::Array(a) => Ok(gateway::record::to_otel(&a).to_string()),
+        _ => Err(js_err(Error::new(ErrorKind::InvalidRequest, "the records are a list"))),
+    }
+}
+
+/// Reads a contract document without registering it → `{ ok, problems, contract? }`.
+#[wasm_bindgen(js_name = checkContract)]
+pub fn check_contract(text: &str) -> String {
+    let r = contract::parse_text(text).and_then(|d| contract::read(&d));
+    match r {
+        Ok(c) => serde_json::json!({"ok": true, "problems": [], "contract": c.to_value()}).to_string(),
+        Err(e) => serde_json::json!({"ok": false, "problems": e.details().get("problems").cloned().unwrap_or_else(|| serde_json::json!([{"path": "$", "code": "invalid-contract", "message": e.to_string(), "severity": "error"}]))}).to_string(),
+    }
+}
+
+/// One gateway call.
+#[wasm_bindgen(js_name = GatewayCall)]
+pub struct JsCall {
+    inner: Call,
+}
+
+#[wasm_bindgen(js_class = GatewayCall)]
+impl JsCall {
+    /// A call of `name` (input and context JSON) on `registry`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(registry: &JsRegistry, name: &str, input: &str, ctx: &str, trace_id: &str) -> Result<JsCall, JsValue> {
+        let input = parse(input, "the input", ErrorKind::InvalidInput)?;
+        let ctx = CallContext::from_value(&parse(ctx, "the call options", ErrorKind::InvalidOptions)?).map_err(js_err)?;
+        Ok(JsCall {
+            inner: Call::new(registry.inner.clone(), name, input, ctx, trace_id),
+        })
+    }
+
+    /// Starts it → the first action (JSON).
+    pub fn start(&mut self, now: f64) -> String {
+        self.inner.start(now).to_value().to_string()
+    }
+
+    /// Starts it with the transactions on a memory port → the first non-state action.
+    #[wasm_bindgen(js_name = startIn)]
+    pub fn start_in(&mut self, memory: &mut JsMemory, now: f64) -> String {
+        let a = self.inner.start(now);
+        self.local(a, memory, now)
+    }
+
+    /// Reports a transaction's result (JSON) → the next action.
+    pub fn applied(&mut self, result: &str, now: f64) -> Result<String, JsValue> {
+        let a = Applied::from_value(&parse(result, "the state result", ErrorKind::InvalidRequest)?)
+            .ok_or_else(|| js_err(Error::new(ErrorKind::InvalidRequest, "not a gateway state result")))?;
+        Ok(self.inner.on(Event::Applied(a), now).to_value().to_string())
+    }
+
+    /// Reports the handler's output (JSON) → the next action.
+    pub fn output(&mut self, output: &str, now: f64) -> String {
+        self.inner.on(output_event(output), now).to_value().to_string()
+    }
+
+    /// [`Self::output`] on a memory port.
+    #[wasm_bindgen(js_name = outputIn)]
+    pub fn output_in(&mut self, memory: &mut JsMemory, output: &str, now: f64) -> String {
+        let a = self.inner.on(output_event(output), now);
+        self.local(a, memory, now)
+    }
+
+    /// Reports another event (`failed` with the failure JSON, `timed-out`, `woke`,
+    /// `aborted`) → the next action.
+    pub fn event(&mut self, kind: &str, failure: &str, now: f64) -> Result<String, JsValue> {
+        Ok(self.inner.on(event_of(kind, failure)?, now).to_value().to_string())
+    }
+
+    /// [`Self::event`] on a memory port.
+    #[wasm_bindgen(js_name = eventIn)]
+    pub fn event_in(&mut self, memory: &mut JsMemory, kind: &str, failure: &str, now: f64) -> Result<String, JsValue> {
+        let a = self.inner.on(event_of(kind, failure)?, now);
+        Ok(self.local(a, memory, now))
+    }
+
+    /// The observability record (JSON).
+    pub fn record(&self) -> String {
+        self.inner.record().to_value().to_string()
+    }
+}
+
+/// The handler's output as an event: a text that is not JSON is a failure, not retried.
+fn output_event(output: &str) -> Event {
+    match serde_json::from_str(output) {
+        Ok(v) => Event::Output(v),
+        Err(e) => Event::Failed(gateway::Failure {
+            code: None,
+            message: format!("the handler's output is not JSON: {e}"),
+            status: None,
+            retryable: Some(false),
+        }),
+    }
+}
+
+fn event_of(kind: &str, failure: &str) -> Result<Event, JsValue> {
+    Ok(match kind {
+        "failed" => Event::Failed(gateway::failure_of(&parse(failure, "the failure", ErrorKind::InvalidRequest)?)),
+        "timed-out" => Event::TimedOut,
+        "woke" => Event::Woke,
+        "aborted" => Event::Aborted,
+        other => return Err(js_err(Error::new(ErrorKind::InvalidRequest, format!("`{other}` is not a gateway event")))),
+    })
+}
+
+impl JsCall {
+    /// Runs transactions on the memory port until another action comes.
+    fn local(&mut self, mut a: Action, memory: &mut JsMemory, now: f64) -> String {
+        while let Action::Transact(op) = &a {
+            let applied = memory.inner.transact(op, now);
+            a = self.inner.on(Event::Applied(applied), now);
+        }
+        a.to_value().to_string()
+    }
+}
