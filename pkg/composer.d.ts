@@ -368,3 +368,209 @@ export declare function toMermaid(spec: SkillSpec | string, run?: Run | string):
 
 /** The SkillSpec of a composition's subgraph (stages in order, each keeping its tools). */
 export declare function compositionSpec(composition: Composition): SkillSpec;
+
+// ---------------------------------------------------------------------------------------
+// Skill contracts, the registry and the invocation gateway.
+
+/** A compact field: `{ type, required, regex, enum, default, min, max, items, fields }`, or a type name. */
+export type ContractField =
+  | 'string' | 'integer' | 'int' | 'number' | 'float' | 'boolean' | 'bool' | 'object' | 'array' | 'any'
+  | {
+      type: string;
+      required?: boolean;
+      regex?: string;
+      enum?: unknown[];
+      default?: unknown;
+      min?: number;
+      max?: number;
+      items?: ContractField | Record<string, ContractField>;
+      fields?: Record<string, ContractField>;
+      description?: string;
+      format?: string;
+      nullable?: boolean;
+    };
+
+/** A contract document (what `skills/<name>.yaml` holds), as an object. */
+export interface ContractDocument {
+  name: string;
+  /** Semantic version; `0.9` reads as `0.9.0`. */
+  version: string | number;
+  description: string;
+  owner: string;
+  /** Compact fields, or a JSON Schema of an object. */
+  input: Record<string, ContractField> | object;
+  output: Record<string, ContractField> | object;
+  errors?: Array<string | { code: string; retry?: 'do-not-retry' | 'retry-once' | 'retry' | 'fallback-to'; fallback_to?: string }>;
+  policy: {
+    idempotent: boolean;
+    /** `{field}` placeholders over the input (`{title_id}:{locale}`). */
+    idempotency_key?: string;
+    idempotency_ttl_sec?: number;
+    /** `per_user_per_min`, `per_tenant_per_sec`, `global_per_sec`, … */
+    rate_limit?: Record<string, number>;
+    timeout_ms: number;
+    retry?: { attempts?: number; backoff?: 'exponential' | 'fixed' | 'none'; base_ms?: number; max_ms?: number };
+    circuit_breaker?: { error_rate_threshold?: number; window_sec?: number; min_calls?: number; open_sec?: number };
+    budget: { p95_ms: number; p99_ms?: number; cost_usd: number };
+  };
+  capabilities_required?: Array<{ feature_flag?: string | string[]; tier?: string | string[] }> | { feature_flag?: string | string[]; tier?: string | string[] };
+  backing_service?: { endpoint: string; health_check?: string } | string;
+  examples?: Array<{ input: unknown; output?: unknown; note?: string }>;
+  surfaces?: string[];
+  /** Percent of each surface's users sent to this version (`{ chat: 5 }`). */
+  canary?: Record<string, number>;
+  /** A date or RFC 3339 time after which calls fail with `Sunset`. */
+  sunset?: string;
+  deprecated?: boolean;
+}
+
+/** A registered contract version, as the registry lists it. */
+export interface RegisteredContract {
+  name: string;
+  version: string;
+  description: string;
+  owner: string | null;
+  input_schema: object;
+  output_schema: object;
+  surfaces: string[];
+  canary: Record<string, number>;
+  sunset: string | null;
+  deprecated: boolean;
+  idempotent: boolean;
+  source: ContractDocument;
+}
+
+/** A registration problem. */
+export interface ContractProblem {
+  path: string;
+  code: string;
+  message: string;
+  severity: 'error' | 'warning';
+}
+
+/** Contract versions side by side, pins per surface, canaries and sunsets. */
+export declare class ContractRegistry {
+  constructor();
+  /** YAML text, JSON text or an object; throws `InvalidContract` with `details.problems`. */
+  register(contract: string | ContractDocument): RegisteredContract;
+  unregister(name: string, version?: string | null): boolean;
+  has(name: string): boolean;
+  list(): RegisteredContract[];
+  pins(): Array<{ surface: string; name: string; range: string }>;
+  get(name: string, version: string): RegisteredContract;
+  resolve(name: string, options: { surface: string; user: string; version?: string; now?: number }): RegisteredContract;
+  setCanary(name: string, version: string, surface: string, percent: number): void;
+  setSunset(name: string, version: string, at: string | null): void;
+  pin(surface: string, name: string, range: string | null): void;
+}
+
+/** Who calls, from where. */
+export interface CallOptions {
+  surface: string;
+  user: string;
+  session?: string;
+  tenant?: string;
+  tier?: string;
+  flags?: string[] | Record<string, boolean>;
+  /** A version or range to call (`0.9`, `^1`, `=1.0.0`). */
+  version?: string;
+  /** The idempotency scope; default: the session when given, else the day. */
+  scope?: 'session' | 'day';
+  signal?: AbortSignal;
+}
+
+/** What a handler receives beside the input. */
+export interface HandlerContext {
+  contract: string;
+  version: string;
+  attempt: number;
+  /** The gateway-made key the backing service de-duplicates by. */
+  idempotencyKey: string | null;
+  traceId: string;
+  surface?: string;
+  user?: string;
+  session?: string | null;
+  tenant?: string | null;
+  /** Fires on the call's timeout and on the caller's abort. */
+  signal: AbortSignal;
+  /** Set when `verify()` sends a synthetic input. */
+  synthetic?: boolean;
+}
+
+/** A contract's backing handler: throw an error with `code`, `status` or `retryable` to fail. */
+export type ContractHandler = (input: any, context: HandlerContext) => unknown | Promise<unknown>;
+
+/** One call's observability record. */
+export interface GatewayRecord {
+  trace_id: string;
+  contract: string;
+  version: string | null;
+  surface: string;
+  user: string;
+  /** `ok`, `cached`, or the error code. */
+  outcome: string;
+  error_code: string | null;
+  start_ms: number;
+  end_ms: number;
+  latency_ms: number;
+  handler_ms: number;
+  attempts: number;
+  retries: number;
+  cost_usd: number;
+  breaker: 'closed' | 'open' | 'half-open' | 'none';
+  budget_overrun: boolean;
+  fallback_from: string[];
+  idempotency_key: string | null;
+}
+
+/** Where limits, breakers and idempotency records live. */
+export type GatewayStatePort =
+  | { kind: 'memory'; get(key: string): unknown }
+  | { kind?: string; transact(keys: string[], op: object, now: number): unknown | Promise<unknown> };
+
+export declare function memoryState(): { kind: 'memory'; get(key: string): unknown };
+export declare function indexedDbState(options?: { name?: string; indexedDB?: IDBFactory }): GatewayStatePort & { close(): void };
+/** `namespace`: a Durable Object namespace binding of a class extending GatewayStateObject. */
+export declare function durableObjectState(namespace: { idFromName(name: string): unknown; get(id: unknown): { fetch(url: string, init?: RequestInit): Promise<Response> } }, options?: { objectFor?: (keys: string[], op: object) => string }): GatewayStatePort;
+/** Extend and export it from your Worker, and bind it as a Durable Object. */
+export declare class GatewayStateObject {
+  constructor(state: { storage: any }, env?: unknown);
+  fetch(request: Request): Promise<Response>;
+}
+/** One state transaction over values a custom port read → the writes and the result. */
+export declare function applyGatewayState(op: object, values: Array<string | null>, now: number): { writes: Array<[string, string | null]>; result: object };
+export declare function recordsToOtel(records: GatewayRecord[]): { resourceSpans: unknown[] };
+export declare function checkContract(contract: string | ContractDocument): { ok: boolean; problems: ContractProblem[]; contract?: RegisteredContract };
+
+export interface GatewayOptions {
+  registry: ContractRegistry;
+  /** By contract name or `name@version`. */
+  handlers?: Record<string, ContractHandler>;
+  state?: GatewayStatePort;
+  now?: () => number;
+  random?: () => number;
+  maxRecords?: number;
+  onRecord?: (record: GatewayRecord) => void;
+}
+
+export interface GatewayStep {
+  name: string;
+  input?: unknown;
+  options?: Partial<CallOptions>;
+}
+
+/** Every contract call goes through it. */
+export declare class Gateway {
+  constructor(options: GatewayOptions);
+  readonly registry: ContractRegistry;
+  call<T = unknown>(name: string, input: unknown, options: CallOptions): Promise<T>;
+  records(): GatewayRecord[];
+  otel(): { resourceSpans: unknown[] };
+  verify(name?: string): Promise<Array<{ name: string; version: string; input: unknown; ok: boolean }>>;
+  sequence(steps: Array<Omit<GatewayStep, 'input'> & { input?: unknown | ((prev: unknown, outputs: unknown[]) => unknown) }>, options: CallOptions): Promise<unknown[]>;
+  parallel(calls: GatewayStep[], options: CallOptions): Promise<unknown[]>;
+  conditional(classify: GatewayStep, route: (label: any) => GatewayStep | null | Promise<GatewayStep | null>, options: CallOptions): Promise<{ label: unknown; output: unknown; called: string | null }>;
+  speculate<T = unknown>(name: string, input: unknown, options: CallOptions): { result: Promise<T>; cancel(): void };
+}
+
+export declare function createGateway(options: GatewayOptions): Gateway;

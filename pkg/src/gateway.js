@@ -99,7 +99,9 @@ export function checkContract(contract) {
 
 /** Runs one state transaction over the values a custom port read (same order as `keys`). */
 export function applyGatewayState(op, values, now) {
-  return JSON.parse(__core('gatewayApply', JSON.stringify(op), JSON.stringify(values), Number(now)));
+  if (!Array.isArray(values)) throw new PromptloomError('InvalidRequest', '`values` is the list of stored texts (or nulls) for the op\'s keys (at values)', { path: 'values' });
+  if (typeof now !== 'number') throw new PromptloomError('InvalidRequest', '`now` is epoch milliseconds (at now)', { path: 'now' });
+  return applyOn(__json(op, 'the state op', 'InvalidRequest', { text: false }), __json(values, 'the state values', 'InvalidRequest', { text: false }), now);
 }
 
 /** Gateway records as OpenTelemetry (OTLP/JSON) spans. */
@@ -133,9 +135,9 @@ export function memoryState() {
   };
 }
 
-/** Runs a transaction on values read by a port, and returns the writes and the result. */
-function applyOn(op, values, now) {
-  return JSON.parse(__core('gatewayApply', JSON.stringify(op), JSON.stringify(values), now));
+/** Runs a transaction (op and values as JSON text) → the writes and the result. */
+function applyOn(opText, valuesText, now) {
+  return JSON.parse(__core('gatewayApply', opText, valuesText, now));
 }
 
 const idbDone = (req) => new Promise((resolve, reject) => {
@@ -167,7 +169,7 @@ export function indexedDbState(options) {
         let result;
         Promise.all(keys.map((k) => idbDone(store.get(k)))).then((values) => {
           // Still inside the transaction: the writes commit with the reads, or not at all.
-          const r = applyOn(op, values.map((v) => (typeof v === 'string' ? v : null)), now);
+          const r = applyOn(JSON.stringify(op), JSON.stringify(values.map((v) => (typeof v === 'string' ? v : null))), now);
           for (const [k, v] of r.writes) (v === null ? store.delete(k) : store.put(v, k));
           result = r.result;
         }, (e) => { try { tx.abort(); } catch { /* already finished */ } reject(e); });
@@ -219,7 +221,7 @@ export class GatewayStateObject {
       const { keys, op, now } = await request.json();
       const got = await this.storage.get(keys);
       const values = keys.map((k) => (typeof got.get(k) === 'string' ? got.get(k) : null));
-      const r = applyOn(op, values, Number(now));
+      const r = applyOn(JSON.stringify(op), JSON.stringify(values), Number(now));
       const puts = {};
       const dels = [];
       for (const [k, v] of r.writes) (v === null ? dels.push(k) : (puts[k] = v));

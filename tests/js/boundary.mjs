@@ -10,7 +10,10 @@ export const CODES = [
   'InvalidSkill', 'AlreadyExists', 'SyncFailed', 'InvalidRequest', 'MissingRequiredField',
   'MalformedTemplate', 'UnknownTool', 'ParameterMismatch', 'ArtifactBudgetExceeded',
   'CapabilityNarrowing', 'NoModelAdapter', 'NoExecutor', 'AssertionFailed', 'AdapterFailed',
-  'LimitExceeded', 'QuotaExceeded', 'InstanceLost', 'Internal',
+  'LimitExceeded', 'QuotaExceeded', 'InstanceLost', 'RateLimited', 'Overloaded', 'ProviderError',
+  'ProviderRejected', 'AuthenticationFailed', 'ContextTooLong', 'StreamMalformed', 'StreamTruncated',
+  'InvalidToolInput', 'Aborted', 'InvalidContract', 'InvalidInput', 'CapabilityDenied', 'CircuitOpen',
+  'Sunset', 'Timeout', 'InvalidOutput', 'HandlerFailed', 'InFlight', 'NoHandler', 'Internal',
 ];
 
 /** A seeded xorshift generator. */

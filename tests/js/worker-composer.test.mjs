@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { statSync, readdirSync, rmSync } from 'node:fs';
 import { root } from './cases.mjs';
 import { composerFixtures, arbiterSpecs } from './composer-fixtures.mjs';
+import { gatewayContracts } from './cases.mjs';
 
 let mf;
 const out = join(root, 'tests/js/.out/worker-composer');
@@ -24,6 +25,7 @@ before(async () => {
     modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
     compatibilityDate: '2025-01-01',
     kvNamespaces: ['CHAT'],
+    durableObjects: { GATEWAY_STATE: 'GatewayState' },
   });
   await mf.ready;
 });
@@ -67,4 +69,40 @@ test('hardening in workerd (promptloom/composer): trap recovery, the boundary su
   const results = await res.json();
   assert.ok(results.length >= 12, JSON.stringify(results).slice(0, 500));
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
+});
+
+for (const port of ['memory', 'durable-object']) {
+  test(`gateway conformance in workerd on ${port}`, async () => {
+    const res = await mf.dispatchFetch('http://worker.test/gateway-conformance', { method: 'POST', body: JSON.stringify({ contracts: gatewayContracts(), port, run: `run-${Date.now()}` }) });
+    const results = await res.json();
+    assert.ok(results.length >= 30, JSON.stringify(results).slice(0, 500));
+    for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
+  });
+}
+
+test('two Worker instances share one Durable Object: the rate limit holds across them', async () => {
+  const script = join(out, 'composer-worker.js');
+  const worker = (name, ns) => ({
+    name,
+    modules: true,
+    scriptPath: script,
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    compatibilityDate: '2025-01-01',
+    kvNamespaces: ['CHAT'],
+    durableObjects: { GATEWAY_STATE: ns },
+  });
+  const two = new Miniflare({ workers: [worker('edge-a', 'GatewayState'), worker('edge-b', { className: 'GatewayState', scriptName: 'edge-a' })] });
+  try {
+    await two.ready;
+    const a = await two.getWorker('edge-a');
+    const b = await two.getWorker('edge-b');
+    const ask = (w, from) => w.fetch('http://worker.test/gateway-quota', { method: 'POST', body: JSON.stringify({ from, count: 20 }) }).then((r) => r.json());
+    const [ca, cb] = await Promise.all([ask(a, 0), ask(b, 100)]);
+    const all = [...ca, ...cb];
+    assert.equal(all.filter((c) => c === 'ok').length, 25, all.join());
+    assert.equal(all.filter((c) => c === 'RateLimited').length, 15, all.join());
+    assert.ok(ca.includes('ok') && cb.includes('ok'), 'both Workers were served');
+  } finally {
+    await two.dispose();
+  }
 });

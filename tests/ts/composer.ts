@@ -57,3 +57,15 @@ const offer: StepOffer = arb.stepOffer('lane', [{ name: 'search', description: '
 const verdict: Outcome = arb.proposeCall('lane', { name: offer.tools[0]?.name ?? 'skill_transition', input: { event: 'go' } }, offer);
 const looped = runAgent({ conversation: new Conversation(), adapter: createAdapter({ provider: 'anthropic' }), arbiter: arb, lane: 'lane', lower: { provider: 'anthropic' } });
 void [verdict, looped];
+
+import { ContractRegistry, createGateway, memoryState, type GatewayRecord, type RegisteredContract } from 'promptloom/composer';
+const contracts = new ContractRegistry();
+const registered: RegisteredContract = contracts.register({
+  name: 'lookup', version: '1.0', description: 'Looks up.', owner: 'team',
+  input: { key: { type: 'string', required: true } }, output: { value: 'string' },
+  policy: { idempotent: true, timeout_ms: 100, budget: { p95_ms: 10, cost_usd: 0 } },
+});
+const gateway = createGateway({ registry: contracts, handlers: { lookup: async (input: { key: string }, ctx) => ({ value: `${input.key}@${ctx.attempt}` }) }, state: memoryState() });
+export const looked: Promise<{ value: string }> = gateway.call<{ value: string }>('lookup', { key: 'k' }, { surface: 'chat', user: 'u', flags: ['x'] });
+export const recs: GatewayRecord[] = gateway.records();
+export const v: string = registered.version;

@@ -4,6 +4,17 @@ import { hardeningConformance } from '../hardening-conformance.mjs';
 import * as pl from 'promptloom/composer';
 import { composerConformance } from '../composer-conformance.mjs';
 import { arbiterConformance } from '../arbiter-conformance.mjs';
+import { gatewayConformance } from '../gateway-conformance.mjs';
+
+/** The gateway's state objects: one per contract (or per test state), in this Worker. */
+export class GatewayState extends pl.GatewayStateObject {}
+
+/** A contract with a shared rate limit, for the two-Worker case. */
+const QUOTA = {
+  name: 'quota', version: '1', description: 'Counts.', owner: 'tests',
+  input: { n: { type: 'integer', required: true } }, output: { n: 'integer' },
+  policy: { idempotent: true, rate_limit: { per_user_per_min: 25 }, timeout_ms: 1000, budget: { p95_ms: 50, cost_usd: 0 } },
+};
 
 let stores = 0;
 
@@ -22,6 +33,23 @@ export default {
     if (url.pathname === '/hardening') {
       // Inputs that once killed the instance, trap recovery and the boundary suite.
       return Response.json(await hardeningConformance(pl, await request.json()));
+    }
+    if (url.pathname === '/gateway-conformance') {
+      // The gateway suite on the isolate's memory, or on Durable Objects (a fresh object
+      // name per state the suite asks for).
+      const { contracts, port, run } = await request.json();
+      let n = 0;
+      const state = port === 'durable-object' ? () => { const name = `${run}-${n++}`; return pl.durableObjectState(env.GATEWAY_STATE, { objectFor: () => name }); } : () => pl.memoryState();
+      return Response.json(await gatewayConformance(pl, { contracts, state, label: `${port}: ` }));
+    }
+    if (url.pathname === '/gateway-quota') {
+      // Calls of one user against a limit whose state is one Durable Object.
+      const { from, count } = await request.json();
+      const registry = new pl.ContractRegistry();
+      registry.register(QUOTA);
+      const gw = pl.createGateway({ registry, handlers: { quota: async ({ n }) => ({ n }) }, state: pl.durableObjectState(env.GATEWAY_STATE) });
+      const codes = await Promise.all(Array.from({ length: count }, (_, i) => gw.call('quota', { n: from + i }, { surface: 'chat', user: 'same' }).then(() => 'ok', (e) => e.code)));
+      return Response.json(codes);
     }
     if (url.pathname === '/arbiter-conformance') {
       const { specs, staged } = await request.json();
