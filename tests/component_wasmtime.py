@@ -124,6 +124,35 @@ class KeyValue:
         return record(keys=page, cursor=nxt)
 
 
+class Handlers:
+    """`promptloom:core/handlers`: each test sets `handlers` (name -> function of (input,
+    context) returning an output, or `("err", failure)`), the clock and the waits."""
+
+    def __init__(self):
+        self.handlers = {}
+        self.t = 1_000_000.0
+        self.sleeps = []
+
+    def add_to(self, linker):
+        with linker.root() as root:
+            with root.add_instance("promptloom:core/handlers@0.1.0") as h:
+                h.add_func("invoke", self.invoke)
+                h.add_func("now-ms", lambda store: self.t)
+                h.add_func("sleep-ms", self.sleep)
+
+    def sleep(self, store, ms):
+        self.sleeps.append(ms)
+
+    def invoke(self, store, contract, version, input, context):
+        f = self.handlers.get(f"{contract}@{version}") or self.handlers.get(contract)
+        if f is None:
+            return wc.Variant("err", json.dumps({"message": "no handler", "retryable": False}))
+        out = f(json.loads(input), json.loads(context))
+        if isinstance(out, tuple) and out[0] == "err":
+            return wc.Variant("err", json.dumps(out[1]))
+        return wc.Variant("ok", json.dumps(out))
+
+
 class Host:
     def __init__(self):
         engine = wasmtime.Engine()
@@ -136,6 +165,8 @@ class Host:
         linker.add_wasip2()
         self.kv = KeyValue()
         self.kv.add_to(linker)
+        self.handlers = Handlers()
+        self.handlers.add_to(linker)
         inst = linker.instantiate(self.store, component)
         self.inst = inst
         iface = inst.get_export_index(self.store, "promptloom:core/lowering@0.1.0")
@@ -168,7 +199,13 @@ class Host:
         ar = inst.get_export_index(self.store, "promptloom:core/arbiter@0.1.0")
         k = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, ar))
         self.arbiter = {n: k(n) for n in ["validate-skill-spec", "to-mermaid", "call-proposal", "[method]arbiter.step-offer", "[static]skill-registry.build", "[method]skill-registry.names", "[static]arbiter.create", "[method]arbiter.start", "[method]arbiter.propose", "[method]arbiter.run", "[method]arbiter.replay"]}
+        gw = inst.get_export_index(self.store, "promptloom:core/gateway@0.1.0")
+        q = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, gw))
+        self.gateway = {n: q(n) for n in ["check-contract", "apply-state", "records-to-otel", "[constructor]contract-registry", "[method]contract-registry.register", "[method]contract-registry.resolve", "[method]contract-registry.set-canary", "[constructor]gateway", "[method]gateway.call", "[method]gateway.records"]}
         self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "route-artifact", "prepare-artifact", "check-assertions"]}
+
+    def gw(self, name, *args):
+        return self.gateway[name](self.store, *args)
 
     def ar(self, name, *args):
         return self.arbiter[name](self.store, *args)
@@ -485,6 +522,62 @@ class ArbiterInWasmtime(unittest.TestCase):
         self.assertNotIn(".", safe)
         self.assertEqual(json.loads(h.ar("call-proposal", safe, '{"path": "a"}', json.dumps(offer["names"]))), {"type": "tool", "name": tool, "arguments": {"path": "a"}})
         self.assertEqual(json.loads(h.ar("call-proposal", "skill_transition", '{"event": "done"}', "{}")), {"type": "transition", "event": "done"})
+
+
+class GatewayInWasmtime(unittest.TestCase):
+    """Contracts and the gateway in Wasmtime, with the handlers and the clock of this host."""
+
+    def test_registry_gateway_and_typed_errors(self):
+        h = Host()
+        c = lambda f: read(os.path.join(ROOT, "tests/contracts", f))
+        reg = h.gw("[constructor]contract-registry")
+        self.assertEqual(json.loads(h.gw("[method]contract-registry.register", reg, c("valid/cross-title-link.yaml")))["version"], "0.9.0")
+        for f in ["valid/cross-title-link-1.0.yaml", "valid/order-inventory-backup.yaml", "valid/order-inventory.json"]:
+            h.gw("[method]contract-registry.register", reg, c(f))
+        bad = h.gw("[method]contract-registry.register", reg, c("invalid/retry-without-key.yaml"))
+        self.assertEqual(bad.tag, "invalid-contract")
+        self.assertEqual([p["code"] for p in json.loads(bad.payload.details)["problems"]], ["unsafe-retry", "unsafe-retry"])
+        runs = {}
+
+        def ctl(inp, ctx):
+            runs[inp["title_id"]] = runs.get(inp["title_id"], 0) + 1
+            h.handlers.t += 3
+            if inp["title_id"].startswith("DOWN"):
+                return ("err", {"message": "upstream", "status": 502})
+            if inp["title_id"].startswith("GONE"):
+                return ("err", {"code": "TITLE_NOT_FOUND", "message": "no such title"})
+            return {"recommendations": [{"title_id": "X", "similarity": 0.5, "reason": "k=%d" % inp["k"]}]}
+
+        h.handlers.handlers = {"cross-title-link": ctl, "order-inventory": lambda i, x: {"hold_id": "H-" + i["order_id"]}}
+        g = h.gw("[constructor]gateway", reg, None)
+        chat = {"surface": "chat", "user": "u1", "session": "s1", "flags": ["cross_title_link_enabled"], "tier": "adult", "version": "0.9"}
+        call = lambda name, inp, o=chat: h.gw("[method]gateway.call", g, name, json.dumps(inp), json.dumps(o))
+        self.assertEqual(json.loads(call("cross-title-link", {"title_id": "BRSK_001", "locale": "en-US"}))["recommendations"][0]["reason"], "k=10")
+        self.assertEqual(call("cross-title-link", {"title_id": "BRSK_001", "locale": "en-US"}, dict(chat, flags=[])).tag, "capability-denied")
+        self.assertEqual(call("cross-title-link", {"title_id": "x", "locale": "en-US"}).tag, "invalid-input")
+        self.assertEqual(call("order-inventory", {"order_id": "ORD-1"}, dict(chat, version=None, tier="teen")).tag, "capability-denied")
+        self.assertEqual(json.loads(call("order-inventory", {"order_id": "ORD-1"}, dict(chat, version=None))), {"hold_id": "H-ORD-1"})
+        # Duplicates, retries by class (the host's waits), a declared do-not-retry error.
+        call("cross-title-link", {"title_id": "ABCD_001", "locale": "en-US"})
+        call("cross-title-link", {"title_id": "ABCD_001", "locale": "en-US"})
+        self.assertEqual(runs["ABCD_001"], 1)
+        self.assertEqual(call("cross-title-link", {"title_id": "DOWN_001", "locale": "en-US"}).tag, "handler-failed")
+        self.assertEqual((runs["DOWN_001"], len(h.handlers.sleeps)), (2, 1))
+        gone = call("cross-title-link", {"title_id": "GONE_001", "locale": "en-US"})
+        self.assertEqual((gone.tag, json.loads(gone.payload.details)["error_code"], runs["GONE_001"]), ("handler-failed", "TITLE_NOT_FOUND", 1))
+        # 60 calls per user per minute: the 61st is refused with a retry-after.
+        tags = [call("cross-title-link", {"title_id": "RATE_%03d" % i, "locale": "en-US"}, dict(chat, user="burst")) for i in range(61)]
+        limited = tags[-1]
+        self.assertEqual(limited.tag, "rate-limited")
+        self.assertGreater(json.loads(limited.payload.details)["retry_after_ms"], 0)
+        # The canary: 5 % of chat users on 1.0, ±1 %.
+        on = sum(1 for i in range(20000) if json.loads(h.gw("[method]contract-registry.resolve", reg, "cross-title-link", "chat", "user-%d" % i, None, 0.0))["version"] == "1.0.0")
+        self.assertLess(abs(on / 20000 - 0.05), 0.01)
+        recs = json.loads(h.gw("[method]gateway.records", g))
+        self.assertIn("cached", [r["outcome"] for r in recs])
+        spans = json.loads(h.gw("records-to-otel", json.dumps(recs[:2])))["resourceSpans"][0]["scopeSpans"][0]["spans"]
+        self.assertEqual(len(spans[0]["traceId"]), 32)
+        self.assertFalse(json.loads(h.gw("check-contract", c("invalid/no-owner-no-budget.yaml")))["ok"])
 
 
 class ComponentInWasmtime(unittest.TestCase):

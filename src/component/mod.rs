@@ -10,6 +10,8 @@ mod composer;
 #[cfg(not(feature = "lowering-only"))]
 mod compositor;
 #[cfg(not(feature = "lowering-only"))]
+mod gateway;
+#[cfg(not(feature = "lowering-only"))]
 mod keyvalue;
 mod response;
 #[cfg(not(feature = "lowering-only"))]

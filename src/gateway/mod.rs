@@ -919,7 +919,9 @@ impl Action {
     /// `{"do":"fail","error":{code,message,details}}`.
     pub fn to_value(&self) -> Value {
         match self {
-            Action::Transact(op) => serde_json::json!({"do": "transact", "keys": op.keys(), "op": op.to_value()}),
+            Action::Transact(op) => {
+                serde_json::json!({"do": "transact", "keys": op.keys(), "op": op.to_value()})
+            }
             Action::Invoke(inv) => {
                 let mut v = inv.to_value();
                 v["do"] = "invoke".into();
@@ -928,7 +930,9 @@ impl Action {
             }
             Action::Sleep(ms) => serde_json::json!({"do": "sleep", "ms": ms}),
             Action::Done(out) => serde_json::json!({"do": "done", "output": out}),
-            Action::Fail(e) => serde_json::json!({"do": "fail", "error": {"code": e.code(), "message": e.to_string(), "details": e.details()}}),
+            Action::Fail(e) => {
+                serde_json::json!({"do": "fail", "error": {"code": e.code(), "message": e.to_string(), "details": e.details()}})
+            }
         }
     }
 }

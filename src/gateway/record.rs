@@ -101,6 +101,17 @@ fn attr(k: &str, v: Value) -> Value {
     json!({ "key": k, "value": value })
 }
 
+/// [`to_otel`] of a JSON array of records (the faces' wire form).
+pub fn otel_of(records: &Value) -> crate::Result<Value> {
+    match records {
+        Value::Array(a) => Ok(to_otel(a)),
+        _ => Err(crate::Error::new(
+            crate::ErrorKind::InvalidRequest,
+            "the records are a list",
+        )),
+    }
+}
+
 /// Records (as [`Record::to_value`] gives them) as OTLP/JSON spans: one span per call,
 /// `promptloom.*` attributes, status ERROR with the code when it failed.
 pub fn to_otel(records: &[Value]) -> Value {

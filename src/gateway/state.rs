@@ -500,6 +500,20 @@ pub fn apply(op: &Op, values: &[Option<String>], now: f64) -> (Vec<Write>, Appli
     }
 }
 
+/// [`apply`] on the wire form the faces pass: the op as JSON, the values a port read →
+/// `{ writes: [[key, value | null]], result }`.
+pub fn apply_value(op: &Value, values: &[Option<String>], now: f64) -> crate::Result<Value> {
+    let op = Op::from_value(op).ok_or_else(|| {
+        crate::Error::new(
+            crate::ErrorKind::InvalidRequest,
+            "not a gateway state op (`{ op: admit | settle, … }`)",
+        )
+    })?;
+    let (writes, applied) = apply(&op, values, now);
+    let writes: Vec<Value> = writes.into_iter().map(|(k, v)| json!([k, v])).collect();
+    Ok(json!({ "writes": writes, "result": applied.to_value() }))
+}
+
 /// The state of one isolate, tab or process, held by the core (the memory port): a
 /// transaction is one call, with nothing crossing to the host. Entries that no longer
 /// matter (answered idempotency records past their window, buckets untouched for an hour —
@@ -513,7 +527,8 @@ pub struct MemoryState {
 impl MemoryState {
     /// Runs `op` at `now`.
     pub fn transact(&mut self, op: &Op, now: f64) -> Applied {
-        let values: Vec<Option<String>> = op.keys().iter().map(|k| self.map.get(k).cloned()).collect();
+        let values: Vec<Option<String>> =
+            op.keys().iter().map(|k| self.map.get(k).cloned()).collect();
         let (writes, applied) = apply(op, &values, now);
         for (k, v) in writes {
             match v {
@@ -526,7 +541,7 @@ impl MemoryState {
             }
         }
         self.ops = self.ops.wrapping_add(1);
-        if self.ops % 1024 == 0 {
+        if self.ops.is_multiple_of(1024) {
             self.sweep(now);
         }
         applied
@@ -535,7 +550,9 @@ impl MemoryState {
     /// Drops the entries that no longer change any decision.
     pub fn sweep(&mut self, now: f64) {
         self.map.retain(|k, v| {
-            let Some(o) = parse(Some(v)) else { return false };
+            let Some(o) = parse(Some(v)) else {
+                return false;
+            };
             if k.starts_with("idem:") {
                 o.get("s").and_then(Value::as_str) != Some("done") || now < num(&o, "exp")
             } else if k.starts_with("rl:") {

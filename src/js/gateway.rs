@@ -5,9 +5,9 @@
 
 use super::js_err;
 use crate::error::{Error, ErrorKind};
-use crate::gateway::state::{self, Applied, MemoryState, Op};
+use crate::gateway::state::{self, Applied, MemoryState};
 use crate::gateway::{self, Action, Call, CallContext, Event};
-use crate::registry::{contract, fields, Registry};
+use crate::registry::{fields, Registry};
 use serde_json::Value;
 use std::sync::Arc;
 use wasm_bindgen::prelude::*;
@@ -38,13 +38,17 @@ impl JsRegistry {
 
     /// Registers a contract (JSON or YAML text) → the registered contract (JSON).
     pub fn register(&mut self, text: &str) -> Result<String, JsValue> {
-        let c = Arc::make_mut(&mut self.inner).register_text(text).map_err(js_err)?;
+        let c = Arc::make_mut(&mut self.inner)
+            .register_text(text)
+            .map_err(js_err)?;
         Ok(c.to_value().to_string())
     }
 
     /// Removes a version ("" for every version) → whether any was there.
     pub fn unregister(&mut self, name: &str, version: &str) -> Result<bool, JsValue> {
-        Arc::make_mut(&mut self.inner).unregister(name, opt(version)).map_err(js_err)
+        Arc::make_mut(&mut self.inner)
+            .unregister(name, opt(version))
+            .map_err(js_err)
     }
 
     /// Every version and the pins (JSON).
@@ -54,30 +58,57 @@ impl JsRegistry {
 
     /// One version (JSON).
     pub fn get(&self, name: &str, version: &str) -> Result<String, JsValue> {
-        Ok(self.inner.get(name, version).map_err(js_err)?.to_value().to_string())
+        Ok(self
+            .inner
+            .get(name, version)
+            .map_err(js_err)?
+            .to_value()
+            .to_string())
     }
 
     /// The version a (surface, user) call runs at `now` (JSON contract).
-    pub fn resolve(&self, name: &str, surface: &str, user: &str, version: &str, now: f64) -> Result<String, JsValue> {
-        let c = self.inner.resolve(name, surface, user, opt(version), now).map_err(js_err)?;
+    pub fn resolve(
+        &self,
+        name: &str,
+        surface: &str,
+        user: &str,
+        version: &str,
+        now: f64,
+    ) -> Result<String, JsValue> {
+        let c = self
+            .inner
+            .resolve(name, surface, user, opt(version), now)
+            .map_err(js_err)?;
         Ok(c.to_value().to_string())
     }
 
     /// Sets a canary percent at run time.
     #[wasm_bindgen(js_name = setCanary)]
-    pub fn set_canary(&mut self, name: &str, version: &str, surface: &str, percent: f64) -> Result<(), JsValue> {
-        Arc::make_mut(&mut self.inner).set_canary(name, version, surface, percent).map_err(js_err)
+    pub fn set_canary(
+        &mut self,
+        name: &str,
+        version: &str,
+        surface: &str,
+        percent: f64,
+    ) -> Result<(), JsValue> {
+        Arc::make_mut(&mut self.inner)
+            .set_canary(name, version, surface, percent)
+            .map_err(js_err)
     }
 
     /// Sets ("" clears) a version's sunset.
     #[wasm_bindgen(js_name = setSunset)]
     pub fn set_sunset(&mut self, name: &str, version: &str, at: &str) -> Result<(), JsValue> {
-        Arc::make_mut(&mut self.inner).set_sunset(name, version, opt(at)).map_err(js_err)
+        Arc::make_mut(&mut self.inner)
+            .set_sunset(name, version, opt(at))
+            .map_err(js_err)
     }
 
     /// Pins ("" unpins) the range a surface calls.
     pub fn pin(&mut self, surface: &str, name: &str, range: &str) -> Result<(), JsValue> {
-        Arc::make_mut(&mut self.inner).pin(surface, name, opt(range)).map_err(js_err)
+        Arc::make_mut(&mut self.inner)
+            .pin(surface, name, opt(range))
+            .map_err(js_err)
     }
 
     /// The synthetic input of a version (JSON), or "" when its patterns are past the
@@ -141,34 +172,38 @@ impl JsMemory {
 /// of texts or nulls, in the op's key order) → `{ writes: [[key, value|null]], result }`.
 #[wasm_bindgen(js_name = gatewayApply)]
 pub fn gateway_apply(op: &str, values: &str, now: f64) -> Result<String, JsValue> {
-    let op = Op::from_value(&parse(op, "the state op", ErrorKind::InvalidRequest)?)
-        .ok_or_else(|| js_err(Error::new(ErrorKind::InvalidRequest, "not a gateway state op")))?;
-    let values: Vec<Option<String>> = match parse(values, "the state values", ErrorKind::InvalidRequest)? {
-        Value::Array(a) => a.into_iter().map(|v| v.as_str().map(str::to_owned)).collect(),
-        _ => return Err(js_err(Error::new(ErrorKind::InvalidRequest, "the state values are a list"))),
-    };
-    let (writes, applied) = state::apply(&op, &values, now);
-    let writes: Vec<Value> = writes.into_iter().map(|(k, v)| serde_json::json!([k, v])).collect();
-    Ok(serde_json::json!({ "writes": writes, "result": applied.to_value() }).to_string())
+    let op = parse(op, "the state op", ErrorKind::InvalidRequest)?;
+    let values: Vec<Option<String>> =
+        match parse(values, "the state values", ErrorKind::InvalidRequest)? {
+            Value::Array(a) => a
+                .into_iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect(),
+            _ => {
+                return Err(js_err(Error::new(
+                    ErrorKind::InvalidRequest,
+                    "the state values are a list",
+                )))
+            }
+        };
+    state::apply_value(&op, &values, now)
+        .map(|v| v.to_string())
+        .map_err(js_err)
 }
 
 /// Records (a JSON array) as OTLP/JSON spans.
 #[wasm_bindgen(js_name = gatewayOtel)]
 pub fn gateway_otel(records: &str) -> Result<String, JsValue> {
-    match parse(records, "the records", ErrorKind::InvalidRequest)? {
-        Value::Array(a) => Ok(gateway::record::to_otel(&a).to_string()),
-        _ => Err(js_err(Error::new(ErrorKind::InvalidRequest, "the records are a list"))),
-    }
+    let v = parse(records, "the records", ErrorKind::InvalidRequest)?;
+    gateway::record::otel_of(&v)
+        .map(|v| v.to_string())
+        .map_err(js_err)
 }
 
 /// Reads a contract document without registering it → `{ ok, problems, contract? }`.
 #[wasm_bindgen(js_name = checkContract)]
 pub fn check_contract(text: &str) -> String {
-    let r = contract::parse_text(text).and_then(|d| contract::read(&d));
-    match r {
-        Ok(c) => serde_json::json!({"ok": true, "problems": [], "contract": c.to_value()}).to_string(),
-        Err(e) => serde_json::json!({"ok": false, "problems": e.details().get("problems").cloned().unwrap_or_else(|| serde_json::json!([{"path": "$", "code": "invalid-contract", "message": e.to_string(), "severity": "error"}]))}).to_string(),
-    }
+    crate::registry::check(text).to_string()
 }
 
 /// One gateway call.
@@ -181,9 +216,17 @@ pub struct JsCall {
 impl JsCall {
     /// A call of `name` (input and context JSON) on `registry`.
     #[wasm_bindgen(constructor)]
-    pub fn new(registry: &JsRegistry, name: &str, input: &str, ctx: &str, trace_id: &str) -> Result<JsCall, JsValue> {
+    pub fn new(
+        registry: &JsRegistry,
+        name: &str,
+        input: &str,
+        ctx: &str,
+        trace_id: &str,
+    ) -> Result<JsCall, JsValue> {
         let input = parse(input, "the input", ErrorKind::InvalidInput)?;
-        let ctx = CallContext::from_value(&parse(ctx, "the call options", ErrorKind::InvalidOptions)?).map_err(js_err)?;
+        let ctx =
+            CallContext::from_value(&parse(ctx, "the call options", ErrorKind::InvalidOptions)?)
+                .map_err(js_err)?;
         Ok(JsCall {
             inner: Call::new(registry.inner.clone(), name, input, ctx, trace_id),
         })
@@ -203,14 +246,26 @@ impl JsCall {
 
     /// Reports a transaction's result (JSON) → the next action.
     pub fn applied(&mut self, result: &str, now: f64) -> Result<String, JsValue> {
-        let a = Applied::from_value(&parse(result, "the state result", ErrorKind::InvalidRequest)?)
-            .ok_or_else(|| js_err(Error::new(ErrorKind::InvalidRequest, "not a gateway state result")))?;
+        let a = Applied::from_value(&parse(
+            result,
+            "the state result",
+            ErrorKind::InvalidRequest,
+        )?)
+        .ok_or_else(|| {
+            js_err(Error::new(
+                ErrorKind::InvalidRequest,
+                "not a gateway state result",
+            ))
+        })?;
         Ok(self.inner.on(Event::Applied(a), now).to_value().to_string())
     }
 
     /// Reports the handler's output (JSON) → the next action.
     pub fn output(&mut self, output: &str, now: f64) -> String {
-        self.inner.on(output_event(output), now).to_value().to_string()
+        self.inner
+            .on(output_event(output), now)
+            .to_value()
+            .to_string()
     }
 
     /// [`Self::output`] on a memory port.
@@ -223,12 +278,22 @@ impl JsCall {
     /// Reports another event (`failed` with the failure JSON, `timed-out`, `woke`,
     /// `aborted`) → the next action.
     pub fn event(&mut self, kind: &str, failure: &str, now: f64) -> Result<String, JsValue> {
-        Ok(self.inner.on(event_of(kind, failure)?, now).to_value().to_string())
+        Ok(self
+            .inner
+            .on(event_of(kind, failure)?, now)
+            .to_value()
+            .to_string())
     }
 
     /// [`Self::event`] on a memory port.
     #[wasm_bindgen(js_name = eventIn)]
-    pub fn event_in(&mut self, memory: &mut JsMemory, kind: &str, failure: &str, now: f64) -> Result<String, JsValue> {
+    pub fn event_in(
+        &mut self,
+        memory: &mut JsMemory,
+        kind: &str,
+        failure: &str,
+        now: f64,
+    ) -> Result<String, JsValue> {
         let a = self.inner.on(event_of(kind, failure)?, now);
         Ok(self.local(a, memory, now))
     }
@@ -254,11 +319,20 @@ fn output_event(output: &str) -> Event {
 
 fn event_of(kind: &str, failure: &str) -> Result<Event, JsValue> {
     Ok(match kind {
-        "failed" => Event::Failed(gateway::failure_of(&parse(failure, "the failure", ErrorKind::InvalidRequest)?)),
+        "failed" => Event::Failed(gateway::failure_of(&parse(
+            failure,
+            "the failure",
+            ErrorKind::InvalidRequest,
+        )?)),
         "timed-out" => Event::TimedOut,
         "woke" => Event::Woke,
         "aborted" => Event::Aborted,
-        other => return Err(js_err(Error::new(ErrorKind::InvalidRequest, format!("`{other}` is not a gateway event")))),
+        other => {
+            return Err(js_err(Error::new(
+                ErrorKind::InvalidRequest,
+                format!("`{other}` is not a gateway event"),
+            )))
+        }
     })
 }
 

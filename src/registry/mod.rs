@@ -323,6 +323,20 @@ impl Registry {
     }
 }
 
+/// Reads a contract document (YAML or JSON text) without registering it:
+/// `{ ok, problems, contract? }`.
+pub fn check(text: &str) -> Value {
+    match contract::parse_text(text).and_then(|d| contract::read(&d)) {
+        Ok(c) => serde_json::json!({ "ok": true, "problems": [], "contract": c.to_value() }),
+        Err(e) => {
+            let problems = e.details().get("problems").cloned().unwrap_or_else(|| {
+                serde_json::json!([{ "path": "$", "code": "invalid-contract", "message": e.to_string(), "severity": "error" }])
+            });
+            serde_json::json!({ "ok": false, "problems": problems })
+        }
+    }
+}
+
 /// `name` or `name@range` → (name, range).
 pub(crate) fn split_target(t: &str) -> (&str, Option<String>) {
     match t.split_once('@') {

@@ -14,7 +14,7 @@ let compositor;
 let skills;
 before(async () => {
   const out = join(root, 'tests/js/.out/component-faults');
-  execFileSync(join(root, 'node_modules/.bin/jco'), ['transpile', join(root, 'target/component/promptloom.wasm'), '-o', out, '--quiet', '--map', 'wasi:keyvalue/store=../../kv.js'], { stdio: 'pipe' });
+  execFileSync(join(root, 'node_modules/.bin/jco'), ['transpile', join(root, 'target/component/promptloom.wasm'), '-o', out, '--quiet', '--map', 'wasi:keyvalue/store=../../kv.js', '--map', 'promptloom:core/handlers=../../handlers.js'], { stdio: 'pipe' });
   const mod = await import(pathToFileURL(join(out, 'promptloom.js')).href);
   compositor = mod.compositor;
   skills = mod.skills;

@@ -11,6 +11,8 @@ import { successCases, errorCases, root, v1, conversationCases, conversationErro
 import { conformance } from './store-conformance.mjs';
 import { skillConformance } from './skill-conformance.mjs';
 import { buckets } from './kv.js';
+import { host as handlerHost } from './handlers.js';
+import { gatewayContracts } from './cases.mjs';
 import { readFileSync } from 'node:fs';
 import { composerFixtures, arbiterSpecs } from './composer-fixtures.mjs';
 import * as plc from '../../pkg/src/composer-node.js';
@@ -21,9 +23,10 @@ let skills;
 let composer;
 let arbiterApi;
 let response;
+let gatewayApi;
 before(async () => {
   const out = join(root, 'tests/js/.out/component');
-  execFileSync(join(root, 'node_modules/.bin/jco'), ['transpile', join(root, 'target/component/promptloom.wasm'), '-o', out, '--quiet', '--map', 'wasi:keyvalue/store=../../kv.js'], { stdio: 'pipe' });
+  execFileSync(join(root, 'node_modules/.bin/jco'), ['transpile', join(root, 'target/component/promptloom.wasm'), '-o', out, '--quiet', '--map', 'wasi:keyvalue/store=../../kv.js', '--map', 'promptloom:core/handlers=../../handlers.js'], { stdio: 'pipe' });
   const mod = await import(pathToFileURL(join(out, 'promptloom.js')).href);
   lowering = mod.lowering;
   compositor = mod.compositor;
@@ -31,6 +34,7 @@ before(async () => {
   composer = mod.composer;
   arbiterApi = mod.arbiter;
   response = mod.response;
+  gatewayApi = mod.gateway;
 });
 
 test('the response parser resource in jco: every recorded response, whole and in chunks; transport rules', () => {
@@ -560,4 +564,84 @@ test('the lowering-only world (no imports) holds conversations too', async () =>
     assert.equal(conv.lower(conversationOptions(c.provider, c.options)).body, c.expected.body);
     assert.deepEqual(JSON.parse(conv.cacheStats()).limit, 1 << 20);
   }
+});
+
+test('the gateway in jco: the seed contract, typed errors, canary, idempotency, limits, breaker, retries, a wasi:keyvalue bucket', () => {
+  const { ContractRegistry, Gateway } = gatewayApi;
+  const contracts = gatewayContracts();
+  const reg = new ContractRegistry();
+  const seed = JSON.parse(reg.register(contracts['valid/cross-title-link.yaml']));
+  assert.equal(seed.version, '0.9.0');
+  for (const f of ['valid/cross-title-link-1.0.yaml', 'valid/order-inventory-backup.yaml', 'valid/order-inventory.json']) reg.register(contracts[f]);
+  const tag = (f) => {
+    try {
+      f();
+      return 'ok';
+    } catch (e) {
+      return e.payload?.tag ?? String(e);
+    }
+  };
+  let bad;
+  try {
+    reg.register(contracts['invalid/bad-regex-and-defaults.yaml']);
+  } catch (e) {
+    bad = e.payload;
+  }
+  assert.equal(bad.tag, 'invalid-contract');
+  assert.deepEqual(JSON.parse(bad.val.details).problems.map((p) => p.path), ['input.code.regex', 'input.k.default', 'input.lo.min', 'input.locale.default']);
+  let t = 1_000_000;
+  const runs = {};
+  handlerHost.now = () => t;
+  handlerHost.handlers = {
+    'cross-title-link': (input, ctx) => {
+      runs[input.title_id] = (runs[input.title_id] ?? 0) + 1;
+      t += 5;
+      if (input.title_id.startsWith('DOWN')) return { fail: { message: 'upstream', status: 503 } };
+      if (input.title_id.startsWith('SLOW')) { t += 5_000; return { recommendations: [] }; }
+      return ctx.version === '1.0.0' ? { nodes: [], edges: [] } : { recommendations: [{ title_id: 'X', similarity: 1, reason: `k=${input.k}` }] };
+    },
+    'order-inventory': (input) => (input.order_id === 'ORD-500' ? { fail: { code: 'REGION_DOWN', message: 'down' } } : { hold_id: 'H' }),
+    'order-inventory-backup': () => ({ hold_id: 'B' }),
+  };
+  const gw = new Gateway(reg, undefined);
+  const chat = { surface: 'chat', user: 'u1', session: 's1', flags: ['cross_title_link_enabled'], tier: 'adult', version: '0.9' };
+  const call = (name, input, opts = chat, g = gw) => JSON.parse(g.call(name, JSON.stringify(input), JSON.stringify(opts)));
+  assert.equal(call('cross-title-link', { title_id: 'BRSK_001', locale: 'en-US' }).recommendations[0].reason, 'k=10');
+  assert.equal(tag(() => call('cross-title-link', { title_id: 'BRSK_001', locale: 'en-US' }, { ...chat, flags: [] })), 'capability-denied');
+  assert.equal(tag(() => call('cross-title-link', { title_id: 'nope', locale: 'en-US' })), 'invalid-input');
+  assert.equal(tag(() => call('nope', {})), 'not-found');
+  // Idempotency: the duplicate never reaches the handler.
+  call('cross-title-link', { title_id: 'ABCD_001', locale: 'en-US' });
+  call('cross-title-link', { title_id: 'ABCD_001', locale: 'en-US' });
+  assert.equal(runs.ABCD_001, 1);
+  // 60 per user per minute.
+  const codes = Array.from({ length: 70 }, (_, i) => tag(() => call('cross-title-link', { title_id: `RATE_${String(i).padStart(3, '0')}`, locale: 'en-US' }, { ...chat, user: 'burst' })));
+  assert.equal(codes.filter((c) => c === 'ok').length, 60);
+  assert.equal(codes.filter((c) => c === 'rate-limited').length, 10);
+  // Retries (attempts: 1 on 0.9) with the host's waits; a late answer is a timeout.
+  assert.equal(tag(() => call('cross-title-link', { title_id: 'DOWN_001', locale: 'en-US' })), 'handler-failed');
+  assert.equal(runs.DOWN_001, 2);
+  assert.equal(handlerHost.sleeps.length, 1);
+  assert.equal(tag(() => call('cross-title-link', { title_id: 'SLOW_001', locale: 'en-US' })), 'timeout');
+  // Fallback to the backup contract.
+  assert.deepEqual(call('order-inventory', { order_id: 'ORD-500' }, { ...chat, version: undefined }), { hold_id: 'B' });
+  // The canary split, deterministic per user, and a run-time change.
+  let on = 0;
+  for (let i = 0; i < 20_000; i++) if (JSON.parse(reg.resolve('cross-title-link', 'chat', `user-${i}`, undefined, 0)).version === '1.0.0') on++;
+  assert.ok(Math.abs(on / 20_000 - 0.05) <= 0.01, on);
+  // The breaker of 1.0 (20 failures in the window open it) on a wasi:keyvalue bucket shared by two gateways.
+  const a = new Gateway(reg, 'gateway-state');
+  const b = new Gateway(reg, 'gateway-state');
+  const v1 = { ...chat, surface: 'voice', version: '=1.0.0' };
+  const outs = Array.from({ length: 12 }, (_, i) => tag(() => call('cross-title-link', { title_id: `DOWN_${String(100 + i)}`, locale: 'en-US' }, v1, i % 2 ? a : b)));
+  assert.ok(outs.includes('circuit-open'), outs.join());
+  const before = Object.values(runs).reduce((x, y) => x + y, 0);
+  assert.equal(tag(() => call('cross-title-link', { title_id: 'GOOD_001', locale: 'en-US' }, v1, a)), 'circuit-open');
+  assert.equal(Object.values(runs).reduce((x, y) => x + y, 0), before, 'an open breaker never reaches the handler');
+  assert.ok([...buckets.get('gateway-state').keys()].some((k) => k.startsWith('cb:cross-title-link@1.0.0')));
+  const recs = JSON.parse(gw.records());
+  assert.ok(recs.length > 70 && recs.some((r) => r.outcome === 'cached') && recs.some((r) => r.fallback_from.length === 1));
+  const otel = JSON.parse(gatewayApi.recordsToOtel(JSON.stringify(recs.slice(0, 3))));
+  assert.equal(otel.resourceSpans[0].scopeSpans[0].spans.length, 3);
+  assert.equal(JSON.parse(gatewayApi.checkContract(contracts['invalid/no-owner-no-budget.yaml'])).problems.length, 2);
 });

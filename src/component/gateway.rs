@@ -1,0 +1,283 @@
+//! `promptloom:core/gateway`: conversions only; the logic is [`crate::registry`] and
+//! [`crate::gateway`]. A call's actions are run here against the imported `handlers`
+//! interface (handler, clock, waits) and the state port (this instance's memory or a
+//! `wasi:keyvalue` bucket).
+
+use super::exports::promptloom::core::gateway::{
+    ContractRegistryBorrow, Guest, GuestContractRegistry, GuestGateway,
+};
+use super::promptloom::core::handlers;
+use super::promptloom::core::types::Error as WitError;
+use super::wasi::keyvalue::store::{self as kv, Bucket};
+use super::{to_wit, Component};
+use crate::error::{Error, ErrorKind};
+use crate::gateway::state::{self, Applied, MemoryState, Op};
+use crate::gateway::{self, Action, Call, CallContext, Event};
+use crate::registry::Registry;
+use serde_json::Value;
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::Arc;
+
+fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<Value, WitError> {
+    serde_json::from_str(text).map_err(|e| to_wit(Error::json(kind, what, &e)))
+}
+
+/// The registry resource: shared with the gateways made from it, so they see its edits.
+pub struct RegistryResource {
+    inner: Rc<RefCell<Arc<Registry>>>,
+}
+
+impl RegistryResource {
+    fn edit<T>(&self, f: impl FnOnce(&mut Registry) -> crate::Result<T>) -> Result<T, WitError> {
+        let mut r = self.inner.borrow_mut();
+        f(Arc::make_mut(&mut r)).map_err(to_wit)
+    }
+}
+
+impl GuestContractRegistry for RegistryResource {
+    fn new() -> Self {
+        RegistryResource {
+            inner: Rc::new(RefCell::new(Arc::new(Registry::default()))),
+        }
+    }
+
+    fn register(&self, contract: String) -> Result<String, WitError> {
+        self.edit(|r| r.register_text(&contract))
+            .map(|c| c.to_value().to_string())
+    }
+
+    fn unregister(&self, name: String, version: Option<String>) -> Result<bool, WitError> {
+        self.edit(|r| r.unregister(&name, version.as_deref()))
+    }
+
+    fn contracts(&self) -> String {
+        self.inner.borrow().to_value().to_string()
+    }
+
+    fn get(&self, name: String, version: String) -> Result<String, WitError> {
+        let c = self.inner.borrow().get(&name, &version).map_err(to_wit)?;
+        Ok(c.to_value().to_string())
+    }
+
+    fn resolve(
+        &self,
+        name: String,
+        surface: String,
+        user: String,
+        version: Option<String>,
+        now_ms: f64,
+    ) -> Result<String, WitError> {
+        let c = self
+            .inner
+            .borrow()
+            .resolve(&name, &surface, &user, version.as_deref(), now_ms)
+            .map_err(to_wit)?;
+        Ok(c.to_value().to_string())
+    }
+
+    fn set_canary(
+        &self,
+        name: String,
+        version: String,
+        surface: String,
+        percent: f64,
+    ) -> Result<(), WitError> {
+        self.edit(|r| r.set_canary(&name, &version, &surface, percent))
+    }
+
+    fn set_sunset(
+        &self,
+        name: String,
+        version: String,
+        at: Option<String>,
+    ) -> Result<(), WitError> {
+        self.edit(|r| r.set_sunset(&name, &version, at.as_deref()))
+    }
+
+    fn pin(&self, surface: String, name: String, range: Option<String>) -> Result<(), WitError> {
+        self.edit(|r| r.pin(&surface, &name, range.as_deref()))
+    }
+}
+
+/// Where a gateway keeps its state.
+enum Port {
+    Memory(MemoryState),
+    Bucket(Bucket),
+    /// The bucket could not be opened: every call reports it.
+    Failed(String),
+}
+
+fn kv_failed(what: &str, e: kv::Error) -> Error {
+    let why = match e {
+        kv::Error::NoSuchStore => "no such store".to_owned(),
+        kv::Error::AccessDenied => "access denied".to_owned(),
+        kv::Error::Other(m) => m,
+    };
+    Error::new(
+        ErrorKind::StoreFailed,
+        format!("the gateway's key-value bucket failed in {what}: {why}"),
+    )
+}
+
+impl Port {
+    fn transact(&mut self, op: &Op, now: f64) -> crate::Result<Applied> {
+        match self {
+            Port::Memory(m) => Ok(m.transact(op, now)),
+            Port::Failed(why) => Err(Error::new(ErrorKind::StoreFailed, why.clone())),
+            Port::Bucket(b) => {
+                let keys = op.keys();
+                let mut values = Vec::with_capacity(keys.len());
+                for k in &keys {
+                    let v = b.get(k).map_err(|e| kv_failed("get", e))?;
+                    values.push(v.and_then(|bytes| String::from_utf8(bytes).ok()));
+                }
+                let (writes, applied) = state::apply(op, &values, now);
+                for (k, v) in writes {
+                    match v {
+                        Some(v) => b.set(&k, v.as_bytes()).map_err(|e| kv_failed("set", e))?,
+                        None => b.delete(&k).map_err(|e| kv_failed("delete", e))?,
+                    }
+                }
+                Ok(applied)
+            }
+        }
+    }
+}
+
+/// The gateway resource.
+pub struct GatewayResource {
+    registry: Rc<RefCell<Arc<Registry>>>,
+    port: RefCell<Port>,
+    records: RefCell<Vec<Value>>,
+    calls: Cell<u64>,
+}
+
+/// How many records a gateway keeps (the oldest are dropped).
+const MAX_RECORDS: usize = 10_000;
+
+impl GatewayResource {
+    fn run(&self, call: &mut Call) -> Result<Value, Error> {
+        let mut action = call.start(handlers::now_ms());
+        loop {
+            action = match action {
+                Action::Transact(op) => {
+                    let now = handlers::now_ms();
+                    let applied = self.port.borrow_mut().transact(&op, now)?;
+                    call.on(Event::Applied(applied), handlers::now_ms())
+                }
+                Action::Invoke(inv) => {
+                    let started = handlers::now_ms();
+                    let ctx = inv.to_value().to_string();
+                    let answer =
+                        handlers::invoke(&inv.contract, &inv.version, &inv.input.to_string(), &ctx);
+                    let now = handlers::now_ms();
+                    let late = now - started > inv.timeout_ms;
+                    match answer {
+                        _ if late => call.on(Event::TimedOut, now),
+                        Ok(out) => match serde_json::from_str(&out) {
+                            Ok(v) => call.on(Event::Output(v), now),
+                            Err(e) => call.on(
+                                Event::Failed(gateway::Failure {
+                                    code: None,
+                                    message: format!("the handler's output is not JSON: {e}"),
+                                    status: None,
+                                    retryable: Some(false),
+                                }),
+                                now,
+                            ),
+                        },
+                        Err(f) => {
+                            let v: Value = serde_json::from_str(&f)
+                                .unwrap_or_else(|_| serde_json::json!({ "message": f }));
+                            if v.get("timed_out").and_then(Value::as_bool) == Some(true) {
+                                call.on(Event::TimedOut, now)
+                            } else {
+                                call.on(Event::Failed(gateway::failure_of(&v)), now)
+                            }
+                        }
+                    }
+                }
+                Action::Sleep(ms) => {
+                    handlers::sleep_ms(ms);
+                    call.on(Event::Woke, handlers::now_ms())
+                }
+                Action::Done(v) => return Ok(v),
+                Action::Fail(e) => return Err(e),
+            };
+        }
+    }
+}
+
+impl GuestGateway for GatewayResource {
+    fn new(registry: ContractRegistryBorrow<'_>, bucket: Option<String>) -> Self {
+        let r: &RegistryResource = registry.get();
+        // A bucket that cannot be opened is reported by every call that needs state.
+        let port = match bucket {
+            None => Port::Memory(MemoryState::default()),
+            Some(name) => match kv::open(&name) {
+                Ok(b) => Port::Bucket(b),
+                Err(e) => Port::Failed(kv_failed("open", e).message().to_owned()),
+            },
+        };
+        GatewayResource {
+            registry: r.inner.clone(),
+            port: RefCell::new(port),
+            records: RefCell::new(Vec::new()),
+            calls: Cell::new(0),
+        }
+    }
+
+    fn call(&self, name: String, input: String, options: String) -> Result<String, WitError> {
+        let input = parse(&input, "the input", ErrorKind::InvalidInput)?;
+        let o = parse(&options, "the call options", ErrorKind::InvalidOptions)?;
+        let ctx = CallContext::from_value(&o).map_err(to_wit)?;
+        let n = self.calls.get() + 1;
+        self.calls.set(n);
+        let trace = match o.get("trace_id").and_then(Value::as_str) {
+            Some(t) => t.to_owned(),
+            None => format!("{:016x}{:016x}", handlers::now_ms().to_bits(), n),
+        };
+        let registry = self.registry.borrow().clone();
+        let mut call = Call::new(registry, &name, input, ctx, &trace);
+        let out = self.run(&mut call);
+        let mut recs = self.records.borrow_mut();
+        recs.push(call.record().to_value());
+        if recs.len() > MAX_RECORDS {
+            let extra = recs.len() - MAX_RECORDS;
+            recs.drain(..extra);
+        }
+        out.map(|v| v.to_string()).map_err(to_wit)
+    }
+
+    fn records(&self) -> String {
+        Value::Array(self.records.borrow().clone()).to_string()
+    }
+}
+
+impl Guest for Component {
+    type ContractRegistry = RegistryResource;
+    type Gateway = GatewayResource;
+
+    fn check_contract(contract: String) -> String {
+        crate::registry::check(&contract).to_string()
+    }
+
+    fn apply_state(
+        op: String,
+        values: Vec<Option<String>>,
+        now_ms: f64,
+    ) -> Result<String, WitError> {
+        let op = parse(&op, "the state op", ErrorKind::InvalidRequest)?;
+        state::apply_value(&op, &values, now_ms)
+            .map(|v| v.to_string())
+            .map_err(to_wit)
+    }
+
+    fn records_to_otel(records: String) -> Result<String, WitError> {
+        let v = parse(&records, "the records", ErrorKind::InvalidRequest)?;
+        gateway::record::otel_of(&v)
+            .map(|v| v.to_string())
+            .map_err(to_wit)
+    }
+}
