@@ -201,7 +201,7 @@ class Host:
         self.arbiter = {n: k(n) for n in ["validate-skill-spec", "to-mermaid", "call-proposal", "[method]arbiter.step-offer", "[static]skill-registry.build", "[method]skill-registry.names", "[static]arbiter.create", "[method]arbiter.start", "[method]arbiter.propose", "[method]arbiter.run", "[method]arbiter.replay"]}
         gw = inst.get_export_index(self.store, "promptloom:core/gateway@0.1.0")
         q = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, gw))
-        self.gateway = {n: q(n) for n in ["check-contract", "apply-state", "records-to-otel", "[constructor]contract-registry", "[method]contract-registry.register", "[method]contract-registry.resolve", "[method]contract-registry.set-canary", "[constructor]gateway", "[method]gateway.call", "[method]gateway.records"]}
+        self.gateway = {n: q(n) for n in ["check-contract", "apply-state", "records-to-otel", "[constructor]contract-registry", "[method]contract-registry.register", "[method]contract-registry.resolve", "[method]contract-registry.set-canary", "[method]contract-registry.planner-section", "[method]contract-registry.review", "[constructor]gateway", "[method]gateway.call", "[method]gateway.records"]}
         self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "route-artifact", "prepare-artifact", "check-assertions"]}
 
     def gw(self, name, *args):
@@ -537,6 +537,11 @@ class GatewayInWasmtime(unittest.TestCase):
         bad = h.gw("[method]contract-registry.register", reg, c("invalid/retry-without-key.yaml"))
         self.assertEqual(bad.tag, "invalid-contract")
         self.assertEqual([p["code"] for p in json.loads(bad.payload.details)["problems"]], ["unsafe-retry", "unsafe-retry"])
+        snap = read(os.path.join(ROOT, "tests/snapshots/gateway__the_planner_section_is_generated_per_provider_and_byte_stable.snap"))
+        want = json.loads(snap[snap.index("\n---\n", 4) + 5 :])
+        for provider in PROVIDERS:
+            opts = {"provider": provider, "surface": "chat", "user": "u1", "flags": ["cross_title_link_enabled"], "tier": "adult"}
+            self.assertEqual(json.loads(h.gw("[method]contract-registry.planner-section", reg, "related titles for Berserk", json.dumps(opts))), want[provider])
         runs = {}
 
         def ctl(inp, ctx):
@@ -578,6 +583,8 @@ class GatewayInWasmtime(unittest.TestCase):
         spans = json.loads(h.gw("records-to-otel", json.dumps(recs[:2])))["resourceSpans"][0]["scopeSpans"][0]["spans"]
         self.assertEqual(len(spans[0]["traceId"]), 32)
         self.assertFalse(json.loads(h.gw("check-contract", c("invalid/no-owner-no-budget.yaml")))["ok"])
+        review = json.loads(h.gw("[method]contract-registry.review", reg, json.dumps(recs), 1.0))
+        self.assertIn("order-inventory-backup", [r["contract"] for r in review["rarely_called"]])
 
 
 class ComponentInWasmtime(unittest.TestCase):

@@ -890,3 +890,177 @@ fn records_export_as_otel_spans() {
         .iter()
         .any(|a| a["key"] == "promptloom.cost_usd" && a["value"]["doubleValue"] == 0.0014));
 }
+
+/// `n` generated contracts over a few domains, plus one whose purpose the queries name.
+fn big_registry(n: usize) -> Registry {
+    let domains = [
+        "catalog",
+        "orders",
+        "reviews",
+        "shipping",
+        "billing",
+        "accounts",
+        "search",
+        "inventory",
+        "support",
+        "pricing",
+    ];
+    let verbs = [
+        "lists",
+        "finds",
+        "updates",
+        "summarizes",
+        "exports",
+        "counts",
+        "validates",
+    ];
+    let mut r = Registry::default();
+    for i in 0..n {
+        let d = domains[i % domains.len()];
+        let v = verbs[(i / domains.len()) % verbs.len()];
+        let doc = json!({
+            "name": format!("{d}-{v}-{i}"), "version": "1.0.0", "owner": "team",
+            "description": format!("{} {d} records by id, region and date range (variant {i}).", v[..1].to_uppercase() + &v[1..]),
+            "input": { "id": { "type": "string", "required": true }, "region": { "type": "string", "enum": ["eu", "us", "apac"] }, "from": "string", "to": "string", "limit": { "type": "integer", "default": 20, "min": 1, "max": 100 } },
+            "output": { "items": { "type": "array", "items": { "id": "string", "score": "float" } } },
+            "policy": { "idempotent": true, "timeout_ms": 500, "budget": { "p95_ms": 200, "cost_usd": 0.0001 } },
+        });
+        r.register(&doc).unwrap();
+    }
+    r.register(&json!({
+        "name": "refund-order", "version": "2.1", "owner": "payments",
+        "description": "Refunds a paid order to the original payment method, fully or in part.",
+        "input": { "order_id": { "type": "string", "required": true }, "amount": "number", "reason": "string" },
+        "output": { "refund_id": "string" },
+        "policy": { "idempotent": false, "idempotency_key": "{order_id}", "timeout_ms": 800, "budget": { "p95_ms": 400, "cost_usd": 0.001 } },
+    }))
+    .unwrap();
+    r
+}
+
+#[test]
+fn the_planner_section_is_generated_per_provider_and_byte_stable() {
+    use promptloom::registry::planner::PlannerOptions;
+    use promptloom::Provider;
+    let r = registry();
+    let mut out = BTreeMap::new();
+    for p in [
+        Provider::Anthropic,
+        Provider::OpenAiChat,
+        Provider::OpenAiResponses,
+        Provider::Gemini,
+    ] {
+        let mut o = PlannerOptions::new(p);
+        o.surface = Some("chat".into());
+        o.user = Some("u1".into());
+        o.flags = Some(vec!["cross_title_link_enabled".into()]);
+        o.tier = Some("adult".into());
+        let a = r.planner_section("related titles for Berserk", &o).unwrap();
+        let b = r
+            .clone()
+            .planner_section("related titles for Berserk", &o)
+            .unwrap();
+        assert_eq!(a, b, "byte-stable");
+        out.insert(p.name(), a.to_value());
+    }
+    insta::assert_json_snapshot!(out);
+}
+
+#[test]
+fn the_router_keeps_the_section_under_budget_at_70_and_700_contracts() {
+    use promptloom::registry::planner::{PlannerOptions, REQUEST_MORE};
+    use promptloom::Provider;
+    for n in [70, 700] {
+        let r = big_registry(n);
+        for p in [Provider::Anthropic, Provider::OpenAiChat, Provider::Gemini] {
+            let o = PlannerOptions::new(p);
+            let s = r
+                .planner_section("I want a refund for my order", &o)
+                .unwrap();
+            assert!(s.tokens <= 6_000, "{n} {p:?}: {} tokens", s.tokens);
+            assert_eq!(s.names.len(), 8, "top-K");
+            assert!(
+                s.names.values().any(|v| v == "refund-order@2.1.0"),
+                "{n}: {:?}",
+                s.names
+            );
+            assert_eq!(s.more, n + 1 - 8);
+            assert!(s.tools.contains(REQUEST_MORE));
+            // `request_more_tools` pages past what was offered.
+            let mut next = o.clone();
+            next.exclude = s
+                .names
+                .values()
+                .map(|v| v.split('@').next().unwrap().to_owned())
+                .collect();
+            let s2 = r
+                .planner_section("shipping records by region", &next)
+                .unwrap();
+            assert!(s2.names.values().all(|v| !s.names.values().any(|w| w == v)));
+            let shipping = s2
+                .names
+                .keys()
+                .filter(|k| k.starts_with("shipping"))
+                .count();
+            assert!(shipping >= 7, "{:?}", s2.names);
+        }
+        // A small budget inlines fewer, never none.
+        let mut tight = PlannerOptions::new(Provider::Anthropic);
+        tight.token_budget = 400;
+        let s = r.planner_section("refund my order", &tight).unwrap();
+        assert!(
+            !s.names.is_empty() && s.names.len() < 8 && s.tokens <= 400 + 200,
+            "{} {}",
+            s.names.len(),
+            s.tokens
+        );
+    }
+}
+
+#[test]
+fn the_overlap_audit_and_the_review() {
+    let mut r = registry();
+    for (n, d) in [("title-neighbours", "Given a manga title, return semantically and behaviorally related titles using graph and hybrid retrieval."), ("order-status", "Tells where an order is.")] {
+        r.register(&json!({"name": n, "version": "1", "owner": "x", "description": d, "input": {"q": "string"}, "output": {"r": "string"},
+            "policy": {"idempotent": true, "timeout_ms": 10, "budget": {"p95_ms": 5, "cost_usd": 0}}}))
+            .unwrap();
+    }
+    let pairs = r.overlap_audit(None, 0.6);
+    assert_eq!(pairs[0]["a"], "cross-title-link", "{pairs}");
+    assert_eq!(pairs[0]["b"], "title-neighbours");
+    assert_eq!(pairs[0]["by"], "lexical");
+    assert!(pairs
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p["a"] != "order-status" && p["b"] != "order-status"));
+    let mut v = BTreeMap::new();
+    v.insert("order-status".to_owned(), vec![1.0, 0.0]);
+    v.insert("order-inventory".to_owned(), vec![0.9, 0.1]);
+    let pairs = r.overlap_audit(Some(&v), 0.85);
+    assert!(pairs
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["by"] == "embedding" && p["a"] == "order-inventory"));
+    r.set_sunset("order-inventory-backup", "1.0.0", Some("2027-01-01"))
+        .unwrap();
+    let records: Vec<Value> = (0..500)
+        .map(|i| json!({"contract": "cross-title-link", "start_ms": f64::from(i) * 1000.0}))
+        .collect();
+    let review = r.review(&records, 100.0);
+    assert_eq!(
+        review["deprecated"][0]["contract"],
+        "order-inventory-backup@1.0.0"
+    );
+    let rare: Vec<&str> = review["rarely_called"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["contract"].as_str().unwrap())
+        .collect();
+    assert!(
+        !rare.contains(&"cross-title-link") && rare.contains(&"order-status"),
+        "{rare:?}"
+    );
+}

@@ -86,6 +86,33 @@ export class ContractRegistry {
   setSunset(name, version, at) {
     this.#edit('setSunset', __str(name, 'name'), __str(version, 'version'), at == null ? '' : __str(at, 'at'));
   }
+  /**
+   * What the planner sees for a message: `{ tools, catalog, names, more, tokens }` — the
+   * top-K contracts (default 8) the caller may call, in `provider`'s tool shape, under
+   * `tokenBudget` (default 6,000), and `request_more_tools` when more are left (call again
+   * with `exclude` set to the names offered). Options: `{ provider, k?, tokenBudget?,
+   * surface?, user?, tier?, flags?, exclude?, queryVector?, now? }`.
+   */
+  plannerSection(query, options) {
+    const { provider, k, tokenBudget, surface, user, tier, flags, exclude, queryVector, now } = __opts(options, 'plannerSection()');
+    const o = __json({ provider, k, token_budget: tokenBudget, surface, user, tier, flags, exclude, query_vector: queryVector, now: now ?? clock() }, 'the planner options');
+    return JSON.parse(call(() => this.__inner.plannerSection(__str(query, 'query'), o)));
+  }
+  /** Gives contracts embeddings (`{ name: number[] }`, one length) for the router. */
+  setVectors(vectors) {
+    return this.#edit('setVectors', __json(vectors, 'the vectors', 'InvalidOptions', { text: false }));
+  }
+  /** Pairs of contracts whose descriptions are too alike (`{ vectors?, threshold = 0.85 }`). */
+  overlapAudit(options) {
+    const { vectors, threshold = 0.85 } = __opts(options, 'overlapAudit()');
+    const v = vectors == null ? '' : __json(vectors, 'the vectors', 'InvalidOptions', { text: false });
+    return JSON.parse(call(() => this.__inner.overlapAudit(v, Number(threshold))));
+  }
+  /** Owner-less, deprecated and rarely-called contracts, from a gateway's records. */
+  review(records, options) {
+    const { minCallsPerDay = 100 } = __opts(options, 'review()');
+    return JSON.parse(call(() => this.__inner.review(__json(records ?? [], 'the records', 'InvalidOptions', { text: false }), Number(minCallsPerDay))));
+  }
   /** `surface` calls `name` within `range` (`0.9`, `^1`, `>=1.2, <2`; null unpins). */
   pin(surface, name, range) {
     this.#edit('pin', __str(surface, 'surface'), __str(name, 'name'), range == null ? '' : __str(range, 'range'));

@@ -198,6 +198,16 @@ fn words(text: &str) -> Vec<String> {
     out
 }
 
+/// The stemmed words of `text` without stop words: the terms the index ranks by (and the
+/// registry's lexical overlap audit compares).
+pub(crate) fn terms(text: &str) -> Vec<String> {
+    words(text)
+        .into_iter()
+        .filter(|w| !is_stop(w))
+        .map(|w| stem(&w))
+        .collect()
+}
+
 /// A light English suffix stemmer (plurals, `-ing`, `-ed`), in place.
 fn stem_in(w: &mut String) {
     let n = w.len();

@@ -13,6 +13,7 @@ use super::{to_wit, Component};
 use crate::error::{Error, ErrorKind};
 use crate::gateway::state::{self, Applied, MemoryState, Op};
 use crate::gateway::{self, Action, Call, CallContext, Event};
+use crate::registry::planner::{vectors_of, PlannerOptions};
 use crate::registry::Registry;
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
@@ -97,6 +98,59 @@ impl GuestContractRegistry for RegistryResource {
 
     fn pin(&self, surface: String, name: String, range: Option<String>) -> Result<(), WitError> {
         self.edit(|r| r.pin(&surface, &name, range.as_deref()))
+    }
+
+    fn planner_section(&self, query: String, options: String) -> Result<String, WitError> {
+        let o = PlannerOptions::from_value(&parse(
+            &options,
+            "the planner options",
+            ErrorKind::InvalidOptions,
+        )?)
+        .map_err(to_wit)?;
+        let s = self
+            .inner
+            .borrow()
+            .planner_section(&query, &o)
+            .map_err(to_wit)?;
+        Ok(s.to_value().to_string())
+    }
+
+    fn set_vectors(&self, vectors: String) -> Result<bool, WitError> {
+        let v = vectors_of(&parse(&vectors, "the vectors", ErrorKind::InvalidOptions)?)
+            .map_err(to_wit)?;
+        self.edit(|r| Ok(r.set_vectors(&v)))
+    }
+
+    fn overlap_audit(&self, vectors: Option<String>, threshold: f64) -> Result<String, WitError> {
+        let v = match vectors {
+            None => None,
+            Some(t) => Some(
+                vectors_of(&parse(&t, "the vectors", ErrorKind::InvalidOptions)?)
+                    .map_err(to_wit)?,
+            ),
+        };
+        Ok(self
+            .inner
+            .borrow()
+            .overlap_audit(v.as_ref(), threshold)
+            .to_string())
+    }
+
+    fn review(&self, records: String, min_calls_per_day: f64) -> Result<String, WitError> {
+        let r = match parse(&records, "the records", ErrorKind::InvalidOptions)? {
+            Value::Array(a) => a,
+            _ => {
+                return Err(to_wit(Error::new(
+                    ErrorKind::InvalidOptions,
+                    "the records are a list",
+                )))
+            }
+        };
+        Ok(self
+            .inner
+            .borrow()
+            .review(&r, min_calls_per_day)
+            .to_string())
     }
 }
 

@@ -7,6 +7,7 @@ use super::js_err;
 use crate::error::{Error, ErrorKind};
 use crate::gateway::state::{self, Applied, MemoryState};
 use crate::gateway::{self, Action, Call, CallContext, Event};
+use crate::registry::planner::{vectors_of, PlannerOptions};
 use crate::registry::{fields, Registry};
 use serde_json::Value;
 use std::sync::Arc;
@@ -121,6 +122,59 @@ impl JsRegistry {
             .or_else(|| fields::synthetic(&c.input))
             .map(|v| v.to_string())
             .unwrap_or_default())
+    }
+
+    /// The planner's section for a query (options JSON: `{ provider, k?, token_budget?,
+    /// surface?, user?, tier?, flags?, exclude?, query_vector?, now? }`) → JSON.
+    #[wasm_bindgen(js_name = plannerSection)]
+    pub fn planner_section(&self, query: &str, options: &str) -> Result<String, JsValue> {
+        let o = PlannerOptions::from_value(&parse(
+            options,
+            "the planner options",
+            ErrorKind::InvalidOptions,
+        )?)
+        .map_err(js_err)?;
+        Ok(self
+            .inner
+            .planner_section(query, &o)
+            .map_err(js_err)?
+            .to_value()
+            .to_string())
+    }
+
+    /// Gives contracts embeddings (`{ name: [numbers] }`) for the router → whether they
+    /// were taken (all of one length).
+    #[wasm_bindgen(js_name = setVectors)]
+    pub fn set_vectors(&mut self, vectors: &str) -> Result<bool, JsValue> {
+        let v = vectors_of(&parse(vectors, "the vectors", ErrorKind::InvalidOptions)?)
+            .map_err(js_err)?;
+        Ok(Arc::make_mut(&mut self.inner).set_vectors(&v))
+    }
+
+    /// Pairs of too-similar contracts (`vectors` JSON or "" for the lexical measure).
+    #[wasm_bindgen(js_name = overlapAudit)]
+    pub fn overlap_audit(&self, vectors: &str, threshold: f64) -> Result<String, JsValue> {
+        let v = match vectors {
+            "" => None,
+            t => Some(
+                vectors_of(&parse(t, "the vectors", ErrorKind::InvalidOptions)?).map_err(js_err)?,
+            ),
+        };
+        Ok(self.inner.overlap_audit(v.as_ref(), threshold).to_string())
+    }
+
+    /// The registry review over call records (a JSON array).
+    pub fn review(&self, records: &str, min_calls_per_day: f64) -> Result<String, JsValue> {
+        let r = match parse(records, "the records", ErrorKind::InvalidOptions)? {
+            Value::Array(a) => a,
+            _ => {
+                return Err(js_err(Error::new(
+                    ErrorKind::InvalidOptions,
+                    "the records are a list",
+                )))
+            }
+        };
+        Ok(self.inner.review(&r, min_calls_per_day).to_string())
     }
 
     /// Checks a handler's output for a version → the violations (JSON array; empty when it

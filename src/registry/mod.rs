@@ -15,6 +15,7 @@
 
 pub mod contract;
 pub mod fields;
+pub mod planner;
 
 pub use contract::{Contract, RetryClass};
 
@@ -30,6 +31,10 @@ pub struct Registry {
     contracts: BTreeMap<String, BTreeMap<Version, Arc<Contract>>>,
     /// (surface, name) → the range that surface calls.
     pins: BTreeMap<(String, String), VersionReq>,
+    /// The router's index over the newest versions, built on first use after a change.
+    index: std::sync::OnceLock<Arc<(crate::catalog::rank::SkillIndex, Vec<String>)>>,
+    /// The host's embeddings of contracts, by name (the router blends them).
+    vectors: BTreeMap<String, Vec<f32>>,
 }
 
 /// A version range as callers write it: `0.9` (= `^0.9`), `^1.2`, `~1.2.3`, `>=1, <2`,
@@ -95,11 +100,13 @@ impl Registry {
         }
         let c = Arc::new(c);
         versions.insert(c.version.clone(), c.clone());
+        self.index = Default::default();
         Ok(c)
     }
 
     /// Removes a contract version (or every version with `None`); whether any was there.
     pub fn unregister(&mut self, name: &str, version: Option<&str>) -> Result<bool> {
+        self.index = Default::default();
         match version {
             None => Ok(self.contracts.remove(name).is_some()),
             Some(v) => {

@@ -138,5 +138,8 @@ export function gatewayContracts() {
     const dir = join(root, 'tests', 'contracts', d);
     for (const f of readdirSync(dir).sort()) out[`${d}/${f}`] = readFileSync(join(dir, f), 'utf8');
   }
+  // The planner sections the Rust snapshot recorded (the byte oracle of every host).
+  const snap = readFileSync(join(root, 'tests', 'snapshots', 'gateway__the_planner_section_is_generated_per_provider_and_byte_stable.snap'), 'utf8');
+  out.planner = JSON.parse(snap.slice(snap.indexOf('\n---\n', 4) + 5));
   return out;
 }

@@ -603,6 +603,11 @@ test('the gateway in jco: the seed contract, typed errors, canary, idempotency, 
     'order-inventory': (input) => (input.order_id === 'ORD-500' ? { fail: { code: 'REGION_DOWN', message: 'down' } } : { hold_id: 'H' }),
     'order-inventory-backup': () => ({ hold_id: 'B' }),
   };
+  for (const provider of ['anthropic', 'openai-chat', 'openai-responses', 'gemini']) {
+    const got = JSON.parse(reg.plannerSection('related titles for Berserk', JSON.stringify({ provider, surface: 'chat', user: 'u1', flags: ['cross_title_link_enabled'], tier: 'adult' })));
+    assert.equal(JSON.stringify(got), JSON.stringify(contracts.planner[provider]), provider);
+  }
+  assert.ok(Array.isArray(JSON.parse(reg.overlapAudit(undefined, 0.5))));
   const gw = new Gateway(reg, undefined);
   const chat = { surface: 'chat', user: 'u1', session: 's1', flags: ['cross_title_link_enabled'], tier: 'adult', version: '0.9' };
   const call = (name, input, opts = chat, g = gw) => JSON.parse(g.call(name, JSON.stringify(input), JSON.stringify(opts)));

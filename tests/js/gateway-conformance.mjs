@@ -54,6 +54,13 @@ export async function gatewayConformance(pl, { contracts, state, label = '' }) {
   const registry = new pl.ContractRegistry();
   const seed = registry.register(contracts['valid/cross-title-link.yaml']);
   for (const f of ['valid/cross-title-link-1.0.yaml', 'valid/order-inventory-backup.yaml', 'valid/order-inventory.json']) registry.register(contracts[f]);
+  // The planner section: every provider's tool shape, as the Rust snapshot recorded it.
+  const bad0 = [];
+  for (const provider of ['anthropic', 'openai-chat', 'openai-responses', 'gemini']) {
+    const got = registry.plannerSection('related titles for Berserk', { provider, surface: 'chat', user: 'u1', flags: ['cross_title_link_enabled'], tier: 'adult', now: 0 });
+    if (JSON.stringify(got) !== JSON.stringify(contracts.planner[provider])) bad0.push(`${provider}: ${JSON.stringify(got).slice(0, 300)}`);
+  }
+  check('the planner section matches the Rust snapshot for every provider', bad0.length === 0, bad0.join('\n'));
   registry.register(FAST);
   check('the seed contract registers as written', seed.version === '0.9.0' && seed.input_schema.properties.k.default === 10, JSON.stringify(seed).slice(0, 300));
   const bad = await errOf(Promise.resolve().then(() => registry.register(contracts['invalid/bad-regex-and-defaults.yaml'])));
@@ -193,6 +200,11 @@ export async function gatewayConformance(pl, { contracts, state, label = '' }) {
   check('verify() fails a handler whose synthetic output breaks the schema', vErr?.code === 'InvalidContract' && vErr.details.problems[0].code === 'invalid-output', JSON.stringify(vErr?.details));
   const checked = await gw.verify('cross-title-link');
   check('verify() passes the real handlers (synthetic input from the schema or the example)', checked.length === 2 && checked.every((c) => c.ok) && /^[A-Z]{4}_[0-9]{3,6}$/.test(checked[0].input.title_id), JSON.stringify(checked));
+
+  // The overlap audit and the review.
+  const review = registry.review(recs, { minCallsPerDay: 1 });
+  check('the registry review lists contracts never called', review.rarely_called.some((r) => r.contract === 'order-inventory-backup' || r.contract === 'cross-title-link'), JSON.stringify(review));
+  check('the overlap audit compares descriptions (lexical without vectors)', Array.isArray(registry.overlapAudit({ threshold: 0.3 })));
 
   // Sunset.
   registry.setSunset('order-inventory-backup', '1.0.0', '2020-01-01');
