@@ -19,3 +19,5 @@ node bench/compose.mjs
 node bench/conversation.mjs 2> >(grep -v '^AI SDK Warning' >&2)
 # Streams: an Anthropic SSE stream of ~1,800 events read by the response parser and the adapter, beside the AI SDK's streamText (Node).
 ( cd bench && node --expose-gc stream.mjs 2> >(grep -v '^AI SDK Warning' >&2) )
+# The invocation gateway: what a validated, rate-limited, idempotent call adds beside calling the handler, and beside ajv + cockatiel (Node).
+( cd bench && node gateway.mjs )

@@ -120,8 +120,12 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
 }
 
 /// Escapes one JSON pointer segment.
-fn escape(seg: &str) -> String {
-    seg.replace('~', "~0").replace('/', "~1")
+fn escape(seg: &str) -> std::borrow::Cow<'_, str> {
+    if seg.contains(['~', '/']) {
+        seg.replace('~', "~0").replace('/', "~1").into()
+    } else {
+        seg.into()
+    }
 }
 
 fn short(v: &Value) -> String {

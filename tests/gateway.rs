@@ -408,7 +408,7 @@ fn an_open_breaker_never_lets_a_call_through() {
         let mut opened = 0;
         for i in 0..300 {
             now += rng.below(400) as f64;
-            let before = st.get("cb:cross-title-link@1.0.0").map(str::to_owned);
+            let before = st.get("cb:cross-title-link@1.0.0");
             let open_until = before.as_deref().and_then(|b| {
                 let v: Value = serde_json::from_str(b).ok()?;
                 (v["s"] == "open").then(|| v["at"].as_f64().unwrap() + 30_000.0)

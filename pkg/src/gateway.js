@@ -293,6 +293,44 @@ function wait(ms, signal) {
   });
 }
 
+/**
+ * Handler timeouts on one timer: deadlines are kept in a set and a single timer is armed
+ * for the earliest, so a call costs no timer of its own (calls of one contract have
+ * increasing deadlines: the armed timer stays valid).
+ */
+class Deadlines {
+  #items = new Set();
+  #timer = null;
+  #at = Infinity;
+  add(at, fire) {
+    const item = { at, fire };
+    this.#items.add(item);
+    if (at < this.#at) this.#arm(at);
+    return item;
+  }
+  remove(item) {
+    this.#items.delete(item);
+  }
+  #arm(at) {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#at = at;
+    this.#timer = setTimeout(() => this.#tick(), Math.max(0, at - Date.now()));
+  }
+  #tick() {
+    this.#timer = null;
+    this.#at = Infinity;
+    const now = Date.now();
+    let next = Infinity;
+    for (const item of this.#items) {
+      if (item.at <= now) {
+        this.#items.delete(item);
+        item.fire();
+      } else if (item.at < next) next = item.at;
+    }
+    if (next < Infinity) this.#arm(next);
+  }
+}
+
 /** The gateway every call goes through (see `createGateway`). */
 export class Gateway {
   #registry;
@@ -303,6 +341,9 @@ export class Gateway {
   #records = [];
   #max;
   #onRecord;
+  #prefix;
+  #seq = 0;
+  #deadlines = new Deadlines();
   constructor(options) {
     const { registry, handlers = {}, state = memoryState(), now = clock, random = Math.random, maxRecords = 10_000, onRecord } = __opts(options, 'createGateway()');
     if (!(registry instanceof ContractRegistry)) throw new PromptloomError('InvalidOptions', 'createGateway() takes `registry`, a ContractRegistry (at registry)', { path: 'registry' });
@@ -317,6 +358,8 @@ export class Gateway {
     this.#random = random;
     this.#max = Math.max(0, Number(maxRecords) || 0);
     this.#onRecord = typeof onRecord === 'function' ? onRecord : null;
+    // Trace ids: 64 random bits per gateway, then a counter (32 hex digits, OTLP's length).
+    this.#prefix = hex(random).slice(0, 16);
   }
 
   /** The registry. */
@@ -346,7 +389,9 @@ export class Gateway {
       throw new PromptloomError('NoHandler', `no handler is registered for contract \`${name}\` (pass it in createGateway({ handlers }))`, { contract: name });
     }
     const Core = coreClass('GatewayCall');
-    const c = call(() => new Core(this.#registry.__inner, name, inputText, ctxText, hex(this.#random)));
+    this.#seq += 1;
+    const trace = `${this.#prefix}${this.#seq.toString(16).padStart(16, '0')}`;
+    const c = call(() => new Core(this.#registry.__inner, name, inputText, ctxText, trace));
     const mem = this.#state.kind === 'memory' ? this.#state.__inner : null;
     const step = (f) => JSON.parse(call(f));
     try {
@@ -361,7 +406,7 @@ export class Gateway {
           const r = await wait(a.ms, signal);
           a = step(() => (mem ? c.eventIn(mem, r === ABORTED ? 'aborted' : 'woke', '', this.#now()) : c.event(r === ABORTED ? 'aborted' : 'woke', '', this.#now())));
         } else {
-          this.#keep(JSON.parse(call(() => c.record())));
+          if (this.#max > 0 || this.#onRecord) this.#keep(JSON.parse(call(() => c.record())));
           if (a.do === 'done') return a.output;
           throw new PromptloomError(a.error.code, a.error.message, a.error.details);
         }
@@ -376,40 +421,57 @@ export class Gateway {
     const h = this.#handler(a.contract, a.version);
     if (!h) return ev('failed', JSON.stringify({ code: 'NoHandler', message: `no handler for ${a.contract}@${a.version}`, retryable: false }));
     if (signal?.aborted) return ev('aborted');
-    const ac = new AbortController();
-    const onAbort = () => ac.abort(signal.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    let timer;
+    // The handler's AbortSignal is made when it is first read (most handlers never do).
+    let ac = null;
+    const controller = () => {
+      if (ac === null) {
+        ac = new AbortController();
+        if (signal) signal.addEventListener('abort', () => ac.abort(signal.reason), { once: true });
+      }
+      return ac;
+    };
+    let deadline;
     let stop;
     const info = {
       contract: a.contract, version: a.version, attempt: a.attempt, idempotencyKey: a.idempotency_key ?? null,
-      traceId: a.trace_id, surface: ctx.surface, user: ctx.user, session: ctx.session ?? null, tenant: ctx.tenant ?? null, signal: ac.signal,
+      traceId: a.trace_id, surface: ctx.surface, user: ctx.user, session: ctx.session ?? null, tenant: ctx.tenant ?? null,
+      get signal() {
+        return controller().signal;
+      },
     };
+    let running;
     try {
-      const out = await Promise.race([
-        Promise.resolve().then(() => h(a.input, info)),
-        new Promise((resolve) => { timer = setTimeout(() => resolve(TIMEOUT), a.timeout_ms); }),
-        new Promise((resolve) => { stop = () => resolve(ABORTED); signal?.addEventListener('abort', stop, { once: true }); }),
-      ]);
+      running = h(a.input, info);
+    } catch (e) {
+      running = Promise.reject(e);
+    }
+    const racers = [running, new Promise((resolve) => { deadline = this.#deadlines.add(Date.now() + a.timeout_ms, () => resolve(TIMEOUT)); })];
+    if (signal) racers.push(new Promise((resolve) => { stop = () => resolve(ABORTED); signal.addEventListener('abort', stop, { once: true }); }));
+    try {
+      const out = await Promise.race(racers);
       if (out === TIMEOUT) {
-        ac.abort(new PromptloomError('Timeout', `${a.contract}@${a.version} ran past ${a.timeout_ms} ms`, {}));
+        ac?.abort(new PromptloomError('Timeout', `${a.contract}@${a.version} ran past ${a.timeout_ms} ms`, {}));
         return ev('timed-out');
       }
-      if (out === ABORTED) return ev('aborted');
+      if (out === ABORTED) {
+        ac?.abort(signal.reason);
+        return ev('aborted');
+      }
       let text;
       try {
         text = JSON.stringify(out === undefined ? null : out);
       } catch (e) {
         return ev('failed', JSON.stringify({ message: `the handler's output cannot be written as JSON: ${e?.message ?? e}`, retryable: false }));
       }
-      return JSON.parse(call(() => (mem ? c.outputIn(mem, text, this.#now()) : c.output(text, this.#now()))));
+      const next = JSON.parse(call(() => (mem ? c.outputIn(mem, text, this.#now()) : c.output(text, this.#now()))));
+      if (next.echo) next.output = JSON.parse(text);
+      return next;
     } catch (e) {
       if (signal?.aborted) return ev('aborted');
       return ev('failed', failureOf(e));
     } finally {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      if (stop) signal?.removeEventListener('abort', stop);
+      this.#deadlines.remove(deadline);
+      if (stop) signal.removeEventListener('abort', stop);
     }
   }
 

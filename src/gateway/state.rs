@@ -304,151 +304,101 @@ impl Applied {
 /// A write: the key's new value, or `None` to delete it.
 pub type Write = (String, Option<String>);
 
-fn parse(v: Option<&str>) -> Option<Map<String, Value>> {
-    match serde_json::from_str(v?) {
-        Ok(Value::Object(o)) => Some(o),
-        _ => None,
+/// A breaker's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BreakerState {
+    /// Calls go through.
+    Closed,
+    /// Calls are refused.
+    Open,
+    /// One probe call goes through.
+    HalfOpen,
+}
+
+impl BreakerState {
+    /// `closed`, `open`, `half-open`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BreakerState::Closed => "closed",
+            BreakerState::Open => "open",
+            BreakerState::HalfOpen => "half-open",
+        }
     }
 }
 
-fn num(o: &Map<String, Value>, k: &str) -> f64 {
-    o.get(k).and_then(Value::as_f64).unwrap_or(0.0)
+/// One stored value, typed (its JSON text is what ports other than memory keep).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    /// A token bucket: tokens left at `at`.
+    Bucket {
+        /// Tokens.
+        tokens: f64,
+        /// When counted.
+        at: f64,
+    },
+    /// A breaker and its sliding window (`[slot start, calls, failures]`).
+    Breaker {
+        /// Its state.
+        state: BreakerState,
+        /// When it opened or the probe started.
+        at: f64,
+        /// The window's slots.
+        window: Vec<[f64; 3]>,
+    },
+    /// A call with this idempotency key is running.
+    Pending {
+        /// Since when.
+        at: f64,
+        /// Its trace.
+        trace: String,
+    },
+    /// A call with this key answered `out`, valid until `exp`.
+    Done {
+        /// When.
+        at: f64,
+        /// Until when it answers duplicates.
+        exp: f64,
+        /// The output.
+        out: Value,
+    },
 }
 
-/// Runs `op` over the values the port read for [`Op::keys`] (same order; `None` when
-/// absent; a value this module cannot read counts as absent) at `now` (epoch ms).
-pub fn apply(op: &Op, values: &[Option<String>], now: f64) -> (Vec<Write>, Applied) {
-    let value = |k: &str, keys: &[String]| {
-        keys.iter()
-            .position(|x| x == k)
-            .and_then(|i| values.get(i)?.as_deref())
-    };
-    let keys = op.keys();
-    let mut writes = Vec::new();
-    match op {
-        Op::Admit {
-            idem,
-            breaker,
-            buckets,
-        } => {
-            if let Some((k, pending_ms, trace)) = idem {
-                if let Some(r) = parse(value(k, &keys)) {
-                    let at = num(&r, "at");
-                    match r.get("s").and_then(Value::as_str) {
-                        Some("done") if now < num(&r, "exp") => {
-                            return (
-                                writes,
-                                Applied::Cached(r.get("out").cloned().unwrap_or(Value::Null)),
-                            );
-                        }
-                        Some("pending") if now < at + pending_ms => {
-                            return (
-                                writes,
-                                Applied::InFlight {
-                                    retry_after_ms: (at + pending_ms - now).max(1.0),
-                                },
-                            );
-                        }
-                        _ => {}
-                    }
-                }
-                writes.push((
-                    k.clone(),
-                    Some(json!({"s": "pending", "at": now, "trace": trace}).to_string()),
-                ));
-            }
-            let mut seen = "none";
-            if let Some(b) = breaker {
-                let mut st = parse(value(&b.key, &keys)).unwrap_or_default();
-                let at = num(&st, "at");
-                match st.get("s").and_then(Value::as_str) {
-                    Some("open") if now < at + b.open_ms => {
-                        return (
-                            Vec::new(),
-                            Applied::CircuitOpen {
-                                retry_after_ms: (at + b.open_ms - now).max(1.0),
-                            },
-                        );
-                    }
-                    Some("open") => {
-                        // Open long enough: this call is the probe.
-                        st.insert("s".into(), "half-open".into());
-                        st.insert("at".into(), now.into());
-                        writes.push((b.key.clone(), Some(Value::Object(st).to_string())));
-                        seen = "half-open";
-                    }
-                    Some("half-open") if now < at + b.probe_ms => {
-                        return (
-                            Vec::new(),
-                            Applied::CircuitOpen {
-                                retry_after_ms: (at + b.probe_ms - now).max(1.0),
-                            },
-                        );
-                    }
-                    Some("half-open") => {
-                        // The last probe never reported: this call probes again.
-                        st.insert("at".into(), now.into());
-                        writes.push((b.key.clone(), Some(Value::Object(st).to_string())));
-                        seen = "half-open";
-                    }
-                    _ => seen = "closed",
-                }
-            }
-            let mut next = Vec::new();
-            for b in buckets {
-                let st = parse(value(&b.key, &keys));
-                let rate = b.capacity / b.window_ms;
-                let (tokens, at) = st
-                    .as_ref()
-                    .map_or((b.capacity, now), |s| (num(s, "t"), num(s, "at")));
-                let tokens = (tokens + (now - at).max(0.0) * rate).min(b.capacity);
-                if tokens < 1.0 {
-                    return (
-                        Vec::new(),
-                        Applied::RateLimited {
-                            scope: b.scope,
-                            retry_after_ms: ((1.0 - tokens) / rate).ceil().max(1.0),
-                        },
-                    );
-                }
-                next.push((
-                    b.key.clone(),
-                    Some(json!({"t": tokens - 1.0, "at": now}).to_string()),
-                ));
-            }
-            writes.extend(next);
-            (
-                writes,
-                Applied::Admitted {
-                    breaker: if seen == "none" { "closed" } else { seen },
-                },
-            )
+impl Entry {
+    /// Reads a stored text (`None` for one this module did not write: treated as absent).
+    pub fn parse(text: &str) -> Option<Entry> {
+        let Ok(Value::Object(mut o)) = serde_json::from_str::<Value>(text) else {
+            return None;
+        };
+        let n = |o: &Map<String, Value>, k: &str| o.get(k).and_then(Value::as_f64).unwrap_or(0.0);
+        if o.contains_key("t") {
+            return Some(Entry::Bucket {
+                tokens: n(&o, "t"),
+                at: n(&o, "at"),
+            });
         }
-        Op::Settle { breaker, idem } => {
-            if let Some((k, end)) = idem {
-                match end {
-                    IdemEnd::Done { out, ttl_ms } => writes.push((
-                        k.clone(),
-                        Some(
-                            json!({"s": "done", "at": now, "exp": now + ttl_ms, "out": out})
-                                .to_string(),
-                        ),
-                    )),
-                    IdemEnd::Keep => {}
-                    IdemEnd::Release => writes.push((k.clone(), None)),
-                }
-            }
-            let mut after = "none";
-            if let Some((b, ok)) = breaker {
-                let mut st = parse(value(&b.key, &keys)).unwrap_or_default();
-                let state = st
-                    .get("s")
+        let at = n(&o, "at");
+        Some(match o.get("s").and_then(Value::as_str)? {
+            "pending" => Entry::Pending {
+                at,
+                trace: o
+                    .get("trace")
                     .and_then(Value::as_str)
-                    .unwrap_or("closed")
-                    .to_owned();
-                let slot_ms = (b.window_ms / 10.0).max(1.0);
-                let slot = (now / slot_ms).floor() * slot_ms;
-                let mut w: Vec<[f64; 3]> = st
+                    .unwrap_or("")
+                    .to_owned(),
+            },
+            "done" => Entry::Done {
+                at,
+                exp: n(&o, "exp"),
+                out: o.remove("out").unwrap_or(Value::Null),
+            },
+            s => Entry::Breaker {
+                state: match s {
+                    "open" => BreakerState::Open,
+                    "half-open" => BreakerState::HalfOpen,
+                    _ => BreakerState::Closed,
+                },
+                at,
+                window: o
                     .get("w")
                     .and_then(Value::as_array)
                     .map(|a| {
@@ -461,39 +411,247 @@ pub fn apply(op: &Op, values: &[Option<String>], now: f64) -> (Vec<Write>, Appli
                                     x.get(2)?.as_f64()?,
                                 ])
                             })
-                            .filter(|s| s[0] > now - b.window_ms)
                             .collect()
                     })
-                    .unwrap_or_default();
+                    .unwrap_or_default(),
+            },
+        })
+    }
+
+    /// The stored text.
+    pub fn to_text(&self) -> String {
+        match self {
+            Entry::Bucket { tokens, at } => json!({ "t": tokens, "at": at }),
+            Entry::Breaker { state, at, window } => {
+                json!({ "s": state.as_str(), "at": at, "w": window })
+            }
+            Entry::Pending { at, trace } => json!({ "s": "pending", "at": at, "trace": trace }),
+            Entry::Done { at, exp, out } => {
+                json!({ "s": "done", "at": at, "exp": exp, "out": out })
+            }
+        }
+        .to_string()
+    }
+
+    /// Whether it no longer changes any decision at `now` (answered records past their
+    /// window, buckets untouched for an hour — full again —, closed breakers idle a day).
+    pub fn is_stale(&self, now: f64) -> bool {
+        match self {
+            Entry::Done { exp, .. } => now >= *exp,
+            Entry::Pending { .. } => false,
+            Entry::Bucket { at, .. } => now - at >= 3_600_000.0,
+            Entry::Breaker { state, at, window } => {
+                let last = window.iter().map(|s| s[0]).fold(*at, f64::max);
+                *state == BreakerState::Closed && now - last >= 86_400_000.0
+            }
+        }
+    }
+}
+
+/// Runs `op` over the values the port read for [`Op::keys`] (same order; `None` when
+/// absent; a value this module cannot read counts as absent) at `now` (epoch ms).
+pub fn apply(op: &Op, values: &[Option<String>], now: f64) -> (Vec<Write>, Applied) {
+    let entries: Vec<Option<Entry>> = values
+        .iter()
+        .map(|v| v.as_deref().and_then(Entry::parse))
+        .collect();
+    let refs: Vec<Option<&Entry>> = entries.iter().map(Option::as_ref).collect();
+    let (writes, applied) = apply_entries(op, &refs, now);
+    (
+        writes
+            .into_iter()
+            .map(|(k, e)| (k, e.map(|e| e.to_text())))
+            .collect(),
+        applied,
+    )
+}
+
+/// [`apply`] over typed entries (the memory port runs it without any JSON).
+pub fn apply_entries(
+    op: &Op,
+    values: &[Option<&Entry>],
+    now: f64,
+) -> (Vec<(String, Option<Entry>)>, Applied) {
+    // Values come in key order: idempotency record, breaker, then buckets (see `Op::keys`).
+    let mut at = 0;
+    let mut next = || {
+        let v = values.get(at).copied().flatten();
+        at += 1;
+        v
+    };
+    let mut writes = Vec::new();
+    match op {
+        Op::Admit {
+            idem,
+            breaker,
+            buckets,
+        } => {
+            if let Some((k, pending_ms, trace)) = idem {
+                match next() {
+                    Some(Entry::Done { exp, out, .. }) if now < *exp => {
+                        return (writes, Applied::Cached(out.clone()))
+                    }
+                    Some(Entry::Pending { at, .. }) if now < at + pending_ms => {
+                        return (
+                            writes,
+                            Applied::InFlight {
+                                retry_after_ms: (at + pending_ms - now).max(1.0),
+                            },
+                        )
+                    }
+                    _ => {}
+                }
+                writes.push((
+                    k.clone(),
+                    Some(Entry::Pending {
+                        at: now,
+                        trace: trace.clone(),
+                    }),
+                ));
+            }
+            let mut seen = BreakerState::Closed;
+            if let Some(b) = breaker {
+                match next() {
+                    Some(Entry::Breaker {
+                        state: BreakerState::Open,
+                        at,
+                        ..
+                    }) if now < at + b.open_ms => {
+                        return (
+                            Vec::new(),
+                            Applied::CircuitOpen {
+                                retry_after_ms: (at + b.open_ms - now).max(1.0),
+                            },
+                        );
+                    }
+                    Some(Entry::Breaker {
+                        state: BreakerState::HalfOpen,
+                        at,
+                        ..
+                    }) if now < at + b.probe_ms => {
+                        return (
+                            Vec::new(),
+                            Applied::CircuitOpen {
+                                retry_after_ms: (at + b.probe_ms - now).max(1.0),
+                            },
+                        );
+                    }
+                    // Open long enough, or a probe that never reported: this call probes.
+                    Some(Entry::Breaker {
+                        state: BreakerState::Open | BreakerState::HalfOpen,
+                        window,
+                        ..
+                    }) => {
+                        writes.push((
+                            b.key.clone(),
+                            Some(Entry::Breaker {
+                                state: BreakerState::HalfOpen,
+                                at: now,
+                                window: window.clone(),
+                            }),
+                        ));
+                        seen = BreakerState::HalfOpen;
+                    }
+                    _ => {}
+                }
+            }
+            let mut taken = Vec::with_capacity(buckets.len());
+            for b in buckets {
+                let rate = b.capacity / b.window_ms;
+                let (tokens, t) = match next() {
+                    Some(Entry::Bucket { tokens, at }) => (*tokens, *at),
+                    _ => (b.capacity, now),
+                };
+                let tokens = (tokens + (now - t).max(0.0) * rate).min(b.capacity);
+                if tokens.is_nan() || tokens < 1.0 {
+                    let missing = if tokens.is_nan() { 1.0 } else { 1.0 - tokens };
+                    return (
+                        Vec::new(),
+                        Applied::RateLimited {
+                            scope: b.scope,
+                            retry_after_ms: (missing / rate).ceil().max(1.0),
+                        },
+                    );
+                }
+                taken.push((
+                    b.key.clone(),
+                    Some(Entry::Bucket {
+                        tokens: tokens - 1.0,
+                        at: now,
+                    }),
+                ));
+            }
+            writes.extend(taken);
+            (
+                writes,
+                Applied::Admitted {
+                    breaker: seen.as_str(),
+                },
+            )
+        }
+        Op::Settle { breaker, idem } => {
+            if let Some((k, end)) = idem {
+                next();
+                match end {
+                    IdemEnd::Done { out, ttl_ms } => writes.push((
+                        k.clone(),
+                        Some(Entry::Done {
+                            at: now,
+                            exp: now + ttl_ms,
+                            out: out.clone(),
+                        }),
+                    )),
+                    IdemEnd::Keep => {}
+                    IdemEnd::Release => writes.push((k.clone(), None)),
+                }
+            }
+            let mut after = "none";
+            if let Some((b, ok)) = breaker {
+                let (state, opened, mut w) = match next() {
+                    Some(Entry::Breaker { state, at, window }) => (*state, *at, window.clone()),
+                    _ => (BreakerState::Closed, 0.0, Vec::new()),
+                };
+                let slot_ms = (b.window_ms / 10.0).max(1.0);
+                let slot = (now / slot_ms).floor() * slot_ms;
+                w.retain(|s| s[0] > now - b.window_ms);
+                let fail = if *ok { 0.0 } else { 1.0 };
                 match w.iter_mut().find(|s| s[0] == slot) {
                     Some(s) => {
                         s[1] += 1.0;
-                        s[2] += if *ok { 0.0 } else { 1.0 };
+                        s[2] += fail;
                     }
-                    None => w.push([slot, 1.0, if *ok { 0.0 } else { 1.0 }]),
+                    None => w.push([slot, 1.0, fail]),
                 }
                 let (calls, fails) = w.iter().fold((0.0, 0.0), |(c, f), s| (c + s[1], f + s[2]));
-                after = match state.as_str() {
-                    "half-open" if *ok => {
+                let next_state = match state {
+                    BreakerState::HalfOpen if *ok => {
                         w.clear();
-                        "closed"
+                        BreakerState::Closed
                     }
-                    "half-open" | "open" if !*ok => "open",
-                    "open" => "open",
-                    _ if !*ok
-                        && calls >= f64::from(b.min_calls)
-                        && fails / calls >= b.threshold =>
+                    BreakerState::HalfOpen | BreakerState::Open => BreakerState::Open,
+                    BreakerState::Closed
+                        if !*ok
+                            && calls >= f64::from(b.min_calls)
+                            && fails / calls >= b.threshold =>
                     {
-                        "open"
+                        BreakerState::Open
                     }
-                    _ => "closed",
+                    BreakerState::Closed => BreakerState::Closed,
                 };
-                if after == "open" && state != "open" {
-                    st.insert("at".into(), now.into());
-                }
-                st.insert("s".into(), after.into());
-                st.insert("w".into(), json!(w));
-                writes.push((b.key.clone(), Some(Value::Object(st).to_string())));
+                let at = if next_state == BreakerState::Open && state != BreakerState::Open {
+                    now
+                } else {
+                    opened
+                };
+                after = next_state.as_str();
+                writes.push((
+                    b.key.clone(),
+                    Some(Entry::Breaker {
+                        state: next_state,
+                        at,
+                        window: w,
+                    }),
+                ));
             }
             (writes, Applied::Settled { breaker: after })
         }
@@ -514,63 +672,68 @@ pub fn apply_value(op: &Value, values: &[Option<String>], now: f64) -> crate::Re
     Ok(json!({ "writes": writes, "result": applied.to_value() }))
 }
 
-/// The state of one isolate, tab or process, held by the core (the memory port): a
-/// transaction is one call, with nothing crossing to the host. Entries that no longer
-/// matter (answered idempotency records past their window, buckets untouched for an hour —
-/// full again —, closed breakers idle for a day) are swept every 1,024 transactions.
+/// The state of one isolate, tab or process, held by the core (the memory port) as typed
+/// entries: a transaction is one call, with no JSON and nothing crossing to the host.
+/// Entries that no longer matter ([`Entry::is_stale`]) are swept a few at a time: each
+/// transaction looks at the next key of a ring of every key written, so no call pays for
+/// a whole sweep and the map cannot grow without bound.
 #[derive(Debug, Clone, Default)]
 pub struct MemoryState {
-    map: std::collections::BTreeMap<String, String>,
-    ops: u32,
+    map: std::collections::HashMap<String, Entry>,
+    ring: std::collections::VecDeque<String>,
 }
 
 impl MemoryState {
     /// Runs `op` at `now`.
     pub fn transact(&mut self, op: &Op, now: f64) -> Applied {
-        let values: Vec<Option<String>> =
-            op.keys().iter().map(|k| self.map.get(k).cloned()).collect();
-        let (writes, applied) = apply(op, &values, now);
+        let keys = op.keys();
+        let (writes, applied) = {
+            let values: Vec<Option<&Entry>> = keys.iter().map(|k| self.map.get(k)).collect();
+            apply_entries(op, &values, now)
+        };
         for (k, v) in writes {
             match v {
                 Some(v) => {
-                    self.map.insert(k, v);
+                    if self.map.insert(k.clone(), v).is_none() {
+                        self.ring.push_back(k);
+                    }
                 }
                 None => {
                     self.map.remove(&k);
                 }
             }
         }
-        self.ops = self.ops.wrapping_add(1);
-        if self.ops.is_multiple_of(1024) {
-            self.sweep(now);
-        }
+        self.sweep_some(now, 1);
         applied
     }
 
-    /// Drops the entries that no longer change any decision.
-    pub fn sweep(&mut self, now: f64) {
-        self.map.retain(|k, v| {
-            let Some(o) = parse(Some(v)) else {
-                return false;
+    /// Looks at the next `n` keys of the ring: gone or stale ones leave it (and the map),
+    /// the others go to its back.
+    fn sweep_some(&mut self, now: f64, n: usize) {
+        for _ in 0..n.min(self.ring.len()) {
+            let Some(k) = self.ring.pop_front() else {
+                break;
             };
-            if k.starts_with("idem:") {
-                o.get("s").and_then(Value::as_str) != Some("done") || now < num(&o, "exp")
-            } else if k.starts_with("rl:") {
-                now - num(&o, "at") < 3_600_000.0
-            } else {
-                let last = o
-                    .get("w")
-                    .and_then(Value::as_array)
-                    .and_then(|w| w.iter().filter_map(|s| s.get(0)?.as_f64()).reduce(f64::max))
-                    .unwrap_or(num(&o, "at"));
-                o.get("s").and_then(Value::as_str) != Some("closed") || now - last < 86_400_000.0
+            match self.map.get(&k) {
+                Some(e) if e.is_stale(now) => {
+                    self.map.remove(&k);
+                }
+                Some(_) => self.ring.push_back(k),
+                None => {}
             }
-        });
+        }
     }
 
-    /// A value, for inspection (the demo's breaker panel, tests).
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.map.get(key).map(String::as_str)
+    /// Drops every entry that no longer changes a decision.
+    pub fn sweep(&mut self, now: f64) {
+        self.map.retain(|_, v| !v.is_stale(now));
+        let map = &self.map;
+        self.ring.retain(|k| map.contains_key(k));
+    }
+
+    /// A value as its stored text, for inspection (the demo's breaker panel, tests).
+    pub fn get(&self, key: &str) -> Option<String> {
+        self.map.get(key).map(Entry::to_text)
     }
 
     /// How many entries are held.

@@ -213,7 +213,7 @@ impl JsMemory {
 
     /// A value ("" when absent).
     pub fn get(&self, key: &str) -> String {
-        self.inner.get(key).unwrap_or_default().to_owned()
+        self.inner.get(key).unwrap_or_default()
     }
 
     /// How many entries are held.
@@ -325,8 +325,12 @@ impl JsCall {
     /// [`Self::output`] on a memory port.
     #[wasm_bindgen(js_name = outputIn)]
     pub fn output_in(&mut self, memory: &mut JsMemory, output: &str, now: f64) -> String {
-        let a = self.inner.on(output_event(output), now);
-        self.local(a, memory, now)
+        let mut a = self.inner.on(output_event(output), now);
+        while let Action::Transact(op) = &a {
+            let applied = memory.inner.transact(op, now);
+            a = self.inner.on(Event::Applied(applied), now);
+        }
+        echo(a)
     }
 
     /// Reports another event (`failed` with the failure JSON, `timed-out`, `woke`,
@@ -355,6 +359,14 @@ impl JsCall {
     /// The observability record (JSON).
     pub fn record(&self) -> String {
         self.inner.record().to_value().to_string()
+    }
+}
+
+/// An action after the handler's output: `done` echoes the output the glue passed in.
+fn echo(a: Action) -> String {
+    match a {
+        Action::Done(_) => r#"{"do":"done","echo":true}"#.to_owned(),
+        other => other.to_value().to_string(),
     }
 }
 

@@ -182,12 +182,19 @@ pub struct Contract {
     pub deprecated: bool,
     /// The document as given (YAML read as JSON), for `list()` and the planner section.
     pub source: Value,
+    /// `name@version`, made once.
+    key: String,
 }
 
 impl Contract {
     /// `name@version`.
     pub fn id(&self) -> String {
-        format!("{}@{}", self.name, self.version)
+        self.key.clone()
+    }
+
+    /// `name@version`, borrowed.
+    pub fn key(&self) -> &str {
+        &self.key
     }
 
     /// The declared error with this code.
@@ -756,9 +763,11 @@ fn read_into(
         },
     };
     let deprecated = f.boolean("deprecated", out).unwrap_or(false);
+    let (name, version) = (name?, version?);
     Some(Contract {
-        name: name?,
-        version: version?,
+        key: format!("{name}@{version}"),
+        name,
+        version,
         description,
         owner,
         input,
