@@ -422,6 +422,11 @@ export interface ContractDocument {
   /** A date or RFC 3339 time after which calls fail with `Sunset`. */
   sunset?: string;
   deprecated?: boolean;
+  /**
+   * For callers of older versions: how this version's output reads in their shape, by
+   * version — `"$/pointer"`, `"$root/pointer"`, `{ $each: "/list", $map: … }`, literals.
+   */
+  output_adapters?: Record<string, unknown>;
 }
 
 /** A registered contract version, as the registry lists it. */
@@ -521,6 +526,8 @@ export interface GatewayRecord {
   budget_overrun: boolean;
   fallback_from: string[];
   idempotency_key: string | null;
+  /** The older version whose output shape the caller got through an output adapter. */
+  adapted_to: string | null;
 }
 
 /** Where limits, breakers and idempotency records live. */

@@ -1064,3 +1064,79 @@ fn the_overlap_audit_and_the_review() {
         "{rare:?}"
     );
 }
+
+#[test]
+fn callers_of_a_sunset_version_get_the_newer_output_through_its_adapter() {
+    let mut r = registry();
+    r.set_sunset("cross-title-link", "0.9", Some("2026-01-01"))
+        .unwrap();
+    let after = promptloom::registry::contract::epoch_ms("2026-06-01").unwrap();
+    let r = Arc::new(r);
+    let mut st = state::MemoryState::default();
+    let mut c = ctx("chat", "u1");
+    c.version = Some("0.9".into());
+    let mut served = None;
+    let (out, rec) = call(
+        &r,
+        &mut st,
+        "cross-title-link",
+        json!({"title_id": "BRSK_001", "locale": "en-US"}),
+        c.clone(),
+        after,
+        Box::new(|inv| {
+            served = Some(inv.version.clone());
+            (
+                Ok(
+                    json!({"nodes": ["BRSK_001", "VGLD_002"], "edges": [{"from": "BRSK_001", "to": "VGLD_002", "weight": 0.8}]}),
+                ),
+                3.0,
+            )
+        }),
+    );
+    assert_eq!(
+        served.as_deref(),
+        Some("1.0.0"),
+        "the live version runs: {out:?}"
+    );
+    assert_eq!(
+        out.unwrap(),
+        json!({"recommendations": [{"title_id": "VGLD_002", "similarity": 0.8, "reason": "related in the graph"}]})
+    );
+    assert_eq!(
+        (rec.version.as_deref(), rec.adapted_to.as_deref()),
+        (Some("1.0.0"), Some("0.9.0"))
+    );
+    assert!(rec
+        .idempotency_key
+        .unwrap()
+        .starts_with("idem:cross-title-link@1.0.0>0.9.0:"));
+    // Callers of 1.0 get the graph as it is.
+    c.version = Some("^1".into());
+    let (out, rec) = call(
+        &r,
+        &mut st,
+        "cross-title-link",
+        json!({"title_id": "BRSK_001", "locale": "en-US"}),
+        c,
+        after,
+        Box::new(|_| (Ok(json!({"nodes": [], "edges": []})), 3.0)),
+    );
+    assert_eq!(
+        (out.unwrap(), rec.adapted_to),
+        (json!({"nodes": [], "edges": []}), None)
+    );
+    // An adapter that targets a newer version, or writes a bad pointer, is refused.
+    let mut bad = registry();
+    let e = bad
+        .register(&json!({"name": "x", "version": "1", "description": "d", "owner": "o", "input": {"q": "string"}, "output": {"r": "string"},
+            "policy": {"idempotent": true, "timeout_ms": 5, "budget": {"p95_ms": 1, "cost_usd": 0}},
+            "output_adapters": {"2.0": {"r": "$/r"}, "0.5": {"r": "$r"}}}))
+        .unwrap_err();
+    let codes: Vec<_> = e.details()["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["path"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(codes, ["output_adapters.0.5.r", "output_adapters.2.0"]);
+}

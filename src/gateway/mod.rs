@@ -252,6 +252,9 @@ pub struct Call {
     raw_input: Value,
     trace_id: String,
     contract: Option<Arc<Contract>>,
+    /// For a caller of an older version the contract adapts its output to: that version
+    /// and the mapping.
+    adapter: Option<crate::registry::Adapter>,
     input: Value,
     idem_key: Option<String>,
     /// Whether the gateway itself answers duplicates under `idem_key` (state writes made).
@@ -285,6 +288,7 @@ impl Call {
             raw_input: input,
             trace_id: trace_id.to_owned(),
             contract: None,
+            adapter: None,
             input: Value::Null,
             idem_key: None,
             dedup: false,
@@ -320,7 +324,7 @@ impl Call {
     }
 
     fn prepare(&mut self, now: f64) -> Result<Option<Op>> {
-        let c = self.registry.resolve(
+        let (c, adapter) = self.registry.resolve_call(
             &self.name,
             &self.ctx.surface,
             &self.ctx.user,
@@ -328,6 +332,7 @@ impl Call {
             now,
         )?;
         self.contract = Some(c.clone());
+        self.adapter = adapter;
         let input = fields::apply_defaults(&c.input, &self.raw_input);
         if let Err(v) = crate::json_schema::validate(&c.input, &input) {
             let first = v
@@ -464,8 +469,14 @@ impl Call {
         } else {
             format!("d={}", (now / 86_400_000.0).floor() as i64)
         };
+        // Callers served through an output adapter get their own records (another shape).
+        let shape = self
+            .adapter
+            .as_ref()
+            .map(|(v, _)| format!(">{v}"))
+            .unwrap_or_default();
         Some(format!(
-            "idem:{}:{}:{}:{}",
+            "idem:{}{shape}:{}:{}:{}",
             c.id(),
             self.ctx.user,
             scope,
@@ -572,8 +583,11 @@ impl Call {
                 let Some(c) = self.contract().cloned() else {
                     return self.fail(Error::new(ErrorKind::Internal, "no contract"), now);
                 };
-                match crate::json_schema::validate(&c.output, &v) {
-                    Ok(()) => {
+                let checked = crate::json_schema::validate(&c.output, &v)
+                    .map(|()| v)
+                    .and_then(|v| self.adapt(v));
+                match checked {
+                    Ok(v) => {
                         let ttl = c.policy.idempotency_ttl_ms;
                         self.settle_op(
                             Some(true),
@@ -645,6 +659,20 @@ impl Call {
                     format!("the gateway did not expect {e:?} now"),
                 ))
             }
+        }
+    }
+
+    /// The output in the shape of the older version the caller asked for, when the call is
+    /// served through an output adapter (checked against that version's output schema when
+    /// it is still registered).
+    fn adapt(&self, v: Value) -> std::result::Result<Value, Vec<crate::json_schema::Violation>> {
+        let Some((old, m)) = &self.adapter else {
+            return Ok(v);
+        };
+        let out = crate::registry::adapt::apply(m, &v);
+        match self.registry.get(&self.name, &old.to_string()) {
+            Ok(prev) => crate::json_schema::validate(&prev.output, &out).map(|()| out),
+            Err(_) => Ok(out),
         }
     }
 
@@ -801,6 +829,12 @@ impl Call {
         }
     }
 
+    /// Whether the output is adapted to an older version's shape (then it is not the
+    /// handler's output as given).
+    pub fn is_adapted(&self) -> bool {
+        self.adapter.is_some()
+    }
+
     /// Whether the call has finished.
     pub fn is_finished(&self) -> bool {
         self.phase == Phase::Finished
@@ -830,6 +864,7 @@ impl Call {
                 .is_some_and(|c| self.attempts > 0 && latency > c.policy.budget.p95_ms),
             fallback_from: self.fallback_from.clone(),
             idempotency_key: self.idem_key.clone(),
+            adapted_to: self.adapter.as_ref().map(|(v, _)| v.to_string()),
         }
     }
 }

@@ -42,6 +42,9 @@ pub struct Record {
     pub fallback_from: Vec<String>,
     /// The idempotency key, when the contract has one.
     pub idempotency_key: Option<String>,
+    /// The older version whose output shape the caller got (through the contract's output
+    /// adapter).
+    pub adapted_to: Option<String>,
 }
 
 impl Record {
@@ -66,6 +69,7 @@ impl Record {
             "budget_overrun": self.budget_overrun,
             "fallback_from": self.fallback_from,
             "idempotency_key": self.idempotency_key,
+            "adapted_to": self.adapted_to,
         })
     }
 }

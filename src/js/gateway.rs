@@ -268,6 +268,17 @@ pub struct JsCall {
 
 #[wasm_bindgen(js_class = GatewayCall)]
 impl JsCall {
+    /// An action after the handler's output: `done` echoes the output the glue passed in
+    /// (unless an output adapter reshaped it).
+    fn echo(&self, a: Action) -> String {
+        match a {
+            Action::Done(_) if !self.inner.is_adapted() => {
+                r#"{"do":"done","echo":true}"#.to_owned()
+            }
+            other => other.to_value().to_string(),
+        }
+    }
+
     /// A call of `name` (input and context JSON) on `registry`.
     #[wasm_bindgen(constructor)]
     pub fn new(
@@ -330,7 +341,7 @@ impl JsCall {
             let applied = memory.inner.transact(op, now);
             a = self.inner.on(Event::Applied(applied), now);
         }
-        echo(a)
+        self.echo(a)
     }
 
     /// Reports another event (`failed` with the failure JSON, `timed-out`, `woke`,
@@ -359,14 +370,6 @@ impl JsCall {
     /// The observability record (JSON).
     pub fn record(&self) -> String {
         self.inner.record().to_value().to_string()
-    }
-}
-
-/// An action after the handler's output: `done` echoes the output the glue passed in.
-fn echo(a: Action) -> String {
-    match a {
-        Action::Done(_) => r#"{"do":"done","echo":true}"#.to_owned(),
-        other => other.to_value().to_string(),
     }
 }
 

@@ -180,6 +180,9 @@ pub struct Contract {
     pub sunset: Option<(f64, String)>,
     /// Marked deprecated (still callable; listed by the registry review).
     pub deprecated: bool,
+    /// For callers of an older version: how this version's output reads in that version's
+    /// shape (see [`super::adapt`]), by the older version.
+    pub output_adapters: BTreeMap<Version, Value>,
     /// The document as given (YAML read as JSON), for `list()` and the planner section.
     pub source: Value,
     /// `name@version`, made once.
@@ -450,7 +453,8 @@ impl Fields<'_> {
     }
 }
 
-const TOP: [&str; 17] = [
+const TOP: [&str; 18] = [
+    "output_adapters",
     "name",
     "version",
     "description",
@@ -763,6 +767,24 @@ fn read_into(
         },
     };
     let deprecated = f.boolean("deprecated", out).unwrap_or(false);
+    let mut output_adapters = BTreeMap::new();
+    if let Some(a) = f.object("output_adapters", out) {
+        for (v, m) in a {
+            let p = format!("output_adapters.{v}");
+            match version_of(&Value::String(v.clone())) {
+                Some(old) if version.as_ref().is_some_and(|new| &old < new) => {
+                    super::adapt::check(m, &p, out, 0);
+                    output_adapters.insert(old, m.clone());
+                }
+                Some(_) => out.error(
+                    &p,
+                    "invalid-adapter",
+                    "an output adapter serves an older version than the contract's",
+                ),
+                None => out.error(&p, "invalid-adapter", format!("`{v}` is not a version")),
+            }
+        }
+    }
     let (name, version) = (name?, version?);
     Some(Contract {
         key: format!("{name}@{version}"),
@@ -782,6 +804,7 @@ fn read_into(
         canary,
         sunset,
         deprecated,
+        output_adapters,
         source: doc.clone(),
     })
 }

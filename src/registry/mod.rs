@@ -13,6 +13,7 @@
 //! # Ok::<(), promptloom::Error>(())
 //! ```
 
+pub mod adapt;
 pub mod contract;
 pub mod fields;
 pub mod planner;
@@ -36,6 +37,10 @@ pub struct Registry {
     /// The host's embeddings of contracts, by name (the router blends them).
     vectors: BTreeMap<String, Vec<f32>>,
 }
+
+/// An output adapter a call goes through: the older version whose shape the caller gets,
+/// and the mapping (see [`adapt`]).
+pub type Adapter = (Version, Value);
 
 /// A version range as callers write it: `0.9` (= `^0.9`), `^1.2`, `~1.2.3`, `>=1, <2`,
 /// `=1.0.0`, `*`.
@@ -307,6 +312,51 @@ impl Registry {
             .copied()
             .unwrap_or(first)
             .clone())
+    }
+
+    /// The version a call runs, as [`Registry::resolve`] chooses it — and when the caller
+    /// asks for a version range no live version serves (none registered, or sunset), the
+    /// newest live version with an output adapter for a version in that range, with the
+    /// adapter's target version and mapping.
+    pub fn resolve_call(
+        &self,
+        name: &str,
+        surface: &str,
+        user: &str,
+        version: Option<&str>,
+        now_ms: f64,
+    ) -> Result<(Arc<Contract>, Option<Adapter>)> {
+        let first = match self.resolve(name, surface, user, version, now_ms) {
+            Ok(c) => return Ok((c, None)),
+            Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::Sunset) => e,
+            Err(e) => return Err(e),
+        };
+        let req = match version {
+            Some(v) => Some(version_req(v)?),
+            None => self
+                .pins
+                .get(&(surface.to_owned(), name.to_owned()))
+                .cloned(),
+        };
+        let (Some(req), Some(vs)) = (req, self.contracts.get(name)) else {
+            return Err(first);
+        };
+        for c in vs.values().rev() {
+            let live = c.sunset.as_ref().is_none_or(|(at, _)| now_ms < *at)
+                && (c.surfaces.is_empty() || c.surfaces.iter().any(|s| s == surface));
+            if !live {
+                continue;
+            }
+            if let Some((old, m)) = c
+                .output_adapters
+                .iter()
+                .rev()
+                .find(|(old, _)| req.matches(old))
+            {
+                return Ok((c.clone(), Some((old.clone(), m.clone()))));
+            }
+        }
+        Err(first)
     }
 
     /// Every contract version as JSON (name, version, schemas, surfaces, canary, sunset,

@@ -206,6 +206,12 @@ export async function gatewayConformance(pl, { contracts, state, label = '' }) {
   check('the registry review lists contracts never called', review.rarely_called.some((r) => r.contract === 'order-inventory-backup' || r.contract === 'cross-title-link'), JSON.stringify(review));
   check('the overlap audit compares descriptions (lexical without vectors)', Array.isArray(registry.overlapAudit({ threshold: 0.3 })));
 
+  // Output adapters: callers pinned to a sunset 0.9 get 1.0's graph in 0.9's shape.
+  registry.setSunset('cross-title-link', '0.9', '2020-01-01');
+  const adapted = await fresh().call('cross-title-link', { title_id: 'ADPT_001', locale: 'en-US' }, chat);
+  registry.setSunset('cross-title-link', '0.9', null);
+  check('a sunset version is served by the newer one through its output adapter', Array.isArray(adapted.recommendations) && adapted.recommendations.length === 0, JSON.stringify(adapted));
+
   // Sunset.
   registry.setSunset('order-inventory-backup', '1.0.0', '2020-01-01');
   check('a sunset version refuses calls with Sunset', (await codeOf(fresh().call('order-inventory-backup', { order_id: 'ORD-1' }, base))) === 'Sunset');
