@@ -27,7 +27,7 @@ fn text(data: &[u8]) -> Option<&str> {
 pub type Target = fn(&[u8]);
 
 /// The targets, by name (what `fuzz/fuzz_targets/<name>.rs` and the corpus folders use).
-pub const TARGETS: [(&str, Target); 10] = [
+pub const TARGETS: &[(&str, Target)] = &[
     ("message_json", message_json),
     ("conversation_json", conversation_json),
     ("command_text", command_text),
@@ -38,7 +38,82 @@ pub const TARGETS: [(&str, Target); 10] = [
     ("template", template_source),
     ("kv_journal", kv_journal),
     ("response_stream", response_stream),
+    #[cfg(feature = "composer")]
+    ("contract", contract),
 ];
+
+/// A contract document (YAML or JSON text after the first byte) registered beside the
+/// seed's contract; when it registers, calls of it with inputs and handler answers cut
+/// from the same bytes run through the gateway on the memory port (with the first byte's
+/// bits choosing timeouts, failures and the clock's steps), then the planner section, the
+/// audit and the review; and the bytes as a state op over stored values. Nothing may
+/// panic or hang; every call must end in an output or a typed error.
+#[cfg(feature = "composer")]
+pub fn contract(data: &[u8]) {
+    use crate::gateway::{self, state, CallContext, Failure};
+    use crate::registry::{planner::PlannerOptions, Registry};
+    let Some((&knobs, rest)) = data.split_first() else {
+        return;
+    };
+    let Some(text) = text(rest) else {
+        return;
+    };
+    let mut r = Registry::default();
+    let _ = r.register_text(SEED_CONTRACT);
+    let registered = r.register_text(text);
+    // The bytes as a state op and stored values.
+    if let Ok(v) = serde_json::from_str::<Value>(text) {
+        if let Some(op) = state::Op::from_value(&v) {
+            let values: Vec<Option<String>> = op.keys().iter().map(|_| Some(text.to_owned())).collect();
+            let _ = state::apply(&op, &values, f64::from(knobs) * 1e9);
+        }
+    }
+    let Ok(c) = registered else {
+        return;
+    };
+    let name = c.name.clone();
+    let r = std::sync::Arc::new(r);
+    let mut st = state::MemoryState::default();
+    let inputs: Vec<Value> = std::iter::once(crate::registry::fields::synthetic(&c.input).unwrap_or(Value::Null))
+        .chain(c.examples.iter().filter_map(|e| e.get("input").cloned()))
+        .chain(std::iter::once(serde_json::from_str(text).unwrap_or(Value::Null)))
+        .collect();
+    let answers: Vec<Value> = std::iter::once(crate::registry::fields::synthetic(&c.output).unwrap_or(Value::Null))
+        .chain(c.examples.iter().filter_map(|e| e.get("output").cloned()))
+        .collect();
+    let mut now = 1.7e12;
+    for (i, input) in inputs.iter().cycle().take(12).enumerate() {
+        let mut ctx = CallContext::new(["chat", "batch", "voice"][i % 3], ["u1", "u2"][i % 2]);
+        ctx.flags = c.feature_flags.clone();
+        ctx.tier = c.tiers.first().cloned();
+        ctx.session = (knobs & 1 == 1).then(|| "s".to_owned());
+        let mut call = gateway::Call::new(r.clone(), &name, input.clone(), ctx, "trace");
+        let mut n = 0u32;
+        let out = gateway::run_sync(&mut call, &mut st, now, |inv| {
+            n += 1;
+            let k = knobs.rotate_left(n + i as u32);
+            let answer = answers.get(i % answers.len().max(1)).cloned().unwrap_or(Value::Null);
+            let ms = if k & 2 == 2 { inv.timeout_ms * 2.0 } else { f64::from(k) };
+            match k & 12 {
+                4 => (Err(Failure { code: c.errors.first().map(|e| e.code.clone()), message: "x".into(), ..Failure::default() }), ms),
+                8 => (Err(Failure { status: Some(503), message: "y".into(), ..Failure::default() }), ms),
+                _ => (Ok(answer), ms),
+            }
+        });
+        if let Err(e) = out {
+            assert!(crate::error::ErrorKind::ALL.contains(&e.kind()) && e.kind() != crate::error::ErrorKind::Internal, "{e}");
+        }
+        assert!(call.is_finished());
+        now += f64::from(knobs) * 1000.0;
+    }
+    let _ = r.planner_section(text, &PlannerOptions::new(PROVIDERS[knobs as usize % 4]));
+    let _ = r.overlap_audit(None, 0.5);
+    let _ = r.review(&[], 1.0);
+}
+
+/// The seed's contract, registered beside every fuzzed one.
+#[cfg(feature = "composer")]
+const SEED_CONTRACT: &str = include_str!("../tests/contracts/valid/cross-title-link.yaml");
 
 /// A response (SSE, a JSON-array stream or a body) for the provider the first byte picks,
 /// fed whole and in chunks the second byte sizes: both must give the same events and turn

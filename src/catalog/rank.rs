@@ -198,6 +198,7 @@ fn words(text: &str) -> Vec<String> {
     out
 }
 
+#[cfg(feature = "composer")]
 /// The stemmed words of `text` without stop words: the terms the index ranks by (and the
 /// registry's lexical overlap audit compares).
 pub(crate) fn terms(text: &str) -> Vec<String> {

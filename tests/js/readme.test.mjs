@@ -32,7 +32,7 @@ before(() => {
 });
 
 test('the README has an example for every host', () => {
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'jco', 'node', 'skills', 'streaming', 'wasmtime', 'worker']);
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'skills', 'streaming', 'wasmtime', 'worker']);
 });
 
 test('README: Node', () => {
@@ -92,6 +92,74 @@ test('README: WASI component in Wasmtime', () => {
   copyFileSync(join(root, 'target/component/promptloom-lowering.wasm'), join(dir, 'promptloom-lowering.wasm'));
   writeFileSync(join(dir, 'example.py'), ex.wasmtime.code);
   assert.equal(execFileSync('python3', ['example.py'], { cwd: dir, encoding: 'utf8' }).trimEnd(), ex.wasmtime.output);
+});
+
+test('README: skill contracts and the gateway in Node', () => {
+  const file = join(out, 'gateway.mjs');
+  writeFileSync(file, ex.gateway.code);
+  assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.gateway.output);
+});
+
+test('README: the gateway in a WASI host (Wasmtime)', () => {
+  const dir = join(out, 'gateway-py');
+  mkdirSync(dir, { recursive: true });
+  copyFileSync(join(root, 'target/component/promptloom.wasm'), join(dir, 'promptloom.wasm'));
+  writeFileSync(join(dir, 'example.py'), ex.gatewaywasmtime.code);
+  assert.equal(execFileSync('python3', ['example.py'], { cwd: dir, encoding: 'utf8' }).trimEnd(), ex.gatewaywasmtime.output);
+});
+
+test('README: the gateway in a Worker with a Durable Object (bundled by wrangler, two isolates in workerd)', async () => {
+  const dir = join(out, 'gateway-worker');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'worker.mjs'), ex.gatewayworker.code);
+  writeFileSync(join(dir, 'wrangler.toml'), 'name = "readme-gateway"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n\n[[durable_objects.bindings]]\nname = "GATEWAY_STATE"\nclass_name = "GatewayState"\n\n[[migrations]]\ntag = "v1"\nnew_sqlite_classes = ["GatewayState"]\n');
+  execFileSync(join(root, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', join(dir, 'dist')], {
+    cwd: dir,
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
+    stdio: 'pipe',
+  });
+  const worker = (name, ns) => ({ name, modules: true, scriptPath: join(dir, 'dist/worker.js'), modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }], compatibilityDate: '2025-01-01', durableObjects: { GATEWAY_STATE: ns } });
+  const mf = new Miniflare({ workers: [worker('a', 'GatewayState'), worker('b', { className: 'GatewayState', scriptName: 'a' })] });
+  try {
+    const [a, b] = [await mf.getWorker('a'), await mf.getWorker('b')];
+    const ask = (w, id) => w.fetch('http://x/', { method: 'POST', headers: { 'x-user': 'u1' }, body: JSON.stringify({ order_id: id }) });
+    const r1 = await ask(a, 'ORD-1');
+    assert.equal(r1.status, 200);
+    assert.deepEqual(await r1.json(), { status: 'ORD-1 shipped' });
+    assert.equal((await ask(b, 'ORD-2')).status, 200);
+    const third = await ask(a, 'ORD-3');
+    assert.equal(third.status, 429, 'two per minute, counted across both isolates');
+    assert.ok((await third.json()).retry_after_ms > 0);
+    assert.equal((await (await ask(b, 'nope')).json()).code, 'InvalidInput');
+  } finally {
+    await mf.dispose();
+  }
+});
+
+test('README: the gateway in the browser on IndexedDB', async () => {
+  const server = await serve(0);
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  try {
+    writeFileSync(join(out, 'gateway-browser.js'), ex.gatewaybrowser.code);
+    writeFileSync(join(out, 'gateway-browser.html'), `<!doctype html><meta charset="utf-8">
+<script type="importmap">{"imports":{"promptloom/composer":"/pkg/src/composer-web.js"}}</script>
+<pre></pre>`);
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`${server.url}/tests/js/.out/readme/gateway-browser.html`);
+    await page.addScriptTag({ type: 'module', url: '/tests/js/.out/readme/gateway-browser.js' });
+    await page.waitForFunction(() => document.querySelector('pre').textContent.length > 0);
+    assert.deepEqual(errors, []);
+    assert.equal(await page.textContent('pre'), 'Thread T-7: resolved.');
+    assert.ok(await page.evaluate(async () => (await indexedDB.databases()).some((d) => d.name === 'my-app-gateway')));
+  } finally {
+    await browser.close();
+    await server.close();
+  }
 });
 
 test('README: edge worker (bundled by wrangler, run in workerd)', async () => {
