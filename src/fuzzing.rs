@@ -64,7 +64,8 @@ pub fn contract(data: &[u8]) {
     // The bytes as a state op and stored values.
     if let Ok(v) = serde_json::from_str::<Value>(text) {
         if let Some(op) = state::Op::from_value(&v) {
-            let values: Vec<Option<String>> = op.keys().iter().map(|_| Some(text.to_owned())).collect();
+            let values: Vec<Option<String>> =
+                op.keys().iter().map(|_| Some(text.to_owned())).collect();
             let _ = state::apply(&op, &values, f64::from(knobs) * 1e9);
         }
     }
@@ -74,13 +75,17 @@ pub fn contract(data: &[u8]) {
     let name = c.name.clone();
     let r = std::sync::Arc::new(r);
     let mut st = state::MemoryState::default();
-    let inputs: Vec<Value> = std::iter::once(crate::registry::fields::synthetic(&c.input).unwrap_or(Value::Null))
-        .chain(c.examples.iter().filter_map(|e| e.get("input").cloned()))
-        .chain(std::iter::once(serde_json::from_str(text).unwrap_or(Value::Null)))
-        .collect();
-    let answers: Vec<Value> = std::iter::once(crate::registry::fields::synthetic(&c.output).unwrap_or(Value::Null))
-        .chain(c.examples.iter().filter_map(|e| e.get("output").cloned()))
-        .collect();
+    let inputs: Vec<Value> =
+        std::iter::once(crate::registry::fields::synthetic(&c.input).unwrap_or(Value::Null))
+            .chain(c.examples.iter().filter_map(|e| e.get("input").cloned()))
+            .chain(std::iter::once(
+                serde_json::from_str(text).unwrap_or(Value::Null),
+            ))
+            .collect();
+    let answers: Vec<Value> =
+        std::iter::once(crate::registry::fields::synthetic(&c.output).unwrap_or(Value::Null))
+            .chain(c.examples.iter().filter_map(|e| e.get("output").cloned()))
+            .collect();
     let mut now = 1.7e12;
     for (i, input) in inputs.iter().cycle().take(12).enumerate() {
         let mut ctx = CallContext::new(["chat", "batch", "voice"][i % 3], ["u1", "u2"][i % 2]);
@@ -92,16 +97,41 @@ pub fn contract(data: &[u8]) {
         let out = gateway::run_sync(&mut call, &mut st, now, |inv| {
             n += 1;
             let k = knobs.rotate_left(n + i as u32);
-            let answer = answers.get(i % answers.len().max(1)).cloned().unwrap_or(Value::Null);
-            let ms = if k & 2 == 2 { inv.timeout_ms * 2.0 } else { f64::from(k) };
+            let answer = answers
+                .get(i % answers.len().max(1))
+                .cloned()
+                .unwrap_or(Value::Null);
+            let ms = if k & 2 == 2 {
+                inv.timeout_ms * 2.0
+            } else {
+                f64::from(k)
+            };
             match k & 12 {
-                4 => (Err(Failure { code: c.errors.first().map(|e| e.code.clone()), message: "x".into(), ..Failure::default() }), ms),
-                8 => (Err(Failure { status: Some(503), message: "y".into(), ..Failure::default() }), ms),
+                4 => (
+                    Err(Failure {
+                        code: c.errors.first().map(|e| e.code.clone()),
+                        message: "x".into(),
+                        ..Failure::default()
+                    }),
+                    ms,
+                ),
+                8 => (
+                    Err(Failure {
+                        status: Some(503),
+                        message: "y".into(),
+                        ..Failure::default()
+                    }),
+                    ms,
+                ),
                 _ => (Ok(answer), ms),
             }
         });
         if let Err(e) = out {
-            assert!(crate::error::ErrorKind::ALL.contains(&e.kind()) && e.kind() != crate::error::ErrorKind::Internal, "{e}");
+            assert!(
+                crate::error::ErrorKind::ALL.contains(&e.kind())
+                    && e.kind() != crate::error::ErrorKind::Internal,
+                "{e}"
+            );
         }
         assert!(call.is_finished());
         now += f64::from(knobs) * 1000.0;

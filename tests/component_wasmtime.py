@@ -201,7 +201,7 @@ class Host:
         self.arbiter = {n: k(n) for n in ["validate-skill-spec", "to-mermaid", "call-proposal", "[method]arbiter.step-offer", "[static]skill-registry.build", "[method]skill-registry.names", "[static]arbiter.create", "[method]arbiter.start", "[method]arbiter.propose", "[method]arbiter.run", "[method]arbiter.replay"]}
         gw = inst.get_export_index(self.store, "promptloom:core/gateway@0.1.0")
         q = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, gw))
-        self.gateway = {n: q(n) for n in ["check-contract", "apply-state", "records-to-otel", "[constructor]contract-registry", "[method]contract-registry.register", "[method]contract-registry.resolve", "[method]contract-registry.set-canary", "[method]contract-registry.planner-section", "[method]contract-registry.review", "[constructor]gateway", "[method]gateway.call", "[method]gateway.records"]}
+        self.gateway = {n: q(n) for n in ["check-contract", "apply-state", "records-to-otel", "[constructor]contract-registry", "[method]contract-registry.register", "[method]contract-registry.resolve", "[method]contract-registry.set-canary", "[method]contract-registry.planner-section", "[method]contract-registry.review", "[constructor]gateway", "[method]gateway.call", "[method]gateway.records", "[method]gateway.verify"]}
         self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "route-artifact", "prepare-artifact", "check-assertions"]}
 
     def gw(self, name, *args):
@@ -583,6 +583,11 @@ class GatewayInWasmtime(unittest.TestCase):
         spans = json.loads(h.gw("records-to-otel", json.dumps(recs[:2])))["resourceSpans"][0]["scopeSpans"][0]["spans"]
         self.assertEqual(len(spans[0]["traceId"]), 32)
         self.assertFalse(json.loads(h.gw("check-contract", c("invalid/no-owner-no-budget.yaml")))["ok"])
+        checked = json.loads(h.gw("[method]gateway.verify", g, "order-inventory"))
+        self.assertEqual([(c["input"]["order_id"], c["ok"]) for c in checked], [("ORD-0", True)])
+        bad = h.gw("[method]gateway.verify", g, "cross-title-link")
+        self.assertEqual(bad.tag, "invalid-contract")
+        self.assertIn("cross-title-link@1.0.0.output", [p["path"] for p in json.loads(bad.payload.details)["problems"]])
         review = json.loads(h.gw("[method]contract-registry.review", reg, json.dumps(recs), 1.0))
         self.assertIn("order-inventory-backup", [r["contract"] for r in review["rarely_called"]])
 

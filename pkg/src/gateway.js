@@ -502,35 +502,22 @@ export class Gateway {
    * and every problem. Returns what was checked.
    */
   async verify(name) {
-    const targets = this.#registry.list().filter((c) => name == null || c.name === name);
-    if (name != null && targets.length === 0) throw new PromptloomError('NotFound', `no contract named \`${name}\` is registered`, { contract: name });
-    const problems = [];
-    const checked = [];
-    for (const c of targets) {
-      const at = `${c.name}@${c.version}`;
-      const h = this.#handler(c.name, c.version);
-      if (!h) {
-        problems.push({ path: at, code: 'no-handler', message: `no handler for ${at}`, severity: 'error' });
-        continue;
+    const targets = JSON.parse(call(() => this.#registry.__inner.verifyTargets(name == null ? '' : __str(name, 'name'))));
+    const results = [];
+    for (const t of targets) {
+      const h = this.#handler(t.name, t.version);
+      if (t.input === null) results.push(t);
+      else if (!h) results.push({ ...t, no_handler: true });
+      else {
+        try {
+          const output = await h(t.input, { contract: t.name, version: t.version, attempt: 1, idempotencyKey: null, traceId: 'verify', synthetic: true, signal: new AbortController().signal });
+          results.push({ ...t, output: output === undefined ? null : output });
+        } catch (e) {
+          results.push({ ...t, error: String(e?.message ?? e) });
+        }
       }
-      const s = call(() => this.#registry.__inner.synthetic(c.name, c.version));
-      if (s === '') {
-        problems.push({ path: `${at}.input`, code: 'no-synthetic-input', message: 'no input can be generated from this schema: add an example', severity: 'error' });
-        continue;
-      }
-      let out;
-      try {
-        out = await h(JSON.parse(s), { contract: c.name, version: c.version, attempt: 1, idempotencyKey: null, traceId: 'verify', synthetic: true, signal: new AbortController().signal });
-      } catch (e) {
-        problems.push({ path: `${at}.handler`, code: 'handler-failed', message: `the handler failed on the synthetic input: ${e?.message ?? e}`, severity: 'error' });
-        continue;
-      }
-      const violations = JSON.parse(call(() => this.#registry.__inner.checkOutput(c.name, c.version, JSON.stringify(out ?? null))));
-      for (const v of violations) problems.push({ path: `${at}.output${v.instance_path.replaceAll('/', '.')}`, code: 'invalid-output', message: v.message, severity: 'error' });
-      checked.push({ name: c.name, version: c.version, input: JSON.parse(s), ok: violations.length === 0 });
     }
-    if (problems.length) throw new PromptloomError('InvalidContract', `${problems[0].message} (at ${problems[0].path})${problems.length > 1 ? `; and ${problems.length - 1} more problem${problems.length > 2 ? 's' : ''}` : ''}`, { problems });
-    return checked;
+    return JSON.parse(call(() => this.#registry.__inner.verifyReport(__json(results, 'the check results', 'InvalidRequest', { text: false }))));
   }
 
   /** Pattern A: each step's input from the previous output (`input: (prev) => …`) → every output. */

@@ -304,6 +304,31 @@ impl GuestGateway for GatewayResource {
         out.map(|v| v.to_string()).map_err(to_wit)
     }
 
+    fn verify(&self, name: Option<String>) -> Result<String, WitError> {
+        let registry = self.registry.borrow().clone();
+        let targets = registry.verify_targets(name.as_deref()).map_err(to_wit)?;
+        let mut results = Vec::new();
+        for t in targets.as_array().cloned().unwrap_or_default() {
+            let mut r = t.clone();
+            if let (Some(n), Some(v), Some(input)) = (
+                t["name"].as_str(),
+                t["version"].as_str(),
+                t.get("input").filter(|i| !i.is_null()),
+            ) {
+                let ctx = serde_json::json!({ "contract": n, "version": v, "attempt": 1, "trace_id": "verify", "synthetic": true }).to_string();
+                match handlers::invoke(n, v, &input.to_string(), &ctx) {
+                    Ok(out) => r["output"] = serde_json::from_str(&out).unwrap_or(Value::Null),
+                    Err(f) => r["error"] = Value::String(f),
+                }
+            }
+            results.push(r);
+        }
+        registry
+            .verify_report(&Value::Array(results))
+            .map(|v| v.to_string())
+            .map_err(to_wit)
+    }
+
     fn records(&self) -> String {
         Value::Array(self.records.borrow().clone()).to_string()
     }

@@ -8,7 +8,7 @@ use crate::error::{Error, ErrorKind};
 use crate::gateway::state::{self, Applied, MemoryState};
 use crate::gateway::{self, Action, Call, CallContext, Event};
 use crate::registry::planner::{vectors_of, PlannerOptions};
-use crate::registry::{fields, Registry};
+use crate::registry::Registry;
 use serde_json::Value;
 use std::sync::Arc;
 use wasm_bindgen::prelude::*;
@@ -112,16 +112,22 @@ impl JsRegistry {
             .map_err(js_err)
     }
 
-    /// The synthetic input of a version (JSON), or "" when its patterns are past the
-    /// generator and it has no example.
-    pub fn synthetic(&self, name: &str, version: &str) -> Result<String, JsValue> {
-        let c = self.inner.get(name, version).map_err(js_err)?;
-        Ok(c.examples
-            .iter()
-            .find_map(|e| e.get("input").map(|i| fields::apply_defaults(&c.input, i)))
-            .or_else(|| fields::synthetic(&c.input))
-            .map(|v| v.to_string())
-            .unwrap_or_default())
+    /// The versions registration checks and their synthetic inputs (JSON; `name` "" for
+    /// every contract).
+    #[wasm_bindgen(js_name = verifyTargets)]
+    pub fn verify_targets(&self, name: &str) -> Result<String, JsValue> {
+        Ok(self
+            .inner
+            .verify_targets(opt(name))
+            .map_err(js_err)?
+            .to_string())
+    }
+
+    /// What the handlers answered (JSON) → what was checked, or `InvalidContract`.
+    #[wasm_bindgen(js_name = verifyReport)]
+    pub fn verify_report(&self, results: &str) -> Result<String, JsValue> {
+        let r = parse(results, "the check results", ErrorKind::InvalidRequest)?;
+        Ok(self.inner.verify_report(&r).map_err(js_err)?.to_string())
     }
 
     /// The planner's section for a query (options JSON: `{ provider, k?, token_budget?,
@@ -175,18 +181,6 @@ impl JsRegistry {
             }
         };
         Ok(self.inner.review(&r, min_calls_per_day).to_string())
-    }
-
-    /// Checks a handler's output for a version → the violations (JSON array; empty when it
-    /// validates).
-    #[wasm_bindgen(js_name = checkOutput)]
-    pub fn check_output(&self, name: &str, version: &str, output: &str) -> Result<String, JsValue> {
-        let c = self.inner.get(name, version).map_err(js_err)?;
-        let v = parse(output, "the output", ErrorKind::InvalidOutput)?;
-        Ok(match crate::json_schema::validate(&c.output, &v) {
-            Ok(()) => "[]".into(),
-            Err(vs) => Value::Array(vs.iter().map(|x| x.to_value()).collect()).to_string(),
-        })
     }
 }
 

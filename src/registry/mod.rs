@@ -17,6 +17,7 @@ pub mod adapt;
 pub mod contract;
 pub mod fields;
 pub mod planner;
+pub mod verify;
 
 pub use contract::{Contract, RetryClass};
 

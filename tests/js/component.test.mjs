@@ -644,6 +644,10 @@ test('the gateway in jco: the seed contract, typed errors, canary, idempotency, 
   assert.equal(tag(() => call('cross-title-link', { title_id: 'GOOD_001', locale: 'en-US' }, v1, a)), 'circuit-open');
   assert.equal(Object.values(runs).reduce((x, y) => x + y, 0), before, 'an open breaker never reaches the handler');
   assert.ok([...buckets.get('gateway-state').keys()].some((k) => k.startsWith('cb:cross-title-link@1.0.0')));
+  assert.deepEqual(JSON.parse(gw.verify('order-inventory-backup')).map((c) => c.ok), [true]);
+  assert.deepEqual(JSON.parse(gw.verify('cross-title-link')).map((c) => [c.version, c.ok]), [['0.9.0', true], ['1.0.0', true]]);
+  handlerHost.handlers['order-inventory-backup'] = () => ({ hold: 1 });
+  assert.equal(tag(() => gw.verify('order-inventory-backup')), 'invalid-contract');
   const recs = JSON.parse(gw.records());
   assert.ok(recs.length > 70 && recs.some((r) => r.outcome === 'cached') && recs.some((r) => r.fallback_from.length === 1));
   const otel = JSON.parse(gatewayApi.recordsToOtel(JSON.stringify(recs.slice(0, 3))));
