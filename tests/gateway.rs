@@ -1140,3 +1140,29 @@ fn callers_of_a_sunset_version_get_the_newer_output_through_its_adapter() {
         .collect();
     assert_eq!(codes, ["output_adapters.0.5.r", "output_adapters.2.0"]);
 }
+
+#[test]
+fn the_memory_port_stays_bounded() {
+    let mut r = Registry::default();
+    r.register(&json!({"name": "k", "version": "1", "description": "d", "owner": "o", "input": {"q": "string"}, "output": {"r": "string"},
+        "policy": {"idempotent": true, "idempotency_ttl_sec": 1, "rate_limit": {"per_user_per_sec": 1000}, "timeout_ms": 50, "circuit_breaker": {"window_sec": 1}, "budget": {"p95_ms": 5, "cost_usd": 0}}}))
+        .unwrap();
+    let r = Arc::new(r);
+    let mut st = state::MemoryState::default();
+    let mut most = 0;
+    for i in 0..20_000u32 {
+        // A new key and a new user every call, a second apart: every entry goes stale soon.
+        let (out, _) = call(
+            &r,
+            &mut st,
+            "k",
+            json!({"q": format!("{i}")}),
+            CallContext::new("batch", &format!("u{i}")),
+            f64::from(i) * 1000.0,
+            Box::new(|_| (Ok(json!({"r": "x"})), 1.0)),
+        );
+        out.unwrap();
+        most = most.max(st.len());
+    }
+    assert!(most < 200, "the state held {most} entries");
+}

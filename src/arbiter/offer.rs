@@ -16,7 +16,7 @@ pub const TRANSITION_TOOL: &str = "skill_transition";
 pub const FINISH_TOOL: &str = "skill_finish";
 
 /// `name` as a provider tool name: other characters become `_`, at most 64 bytes.
-fn safe_name(name: &str) -> String {
+pub(crate) fn safe_name(name: &str) -> String {
     let mut s: String = name
         .chars()
         .map(|c| {

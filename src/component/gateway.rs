@@ -163,15 +163,7 @@ enum Port {
 }
 
 fn kv_failed(what: &str, e: kv::Error) -> Error {
-    let why = match e {
-        kv::Error::NoSuchStore => "no such store".to_owned(),
-        kv::Error::AccessDenied => "access denied".to_owned(),
-        kv::Error::Other(m) => m,
-    };
-    Error::new(
-        ErrorKind::StoreFailed,
-        format!("the gateway's key-value bucket failed in {what}: {why}"),
-    )
+    super::keyvalue::failed(&format!("the gateway's {what}"), e)
 }
 
 impl Port {

@@ -15,7 +15,7 @@ pub(crate) struct Bucketed {
     bucket: Bucket,
 }
 
-fn failed(what: &str, e: kv::Error) -> Error {
+pub(crate) fn failed(what: &str, e: kv::Error) -> Error {
     let why = match e {
         kv::Error::NoSuchStore => "no such store".to_owned(),
         kv::Error::AccessDenied => "access denied".to_owned(),

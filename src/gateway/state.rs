@@ -335,6 +335,8 @@ pub enum Entry {
         tokens: f64,
         /// When counted.
         at: f64,
+        /// When it is full again (then it is the same as no entry).
+        full: f64,
     },
     /// A breaker and its sliding window (`[slot start, calls, failures]`).
     Breaker {
@@ -374,6 +376,10 @@ impl Entry {
             return Some(Entry::Bucket {
                 tokens: n(&o, "t"),
                 at: n(&o, "at"),
+                full: o
+                    .get("f")
+                    .and_then(Value::as_f64)
+                    .unwrap_or(n(&o, "at") + 3_600_000.0),
             });
         }
         let at = n(&o, "at");
@@ -421,7 +427,7 @@ impl Entry {
     /// The stored text.
     pub fn to_text(&self) -> String {
         match self {
-            Entry::Bucket { tokens, at } => json!({ "t": tokens, "at": at }),
+            Entry::Bucket { tokens, at, full } => json!({ "t": tokens, "at": at, "f": full }),
             Entry::Breaker { state, at, window } => {
                 json!({ "s": state.as_str(), "at": at, "w": window })
             }
@@ -434,12 +440,12 @@ impl Entry {
     }
 
     /// Whether it no longer changes any decision at `now` (answered records past their
-    /// window, buckets untouched for an hour — full again —, closed breakers idle a day).
+    /// window, buckets full again, closed breakers idle a day).
     pub fn is_stale(&self, now: f64) -> bool {
         match self {
             Entry::Done { exp, .. } => now >= *exp,
             Entry::Pending { .. } => false,
-            Entry::Bucket { at, .. } => now - at >= 3_600_000.0,
+            Entry::Bucket { full, .. } => now >= *full,
             Entry::Breaker { state, at, window } => {
                 let last = window.iter().map(|s| s[0]).fold(*at, f64::max);
                 *state == BreakerState::Closed && now - last >= 86_400_000.0
@@ -559,7 +565,7 @@ pub fn apply_entries(
             for b in buckets {
                 let rate = b.capacity / b.window_ms;
                 let (tokens, t) = match next() {
-                    Some(Entry::Bucket { tokens, at }) => (*tokens, *at),
+                    Some(Entry::Bucket { tokens, at, .. }) => (*tokens, *at),
                     _ => (b.capacity, now),
                 };
                 let tokens = (tokens + (now - t).max(0.0) * rate).min(b.capacity);
@@ -578,6 +584,7 @@ pub fn apply_entries(
                     Some(Entry::Bucket {
                         tokens: tokens - 1.0,
                         at: now,
+                        full: now + (b.capacity - (tokens - 1.0)) / rate,
                     }),
                 ));
             }
@@ -675,8 +682,8 @@ pub fn apply_value(op: &Value, values: &[Option<String>], now: f64) -> crate::Re
 /// The state of one isolate, tab or process, held by the core (the memory port) as typed
 /// entries: a transaction is one call, with no JSON and nothing crossing to the host.
 /// Entries that no longer matter ([`Entry::is_stale`]) are swept a few at a time: each
-/// transaction looks at the next key of a ring of every key written, so no call pays for
-/// a whole sweep and the map cannot grow without bound.
+/// transaction looks at the next keys of a ring of every key written (one more than it
+/// added), so no call pays for a whole sweep and the map holds about what is still live.
 #[derive(Debug, Clone, Default)]
 pub struct MemoryState {
     map: std::collections::HashMap<String, Entry>,
@@ -691,11 +698,15 @@ impl MemoryState {
             let values: Vec<Option<&Entry>> = keys.iter().map(|k| self.map.get(k)).collect();
             apply_entries(op, &values, now)
         };
+        // The sweep looks at one key more than the transaction added, so the ring turns
+        // faster than entries are made.
+        let mut look = 1;
         for (k, v) in writes {
             match v {
                 Some(v) => {
                     if self.map.insert(k.clone(), v).is_none() {
                         self.ring.push_back(k);
+                        look += 1;
                     }
                 }
                 None => {
@@ -703,7 +714,7 @@ impl MemoryState {
                 }
             }
         }
-        self.sweep_some(now, 1);
+        self.sweep_some(now, look);
         applied
     }
 

@@ -174,20 +174,9 @@ pub fn vectors_of(v: &Value) -> Result<BTreeMap<String, Vec<f32>>> {
         .collect()
 }
 
-/// A provider-safe tool name (`^[a-zA-Z0-9_-]{1,64}$`).
+/// A provider-safe tool name (`^[a-zA-Z0-9_-]{1,64}$`), as the arbiter's offers make them.
 fn tool_name(name: &str) -> String {
-    let mut s: String = name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    s.truncate(64);
-    s
+    crate::arbiter::offer::safe_name(name)
 }
 
 /// The description the model reads: the contract's, its declared errors and one example.
