@@ -467,6 +467,48 @@ export declare class ContractRegistry {
   setCanary(name: string, version: string, surface: string, percent: number): void;
   setSunset(name: string, version: string, at: string | null): void;
   pin(surface: string, name: string, range: string | null): void;
+  /** What the planner sees for a message: the top-K contracts the caller may call, in the provider's tool shape. */
+  plannerSection(message: string, options: PlannerOptions): PlannerSection;
+  /** Contract embeddings for the router (one length); false when the lengths differ. */
+  setVectors(vectors: Record<string, number[]>): boolean;
+  /** Pairs of contracts whose descriptions are too alike (embeddings when given, else lexical). */
+  overlapAudit(options?: { vectors?: Record<string, number[]>; threshold?: number }): Array<{ a: string; b: string; similarity: number; by: 'embedding' | 'lexical' }>;
+  /** Owner-less, deprecated and rarely-called contracts, from call records. */
+  review(records: GatewayRecord[], options?: { minCallsPerDay?: number }): {
+    ownerless: string[];
+    deprecated: Array<{ contract: string; deprecated: boolean; sunset: string | null }>;
+    rarely_called: Array<{ contract: string; calls: number; per_day: number }>;
+    days: number;
+  };
+}
+
+export interface PlannerOptions {
+  provider: 'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini';
+  /** How many contracts to inline (default 8). */
+  k?: number;
+  /** Estimated tokens the tools may take (default 6,000). */
+  tokenBudget?: number;
+  surface?: string;
+  user?: string;
+  tier?: string;
+  flags?: string[];
+  /** Contract names already offered (a `request_more_tools` call pages past them). */
+  exclude?: string[];
+  queryVector?: number[];
+  now?: number;
+}
+
+export interface PlannerSection {
+  /** The provider's `tools` value. */
+  tools: unknown[];
+  /** One line per inlined contract, for the system prompt. */
+  catalog: string;
+  /** Offered tool name → `name@version`. */
+  names: Record<string, string>;
+  /** Candidates left out (reachable through `request_more_tools`). */
+  more: number;
+  /** Estimated tokens of `tools`. */
+  tokens: number;
 }
 
 /** Who calls, from where. */

@@ -69,3 +69,6 @@ const gateway = createGateway({ registry: contracts, handlers: { lookup: async (
 export const looked: Promise<{ value: string }> = gateway.call<{ value: string }>('lookup', { key: 'k' }, { surface: 'chat', user: 'u', flags: ['x'] });
 export const recs: GatewayRecord[] = gateway.records();
 export const v: string = registered.version;
+const section = contracts.plannerSection('look up a title', { provider: 'anthropic', k: 4, surface: 'chat', user: 'u' });
+export const offered: string[] = Object.keys(section.names);
+export const rare: number = contracts.review(recs).rarely_called.length;
