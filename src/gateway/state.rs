@@ -686,7 +686,13 @@ pub fn apply_value(op: &Value, values: &[Option<String>], now: f64) -> crate::Re
 /// added), so no call pays for a whole sweep and the map holds about what is still live.
 #[derive(Debug, Clone, Default)]
 pub struct MemoryState {
-    map: std::collections::HashMap<String, Entry>,
+    /// SipHash with fixed keys: no `wasi:random` seed is asked for (a WASI host need not
+    /// give one), at the cost of keys an attacker could aim at one bucket.
+    map: std::collections::HashMap<
+        String,
+        Entry,
+        std::hash::BuildHasherDefault<std::hash::DefaultHasher>,
+    >,
     ring: std::collections::VecDeque<String>,
 }
 
