@@ -603,7 +603,7 @@ class ComponentInWasmtime(unittest.TestCase):
             case = json.loads(read(path))
             name = os.path.basename(path)[:-5]
             for provider in PROVIDERS:
-                snap = snapshot_content(os.path.join(ROOT, "tests/snapshots", f"lowered@{name}.{provider}.snap"))
+                snap = snapshot_content(os.path.join(ROOT, "tests/snapshots", f"lower__lowered@{name}.{provider}.snap"))
                 body = snap.split("\n", 1)[0]
                 report = json.loads(snap[snap.index("report:\n") + 8 :])
                 out = self.host.lower(case["message"], provider, case.get("options", {}), case.get("resolve", {}))
@@ -617,7 +617,7 @@ class ComponentInWasmtime(unittest.TestCase):
         for path in sorted(glob.glob(os.path.join(ROOT, "tests/lower/errors/*.json"))):
             case = json.loads(read(path))
             name = os.path.basename(path)[:-5]
-            lines = snapshot_content(os.path.join(ROOT, "tests/snapshots", f"errors@{name}.json.snap")).strip().split("\n")
+            lines = snapshot_content(os.path.join(ROOT, "tests/snapshots", f"lower__errors@{name}.json.snap")).strip().split("\n")
             for line in lines:
                 provider, rest = line.split(": ", 1)
                 out = self.host.lower(case["message"], provider, case.get("options", {}), {})

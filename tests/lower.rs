@@ -68,7 +68,7 @@ fn lowered() {
             let mut settings = insta::Settings::clone_current();
             let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("case");
             settings.set_snapshot_suffix(format!("{stem}.{}", p.name()));
-            settings.set_prepend_module_to_snapshot(false);
+            settings.set_prepend_module_to_snapshot(true);
             settings.bind(|| insta::assert_snapshot!(text));
         }
     });
@@ -87,7 +87,7 @@ fn errors() {
             lines.push(line);
         }
         let mut settings = insta::Settings::clone_current();
-        settings.set_prepend_module_to_snapshot(false);
+        settings.set_prepend_module_to_snapshot(true);
         settings.bind(|| insta::assert_snapshot!(lines.join("\n")));
     });
 }

@@ -18,10 +18,10 @@ macro_rules! cases {
                 $name,
                 include_str!(concat!("lower/inputs/", $name, ".json")),
                 [
-                    include_str!(concat!("snapshots/lowered@", $name, ".anthropic.snap")),
-                    include_str!(concat!("snapshots/lowered@", $name, ".openai-chat.snap")),
-                    include_str!(concat!("snapshots/lowered@", $name, ".openai-responses.snap")),
-                    include_str!(concat!("snapshots/lowered@", $name, ".gemini.snap")),
+                    include_str!(concat!("snapshots/lower__lowered@", $name, ".anthropic.snap")),
+                    include_str!(concat!("snapshots/lower__lowered@", $name, ".openai-chat.snap")),
+                    include_str!(concat!("snapshots/lower__lowered@", $name, ".openai-responses.snap")),
+                    include_str!(concat!("snapshots/lower__lowered@", $name, ".gemini.snap")),
                 ],
             ),
         )*]

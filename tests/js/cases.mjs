@@ -26,7 +26,7 @@ export function successCases() {
     const c = JSON.parse(readFileSync(join(dir, file), 'utf8'));
     const name = file.replace(/\.json$/, '');
     for (const provider of PROVIDERS) {
-      const snap = readFileSync(join(root, 'tests', 'snapshots', `lowered@${name}.${provider}.snap`), 'utf8');
+      const snap = readFileSync(join(root, 'tests', 'snapshots', `lower__lowered@${name}.${provider}.snap`), 'utf8');
       out.push({ name, provider, message: c.message, options: c.options ?? {}, resolve: c.resolve ?? {}, expected: snapshotBody(snap) });
     }
   }
@@ -40,7 +40,7 @@ export function errorCases() {
   for (const file of readdirSync(dir).filter((f) => f.endsWith('.json')).sort()) {
     const c = JSON.parse(readFileSync(join(dir, file), 'utf8'));
     const name = file.replace(/\.json$/, '');
-    const snap = readFileSync(join(root, 'tests', 'snapshots', `errors@${name}.json.snap`), 'utf8');
+    const snap = readFileSync(join(root, 'tests', 'snapshots', `lower__errors@${name}.json.snap`), 'utf8');
     const lines = snap.slice(snap.indexOf('\n---\n', 4) + 5).trim().split('\n');
     for (const line of lines) {
       const provider = line.slice(0, line.indexOf(':'));
