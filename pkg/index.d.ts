@@ -330,6 +330,13 @@ export declare function defaultCapabilities(provider: Provider): Capabilities;
 /** Parses and re-serialises a message (unknown parts and metadata are kept). */
 export declare function normalizeMessage(message: UserMessage): UserMessage;
 
+/**
+ * What lower() will ask the resolver for this message, in part order (file-refs, file
+ * mentions, host mentions, stored attachments): the same objects `resolve` is called with.
+ * Throws `InvalidMessage` when the message does not parse.
+ */
+export declare function resolveRequests(message: UserMessage): ResolveRequest[];
+
 /** The providers lower() accepts. */
 export declare const providers: readonly Provider[];
 

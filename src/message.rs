@@ -739,7 +739,7 @@ pub(crate) fn parse_file_ref(mut r: Map<String, Value>, path: &str) -> Result<Fi
     })
 }
 
-fn file_ref_value(r: &FileRef) -> Value {
+pub(crate) fn file_ref_value(r: &FileRef) -> Value {
     let mut o = Map::new();
     let (kind, key, val) = match &r.target {
         RefTarget::Path(p) => ("path", "path", p),

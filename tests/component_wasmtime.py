@@ -172,6 +172,7 @@ class Host:
         iface = inst.get_export_index(self.store, "promptloom:core/lowering@0.1.0")
         self.lower_fn = inst.get_func(self.store, inst.get_export_index(self.store, "lower", iface))
         self.caps_fn = inst.get_func(self.store, inst.get_export_index(self.store, "default-capabilities", iface))
+        self.requests_fn = inst.get_func(self.store, inst.get_export_index(self.store, "resolve-requests", iface))
         lo = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, iface))
         self.conversation = {n: lo(n) for n in ["lower-conversation", "[constructor]conversation", "[method]conversation.append", "[method]conversation.lower", "[method]conversation.len"]}
         comp = inst.get_export_index(self.store, "promptloom:core/compositor@0.1.0")
@@ -633,6 +634,20 @@ class ComponentInWasmtime(unittest.TestCase):
                 self.assertEqual(out.payload.path, want["details"].get("path"))
         alive = self.host.lower({"parts": [{"type": "text", "text": "alive"}]}, "gemini", {}, {})
         self.assertEqual(alive.body, '{"contents":[{"role":"user","parts":[{"text":"alive"}]}]}')
+
+    def test_resolve_requests_plan_what_to_ask(self):
+        case = json.loads(read(os.path.join(ROOT, "tests/lower/inputs/mentions.json")))
+        got = self.host.requests_fn(self.host.store, json.dumps(case["message"]))
+        self.assertEqual([(r.part, r.kind, json.loads(r.request)) for r in got], [
+            (2, "file", {"type": "file", "part": 2, "ref": {"kind": "path", "path": "src/icon.svg", "range": {"start": 1, "end": 2}}}),
+            (3, "mention", {"type": "mention", "part": 3, "target": {"kind": "symbol", "id": "sym:Icon"}}),
+            (4, "mention", {"type": "mention", "part": 4, "target": {"kind": "node", "id": "n-404"}}),
+        ])
+        blob = {"parts": [{"type": "file-attachment", "blob": {"content_id": "sha256-ab"}, "mime": "image/png"}]}
+        got = self.host.requests_fn(self.host.store, json.dumps(blob))
+        self.assertEqual([(r.part, r.kind) for r in got], [(0, "blob")])
+        bad = self.host.requests_fn(self.host.store, "[1")
+        self.assertEqual(bad.tag, "invalid-message")
 
     def test_default_capabilities(self):
         caps = json.loads(self.host.caps_fn(self.host.store, "gemini"))

@@ -74,6 +74,78 @@ fn lowered() {
     });
 }
 
+/// Records every request the lowering walk makes, answering from the case's table.
+struct Recording<'t> {
+    table: &'t promptloom::lower::TableResolver,
+    asked: std::cell::RefCell<Vec<Value>>,
+}
+
+impl promptloom::lower::Resolver for Recording<'_> {
+    fn resolve(
+        &self,
+        request: &promptloom::lower::ResolveRequest<'_>,
+    ) -> Result<promptloom::lower::Resolved, String> {
+        self.asked.borrow_mut().push(request.to_request().value);
+        self.table.resolve(request)
+    }
+}
+
+/// The planned requests (what a host is asked before lowering) are exactly the requests
+/// the lowering walk makes, for every input and every target.
+#[test]
+fn planned_requests_are_the_walks() {
+    let mut asked_any = 0;
+    for dir in ["lower/inputs", "lower/errors"] {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests")
+            .join(dir);
+        let mut paths: Vec<_> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        paths.sort();
+        for path in paths {
+            let case = load(&path);
+            let Ok(msg) = UserMessage::from_value(case.message.clone()) else {
+                continue;
+            };
+            let planned: Vec<Value> = promptloom::lower::resolve_requests(&msg.parts)
+                .into_iter()
+                .map(|r| r.value)
+                .collect();
+            for p in Provider::ALL {
+                let mut o = case.options.clone();
+                o.insert("provider".into(), p.name().into());
+                let Ok(opts) = LowerOptions::from_value(Value::Object(o)) else {
+                    continue;
+                };
+                let table = resolver_table(&case.resolve).unwrap();
+                let rec = Recording {
+                    table: &table,
+                    asked: Default::default(),
+                };
+                let ok = lower(&msg, &opts, &rec).is_ok();
+                let asked = rec.asked.into_inner();
+                asked_any += asked.len();
+                for a in &asked {
+                    assert!(
+                        planned.contains(a),
+                        "{}: {p:?}: the walk asked {a} (not planned)",
+                        path.display()
+                    );
+                }
+                if ok {
+                    assert_eq!(asked, planned, "{}: {p:?}", path.display());
+                }
+            }
+        }
+    }
+    assert!(
+        asked_any > 40,
+        "the inputs ask the resolver ({asked_any} requests)"
+    );
+}
+
 #[test]
 fn errors() {
     insta::glob!("lower/errors/*.json", |path| {

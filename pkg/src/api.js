@@ -255,28 +255,13 @@ function answer(v, slots, texts, kind) {
   return a;
 }
 
-/** The resolver requests one part makes (a resolved command or mention: its parts'). */
-function requestsOf(p, i, requests) {
-  if (!p || typeof p !== 'object') return;
-  if ((p.type === 'command' || p.type === 'mention') && p.resolved && typeof p.resolved === 'object') {
-    if (Array.isArray(p.resolved.parts)) for (const sub of p.resolved.parts) requestsOf(sub, i, requests);
-    return;
-  }
-  if (p.type === 'file-ref' && p.ref && typeof p.ref === 'object') {
-    requests.push({ part: i, request: { type: 'file', ref: p.ref, part: i }, kind: 'file' });
-  } else if (p.type === 'mention' && p.target && typeof p.target === 'object') {
-    const t = p.target;
-    if (t.kind === 'file') {
-      const ref = { kind: 'path', path: t.path };
-      if (t.range) ref.range = t.range;
-      requests.push({ part: i, request: { type: 'file', ref, part: i }, kind: 'file' });
-    } else if (t.kind !== 'skill') {
-      requests.push({ part: i, request: { type: 'mention', target: t, part: i }, kind: 'mention' });
-    }
-  } else if (p.type === 'file-attachment' && p.data == null) {
-    const id = p.blob && typeof p.blob === 'object' ? p.blob.content_id : p.content_id;
-    if (typeof id === 'string') requests.push({ part: i, request: { type: 'blob', content_id: id, part: i }, kind: 'blob' });
-  }
+/**
+ * @internal The resolver requests of each message or turn in `json` (a JSON array): the
+ * core plans them (`lower::requests`), one list per item, each request the object the
+ * host's resolver is called with (`{ type, part, ref | target | content_id }`).
+ */
+export function __requests(json) {
+  return JSON.parse(__inbox('resolveRequestsInbox', [json]));
 }
 
 /**
@@ -304,19 +289,16 @@ export function __holdData(p, i, slots) {
 }
 
 function prepare(message, slots) {
-  if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return { message, requests: [] };
-  const requests = [];
+  if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return message;
   let changed = false;
   const parts = message.parts.map((p, i) => {
-    if (!p || typeof p !== 'object') return p;
-    requestsOf(p, i, requests);
-    if (p.type !== 'file-attachment') return p;
+    if (!p || typeof p !== 'object' || p.type !== 'file-attachment') return p;
     const q = __holdData(p, i, slots);
     changed ||= q !== p;
     return q;
   });
   // The message is only copied when a part changed (data moved to a slot).
-  return { message: changed ? { ...message, parts } : message, requests };
+  return changed ? { ...message, parts } : message;
 }
 
 /**
@@ -391,7 +373,7 @@ export function __module() {
   return wasm;
 }
 
-export { toBase64 as __toBase64, asBytes as __asBytes, optionsJson as __optionsJson, requestsOf as __requestsOf, answer as __answer, Lowered as __Lowered, withStore as __withStore };
+export { toBase64 as __toBase64, asBytes as __asBytes, optionsJson as __optionsJson, answer as __answer, Lowered as __Lowered, withStore as __withStore };
 
 function viaInbox(name, strings, ...extra) {
   const f = typeof name === 'function' ? name : exported(name);
@@ -478,10 +460,25 @@ export function __splice(body, slots) {
   return out;
 }
 
-/** One core call for every message; a Lowered or a PromptloomError per message. */
-function finish(messages, opts, answers, slots, texts) {
-  const answersJson = texts.length === 0 && answers.every((a) => Object.keys(a).length === 0) ? '' : JSON.stringify(answers);
-  let out = __inbox('lowerManyInbox', [__json(messages, 'the message', 'InvalidMessage', { text: false }), opts, answersJson, ...texts]);
+/**
+ * One core call for every message (`json`: their JSON); a Lowered or a PromptloomError per
+ * message. With `first` = `\u0005` (a resolver not asked yet) the core may answer
+ * `{ id, requests }` instead: what to ask the resolver, one list per message, while it
+ * keeps the parsed messages under `id`; `pending` = that id lowers them with the answers.
+ */
+function finish(messages, json, opts, answers, slots, texts, first, pending) {
+  const answersJson = first ?? (texts.length === 0 && answers.every((a) => Object.keys(a).length === 0) ? '' : JSON.stringify(answers));
+  let out;
+  if (pending !== undefined) {
+    out = __inbox('lowerPendingInbox', [answersJson, ...texts], pending);
+    // \u0006: a newer plan replaced the kept messages; send them again.
+    if (out === '\u0006') out = undefined;
+  }
+  out ??= __inbox('lowerManyInbox', [json, opts, answersJson, ...texts]);
+  if (out.charCodeAt(0) === 5) {
+    const nul = out.indexOf('\0');
+    return { id: Number(out.slice(1, nul)), requests: JSON.parse(out.slice(nul + 1)) };
+  }
   if (out.charCodeAt(0) === 2) {
     const wanted = out.slice(1).split(',').map((n) => slots[Number(n)]);
     if (wanted.some((w) => !w)) throw new PromptloomError('Internal', 'the core asked for an unknown data slot', {});
@@ -506,28 +503,34 @@ function lowerAll(messages, options, many) {
   const slots = [];
   const texts = [];
   const prepared = messages.map((m) => prepare(m, slots));
+  const json = __json(prepared, 'the message', 'InvalidMessage', { text: false });
   const answers = prepared.map(() => ({}));
   const resolve = withStore(options.resolve, options.store);
-  const ready = () => finish(prepared.map((p) => p.message), opts, answers, slots, texts);
-  if (!resolve || prepared.every((p) => p.requests.length === 0)) return ready();
+  const ready = () => finish(prepared, json, opts, answers, slots, texts);
+  if (!resolve) return ready();
+  // The core plans what to ask; a message that asks nothing is lowered in the same call.
+  const planned = finish(prepared, json, opts, answers, slots, texts, '\u0005');
+  if (!planned.requests) return planned;
+  const lists = planned.requests;
   const pending = [];
   try {
-    ask(prepared, many, resolve, answers, slots, texts, pending);
+    ask(lists, many, resolve, answers, slots, texts, pending);
   } catch (e) {
     // A synchronous answer was refused: the Promises already started are abandoned, and
     // their own failures must not surface later as unhandled rejections.
     for (const p of pending) p.catch(() => {});
     throw e;
   }
-  if (pending.length === 0) return ready();
-  return Promise.all(pending).then(ready);
+  const lowerKept = () => finish(prepared, json, opts, answers, slots, texts, undefined, planned.id);
+  if (pending.length === 0) return lowerKept();
+  return Promise.all(pending).then(lowerKept);
 }
 
 /** Asks the resolver for every request; async answers are collected in `pending`. */
-function ask(prepared, many, resolve, answers, slots, texts, pending) {
-  prepared.forEach((p, i) => {
-    for (const r of p.requests) {
-      const request = many ? { ...r.request, message: i } : r.request;
+function ask(lists, many, resolve, answers, slots, texts, pending) {
+  lists.forEach((requests, i) => {
+    for (const r of requests) {
+      const request = many ? { ...r, message: i } : r;
       let v;
       try {
         v = resolve(request);
@@ -539,7 +542,7 @@ function ask(prepared, many, resolve, answers, slots, texts, pending) {
         pending.push(
           Promise.resolve(v).then(
             (x) => {
-              const a = answer(x, slots, texts, r.kind);
+              const a = answer(x, slots, texts, r.type);
               if (a) answers[i][r.part] = a;
             },
             (e) => {
@@ -548,7 +551,7 @@ function ask(prepared, many, resolve, answers, slots, texts, pending) {
           ),
         );
       } else {
-        const a = answer(v, slots, texts, r.kind);
+        const a = answer(v, slots, texts, r.type);
         if (a) answers[i][r.part] = a;
       }
     }
@@ -605,6 +608,14 @@ export function defaultCapabilities(provider) {
 /** Parses a message and returns its normalised wire form (unknown parts are kept). */
 export function normalizeMessage(message) {
   return JSON.parse(call((m) => wasm.normalizeMessage(m), __json(__inlineBytes(message), 'the message', 'InvalidMessage', { text: false })));
+}
+
+/**
+ * What lower() will ask the resolver for this message (the core plans it), in part order:
+ * the objects `resolve` is called with.
+ */
+export function resolveRequests(message) {
+  return JSON.parse(call((m) => wasm.resolveRequests(m), __json(__inlineBytes(message), 'the message', 'InvalidMessage', { text: false })));
 }
 
 /** The providers lower() accepts. */

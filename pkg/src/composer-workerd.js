@@ -14,7 +14,7 @@ const fresh = () => {
 };
 __setWasm(fresh(), fresh, 'promptloom/composer');
 
-export { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from './api.js';
+export { lower, lowerMany, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError } from './api.js';
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';
 export { lowerConversation, Conversation } from './conversation.js';
 export { createResponseParser, ResponseParser, parseResponse, providerError } from './response.js';

@@ -2,7 +2,7 @@
 // answers to the wire form) and delegates; every rule about turns and providers is in the
 // core (src/conversation).
 
-import { PromptloomError, __inbox, __optionsJson, __module, __requestsOf, __answer, __Lowered, __withStore, __toBase64, __asBytes, __inlineSlots, __fromCore, __json, __opts } from './api.js';
+import { PromptloomError, __inbox, __optionsJson, __module, __requests, __answer, __Lowered, __withStore, __toBase64, __asBytes, __inlineSlots, __fromCore, __json, __opts } from './api.js';
 
 /** JSON text of a value from the caller; a value JSON cannot hold is a coded error. */
 const stringify = (value, code, path) => __json(value ?? null, path, code, { text: false, nullable: true, path });
@@ -40,14 +40,12 @@ export function __wireTurn(turn) {
 const NONE = Object.freeze([]);
 
 /**
- * Asks `resolve` for what a user turn's parts need; fills `answers` (by part index) and
- * `texts`. Returns the Promises still pending (an async resolver).
+ * Asks `resolve` for a turn's `requests` (planned by the core: only a user turn asks);
+ * fills `answers` (by part index) and `texts`. Returns the Promises still pending (an
+ * async resolver).
  */
-function ask(turn, index, resolve, answers, texts) {
-  // Only a user turn's parts ask anything (the walk finds nothing in other turns).
-  if (!resolve || !turn || typeof turn !== 'object' || !Array.isArray(turn.parts)) return NONE;
-  const requests = [];
-  turn.parts.forEach((p, i) => __requestsOf(p, i, requests));
+function ask(requests, index, resolve, answers, texts) {
+  if (!resolve || requests.length === 0) return NONE;
   const slots = [];
   const pending = [];
   const put = (part, v, kind) => {
@@ -61,16 +59,16 @@ function ask(turn, index, resolve, answers, texts) {
   for (const r of requests) {
     let v;
     try {
-      v = resolve({ ...r.request, turn: index });
+      v = resolve({ ...r, turn: index });
     } catch (e) {
       fail(r.part, e);
       continue;
     }
     if (v && typeof v.then === 'function') {
-      pending.push(Promise.resolve(v).then((x) => put(r.part, x, r.kind), (e) => fail(r.part, e)));
+      pending.push(Promise.resolve(v).then((x) => put(r.part, x, r.type), (e) => fail(r.part, e)));
     } else {
       try {
-        put(r.part, v, r.kind);
+        put(r.part, v, r.type);
       } catch (e) {
         // Wait for the answers already asked for, so none is left to reject unhandled.
         return [Promise.allSettled(pending).then(() => { throw e; })];
@@ -101,7 +99,7 @@ export function lowerConversation(turns, options) {
   const answers = turns.map(() => ({}));
   const texts = [];
   const pending = [];
-  turns.forEach((t, i) => pending.push(...ask(t, i, resolve, answers[i], texts)));
+  if (resolve) __requests(turnsJson).forEach((requests, i) => pending.push(...ask(requests, i, resolve, answers[i], texts)));
   const ready = () => {
     const answersJson = texts.length === 0 && answers.every((a) => Object.keys(a).length === 0) ? '' : JSON.stringify(answers);
     return lowered(__inbox('lowerConversationInbox', [turnsJson, opts, answersJson, ...texts]));
@@ -160,9 +158,13 @@ export class Conversation {
     return c;
   }
 
-  #local(turn, answers, texts) {
+  /** The turn as JSON for the core (attachment bytes as base64). */
+  #json(turn) {
+    return stringify(__wireTurn(turn), 'InvalidMessage', `turns[${this.length}]`);
+  }
+
+  #local(turn, answers, texts, json = this.#json(turn)) {
     const answersJson = answers === null || (texts.length === 0 && Object.keys(answers).length === 0) ? '' : JSON.stringify(answers);
-    const json = stringify(__wireTurn(turn), 'InvalidMessage', `turns[${this.length}]`);
     return __inbox(this.#appendInbox, texts.length === 0 ? [json, answersJson] : [json, answersJson, ...texts]);
   }
 
@@ -181,14 +183,22 @@ export class Conversation {
     if (!this.#store && !ask_) return this.#local(turn, null, NONE);
     const answers = {};
     const texts = [];
-    const pending = ask(turn, this.length, ask_, answers, texts);
-    if (!this.#store && pending.length === 0) return this.#local(turn, answers, texts);
+    let json;
+    try {
+      json = this.#json(turn);
+    } catch (e) {
+      // With a store, append() answers with a Promise: its errors are rejections.
+      if (this.#store) return Promise.reject(e);
+      throw e;
+    }
+    const pending = ask_ ? ask(__requests(`[${json}]`)[0], this.length, ask_, answers, texts) : NONE;
+    if (!this.#store && pending.length === 0) return this.#local(turn, answers, texts, json);
     // One append at a time, in order: the thread's order is the conversation's.
     const run = this.#queue.then(async () => {
       await Promise.all(pending);
       // The store does not write a turn it holds already (a message submit() stored).
       if (this.#store) await this.#store.append(turn, { session: this.#session });
-      return this.#local(turn, answers, texts);
+      return this.#local(turn, answers, texts, json);
     });
     this.#queue = run.catch(() => {});
     return run;

@@ -302,6 +302,22 @@ impl Guest for Component {
         run().map_err(to_wit)
     }
 
+    fn resolve_requests(message: String) -> Result<Vec<wit::ResolveRequest>, WitError> {
+        let requests = lower::requests::message_requests(&message).map_err(to_wit)?;
+        Ok(requests
+            .into_iter()
+            .map(|r| wit::ResolveRequest {
+                part: u32::try_from(r.part).unwrap_or(u32::MAX),
+                kind: match r.kind {
+                    lower::RequestKind::File => wit::RequestKind::File,
+                    lower::RequestKind::Mention => wit::RequestKind::Mention,
+                    lower::RequestKind::Blob => wit::RequestKind::Blob,
+                },
+                request: r.value.to_string(),
+            })
+            .collect())
+    }
+
     fn default_capabilities(p: wit::Provider) -> String {
         serde_json::to_string(&Capabilities::default_for(provider(p))).unwrap_or_default()
     }

@@ -74,6 +74,11 @@ fn inbox_strings(lens: &[u32]) -> Result<Vec<String>, JsValue> {
 /// host slots whole, it returns `\u{2}` and their comma-separated numbers instead (the glue
 /// calls again with them inline). Raw control characters never occur in JSON text, so
 /// the separators cannot collide with content.
+///
+/// With `\u{5}` in place of the answers (the host has a resolver and has not asked it
+/// yet), the core plans the resolver requests first (`lower::requests`): when no message
+/// asks anything it lowers at once; otherwise it returns `\u{5}` and the requests, a JSON
+/// array of arrays (one per message), and the glue calls again with the answers.
 #[wasm_bindgen(js_name = lowerManyInbox)]
 pub fn lower_many_inbox(lens: &[u32]) -> Result<String, JsValue> {
     let input = inbox_strings(lens)?;
@@ -104,15 +109,91 @@ pub fn lower_many_inbox(lens: &[u32]) -> Result<String, JsValue> {
             )))
         }
     };
-    let tables = wire::resolver_tables(&resolved, it.collect(), messages.len()).map_err(js_err)?;
+    let plan = resolved == "\u{5}";
+    let tables = if plan {
+        (0..messages.len()).map(|_| Default::default()).collect()
+    } else {
+        wire::resolver_tables(&resolved, it.collect(), messages.len()).map_err(js_err)?
+    };
+    let parsed: Vec<crate::error::Result<UserMessage>> =
+        messages.into_iter().map(UserMessage::from_value).collect();
+    if plan {
+        let lists: Vec<Vec<lower::Request>> = parsed
+            .iter()
+            .map(|m| match m {
+                Ok(m) => lower::resolve_requests(&m.parts),
+                Err(_) => Vec::new(),
+            })
+            .collect();
+        if lists.iter().any(|l| !l.is_empty()) {
+            let values: Vec<Vec<serde_json::Value>> = lists
+                .into_iter()
+                .map(|l| l.into_iter().map(|r| r.value).collect())
+                .collect();
+            let json = serde_json::to_string(&values)
+                .map_err(|e| js_err(Error::new(ErrorKind::Internal, e.to_string())))?;
+            // The parsed messages wait here for the answers (one lowering at a time: a
+            // newer plan replaces an older one, whose answers then come with the messages).
+            let id = PENDING.with(|p| {
+                let mut p = p.borrow_mut();
+                let id = p.as_ref().map_or(1, |old| old.id.wrapping_add(1));
+                *p = Some(Pending { id, opts, parsed });
+                id
+            });
+            return Ok(format!("\u{5}{id}\0{json}"));
+        }
+    }
+    Ok(lower_parsed(parsed, &opts, &tables))
+}
+
+/// Messages parsed by a planning call of `lowerManyInbox`, waiting for the resolver's
+/// answers (`lowerPendingInbox`).
+struct Pending {
+    id: u32,
+    opts: LowerOptions,
+    parsed: Vec<crate::error::Result<UserMessage>>,
+}
+
+thread_local! {
+    static PENDING: std::cell::RefCell<Option<Pending>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Lowers the messages a planning call kept (`id`, from its `\u{5}` answer) with the
+/// resolver's answers: the inbox holds the answers JSON and the file texts, as for
+/// `lowerManyInbox`, and the output is the same. `\u{6}` when those messages are no
+/// longer kept (a newer plan replaced them): the glue then sends them again.
+#[wasm_bindgen(js_name = lowerPendingInbox)]
+pub fn lower_pending_inbox(lens: &[u32], id: u32) -> Result<String, JsValue> {
+    let Some(pending) = PENDING.with(|p| {
+        let mut p = p.borrow_mut();
+        match p.as_ref() {
+            Some(k) if k.id == id => p.take(),
+            _ => None,
+        }
+    }) else {
+        return Ok("\u{6}".into());
+    };
+    let input = inbox_strings(lens)?;
+    let mut it = input.into_iter();
+    let answers = it.next().unwrap_or_default();
+    let tables =
+        wire::resolver_tables(&answers, it.collect(), pending.parsed.len()).map_err(js_err)?;
+    Ok(lower_parsed(pending.parsed, &pending.opts, &tables))
+}
+
+/// Lowers parsed messages, one output segment each (see `lowerManyInbox`).
+fn lower_parsed(
+    parsed: Vec<crate::error::Result<UserMessage>>,
+    opts: &LowerOptions,
+    tables: &[lower::TableResolver],
+) -> String {
     let mut out = String::new();
     let mut needs = Vec::new();
-    for (i, (m, table)) in messages.into_iter().zip(tables.iter()).enumerate() {
+    for (i, (m, table)) in parsed.into_iter().zip(tables.iter()).enumerate() {
         if i > 0 {
             out.push('\u{4}');
         }
-        let result =
-            UserMessage::from_value(m).and_then(|msg| lower::lower_marked(&msg, &opts, table));
+        let result = m.and_then(|msg| lower::lower_marked(&msg, opts, table));
         match result {
             Ok(lower::Marked::Lowered(l)) => {
                 out.push_str(&l.report.to_json());
@@ -128,9 +209,30 @@ pub fn lower_many_inbox(lens: &[u32]) -> Result<String, JsValue> {
     }
     if !needs.is_empty() {
         let list: Vec<String> = needs.iter().map(u32::to_string).collect();
-        return Ok(format!("\u{2}{}", list.join(",")));
+        return format!("\u{2}{}", list.join(","));
     }
-    Ok(out)
+    out
+}
+
+/// The resolver requests of each message or conversation turn in the inbox's one string
+/// (a JSON array), as a JSON array of arrays (`lower::requests`).
+#[wasm_bindgen(js_name = resolveRequestsInbox)]
+pub fn resolve_requests_inbox(lens: &[u32]) -> Result<String, JsValue> {
+    let input = inbox_strings(lens)?;
+    let items = input.first().map(String::as_str).unwrap_or("[]");
+    lower::requests::requests_many_json(items).map_err(js_err)
+}
+
+/// The resolver requests of one message (JSON), as a JSON array; a message that does not
+/// parse is its error.
+#[wasm_bindgen(js_name = resolveRequests)]
+pub fn resolve_requests(message: &str) -> Result<String, JsValue> {
+    let list: Vec<serde_json::Value> = lower::requests::message_requests(message)
+        .map_err(js_err)?
+        .into_iter()
+        .map(|r| r.value)
+        .collect();
+    serde_json::to_string(&list).map_err(|e| js_err(Error::new(ErrorKind::Internal, e.to_string())))
 }
 
 /// The default capability table of a provider, as JSON text.

@@ -11,10 +11,12 @@ pub(crate) mod json;
 pub(crate) mod providers;
 pub mod render;
 pub mod report;
+pub mod requests;
 pub mod schema;
 
 pub use capabilities::{Capabilities, MediaSupport};
 pub use report::{BlockNote, DropNote, Report, Warning};
+pub use requests::{resolve_requests, Request, RequestKind};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fields::Fields;

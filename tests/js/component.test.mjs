@@ -224,20 +224,22 @@ function componentApi() {
     },
     /** Lowering with the store's blobs and the resolver's files, through the component. */
     async lower(message, { provider, store, resolve }) {
+      // The component plans what to ask (resolve-requests); the host only answers.
       const resolvedParts = [];
-      const visit = async (p, i) => {
-        if ((p.type === 'command' || p.type === 'mention') && p.resolved) {
-          for (const sub of p.resolved.parts ?? []) await visit(sub, i);
-        } else if (p.type === 'file-attachment' && p.data == null && p.blob) {
-          const b = await store.blob(p.blob.content_id);
-          if (b) resolvedParts.push({ part: i, content: { tag: 'bytes', val: { data: new Uint8Array(Buffer.from(b.data, 'base64')), mime: b.mime } } });
-        } else if (p.type === 'file-ref' && resolve) {
-          const t = await resolve({ type: 'file', ref: p.ref, part: i });
-          if (typeof t === 'string') resolvedParts.push({ part: i, content: { tag: 'text', val: t } });
+      const json = JSON.stringify(message);
+      for (const r of wrap(() => lowering.resolveRequests(json))) {
+        const request = JSON.parse(r.request);
+        assert.equal(request.type, r.kind);
+        assert.equal(request.part, r.part);
+        if (r.kind === 'blob') {
+          const b = await store.blob(request.content_id);
+          if (b) resolvedParts.push({ part: r.part, content: { tag: 'bytes', val: { data: new Uint8Array(Buffer.from(b.data, 'base64')), mime: b.mime } } });
+        } else if (r.kind === 'file' && resolve) {
+          const t = await resolve(request);
+          if (typeof t === 'string') resolvedParts.push({ part: r.part, content: { tag: 'text', val: t } });
         }
-      };
-      for (const [i, p] of message.parts.entries()) await visit(p, i);
-      const body = wrap(() => lowering.lower(JSON.stringify(message), { provider, resolved: resolvedParts })).body;
+      }
+      const body = wrap(() => lowering.lower(json, { provider, resolved: resolvedParts })).body;
       return { body, json: () => JSON.parse(body) };
     },
   };

@@ -3,7 +3,7 @@
 // bytes, host-held large data, Error objects, and surviving bad input.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { lower, lowerMany, defaultCapabilities, normalizeMessage, providers, PromptloomError } from 'promptloom';
+import { lower, lowerMany, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError } from 'promptloom';
 import { successCases, errorCases, resolverFor } from './cases.mjs';
 
 const PNG_HEAD = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
@@ -23,6 +23,22 @@ test('every shared case lowers to the recorded body and report', () => {
     assert.deepEqual(out.report, c.expected.report, `${c.name} / ${c.provider} report`);
     assert.deepEqual(out.json(), JSON.parse(c.expected.body));
   }
+});
+
+test('resolveRequests: the core plans exactly what lower() asks the resolver, for every shared case', () => {
+  let asked = 0;
+  for (const c of successCases()) {
+    const seen = [];
+    const answer = resolverFor(c.resolve);
+    lower(c.message, { provider: c.provider, ...c.options, resolve: (r) => (seen.push(r), answer(r)) });
+    assert.deepEqual(resolveRequests(c.message), seen, `${c.name} / ${c.provider}`);
+    asked += seen.length;
+  }
+  assert.ok(asked >= 100, `the cases ask the resolver (${asked})`);
+  const mention = { parts: [{ type: 'mention', target: { kind: 'file', path: 'a.ts', range: { start: 2 } } }, { type: 'mention', target: { kind: 'skill', name: 's' } }] };
+  assert.deepEqual(resolveRequests(mention), [{ type: 'file', part: 0, ref: { kind: 'path', path: 'a.ts', range: { start: 2 } } }]);
+  assert.throws(() => resolveRequests({ parts: 'x' }), (e) => e instanceof PromptloomError && e.code === 'InvalidMessage');
+  assert.throws(() => resolveRequests(undefined), (e) => e instanceof PromptloomError && e.code === 'InvalidMessage');
 });
 
 test('lowerMany: every shared case of a provider and options in one call, the same bytes as lower()', async () => {
