@@ -12,7 +12,7 @@ export interface StepOffer {
   /** Offered name → the tool's own name. */
   names: Record<string, string>;
 }
-import type { ArtifactKind, ArtifactRef, LowerOptions, Lowered, Skill, SkillPackage, SkillStore, TraceRow } from './index.js';
+import type { ArtifactKind, ArtifactRef, LowerOptions, Lowered, ResolveAnswer, ResolveRequest, Skill, SkillPackage, SkillStore, TraceRow } from './index.js';
 
 /** A tool the invocation may use: a name, or an MCP-style descriptor kept verbatim. */
 export type ToolDescriptor = string | { name: string; description?: string; inputSchema?: object; parameters?: object; [key: string]: unknown };
@@ -168,7 +168,11 @@ export declare function compose(request: ComposeRequest, options?: { model?: Mod
 export declare function nestedRequest(parent: ComposeRequest, subSkill: SkillPackage | Skill, options?: { toolCatalog?: ToolDescriptor[]; user_request?: string; parameters?: Record<string, unknown> }): ComposeRequest;
 
 /** The composition as a provider request: system = framing, context, examples; user = the request; tools = the availability. */
-export declare function lowerComposition(composition: Composition, options: LowerOptions): Promise<Lowered>;
+export declare function lowerComposition(composition: Composition, options: LowerOptions & { resolve?: (request: ResolveRequest) => ResolveAnswer }): Lowered;
+/** A composition lowered with an async resolver (or a store): a Promise. */
+export declare function lowerComposition(composition: Composition, options: LowerOptions & { resolve: (request: ResolveRequest) => Promise<ResolveAnswer> }): Promise<Lowered>;
+/** The caller's `system` comes first, then the composition's; its `tools` after the composition's. */
+export declare function lowerComposition(composition: Composition, options: LowerOptions): Lowered | Promise<Lowered>;
 
 /** An MCP tool descriptor. */
 export interface McpTool {

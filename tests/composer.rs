@@ -590,3 +590,36 @@ fn invocation_records_are_stored_beside_the_turn() {
     assert_eq!(store.invocations("thread-3").unwrap(), vec![rec_bad]); // ok: test
     assert!(store.record_invocation(&json!({"x": 1})).is_err());
 }
+
+/// How a composition is lowered, in one place for every face: the caller's system text
+/// first and a blank line, the composition's framing after it; the composition's tools
+/// before the caller's; an empty caller system is none; tools that are not an array are a
+/// coded error.
+#[test]
+fn composition_lowering_merges_the_callers_system_and_tools() {
+    use promptloom::composer::wire::composition_lowering;
+    let comp = json!({
+        "prompt": { "sections": [
+            { "kind": "framing", "text": "F" },
+            { "kind": "context", "text": "C" },
+            { "kind": "request", "text": "R" }
+        ] },
+        "subgraph": { "tool_availability": [{ "name": "own", "parameters": { "type": "object" } }] }
+    })
+    .to_string();
+    let mine = r#"[{"name":"mine","parameters":{"type":"object"}}]"#;
+    let l = composition_lowering(&comp, Some("S"), Some(mine)).unwrap(); // ok: test
+    assert_eq!(l.system, "S\n\nF\n\nC");
+    assert_eq!(l.message["parts"][0]["text"], "R");
+    let names: Vec<&str> = l.tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["own", "mine"]);
+    for none in [None, Some("")] {
+        let l = composition_lowering(&comp, none, None).unwrap(); // ok: test
+        assert_eq!(l.system, "F\n\nC");
+        assert_eq!(l.tools.len(), 1);
+    }
+    let e = composition_lowering(&comp, None, Some(r#"{"name":"x"}"#)).unwrap_err(); // ok: test
+    assert_eq!(e.kind(), ErrorKind::InvalidOptions);
+    let e = composition_lowering("{}", None, None).unwrap_err(); // ok: test
+    assert_eq!(e.kind(), ErrorKind::InvalidRequest);
+}

@@ -2,7 +2,7 @@
 // routing, rendering, assertion checks and trace rows live in the core; this file calls the
 // host's model adapter and executors, and moves rows to and from the stores.
 
-import { PromptloomError, __inbox, __core, __json, __opts, __key, lower } from './api.js';
+import { PromptloomError, __inbox, __core, __json, __opts, __key, __str, lower } from './api.js';
 
 const nowIso = () => new Date().toISOString();
 const clockMs = () => (typeof performance === 'object' && performance.now ? performance.now() : Date.now());
@@ -84,11 +84,11 @@ export function nestedRequest(parent, subSkill, options) {
 /** `{ system, message, tools }` → lower(): the composition as a provider request. */
 export function lowerComposition(composition, options = {}) {
   __opts(options, 'lowerComposition()');
-  if (options.tools !== undefined && !Array.isArray(options.tools)) throw new PromptloomError('InvalidOptions', '`tools` must be an array (at tools)', { path: 'tools' });
-  if (options.system !== undefined && typeof options.system !== 'string') throw new PromptloomError('InvalidOptions', '`system` must be a string (at system)', { path: 'system' });
-  const parts = JSON.parse(__inbox('compositionLowering', [text(composition, 'the composition')]));
-  const system = options.system ? `${options.system}\n\n${parts.system}` : parts.system;
-  return lower(parts.message, { ...options, system, tools: [...parts.tools, ...(options.tools ?? [])] });
+  const system = options.system === undefined ? '' : __str(options.system, 'system');
+  const tools = options.tools === undefined ? '' : __json(options.tools, '`tools`', 'InvalidOptions', { text: false, path: 'tools' });
+  // The core merges the caller's system text and tools with the composition's.
+  const parts = JSON.parse(__inbox('compositionLowering', [text(composition, 'the composition'), system, tools]));
+  return lower(parts.message, { ...options, system: parts.system, tools: parts.tools });
 }
 
 const mcpResult = (value) => ({ content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value, isError: false });

@@ -43,24 +43,18 @@ impl Guest for Component {
 
     fn lower_composition(
         composition: String,
-        options_in: wl::LowerOptions,
+        mut options_in: wl::LowerOptions,
     ) -> Result<wl::Lowered, WitError> {
         let run = || -> crate::error::Result<wl::Lowered> {
-            let parts: Value = serde_json::from_str(&wire::lowering_parts_json(&composition)?)
-                .unwrap_or(Value::Null);
-            let msg = UserMessage::from_json(&parts["message"].to_string())?;
-            let (mut opts, table) = options(options_in)?;
-            let system = parts["system"].as_str().unwrap_or("");
-            opts.system = Some(match opts.system.take() {
-                Some(s) => format!("{s}\n\n{system}"),
-                None => system.to_owned(),
-            });
-            let tools = lower::LowerOptions::from_value(serde_json::json!({
-                "provider": opts.provider.name(),
-                "tools": parts["tools"],
-            }))?
-            .tools;
-            opts.tools.splice(0..0, tools);
+            let parts = wire::composition_lowering(
+                &composition,
+                options_in.system.as_deref(),
+                options_in.tools.as_deref(),
+            )?;
+            let msg = UserMessage::from_value(parts.message)?;
+            options_in.system = Some(parts.system);
+            options_in.tools = Some(Value::Array(parts.tools).to_string());
+            let (opts, table) = options(options_in)?;
             let out = lower::lower(&msg, &opts, &table)?;
             Ok(wl::Lowered {
                 body: out.body,

@@ -371,10 +371,48 @@ pub fn pick_json(summary: &str, name: &str, kind: &str, model: &str) -> Result<S
         })
 }
 
-/// What lowering a composition needs (JSON): `{ system, message, tools }` — the prompt's
-/// framing, context and examples as the system prompt, the request section as the user
-/// turn, and the tool availability as tool definitions.
-pub fn lowering_parts_json(composition: &str) -> Result<String> {
+/// How a composition is lowered: the user turn, and the system text and tools to lower it
+/// with (the caller's merged in).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CompositionLowering {
+    /// The caller's system text (if any), a blank line, then the prompt's framing, context
+    /// and examples.
+    pub system: String,
+    /// The request section as the user turn (a message in its wire form).
+    pub message: Value,
+    /// The composition's tool availability as tool definitions, then the caller's tools.
+    pub tools: Vec<Value>,
+}
+
+impl CompositionLowering {
+    /// `{ system, message, tools }` as JSON text.
+    pub fn to_json(&self) -> String {
+        serde_json::json!({ "system": self.system, "message": self.message, "tools": self.tools })
+            .to_string()
+    }
+}
+
+/// What lowering a composition needs: the prompt's framing, context and examples as the
+/// system prompt (after `system`, the caller's, when it is not empty), the request section
+/// as the user turn, and the tool availability as tool definitions (before `tools`, the
+/// caller's, a JSON array).
+pub fn composition_lowering(
+    composition: &str,
+    system: Option<&str>,
+    tools: Option<&str>,
+) -> Result<CompositionLowering> {
+    let caller_tools = match tools.map(str::trim).filter(|t| !t.is_empty()) {
+        None => Vec::new(),
+        Some(t) => match serde_json::from_str(t) {
+            Ok(Value::Array(items)) => items,
+            Ok(_) => {
+                return Err(
+                    Error::new(ErrorKind::InvalidOptions, "`tools` must be an array").at("tools"),
+                )
+            }
+            Err(e) => return Err(Error::json(ErrorKind::InvalidOptions, "`tools`", &e)),
+        },
+    };
     let c = parse(composition, "the composition")?;
     let sections = c
         .pointer("/prompt/sections")
@@ -391,7 +429,7 @@ pub fn lowering_parts_json(composition: &str) -> Result<String> {
             .unwrap_or("")
             .to_owned()
     };
-    let system: Vec<String> = sections
+    let system_texts: Vec<String> = sections
         .iter()
         .filter(|s| s.get("kind").and_then(Value::as_str) != Some("request"))
         .map(text)
@@ -401,10 +439,11 @@ pub fn lowering_parts_json(composition: &str) -> Result<String> {
         .filter(|s| s.get("kind").and_then(Value::as_str) == Some("request"))
         .map(text)
         .collect();
-    let tools = c
-        .pointer("/subgraph/tool_availability")
-        .cloned()
-        .unwrap_or(Value::Array(Vec::new()));
+    let mut tools = match c.pointer("/subgraph/tool_availability") {
+        Some(Value::Array(items)) => items.clone(),
+        _ => Vec::new(),
+    };
+    tools.extend(caller_tools);
     let mut msg = Map::new();
     msg.insert("role".into(), "user".into());
     msg.insert(
@@ -415,9 +454,13 @@ pub fn lowering_parts_json(composition: &str) -> Result<String> {
         "metadata".into(),
         serde_json::json!({"schema_version": crate::message::SCHEMA_VERSION}),
     );
-    let mut o = Map::new();
-    o.insert("system".into(), system.join("\n\n").into());
-    o.insert("message".into(), Value::Object(msg));
-    o.insert("tools".into(), tools);
-    Ok(Value::Object(o).to_string())
+    let own = system_texts.join("\n\n");
+    Ok(CompositionLowering {
+        system: match system.filter(|s| !s.is_empty()) {
+            Some(s) => format!("{s}\n\n{own}"),
+            None => own,
+        },
+        message: Value::Object(msg),
+        tools,
+    })
 }

@@ -100,9 +100,12 @@ pub fn pick_artifact(lens: &[u32]) -> Result<String, JsValue> {
     wire::pick_json(arg(&i, 0), arg(&i, 1), arg(&i, 2), arg(&i, 3)).map_err(js_err)
 }
 
-/// `{ system, message, tools }` for lowering a composition (inbox: the composition JSON).
+/// `{ system, message, tools }` for lowering a composition (inbox: the composition JSON,
+/// the caller's system text, the caller's tools as a JSON array or "").
 #[wasm_bindgen(js_name = compositionLowering)]
 pub fn composition_lowering(lens: &[u32]) -> Result<String, JsValue> {
     let i = inbox_strings(lens)?;
-    wire::lowering_parts_json(arg(&i, 0)).map_err(js_err)
+    wire::composition_lowering(arg(&i, 0), Some(arg(&i, 1)), Some(arg(&i, 2)))
+        .map(|l| l.to_json())
+        .map_err(js_err)
 }

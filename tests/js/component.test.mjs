@@ -427,6 +427,14 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   const viaJs = await plc.lowerComposition(comp, { provider: 'anthropic' });
   const viaWit = composer.lowerComposition(JSON.stringify(comp), { provider: 'anthropic', resolved: [] });
   assert.equal(viaWit.body, viaJs.body);
+  // With the caller's system text and tools: merged by the core, the same in both faces.
+  const extra = [{ name: 'mine', description: 'm', parameters: { type: 'object', properties: {} } }];
+  const jsMerged = await plc.lowerComposition(comp, { provider: 'openai-chat', system: 'House rules.', tools: extra });
+  const witMerged = composer.lowerComposition(JSON.stringify(comp), { provider: 'openai-chat', system: 'House rules.', tools: JSON.stringify(extra), resolved: [] });
+  assert.equal(witMerged.body, jsMerged.body);
+  const merged = JSON.parse(jsMerged.body);
+  assert.match(merged.messages[0].content, /^House rules\.\n\n/);
+  assert.equal(merged.tools.at(-1).function.name, 'mine');
   const nested = JSON.parse(composer.nestedRequest(JSON.stringify(fx.requests['release-notes-developers']), JSON.stringify({ name: 'Sub', description: 'x', metadata: { framing: 'Sub.', tool_surface: ['get_pr', 'delete_repo'] } }), '[{"name":"get_pr"},{"name":"delete_repo"}]', 'look', '{}'));
   assert.deepEqual(nested.available_tools.map((t) => t.name), ['get_pr']);
   // Authoring tools over a wasi:keyvalue store.

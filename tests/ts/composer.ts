@@ -24,6 +24,8 @@ async function use(): Promise<void> {
   const messages = await openMessageStore();
   await messages.recordInvocation(record);
   const lowered: Lowered = await lowerComposition(composition, { provider: 'anthropic' });
+  const synchronous: Lowered = lowerComposition(composition, { provider: 'openai-chat', system: 'House rules.' });
+  void synchronous;
   const store = await openSkillStore();
   const authoring = authoringTools(store);
   const result: McpResult = await authoring.call('list_skills', {}, { composition });
