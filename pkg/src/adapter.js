@@ -14,7 +14,8 @@ function invalid(message, path) {
 function aborted(signal, turn) {
   const reason = signal && signal.reason;
   const e = new PromptloomError('Aborted', `the request was aborted${reason && reason.message ? `: ${reason.message}` : ''}`, {});
-  if (turn) e.turn = turn;
+  // `turn` (typed in index.d.ts) is set only on adapter and parser errors.
+  if (turn) /** @type {any} */ (e).turn = turn;
   return e;
 }
 
@@ -24,7 +25,7 @@ function sleep(ms, signal) {
     if (signal && signal.aborted) return reject(aborted(signal));
     const t = setTimeout(() => {
       if (signal) signal.removeEventListener('abort', onAbort);
-      resolve();
+      resolve(undefined);
     }, ms);
     const onAbort = () => {
       clearTimeout(t);
@@ -243,7 +244,7 @@ export function createAdapter(options) {
       const ctl = new AbortController();
       const onAbort = () => ctl.abort(sig.reason);
       sig.addEventListener('abort', onAbort, { once: true });
-      const idle = { out: false, timer: 0 };
+      const idle = { out: false, timer: undefined };
       const arm = () => {
         if (!idleTimeoutMs) return;
         clearTimeout(idle.timer);
@@ -354,7 +355,7 @@ export function createAdapter(options) {
     const turn = parser.finish();
     const err = parser.error;
     if (err && err.code !== 'InvalidToolInput') {
-      err.turn = turn;
+      /** @type {any} */ (err).turn = turn;
       throw err;
     }
     return { turn };

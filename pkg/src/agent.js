@@ -119,10 +119,11 @@ export async function runAgent(options) {
       turn = await stream.turn;
     } catch (e) {
       if (e instanceof PromptloomError && e.code === 'Aborted') {
+        const cut = /** @type {PromptloomError & { turn?: any }} */ (e);
         // What was shown stays in the thread: its text, without calls cut mid-way.
-        const kept = (e.turn?.parts ?? []).filter((p) => p.type === 'text' || p.type === 'reasoning');
+        const kept = (cut.turn?.parts ?? []).filter((p) => p.type === 'text' || p.type === 'reasoning');
         if (kept.some((p) => p.type === 'text' && p.text)) {
-          turn = { ...e.turn, parts: kept };
+          turn = { ...cut.turn, parts: kept };
           await conversation.append(turn);
         }
         return result('aborted', { error: e });

@@ -130,7 +130,7 @@ export function authoringTools(store) {
   };
   const handlers = {};
   for (const t of tools) {
-    handlers[t.name] = async (args, { composition } = {}) => {
+    handlers[t.name] = async (args, /** @type {{ composition?: object }} */ { composition } = {}) => {
       authorize(t.name, args, composition);
       return run[t.name](args ?? {});
     };
@@ -139,7 +139,7 @@ export function authoringTools(store) {
     tools,
     handlers,
     /** Runs a tool call; errors come back as an MCP result with `isError: true`. */
-    async call(name, args, { composition } = {}) {
+    async call(name, args, /** @type {{ composition?: object }} */ { composition } = {}) {
       try {
         if (!handlers[name]) throw new PromptloomError('UnknownTool', `\`${name}\` is not an authoring tool`, { tool: name });
         return mcpResult(await handlers[name](args, { composition }));

@@ -434,7 +434,7 @@ export class SkillIndex {
     let q;
     if (vector !== undefined && vector !== null) {
       if (!(Array.isArray(vector) || ArrayBuffer.isView(vector))) throw new PromptloomError('InvalidOptions', '`vector` must be an array of numbers (at vector)', { path: 'vector' });
-      q = Float32Array.from(vector, Number);
+      q = Float32Array.from(/** @type {ArrayLike<number>} */ (vector), Number);
     }
     const text = __str(query, 'query');
     const inner = this.#current();

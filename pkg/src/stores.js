@@ -299,7 +299,7 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
           return;
         }
         let failure = null;
-        t.oncomplete = () => resolve();
+        t.oncomplete = () => resolve(undefined);
         t.onabort = () => {
           if (!failure && t.error?.name === 'ConstraintError') failure = conflict(inserted.table, inserted.key);
           reject(failure ?? idbFailure('the IndexedDB write was aborted', t.error, '; nothing was written'));

@@ -108,3 +108,11 @@ type Loose<T> = T extends string ? T | \`\${T}\` : T extends readonly (infer U)[
   }
   assert.ok(n >= 100);
 });
+
+test("the package's own JS (pkg/src) type-checks (checkJs; the generated glue excepted)", () => {
+  try {
+    execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', join(root, 'tests/ts/tsconfig.pkg.json')], { stdio: 'pipe' });
+  } catch (e) {
+    assert.fail(`tsc on pkg/src failed:\n${e.stdout}${e.stderr}`);
+  }
+});
