@@ -91,11 +91,30 @@ function sessionName(session) {
 }
 
 /** Rows → turns, in the core (the read-time adapter runs there); `users` keeps user messages only. */
-function assemble(session, heads, parts, users = false) {
-  let text = `${session}\0${heads.length}\0`;
-  for (const [k, v] of heads) text += `${k}\0${v}\0`;
-  for (const [k, v] of parts) text += `${k}\0${v}\0`;
-  return JSON.parse(__inbox('assembleInbox', [text], users));
+/**
+ * Reads what `query` asks of a message store: the core plans the rows (`store::reads`:
+ * which keys, which prefixes), the backend reads them, the core makes the answer or plans
+ * the next read.
+ */
+async function readRows(backend, query) {
+  let step = __inbox('readStepInbox', [JSON.stringify(query)]);
+  while (step.charCodeAt(0) === 82 /* R */) {
+    const next = JSON.parse(step.slice(1));
+    const { gets, scans } = await backend.read(next.read);
+    step = __inbox('readStepInbox', [JSON.stringify(next.query), rowsText(gets, scans)]);
+  }
+  return JSON.parse(step.slice(1));
+}
+
+/** The rows a backend read, NUL-framed for the core (values are JSON text: no raw NUL). */
+function rowsText(gets, scans) {
+  let text = `${gets.length}\0`;
+  for (const v of gets) text += v == null ? '-\0' : `+${v}\0`;
+  for (const rows of scans) {
+    text += `${rows.length}\0`;
+    for (const [k, v] of rows) text += `${k}\0${v}\0`;
+  }
+  return text;
 }
 
 /** A persisted conversation store over one backend. */
@@ -123,37 +142,18 @@ class MessageStore {
   }
   /** The stored message `id`, in the current shape (older rows are upgraded on read). */
   async get(id) {
-    id = __key(id, 'id');
-    // A default id is the message key: one read finds the id row, the head and the parts.
-    let r = await this.#backend.read({ gets: [['ids', id], ['messages', id]], scans: [['parts', `${id}#`]] });
-    let [key, head] = r.gets;
-    if (key == null) throw new PromptloomError('NotFound', `no message with id \`${id}\``, { id });
-    const k = JSON.parse(key);
-    let parts = r.scans[0];
-    if (k !== id) {
-      r = await this.#backend.read({ gets: [['messages', k]], scans: [['parts', `${k}#`]] });
-      head = r.gets[0];
-      parts = r.scans[0];
-    }
-    if (head == null) throw new PromptloomError('NotFound', `no message with id \`${id}\``, { id });
-    return assemble('', [[k, head]], parts)[0];
+    return readRows(this.#backend, { message: __key(id, 'id') });
   }
   /** Every message of `session`, in order (one read of two key ranges). */
   async history(session = 'default') {
-    session = sessionName(session);
-    const prefix = `${session}/`;
-    const { scans } = await this.#backend.read({ scans: [['messages', prefix], ['parts', prefix]] });
-    return assemble(session, scans[0], scans[1], true);
+    return readRows(this.#backend, { history: sessionName(session) });
   }
   /**
    * Every turn of `session` in order — user messages, assistant replies, tool results,
    * instructions — what `Conversation.load` and `lowerConversation` take.
    */
   async thread(session = 'default') {
-    session = sessionName(session);
-    const prefix = `${session}/`;
-    const { scans } = await this.#backend.read({ scans: [['messages', prefix], ['parts', prefix]] });
-    return assemble(session, scans[0], scans[1]);
+    return readRows(this.#backend, { thread: sessionName(session) });
   }
   /**
    * Persists a turn of any role after the session's last message (an assistant reply, tool
@@ -178,15 +178,11 @@ class MessageStore {
   }
   /** Summaries of the messages of `session`: `{ id, seq, part_count, metadata }`. */
   async list(session = 'default') {
-    session = sessionName(session);
-    const prefix = `${session}/`;
-    const rows = await this.#backend.scan('messages', prefix);
-    return rows.map(([, v]) => JSON.parse(v)).filter((h) => h.session === session);
+    return readRows(this.#backend, { list: sessionName(session) });
   }
   /** A split-out attachment: `{ content_id, mime, size, data }` (data is base64), or null. */
   async blob(contentId) {
-    const v = await this.#backend.get('blobs', __key(contentId, 'contentId'));
-    return v == null ? null : JSON.parse(v);
+    return readRows(this.#backend, { blob: __key(contentId, 'contentId') });
   }
   /**
    * Stores a composer invocation record beside the thread's turns: the
@@ -199,8 +195,7 @@ class MessageStore {
   }
   /** The invocation records of a thread, in composition order. */
   async invocations(threadId) {
-    const rows = await this.#backend.scan('skill_invocations', `${__key(threadId, 'threadId')}/`);
-    return rows.map(([, v]) => JSON.parse(v));
+    return readRows(this.#backend, { invocations: __key(threadId, 'threadId') });
   }
   /** @internal one submit at a time per store instance (the session counter is read-modify-write). */
   __serial(f) {

@@ -200,36 +200,14 @@ pub fn append_turn_inbox(lens: &[u32]) -> Result<String, JsValue> {
     Ok(done_text(d, ops, &text))
 }
 
-/// Assembles stored rows into messages in the current shape (a JSON array). The inbox
-/// holds one string: a session name (keeps only that session's heads; "" keeps all), the
-/// number of head rows, then the head rows and the part rows as key, value, key, value, …,
-/// each followed by a NUL (no JSON around them: row values are JSON text already, and
-/// neither keys nor JSON text hold a raw NUL).
-/// `users` keeps only user messages (a history; a thread has every turn).
-#[wasm_bindgen(js_name = assembleInbox)]
-pub fn assemble_inbox(lens: &[u32], users: bool) -> Result<String, JsValue> {
+/// One step of a message-store read (`store::reads`): the inbox holds the query JSON and,
+/// after the first step, the rows read (NUL-framed, see `reads::rows_from_text`). Returns
+/// `R` + `{ read, query }` (what to read next) or `D` + the answer's JSON.
+#[wasm_bindgen(js_name = readStepInbox)]
+pub fn read_step_inbox(lens: &[u32]) -> Result<String, JsValue> {
     let input = inbox_strings(lens)?;
-    let text = input.first().map(String::as_str).unwrap_or_default();
-    let mut it = text.split('\0');
-    let bad = || js_err(Error::new(ErrorKind::Internal, "malformed row list"));
-    let session = it.next().ok_or_else(bad)?;
-    let count: usize = it.next().and_then(|c| c.parse().ok()).ok_or_else(bad)?;
-    let mut pairs = Vec::new();
-    while let (Some(k), Some(v)) = (it.next(), it.next()) {
-        pairs.push((k.to_owned(), v.to_owned()));
-    }
-    if count > pairs.len() {
-        return Err(bad());
-    }
-    let parts = pairs.split_off(count);
-    let mut heads = pairs;
-    if !session.is_empty() {
-        heads = messages::session_heads(session, heads);
-    }
-    if users {
-        heads = messages::user_heads(heads);
-    }
-    messages::assemble_many_json(&heads, &parts).map_err(js_err)
+    let query = input.first().map(String::as_str).unwrap_or_default();
+    crate::store::reads::step_text(query, input.get(1).map(String::as_str)).map_err(js_err)
 }
 
 /// The user view of a message: one chip per part (JSON array).

@@ -32,5 +32,5 @@ pub fn put(record: &Value) -> Result<Op> {
 
 /// The scan prefix of a thread's records.
 pub fn prefix(thread_id: &str) -> String {
-    format!("{thread_id}/")
+    super::invocations_prefix(thread_id)
 }

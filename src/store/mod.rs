@@ -15,6 +15,7 @@
 pub mod invocations;
 pub mod kv;
 pub mod messages;
+pub mod reads;
 pub mod skills;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -23,6 +24,11 @@ use std::collections::BTreeMap;
 
 pub use messages::MessageStore;
 pub use skills::{SkillStore, SkillTables};
+
+/// The scan prefix of a thread's invocation records (keys `<thread_id>/<composed_at>/<id>`).
+pub fn invocations_prefix(thread_id: &str) -> String {
+    format!("{thread_id}/")
+}
 
 /// The tables of the layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]

@@ -1,0 +1,432 @@
+//! Store reads as plans a host executes: which rows to get, which key ranges to scan, and
+//! what the rows mean — the read side of what [`super::messages`] lays out on write, for
+//! hosts whose backend is not a Rust [`super::Backend`] (the JS glue over IndexedDB, a host
+//! KV object, a Worker's KV namespace).
+//!
+//! A read is a small machine: [`Query::plan`] says what to fetch, [`Query::finish`] reads
+//! the rows and either answers or asks for another read (a message found by a host id is
+//! read again under its key). Key formats stay here and in the layout: a host never builds
+//! a key.
+
+use super::messages::{self, blob_from_row, session_heads, user_heads};
+use super::{bad_row, Table};
+use crate::error::{Error, ErrorKind, Result};
+use serde_json::{Map, Value};
+
+/// What a host reads from a message store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Query {
+    /// One message by its id (a host id or the default id, its key).
+    Message {
+        /// The id.
+        id: String,
+    },
+    /// A message whose key the id row gave (the second read of [`Query::Message`]).
+    MessageAt {
+        /// The id asked for (for the error).
+        id: String,
+        /// Its key.
+        key: String,
+    },
+    /// Every turn of a session, in order.
+    Thread {
+        /// The session.
+        session: String,
+    },
+    /// The user messages of a session, in order.
+    History {
+        /// The session.
+        session: String,
+    },
+    /// Summaries of a session's messages (heads only).
+    List {
+        /// The session.
+        session: String,
+    },
+    /// A split-out attachment by content id (`null` when absent).
+    Blob {
+        /// The content id.
+        content_id: String,
+    },
+    /// The composer invocation records of a thread, in composition order.
+    Invocations {
+        /// The thread id.
+        thread: String,
+    },
+}
+
+/// The rows a read needs: point reads and prefix scans (each scan in key order).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// `(table, key)` rows to get.
+    pub gets: Vec<(Table, String)>,
+    /// `(table, prefix)` key ranges to scan.
+    pub scans: Vec<(Table, String)>,
+}
+
+/// What a host read: one value (or none) per get, one list of rows per scan, in the plan's
+/// order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rows {
+    /// Per get, the row's value.
+    pub gets: Vec<Option<String>>,
+    /// Per scan, its `(key, value)` rows in key order.
+    pub scans: Vec<Vec<(String, String)>>,
+}
+
+/// What a read comes to after its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Read these rows next, then finish `query` with them.
+    Read(Plan, Query),
+    /// The answer, as JSON text.
+    Done(String),
+}
+
+impl Query {
+    /// The rows to read first.
+    pub fn plan(&self) -> Plan {
+        match self {
+            // A default id is the message key: one read finds the id row, the head and the
+            // parts; a host id needs a second read under the key the id row names.
+            Query::Message { id } => Plan {
+                gets: vec![(Table::Ids, id.clone()), (Table::Messages, id.clone())],
+                scans: vec![(Table::Parts, format!("{id}#"))],
+            },
+            Query::MessageAt { key, .. } => Plan {
+                gets: vec![(Table::Messages, key.clone())],
+                scans: vec![(Table::Parts, format!("{key}#"))],
+            },
+            Query::Thread { session } | Query::History { session } => Plan {
+                gets: Vec::new(),
+                scans: vec![
+                    (Table::Messages, format!("{session}/")),
+                    (Table::Parts, format!("{session}/")),
+                ],
+            },
+            Query::List { session } => Plan {
+                gets: Vec::new(),
+                scans: vec![(Table::Messages, format!("{session}/"))],
+            },
+            Query::Blob { content_id } => Plan {
+                gets: vec![(Table::Blobs, content_id.clone())],
+                scans: Vec::new(),
+            },
+            Query::Invocations { thread } => Plan {
+                gets: Vec::new(),
+                scans: vec![(Table::Invocations, super::invocations_prefix(thread))],
+            },
+        }
+    }
+
+    /// The answer from the rows of [`Self::plan`], or the next read.
+    pub fn finish(&self, mut rows: Rows) -> Result<Step> {
+        let not_found = |id: &str| {
+            Error::new(ErrorKind::NotFound, format!("no message with id `{id}`")).with("id", id)
+        };
+        let mut scan = |i: usize| std::mem::take(rows.scans.get_mut(i).unwrap_or(&mut Vec::new()));
+        match self {
+            Query::Message { id } => {
+                let Some(Some(key_row)) = rows.gets.first() else {
+                    return Err(not_found(id));
+                };
+                let key: String =
+                    serde_json::from_str(key_row).map_err(|e| bad_row(Table::Ids, id, e))?;
+                let parts = scan(0);
+                if key != *id {
+                    let next = Query::MessageAt {
+                        id: id.clone(),
+                        key,
+                    };
+                    return Ok(Step::Read(next.plan(), next));
+                }
+                let Some(Some(head)) = rows.gets.get(1) else {
+                    return Err(not_found(id));
+                };
+                messages::assemble_json(&key, head, &parts).map(Step::Done)
+            }
+            Query::MessageAt { id, key } => {
+                let parts = scan(0);
+                let Some(Some(head)) = rows.gets.first() else {
+                    return Err(not_found(id));
+                };
+                messages::assemble_json(key, head, &parts).map(Step::Done)
+            }
+            Query::Thread { session } | Query::History { session } => {
+                let mut heads = session_heads(session, scan(0));
+                if matches!(self, Query::History { .. }) {
+                    heads = user_heads(heads);
+                }
+                messages::assemble_many_json(&heads, &scan(1)).map(Step::Done)
+            }
+            Query::List { session } => {
+                let heads = session_heads(session, scan(0));
+                let mut out = Vec::with_capacity(heads.len());
+                for (k, v) in heads {
+                    let row: Map<String, Value> =
+                        serde_json::from_str(&v).map_err(|e| bad_row(Table::Messages, &k, e))?;
+                    out.push(Value::Object(row));
+                }
+                Ok(Step::Done(Value::Array(out).to_string()))
+            }
+            Query::Blob { content_id } => match rows.gets.first() {
+                // The row is the answer (`{ content_id, mime, size, data }`), once checked.
+                Some(Some(text)) => {
+                    blob_from_row(content_id, text)?;
+                    Ok(Step::Done(text.clone()))
+                }
+                _ => Ok(Step::Done("null".into())),
+            },
+            Query::Invocations { .. } => {
+                let mut out = String::from("[");
+                for (n, (k, v)) in scan(0).into_iter().enumerate() {
+                    serde_json::from_str::<serde::de::IgnoredAny>(&v)
+                        .map_err(|e| bad_row(Table::Invocations, &k, e))?;
+                    if n > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(&v);
+                }
+                out.push(']');
+                Ok(Step::Done(out))
+            }
+        }
+    }
+
+    /// The query from its wire form: `{ "message": id }`, `{ "message_at": key, "id": id }`,
+    /// `{ "thread" | "history" | "list": session }`, `{ "blob": content_id }`,
+    /// `{ "invocations": thread }`.
+    pub fn from_value(v: &Value) -> Result<Query> {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+        let q = if let Some(key) = s("message_at") {
+            Query::MessageAt {
+                id: s("id").unwrap_or_else(|| key.clone()),
+                key,
+            }
+        } else if let Some(id) = s("message") {
+            Query::Message { id }
+        } else if let Some(session) = s("thread") {
+            Query::Thread { session }
+        } else if let Some(session) = s("history") {
+            Query::History { session }
+        } else if let Some(session) = s("list") {
+            Query::List { session }
+        } else if let Some(content_id) = s("blob") {
+            Query::Blob { content_id }
+        } else if let Some(thread) = s("invocations") {
+            Query::Invocations { thread }
+        } else {
+            return Err(Error::new(ErrorKind::Internal, "unknown store read"));
+        };
+        Ok(q)
+    }
+
+    /// The query's wire form (see [`Self::from_value`]).
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        let mut put = |k: &str, v: &str| {
+            o.insert(k.into(), v.into());
+        };
+        match self {
+            Query::Message { id } => put("message", id),
+            Query::MessageAt { id, key } => {
+                put("message_at", key);
+                put("id", id);
+            }
+            Query::Thread { session } => put("thread", session),
+            Query::History { session } => put("history", session),
+            Query::List { session } => put("list", session),
+            Query::Blob { content_id } => put("blob", content_id),
+            Query::Invocations { thread } => put("invocations", thread),
+        }
+        Value::Object(o)
+    }
+}
+
+impl Plan {
+    /// `{ gets: [[table, key]], scans: [[table, prefix]] }`.
+    pub fn to_value(&self) -> Value {
+        let pairs = |v: &[(Table, String)]| {
+            Value::Array(
+                v.iter()
+                    .map(|(t, k)| Value::Array(vec![t.name().into(), k.clone().into()]))
+                    .collect(),
+            )
+        };
+        serde_json::json!({ "gets": pairs(&self.gets), "scans": pairs(&self.scans) })
+    }
+}
+
+/// One step of a read over its wire forms (what the JS face calls): with `rows` `None`,
+/// the first plan; with rows (NUL-framed: see [`rows_from_text`]), the answer or the next
+/// read. Out: `R` + `{ read, query }` JSON, or `D` + the answer's JSON.
+pub fn step_text(query: &str, rows: Option<&str>) -> Result<String> {
+    // The query holds the caller's id, session or thread name: one that is not well-formed
+    // Unicode (a lone surrogate) fails here, as the caller's mistake.
+    let v: Value = serde_json::from_str(query).map_err(|e| {
+        Error::json(
+            ErrorKind::InvalidOptions,
+            "the id, session or thread name to read",
+            &e,
+        )
+    })?;
+    let q = Query::from_value(&v)?;
+    let step = match rows {
+        None => Step::Read(q.plan(), q),
+        Some(text) => q.finish(rows_from_text(text)?)?,
+    };
+    Ok(match step {
+        Step::Read(plan, next) => format!(
+            "R{}",
+            serde_json::json!({ "read": plan.to_value(), "query": next.to_value() })
+        ),
+        Step::Done(json) => format!("D{json}"),
+    })
+}
+
+/// Rows in the NUL-framed text the glue writes (row values are JSON text and keys never
+/// hold a raw NUL, so no escaping): the number of gets, then per get `-` (absent) or `+`
+/// and the value; then per scan its row count and its keys and values; every field ends
+/// with a NUL.
+pub fn rows_from_text(text: &str) -> Result<Rows> {
+    let bad = || Error::new(ErrorKind::Internal, "malformed store rows");
+    let mut it = text.split('\0');
+    let mut rows = Rows::default();
+    let n: usize = it.next().and_then(|c| c.parse().ok()).ok_or_else(bad)?;
+    for _ in 0..n {
+        let f = it.next().ok_or_else(bad)?;
+        rows.gets.push(f.strip_prefix('+').map(str::to_owned));
+    }
+    while let Some(count) = it.next() {
+        if count.is_empty() {
+            break;
+        }
+        let count: usize = count.parse().map_err(|_| bad())?;
+        let mut scan = Vec::with_capacity(count.min(1 << 16));
+        for _ in 0..count {
+            let (Some(k), Some(v)) = (it.next(), it.next()) else {
+                return Err(bad());
+            };
+            scan.push((k.to_owned(), v.to_owned()));
+        }
+        rows.scans.push(scan);
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Backend, MemoryBackend, MessageStore};
+
+    /// Runs a read over a Rust backend the way a host does.
+    fn run(b: &MemoryBackend, q: Query) -> Result<String> {
+        let mut step = Step::Read(q.plan(), q);
+        loop {
+            match step {
+                Step::Done(s) => return Ok(s),
+                Step::Read(plan, q) => {
+                    let mut rows = Rows::default();
+                    for (t, k) in &plan.gets {
+                        rows.gets.push(b.get(*t, k)?);
+                    }
+                    for (t, p) in &plan.scans {
+                        rows.scans.push(b.scan(*t, p)?);
+                    }
+                    step = q.finish(rows)?;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn reads_answer_what_the_rust_store_answers() {
+        let mut store = MessageStore::new(MemoryBackend::default());
+        let opts = |id: Option<&str>| {
+            crate::compositor::SubmitOptions::from_value(serde_json::json!({
+                "session": "s", "id": id, "now": 5
+            }))
+            .unwrap() // ok: test
+        };
+        let msg = |t: &str| {
+            crate::message::UserMessage::from_value(serde_json::json!({
+                "parts": [{ "type": "text", "text": t }]
+            }))
+            .unwrap() // ok: test
+        };
+        let catalog = crate::compositor::CommandCatalog::with_builtins();
+        let mut ids = Vec::new();
+        for (text, id) in [("one", None), ("two", Some("host-7"))] {
+            match store.submit(&msg(text), &catalog, &opts(id), None) {
+                Ok(crate::compositor::Step::Done(sub)) => ids.push(sub.id),
+                other => panic!("submit: {other:?}"),
+            }
+        }
+        let back = store.backend();
+        assert_eq!(ids[1], "host-7");
+        for id in &ids {
+            let got = run(back, Query::Message { id: id.into() }).unwrap(); // ok: test
+            assert_eq!(got, store.get(id).unwrap().to_json()); // ok: test
+        }
+        let e = run(back, Query::Message { id: "nope".into() }).unwrap_err(); // ok: test
+        assert_eq!(e.kind(), ErrorKind::NotFound);
+        let thread = run(
+            back,
+            Query::Thread {
+                session: "s".into(),
+            },
+        )
+        .unwrap(); // ok: test
+        let v: Vec<Value> = serde_json::from_str(&thread).unwrap(); // ok: test
+        assert_eq!(v.len(), 2);
+        let list = run(
+            back,
+            Query::List {
+                session: "s".into(),
+            },
+        )
+        .unwrap(); // ok: test
+        let want: Vec<Value> = store.list("s").unwrap(); // ok: test
+        assert_eq!(serde_json::from_str::<Vec<Value>>(&list).unwrap(), want); // ok: test
+        assert_eq!(
+            run(
+                back,
+                Query::Blob {
+                    content_id: "x".into()
+                }
+            )
+            .unwrap(),
+            "null"
+        ); // ok: test
+    }
+
+    #[test]
+    fn the_wire_forms_round_trip() {
+        for q in [
+            Query::Message { id: "a".into() },
+            Query::MessageAt {
+                id: "a".into(),
+                key: "s/1".into(),
+            },
+            Query::Thread {
+                session: "s".into(),
+            },
+            Query::History {
+                session: "s".into(),
+            },
+            Query::List {
+                session: "s".into(),
+            },
+            Query::Blob {
+                content_id: "c".into(),
+            },
+            Query::Invocations { thread: "t".into() },
+        ] {
+            assert_eq!(Query::from_value(&q.to_value()).unwrap(), q); // ok: test
+        }
+        let rows = rows_from_text("2\0+\"v\"\0-\x001\0k\0{}\0").unwrap(); // ok: test
+        assert_eq!(rows.gets, vec![Some("\"v\"".to_owned()), None]);
+        assert_eq!(rows.scans, vec![vec![("k".to_owned(), "{}".to_owned())]]);
+        assert!(rows_from_text("x").is_err());
+    }
+}
