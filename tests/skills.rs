@@ -839,3 +839,111 @@ fn hostile_catalog_text_and_queries_never_panic() {
         .rank("anything", &MatchOptions::default())
         .is_empty());
 }
+
+/// Runs a planned read over a Rust backend, the way a host executes one.
+fn read(b: &MemoryBackend, q: promptloom::store::reads::Query) -> Value {
+    use promptloom::store::reads::{Rows, Step};
+    let mut step = Step::Read(q.plan(), q);
+    loop {
+        match step {
+            Step::Done(s) => return serde_json::from_str(&s).unwrap(), // ok: test
+            Step::Read(plan, q) => {
+                let mut rows = Rows::default();
+                for (t, k) in &plan.gets {
+                    rows.gets.push(b.get(*t, k).unwrap()); // ok: test
+                }
+                for (t, p) in &plan.scans {
+                    rows.scans.push(b.scan(*t, p).unwrap()); // ok: test
+                }
+                step = q.finish(rows).unwrap(); // ok: test
+            }
+        }
+    }
+}
+
+/// Skill-store reads planned by the core (what the JS glue executes over IndexedDB and KV)
+/// answer what the Rust store answers.
+#[test]
+fn planned_skill_reads_answer_what_the_store_answers() {
+    use promptloom::store::reads::Query;
+    let mut store = SkillTables::new(MemoryBackend::default());
+    write(&mut store, json!({ "op": "create", "skill": seed_value() })).unwrap(); // ok: test
+    let b = store.backend();
+    let skill = store
+        .get("550e8400-e29b-41d4-a716-446655440000")
+        .unwrap()
+        .unwrap(); // ok: test
+    let id = skill.id.clone();
+    assert_eq!(read(b, Query::Skill { id: id.clone() }), skill.to_value());
+    assert_eq!(
+        read(
+            b,
+            Query::SkillByName {
+                name: skill.name.clone()
+            }
+        ),
+        skill.to_value()
+    );
+    assert_eq!(read(b, Query::Skill { id: "nope".into() }), Value::Null);
+    assert_eq!(
+        read(
+            b,
+            Query::SkillByName {
+                name: "nope".into()
+            }
+        ),
+        Value::Null
+    );
+    let by_name = read(
+        b,
+        Query::Summary {
+            name_or_id: skill.name.clone(),
+        },
+    );
+    let by_id = read(
+        b,
+        Query::Summary {
+            name_or_id: id.clone(),
+        },
+    );
+    assert_eq!(by_name, by_id);
+    assert_eq!(by_id["id"], json!(id));
+    assert!(by_id.get("artifacts").is_some_and(Value::is_array));
+    let all = read(
+        b,
+        Query::Artifacts {
+            skill: id.clone(),
+            kinds: vec![],
+        },
+    );
+    let want: Vec<Value> = store
+        .get_artifacts(&id, &[])
+        .unwrap()
+        .iter()
+        .map(|a| a.to_value())
+        .collect(); // ok: test
+    assert_eq!(all, Value::Array(want));
+    let some = read(
+        b,
+        Query::Artifacts {
+            skill: id.clone(),
+            kinds: vec!["prompt_template".into(), "description".into()],
+        },
+    );
+    let want: Vec<Value> = store
+        .get_artifacts(
+            &id,
+            &[ArtifactKind::PromptTemplate, ArtifactKind::Description],
+        )
+        .unwrap() // ok: test
+        .iter()
+        .map(|a| a.to_value())
+        .collect();
+    assert_eq!(some, Value::Array(want));
+    let art = &skill.artifacts[0];
+    assert_eq!(
+        read(b, Query::Artifact { id: art.id.clone() }),
+        store.get_artifact(&art.id).unwrap().unwrap().to_value()
+    ); // ok: test
+    assert_eq!(read(b, Query::Artifact { id: "nope".into() }), Value::Null);
+}

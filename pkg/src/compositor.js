@@ -3,7 +3,7 @@
 // store, and the inspector. Resolution rules and the row layout live in the core.
 
 import { PromptloomError, lower, __inlineBytes, __fromCore, __call, __json, __str, __opts, __key, __generation, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes } from './api.js';
-import { memoryBackend, indexedDbBackend, hostBackend } from './stores.js';
+import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './stores.js';
 import { __wireTurn } from './conversation.js';
 
 /** Slash commands and `@` mention kinds: register, list, complete. */
@@ -91,32 +91,6 @@ function sessionName(session) {
 }
 
 /** Rows → turns, in the core (the read-time adapter runs there); `users` keeps user messages only. */
-/**
- * Reads what `query` asks of a message store: the core plans the rows (`store::reads`:
- * which keys, which prefixes), the backend reads them, the core makes the answer or plans
- * the next read.
- */
-async function readRows(backend, query) {
-  let step = __inbox('readStepInbox', [JSON.stringify(query)]);
-  while (step.charCodeAt(0) === 82 /* R */) {
-    const next = JSON.parse(step.slice(1));
-    const { gets, scans } = await backend.read(next.read);
-    step = __inbox('readStepInbox', [JSON.stringify(next.query), rowsText(gets, scans)]);
-  }
-  return JSON.parse(step.slice(1));
-}
-
-/** The rows a backend read, NUL-framed for the core (values are JSON text: no raw NUL). */
-function rowsText(gets, scans) {
-  let text = `${gets.length}\0`;
-  for (const v of gets) text += v == null ? '-\0' : `+${v}\0`;
-  for (const rows of scans) {
-    text += `${rows.length}\0`;
-    for (const [k, v] of rows) text += `${k}\0${v}\0`;
-  }
-  return text;
-}
-
 /** A persisted conversation store over one backend. */
 class MessageStore {
   #backend;
@@ -142,18 +116,18 @@ class MessageStore {
   }
   /** The stored message `id`, in the current shape (older rows are upgraded on read). */
   async get(id) {
-    return readRows(this.#backend, { message: __key(id, 'id') });
+    return readPlanned(this.#backend, { message: __key(id, 'id') });
   }
   /** Every message of `session`, in order (one read of two key ranges). */
   async history(session = 'default') {
-    return readRows(this.#backend, { history: sessionName(session) });
+    return readPlanned(this.#backend, { history: sessionName(session) });
   }
   /**
    * Every turn of `session` in order — user messages, assistant replies, tool results,
    * instructions — what `Conversation.load` and `lowerConversation` take.
    */
   async thread(session = 'default') {
-    return readRows(this.#backend, { thread: sessionName(session) });
+    return readPlanned(this.#backend, { thread: sessionName(session) });
   }
   /**
    * Persists a turn of any role after the session's last message (an assistant reply, tool
@@ -178,11 +152,11 @@ class MessageStore {
   }
   /** Summaries of the messages of `session`: `{ id, seq, part_count, metadata }`. */
   async list(session = 'default') {
-    return readRows(this.#backend, { list: sessionName(session) });
+    return readPlanned(this.#backend, { list: sessionName(session) });
   }
   /** A split-out attachment: `{ content_id, mime, size, data }` (data is base64), or null. */
   async blob(contentId) {
-    return readRows(this.#backend, { blob: __key(contentId, 'contentId') });
+    return readPlanned(this.#backend, { blob: __key(contentId, 'contentId') });
   }
   /**
    * Stores a composer invocation record beside the thread's turns: the
@@ -195,7 +169,7 @@ class MessageStore {
   }
   /** The invocation records of a thread, in composition order. */
   async invocations(threadId) {
-    return readRows(this.#backend, { invocations: __key(threadId, 'threadId') });
+    return readPlanned(this.#backend, { invocations: __key(threadId, 'threadId') });
   }
   /** @internal one submit at a time per store instance (the session counter is read-modify-write). */
   __serial(f) {

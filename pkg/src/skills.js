@@ -3,7 +3,7 @@
 // rows between the core and a storage backend, and calls `fetch` and the host's embedder.
 
 import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes, __json, __key, __opts, __str, __call, __generation } from './api.js';
-import { memoryBackend, indexedDbBackend, hostBackend } from './stores.js';
+import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './stores.js';
 
 const nowIso = () => new Date().toISOString();
 
@@ -175,43 +175,27 @@ class SkillStore {
   }
   /** The skill with all its artifacts, or null. */
   async get(id) {
-    id = __key(id, 'id');
-    const { gets, scans } = await this.#backend.read({ gets: [['skills', id]], scans: [['skill_artifacts', `${id}/`]] });
-    if (gets[0] == null) return null;
-    return JSON.parse(__inbox('assembleSkill', [id, gets[0], rowsText(scans[0])]));
+    return readPlanned(this.#backend, { skill: __key(id, 'id') });
   }
   /**
    * The summary (metadata and artifact references, no content) of the skill with this name
    * or id, or null: one or two reads, no artifact rows.
    */
   async summary(nameOrId) {
-    const k = __key(nameOrId, 'nameOrId');
-    const { gets } = await this.#backend.read({ gets: [['skill_names', k], ['skills', k]] });
-    let row = gets[1];
-    if (row == null && gets[0] != null) row = await this.#backend.get('skills', JSON.parse(gets[0]));
-    if (row == null) return null;
-    const out = await summaries([[null, row]], this.#backend);
-    return out[0] ?? null;
+    return readPlanned(this.#backend, { summary: __key(nameOrId, 'nameOrId') });
   }
   /** The skill named `name`, or null. */
   async getByName(name) {
-    const id = await this.#backend.get('skill_names', __key(name, 'name'));
-    return id == null ? null : this.get(JSON.parse(id));
+    return readPlanned(this.#backend, { skill_by_name: __key(name, 'name') });
   }
   /** Phase 2: one skill's artifacts of the given kinds (all when omitted), by ordinal. */
   async getArtifacts(skillId, kinds) {
-    const prefix = `${__key(skillId, 'skillId')}/`;
-    const scans = Array.isArray(kinds) && kinds.length > 0 ? kinds.map((k, i) => ['skill_artifacts', `${prefix}${__key(k, `kinds[${i}]`)}/`]) : [['skill_artifacts', prefix]];
-    const r = await this.#backend.read({ scans });
-    return JSON.parse(__inbox('readArtifacts', [rowsText(r.scans.flat())]));
+    const list = Array.isArray(kinds) ? kinds.map((k, i) => __key(k, `kinds[${i}]`)) : [];
+    return readPlanned(this.#backend, { artifacts: __key(skillId, 'skillId'), kinds: list });
   }
   /** One artifact by id, or null. */
   async getArtifact(id) {
-    const key = await this.#backend.get('artifact_ids', __key(id, 'id'));
-    if (key == null) return null;
-    const k = JSON.parse(key);
-    const v = await this.#backend.get('skill_artifacts', k);
-    return v == null ? null : JSON.parse(__inbox('readArtifacts', [rowsText([[k, v]])]))[0];
+    return readPlanned(this.#backend, { artifact: __key(id, 'id') });
   }
   /** Creates a skill with its artifacts (one transaction); its id and name must be free. Returns the summary. */
   create(skill) {
@@ -260,9 +244,7 @@ class SkillStore {
   async exportTraces(filter) {
     const { session_id, skill_id, artifact_id } = __opts(filter, 'exportTraces()');
     const opt = (v, what) => (v == null ? '' : __key(v, what));
-    const [session, skill, artifact] = [opt(session_id, 'session_id'), opt(skill_id, 'skill_id'), opt(artifact_id, 'artifact_id')];
-    const rows = await this.#backend.scan('skill_traces', session !== '' ? `${session}/` : '');
-    return __inbox('exportTraces', [rows.map((r) => r[1]).join('\0'), skill, artifact]);
+    return readPlanned(this.#backend, { traces: opt(session_id, 'session_id'), skill_id: opt(skill_id, 'skill_id'), artifact_id: opt(artifact_id, 'artifact_id') });
   }
   /** Trace rows, filtered as exportTraces() does. */
   async traces(filter = {}) {

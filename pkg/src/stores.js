@@ -10,7 +10,7 @@
 //     transaction where the backend has them). An `insert` whose key exists fails the whole
 //     commit with a StoreFailed error whose details say `conflict: true`.
 
-import { PromptloomError, __call, __module } from './api.js';
+import { PromptloomError, __call, __module, __inbox } from './api.js';
 
 /** The tables of the layout (src/store/mod.rs); the IndexedDB object stores. */
 export const TABLES = ['messages', 'parts', 'blobs', 'sessions', 'ids', 'skills', 'skill_names', 'skill_artifacts', 'artifact_ids', 'skill_sync', 'skill_invocations', 'skill_traces'];
@@ -548,3 +548,30 @@ export function hostBackend(host, name) {
     close() {},
   };
 }
+
+/**
+ * Reads what `query` asks of a message store or a skill store: the core plans the rows (`store::reads`:
+ * which keys, which prefixes), the backend reads them, the core makes the answer or plans
+ * the next read.
+ */
+export async function readPlanned(backend, query) {
+  let step = __inbox('readStepInbox', [JSON.stringify(query)]);
+  while (step.charCodeAt(0) === 82 /* R */) {
+    const next = JSON.parse(step.slice(1));
+    const { gets, scans } = await backend.read(next.read);
+    step = __inbox('readStepInbox', [JSON.stringify(next.query), plannedRowsText(gets, scans)]);
+  }
+  return JSON.parse(step.slice(1));
+}
+
+/** The rows a backend read, NUL-framed for the core (values are JSON text: no raw NUL). */
+function plannedRowsText(gets, scans) {
+  let text = `${gets.length}\0`;
+  for (const v of gets) text += v == null ? '-\0' : `+${v}\0`;
+  for (const rows of scans) {
+    text += `${rows.length}\0`;
+    for (const [k, v] of rows) text += `${k}\0${v}\0`;
+  }
+  return text;
+}
+

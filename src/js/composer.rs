@@ -71,21 +71,6 @@ pub fn trace_row(lens: &[u32]) -> Result<String, JsValue> {
     wire::trace_json(arg(&i, 0)).map_err(js_err)
 }
 
-/// Trace rows (inbox: the row values NUL-separated, skill id, artifact id) → JSON lines.
-#[wasm_bindgen(js_name = exportTraces)]
-pub fn export_traces(lens: &[u32]) -> Result<String, JsValue> {
-    let i = inbox_strings(lens)?;
-    let rows = arg(&i, 0);
-    let skill = Some(arg(&i, 1)).filter(|s| !s.is_empty());
-    let artifact = Some(arg(&i, 2)).filter(|s| !s.is_empty());
-    crate::dispatch::trace::export_jsonl(
-        rows.split('\0').filter(|r| !r.is_empty()),
-        skill,
-        artifact,
-    )
-    .map_err(js_err)
-}
-
 /// The store key of an invocation record (JSON).
 #[wasm_bindgen(js_name = invocationKey)]
 pub fn invocation_key(record: &str) -> Result<String, JsValue> {

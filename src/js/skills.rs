@@ -208,35 +208,6 @@ pub fn skill_summaries(lens: &[u32]) -> Result<String, JsValue> {
     Ok(out)
 }
 
-/// One skill from its row and its artifact rows (inbox: key, value, then artifact rows).
-#[wasm_bindgen(js_name = assembleSkill)]
-pub fn assemble_skill(lens: &[u32]) -> Result<String, JsValue> {
-    let input = inbox_strings(lens)?;
-    let mut it = input.iter();
-    let (Some(key), Some(value), Some(arts)) = (it.next(), it.next(), it.next()) else {
-        return Err(js_err(Error::new(
-            ErrorKind::Internal,
-            "inbox holds too few strings",
-        )));
-    };
-    let s = layout::assemble(key, value, &rows(arts)).map_err(js_err)?;
-    Ok(s.to_value().to_string())
-}
-
-/// Artifact rows (inbox) → a JSON array of artifacts, by ordinal.
-#[wasm_bindgen(js_name = readArtifacts)]
-pub fn read_artifacts(lens: &[u32]) -> Result<String, JsValue> {
-    let input = inbox_strings(lens)?;
-    let text = input.first().map(String::as_str).unwrap_or_default();
-    let mut arts = rows(text)
-        .iter()
-        .map(|(k, v)| layout::read_artifact_row(k, v))
-        .collect::<crate::error::Result<Vec<_>>>()
-        .map_err(js_err)?;
-    skill::model::sort_artifacts(&mut arts);
-    Ok(Value::Array(arts.iter().map(|a| a.to_value()).collect()).to_string())
-}
-
 fn summaries(text: &str) -> Result<Vec<skill::SkillSummary>, JsValue> {
     layout::read_summaries(&rows(text)).map_err(js_err)
 }

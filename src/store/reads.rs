@@ -9,11 +9,12 @@
 //! a key.
 
 use super::messages::{self, blob_from_row, session_heads, user_heads};
+use super::skills;
 use super::{bad_row, Table};
 use crate::error::{Error, ErrorKind, Result};
 use serde_json::{Map, Value};
 
-/// What a host reads from a message store.
+/// What a host reads from a message store or a skill store.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Query {
     /// One message by its id (a host id or the default id, its key).
@@ -52,6 +53,53 @@ pub enum Query {
     Invocations {
         /// The thread id.
         thread: String,
+    },
+    /// A skill with all its artifacts (`null` when absent).
+    Skill {
+        /// The skill id.
+        id: String,
+    },
+    /// A skill by name (`null` when absent).
+    SkillByName {
+        /// The name.
+        name: String,
+    },
+    /// A skill's summary by name or id (`null` when absent): no artifact rows.
+    Summary {
+        /// The name or the id.
+        name_or_id: String,
+    },
+    /// The summary of the skill a name row named (the second read of [`Query::Summary`]).
+    SummaryAt {
+        /// The skill id.
+        id: String,
+    },
+    /// One skill's artifacts of some kinds (all when empty), by ordinal.
+    Artifacts {
+        /// The skill id.
+        skill: String,
+        /// The kinds.
+        kinds: Vec<String>,
+    },
+    /// One artifact by id (`null` when absent).
+    Artifact {
+        /// The artifact id.
+        id: String,
+    },
+    /// The artifact row an id row named (the second read of [`Query::Artifact`]).
+    ArtifactAt {
+        /// The row key.
+        key: String,
+    },
+    /// Execution traces as JSON lines (a JSON string), filtered by session, skill and
+    /// artifact (empty: any).
+    Traces {
+        /// The session ("": every session).
+        session: String,
+        /// The skill id ("": any).
+        skill: String,
+        /// The artifact id ("": any).
+        artifact: String,
     },
 }
 
@@ -115,6 +163,55 @@ impl Query {
             Query::Invocations { thread } => Plan {
                 gets: Vec::new(),
                 scans: vec![(Table::Invocations, super::invocations_prefix(thread))],
+            },
+            Query::Skill { id } => Plan {
+                gets: vec![(Table::Skills, id.clone())],
+                scans: vec![(Table::Artifacts, format!("{id}/"))],
+            },
+            Query::SkillByName { name } => Plan {
+                gets: vec![(Table::SkillNames, name.clone())],
+                scans: Vec::new(),
+            },
+            Query::Summary { name_or_id } => Plan {
+                gets: vec![
+                    (Table::SkillNames, name_or_id.clone()),
+                    (Table::Skills, name_or_id.clone()),
+                ],
+                scans: Vec::new(),
+            },
+            Query::SummaryAt { id } => Plan {
+                gets: vec![(Table::Skills, id.clone())],
+                scans: Vec::new(),
+            },
+            Query::Artifacts { skill, kinds } => Plan {
+                gets: Vec::new(),
+                scans: if kinds.is_empty() {
+                    vec![(Table::Artifacts, format!("{skill}/"))]
+                } else {
+                    kinds
+                        .iter()
+                        .map(|k| (Table::Artifacts, format!("{skill}/{k}/")))
+                        .collect()
+                },
+            },
+            Query::Artifact { id } => Plan {
+                gets: vec![(Table::ArtifactIds, id.clone())],
+                scans: Vec::new(),
+            },
+            Query::ArtifactAt { key } => Plan {
+                gets: vec![(Table::Artifacts, key.clone())],
+                scans: Vec::new(),
+            },
+            Query::Traces { session, .. } => Plan {
+                gets: Vec::new(),
+                scans: vec![(
+                    Table::Traces,
+                    if session.is_empty() {
+                        String::new()
+                    } else {
+                        format!("{session}/")
+                    },
+                )],
             },
         }
     }
@@ -190,6 +287,66 @@ impl Query {
                 out.push(']');
                 Ok(Step::Done(out))
             }
+            Query::Skill { id } => match rows.gets.first() {
+                Some(Some(row)) => {
+                    let s = skills::assemble(id, row, &scan(0))?;
+                    Ok(Step::Done(s.to_value().to_string()))
+                }
+                _ => Ok(Step::Done("null".into())),
+            },
+            Query::SkillByName { name } => match rows.gets.first() {
+                Some(Some(id)) => {
+                    let id: String = serde_json::from_str(id)
+                        .map_err(|e| bad_row(Table::SkillNames, name, e))?;
+                    let next = Query::Skill { id };
+                    Ok(Step::Read(next.plan(), next))
+                }
+                _ => Ok(Step::Done("null".into())),
+            },
+            Query::Summary { name_or_id } => match (rows.gets.first(), rows.gets.get(1)) {
+                (_, Some(Some(row))) => summary(name_or_id, row),
+                (Some(Some(id)), _) => {
+                    let id: String = serde_json::from_str(id)
+                        .map_err(|e| bad_row(Table::SkillNames, name_or_id, e))?;
+                    let next = Query::SummaryAt { id };
+                    Ok(Step::Read(next.plan(), next))
+                }
+                _ => Ok(Step::Done("null".into())),
+            },
+            Query::SummaryAt { id } => match rows.gets.first() {
+                Some(Some(row)) => summary(id, row),
+                _ => Ok(Step::Done("null".into())),
+            },
+            Query::Artifacts { .. } => {
+                let mut arts = Vec::new();
+                for (i, _) in self.plan().scans.iter().enumerate() {
+                    for (k, v) in scan(i) {
+                        arts.push(skills::read_artifact_row(&k, &v)?);
+                    }
+                }
+                crate::skill::model::sort_artifacts(&mut arts);
+                Ok(Step::Done(
+                    Value::Array(arts.iter().map(|a| a.to_value()).collect()).to_string(),
+                ))
+            }
+            Query::Artifact { id } => match rows.gets.first() {
+                Some(Some(key)) => {
+                    let key: String = serde_json::from_str(key)
+                        .map_err(|e| bad_row(Table::ArtifactIds, id, e))?;
+                    let next = Query::ArtifactAt { key };
+                    Ok(Step::Read(next.plan(), next))
+                }
+                _ => Ok(Step::Done("null".into())),
+            },
+            Query::ArtifactAt { key } => match rows.gets.first() {
+                Some(Some(row)) => Ok(Step::Done(
+                    skills::read_artifact_row(key, row)?.to_value().to_string(),
+                )),
+                _ => Ok(Step::Done("null".into())),
+            },
+            Query::Traces {
+                skill, artifact, ..
+            } => traces(&scan(0), skill, artifact),
         }
     }
 
@@ -215,6 +372,38 @@ impl Query {
             Query::Blob { content_id }
         } else if let Some(thread) = s("invocations") {
             Query::Invocations { thread }
+        } else if let Some(id) = s("skill") {
+            Query::Skill { id }
+        } else if let Some(name) = s("skill_by_name") {
+            Query::SkillByName { name }
+        } else if let Some(name_or_id) = s("summary") {
+            Query::Summary { name_or_id }
+        } else if let Some(id) = s("summary_at") {
+            Query::SummaryAt { id }
+        } else if let Some(skill) = s("artifacts") {
+            let kinds = match v.get("kinds") {
+                Some(Value::Array(ks)) => ks
+                    .iter()
+                    .map(|k| {
+                        k.as_str().map(str::to_owned).ok_or_else(|| {
+                            Error::new(ErrorKind::InvalidOptions, "artifact kinds must be strings")
+                                .at("kinds")
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?,
+                _ => Vec::new(),
+            };
+            Query::Artifacts { skill, kinds }
+        } else if let Some(id) = s("artifact") {
+            Query::Artifact { id }
+        } else if let Some(key) = s("artifact_at") {
+            Query::ArtifactAt { key }
+        } else if let Some(session) = s("traces") {
+            Query::Traces {
+                session,
+                skill: s("skill_id").unwrap_or_default(),
+                artifact: s("artifact_id").unwrap_or_default(),
+            }
         } else {
             return Err(Error::new(ErrorKind::Internal, "unknown store read"));
         };
@@ -238,9 +427,61 @@ impl Query {
             Query::List { session } => put("list", session),
             Query::Blob { content_id } => put("blob", content_id),
             Query::Invocations { thread } => put("invocations", thread),
+            Query::Skill { id } => put("skill", id),
+            Query::SkillByName { name } => put("skill_by_name", name),
+            Query::Summary { name_or_id } => put("summary", name_or_id),
+            Query::SummaryAt { id } => put("summary_at", id),
+            Query::Artifacts { skill, .. } => put("artifacts", skill),
+            Query::Artifact { id } => put("artifact", id),
+            Query::ArtifactAt { key } => put("artifact_at", key),
+            Query::Traces {
+                session,
+                skill,
+                artifact,
+            } => {
+                put("traces", session);
+                put("skill_id", skill);
+                put("artifact_id", artifact);
+            }
+        }
+        if let Query::Artifacts { kinds, .. } = self {
+            o.insert(
+                "kinds".into(),
+                Value::Array(kinds.iter().map(|k| k.clone().into()).collect()),
+            );
         }
         Value::Object(o)
     }
+}
+
+/// A skill row as its summary (JSON).
+fn summary(key: &str, row: &str) -> Result<Step> {
+    let list = skills::read_summaries(&[(key.to_owned(), row.to_owned())])?;
+    Ok(Step::Done(match list.first() {
+        Some(s) => skills::text(&s.to_value()),
+        None => "null".into(),
+    }))
+}
+
+/// Trace rows as JSON lines (a JSON string), filtered by skill and artifact.
+#[cfg(feature = "composer")]
+fn traces(rows: &[(String, String)], skill: &str, artifact: &str) -> Result<Step> {
+    let lines = crate::dispatch::trace::export_jsonl(
+        rows.iter().map(|(_, v)| v.as_str()),
+        Some(skill).filter(|s| !s.is_empty()),
+        Some(artifact).filter(|s| !s.is_empty()),
+    )?;
+    Ok(Step::Done(Value::String(lines).to_string()))
+}
+
+/// Trace rows are read by the Skill Composer's module.
+#[cfg(not(feature = "composer"))]
+fn traces(_: &[(String, String)], _: &str, _: &str) -> Result<Step> {
+    Err(Error::new(
+        ErrorKind::InvalidOptions,
+        "traces are part of the Skill Composer: import everything from \"promptloom/composer\"",
+    )
+    .with("needs", "promptloom/composer"))
 }
 
 impl Plan {
@@ -421,6 +662,29 @@ mod tests {
                 content_id: "c".into(),
             },
             Query::Invocations { thread: "t".into() },
+            Query::Skill { id: "i".into() },
+            Query::SkillByName { name: "n".into() },
+            Query::Summary {
+                name_or_id: "n".into(),
+            },
+            Query::SummaryAt { id: "i".into() },
+            Query::Artifacts {
+                skill: "i".into(),
+                kinds: vec!["description".into()],
+            },
+            Query::Artifacts {
+                skill: "i".into(),
+                kinds: vec![],
+            },
+            Query::Artifact { id: "a".into() },
+            Query::ArtifactAt {
+                key: "i/description/a".into(),
+            },
+            Query::Traces {
+                session: "s".into(),
+                skill: "k".into(),
+                artifact: String::new(),
+            },
         ] {
             assert_eq!(Query::from_value(&q.to_value()).unwrap(), q); // ok: test
         }
