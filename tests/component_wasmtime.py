@@ -203,7 +203,7 @@ class Host:
         gw = inst.get_export_index(self.store, "promptloom:core/gateway@0.1.0")
         q = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, gw))
         self.gateway = {n: q(n) for n in ["check-contract", "apply-state", "records-to-otel", "[constructor]contract-registry", "[method]contract-registry.register", "[method]contract-registry.resolve", "[method]contract-registry.set-canary", "[method]contract-registry.planner-section", "[method]contract-registry.review", "[constructor]gateway", "[method]gateway.call", "[method]gateway.records", "[method]gateway.verify"]}
-        self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "route-artifact", "prepare-artifact", "check-assertions"]}
+        self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "run-order", "route-artifact", "prepare-artifact", "check-assertions"]}
 
     def gw(self, name, *args):
         return self.gateway[name](self.store, *args)
@@ -427,6 +427,12 @@ class ComposerInWasmtime(unittest.TestCase):
     def setUpClass(cls):
         cls.host = Host()
         cls.packages, cls.requests, cls.expected = composer_fixtures()
+
+    def test_run_order_is_the_cores(self):
+        package = read(os.path.join(ROOT, "tests/skills/packages/consistency-checker.json"))
+        skill = json.dumps(json.loads(self.host.sk("import-package", package, "2026-11-22T10:00:00Z"))["skill"])
+        self.assertEqual(self.host.co("run-order", skill), ["Overview", "Cross-Reference Script", "DSPy Checker"])
+        self.assertEqual(self.host.co("run-order", "[").tag, "invalid-request")
 
     def test_golden_compositions_and_variants(self):
         h = self.host

@@ -947,3 +947,40 @@ fn planned_skill_reads_answer_what_the_store_answers() {
     ); // ok: test
     assert_eq!(read(b, Query::Artifact { id: "nope".into() }), Value::Null);
 }
+
+/// A whole-skill run's artifacts are the core's choice: runnable kinds by ordinal, a name
+/// once, without a prompt template that is only a dspy_module's fallback — from the skill
+/// and from its stored summary alike.
+#[test]
+fn run_order_skips_fallback_only_templates() {
+    use promptloom::composer::wire::run_order_json;
+    let (skill, _) = import_package(&seed(), NOW).unwrap(); // ok: test
+    let want = json!(["Overview", "Cross-Reference Script", "DSPy Checker"]);
+    let from_skill: Value =
+        serde_json::from_str(&run_order_json(&skill.to_value().to_string()).unwrap()).unwrap(); // ok: test
+    assert_eq!(from_skill, want);
+    let mut store = SkillTables::new(MemoryBackend::default());
+    write(&mut store, json!({ "op": "create", "skill": seed_value() })).unwrap(); // ok: test
+    let summary = store.list().unwrap().remove(0).to_value(); // ok: test
+    let from_summary: Value =
+        serde_json::from_str(&run_order_json(&summary.to_string()).unwrap()).unwrap(); // ok: test
+    assert_eq!(from_summary, want);
+    // Without the fallback link, the template runs in its place.
+    let mut v = skill.to_value();
+    if let Some(arts) = v["artifacts"].as_array_mut() {
+        for a in arts {
+            a.as_object_mut().map(|o| o.remove("metadata"));
+        }
+    }
+    let plain: Value = serde_json::from_str(&run_order_json(&v.to_string()).unwrap()).unwrap(); // ok: test
+    assert_eq!(
+        plain,
+        json!([
+            "Overview",
+            "Check Prompt",
+            "Cross-Reference Script",
+            "DSPy Checker"
+        ])
+    );
+    assert!(run_order_json("[").is_err());
+}

@@ -305,17 +305,8 @@ export async function runSkill(options = {}) {
   __opts(options, 'runSkill()');
   const { skill, store, artifacts, parameters = {} } = options;
   const { summary } = await source(skill, store);
-  let names = artifacts;
-  if (!Array.isArray(names)) {
-    const list = [...(summary.artifacts ?? [])].sort((a, b) => a.ordinal - b.ordinal);
-    const fallbacks = new Set(list.map((a) => a.fallback ?? a.metadata?.fallback_artifact).filter(Boolean));
-    names = [];
-    for (const a of list) {
-      if (!['description', 'prompt_template', 'code_template', 'dspy_module'].includes(a.kind)) continue;
-      if (a.kind === 'prompt_template' && fallbacks.has(a.name)) continue;
-      if (!names.includes(a.name)) names.push(a.name);
-    }
-  }
+  // Which artifacts run, in which order, is the core's (dispatch::run_order).
+  const names = Array.isArray(artifacts) ? artifacts : JSON.parse(__inbox('runOrder', [JSON.stringify(summary)]));
   const results = [];
   const outputs = {};
   for (const name of names) {

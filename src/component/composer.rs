@@ -64,6 +64,16 @@ impl Guest for Component {
         run().map_err(to_wit)
     }
 
+    fn run_order(skill: String) -> Result<Vec<String>, WitError> {
+        let names = wire::run_order_json(&skill).map_err(to_wit)?;
+        serde_json::from_str(&names).map_err(|e| {
+            to_wit(crate::error::Error::new(
+                crate::error::ErrorKind::Internal,
+                e.to_string(),
+            ))
+        })
+    }
+
     fn authoring_tools() -> String {
         wire::authoring_tools_json()
     }

@@ -337,6 +337,16 @@ pub fn invocation_key_json(record: &str) -> Result<String> {
     }
 }
 
+/// The artifact names a whole-skill run executes, in order ([`dispatch::run_order`]), from a
+/// skill or its summary (JSON): a JSON array.
+pub fn run_order_json(summary: &str) -> Result<String> {
+    let v = parse(summary, "the skill")?;
+    let id = v.get("id").and_then(Value::as_str).unwrap_or("").to_owned();
+    let list = read_summaries(&[(id, v.to_string())])?;
+    let refs = list.first().map(|s| s.artifacts.as_slice()).unwrap_or(&[]);
+    Ok(Value::from(dispatch::run_order(refs)).to_string())
+}
+
 /// The artifact reference to run: `summary` is a skill or its summary (JSON), `name` an
 /// artifact name or id, `kind` an optional kind restriction (empty for any), `model` the
 /// model id for variant selection → the reference (JSON with `fallback` for a

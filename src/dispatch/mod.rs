@@ -223,6 +223,34 @@ pub fn dispatch_in(
     }
 }
 
+/// The artifacts a whole-skill run executes, in order: every artifact of a kind that runs
+/// (`description`, `prompt_template`, `code_template`, `dspy_module`) by ordinal, each name
+/// once (model variants share a name: [`pick`] chooses among them), without the prompt
+/// templates that only stand in as a `dspy_module`'s fallback.
+pub fn run_order(refs: &[ArtifactRef]) -> Vec<String> {
+    let mut list: Vec<&ArtifactRef> = refs.iter().collect();
+    list.sort_by_key(|a| a.ordinal);
+    let fallbacks: Vec<&str> = list.iter().filter_map(|a| a.fallback.as_deref()).collect();
+    let mut names: Vec<String> = Vec::new();
+    for a in list {
+        let runs = matches!(
+            a.kind,
+            ArtifactKind::Description
+                | ArtifactKind::PromptTemplate
+                | ArtifactKind::CodeTemplate
+                | ArtifactKind::DspyModule
+        );
+        if !runs || (a.kind == ArtifactKind::PromptTemplate && fallbacks.contains(&a.name.as_str()))
+        {
+            continue;
+        }
+        if !names.contains(&a.name) {
+            names.push(a.name.clone());
+        }
+    }
+    names
+}
+
 /// The artifact reference named `name` (a name or an id) among `refs`, the variant for
 /// `model`; `kind` restricts the kinds (a fallback is a `prompt_template`).
 pub fn pick<'a>(

@@ -85,6 +85,13 @@ pub fn pick_artifact(lens: &[u32]) -> Result<String, JsValue> {
     wire::pick_json(arg(&i, 0), arg(&i, 1), arg(&i, 2), arg(&i, 3)).map_err(js_err)
 }
 
+/// The artifact names a whole-skill run executes, in order (inbox: skill or summary JSON).
+#[wasm_bindgen(js_name = runOrder)]
+pub fn run_order(lens: &[u32]) -> Result<String, JsValue> {
+    let i = inbox_strings(lens)?;
+    wire::run_order_json(arg(&i, 0)).map_err(js_err)
+}
+
 /// `{ system, message, tools }` for lowering a composition (inbox: the composition JSON,
 /// the caller's system text, the caller's tools as a JSON array or "").
 #[wasm_bindgen(js_name = compositionLowering)]

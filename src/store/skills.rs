@@ -264,15 +264,27 @@ pub fn read_summary(key: &str, value: &str) -> Result<SkillSummary> {
     Ok(SkillSummary::from_parts(head, refs))
 }
 
+/// A reference from a skill row's `artifacts` — or from a whole skill's, whose artifacts
+/// carry a `dspy_module`'s fallback in `metadata.fallback_artifact`.
 fn read_ref(v: &Value) -> Option<ArtifactRef> {
     let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
+    let kind = ArtifactKind::parse(v.get("kind")?.as_str()?)?;
+    let fallback = s("fallback").or_else(|| {
+        (kind == ArtifactKind::DspyModule)
+            .then(|| {
+                v.pointer("/metadata/fallback_artifact")
+                    .and_then(Value::as_str)
+            })
+            .flatten()
+            .map(str::to_owned)
+    });
     Some(ArtifactRef {
         id: s("id")?,
-        kind: ArtifactKind::parse(v.get("kind")?.as_str()?)?,
+        kind,
         name: s("name")?,
         ordinal: v.get("ordinal").and_then(Value::as_i64).unwrap_or(0),
         model_variant: s("model_variant"),
-        fallback: s("fallback"),
+        fallback,
     })
 }
 

@@ -432,6 +432,9 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   const jsMerged = await plc.lowerComposition(comp, { provider: 'openai-chat', system: 'House rules.', tools: extra });
   const witMerged = composer.lowerComposition(JSON.stringify(comp), { provider: 'openai-chat', system: 'House rules.', tools: JSON.stringify(extra), resolved: [] });
   assert.equal(witMerged.body, jsMerged.body);
+  // Which artifacts a whole-skill run executes: the core's order, in both faces.
+  const seedSkill = JSON.stringify(plc.importPackage(readFileSync(join(root, 'tests/skills/packages/consistency-checker.json'), 'utf8'), { now: NOW }).skill);
+  assert.deepEqual(composer.runOrder(seedSkill), ['Overview', 'Cross-Reference Script', 'DSPy Checker']);
   const merged = JSON.parse(jsMerged.body);
   assert.match(merged.messages[0].content, /^House rules\.\n\n/);
   assert.equal(merged.tools.at(-1).function.name, 'mine');

@@ -244,6 +244,14 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
     const lone = { name: 'Lone', description: 'x', artifacts: [{ kind: 'dspy_module', name: 'M', content: '{"template_id": "predict"}' }] };
     const imported = pl.importPackage(lone, { now: NOW }).skill;
     await rejects(pl.runArtifact({ skill: imported, artifact: 'M', traces: null }), 'NoExecutor', 'no fallback, no executor');
+    // A whole-skill run takes the core's order: by ordinal, a fallback-only template skipped.
+    const three = pl.importPackage({ name: 'Three', description: 'x', artifacts: [
+      { kind: 'description', name: 'D', content: 'About.' },
+      { kind: 'prompt_template', name: 'P', content: 'Ask.' },
+      { kind: 'dspy_module', name: 'M', content: '{"template_id": "predict"}', metadata: { fallback_artifact: 'P' } },
+    ] }, { now: NOW }).skill;
+    const whole = await pl.runSkill({ skill: three, traces: null, executors: { dspy: async () => ({ ok: 1 }) } });
+    eq(whole.results.map((r) => r.artifact.name), ['D', 'M'], 'runSkill runs the core order');
     await rejects(pl.runArtifact({ ...opts, artifact: 'Nope' }), 'NotFound', 'unknown artifact');
   });
 
