@@ -57,3 +57,29 @@ fn every_code_is_distinct() {
     codes.dedup();
     assert_eq!(codes.len(), ErrorKind::ALL.len());
 }
+
+/// The frames between the JS glue and wasm are written once per side: the values in
+/// `pkg/src/frame.js` are the core's (`wire::frame`), name by name.
+#[test]
+fn js_frames_are_the_cores() {
+    let js =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/pkg/src/frame.js")).unwrap(); // ok: test
+    let mut seen = 0;
+    for line in js.lines() {
+        let Some(rest) = line.strip_prefix("export const ") else {
+            continue;
+        };
+        let (name, value) = rest.split_once(" = ").unwrap(); // ok: test
+        let hex = value
+            .trim_end_matches(';')
+            .trim_matches('\'')
+            .trim_start_matches("\\u");
+        let code = u32::from_str_radix(hex, 16).unwrap(); // ok: test
+        let core = promptloom::wire::frame::ALL
+            .iter()
+            .find(|(n, _)| *n == name);
+        assert_eq!(core.map(|(_, c)| *c as u32), Some(code), "{name}");
+        seen += 1;
+    }
+    assert_eq!(seen, promptloom::wire::frame::ALL.len());
+}

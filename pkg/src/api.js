@@ -2,6 +2,8 @@
 // stays in JS and is spliced into the body afterwards), calls the host's resolver, and turns
 // core errors into PromptloomError objects. All logic about messages lives in the core.
 
+import { FIELD, SLOT, NEEDS_DATA, FAILED, NEXT, ASK, LOST } from './frame.js';
+
 let wasm; // the current glue (wasm-bindgen's functions and classes for one instance)
 let memory;
 let renew; // makes a fresh glue and instance, synchronously, after a trap
@@ -446,11 +448,11 @@ export function __inlineSlots(value, wanted) {
   return value;
 }
 
-/** @internal Puts the host-held data back where the core wrote `\u0001n\u0001` markers. */
+/** @internal Puts the host-held data back where the core wrote `SLOT n SLOT` markers. */
 export function __splice(body, slots) {
   if (slots.length === 0) return body;
   // Concatenation (not join) lets the engine link the large strings instead of copying.
-  const pieces = body.split('\u0001');
+  const pieces = body.split(SLOT);
   let out = pieces[0];
   for (let k = 1; k < pieces.length; k += 2) {
     const held = slots[Number(pieces[k])];
@@ -462,7 +464,7 @@ export function __splice(body, slots) {
 
 /**
  * One core call for every message (`json`: their JSON); a Lowered or a PromptloomError per
- * message. With `first` = `\u0005` (a resolver not asked yet) the core may answer
+ * message. With `first` = ASK (a resolver not asked yet) the core may answer
  * `{ id, requests }` instead: what to ask the resolver, one list per message, while it
  * keeps the parsed messages under `id`; `pending` = that id lowers them with the answers.
  */
@@ -471,15 +473,15 @@ function finish(messages, json, opts, answers, slots, texts, first, pending) {
   let out;
   if (pending !== undefined) {
     out = __inbox('lowerPendingInbox', [answersJson, ...texts], pending);
-    // \u0006: a newer plan replaced the kept messages; send them again.
-    if (out === '\u0006') out = undefined;
+    // A newer plan replaced the kept messages: send them again.
+    if (out === LOST) out = undefined;
   }
   out ??= __inbox('lowerManyInbox', [json, opts, answersJson, ...texts]);
-  if (out.charCodeAt(0) === 5) {
-    const nul = out.indexOf('\0');
+  if (out[0] === ASK) {
+    const nul = out.indexOf(FIELD);
     return { id: Number(out.slice(1, nul)), requests: JSON.parse(out.slice(nul + 1)) };
   }
-  if (out.charCodeAt(0) === 2) {
+  if (out[0] === NEEDS_DATA) {
     const wanted = out.slice(1).split(',').map((n) => slots[Number(n)]);
     if (wanted.some((w) => !w)) throw new PromptloomError('Internal', 'the core asked for an unknown data slot', {});
     const answers2 = answers.map((a) => {
@@ -488,11 +490,11 @@ function finish(messages, json, opts, answers, slots, texts, first, pending) {
       return b;
     });
     out = __inbox('lowerManyInbox', [JSON.stringify(messages.map((m) => __inlineSlots(m, wanted))), opts, JSON.stringify(answers2), ...texts]);
-    if (out.charCodeAt(0) === 2) throw new PromptloomError('Internal', 'the core asked twice for data', {});
+    if (out[0] === NEEDS_DATA) throw new PromptloomError('Internal', 'the core asked twice for data', {});
   }
-  return out.split('\u0004').map((seg) => {
-    if (seg.charCodeAt(0) === 3) return __fromCore(seg.slice(1));
-    const nul = seg.indexOf('\0');
+  return out.split(NEXT).map((seg) => {
+    if (seg[0] === FAILED) return __fromCore(seg.slice(1));
+    const nul = seg.indexOf(FIELD);
     return new Lowered(__splice(seg.slice(nul + 1), slots), seg.slice(0, nul));
   });
 }
@@ -509,7 +511,7 @@ function lowerAll(messages, options, many) {
   const ready = () => finish(prepared, json, opts, answers, slots, texts);
   if (!resolve) return ready();
   // The core plans what to ask; a message that asks nothing is lowered in the same call.
-  const planned = finish(prepared, json, opts, answers, slots, texts, '\u0005');
+  const planned = finish(prepared, json, opts, answers, slots, texts, ASK);
   if (!planned.requests) return planned;
   const lists = planned.requests;
   const pending = [];

@@ -5,6 +5,7 @@
 import { PromptloomError, lower, __inlineBytes, __fromCore, __call, __json, __str, __opts, __key, __generation, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './stores.js';
 import { __wireTurn } from './conversation.js';
+import { FIELD, SLOT } from './frame.js';
 
 /** Slash commands and `@` mention kinds: register, list, complete. */
 export class CommandCatalog {
@@ -234,7 +235,7 @@ async function commitLaidOut(store, session, row, done, relay) {
 
 /** The core's laid-out rows: `{ ...summary, batch, message }` with each row's value in place. */
 function decodeDone(text) {
-  const pieces = text.split('\0');
+  const pieces = text.split(FIELD);
   const out = JSON.parse(pieces[0]);
   for (const op of out.done.batch) {
     if (op.at !== undefined) op.value = pieces[op.at + 1];
@@ -288,7 +289,7 @@ function wireMessage(message, slots, partOf) {
   return changed ? { ...message, parts } : message;
 }
 
-const MARKER = /\u0001(\d+)\u0001/g;
+const MARKER = new RegExp(`${SLOT}(\\d+)${SLOT}`, 'g');
 
 
 /**
@@ -312,7 +313,7 @@ export async function submit(message, options = {}) {
   let msgJson = __json(wired ?? null, 'the message', 'InvalidMessage', { text: false, nullable: true });
   const optsJson = __json({ session, id, now: now ?? Date.now(), skills, limits }, 'the options', 'InvalidOptions', { text: false, path: 'options' });
   const call = (row, answers, json) => {
-    const pieces = __inbox('submitInbox', [json, optsJson, row ?? '', answers], cat).split('\0');
+    const pieces = __inbox('submitInbox', [json, optsJson, row ?? '', answers], cat).split(FIELD);
     // Host-held data: the message gets each string put in place after parsing (no large
     // JSON text to parse), the rows get it spliced into their text.
     const held = slots.length > 0 ? [...pieces[0].matchAll(MARKER)].map((m) => Number(m[1])) : [];
@@ -327,7 +328,7 @@ export async function submit(message, options = {}) {
       for (const op of out.done.batch) {
         if (op.at === undefined) continue;
         const v = pieces[op.at + 1];
-        op.value = held.length > 0 && v.includes('\u0001') ? __splice(v, slots) : v;
+        op.value = held.length > 0 && v.includes(SLOT) ? __splice(v, slots) : v;
       }
     }
     return out;

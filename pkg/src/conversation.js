@@ -2,6 +2,7 @@
 // answers to the wire form) and delegates; every rule about turns and providers is in the
 // core (src/conversation).
 
+import { FIELD } from './frame.js';
 import { PromptloomError, __inbox, __optionsJson, __module, __requests, __answer, __Lowered, __withStore, __toBase64, __asBytes, __inlineSlots, __fromCore, __json, __opts } from './api.js';
 
 /** JSON text of a value from the caller; a value JSON cannot hold is a coded error. */
@@ -79,7 +80,7 @@ function ask(requests, index, resolve, answers, texts) {
 }
 
 function lowered(out) {
-  const nul = out.indexOf('\0');
+  const nul = out.indexOf(FIELD);
   return new __Lowered(out.slice(nul + 1), out.slice(0, nul));
 }
 
@@ -224,9 +225,9 @@ export class Conversation {
     } catch (e) {
       throw __fromCore(e);
     }
-    const g = out.indexOf('\0');
-    const a = out.indexOf('\0', g + 1);
-    const b = out.indexOf('\0', a + 1);
+    const g = out.indexOf(FIELD);
+    const a = out.indexOf(FIELD, g + 1);
+    const b = out.indexOf(FIELD, a + 1);
     const generation = Number(out.slice(0, g));
     const keep = Number(out.slice(g + 1, a));
     const close = Number(out.slice(a + 1, b));

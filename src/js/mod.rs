@@ -5,7 +5,7 @@
 use crate::error::{Error, ErrorKind};
 use crate::lower::{self, Capabilities, LowerOptions, Provider};
 use crate::message::UserMessage;
-use crate::wire;
+use crate::wire::{self, frame};
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "composer")]
@@ -109,7 +109,7 @@ pub fn lower_many_inbox(lens: &[u32]) -> Result<String, JsValue> {
             )))
         }
     };
-    let plan = resolved == "\u{5}";
+    let plan = resolved.starts_with(frame::ASK) && resolved.len() == frame::ASK.len_utf8();
     let tables = if plan {
         (0..messages.len()).map(|_| Default::default()).collect()
     } else {
@@ -140,7 +140,7 @@ pub fn lower_many_inbox(lens: &[u32]) -> Result<String, JsValue> {
                 *p = Some(Pending { id, opts, parsed });
                 id
             });
-            return Ok(format!("\u{5}{id}\0{json}"));
+            return Ok(format!("{}{id}{}{json}", frame::ASK, frame::FIELD));
         }
     }
     Ok(lower_parsed(parsed, &opts, &tables))
@@ -171,7 +171,7 @@ pub fn lower_pending_inbox(lens: &[u32], id: u32) -> Result<String, JsValue> {
             _ => None,
         }
     }) else {
-        return Ok("\u{6}".into());
+        return Ok(frame::LOST.to_string());
     };
     let input = inbox_strings(lens)?;
     let mut it = input.into_iter();
@@ -191,25 +191,25 @@ fn lower_parsed(
     let mut needs = Vec::new();
     for (i, (m, table)) in parsed.into_iter().zip(tables.iter()).enumerate() {
         if i > 0 {
-            out.push('\u{4}');
+            out.push(frame::NEXT);
         }
         let result = m.and_then(|msg| lower::lower_marked(&msg, opts, table));
         match result {
             Ok(lower::Marked::Lowered(l)) => {
                 out.push_str(&l.report.to_json());
-                out.push('\0');
+                out.push(frame::FIELD);
                 out.push_str(&l.body);
             }
             Ok(lower::Marked::NeedsData(slots)) => needs.extend(slots),
             Err(e) => {
-                out.push('\u{3}');
+                out.push(frame::FAILED);
                 out.push_str(&e.to_json());
             }
         }
     }
     if !needs.is_empty() {
         let list: Vec<String> = needs.iter().map(u32::to_string).collect();
-        return format!("\u{2}{}", list.join(","));
+        return format!("{}{}", frame::NEEDS_DATA, list.join(","));
     }
     out
 }

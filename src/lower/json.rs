@@ -124,9 +124,10 @@ impl Writer {
                     DataSrc::Inline(b64) => self.out.extend_from_slice(b64.as_bytes()),
                     DataSrc::Slot(n) => match self.mode {
                         SlotMode::Mark => {
-                            self.out.push(1);
+                            let mark = crate::wire::frame::SLOT as u8;
+                            self.out.push(mark);
                             self.out.extend_from_slice(n.to_string().as_bytes());
-                            self.out.push(1);
+                            self.out.push(mark);
                         }
                         SlotMode::Forbid => {
                             return Err(Error::new(
