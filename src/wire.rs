@@ -9,6 +9,12 @@ use crate::lower::{Resolved, TableResolver};
 use crate::message::{Data, Part};
 use serde_json::Value;
 
+/// JSON text from outside as a value, or the error of `kind` naming `what` (surrogate and
+/// depth problems said plainly): the one parse every face uses.
+pub fn json_value(text: &str, what: &str, kind: ErrorKind) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| Error::json(kind, what, &e))
+}
+
 /// Parses the resolver answers into a [`TableResolver`].
 pub fn resolver_table(text: &str) -> Result<TableResolver> {
     resolver_table_with(text, Vec::new())

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 fn parse(text: &str, what: &str) -> Result<Value, WitError> {
-    serde_json::from_str(text).map_err(|e| to_wit(Error::json(ErrorKind::InvalidRequest, what, &e)))
+    crate::wire::json_value(text, what, ErrorKind::InvalidRequest).map_err(to_wit)
 }
 
 fn array(text: &str, what: &str) -> Result<Vec<Value>, WitError> {

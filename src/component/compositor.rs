@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use std::cell::RefCell;
 
 fn json(text: &str, what: &str, kind: ErrorKind) -> Result<Value, Error> {
-    serde_json::from_str(text).map_err(|e| Error::json(kind, what, &e))
+    crate::wire::json_value(text, what, kind)
 }
 
 fn catalog(c: wit::Catalog) -> Result<CommandCatalog, Error> {

@@ -21,7 +21,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<Value, WitError> {
-    serde_json::from_str(text).map_err(|e| to_wit(Error::json(kind, what, &e)))
+    crate::wire::json_value(text, what, kind).map_err(to_wit)
 }
 
 /// The registry resource: shared with the gateways made from it, so they see its edits.

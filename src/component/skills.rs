@@ -17,8 +17,7 @@ use serde_json::{json, Value};
 use std::cell::RefCell;
 
 fn request(op: &str, field: &str, text: &str, now: &str) -> Result<Request> {
-    let v: Value = serde_json::from_str(text)
-        .map_err(|e| Error::json(ErrorKind::InvalidSkill, &format!("the {field}"), &e))?;
+    let v = crate::wire::json_value(text, &format!("the {field}"), ErrorKind::InvalidSkill)?;
     Request::from_value(&json!({ "op": op, field: v }), now)
 }
 

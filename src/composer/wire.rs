@@ -10,7 +10,7 @@ use crate::store::skills::read_summaries;
 use serde_json::{Map, Value};
 
 fn parse(text: &str, what: &str) -> Result<Value> {
-    serde_json::from_str(text).map_err(|e| Error::json(ErrorKind::InvalidRequest, what, &e))
+    crate::wire::json_value(text, what, ErrorKind::InvalidRequest)
 }
 
 fn skill_of(text: &str) -> Result<Skill> {

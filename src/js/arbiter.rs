@@ -11,7 +11,7 @@ use std::sync::Arc;
 use wasm_bindgen::prelude::*;
 
 fn parse(text: &str, what: &str) -> Result<Value, JsValue> {
-    serde_json::from_str(text).map_err(|e| js_err(Error::json(ErrorKind::InvalidRequest, what, &e)))
+    super::parse(text, what, ErrorKind::InvalidRequest)
 }
 
 fn names(text: &str) -> Result<Vec<String>, JsValue> {

@@ -13,7 +13,7 @@ fn json_in(text: &str, what: &str, kind: ErrorKind) -> Result<Value, JsValue> {
     if text.is_empty() {
         return Ok(Value::Null);
     }
-    serde_json::from_str(text).map_err(|e| js_err(Error::json(kind, what, &e)))
+    super::parse(text, what, kind)
 }
 
 /// The command catalog (commands and mention kinds).

@@ -1,7 +1,7 @@
 //! Conversations for JS: conversions only. The glue (`pkg/src/conversation.js`) asks the
 //! host's resolver and turns the results into objects.
 
-use super::{inbox_strings, js_err};
+use super::{inbox_strings, js_err, parse};
 use crate::conversation::{
     lower_conversation, Answers, Conversation, ConversationOptions, ConversationReport,
     LoweredConversation, Turn,
@@ -9,10 +9,6 @@ use crate::conversation::{
 use crate::error::{Error, ErrorKind};
 use crate::wire;
 use wasm_bindgen::prelude::*;
-
-fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<serde_json::Value, JsValue> {
-    serde_json::from_str(text).map_err(|e| js_err(Error::json(kind, what, &e)))
-}
 
 fn options(text: &str) -> Result<ConversationOptions, JsValue> {
     ConversationOptions::from_value(parse(text, "options", ErrorKind::InvalidOptions)?)

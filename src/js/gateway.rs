@@ -3,7 +3,7 @@
 //! the handler, waits, and moves state transactions to its port (or, on the memory port,
 //! lets the core run them here without leaving wasm).
 
-use super::js_err;
+use super::{js_err, parse};
 use crate::error::{Error, ErrorKind};
 use crate::gateway::state::{self, Applied, MemoryState};
 use crate::gateway::{self, Action, Call, CallContext, Event};
@@ -12,10 +12,6 @@ use crate::registry::Registry;
 use serde_json::Value;
 use std::sync::Arc;
 use wasm_bindgen::prelude::*;
-
-fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<Value, JsValue> {
-    serde_json::from_str(text).map_err(|e| js_err(Error::json(kind, what, &e)))
-}
 
 fn opt(s: &str) -> Option<&str> {
     (!s.is_empty()).then_some(s)

@@ -65,6 +65,11 @@ fn inbox_strings(lens: &[u32]) -> Result<Vec<String>, JsValue> {
         .map_err(js_err)
 }
 
+/// JSON text from JS as a value, or the coded error naming `what` (`wire::json_value`).
+pub(crate) fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<serde_json::Value, JsValue> {
+    wire::json_value(text, what, kind).map_err(js_err)
+}
+
 /// Lowers many messages with one set of options. The inbox holds the messages as a JSON
 /// array (large data replaced by host slots), the options JSON, the resolver answers (a
 /// JSON array with one answers object per message, or ""), then each resolved file text

@@ -1,18 +1,14 @@
 //! Skill packages, the skill store's plans and the catalog for JS: conversions only. The
 //! glue (`pkg/src/skills.js`) drives the storage backends and `fetch`.
 
-use super::{inbox_strings, js_err};
+use super::{inbox_strings, js_err, parse};
 use crate::catalog::{self, rank, sync};
-use crate::error::{Error, ErrorKind};
+use crate::error::ErrorKind;
 use crate::skill::{self, wire};
 use crate::store::skills::{self as layout, Plan, Reads, Request};
 use crate::store::{Op, Table};
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
-
-fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<Value, JsValue> {
-    serde_json::from_str(text).map_err(|e| js_err(Error::json(kind, what, &e)))
-}
 
 /// Key/value rows from the inbox: `key NUL value NUL …`.
 fn rows(text: &str) -> Vec<(String, String)> {
