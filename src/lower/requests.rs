@@ -2,7 +2,7 @@
 //! before lowering so that a host can answer them (asynchronously, from its files, its
 //! editor, its message store) and then lower in one call.
 //!
-//! The plan follows the lowering walk ([`super::part_blocks`]): a file-ref, a file
+//! The plan follows the lowering walk (`lower::walk`): a file-ref, a file
 //! mention, a mention of any host kind other than a skill, and an attachment stored by
 //! content id each ask once, by the index of their top-level part (the parts of a resolved
 //! command or mention ask under their command's index). A test checks that the walk never
