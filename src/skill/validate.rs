@@ -391,7 +391,21 @@ pub(crate) fn read_artifact(
 /// Reads a package object (the seed's JSON form). Returns the skill when its required fields
 /// are there, and every problem of the shape (the rules of [`check_skill`] are applied too).
 pub(crate) fn read_skill(v: &Value, now: &str, check: bool, out: &mut Problems) -> Option<Skill> {
-    read_skill_with(v, now, check.then_some(None), out)
+    let rules = if check { Rules::All } else { Rules::ShapeOnly };
+    read_skill_with(v, now, rules, out)
+}
+
+/// Which rules a read applies beyond the package's shape.
+#[derive(Debug, Clone, Copy)]
+enum Rules<'a> {
+    /// The shape only (rows the store wrote, already checked).
+    ShapeOnly,
+    /// Every rule of [`check_skill`].
+    All,
+    /// Every rule except the syntax check of the template with this name (the composer
+    /// parses that one when it renders it).
+    #[cfg_attr(not(feature = "composer"), allow(dead_code))]
+    AllBut(&'a str),
 }
 
 #[cfg(feature = "composer")]
@@ -402,15 +416,14 @@ pub(crate) fn read_skill_except(
     skip: Option<&str>,
     out: &mut Problems,
 ) -> Option<Skill> {
-    read_skill_with(v, "", Some(skip), out)
+    let rules = match skip {
+        Some(name) => Rules::AllBut(name),
+        None => Rules::All,
+    };
+    read_skill_with(v, "", rules, out)
 }
 
-fn read_skill_with(
-    v: &Value,
-    now: &str,
-    check: Option<Option<&str>>,
-    out: &mut Problems,
-) -> Option<Skill> {
+fn read_skill_with(v: &Value, now: &str, rules: Rules<'_>, out: &mut Problems) -> Option<Skill> {
     let Some(o) = v.as_object() else {
         out.error("", "wrong-type", "a skill package must be a JSON object");
         return None;
@@ -493,8 +506,10 @@ fn read_skill_with(
     };
     // Every rule runs even when a field is missing, so one pass lists every problem; a
     // reference to an artifact that could not be read is not reported again.
-    if let Some(skip) = check {
-        check_skill_into(&skill, &unread, Some(&index), skip, out);
+    match rules {
+        Rules::ShapeOnly => {}
+        Rules::All => check_skill_into(&skill, &unread, Some(&index), None, out),
+        Rules::AllBut(skip) => check_skill_into(&skill, &unread, Some(&index), Some(skip), out),
     }
     required.then_some(skill)
 }
