@@ -30,6 +30,7 @@ pub mod conversation;
 pub mod dispatch;
 pub mod error;
 mod fields;
+pub mod frame;
 #[doc(hidden)]
 pub mod fuzzing;
 #[cfg(feature = "composer")]
@@ -40,6 +41,7 @@ pub mod limits;
 pub mod lower;
 pub mod media;
 pub mod message;
+pub mod problems;
 #[cfg(feature = "composer")]
 pub mod registry;
 pub mod response;

@@ -59,7 +59,7 @@ fn every_code_is_distinct() {
 }
 
 /// The frames between the JS glue and wasm are written once per side: the values in
-/// `pkg/src/frame.js` are the core's (`wire::frame`), name by name.
+/// `pkg/src/frame.js` are the core's (`frame`), name by name.
 #[test]
 fn js_frames_are_the_cores() {
     let js =
@@ -75,11 +75,9 @@ fn js_frames_are_the_cores() {
             .trim_matches('\'')
             .trim_start_matches("\\u");
         let code = u32::from_str_radix(hex, 16).unwrap(); // ok: test
-        let core = promptloom::wire::frame::ALL
-            .iter()
-            .find(|(n, _)| *n == name);
+        let core = promptloom::frame::ALL.iter().find(|(n, _)| *n == name);
         assert_eq!(core.map(|(_, c)| *c as u32), Some(code), "{name}");
         seen += 1;
     }
-    assert_eq!(seen, promptloom::wire::frame::ALL.len());
+    assert_eq!(seen, promptloom::frame::ALL.len());
 }

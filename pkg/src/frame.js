@@ -1,5 +1,5 @@
-// The control characters that frame text between this glue and wasm (src/wire.rs, `frame`,
-// holds the same values; a test keeps them equal). None can occur raw in JSON text.
+// The control characters that frame text between this glue and wasm (src/frame.rs holds
+// the same values; a test keeps them equal). None can occur raw in JSON text.
 
 /** Ends a field (report / body, rows of a row list, a plan's id / its requests). */
 export const FIELD = '\u0000';

@@ -2,7 +2,7 @@
 //! JSON with every problem of its shape collected, and checked as a graph by
 //! [`super::validate`].
 
-use crate::skill::validate::Problems;
+use crate::problems::Problems;
 use serde::Serialize;
 use serde_json::{Map, Value};
 

@@ -7,7 +7,7 @@
 //! problems the spec reader finds.
 
 use super::spec::{self, SkillSpec};
-use crate::skill::validate::{Problem, Problems};
+use crate::problems::{Problem, Problems};
 use crate::skill::Validation;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};

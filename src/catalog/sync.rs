@@ -15,8 +15,9 @@
 //! catalog is skipped and reported.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::problems::{Problem, Problems};
 use crate::skill::model::{Skill, SkillSummary, Source};
-use crate::skill::validate::{read_skill, Problem, Problems};
+use crate::skill::validate::read_skill;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 

@@ -63,7 +63,7 @@ impl Guest for Component {
 
     fn to_mermaid(spec: String, current: Option<String>) -> Result<String, WitError> {
         let v = parse(&spec, "the spec")?;
-        let mut problems = crate::skill::validate::Problems::default();
+        let mut problems = crate::problems::Problems::default();
         let s = arbiter::spec::read(&v, &mut problems).ok_or_else(|| {
             to_wit(Error::new(
                 ErrorKind::InvalidSkill,

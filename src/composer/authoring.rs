@@ -253,7 +253,7 @@ pub fn call(
             let n = args.get("skill").and_then(Value::as_str).unwrap_or("");
             let s = skill_named(store, n)?;
             let row = artifact_row(&s, args);
-            let mut problems = crate::skill::validate::Problems::default();
+            let mut problems = crate::problems::Problems::default();
             let a = crate::skill::validate::read_artifact(&row, "", &s.id, 0, now, &mut problems)
                 .filter(|_| !problems.has_errors())
                 .ok_or_else(|| problems.into_error("the artifact is not valid"))?;

@@ -3,7 +3,8 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fields::Fields;
-use crate::skill::validate::{read_skill_except, Problems};
+use crate::problems::Problems;
+use crate::skill::validate::read_skill_except;
 use crate::skill::Skill;
 use serde_json::{Map, Value};
 

@@ -4,7 +4,8 @@
 use super::{authoring, compose_value, nested_request, ComposeRequest, ToolDescriptor};
 use crate::dispatch::{self, assertion, trace, Executors, Route};
 use crate::error::{Error, ErrorKind, Result};
-use crate::skill::validate::{read_artifact, Problems};
+use crate::problems::Problems;
+use crate::skill::validate::read_artifact;
 use crate::skill::{import_value, ArtifactKind, Skill, SkillArtifact};
 use crate::store::skills::read_summaries;
 use serde_json::{Map, Value};

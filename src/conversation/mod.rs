@@ -748,3 +748,33 @@ impl Conversation {
         Ok((a, keep_utf16))
     }
 }
+
+/// The resolver requests of each turn of a conversation (a JSON array), as a JSON array
+/// of arrays of requests (`lower::requests`). Only user turns ask; an item that does not parse asks
+/// nothing (lowering reports it, in its place).
+pub fn requests_json(items: &str) -> Result<String> {
+    use serde_json::Value;
+    let items: Vec<Value> = match serde_json::from_str(items) {
+        Ok(Value::Array(items)) => items,
+        Ok(_) => {
+            return Err(Error::new(
+                ErrorKind::InvalidMessage,
+                "messages must be a JSON array",
+            ))
+        }
+        Err(e) => return Err(Error::json(ErrorKind::InvalidMessage, "the messages", &e)),
+    };
+    let lists: Vec<Value> = items
+        .into_iter()
+        .map(|v| match Turn::from_value(v) {
+            Ok(Turn::User(m)) => Value::Array(
+                crate::lower::resolve_requests(&m.parts)
+                    .into_iter()
+                    .map(|r| r.value)
+                    .collect(),
+            ),
+            _ => Value::Array(Vec::new()),
+        })
+        .collect();
+    serde_json::to_string(&lists).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
+}

@@ -59,7 +59,7 @@ pub fn validate_skill_spec(spec: &str, tools: &str) -> Result<String, JsValue> {
 #[wasm_bindgen(js_name = specToMermaid)]
 pub fn spec_to_mermaid(spec: &str, current: &str) -> Result<String, JsValue> {
     let v = parse(spec, "the spec")?;
-    let mut problems = crate::skill::validate::Problems::default();
+    let mut problems = crate::problems::Problems::default();
     let s = arbiter::spec::read(&v, &mut problems).ok_or_else(|| {
         js_err(Error::new(
             ErrorKind::InvalidSkill,

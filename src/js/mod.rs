@@ -3,9 +3,10 @@
 //! host-held attachment data into the body.
 
 use crate::error::{Error, ErrorKind};
+use crate::frame;
 use crate::lower::{self, Capabilities, LowerOptions, Provider};
 use crate::message::UserMessage;
-use crate::wire::{self, frame};
+use crate::wire;
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "composer")]
@@ -219,13 +220,13 @@ fn lower_parsed(
     out
 }
 
-/// The resolver requests of each message or conversation turn in the inbox's one string
-/// (a JSON array), as a JSON array of arrays (`lower::requests`).
+/// The resolver requests of each conversation turn in the inbox's one string (a JSON
+/// array), as a JSON array of arrays (`conversation::requests_json`).
 #[wasm_bindgen(js_name = resolveRequestsInbox)]
 pub fn resolve_requests_inbox(lens: &[u32]) -> Result<String, JsValue> {
     let input = inbox_strings(lens)?;
     let items = input.first().map(String::as_str).unwrap_or("[]");
-    lower::requests::requests_many_json(items).map_err(js_err)
+    crate::conversation::requests_json(items).map_err(js_err)
 }
 
 /// The resolver requests of one message (JSON), as a JSON array; a message that does not

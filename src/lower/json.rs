@@ -124,7 +124,7 @@ impl Writer {
                     DataSrc::Inline(b64) => self.out.extend_from_slice(b64.as_bytes()),
                     DataSrc::Slot(n) => match self.mode {
                         SlotMode::Mark => {
-                            let mark = crate::wire::frame::SLOT as u8;
+                            let mark = crate::frame::SLOT as u8;
                             self.out.push(mark);
                             self.out.extend_from_slice(n.to_string().as_bytes());
                             self.out.push(mark);

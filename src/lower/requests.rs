@@ -9,8 +9,7 @@
 //! asks for a request missing from the plan.
 
 use super::ResolveRequest;
-use crate::conversation::Turn;
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 use crate::message::{file_ref_value, parse_file_ref, Part, UserMessage};
 use serde_json::{Map, Value};
 
@@ -146,33 +145,4 @@ fn walk(i: usize, part: &Part, out: &mut Vec<Request>) {
 pub fn message_requests(message: &str) -> Result<Vec<Request>> {
     let m = UserMessage::from_json(message)?;
     Ok(resolve_requests(&m.parts))
-}
-
-/// The requests of each of a list of messages or conversation turns (a JSON array), as a
-/// JSON array of arrays of requests. Only user turns ask; an item that does not parse asks
-/// nothing (lowering reports it, in its place).
-pub fn requests_many_json(items: &str) -> Result<String> {
-    let items: Vec<Value> = match serde_json::from_str(items) {
-        Ok(Value::Array(items)) => items,
-        Ok(_) => {
-            return Err(Error::new(
-                ErrorKind::InvalidMessage,
-                "messages must be a JSON array",
-            ))
-        }
-        Err(e) => return Err(Error::json(ErrorKind::InvalidMessage, "the messages", &e)),
-    };
-    let lists: Vec<Value> = items
-        .into_iter()
-        .map(|v| match Turn::from_value(v) {
-            Ok(Turn::User(m)) => Value::Array(
-                resolve_requests(&m.parts)
-                    .into_iter()
-                    .map(|r| r.value)
-                    .collect(),
-            ),
-            _ => Value::Array(Vec::new()),
-        })
-        .collect();
-    serde_json::to_string(&lists).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
 }

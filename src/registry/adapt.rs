@@ -9,7 +9,7 @@
 //! becomes the current value); other objects and arrays are mapped member by member, and
 //! every other value is itself.
 
-use crate::skill::validate::Problems;
+use crate::problems::Problems;
 use serde_json::{Map, Value};
 
 /// How deep a mapping may nest.

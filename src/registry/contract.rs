@@ -5,7 +5,7 @@
 
 use super::fields;
 use crate::error::{Error, ErrorKind, Result};
-use crate::skill::validate::Problems;
+use crate::problems::Problems;
 use semver::Version;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;

@@ -3,7 +3,7 @@
 //! `similarity: float`) or a full JSON Schema, turned into one JSON Schema the gateway
 //! validates with; and the synthetic input registration sends through the handler.
 
-use crate::skill::validate::Problems;
+use crate::problems::Problems;
 use serde_json::{Map, Value};
 
 /// How deep compact fields may nest (objects in arrays in objects …).

@@ -5,7 +5,7 @@
 
 use super::{fields, Contract, Registry};
 use crate::error::{Error, ErrorKind, Result};
-use crate::skill::validate::Problems;
+use crate::problems::Problems;
 use serde_json::{json, Value};
 
 impl Contract {

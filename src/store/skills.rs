@@ -18,10 +18,11 @@
 
 use super::{bad_row, Backend, Op, Table};
 use crate::error::{Error, ErrorKind, Result};
+use crate::problems::{Problems, Severity};
 use crate::skill::model::{
     sort_artifacts, sort_summaries, ArtifactKind, ArtifactRef, Skill, SkillArtifact, SkillSummary,
 };
-use crate::skill::validate::{check_skill, read_artifact, read_skill, Problems, Severity};
+use crate::skill::validate::{check_skill, read_artifact, read_skill};
 use serde_json::{Map, Value};
 
 /// One write request: the seed's repository operations, plus `Put` (replace a whole
