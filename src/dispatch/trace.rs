@@ -112,7 +112,7 @@ pub fn row(input: Value) -> Result<Map<String, Value>> {
 /// The key of a trace row.
 pub fn key(r: &Map<String, Value>) -> String {
     let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
-    format!("{}/{}/{}", s("session_id"), s("started_at"), s("id"))
+    crate::store::trace_key(s("session_id"), s("started_at"), s("id"))
 }
 
 /// The write that stores a trace row.
@@ -126,7 +126,7 @@ pub fn put(r: &Map<String, Value>) -> Op {
 
 /// The scan prefix of a session's traces (all traces for `None`).
 pub fn prefix(session_id: Option<&str>) -> String {
-    session_id.map_or_else(String::new, |s| format!("{s}/"))
+    crate::store::traces_prefix(session_id.unwrap_or(""))
 }
 
 /// Trace rows (JSON texts) filtered by skill and artifact, as JSON lines: the seed's

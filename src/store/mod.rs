@@ -30,6 +30,21 @@ pub fn invocations_prefix(thread_id: &str) -> String {
     format!("{thread_id}/")
 }
 
+/// The key of a trace row: `<session_id>/<started_at>/<id>` (a session's traces are one
+/// key range, in start order).
+pub fn trace_key(session_id: &str, started_at: &str, id: &str) -> String {
+    format!("{session_id}/{started_at}/{id}")
+}
+
+/// The scan prefix of a session's traces ("" for every session: all traces).
+pub fn traces_prefix(session_id: &str) -> String {
+    if session_id.is_empty() {
+        String::new()
+    } else {
+        format!("{session_id}/")
+    }
+}
+
 /// The tables of the layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Table {

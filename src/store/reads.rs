@@ -204,14 +204,7 @@ impl Query {
             },
             Query::Traces { session, .. } => Plan {
                 gets: Vec::new(),
-                scans: vec![(
-                    Table::Traces,
-                    if session.is_empty() {
-                        String::new()
-                    } else {
-                        format!("{session}/")
-                    },
-                )],
+                scans: vec![(Table::Traces, super::traces_prefix(session))],
             },
         }
     }
