@@ -543,3 +543,32 @@ fn a_stored_turn_is_not_stored_twice() {
     assert!(!other.stored);
     assert_eq!(store.thread("other").unwrap().len(), 1);
 }
+
+/// A conversation's resolver requests are planned per turn: only user turns ask (in their
+/// own part indexes), a turn that does not parse asks nothing (lowering reports it).
+#[test]
+fn conversation_requests_are_planned_per_turn() {
+    let turns = serde_json::json!([
+        { "role": "system", "parts": [{ "type": "text", "text": "Be brief." }] },
+        { "role": "user", "parts": [
+            { "type": "text", "text": "Why?" },
+            { "type": "file-ref", "ref": { "kind": "path", "path": "a.ts", "range": { "start": 2, "end": 3 } } }
+        ] },
+        { "role": "assistant", "parts": [{ "type": "text", "text": "Because." }] },
+        { "parts": [{ "type": "mention", "target": { "kind": "symbol", "id": "s" } }] },
+        { "role": "user", "parts": "not a list" }
+    ]);
+    let out = promptloom::conversation::requests_json(&turns.to_string()).unwrap(); // ok: test
+    let v: Value = serde_json::from_str(&out).unwrap(); // ok: test
+    assert_eq!(
+        v,
+        serde_json::json!([
+            [],
+            [{ "type": "file", "part": 1, "ref": { "kind": "path", "path": "a.ts", "range": { "start": 2, "end": 3 } } }],
+            [],
+            [{ "type": "mention", "part": 0, "target": { "kind": "symbol", "id": "s" } }],
+            []
+        ])
+    );
+    assert!(promptloom::conversation::requests_json("{}").is_err());
+}
