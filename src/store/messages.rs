@@ -520,6 +520,21 @@ pub fn session_heads(session: &str, heads: Vec<(String, String)>) -> Vec<(String
         .collect()
 }
 
+/// A commit's failure, where the id row's insert found the id taken: the caller's id is
+/// the mistake (`InvalidOptions` at `id`); any other failure as it is.
+fn id_taken(e: Error, id: &str) -> Error {
+    if e.details().get("table").and_then(Value::as_str) == Some(Table::Ids.name()) {
+        Error::new(
+            ErrorKind::InvalidOptions,
+            format!("a message with id `{id}` is already stored"),
+        )
+        .at("id")
+        .with("id", id)
+    } else {
+        e
+    }
+}
+
 /// A blob row back as a [`Blob`].
 pub fn blob_from_row(key: &str, text: &str) -> Result<Blob> {
     let row = parse_row(Table::Blobs, key, text)?;
@@ -600,18 +615,9 @@ impl<B: Backend> MessageStore<B> {
     /// Writes a submission.
     pub fn put(&mut self, sub: &Submission) -> Result<()> {
         // The id row is an insert: a taken id fails the whole batch, which writes nothing.
-        self.backend.commit(&batch(sub)).map_err(|e| {
-            if e.details().get("table").and_then(Value::as_str) == Some(Table::Ids.name()) {
-                Error::new(
-                    ErrorKind::InvalidOptions,
-                    format!("a message with id `{}` is already stored", sub.id),
-                )
-                .at("id")
-                .with("id", sub.id.clone())
-            } else {
-                e
-            }
-        })
+        self.backend
+            .commit(&batch(sub))
+            .map_err(|e| id_taken(e, &sub.id))
     }
 
     fn key_of(&self, id: &str) -> Result<String> {
@@ -639,18 +645,9 @@ impl<B: Backend> MessageStore<B> {
         if a.stored {
             return Ok(a);
         }
-        self.backend.commit(&turn_layout(&a).0).map_err(|e| {
-            if e.details().get("table").and_then(Value::as_str) == Some(Table::Ids.name()) {
-                Error::new(
-                    ErrorKind::InvalidOptions,
-                    format!("a message with id `{}` is already stored", a.id),
-                )
-                .at("id")
-                .with("id", a.id.clone())
-            } else {
-                e
-            }
-        })?;
+        self.backend
+            .commit(&turn_layout(&a).0)
+            .map_err(|e| id_taken(e, &a.id))?;
         Ok(a)
     }
 
