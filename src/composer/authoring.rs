@@ -7,7 +7,7 @@
 //! them), and the arguments must match the tool's `inputSchema`. The handlers turn the
 //! arguments into the store's own operations; the store validates what it writes.
 
-use super::request::ToolDescriptor;
+use super::tool::ToolDescriptor;
 use crate::error::{Error, ErrorKind, Result};
 use crate::json_schema;
 use crate::skill::{import_value, model::artifact_id, Skill, SkillSummary};

@@ -25,6 +25,7 @@ pub mod record;
 pub mod request;
 pub mod select;
 pub mod shape;
+pub mod tool;
 pub mod wire;
 
 pub use record::{content_hash, invocation_record, InvocationRecord, RecordInput, UsedArtifact};
