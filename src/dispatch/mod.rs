@@ -12,12 +12,13 @@
 
 pub mod assertion;
 pub mod trace;
+pub mod used;
 
-use crate::composer::UsedArtifact;
 use crate::error::{Error, ErrorKind, Result};
 use crate::skill::template::{self, Limits};
 use crate::skill::{ArtifactKind, ArtifactRef, SkillArtifact};
 use serde_json::{json, Map, Value};
+use used::UsedArtifact;
 
 /// Which executors the host registered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
