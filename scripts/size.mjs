@@ -32,21 +32,25 @@ const web = rows[0];
 // template shape check, the allocation budget) 436 KB; + the response side (four providers'
 // stream and body parsers with typed fast paths for the delta events, provider error codes,
 // the transport rules, the bindings of the parser, the adapters' core calls) 482 KB — 36 KB
-// gzip, of which the fast paths are 8 (they make the parse ~25% faster). This gate stops further growth
-// unnoticed; the size issue is where it comes down.
+// gzip, of which the fast paths are 8 (they make the parse ~25% faster); + the rules moved
+// out of the JS glue into the core (read plans for both stores, resolver-request planning,
+// the kept-messages lowering step, framing names) 483 KB — about 10 KB gzip, 22 KB raw of it
+// the read plans. This gate stops further growth unnoticed; the size issue is where it
+// comes down.
 // The composer (MiniJinja's renderer, the JSON Schema validator, regex-lite, dispatch)
 // ships as a second module for the `promptloom/composer` entry, so the budget above still
 // holds for apps that do not compose; the composer module has its own gate. The contract
 // registry and the invocation gateway (contracts and compact fields, semver, the call state
 // machine and its state transitions, the planner section, the JS and record wire forms)
-// took it from 730 KB to 840 KB gzip; issue 17 is where it comes down.
-const budget = 482 * 1024;
+// took it from 730 KB to 840 KB gzip, the rules moved out of the glue to 852 KB; issue 17 is
+// where it comes down.
+const budget = 486 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 848 * 1024;
+const fullBudget = 856 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;

@@ -117,18 +117,18 @@ class MessageStore {
   }
   /** The stored message `id`, in the current shape (older rows are upgraded on read). */
   async get(id) {
-    return readPlanned(this.#backend, { message: __key(id, 'id') });
+    return readPlanned(this.#backend, 'message', __key(id, 'id'));
   }
   /** Every message of `session`, in order (one read of two key ranges). */
   async history(session = 'default') {
-    return readPlanned(this.#backend, { history: sessionName(session) });
+    return readPlanned(this.#backend, 'history', sessionName(session));
   }
   /**
    * Every turn of `session` in order — user messages, assistant replies, tool results,
    * instructions — what `Conversation.load` and `lowerConversation` take.
    */
   async thread(session = 'default') {
-    return readPlanned(this.#backend, { thread: sessionName(session) });
+    return readPlanned(this.#backend, 'thread', sessionName(session));
   }
   /**
    * Persists a turn of any role after the session's last message (an assistant reply, tool
@@ -153,11 +153,11 @@ class MessageStore {
   }
   /** Summaries of the messages of `session`: `{ id, seq, part_count, metadata }`. */
   async list(session = 'default') {
-    return readPlanned(this.#backend, { list: sessionName(session) });
+    return readPlanned(this.#backend, 'list', sessionName(session));
   }
   /** A split-out attachment: `{ content_id, mime, size, data }` (data is base64), or null. */
   async blob(contentId) {
-    return readPlanned(this.#backend, { blob: __key(contentId, 'contentId') });
+    return readPlanned(this.#backend, 'blob', __key(contentId, 'contentId'));
   }
   /**
    * Stores a composer invocation record beside the thread's turns: the
@@ -170,7 +170,7 @@ class MessageStore {
   }
   /** The invocation records of a thread, in composition order. */
   async invocations(threadId) {
-    return readPlanned(this.#backend, { invocations: __key(threadId, 'threadId') });
+    return readPlanned(this.#backend, 'invocations', __key(threadId, 'threadId'));
   }
   /** @internal one submit at a time per store instance (the session counter is read-modify-write). */
   __serial(f) {

@@ -175,27 +175,27 @@ class SkillStore {
   }
   /** The skill with all its artifacts, or null. */
   async get(id) {
-    return readPlanned(this.#backend, { skill: __key(id, 'id') });
+    return readPlanned(this.#backend, 'skill', __key(id, 'id'));
   }
   /**
    * The summary (metadata and artifact references, no content) of the skill with this name
    * or id, or null: one or two reads, no artifact rows.
    */
   async summary(nameOrId) {
-    return readPlanned(this.#backend, { summary: __key(nameOrId, 'nameOrId') });
+    return readPlanned(this.#backend, 'summary', __key(nameOrId, 'nameOrId'));
   }
   /** The skill named `name`, or null. */
   async getByName(name) {
-    return readPlanned(this.#backend, { skill_by_name: __key(name, 'name') });
+    return readPlanned(this.#backend, 'skill_by_name', __key(name, 'name'));
   }
   /** Phase 2: one skill's artifacts of the given kinds (all when omitted), by ordinal. */
   async getArtifacts(skillId, kinds) {
     const list = Array.isArray(kinds) ? kinds.map((k, i) => __key(k, `kinds[${i}]`)) : [];
-    return readPlanned(this.#backend, { artifacts: __key(skillId, 'skillId'), kinds: list });
+    return readPlanned(this.#backend, 'artifacts', __key(skillId, 'skillId'), ...list);
   }
   /** One artifact by id, or null. */
   async getArtifact(id) {
-    return readPlanned(this.#backend, { artifact: __key(id, 'id') });
+    return readPlanned(this.#backend, 'artifact', __key(id, 'id'));
   }
   /** Creates a skill with its artifacts (one transaction); its id and name must be free. Returns the summary. */
   create(skill) {
@@ -244,7 +244,7 @@ class SkillStore {
   async exportTraces(filter) {
     const { session_id, skill_id, artifact_id } = __opts(filter, 'exportTraces()');
     const opt = (v, what) => (v == null ? '' : __key(v, what));
-    return readPlanned(this.#backend, { traces: opt(session_id, 'session_id'), skill_id: opt(skill_id, 'skill_id'), artifact_id: opt(artifact_id, 'artifact_id') });
+    return readPlanned(this.#backend, 'traces', opt(session_id, 'session_id'), opt(skill_id, 'skill_id'), opt(artifact_id, 'artifact_id'));
   }
   /** Trace rows, filtered as exportTraces() does. */
   async traces(filter = {}) {

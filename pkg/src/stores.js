@@ -11,6 +11,7 @@
 //     commit with a StoreFailed error whose details say `conflict: true`.
 
 import { PromptloomError, __call, __module, __inbox } from './api.js';
+import { FIELD } from './frame.js';
 
 /** The tables of the layout (src/store/mod.rs); the IndexedDB object stores. */
 export const TABLES = ['messages', 'parts', 'blobs', 'sessions', 'ids', 'skills', 'skill_names', 'skill_artifacts', 'artifact_ids', 'skill_sync', 'skill_invocations', 'skill_traces'];
@@ -550,27 +551,30 @@ export function hostBackend(host, name) {
 }
 
 /**
- * Reads what `query` asks of a message store or a skill store: the core plans the rows (`store::reads`:
- * which keys, which prefixes), the backend reads them, the core makes the answer or plans
- * the next read.
+ * Reads what `query` (a read's kind, then its fields) asks of a message store or a skill
+ * store: the core plans the rows (`store::reads`: which keys, which prefixes), the backend
+ * reads them, the core makes the answer or plans the next read.
  */
-export async function readPlanned(backend, query) {
-  let step = __inbox('readStepInbox', [JSON.stringify(query)]);
-  while (step.charCodeAt(0) === 82 /* R */) {
-    const next = JSON.parse(step.slice(1));
-    const { gets, scans } = await backend.read(next.read);
-    step = __inbox('readStepInbox', [JSON.stringify(next.query), plannedRowsText(gets, scans)]);
+export async function readPlanned(backend, ...query) {
+  // The query's text form: its kind and fields, each ended by FIELD (src/store/reads.rs).
+  // No stored key holds a NUL (submit and the stores refuse them), so none is asked for.
+  if (query.some((f) => f.includes(FIELD))) throw new PromptloomError('InvalidOptions', 'a key cannot contain NUL (U+0000)', {});
+  let step = __inbox('readStepInbox', [query.map((f) => f + FIELD).join('')]);
+  while (step[0] === 'R') {
+    const cut = step.indexOf(FIELD);
+    const { gets, scans } = await backend.read(JSON.parse(step.slice(1, cut)));
+    step = __inbox('readStepInbox', [step.slice(cut + 1), plannedRowsText(gets, scans)]);
   }
   return JSON.parse(step.slice(1));
 }
 
 /** The rows a backend read, NUL-framed for the core (values are JSON text: no raw NUL). */
 function plannedRowsText(gets, scans) {
-  let text = `${gets.length}\0`;
-  for (const v of gets) text += v == null ? '-\0' : `+${v}\0`;
+  let text = `${gets.length}${FIELD}`;
+  for (const v of gets) text += v == null ? `-${FIELD}` : `+${v}${FIELD}`;
   for (const rows of scans) {
-    text += `${rows.length}\0`;
-    for (const [k, v] of rows) text += `${k}\0${v}\0`;
+    text += `${rows.length}${FIELD}`;
+    for (const [k, v] of rows) text += `${k}${FIELD}${v}${FIELD}`;
   }
   return text;
 }

@@ -12,6 +12,7 @@ use super::messages::{self, blob_from_row, session_heads, user_heads};
 use super::skills;
 use super::{bad_row, Table};
 use crate::error::{Error, ErrorKind, Result};
+use crate::frame::FIELD;
 use serde_json::{Map, Value};
 
 /// What a host reads from a message store or a skill store.
@@ -343,107 +344,84 @@ impl Query {
         }
     }
 
-    /// The query from its wire form: `{ "message": id }`, `{ "message_at": key, "id": id }`,
-    /// `{ "thread" | "history" | "list": session }`, `{ "blob": content_id }`,
-    /// `{ "invocations": thread }`.
-    pub fn from_value(v: &Value) -> Result<Query> {
-        let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-        let q = if let Some(key) = s("message_at") {
-            Query::MessageAt {
-                id: s("id").unwrap_or_else(|| key.clone()),
-                key,
+    /// The query from its wire form: its kind and its fields, each ended by a NUL
+    /// (`message NUL id NUL`; see [`Self::to_text`] for every kind).
+    pub fn from_text(text: &str) -> Result<Query> {
+        let mut f = text.strip_suffix(FIELD).unwrap_or(text).split(FIELD);
+        let kind = f.next().unwrap_or("");
+        let mut next = || f.next().map(str::to_owned).unwrap_or_default();
+        let q = match kind {
+            "message" => Query::Message { id: next() },
+            "message_at" => {
+                let key = next();
+                Query::MessageAt { id: next(), key }
             }
-        } else if let Some(id) = s("message") {
-            Query::Message { id }
-        } else if let Some(session) = s("thread") {
-            Query::Thread { session }
-        } else if let Some(session) = s("history") {
-            Query::History { session }
-        } else if let Some(session) = s("list") {
-            Query::List { session }
-        } else if let Some(content_id) = s("blob") {
-            Query::Blob { content_id }
-        } else if let Some(thread) = s("invocations") {
-            Query::Invocations { thread }
-        } else if let Some(id) = s("skill") {
-            Query::Skill { id }
-        } else if let Some(name) = s("skill_by_name") {
-            Query::SkillByName { name }
-        } else if let Some(name_or_id) = s("summary") {
-            Query::Summary { name_or_id }
-        } else if let Some(id) = s("summary_at") {
-            Query::SummaryAt { id }
-        } else if let Some(skill) = s("artifacts") {
-            let kinds = match v.get("kinds") {
-                Some(Value::Array(ks)) => ks
-                    .iter()
-                    .map(|k| {
-                        k.as_str().map(str::to_owned).ok_or_else(|| {
-                            Error::new(ErrorKind::InvalidOptions, "artifact kinds must be strings")
-                                .at("kinds")
-                        })
-                    })
-                    .collect::<Result<Vec<_>>>()?,
-                _ => Vec::new(),
-            };
-            Query::Artifacts { skill, kinds }
-        } else if let Some(id) = s("artifact") {
-            Query::Artifact { id }
-        } else if let Some(key) = s("artifact_at") {
-            Query::ArtifactAt { key }
-        } else if let Some(session) = s("traces") {
-            Query::Traces {
-                session,
-                skill: s("skill_id").unwrap_or_default(),
-                artifact: s("artifact_id").unwrap_or_default(),
+            "thread" => Query::Thread { session: next() },
+            "history" => Query::History { session: next() },
+            "list" => Query::List { session: next() },
+            "blob" => Query::Blob { content_id: next() },
+            "invocations" => Query::Invocations { thread: next() },
+            "skill" => Query::Skill { id: next() },
+            "skill_by_name" => Query::SkillByName { name: next() },
+            "summary" => Query::Summary { name_or_id: next() },
+            "summary_at" => Query::SummaryAt { id: next() },
+            "artifact" => Query::Artifact { id: next() },
+            "artifact_at" => Query::ArtifactAt { key: next() },
+            "traces" => {
+                let session = next();
+                let skill = next();
+                Query::Traces {
+                    session,
+                    skill,
+                    artifact: next(),
+                }
             }
-        } else {
-            return Err(Error::new(ErrorKind::Internal, "unknown store read"));
+            "artifacts" => {
+                let skill = next();
+                let kinds = f.map(str::to_owned).collect();
+                Query::Artifacts { skill, kinds }
+            }
+            _ => return Err(Error::new(ErrorKind::Internal, "unknown store read")),
         };
         Ok(q)
     }
 
-    /// The query's wire form (see [`Self::from_value`]).
-    pub fn to_value(&self) -> Value {
-        let mut o = Map::new();
-        let mut put = |k: &str, v: &str| {
-            o.insert(k.into(), v.into());
-        };
-        match self {
-            Query::Message { id } => put("message", id),
-            Query::MessageAt { id, key } => {
-                put("message_at", key);
-                put("id", id);
-            }
-            Query::Thread { session } => put("thread", session),
-            Query::History { session } => put("history", session),
-            Query::List { session } => put("list", session),
-            Query::Blob { content_id } => put("blob", content_id),
-            Query::Invocations { thread } => put("invocations", thread),
-            Query::Skill { id } => put("skill", id),
-            Query::SkillByName { name } => put("skill_by_name", name),
-            Query::Summary { name_or_id } => put("summary", name_or_id),
-            Query::SummaryAt { id } => put("summary_at", id),
-            Query::Artifacts { skill, .. } => put("artifacts", skill),
-            Query::Artifact { id } => put("artifact", id),
-            Query::ArtifactAt { key } => put("artifact_at", key),
+    /// The query's wire form: its kind, then its fields, each ended by a NUL (keys never
+    /// hold a NUL: submit and the stores refuse them).
+    pub fn to_text(&self) -> String {
+        let (kind, fields): (&str, Vec<&str>) = match self {
+            Query::Message { id } => ("message", vec![id]),
+            Query::MessageAt { id, key } => ("message_at", vec![key, id]),
+            Query::Thread { session } => ("thread", vec![session]),
+            Query::History { session } => ("history", vec![session]),
+            Query::List { session } => ("list", vec![session]),
+            Query::Blob { content_id } => ("blob", vec![content_id]),
+            Query::Invocations { thread } => ("invocations", vec![thread]),
+            Query::Skill { id } => ("skill", vec![id]),
+            Query::SkillByName { name } => ("skill_by_name", vec![name]),
+            Query::Summary { name_or_id } => ("summary", vec![name_or_id]),
+            Query::SummaryAt { id } => ("summary_at", vec![id]),
+            Query::Artifact { id } => ("artifact", vec![id]),
+            Query::ArtifactAt { key } => ("artifact_at", vec![key]),
             Query::Traces {
                 session,
                 skill,
                 artifact,
-            } => {
-                put("traces", session);
-                put("skill_id", skill);
-                put("artifact_id", artifact);
-            }
+            } => ("traces", vec![session, skill, artifact]),
+            Query::Artifacts { skill, kinds } => (
+                "artifacts",
+                std::iter::once(skill.as_str())
+                    .chain(kinds.iter().map(String::as_str))
+                    .collect(),
+            ),
+        };
+        let mut out = String::from(kind);
+        out.push(FIELD);
+        for f in fields {
+            out.push_str(f);
+            out.push(FIELD);
         }
-        if let Query::Artifacts { kinds, .. } = self {
-            o.insert(
-                "kinds".into(),
-                Value::Array(kinds.iter().map(|k| k.clone().into()).collect()),
-            );
-        }
-        Value::Object(o)
+        out
     }
 }
 
@@ -478,42 +456,43 @@ fn traces(_: &[(String, String)], _: &str, _: &str) -> Result<Step> {
 }
 
 impl Plan {
-    /// `{ gets: [[table, key]], scans: [[table, prefix]] }`.
-    pub fn to_value(&self) -> Value {
-        let pairs = |v: &[(Table, String)]| {
-            Value::Array(
-                v.iter()
-                    .map(|(t, k)| Value::Array(vec![t.name().into(), k.clone().into()]))
-                    .collect(),
-            )
+    /// `{"gets":[[table,key]],"scans":[[table,prefix]]}` as JSON text.
+    pub fn to_json(&self) -> String {
+        let pairs = |v: &[(Table, String)], out: &mut String| {
+            out.push('[');
+            for (i, (t, k)) in v.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str("[\"");
+                out.push_str(t.name());
+                out.push_str("\",");
+                out.push_str(&Value::from(k.as_str()).to_string());
+                out.push(']');
+            }
+            out.push(']');
         };
-        serde_json::json!({ "gets": pairs(&self.gets), "scans": pairs(&self.scans) })
+        let mut out = String::from("{\"gets\":");
+        pairs(&self.gets, &mut out);
+        out.push_str(",\"scans\":");
+        pairs(&self.scans, &mut out);
+        out.push('}');
+        out
     }
 }
 
-/// One step of a read over its wire forms (what the JS face calls): with `rows` `None`,
-/// the first plan; with rows (NUL-framed: see [`rows_from_text`]), the answer or the next
-/// read. Out: `R` + `{ read, query }` JSON, or `D` + the answer's JSON.
+/// One step of a read over its wire forms (what the JS face calls): `query` in its text
+/// form; with `rows` `None`, the first plan; with rows (NUL-framed: see [`rows_from_text`]),
+/// the answer or the next read. Out: `R`, the plan's JSON, a NUL and the next query's text;
+/// or `D` and the answer's JSON.
 pub fn step_text(query: &str, rows: Option<&str>) -> Result<String> {
-    // The query holds the caller's id, session or thread name: one that is not well-formed
-    // Unicode (a lone surrogate) fails here, as the caller's mistake.
-    let v: Value = serde_json::from_str(query).map_err(|e| {
-        Error::json(
-            ErrorKind::InvalidOptions,
-            "the id, session or thread name to read",
-            &e,
-        )
-    })?;
-    let q = Query::from_value(&v)?;
+    let q = Query::from_text(query)?;
     let step = match rows {
         None => Step::Read(q.plan(), q),
         Some(text) => q.finish(rows_from_text(text)?)?,
     };
     Ok(match step {
-        Step::Read(plan, next) => format!(
-            "R{}",
-            serde_json::json!({ "read": plan.to_value(), "query": next.to_value() })
-        ),
+        Step::Read(plan, next) => format!("R{}{FIELD}{}", plan.to_json(), next.to_text()),
         Step::Done(json) => format!("D{json}"),
     })
 }
@@ -679,7 +658,7 @@ mod tests {
                 artifact: String::new(),
             },
         ] {
-            assert_eq!(Query::from_value(&q.to_value()).unwrap(), q); // ok: test
+            assert_eq!(Query::from_text(&q.to_text()).unwrap(), q); // ok: test
         }
         let rows = rows_from_text("2\0+\"v\"\0-\x001\0k\0{}\0").unwrap(); // ok: test
         assert_eq!(rows.gets, vec![Some("\"v\"".to_owned()), None]);
