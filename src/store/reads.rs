@@ -215,6 +215,7 @@ impl Query {
         let not_found = |id: &str| {
             Error::new(ErrorKind::NotFound, format!("no message with id `{id}`")).with("id", id)
         };
+        let scans_read = rows.scans.len();
         let mut scan = |i: usize| std::mem::take(rows.scans.get_mut(i).unwrap_or(&mut Vec::new()));
         match self {
             Query::Message { id } => {
@@ -289,22 +290,14 @@ impl Query {
                 _ => Ok(Step::Done("null".into())),
             },
             Query::SkillByName { name } => match rows.gets.first() {
-                Some(Some(id)) => {
-                    let id: String = serde_json::from_str(id)
-                        .map_err(|e| bad_row(Table::SkillNames, name, e))?;
-                    let next = Query::Skill { id };
-                    Ok(Step::Read(next.plan(), next))
-                }
+                Some(Some(id)) => read_next(Table::SkillNames, name, id, |id| Query::Skill { id }),
                 _ => Ok(Step::Done("null".into())),
             },
             Query::Summary { name_or_id } => match (rows.gets.first(), rows.gets.get(1)) {
                 (_, Some(Some(row))) => summary(name_or_id, row),
-                (Some(Some(id)), _) => {
-                    let id: String = serde_json::from_str(id)
-                        .map_err(|e| bad_row(Table::SkillNames, name_or_id, e))?;
-                    let next = Query::SummaryAt { id };
-                    Ok(Step::Read(next.plan(), next))
-                }
+                (Some(Some(id)), _) => read_next(Table::SkillNames, name_or_id, id, |id| {
+                    Query::SummaryAt { id }
+                }),
                 _ => Ok(Step::Done("null".into())),
             },
             Query::SummaryAt { id } => match rows.gets.first() {
@@ -313,7 +306,7 @@ impl Query {
             },
             Query::Artifacts { .. } => {
                 let mut arts = Vec::new();
-                for (i, _) in self.plan().scans.iter().enumerate() {
+                for i in 0..scans_read {
                     for (k, v) in scan(i) {
                         arts.push(skills::read_artifact_row(&k, &v)?);
                     }
@@ -325,10 +318,7 @@ impl Query {
             }
             Query::Artifact { id } => match rows.gets.first() {
                 Some(Some(key)) => {
-                    let key: String = serde_json::from_str(key)
-                        .map_err(|e| bad_row(Table::ArtifactIds, id, e))?;
-                    let next = Query::ArtifactAt { key };
-                    Ok(Step::Read(next.plan(), next))
+                    read_next(Table::ArtifactIds, id, key, |key| Query::ArtifactAt { key })
                 }
                 _ => Ok(Step::Done("null".into())),
             },
@@ -425,6 +415,19 @@ impl Query {
     }
 }
 
+/// The read a lookup row leads to: `row` (in `table` under `key`) holds the JSON string that
+/// `next` reads by.
+fn read_next(
+    table: Table,
+    key: &str,
+    row: &str,
+    next: impl FnOnce(String) -> Query,
+) -> Result<Step> {
+    let to: String = serde_json::from_str(row).map_err(|e| bad_row(table, key, e))?;
+    let q = next(to);
+    Ok(Step::Read(q.plan(), q))
+}
+
 /// A skill row as its summary (JSON).
 fn summary(key: &str, row: &str) -> Result<Step> {
     let list = skills::read_summaries(&[(key.to_owned(), row.to_owned())])?;
@@ -503,7 +506,7 @@ pub fn step_text(query: &str, rows: Option<&str>) -> Result<String> {
 /// with a NUL.
 pub fn rows_from_text(text: &str) -> Result<Rows> {
     let bad = || Error::new(ErrorKind::Internal, "malformed store rows");
-    let mut it = text.split('\0');
+    let mut it = text.split(FIELD);
     let mut rows = Rows::default();
     let n: usize = it.next().and_then(|c| c.parse().ok()).ok_or_else(bad)?;
     for _ in 0..n {
