@@ -55,12 +55,14 @@ run_tier() {
       step "setup"
       bash scripts/setup.sh ;;
     lint)
-      step "lint: cargo fmt --check, cargo doc -D warnings, cargo clippy -D warnings (5 targets)"
+      step "lint: cargo fmt --check, cargo doc -D warnings, cargo clippy -D warnings (6 targets)"
       cargo fmt --all -- --check
       RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
+      RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet --target wasm32-unknown-unknown --features indexeddb
       cargo clippy --all-targets -- -D warnings
       cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
       cargo clippy --lib --target wasm32-unknown-unknown --no-default-features -- -D warnings
+      cargo clippy --lib --test web --target wasm32-unknown-unknown --features indexeddb -- -D warnings
       cargo clippy --lib --target wasm32-wasip2 -- -D warnings
       cargo clippy --lib --target wasm32-wasip2 --features lowering-only -- -D warnings ;;
     build)
@@ -70,8 +72,8 @@ run_tier() {
       step "native Rust tests (unit, snapshots, doc tests, README examples)"
       cargo test ;;
     wasm)
-      step "the core in headless Chromium (wasm-bindgen-test)"
-      CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --test web ;;
+      step "the core in headless Chromium (wasm-bindgen-test; the Rust IndexedDB stores)"
+      CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --features indexeddb --test web ;;
     node) js_tier "the npm package in Node" $NODE_TESTS ;;
     workerd) js_tier "the Worker in workerd (wrangler bundle, miniflare)" $WORKERD_TESTS ;;
     web) js_tier "the package in headless Chromium (IndexedDB, Vite app)" $WEB_TESTS ;;

@@ -52,6 +52,8 @@ pub mod versions;
 pub mod wire;
 pub mod words;
 
+#[cfg(all(feature = "indexeddb", target_arch = "wasm32", target_os = "unknown"))]
+pub mod indexeddb;
 #[cfg(all(target_arch = "wasm32", target_os = "unknown"))]
 mod js;
 

@@ -110,3 +110,110 @@ fn bad_input_is_an_error_not_a_trap() {
         assert!(r.is_err(), "{text}");
     }
 }
+
+/// The async store conformance cases over real IndexedDB (the `indexeddb` feature): the
+/// same cases `tests/async_stores.rs` runs over memory.
+#[cfg(feature = "indexeddb")]
+#[path = "common/async_cases.rs"]
+mod cases;
+
+/// The README's Rust IndexedDB example (checked to be the README's text by
+/// `tests/idb_schema.rs`).
+#[cfg(feature = "indexeddb")]
+mod readme {
+    include!("common/readme_stores.rs");
+
+    #[wasm_bindgen_test::wasm_bindgen_test]
+    async fn the_readme_example_over_indexeddb() {
+        promptloom::indexeddb::IndexedDb::delete("my-app")
+            .await
+            .unwrap();
+        let db = promptloom::indexeddb::IndexedDb::open("my-app")
+            .await
+            .unwrap();
+        assert_eq!(remember(&AsyncMessageStore::new(db)).await.unwrap(), 1);
+    }
+}
+
+#[cfg(feature = "indexeddb")]
+mod indexeddb {
+    use super::cases;
+    use promptloom::indexeddb::IndexedDb;
+    use promptloom::store::async_backend::BuildBatch;
+    use promptloom::store::reads::{Plan, Rows};
+    use promptloom::store::{is_conflict, AsyncBackend, Table};
+    use std::cell::Cell;
+    use std::rc::Rc;
+    use wasm_bindgen_test::*;
+
+    thread_local! {
+        static NEXT: Cell<u32> = const { Cell::new(0) };
+    }
+
+    /// A fresh, empty database.
+    async fn fresh() -> IndexedDb {
+        let n = NEXT.with(|c| {
+            c.set(c.get() + 1);
+            c.get()
+        });
+        let name = format!("promptloom-rust-{n}");
+        IndexedDb::delete(&name).await.unwrap();
+        IndexedDb::open(&name).await.unwrap()
+    }
+
+    #[wasm_bindgen_test]
+    async fn message_store_conformance_over_indexeddb() {
+        cases::message_store(fresh).await;
+    }
+
+    #[wasm_bindgen_test]
+    async fn skill_store_conformance_over_indexeddb() {
+        cases::skill_store(fresh).await;
+    }
+
+    /// IndexedDB counting the batches it refused as conflicts (a taken key or unique name).
+    struct Counting {
+        inner: IndexedDb,
+        conflicts: Rc<Cell<u32>>,
+    }
+
+    impl AsyncBackend for Counting {
+        async fn read(&self, plan: &Plan) -> promptloom::Result<Rows> {
+            self.inner.read(plan).await
+        }
+
+        async fn commit_after_read(
+            &self,
+            keys: &[(Table, String)],
+            build: &mut BuildBatch<'_>,
+        ) -> promptloom::Result<()> {
+            let r = self.inner.commit_after_read(keys, build).await;
+            if r.as_ref().is_err_and(is_conflict) {
+                self.conflicts.set(self.conflicts.get() + 1);
+            }
+            r
+        }
+    }
+
+    #[wasm_bindgen_test]
+    async fn racing_tabs_conflict_in_indexeddb_and_are_laid_out_again() {
+        let conflicts = Rc::new(Cell::new(0));
+        let open = || {
+            let c = conflicts.clone();
+            async move {
+                Counting {
+                    inner: fresh().await,
+                    conflicts: c,
+                }
+            }
+        };
+        cases::message_store(open).await;
+        let after_messages = conflicts.get();
+        assert!(after_messages >= 1, "the racing submits never conflicted");
+        cases::skill_store(open).await;
+        assert!(
+            conflicts.get() > after_messages,
+            "the racing creates never conflicted"
+        );
+    }
+}

@@ -220,12 +220,12 @@ async function commitLaidOut(store, session, row, done, relay) {
     } catch (e) {
       if (!(e instanceof PromptloomError && e.details?.conflict)) throw e;
       const fresh = await store.__backend.get('sessions', session);
-      if (fresh === row || attempt >= 8) {
+      try {
+        // The core says whether to lay the rows out again or what to answer.
+        __core('afterConflict', e.details.table, e.details.key, done.id, row ?? undefined, fresh ?? undefined, attempt);
+      } catch (answer) {
         store.__remember(session, undefined);
-        if (e.details.table === 'ids') {
-          throw new PromptloomError('InvalidOptions', `a message with id \`${done.id}\` is already stored (at id)`, { path: 'id', id: done.id });
-        }
-        throw e;
+        throw answer;
       }
       row = fresh;
       done = relay(row);

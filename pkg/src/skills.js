@@ -269,49 +269,31 @@ class SkillStore {
     const now = this.#now();
     const w = __inbox((lens) => new M.SkillWrite(lens, now), [__json(request, 'the skill', 'InvalidSkill', { text: false })]);
     try {
-      // A create is all inserts: it needs no reads, and a taken key fails the whole batch
-      // (then the checked plan below reads the rows and names the taken one).
-      const fast = call(() => w.optimistic());
-      if (fast !== '') {
-        const p = planOf(fast);
-        try {
-          await this.#backend.commitAfterRead([], () => p.ops);
-          this.version++;
-          return p.result;
-        } catch (e) {
-          if (!(e instanceof PromptloomError && e.details?.conflict)) throw e;
-        }
-      }
-      const reads = new Map();
-      const plan = () => planOf(call(() => w.plan(JSON.stringify([...reads.values()]))));
-      let keys = plan().read ?? [];
-      for (let attempt = 0; attempt < 8; attempt++) {
+      // The core's writer decides what each transaction reads, what it writes, and when a
+      // conflict is tried again; this loop only runs the transactions.
+      for (;;) {
+        const keys = JSON.parse(w.keys());
         let result;
-        let more = null;
+        let more = false;
         try {
           await this.#backend.commitAfterRead(keys, (values) => {
-            reads.clear();
-            keys.forEach(([t, k], i) => reads.set(`${t}\0${k}`, [t, k, values[i]]));
-            const q = plan();
+            const q = planOf(call(() => w.build(JSON.stringify(values))));
             if (q.read) {
-              more = q.read;
+              more = true;
               throw new PromptloomError('StoreFailed', 'the write needs more rows', { [STALE]: true });
             }
             result = q.result;
             return q.ops;
           });
         } catch (e) {
-          if (e instanceof PromptloomError && e.details?.[STALE]) {
-            keys = [...keys, ...more];
-            continue;
-          }
-          if (e instanceof PromptloomError && e.details?.conflict) continue;
-          throw e;
+          if (more && e instanceof PromptloomError && e.details?.[STALE]) continue;
+          if (!(e instanceof PromptloomError && e.details?.conflict)) throw e;
+          w.conflicted();
+          continue;
         }
         this.version++;
         return result;
       }
-      throw new PromptloomError('StoreFailed', 'the skill write kept conflicting with other writers; nothing was written', { conflict: true });
     } finally {
       w.free();
     }

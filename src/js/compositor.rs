@@ -172,6 +172,26 @@ fn options_and_session(
     Ok((opts, state))
 }
 
+/// After the batch of message `id` failed with a conflict on row `key` of `table`, laid out
+/// from the session row `row` (absent: a new session) while the store now holds `fresh`:
+/// returns when it is to be laid out again from `fresh`, or throws the error to answer with
+/// ([`messages::after_conflict`]).
+#[wasm_bindgen(js_name = afterConflict)]
+pub fn after_conflict(
+    table: &str,
+    key: &str,
+    id: &str,
+    row: Option<String>,
+    fresh: Option<String>,
+    attempt: u32,
+) -> Result<(), JsValue> {
+    let e = match crate::store::Table::parse(table) {
+        Some(t) => crate::store::conflict(t, key),
+        None => Error::new(ErrorKind::Internal, format!("unknown table {table}")),
+    };
+    messages::after_conflict(e, id, row.as_deref(), fresh.as_deref(), attempt).map_err(js_err)
+}
+
 /// Lays out a turn of any role for the store, after the session's last message: the
 /// inbox holds the turn JSON, the options JSON (`{ session?, id?, now? }`) and the stored
 /// session row ("" when new). Returns what [`submit_inbox`] returns when done.

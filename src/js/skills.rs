@@ -5,8 +5,8 @@ use super::{inbox_strings, js_err, parse};
 use crate::catalog::{self, rank, sync};
 use crate::error::ErrorKind;
 use crate::skill::{self, wire};
-use crate::store::skills::{self as layout, Plan, Reads, Request};
-use crate::store::{Op, Table};
+use crate::store::skills::{self as layout, Plan, Request, Writer};
+use crate::store::Op;
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 
@@ -61,11 +61,11 @@ pub fn select_variant(artifacts: &str, model: &str) -> Result<i32, JsValue> {
     Ok(chosen.map_or(-1, |i| i32::try_from(i).unwrap_or(-1)))
 }
 
-/// One write of the skill store, planned step by step against rows the glue reads.
+/// One write of the skill store ([`Writer`]), driven by the glue inside its write
+/// transactions.
 #[wasm_bindgen(js_name = SkillWrite)]
 pub struct JsSkillWrite {
-    req: Request,
-    now: String,
+    w: Writer,
 }
 
 #[wasm_bindgen(js_class = SkillWrite)]
@@ -79,40 +79,44 @@ impl JsSkillWrite {
         let v = parse(request, "the request", ErrorKind::InvalidOptions)?;
         let req = Request::from_value(&v, now).map_err(js_err)?;
         Ok(JsSkillWrite {
-            req,
-            now: now.to_owned(),
+            w: Writer::new(req, now),
         })
     }
 
-    /// Plans with the rows read so far (JSON `[[table, key, value | null], …]`): returns
-    /// `{"read":[[table,key],…]}`, or `{"ops":[…],"result":…}` followed by the row values,
-    /// each after a NUL (each op names its value by position, `at`; JSON text never holds
-    /// a raw NUL, and no row is escaped a second time inside another JSON string).
-    pub fn plan(&self, reads: &str) -> Result<String, JsValue> {
-        let list = match parse(reads, "the rows read", ErrorKind::Internal)? {
-            Value::Array(a) => a,
-            _ => Vec::new(),
-        };
-        let mut r = Reads::new();
-        for item in list {
-            let t = item.get(0).and_then(Value::as_str).and_then(Table::parse);
-            let k = item.get(1).and_then(Value::as_str);
-            if let (Some(t), Some(k)) = (t, k) {
-                r.insert(
-                    (t, k.to_owned()),
-                    item.get(2).and_then(Value::as_str).map(str::to_owned),
-                );
-            }
-        }
-        plan_text(layout::plan(&self.req, &r, &self.now).map_err(js_err)?)
+    /// The rows to read in the next write transaction: `[[table, key], …]`.
+    pub fn keys(&self) -> String {
+        let keys = self
+            .w
+            .keys()
+            .iter()
+            .map(|(t, k)| Value::Array(vec![t.name().into(), k.as_str().into()]))
+            .collect();
+        layout::text(&Value::Array(keys))
     }
 
-    /// The plan that needs no reads (a create: all inserts), or "" when the request has none.
-    pub fn optimistic(&self) -> Result<String, JsValue> {
-        match layout::plan_optimistic(&self.req) {
-            Some(p) => plan_text(p),
-            None => Ok(String::new()),
-        }
+    /// Plans with the values of `keys()` (JSON `[value | null, …]`): returns
+    /// `{"read":[[table,key],…]}` (more rows: start the transaction over), or
+    /// `{"ops":[…],"result":…}` followed by the row values, each after a NUL (each op names
+    /// its value by position, `at`; JSON text never holds a raw NUL, and no row is escaped a
+    /// second time inside another JSON string).
+    pub fn build(&mut self, values: &str) -> Result<String, JsValue> {
+        let values: Vec<Option<String>> = match parse(values, "the rows read", ErrorKind::Internal)?
+        {
+            Value::Array(a) => a
+                .into_iter()
+                .map(|v| match v {
+                    Value::String(s) => Some(s),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        };
+        plan_text(self.w.build(&values).map_err(js_err)?)
+    }
+
+    /// The batch lost to another writer: the next transaction reads first.
+    pub fn conflicted(&mut self) {
+        self.w.conflicted();
     }
 }
 

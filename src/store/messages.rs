@@ -522,6 +522,41 @@ pub fn session_heads(session: &str, heads: Vec<(String, String)>) -> Vec<(String
 
 /// A commit's failure, where the id row's insert found the id taken: the caller's id is
 /// the mistake (`InvalidOptions` at `id`); any other failure as it is.
+/// The counters a session row holds (`None`: a new session, starting at sequence 1).
+pub fn session_state(session: &str, row: Option<&str>) -> Result<SessionState> {
+    Ok(match row {
+        Some(text) => {
+            SessionState::from_value(&Value::Object(parse_row(Table::Sessions, session, text)?))
+        }
+        None => SessionState::from_value(&Value::Null),
+    })
+}
+
+/// How many times a message write is laid out again after another writer took its
+/// sequence number.
+const RELAYS: u32 = 8;
+
+/// The rule after a message or turn batch failed with `e` (attempt `attempt`, counted from
+/// 0): `Ok` to lay it out again from the fresh session row (another writer took the
+/// sequence number: the row changed since it was laid out), or the error to answer with.
+/// A conflict with the session row unchanged is a taken id, reported as `InvalidOptions`
+/// naming it.
+pub fn after_conflict(
+    e: Error,
+    id: &str,
+    laid_out_from: Option<&str>,
+    fresh: Option<&str>,
+    attempt: u32,
+) -> Result<()> {
+    if !super::is_conflict(&e) {
+        return Err(e);
+    }
+    if laid_out_from == fresh || attempt >= RELAYS {
+        return Err(id_taken(e, id));
+    }
+    Ok(())
+}
+
 fn id_taken(e: Error, id: &str) -> Error {
     if e.details().get("table").and_then(Value::as_str) == Some(Table::Ids.name()) {
         Error::new(
@@ -585,14 +620,10 @@ impl<B: Backend> MessageStore<B> {
 
     /// The counters of `session` (a new session starts at sequence 1).
     pub fn session(&self, session: &str) -> Result<SessionState> {
-        Ok(match self.backend.get(Table::Sessions, session)? {
-            Some(text) => SessionState::from_value(&Value::Object(parse_row(
-                Table::Sessions,
-                session,
-                &text,
-            )?)),
-            None => SessionState::from_value(&Value::Null),
-        })
+        session_state(
+            session,
+            self.backend.get(Table::Sessions, session)?.as_deref(),
+        )
     }
 
     /// Resolves and persists a message (persisted before anything is lowered). Returns

@@ -11,6 +11,8 @@
 //! parts) before the row that makes them visible (a message head), so an interrupted
 //! batch leaves only unreachable rows, which the next write of the same keys replaces.
 
+pub mod async_backend;
+pub mod idb_schema;
 #[cfg(feature = "composer")]
 pub mod invocations;
 pub mod kv;
@@ -22,6 +24,7 @@ use crate::error::{Error, ErrorKind, Result};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
+pub use async_backend::{AsyncBackend, AsyncMessageStore, AsyncSkillStore};
 pub use messages::MessageStore;
 pub use skills::{SkillStore, SkillTables};
 
@@ -265,6 +268,11 @@ pub fn conflict(table: Table, key: &str) -> Error {
     .with("conflict", true)
     .with("table", table.name())
     .with("key", key)
+}
+
+/// Whether `e` is a [`conflict`]: another writer took a key of the batch first.
+pub fn is_conflict(e: &Error) -> bool {
+    e.kind() == ErrorKind::StoreFailed && e.details().get("conflict") == Some(&Value::Bool(true))
 }
 
 /// A `StoreFailed` error about the row `key` of `table`.

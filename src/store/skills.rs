@@ -16,7 +16,7 @@
 //! driver starts over. The skill row is written last (and deleted first), so an interrupted
 //! batch on a store without transactions leaves nothing visible.
 
-use super::{bad_row, Backend, Op, Table};
+use super::{bad_row, is_conflict, Backend, Op, Table};
 use crate::error::{Error, ErrorKind, Result};
 use crate::problems::{Problems, Severity};
 use crate::skill::model::{
@@ -698,6 +698,114 @@ fn plan_delete_artifact(id: &str, reads: &Reads, now: &str) -> Result<Plan> {
     })
 }
 
+/// How many write transactions one skill write may take (a conflict or a plan that needs
+/// more rows starts another) before it gives up.
+const WRITE_ROUNDS: u32 = 10;
+
+/// One skill write as a machine a host drives, without I/O: the rule for which rows to
+/// read, when a batch may be written without reads, and when a conflict is retried. Every
+/// driver (the synchronous [`SkillTables`], the async store over IndexedDB in Rust, the JS
+/// glue) runs the same loop:
+///
+/// 1. open a write transaction and read [`Writer::keys`] in it;
+/// 2. [`Writer::build`] with those values: [`Plan::Write`] is the batch to write in the same
+///    transaction; [`Plan::Read`] means the plan needs more rows (abort, go to 1);
+/// 3. a commit that fails goes to [`Writer::failed`]: a conflict (another writer took a key
+///    first) goes to 1, anything else is the answer.
+///
+/// A create is tried first with no reads (it is all inserts, so a taken key fails the
+/// batch whole); after a conflict it is planned with reads, which names the taken key.
+#[derive(Debug, Clone)]
+pub struct Writer {
+    req: Request,
+    now: String,
+    keys: Vec<(Table, String)>,
+    optimistic: bool,
+    rounds: u32,
+}
+
+impl Writer {
+    /// A write of `req`, stamping rows with `now`.
+    pub fn new(req: Request, now: &str) -> Writer {
+        let mut w = Writer {
+            optimistic: plan_optimistic(&req).is_some(),
+            req,
+            now: now.to_owned(),
+            keys: Vec::new(),
+            rounds: 0,
+        };
+        if !w.optimistic {
+            w.keys = w.first_keys();
+        }
+        w
+    }
+
+    /// The rows the checked plan reads first.
+    fn first_keys(&self) -> Vec<(Table, String)> {
+        match plan(&self.req, &Reads::new(), &self.now) {
+            Ok(Plan::Read(keys)) => keys,
+            _ => Vec::new(),
+        }
+    }
+
+    /// The request.
+    pub fn request(&self) -> &Request {
+        &self.req
+    }
+
+    /// The rows to read inside the next write transaction, before [`Self::build`].
+    pub fn keys(&self) -> &[(Table, String)] {
+        &self.keys
+    }
+
+    /// Plans the batch from the values of [`Self::keys`] (one per key, `None`: absent),
+    /// inside the transaction. [`Plan::Read`] names rows the plan still needs: they are added
+    /// to [`Self::keys`], and the transaction starts over.
+    pub fn build(&mut self, values: &[Option<String>]) -> Result<Plan> {
+        self.rounds += 1;
+        if self.rounds > WRITE_ROUNDS {
+            return Err(Error::new(
+                ErrorKind::StoreFailed,
+                "the skill write kept conflicting with other writers; nothing was written",
+            )
+            .with("rounds", WRITE_ROUNDS));
+        }
+        if self.optimistic {
+            if let Some(p) = plan_optimistic(&self.req) {
+                return Ok(p);
+            }
+        }
+        let mut reads = Reads::new();
+        for (i, k) in self.keys.iter().enumerate() {
+            reads.insert(k.clone(), values.get(i).cloned().flatten());
+        }
+        let p = plan(&self.req, &reads, &self.now)?;
+        if let Plan::Read(more) = &p {
+            self.keys.extend(more.iter().cloned());
+        }
+        Ok(p)
+    }
+
+    /// After the batch failed with `e`: `Ok` to run the next transaction (a conflict), or
+    /// the error to answer with.
+    pub fn failed(&mut self, e: Error) -> Result<()> {
+        if !is_conflict(&e) {
+            return Err(e);
+        }
+        self.conflicted();
+        Ok(())
+    }
+
+    /// Records that the batch lost to another writer (a taken key): the next transaction
+    /// plans with reads.
+    pub fn conflicted(&mut self) {
+        if self.optimistic {
+            self.optimistic = false;
+            self.keys = self.first_keys();
+        }
+    }
+}
+
 /// The seed's skill repository (`SkillStorageRepository`), synchronous: what a catalog
 /// reads and the authoring tools write. [`SkillTables`] implements it over any
 /// [`Backend`]; a host can implement it over its own database.
@@ -845,33 +953,20 @@ impl<B: Backend> SkillTables<B> {
 
     /// Runs one write request to completion; returns its result.
     pub fn write(&mut self, req: &Request, now: &str) -> Result<Value> {
-        if let Some(Plan::Write { ops, result, .. }) = plan_optimistic(req) {
-            match self.backend.commit(&ops) {
-                Ok(()) => return Ok(result),
-                // A taken key: plan again with reads, which names it.
-                Err(e) if e.details().get("conflict") == Some(&Value::Bool(true)) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        let mut reads = Reads::new();
-        for _ in 0..8 {
-            match plan(req, &reads, now)? {
-                Plan::Read(keys) => {
-                    for (t, k) in keys {
-                        let v = self.backend.get(t, &k)?;
-                        reads.insert((t, k), v);
-                    }
-                }
-                Plan::Write { ops, result, .. } => {
-                    self.backend.commit(&ops)?;
-                    return Ok(result);
+        let mut w = Writer::new(req.clone(), now);
+        loop {
+            let values = w
+                .keys()
+                .iter()
+                .map(|(t, k)| self.backend.get(*t, k))
+                .collect::<Result<Vec<_>>>()?;
+            if let Plan::Write { ops, result, .. } = w.build(&values)? {
+                match self.backend.commit(&ops) {
+                    Ok(()) => return Ok(result),
+                    Err(e) => w.failed(e)?,
                 }
             }
         }
-        Err(Error::new(
-            ErrorKind::Internal,
-            "a write plan did not settle",
-        ))
     }
 
     /// Summaries of every skill, by name.
