@@ -17,7 +17,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::problems::{Problem, Problems};
 use crate::skill::model::{Skill, SkillSummary, Source};
-use crate::skill::validate::read_skill;
+use crate::skill::read::read_skill;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 

@@ -254,7 +254,7 @@ pub fn call(
             let s = skill_named(store, n)?;
             let row = artifact_row(&s, args);
             let mut problems = crate::problems::Problems::default();
-            let a = crate::skill::validate::read_artifact(&row, "", &s.id, 0, now, &mut problems)
+            let a = crate::skill::read::read_artifact(&row, "", &s.id, 0, now, &mut problems)
                 .filter(|_| !problems.has_errors())
                 .ok_or_else(|| problems.into_error("the artifact is not valid"))?;
             store.add_artifact(&a, now)?;

@@ -4,7 +4,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::fields::Fields;
 use crate::problems::Problems;
-use crate::skill::validate::read_skill_except;
+use crate::skill::read::read_skill_except;
 use crate::skill::Skill;
 use serde_json::{Map, Value};
 

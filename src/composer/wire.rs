@@ -5,7 +5,7 @@ use super::{authoring, compose_value, nested_request, ComposeRequest, ToolDescri
 use crate::dispatch::{self, assertion, trace, Executors, Route};
 use crate::error::{Error, ErrorKind, Result};
 use crate::problems::Problems;
-use crate::skill::validate::read_artifact;
+use crate::skill::read::read_artifact;
 use crate::skill::{import_value, ArtifactKind, Skill, SkillArtifact};
 use crate::store::skills::read_summaries;
 use serde_json::{Map, Value};
@@ -325,7 +325,7 @@ pub fn assertions_json(assertions: &str, output: &str, answers: &str) -> Result<
 pub fn trace_json(input: &str) -> Result<String> {
     let r = trace::row(parse(input, "the trace")?)?;
     let mut o = Map::new();
-    o.insert("key".into(), trace::key(&r).into());
+    o.insert("key".into(), crate::store::traces::key(&r).into());
     o.insert("row".into(), Value::Object(r));
     Ok(Value::Object(o).to_string())
 }

@@ -20,6 +20,7 @@ pub mod text;
 pub use catalog::{Argument, Command, CommandCatalog, CommandKind, MentionKind};
 pub use inspect::chips;
 pub use submit::{
-    content_id, submit, Blob, HostRequest, Limits, SessionState, Step, Submission, SubmitOptions,
+    content_id, message_key, submit, Blob, HostRequest, Limits, SessionState, Step, Submission,
+    SubmitOptions,
 };
 pub use text::parse_input;

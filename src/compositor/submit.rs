@@ -53,6 +53,11 @@ impl Default for Limits {
     }
 }
 
+/// The key of message `seq` of `session` (also its default id).
+pub fn message_key(session: &str, seq: u64) -> String {
+    format!("{session}/{seq:010}")
+}
+
 /// Options of one submission.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SubmitOptions {
@@ -353,7 +358,7 @@ pub fn submit(
     let id = options
         .id
         .clone()
-        .unwrap_or_else(|| crate::store::messages::message_key(&options.session, seq));
+        .unwrap_or_else(|| message_key(&options.session, seq));
     let mut metadata = message.metadata.clone();
     metadata.schema_version = crate::message::SCHEMA_VERSION;
     metadata.extra.insert("id".into(), id.clone().into());

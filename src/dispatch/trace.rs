@@ -1,11 +1,10 @@
 //! Execution traces: one row per artifact execution with the seed's columns (rendered
 //! input, raw output, error, timing, tokens, model, estimated cost, assertions run and
-//! passed), stored per scope in the `skill_traces` table under
-//! `<session_id>/<started_at>/<id>` and exported as JSON lines.
+//! passed), stored per scope (the row's key and write are `store::traces`) and exported as JSON
+//! lines.
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fields::Fields;
-use crate::store::{Op, Table};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -107,26 +106,6 @@ pub fn row(input: Value) -> Result<Map<String, Value>> {
         format!("trace-{}", hex(digest.get(..12).unwrap_or(&[]))).into(),
     );
     Ok(r)
-}
-
-/// The key of a trace row.
-pub fn key(r: &Map<String, Value>) -> String {
-    let s = |k: &str| r.get(k).and_then(Value::as_str).unwrap_or("");
-    crate::store::trace_key(s("session_id"), s("started_at"), s("id"))
-}
-
-/// The write that stores a trace row.
-pub fn put(r: &Map<String, Value>) -> Op {
-    Op::Put {
-        table: Table::Traces,
-        key: key(r),
-        value: Value::Object(r.clone()).to_string(),
-    }
-}
-
-/// The scan prefix of a session's traces (all traces for `None`).
-pub fn prefix(session_id: Option<&str>) -> String {
-    crate::store::traces_prefix(session_id.unwrap_or(""))
 }
 
 /// Trace rows (JSON texts) filtered by skill and artifact, as JSON lines: the seed's

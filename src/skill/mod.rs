@@ -3,7 +3,8 @@
 //! out (the JSON package, Agent Skills `SKILL.md`).
 //!
 //! - [`model`]: [`Skill`], [`SkillArtifact`], [`ArtifactKind`], [`Source`], summaries.
-//! - [`validate`]: reading a package from JSON, collecting every [`Problem`] with its path.
+//! - [`validate`]: importing and validating a package, collecting every [`Problem`] with its path;
+//!   [`read`] reads its shape from JSON, [`checks`] holds the rules.
 //! - [`schema`]: the structural check of JSON Schema documents (parameters, outputs).
 //! - [`template`]: the MiniJinja syntax check of `prompt_template` / `code_template`.
 //! - [`variant`]: model-variant selection (exact family → default → first by ordinal).
@@ -11,7 +12,9 @@
 //! - [`wire`]: the JSON forms both faces exchange.
 //! - [`yaml`]: the frontmatter's YAML (parsed with `yaml-rust2`'s event parser).
 
+pub mod checks;
 pub mod model;
+pub mod read;
 pub mod schema;
 pub mod skill_md;
 pub mod template;

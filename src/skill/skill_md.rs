@@ -17,8 +17,9 @@
 //! description, no frontmatter or YAML that does not parse (even after quoting values with
 //! unquoted colons, the guide's retry) are errors.
 
+use super::checks::{check_skill, is_semver};
 use super::model::{artifact_id, skill_id, ArtifactKind, Skill, SkillArtifact, Source};
-use super::validate::{check_skill, is_semver, Problem, Problems, Severity};
+use super::validate::{Problem, Problems, Severity};
 use super::yaml::{self, Node};
 use crate::error::{Error, ErrorKind, Result};
 use crate::words::{fold, is_word_char};

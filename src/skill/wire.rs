@@ -1,7 +1,8 @@
 //! The JSON forms the faces exchange (JS and WIT take and return the same JSON text), so
 //! each face only converts its own types.
 
-use super::validate::{read_artifact, Problems};
+use super::read::read_artifact;
+use super::validate::Problems;
 use super::{
     export_skill_md, import_package, import_skill_md, select_variant, validate_skill, BundledFile,
     Problem,

@@ -436,7 +436,7 @@ impl<B: AsyncBackend> AsyncSkillStore<B> {
     #[cfg(feature = "composer")]
     pub async fn record_trace(&self, trace: Value) -> Result<Value> {
         let r = crate::dispatch::trace::row(trace)?;
-        write(&self.backend, vec![crate::dispatch::trace::put(&r)]).await?;
+        write(&self.backend, vec![super::traces::put(&r)]).await?;
         Ok(Value::Object(r))
     }
 

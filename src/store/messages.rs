@@ -14,10 +14,7 @@ use crate::lower::{ResolveRequest, Resolved, Resolver};
 use crate::message::UserMessage;
 use serde_json::{Map, Value};
 
-/// The key of message `seq` of `session` (also its default id).
-pub fn message_key(session: &str, seq: u64) -> String {
-    format!("{session}/{seq:010}")
-}
+pub use crate::compositor::message_key;
 
 /// The key of part `index` of the message stored under `key`.
 fn part_key(key: &str, index: usize) -> String {

@@ -19,6 +19,8 @@ pub mod kv;
 pub mod messages;
 pub mod reads;
 pub mod skills;
+#[cfg(feature = "composer")]
+pub mod traces;
 
 use crate::error::{Error, ErrorKind, Result};
 use serde_json::{Map, Value};

@@ -19,10 +19,11 @@
 use super::{bad_row, is_conflict, Backend, Op, Table};
 use crate::error::{Error, ErrorKind, Result};
 use crate::problems::{Problems, Severity};
+use crate::skill::checks::check_skill;
 use crate::skill::model::{
     sort_artifacts, sort_summaries, ArtifactKind, ArtifactRef, Skill, SkillArtifact, SkillSummary,
 };
-use crate::skill::validate::{check_skill, read_artifact, read_skill};
+use crate::skill::read::{read_artifact, read_skill};
 use serde_json::{Map, Value};
 
 /// One write request: the seed's repository operations, plus `Put` (replace a whole
@@ -923,7 +924,7 @@ impl<B: Backend> SkillTables<B> {
     #[cfg(feature = "composer")]
     pub fn record_trace(&mut self, trace: serde_json::Value) -> Result<serde_json::Value> {
         let r = crate::dispatch::trace::row(trace)?;
-        self.backend.commit(&[crate::dispatch::trace::put(&r)])?;
+        self.backend.commit(&[super::traces::put(&r)])?;
         Ok(serde_json::Value::Object(r))
     }
 
@@ -938,7 +939,7 @@ impl<B: Backend> SkillTables<B> {
     ) -> Result<String> {
         let rows = self
             .backend
-            .scan(Table::Traces, &crate::dispatch::trace::prefix(session_id))?;
+            .scan(Table::Traces, &super::traces::prefix(session_id))?;
         crate::dispatch::trace::export_jsonl(
             rows.iter().map(|(_, v)| v.as_str()),
             skill_id,
