@@ -21,3 +21,5 @@ node bench/conversation.mjs 2> >(grep -v '^AI SDK Warning' >&2)
 ( cd bench && node --expose-gc stream.mjs 2> >(grep -v '^AI SDK Warning' >&2) )
 # The invocation gateway: what a validated, rate-limited, idempotent call adds beside calling the handler, and beside ajv + cockatiel (Node).
 ( cd bench && node gateway.mjs )
+# JS values crossing as JSON text (what the faces do) beside serde-wasm-bindgen (Node; builds target/swb-bench).
+PATH="$PWD/node_modules/.bin:$PATH" node bench/serde-wasm-bindgen.mjs

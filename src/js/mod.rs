@@ -19,6 +19,8 @@ mod conversation;
 mod gateway;
 mod response;
 mod skills;
+#[cfg(feature = "swb-bench")]
+mod swb_bench;
 
 fn js_err(e: Error) -> JsValue {
     JsValue::from_str(&e.to_json())
