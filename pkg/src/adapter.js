@@ -56,8 +56,10 @@ export class ResponseStream {
   // the event iteration is in the first one.
   #queue = [];
   #pos = 0;
+  /** @type {((value?: any) => void) | null} */
   #wake = null;
   #finished = false;
+  /** @type {PromptloomError | null} */
   #failure = null;
   #done;
   #resolve;
@@ -244,6 +246,7 @@ export function createAdapter(options) {
       const ctl = new AbortController();
       const onAbort = () => ctl.abort(sig.reason);
       sig.addEventListener('abort', onAbort, { once: true });
+      /** @type {{ out: boolean, timer: ReturnType<typeof setTimeout> | undefined }} */
       const idle = { out: false, timer: undefined };
       const arm = () => {
         if (!idleTimeoutMs) return;

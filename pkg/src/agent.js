@@ -49,7 +49,9 @@ export async function runAgent(options) {
   const base = { ...(conversation.options ?? {}), ...(lower ?? {}) };
   const usage = {};
   let steps = 0;
+  /** @type {any} */
   let offer = null;
+  /** @type {any} */
   let turn = null;
 
   const result = (stop, extra = {}) => ({ stop, steps, turn, usage, ...(arbiter ? { run: arbiter.run(lane) } : {}), ...extra });
@@ -61,6 +63,7 @@ export async function runAgent(options) {
     for (const call of calls) {
       let output;
       let isError = false;
+      /** @type {any} */
       let verdict = null;
       if (arbiter) {
         verdict = arbiter.proposeCall(lane, call, offer ?? arbiter.stepOffer(lane, tools));

@@ -399,6 +399,7 @@ function viaInbox(name, strings, ...extra) {
  */
 export function __withBytes(f, chunk, what) {
   if (!wasm) throw new PromptloomError('Internal', 'promptloom is not initialised yet', {});
+  /** @type {Uint8Array | null} */
   let bytes = null;
   if (typeof chunk !== 'string') {
     bytes = chunk instanceof Uint8Array ? chunk : ArrayBuffer.isView(chunk) ? new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength) : chunk instanceof ArrayBuffer ? new Uint8Array(chunk) : null;

@@ -195,7 +195,7 @@ export async function runArtifact(options = {}) {
   const summaryJson = JSON.stringify(summary);
   const [m, c, d] = executorFlags(model, executors);
   let ref = pick(summaryJson, artifact, '', modelId);
-  let replaced = null;
+  let replaced = /** @type {any} */ (null);
   let route = JSON.parse(__core('routeArtifact', JSON.stringify(ref), m, c, d));
   if (route.route === 'fallback') {
     replaced = ref;
@@ -216,6 +216,7 @@ export async function runArtifact(options = {}) {
   let output;
   let usage;
   let model_id = modelId ?? null;
+  /** @type {any} */
   let failure = null;
   try {
     if (route.route === 'context') output = prepared.input;

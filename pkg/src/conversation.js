@@ -38,7 +38,7 @@ export function __wireTurn(turn) {
   return changed ? { ...turn, parts } : turn;
 }
 
-const NONE = Object.freeze([]);
+const NONE = /** @type {readonly any[]} */ (Object.freeze([]));
 
 /**
  * Asks `resolve` for a turn's `requests` (planned by the core: only a user turn asks);

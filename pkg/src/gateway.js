@@ -24,6 +24,7 @@ const contractText = (c) => __json(c, 'the contract', 'InvalidContract');
  * replaced after a trap, it is rebuilt from what was registered.
  */
 export class ContractRegistry {
+  /** @type {any} */
   #r = null;
   #gen = -1;
   #log = [];
@@ -141,7 +142,7 @@ export function recordsToOtel(records) {
  * Limits and breakers hold for the calls this JS realm makes.
  */
 export function memoryState() {
-  let inner = null;
+  let inner = /** @type {any} */ (null);
   let gen = -1;
   return {
     kind: 'memory',
@@ -300,6 +301,7 @@ function wait(ms, signal) {
  */
 class Deadlines {
   #items = new Set();
+  /** @type {ReturnType<typeof setTimeout> | null} */
   #timer = null;
   #at = Infinity;
   add(at, fire) {
@@ -422,11 +424,11 @@ export class Gateway {
     if (!h) return ev('failed', JSON.stringify({ code: 'NoHandler', message: `no handler for ${a.contract}@${a.version}`, retryable: false }));
     if (signal?.aborted) return ev('aborted');
     // The handler's AbortSignal is made when it is first read (most handlers never do).
-    let ac = null;
+    let ac = /** @type {AbortController | null} */ (null);
     const controller = () => {
       if (ac === null) {
         ac = new AbortController();
-        if (signal) signal.addEventListener('abort', () => ac.abort(signal.reason), { once: true });
+        if (signal) signal.addEventListener('abort', () => ac?.abort(signal.reason), { once: true });
       }
       return ac;
     };

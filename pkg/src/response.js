@@ -3,7 +3,7 @@
 
 import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __generation, __opts, __json, providers } from './api.js';
 
-const NONE = Object.freeze([]);
+const NONE = /** @type {readonly any[]} */ (Object.freeze([]));
 /** @internal `provider` checked against the targets the package knows. */
 export function __providerName(provider) {
   const p = __str(provider, 'provider');

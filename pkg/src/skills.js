@@ -343,6 +343,7 @@ export class SkillIndex {
   // The index text and vectors stay in JS: the index is rebuilt from them if the wasm
   // instance is ever replaced after a trap.
   #text;
+  /** @type {[Float32Array, number] | null} */
   #vectors = null;
   /** @param summaries skill summaries (from `store.list()` or `catalog.list()`) */
   constructor(summaries, options) {

@@ -85,31 +85,35 @@ async function readEach(b, { gets = [], scans = [] }) {
 /** Rows in memory (Node, edge workers, tests). A commit is all or nothing. */
 export function memoryBackend() {
   const tables = new Map(TABLES.map((t) => [t, new Map()]));
+  /** The rows of table `t` (an unknown table is an Internal error). */
+  const rowsOf = (t) => {
+    checkTable(t);
+    return /** @type {Map<string, string>} */ (tables.get(t));
+  };
   return {
     kind: 'memory',
     async get(table, key) {
-      checkTable(table);
-      return tables.get(table).get(key) ?? null;
+      return rowsOf(table).get(key) ?? null;
     },
     async scan(table, prefix) {
-      checkTable(table);
       const out = [];
-      for (const [k, v] of tables.get(table)) if (k.startsWith(prefix)) out.push([k, v]);
+      for (const [k, v] of rowsOf(table)) if (k.startsWith(prefix)) out.push([k, v]);
       return out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     },
     read(q) {
       return readEach(this, q);
     },
     async commitAfterRead(reads, build) {
-      const values = reads.map(([t, k]) => tables.get(t).get(k) ?? null);
+      const values = reads.map(([t, k]) => rowsOf(t).get(k) ?? null);
       const ops = build(values);
       for (const op of ops) {
-        checkTable(op.table);
-        if (op.op === 'insert' && tables.get(op.table).has(op.key)) throw conflict(op.table, op.key);
+        // Every table is checked before anything is written.
+        const rows = rowsOf(op.table);
+        if (op.op === 'insert' && rows.has(op.key)) throw conflict(op.table, op.key);
       }
       for (const op of ops) {
-        if (op.op === 'delete') tables.get(op.table).delete(op.key);
-        else tables.get(op.table).set(op.key, op.value);
+        if (op.op === 'delete') rowsOf(op.table).delete(op.key);
+        else rowsOf(op.table).set(op.key, op.value);
       }
     },
     close() {},
@@ -172,7 +176,7 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
   let abandoned = false;
   open.onupgradeneeded = () => {
     if (abandoned) {
-      open.transaction.abort();
+      open.transaction?.abort();
       return;
     }
     const db = open.result;
@@ -299,7 +303,7 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
           reject(e);
           return;
         }
-        let failure = null;
+        let failure = /** @type {any} */ (null);
         t.oncomplete = () => resolve(undefined);
         t.onabort = () => {
           if (!failure && t.error?.name === 'ConstraintError') failure = conflict(inserted.table, inserted.key);
@@ -385,6 +389,7 @@ async function listAll(host, prefix) {
 
 /** A commit plan's text (`<phase><S|D><key>\0[<value>\0]` per write) by phase. */
 function planOf(text) {
+  /** @type {{ b: Array<[string, string | null]>, a: Array<[string, string | null]>, e: Array<[string, string | null]>, g: Array<[string, string | null]> }} */
   const out = { b: [], a: [], e: [], g: [] };
   let at = 0;
   while (at < text.length) {
@@ -432,7 +437,7 @@ export function hostBackend(host, name) {
   const journalKey = `${prefix}~journal`;
   let queue = Promise.resolve();
   let clean = false; // no journal pending (checked on first use and after a failed commit)
-  let overlay = null; // while a roll-back cannot be written: raw key → old raw value | null
+  let overlay = /** @type {Map<string, any> | null} */ (null); // while a roll-back cannot be written: raw key → old raw value | null
 
   /** A stored raw value as the row's value: a chunked row (U+0001 first) is joined. */
   async function valueOf(rest, raw) {

@@ -110,7 +110,7 @@ type Loose<T> = T extends string ? T | \`\${T}\` : T extends readonly (infer U)[
   assert.ok(n >= 100);
 });
 
-test("the package's own JS (pkg/src) type-checks (checkJs; the generated glue excepted)", () => {
+test("the package's own JS (pkg/src) type-checks (checkJs, strict null checks; the generated glue excepted)", () => {
   try {
     execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', join(root, 'tests/ts/tsconfig.pkg.json')], { stdio: 'pipe' });
   } catch (e) {
