@@ -6,9 +6,7 @@
 #[path = "common/async_cases.rs"]
 mod cases;
 
-use promptloom::store::async_backend::BuildBatch;
-use promptloom::store::reads::{Plan, Rows};
-use promptloom::store::{is_conflict, AsyncBackend, MemoryBackend, Table};
+use promptloom::store::MemoryBackend;
 use std::cell::RefCell;
 use std::future::Future;
 use std::pin::pin;
@@ -40,66 +38,13 @@ fn skill_store_conformance_over_memory() {
     }));
 }
 
-/// A memory backend whose every read and write waits one turn first, so two writers driven
-/// together interleave as two tabs do over IndexedDB; it counts the batches refused as
-/// conflicts.
-struct Interleaved {
-    inner: RefCell<MemoryBackend>,
-    conflicts: std::rc::Rc<std::cell::Cell<u32>>,
-}
-
-/// Pending once, then ready (after waking the task).
-async fn yield_once() {
-    let mut done = false;
-    std::future::poll_fn(|cx| {
-        if done {
-            return Poll::Ready(());
-        }
-        done = true;
-        cx.waker().wake_by_ref();
-        Poll::Pending
-    })
-    .await
-}
-
-impl AsyncBackend for Interleaved {
-    async fn read(&self, plan: &Plan) -> promptloom::Result<Rows> {
-        yield_once().await;
-        self.inner.read(plan).await
-    }
-
-    async fn commit_after_read(
-        &self,
-        keys: &[(Table, String)],
-        build: &mut BuildBatch<'_>,
-    ) -> promptloom::Result<()> {
-        yield_once().await;
-        let r = self.inner.commit_after_read(keys, build).await;
-        if r.as_ref().is_err_and(is_conflict) {
-            self.conflicts.set(self.conflicts.get() + 1);
-        }
-        r
-    }
-}
-
 #[test]
 fn writers_that_interleave_conflict_and_are_laid_out_again() {
-    let conflicts = std::rc::Rc::new(std::cell::Cell::new(0));
-    let open = || {
-        let c = conflicts.clone();
-        async move {
-            Interleaved {
-                inner: RefCell::new(MemoryBackend::new()),
-                conflicts: c,
-            }
+    now(cases::racing_writers_conflict(|conflicts| async move {
+        cases::Counting {
+            inner: RefCell::new(MemoryBackend::new()),
+            conflicts,
+            interleave: true,
         }
-    };
-    now(cases::message_store(open));
-    let after_messages = conflicts.get();
-    assert!(after_messages >= 1, "the racing submits never conflicted");
-    now(cases::skill_store(open));
-    assert!(
-        conflicts.get() > after_messages,
-        "the racing creates never conflicted"
-    );
+    }));
 }

@@ -139,11 +139,7 @@ mod readme {
 mod indexeddb {
     use super::cases;
     use promptloom::indexeddb::IndexedDb;
-    use promptloom::store::async_backend::BuildBatch;
-    use promptloom::store::reads::{Plan, Rows};
-    use promptloom::store::{is_conflict, AsyncBackend, Table};
     use std::cell::Cell;
-    use std::rc::Rc;
     use wasm_bindgen_test::*;
 
     thread_local! {
@@ -171,49 +167,15 @@ mod indexeddb {
         cases::skill_store(fresh).await;
     }
 
-    /// IndexedDB counting the batches it refused as conflicts (a taken key or unique name).
-    struct Counting {
-        inner: IndexedDb,
-        conflicts: Rc<Cell<u32>>,
-    }
-
-    impl AsyncBackend for Counting {
-        async fn read(&self, plan: &Plan) -> promptloom::Result<Rows> {
-            self.inner.read(plan).await
-        }
-
-        async fn commit_after_read(
-            &self,
-            keys: &[(Table, String)],
-            build: &mut BuildBatch<'_>,
-        ) -> promptloom::Result<()> {
-            let r = self.inner.commit_after_read(keys, build).await;
-            if r.as_ref().is_err_and(is_conflict) {
-                self.conflicts.set(self.conflicts.get() + 1);
-            }
-            r
-        }
-    }
-
     #[wasm_bindgen_test]
     async fn racing_tabs_conflict_in_indexeddb_and_are_laid_out_again() {
-        let conflicts = Rc::new(Cell::new(0));
-        let open = || {
-            let c = conflicts.clone();
-            async move {
-                Counting {
-                    inner: fresh().await,
-                    conflicts: c,
-                }
+        cases::racing_writers_conflict(|conflicts| async move {
+            cases::Counting {
+                inner: fresh().await,
+                conflicts,
+                interleave: false,
             }
-        };
-        cases::message_store(open).await;
-        let after_messages = conflicts.get();
-        assert!(after_messages >= 1, "the racing submits never conflicted");
-        cases::skill_store(open).await;
-        assert!(
-            conflicts.get() > after_messages,
-            "the racing creates never conflicted"
-        );
+        })
+        .await;
     }
 }

@@ -14,7 +14,7 @@ use super::messages::{
 use super::reads::{Plan, Query, Rows, Step};
 use super::skills::{self, Plan as WritePlan, Request, Writer};
 use super::{bad_row, Backend, Op, Table};
-use crate::compositor::{self, Blob, CommandCatalog, SubmitOptions};
+use crate::compositor::{self, Blob, CommandCatalog, SessionState, SubmitOptions};
 use crate::conversation::Turn;
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::UserMessage;
@@ -184,48 +184,56 @@ impl<B: AsyncBackend> AsyncMessageStore<B> {
         options: &SubmitOptions,
         answers: Option<&Map<String, Value>>,
     ) -> Result<compositor::Step> {
-        let mut row = get(&self.backend, Table::Sessions, &options.session).await?;
-        for attempt in 0.. {
-            let state = session_state(&options.session, row.as_deref())?;
+        self.lay_out_and_write(&options.session, |state| {
             let step = compositor::submit(message, catalog, options, state, answers)?;
-            let compositor::Step::Done(sub) = &step else {
-                return Ok(step);
+            let write = match &step {
+                compositor::Step::Done(sub) => Some((sub.id.clone(), batch(sub))),
+                _ => None,
             };
-            match write(&self.backend, batch(sub)).await {
-                Ok(()) => return Ok(step),
-                Err(e) => {
-                    let fresh = get(&self.backend, Table::Sessions, &options.session).await?;
-                    after_conflict(e, &sub.id, row.as_deref(), fresh.as_deref(), attempt)?;
-                    row = fresh;
-                }
-            }
-        }
-        Err(Error::new(ErrorKind::Internal, "a submit did not settle"))
+            Ok((step, write))
+        })
+        .await
     }
 
     /// Persists a turn of any role after the session's last message (an assistant reply,
     /// tool results, an instruction; a user's message goes through [`Self::submit`]).
     pub async fn append(&self, turn: &Turn, options: &SubmitOptions) -> Result<TurnAppend> {
-        let mut row = get(&self.backend, Table::Sessions, &options.session).await?;
+        self.lay_out_and_write(&options.session, |state| {
+            let a = append_turn(turn, options, state);
+            let write = (!a.stored).then(|| (a.id.clone(), turn_layout(&a).0));
+            Ok((a, write))
+        })
+        .await
+    }
+
+    /// Lays rows out from the session's counters and writes them (`lay` gives the answer
+    /// and, when there is something to write, the message id and the batch); when another
+    /// writer took the sequence number first, lays them out again from the fresh row, as
+    /// [`after_conflict`] says.
+    async fn lay_out_and_write<T>(
+        &self,
+        session: &str,
+        mut lay: impl FnMut(SessionState) -> Result<(T, Option<(String, Vec<Op>)>)>,
+    ) -> Result<T> {
+        let mut row = get(&self.backend, Table::Sessions, session).await?;
         for attempt in 0.. {
-            let a = append_turn(
-                turn,
-                options,
-                session_state(&options.session, row.as_deref())?,
-            );
-            if a.stored {
-                return Ok(a);
-            }
-            match write(&self.backend, turn_layout(&a).0).await {
-                Ok(()) => return Ok(a),
+            let (out, write_op) = lay(session_state(session, row.as_deref())?)?;
+            let Some((id, ops)) = write_op else {
+                return Ok(out);
+            };
+            match write(&self.backend, ops).await {
+                Ok(()) => return Ok(out),
                 Err(e) => {
-                    let fresh = get(&self.backend, Table::Sessions, &options.session).await?;
-                    after_conflict(e, &a.id, row.as_deref(), fresh.as_deref(), attempt)?;
+                    let fresh = get(&self.backend, Table::Sessions, session).await?;
+                    after_conflict(e, &id, row.as_deref(), fresh.as_deref(), attempt)?;
                     row = fresh;
                 }
             }
         }
-        Err(Error::new(ErrorKind::Internal, "an append did not settle"))
+        Err(Error::new(
+            ErrorKind::Internal,
+            "a message write did not settle",
+        ))
     }
 
     /// The message stored under `id`, in the current shape (`NotFound` when none is).

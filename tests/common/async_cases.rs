@@ -6,13 +6,16 @@
 
 use promptloom::compositor::{CommandCatalog, Step, SubmitOptions};
 use promptloom::lower::{lower, LowerOptions, Provider};
-use promptloom::store::reads::Plan;
+use promptloom::store::async_backend::BuildBatch;
+use promptloom::store::reads::{Plan, Rows};
 use promptloom::store::skills::Request;
-use promptloom::store::{AsyncBackend, AsyncMessageStore, AsyncSkillStore, Op, Table};
+use promptloom::store::{is_conflict, AsyncBackend, AsyncMessageStore, AsyncSkillStore, Op, Table};
 use promptloom::{ErrorKind, NoResolver, Turn, UserMessage};
 use serde_json::{json, Value};
+use std::cell::Cell;
 use std::future::{poll_fn, Future};
 use std::pin::pin;
+use std::rc::Rc;
 use std::task::Poll;
 
 const NOW: &str = "2026-11-23T10:00:00Z";
@@ -43,6 +46,75 @@ pub async fn join<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
         }
     })
     .await
+}
+
+/// Pending once, then ready (after waking the task).
+async fn yield_once() {
+    let mut done = false;
+    poll_fn(|cx| {
+        if done {
+            return Poll::Ready(());
+        }
+        done = true;
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    })
+    .await
+}
+
+/// A backend that counts the batches refused as conflicts (a taken key or unique name);
+/// with `interleave`, every read and write first waits one turn, so writers driven together
+/// interleave even over memory, as two tabs do over IndexedDB.
+pub struct Counting<B> {
+    /// The backend.
+    pub inner: B,
+    /// The conflicts so far (shared by every backend of one run).
+    pub conflicts: Rc<Cell<u32>>,
+    /// Wait a turn before each read and write.
+    pub interleave: bool,
+}
+
+impl<B: AsyncBackend> AsyncBackend for Counting<B> {
+    async fn read(&self, plan: &Plan) -> promptloom::Result<Rows> {
+        if self.interleave {
+            yield_once().await;
+        }
+        self.inner.read(plan).await
+    }
+
+    async fn commit_after_read(
+        &self,
+        keys: &[(Table, String)],
+        build: &mut BuildBatch<'_>,
+    ) -> promptloom::Result<()> {
+        if self.interleave {
+            yield_once().await;
+        }
+        let r = self.inner.commit_after_read(keys, build).await;
+        if r.as_ref().is_err_and(is_conflict) {
+            self.conflicts.set(self.conflicts.get() + 1);
+        }
+        r
+    }
+}
+
+/// Both suites over backends from `open`, counting conflicts: the racing writers of each
+/// suite must have conflicted at least once (else the race was never run).
+pub async fn racing_writers_conflict<B, F, Fut>(open: F)
+where
+    B: AsyncBackend,
+    F: Fn(Rc<Cell<u32>>) -> Fut,
+    Fut: Future<Output = Counting<B>>,
+{
+    let conflicts = Rc::new(Cell::new(0));
+    message_store(|| open(conflicts.clone())).await;
+    let after_messages = conflicts.get();
+    assert!(after_messages >= 1, "the racing submits never conflicted");
+    skill_store(|| open(conflicts.clone())).await;
+    assert!(
+        conflicts.get() > after_messages,
+        "the racing creates never conflicted"
+    );
 }
 
 fn message(v: Value) -> UserMessage {
