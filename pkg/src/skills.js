@@ -121,7 +121,25 @@ export function selectVariant(artifacts, model) {
 
 const STALE = 'promptloom:stale';
 
-const byName = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+/**
+ * Strings in code point order, the order the core sorts by (`sort_summaries`; JS `<` compares
+ * UTF-16 code units, which puts U+10000 and above before U+E000–U+FFFF). Surrogates are moved
+ * above the rest of the BMP; the skill conformance suite holds every host to one order.
+ */
+function byCodePoint(a, b) {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800) x = x <= 0xdfff ? x + 0x2000 : x - 0x800;
+    if (y >= 0xd800) y = y <= 0xdfff ? y + 0x2000 : y - 0x800;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+const byName = (a, b) => byCodePoint(a.name, b.name) || byCodePoint(a.id, b.id);
 
 /**
  * Skill rows → summaries sorted by name. The rows are the core's own JSON: they are parsed

@@ -47,6 +47,14 @@ export async function skillConformance(pl, open, seedText) {
     eq(list[0], summary, 'list = create result');
   });
 
+  await check('list is in code point order of (name, id) on every backend, as the core sorts', async (s) => {
+    // UTF-16 order would put the emoji (a surrogate pair) before the fullwidth letter.
+    for (const name of ['\u{1F600} smile', '\uFF5A wide', 'a plain', 'B upper']) {
+      await s.create({ name, description: `the ${name} skill`, artifacts: [{ kind: 'prompt_template', name: 'main', content: 'Hi' }] });
+    }
+    eq((await s.list()).map((x) => x.name), ['B upper', 'a plain', '\uFF5A wide', '\u{1F600} smile'], 'order');
+  });
+
   await check('phase 2: artifacts load per kind and one by one', async (s) => {
     await s.create(seed);
     const t = await s.getArtifacts(imported.id, ['prompt_template', 'dspy_module']);
