@@ -815,6 +815,13 @@ class SkillsInWasmtime(unittest.TestCase):
         self.assertEqual((r[0]["name"], r[0]["scope"], r[0]["tier"]), ("Consistency Checker", "account", "exact"))
         self.assertEqual(h.sk("catalog.apply-sync", cat, "https://m.test/c.json", "{", '"e2"', NOW).tag, "sync-failed")
         self.assertEqual(h.sk("catalog.sync-etag", cat, "https://m.test/c.json"), '"e1"')
+        # A disabled skill (metadata.enabled: false) is listed but never matched.
+        off = {"name": "Quiet Checker", "description": "d", "trigger_phrases": ["quietly check it"], "metadata": {"enabled": False}}
+        h.sk("store.create", ws, json.dumps(off), NOW)
+        h.sk("catalog.refresh", cat)
+        self.assertIn("Quiet Checker", [s["name"] for s in json.loads(h.sk("catalog.list", cat))])
+        names = [r["name"] for r in json.loads(h.sk("catalog.match", cat, "quietly check it", 5))]
+        self.assertNotIn("Quiet Checker", names)
 
 
 

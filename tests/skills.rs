@@ -508,6 +508,7 @@ fn doc(name: &str, description: &str, tags: &[&str], intents: &[&str], triggers:
         intent_patterns: s(intents),
         trigger_phrases: s(triggers),
         scope: "account".into(),
+        enabled: true,
     }
 }
 
@@ -983,4 +984,52 @@ fn run_order_skips_fallback_only_templates() {
         ])
     );
     assert!(run_order_json("[").is_err());
+}
+
+#[test]
+fn a_disabled_skill_is_indexed_but_never_matched() {
+    let mut docs = vec![
+        doc(
+            "Release Notes",
+            "Writes release notes.",
+            &["git"],
+            &[],
+            &["write release notes"],
+        ),
+        doc(
+            "Notes Writer",
+            "Writes release notes too.",
+            &["git"],
+            &[],
+            &["write release notes"],
+        ),
+    ];
+    docs[0].enabled = false;
+    let ix = SkillIndex::build(docs);
+    assert_eq!(
+        ix.len(),
+        2,
+        "both are indexed (positions keep their vectors)"
+    );
+    let opts = MatchOptions {
+        k: 5,
+        ..MatchOptions::default()
+    };
+    for query in ["write release notes", "release notes", "Release Notes"] {
+        let names: Vec<&str> = ix
+            .rank(query, &opts)
+            .iter()
+            .map(|r| ix.docs()[r.doc].name.as_str())
+            .collect();
+        assert_eq!(names, ["Notes Writer"], "{query}");
+    }
+}
+
+#[test]
+fn enabled_is_false_only_when_metadata_says_false() {
+    use promptloom::skill::model::enabled;
+    assert!(enabled(None));
+    assert!(enabled(Some(&json!(true))));
+    assert!(enabled(Some(&json!("false"))));
+    assert!(!enabled(Some(&json!(false))));
 }

@@ -354,6 +354,17 @@ const SEPS = /[\u001d-\u001f]/g;
 const clean = (s) => (typeof s === 'string' ? (HAS_SEP.test(s) ? s.replace(SEPS, ' ') : s) : '');
 const list = (a) => (Array.isArray(a) ? a.map(clean).join('\u001d') : '');
 
+/** `metadata.enabled` as JSON text for the index, or '' (the core decides what it means). */
+function enabledField(s) {
+  const m = s.metadata;
+  if (m === null || typeof m !== 'object' || !('enabled' in m)) return '';
+  try {
+    return JSON.stringify(m.enabled) ?? '';
+  } catch {
+    return '';
+  }
+}
+
 /** The phase-1 index over catalog summaries (synchronous matching). */
 export class SkillIndex {
   #inner;
@@ -370,7 +381,7 @@ export class SkillIndex {
     let text = '';
     summaries.forEach((s, i) => {
       if (s === null || typeof s !== 'object') throw new PromptloomError('InvalidOptions', `summaries[${i}] must be a skill summary object (at summaries[${i}])`, { path: `summaries[${i}]` });
-      text += `${clean(s.id)}\u001f${clean(s.name)}\u001f${clean(s.description)}\u001f${list(s.tags)}\u001f${list(s.intent_patterns)}\u001f${list(s.trigger_phrases)}\u001f${clean(s.scope)}\u001e`;
+      text += `${clean(s.id)}\u001f${clean(s.name)}\u001f${clean(s.description)}\u001f${list(s.tags)}\u001f${list(s.intent_patterns)}\u001f${list(s.trigger_phrases)}\u001f${clean(s.scope)}\u001f${enabledField(s)}\u001e`;
     });
     this.#text = text;
     this.size = summaries.length;

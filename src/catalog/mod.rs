@@ -134,6 +134,7 @@ pub fn docs(entries: &[Entry]) -> Vec<rank::Doc> {
                 intent_patterns: list("intent_patterns"),
                 trigger_phrases: list("trigger_phrases"),
                 scope: e.scope.name().to_owned(),
+                enabled: s.enabled(),
             }
         })
         .collect()

@@ -81,6 +81,8 @@ pub struct Doc {
     pub trigger_phrases: Vec<String>,
     /// The scope it comes from (carried into results).
     pub scope: String,
+    /// `false` for a disabled skill (`metadata.enabled: false`): indexed, never matched.
+    pub enabled: bool,
 }
 
 /// What the index keeps of a skill for its results.
@@ -92,6 +94,8 @@ pub struct Listed {
     pub name: String,
     /// Scope.
     pub scope: String,
+    /// Whether it may be matched.
+    pub enabled: bool,
 }
 
 /// A skill to index, borrowed: an owned [`Doc`] or a slice of the compact text form.
@@ -100,11 +104,16 @@ trait Source {
     fn listed(&self) -> [&str; 3];
     /// Calls `f` with each text of field `field`.
     fn each(&self, field: Field, f: &mut dyn FnMut(&str));
+    /// Whether it may be matched.
+    fn enabled(&self) -> bool;
 }
 
 impl Source for Doc {
     fn listed(&self) -> [&str; 3] {
         [&self.id, &self.name, &self.scope]
+    }
+    fn enabled(&self) -> bool {
+        self.enabled
     }
     fn each(&self, field: Field, f: &mut dyn FnMut(&str)) {
         match field {
@@ -119,12 +128,17 @@ impl Source for Doc {
 
 /// One document of the compact text form the JS glue writes: documents are separated by
 /// `\u{1e}`, fields by `\u{1f}` (id, name, description, tags, intent patterns, trigger
-/// phrases, scope), list items by `\u{1d}`.
-struct TextDoc<'a>([&'a str; 7]);
+/// phrases, scope, and the JSON of `metadata.enabled` or nothing: see
+/// [`crate::skill::model::enabled`]), list items by `\u{1d}`.
+struct TextDoc<'a>([&'a str; 8]);
 
 impl Source for TextDoc<'_> {
     fn listed(&self) -> [&str; 3] {
         [self.0[0], self.0[1], self.0[6]]
+    }
+    fn enabled(&self) -> bool {
+        let field = serde_json::from_str::<serde_json::Value>(self.0[7]).ok();
+        crate::skill::model::enabled(field.as_ref())
     }
     fn each(&self, field: Field, f: &mut dyn FnMut(&str)) {
         let at = match field {
@@ -149,7 +163,7 @@ fn text_docs(text: &str) -> Vec<TextDoc<'_>> {
     text.split('\u{1e}')
         .filter(|d| !d.is_empty())
         .map(|d| {
-            let mut parts = [""; 7];
+            let mut parts = [""; 8];
             for (slot, v) in parts.iter_mut().zip(d.split('\u{1f}')) {
                 *slot = v;
             }
@@ -591,6 +605,7 @@ impl SkillIndex {
                 id: id.to_owned(),
                 name: name.to_owned(),
                 scope: scope.to_owned(),
+                enabled: doc.enabled(),
             });
         }
         ix.triggers.sort_unstable();
@@ -764,6 +779,10 @@ impl SkillIndex {
         let k = opts.k.min(MAX_K);
         let mut top: Vec<(Tier, f32, u32)> = Vec::with_capacity(k.min(n) + 1);
         for &d in &touched {
+            // A disabled skill is indexed (its position keeps its vector) but never matched.
+            if !self.docs.get(d as usize).is_some_and(|l| l.enabled) {
+                continue;
+            }
             let lex = acc.get(d as usize).copied().unwrap_or(0.0);
             let score = match &qv {
                 Some(_) => {

@@ -178,15 +178,7 @@ pub fn filter(list: &[SkillSummary], args: &Value) -> Vec<Value> {
             let have = s.get_strings("tags");
             tags.iter().all(|t| have.contains(t))
         })
-        .filter(|s| {
-            let on = s
-                .head()
-                .get("metadata")
-                .and_then(|m| m.get("enabled"))
-                .and_then(Value::as_bool)
-                .unwrap_or(true);
-            enabled.is_none_or(|e| e == on)
-        })
+        .filter(|s| enabled.is_none_or(|e| e == s.enabled()))
         .map(|s| {
             json!({
                 "id": s.id(),

@@ -425,6 +425,18 @@ pub fn compose(req: &ComposeRequest) -> Result<Step> {
                 .with("field", "name"),
         );
     }
+    if !skill.enabled() {
+        return Err(Error::new(
+            ErrorKind::InvalidRequest,
+            format!(
+                "the skill `{}` is disabled (`metadata.enabled` is false): enable it to compose it",
+                skill.name
+            ),
+        )
+        .at("skill_package.metadata.enabled")
+        .with("skill", skill.name.clone())
+        .with("disabled", true));
+    }
     let requires = skill.metadata.get("requires_tools") == Some(&Value::Bool(true));
     if requires && req.available_tools.is_empty() && req.purpose == Purpose::Application {
         return Err(Error::new(

@@ -278,6 +278,7 @@ impl Registry {
                             .collect(),
                         trigger_phrases: Vec::new(),
                         scope: String::new(),
+                        enabled: true,
                     })
                     .collect();
                 let names = latest.iter().map(|c| c.name.clone()).collect();

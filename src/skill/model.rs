@@ -306,6 +306,11 @@ impl Skill {
         self.artifacts.iter().filter(move |a| a.kind == kind)
     }
 
+    /// Whether the skill may be matched and composed: `metadata.enabled` is not `false`.
+    pub fn enabled(&self) -> bool {
+        enabled(self.metadata.get("enabled"))
+    }
+
     /// A `metadata` string field.
     pub fn meta_str(&self, key: &str) -> Option<&str> {
         self.metadata.get(key).and_then(Value::as_str)
@@ -354,6 +359,11 @@ impl SkillSummary {
             .unwrap_or_default()
     }
 
+    /// Whether the skill may be matched and composed: `metadata.enabled` is not `false`.
+    pub fn enabled(&self) -> bool {
+        enabled(self.head.get("metadata").and_then(|m| m.get("enabled")))
+    }
+
     /// The id.
     pub fn id(&self) -> &str {
         self.get_str("id").unwrap_or("")
@@ -398,4 +408,11 @@ pub fn skill_id(name: &str) -> String {
 pub fn artifact_id(skill_id: &str, name: &str, variant: Option<&str>) -> String {
     let v = variant.filter(|v| *v != "default").unwrap_or("");
     hex16(format!("promptloom-artifact\0{skill_id}\0{name}\0{v}").as_bytes())
+}
+
+/// The rule for `metadata.enabled`: a skill is enabled unless the field is exactly `false`
+/// (absent, `true` or any other value: enabled). A disabled skill is never matched by the
+/// phase-1 index nor composed, and `list_skills` filters on the same rule.
+pub fn enabled(field: Option<&Value>) -> bool {
+    field != Some(&Value::Bool(false))
 }

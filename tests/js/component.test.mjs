@@ -372,6 +372,11 @@ test('the skill catalog in jco: scopes, phase-1 match, sync applied from a host-
   assert.deepEqual([r[0].name, r[0].scope, r[0].tier], ['Consistency Checker', 'workspace', 'exact']);
   assert.deepEqual(JSON.parse(wrap(() => cat.match('summarize', 3))).map((x) => [x.name, x.scope]), [['Summarize', 'account']]);
   assert.equal(JSON.parse(wrap(() => cat.load('Consistency Checker', ['description']))).length, 0, 'the workspace fork has no artifacts');
+  // A disabled skill (metadata.enabled: false) is listed but never matched.
+  wrap(() => ws.create(JSON.stringify({ name: 'Quiet Checker', description: 'd', trigger_phrases: ['quietly check it'], metadata: { enabled: false } }), NOW));
+  wrap(() => cat.refresh());
+  assert.ok(JSON.parse(wrap(() => cat.list())).some((s) => s.name === 'Quiet Checker'));
+  assert.ok(!JSON.parse(wrap(() => cat.match('quietly check it', 5))).some((r) => r.name === 'Quiet Checker'));
   // A malformed body is the sync-failed variant; nothing changes.
   assert.throws(() => wrap(() => cat.applySync('https://market.test/catalog.json', '<html>', '"v2"', NOW)), (e) => e.code === 'SyncFailed');
   assert.equal(wrap(() => cat.syncEtag('https://market.test/catalog.json')), '"v1"');

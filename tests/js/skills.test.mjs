@@ -195,6 +195,20 @@ test('a corrupt skill row is a StoreFailed naming it, for list and get; other ro
   }
 });
 
+test('SkillIndex and SkillCatalog: a disabled skill (metadata.enabled: false) is listed but never matched', async () => {
+  const on = { id: 'a', name: 'Notes Writer', description: 'Writes release notes.', trigger_phrases: ['write release notes'] };
+  const off = { id: 'b', name: 'Release Notes', description: 'Writes release notes.', trigger_phrases: ['write release notes'], metadata: { enabled: false } };
+  const ix = new pl.SkillIndex([off, on, { ...off, id: 'c', name: 'Odd', metadata: { enabled: 'false' } }]);
+  assert.equal(ix.size, 3);
+  assert.deepEqual(ix.match('write release notes').map((r) => r.id).sort(), ['a', 'c'], 'only `false` itself disables');
+  assert.deepEqual(ix.match('release notes').map((r) => r.id).sort(), ['a', 'c']);
+  const ws = await pl.openSkillStore();
+  await ws.create({ name: 'Quiet Checker', description: 'd', trigger_phrases: ['quietly check it'], metadata: { enabled: false } });
+  const cat = new pl.SkillCatalog(ws, await pl.openSkillStore({ name: 'acct' }));
+  assert.ok((await cat.list()).some((s) => s.name === 'Quiet Checker'));
+  assert.deepEqual((await cat.match('quietly check it')).map((r) => r.name), []);
+});
+
 test('SkillIndex: separator characters inside fields cannot shift documents', () => {
   const ix = new pl.SkillIndex([
     { id: 'a', name: 'Alpha\u001eBeta', description: 'one\u001ftwo\u001dthree', tags: ['x\u001ey'], trigger_phrases: ['say\u001falpha'] },
