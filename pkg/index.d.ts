@@ -1066,8 +1066,11 @@ export interface SkillStore {
   recordTrace(trace: TraceInput): Promise<TraceRow>;
   /** Trace rows, by session / skill / artifact (`promptloom/composer` entry). */
   traces(filter?: TraceFilter): Promise<TraceRow[]>;
-  /** Trace rows as JSON lines, the seed's columns first (`promptloom/composer` entry). */
-  exportTraces(filter?: TraceFilter): Promise<string>;
+  /**
+   * Trace rows as JSON lines, the seed's columns first; with `format: "dspy"`, a DSPy
+   * evaluation dataset instead (`promptloom/composer` entry).
+   */
+  exportTraces(filter?: TraceFilter & { format?: 'jsonl' | 'dspy' }): Promise<string>;
   close(): void;
 }
 
@@ -1098,6 +1101,8 @@ export interface TraceInput {
   assertions_passed?: number;
   assertions?: unknown[];
   route?: string;
+  /** When the row was made (default: `completed_at`, else `started_at`). */
+  created_at?: string;
   fallback_from?: string;
 }
 
@@ -1120,9 +1125,28 @@ export interface TraceRow {
   estimated_cost: number | null;
   assertions_run: number;
   assertions_passed: number;
+  /** When the row was made. */
+  created_at: string;
   assertions?: unknown[];
   route?: string;
   fallback_from?: string;
+}
+
+/**
+ * One line of `exportTraces({ format: "dspy" })`: an execution that gave output without an
+ * error, as a DSPy example (`dspy.Example(**row).with_inputs(*row["dspy_inputs"])`).
+ */
+export interface DspyExample {
+  rendered_input: string;
+  raw_output: string;
+  /** Every assertion held. */
+  passed: boolean;
+  /** Assertions passed / run; null when none ran. */
+  score: number | null;
+  skill_id: string;
+  artifact_id: string;
+  trace_id: string;
+  dspy_inputs: ['rendered_input'];
 }
 
 export declare function openSkillStore(options?: { backend?: 'indexeddb' | 'memory' | HostKeyValue; name?: string; now?: () => string }): Promise<SkillStore>;

@@ -42,15 +42,16 @@ const web = rows[0];
 // holds for apps that do not compose; the composer module has its own gate. The contract
 // registry and the invocation gateway (contracts and compact fields, semver, the call state
 // machine and its state transitions, the planner section, the JS and record wire forms)
-// took it from 730 KB to 840 KB gzip, the rules moved out of the glue to 852 KB; issue 17 is
-// where it comes down.
+// took it from 730 KB to 840 KB gzip, the rules moved out of the glue to 852 KB, the skill
+// write machine, the `enabled` rule, trace `created_at` and the DSPy dataset export to
+// 856.1 KB; issue 17 is where it comes down.
 const budget = 486 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 856 * 1024;
+const fullBudget = 858 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;

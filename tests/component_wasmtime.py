@@ -189,7 +189,7 @@ class Host:
             self.skills["store." + n] = g(f"[method]skill-store.{n}")
         for n in ["list", "get", "load", "match", "refresh", "sync-etag", "apply-sync"]:
             self.skills["catalog." + n] = g(f"[method]skill-catalog.{n}")
-        for n in ["record-trace", "export-traces", "call-authoring-tool"]:
+        for n in ["record-trace", "export-traces", "export-dspy-dataset", "call-authoring-tool"]:
             self.skills["store." + n] = g(f"[method]skill-store.{n}")
         self.store_fns["record-invocation"] = f("[method]message-store.record-invocation")
         self.store_fns["append-turn"] = f("[method]message-store.append-turn")
@@ -484,7 +484,10 @@ class ComposerInWasmtime(unittest.TestCase):
         asserts = json.dumps([{"type": "pattern", "pattern": "Mara"}, {"type": "length", "max": 5, "severity": "soft"}])
         report = json.loads(h.co("check-assertions", asserts, "About Mara", ""))
         self.assertEqual((report["run"], report["passed"], report["hard_failure"]), (2, 1, None))
-        row = json.loads(h.sk("store.record-trace", st, json.dumps({"session_id": "w", "skill_id": "k", "artifact_id": fb["id"], "artifact_kind": "prompt_template", "started_at": NOW, "raw_output": "About Mara", "assertions_run": 2, "assertions_passed": 1})))
+        row = json.loads(h.sk("store.record-trace", st, json.dumps({"session_id": "w", "skill_id": "k", "artifact_id": fb["id"], "artifact_kind": "prompt_template", "started_at": NOW, "rendered_input": "Tell me about Mara", "raw_output": "About Mara", "assertions_run": 2, "assertions_passed": 1})))
+        self.assertEqual(row["created_at"], NOW)
+        examples = [json.loads(l) for l in h.sk("store.export-dspy-dataset", st, "w", None, None).strip().split("\n")]
+        self.assertEqual(examples, [{"rendered_input": "Tell me about Mara", "raw_output": "About Mara", "passed": False, "score": 0.5, "skill_id": "k", "artifact_id": fb["id"], "trace_id": row["id"], "dspy_inputs": ["rendered_input"]}])
         lines = h.sk("store.export-traces", st, "w", None, None).strip().split("\n")
         self.assertEqual(json.loads(lines[0]), row)
         self.assertEqual(list(json.loads(lines[0]).keys())[:3], ["id", "session_id", "skill_id"])

@@ -533,13 +533,38 @@ fn traces_are_stored_per_scope_and_export_as_json_lines() {
     second["started_at"] = "2026-11-22T10:00:02.000Z".into();
     second["error"] = "boom".into();
     workspace.record_trace(second).unwrap(); // ok: test
-    let lines = workspace.export_traces(Some("s1"), None, None).unwrap(); // ok: test
+    let lines = workspace
+        .export_traces(Some("s1"), None, None, trace::Export::JsonLines)
+        .unwrap(); // ok: test
     let rows: Vec<Value> = lines
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect(); // ok: test
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[1]["error"], "boom");
+    // created_at: when the execution completed (the host may give its own).
+    assert_eq!(rows[0]["created_at"], "2026-11-22T10:00:01.250Z");
+    let mut third = base.clone();
+    third["artifact_id"] = "a3".into();
+    third["started_at"] = "2026-11-22T10:00:03.000Z".into();
+    third["created_at"] = "2026-11-22T11:00:00Z".into();
+    let r3 = workspace.record_trace(third).unwrap(); // ok: test
+    assert_eq!(r3["created_at"], "2026-11-22T11:00:00Z");
+    // The DSPy dataset: one example per execution that gave output without an error.
+    let dspy = workspace
+        .export_traces(Some("s1"), None, None, trace::Export::Dspy)
+        .unwrap(); // ok: test
+    let examples: Vec<Value> = dspy
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect(); // ok: test
+    assert_eq!(examples.len(), 2, "{dspy}");
+    assert_eq!(
+        examples[0],
+        json!({"rendered_input": "Hi", "raw_output": "Hello", "passed": false, "score": 0.5,
+            "skill_id": "k", "artifact_id": "a1", "trace_id": row["id"], "dspy_inputs": ["rendered_input"]})
+    );
+    assert_eq!(examples[1]["artifact_id"], "a3");
     // Columns in the seed's order.
     let first_line = lines.lines().next().unwrap(); // ok: test
     let mut last = 0;
@@ -550,13 +575,18 @@ fn traces_are_stored_per_scope_and_export_as_json_lines() {
     }
     assert_eq!(
         workspace
-            .export_traces(Some("s1"), None, Some("a2"))
+            .export_traces(Some("s1"), None, Some("a2"), trace::Export::JsonLines)
             .unwrap()
             .lines()
             .count(),
         1
     ); // ok: test
-    assert_eq!(account.export_traces(None, None, None).unwrap(), ""); // ok: test
+    assert_eq!(
+        account
+            .export_traces(None, None, None, trace::Export::JsonLines)
+            .unwrap(),
+        ""
+    ); // ok: test
     let e = workspace
         .record_trace(json!({"session_id": "s"}))
         .unwrap_err(); // ok: test

@@ -258,15 +258,19 @@ class SkillStore {
   async __putTrace(key, row) {
     await this.#backend.commitAfterRead([], () => [{ op: 'put', table: 'skill_traces', key, value: JSON.stringify(row) }]);
   }
-  /** Traces as JSON lines (seed columns first), filtered by session, skill and artifact. */
+  /**
+   * Traces as JSON lines (seed columns first), filtered by session, skill and artifact; with
+   * `format: "dspy"`, a DSPy evaluation dataset.
+   */
   async exportTraces(filter) {
-    const { session_id, skill_id, artifact_id } = __opts(filter, 'exportTraces()');
+    const { session_id, skill_id, artifact_id, format } = __opts(filter, 'exportTraces()');
     const opt = (v, what) => (v == null ? '' : __key(v, what));
-    return readPlanned(this.#backend, 'traces', opt(session_id, 'session_id'), opt(skill_id, 'skill_id'), opt(artifact_id, 'artifact_id'));
+    return readPlanned(this.#backend, 'traces', opt(session_id, 'session_id'), opt(skill_id, 'skill_id'), opt(artifact_id, 'artifact_id'), opt(format, 'format'));
   }
   /** Trace rows, filtered as exportTraces() does. */
   async traces(filter = {}) {
-    const lines = await this.exportTraces(filter);
+    const { format: _, ...rows } = __opts(filter, 'traces()');
+    const lines = await this.exportTraces(rows);
     return lines === '' ? [] : lines.trimEnd().split('\n').map((l) => JSON.parse(l));
   }
   /** Closes the backend. */

@@ -187,6 +187,24 @@ impl GuestSkillStore for StoreResource {
                 session_id.as_deref(),
                 skill_id.as_deref(),
                 artifact_id.as_deref(),
+                crate::dispatch::trace::Export::JsonLines,
+            )
+            .map_err(to_wit)
+    }
+
+    fn export_dspy_dataset(
+        &self,
+        session_id: Option<String>,
+        skill_id: Option<String>,
+        artifact_id: Option<String>,
+    ) -> std::result::Result<String, WitError> {
+        self.store
+            .borrow()
+            .export_traces(
+                session_id.as_deref(),
+                skill_id.as_deref(),
+                artifact_id.as_deref(),
+                crate::dispatch::trace::Export::Dspy,
             )
             .map_err(to_wit)
     }

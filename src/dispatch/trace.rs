@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 /// The trace columns of the seed's `skill_execution_traces`, in order.
-pub const COLUMNS: [&str; 17] = [
+pub const COLUMNS: [&str; 18] = [
     "id",
     "session_id",
     "skill_id",
@@ -27,6 +27,7 @@ pub const COLUMNS: [&str; 17] = [
     "estimated_cost",
     "assertions_run",
     "assertions_passed",
+    "created_at",
 ];
 
 fn hex(bytes: &[u8]) -> String {
@@ -76,6 +77,7 @@ pub fn row(input: Value) -> Result<Map<String, Value>> {
     let tout = ints("output_tokens", &mut f)?;
     let run = ints("assertions_run", &mut f)?;
     let passed = ints("assertions_passed", &mut f)?;
+    let created_at = f.opt_string("created_at")?;
     let pricing = f.opt_object("pricing")?;
     let cost = match (pricing, tin, tout) {
         (Some(p), Some(i), Some(o)) => {
@@ -105,7 +107,65 @@ pub fn row(input: Value) -> Result<Map<String, Value>> {
         "id".into(),
         format!("trace-{}", hex(digest.get(..12).unwrap_or(&[]))).into(),
     );
+    // When the row was made: the host's time if it says, else when the execution ended (or
+    // began). Not part of the id, which stays a digest of the execution itself.
+    let created = created_at
+        .map(Value::String)
+        .or_else(|| r.get("completed_at").filter(|v| v.is_string()).cloned())
+        .or_else(|| r.get("started_at").cloned())
+        .unwrap_or(Value::Null);
+    r.insert("created_at".into(), created);
     Ok(r)
+}
+
+/// One DSPy example line for a trace row, or nothing when the execution failed or gave no
+/// output (it is no example of the artifact's behaviour).
+fn dspy_example(v: &Map<String, Value>, out: &mut String) {
+    let (Some(input), Some(output)) = (
+        v.get("rendered_input").and_then(Value::as_str),
+        v.get("raw_output").and_then(Value::as_str),
+    ) else {
+        return;
+    };
+    if v.get("error").is_some_and(|e| !e.is_null()) {
+        return;
+    }
+    let n = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+    let (run, passed) = (n("assertions_run"), n("assertions_passed"));
+    let score = if run == 0 {
+        Value::Null
+    } else {
+        serde_json::Number::from_f64(passed as f64 / run as f64).map_or(Value::Null, Value::Number)
+    };
+    let id = |k: &str| v.get(k).cloned().unwrap_or(Value::Null);
+    let mut e = Map::new();
+    e.insert("rendered_input".into(), input.into());
+    e.insert("raw_output".into(), output.into());
+    e.insert("passed".into(), (passed == run).into());
+    e.insert("score".into(), score);
+    e.insert("skill_id".into(), id("skill_id"));
+    e.insert("artifact_id".into(), id("artifact_id"));
+    e.insert("trace_id".into(), id("id"));
+    e.insert(
+        "dspy_inputs".into(),
+        Value::Array(vec!["rendered_input".into()]),
+    );
+    out.push_str(&Value::Object(e).to_string());
+    out.push('\n');
+}
+
+/// How traces are exported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Export {
+    /// One row per line, the seed's columns first, in order, then the extras.
+    #[default]
+    JsonLines,
+    /// A DSPy evaluation dataset: one example per line for each execution that produced
+    /// output without an error: `rendered_input` (the input), `raw_output` (the label),
+    /// `passed` (every assertion held) and `score` (assertions passed / run; `null` when
+    /// none ran), the ids, and `dspy_inputs: ["rendered_input"]`, the keys to pass to
+    /// `Example.with_inputs`.
+    Dspy,
 }
 
 /// Trace rows (JSON texts) filtered by skill and artifact, as JSON lines: the seed's
@@ -114,6 +174,16 @@ pub fn export_jsonl<'a>(
     rows: impl IntoIterator<Item = &'a str>,
     skill_id: Option<&str>,
     artifact_id: Option<&str>,
+) -> Result<String> {
+    export(rows, skill_id, artifact_id, Export::JsonLines)
+}
+
+/// Trace rows (JSON texts) filtered by skill and artifact, in the form `how` names.
+pub fn export<'a>(
+    rows: impl IntoIterator<Item = &'a str>,
+    skill_id: Option<&str>,
+    artifact_id: Option<&str>,
+    how: Export,
 ) -> Result<String> {
     let mut out = String::new();
     for text in rows {
@@ -127,6 +197,10 @@ pub fn export_jsonl<'a>(
         if skill_id.is_some_and(|s| get("skill_id") != Some(s))
             || artifact_id.is_some_and(|a| get("artifact_id") != Some(a))
         {
+            continue;
+        }
+        if how == Export::Dspy {
+            dspy_example(&v, &mut out);
             continue;
         }
         // Columns in the seed's order (serde_json's map is sorted, so write by hand).

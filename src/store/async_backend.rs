@@ -448,19 +448,24 @@ impl<B: AsyncBackend> AsyncSkillStore<B> {
         Ok(Value::Object(r))
     }
 
-    /// The traces of a session (all sessions for `None`), in start order, as JSON lines
-    /// filtered by skill and artifact.
+    /// The traces of a session (all sessions for `None`), in start order, filtered by
+    /// skill and artifact, as JSON lines of rows or as a DSPy dataset (`how`).
     #[cfg(feature = "composer")]
     pub async fn export_traces(
         &self,
         session_id: Option<&str>,
         skill_id: Option<&str>,
         artifact_id: Option<&str>,
+        how: crate::dispatch::trace::Export,
     ) -> Result<String> {
         let q = Query::Traces {
             session: session_id.unwrap_or_default().to_owned(),
             skill: skill_id.unwrap_or_default().to_owned(),
             artifact: artifact_id.unwrap_or_default().to_owned(),
+            format: match how {
+                crate::dispatch::trace::Export::JsonLines => String::new(),
+                crate::dispatch::trace::Export::Dspy => "dspy".into(),
+            },
         };
         match json(&read(&self.backend, q).await?)? {
             Value::String(lines) => Ok(lines),

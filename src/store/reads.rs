@@ -101,6 +101,9 @@ pub enum Query {
         skill: String,
         /// The artifact id ("": any).
         artifact: String,
+        /// "" for JSON lines of rows, "dspy" for a DSPy evaluation dataset
+        /// ([`crate::dispatch::trace::Export`]).
+        format: String,
     },
 }
 
@@ -329,8 +332,11 @@ impl Query {
                 _ => Ok(Step::Done("null".into())),
             },
             Query::Traces {
-                skill, artifact, ..
-            } => traces(&scan(0), skill, artifact),
+                skill,
+                artifact,
+                format,
+                ..
+            } => traces(&scan(0), skill, artifact, format),
         }
     }
 
@@ -360,10 +366,12 @@ impl Query {
             "traces" => {
                 let session = next();
                 let skill = next();
+                let artifact = next();
                 Query::Traces {
                     session,
                     skill,
-                    artifact: next(),
+                    artifact,
+                    format: next(),
                 }
             }
             "artifacts" => {
@@ -397,7 +405,8 @@ impl Query {
                 session,
                 skill,
                 artifact,
-            } => ("traces", vec![session, skill, artifact]),
+                format,
+            } => ("traces", vec![session, skill, artifact, format]),
             Query::Artifacts { skill, kinds } => (
                 "artifacts",
                 std::iter::once(skill.as_str())
@@ -437,20 +446,34 @@ fn summary(key: &str, row: &str) -> Result<Step> {
     }))
 }
 
-/// Trace rows as JSON lines (a JSON string), filtered by skill and artifact.
+/// Trace rows as JSON lines (a JSON string), filtered by skill and artifact, in the
+/// export `format` ("" rows, "dspy" a DSPy dataset).
 #[cfg(feature = "composer")]
-fn traces(rows: &[(String, String)], skill: &str, artifact: &str) -> Result<Step> {
-    let lines = crate::dispatch::trace::export_jsonl(
+fn traces(rows: &[(String, String)], skill: &str, artifact: &str, format: &str) -> Result<Step> {
+    use crate::dispatch::trace::{export, Export};
+    let how = match format {
+        "" | "jsonl" => Export::JsonLines,
+        "dspy" => Export::Dspy,
+        other => {
+            return Err(Error::new(
+                ErrorKind::InvalidOptions,
+                format!("unknown trace export format `{other}`: \"jsonl\" or \"dspy\""),
+            )
+            .at("format"))
+        }
+    };
+    let lines = export(
         rows.iter().map(|(_, v)| v.as_str()),
         Some(skill).filter(|s| !s.is_empty()),
         Some(artifact).filter(|s| !s.is_empty()),
+        how,
     )?;
     Ok(Step::Done(Value::String(lines).to_string()))
 }
 
 /// Trace rows are read by the Skill Composer's module.
 #[cfg(not(feature = "composer"))]
-fn traces(_: &[(String, String)], _: &str, _: &str) -> Result<Step> {
+fn traces(_: &[(String, String)], _: &str, _: &str, _: &str) -> Result<Step> {
     Err(Error::new(
         ErrorKind::InvalidOptions,
         "traces are part of the Skill Composer: import everything from \"promptloom/composer\"",
@@ -659,6 +682,7 @@ mod tests {
                 session: "s".into(),
                 skill: "k".into(),
                 artifact: String::new(),
+                format: "dspy".into(),
             },
         ] {
             assert_eq!(Query::from_text(&q.to_text()).unwrap(), q); // ok: test

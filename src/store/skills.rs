@@ -928,22 +928,24 @@ impl<B: Backend> SkillTables<B> {
         Ok(serde_json::Value::Object(r))
     }
 
-    /// The traces of a session (all sessions for `None`), in start order, as JSON lines
-    /// filtered by skill and artifact.
+    /// The traces of a session (all sessions for `None`), in start order, filtered by
+    /// skill and artifact, as JSON lines of rows or as a DSPy dataset (`how`).
     #[cfg(feature = "composer")]
     pub fn export_traces(
         &self,
         session_id: Option<&str>,
         skill_id: Option<&str>,
         artifact_id: Option<&str>,
+        how: crate::dispatch::trace::Export,
     ) -> Result<String> {
         let rows = self
             .backend
             .scan(Table::Traces, &super::traces::prefix(session_id))?;
-        crate::dispatch::trace::export_jsonl(
+        crate::dispatch::trace::export(
             rows.iter().map(|(_, v)| v.as_str()),
             skill_id,
             artifact_id,
+            how,
         )
     }
 

@@ -488,6 +488,9 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   const row = JSON.parse(wrap(() => tl.recordTrace(JSON.stringify({ session_id: 's', skill_id: JSON.parse(art).skill_id, artifact_id: fbRef.id, artifact_kind: 'prompt_template', started_at: NOW, input_tokens: 10, output_tokens: 5, pricing: { input_per_mtok: 1, output_per_mtok: 2 } }))));
   assert.equal(row.estimated_cost, 0.00002);
   assert.equal(wrap(() => tl.exportTraces('s', undefined, undefined)).trimEnd().split('\n').length, 1);
+  assert.equal(row.created_at, NOW, 'created_at defaults to the start when nothing completed');
+  // No output was recorded: no DSPy example.
+  assert.equal(wrap(() => tl.exportDspyDataset('s', undefined, undefined)), '');
   assert.equal(wrap(() => store.exportTraces(undefined, undefined, undefined)), '');
   const messages = wrap(() => compositor.MessageStore.open('composer-records'));
   wrap(() => messages.recordInvocation(JSON.stringify(comp.invocation_record)));

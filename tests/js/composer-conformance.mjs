@@ -282,8 +282,18 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
       const all = await store.exportTraces();
       const lines = all.trimEnd().split('\n');
       assert(lines.length === 2, 'two rows');
-      const cols = Object.keys(JSON.parse(lines[0])).slice(0, 17);
-      eq(cols, ['id', 'session_id', 'skill_id', 'artifact_id', 'artifact_kind', 'rendered_input', 'raw_output', 'error', 'started_at', 'completed_at', 'duration_ms', 'input_tokens', 'output_tokens', 'model_id', 'estimated_cost', 'assertions_run', 'assertions_passed'], 'seed columns in order');
+      const cols = Object.keys(JSON.parse(lines[0])).slice(0, 18);
+      eq(cols, ['id', 'session_id', 'skill_id', 'artifact_id', 'artifact_kind', 'rendered_input', 'raw_output', 'error', 'started_at', 'completed_at', 'duration_ms', 'input_tokens', 'output_tokens', 'model_id', 'estimated_cost', 'assertions_run', 'assertions_passed', 'created_at'], 'seed columns in order');
+      const first = JSON.parse(lines[0]);
+      assert(first.created_at === first.completed_at, 'created_at defaults to completed_at');
+      // The DSPy dataset: one example per execution that rendered output without an error.
+      const text = await store.exportTraces({ format: 'dspy' });
+      const dspy = text === '' ? [] : text.trimEnd().split('\n').map((l) => JSON.parse(l));
+      const ok = lines.map((l) => JSON.parse(l)).filter((r) => typeof r.raw_output === 'string' && typeof r.rendered_input === 'string' && r.error == null);
+      assert(ok.length >= 1, 'an execution to learn from');
+      eq(dspy.map((e) => e.trace_id), ok.map((r) => r.id), 'one example per execution with output and no error');
+      assert(dspy.every((e) => e.dspy_inputs[0] === 'rendered_input' && typeof e.passed === 'boolean' && e.raw_output === ok.find((r) => r.id === e.trace_id).raw_output), 'example shape');
+      await rejects(store.exportTraces({ format: 'csv' }), 'InvalidOptions', 'an unknown format');
       assert((await store.traces({ session_id: 'b' })).length === 1, 'by session');
       assert((await other.exportTraces()) === '', 'the other scope has none');
       const row = await other.recordTrace({ session_id: 'x', skill_id: 'k', artifact_id: 'a', artifact_kind: 'description', started_at: NOW });
