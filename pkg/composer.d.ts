@@ -290,6 +290,8 @@ export declare function builtinSkillSpecs(): SkillSpec[];
 export interface SkillRegistry {
   names(): string[];
   spec(name: string): SkillSpec | null;
+  /** The summary for the model's system prompt: a heading, then `- <name>: <description>` per skill, by name ("" when empty). */
+  summary(): string;
 }
 /** Builds a registry (overrides replace specs by name); throws `InvalidSkill` listing every failing spec. */
 export declare function buildSkillRegistry(specs: SkillSpec[], options?: { tools?: string[]; overrides?: SkillSpec[]; builtins?: boolean }): SkillRegistry;

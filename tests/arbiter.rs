@@ -134,7 +134,34 @@ fn registries_fail_fast_override_by_name_and_hold_the_builtins() {
         registry().names(),
         ["build_feature", "skill-builder", "tool-builder"]
     );
-    // Without the host tools they need, the built-ins fail the build.
+    // The summary for the system prompt: a heading, one line per skill, by name.
+    let summary = registry().summary();
+    let lines: Vec<&str> = summary.lines().collect();
+    assert_eq!(lines.len(), 4, "{summary}");
+    assert_eq!(lines[0], "Skills you can start:");
+    for (line, name) in lines[1..].iter().zip(registry().names()) {
+        assert!(line.starts_with(&format!("- {name}: ")), "{line}");
+        assert!(
+            !line.contains('\n') && line.chars().count() <= 204,
+            "{line}"
+        );
+    }
+    let long = json!({"name": "long", "description": format!("  First   line {}\nsecond line", "x".repeat(300)),
+        "initial_state": "a", "states": {"a": {"terminal": true}}});
+    let reg = SkillRegistry::build(&[long], &[], &[], false).unwrap(); // ok: test
+    let line = reg.summary().lines().nth(1).unwrap().to_owned(); // ok: test
+    assert!(
+        line.starts_with("- long: First line xxx") && line.ends_with('…'),
+        "{line}"
+    );
+    assert_eq!(line.chars().count(), "- long: ".len() + 200);
+    assert_eq!(
+        SkillRegistry::build(&[], &[], &[], false)
+            .unwrap()
+            .summary(),
+        ""
+    ); // ok: test
+       // Without the host tools they need, the built-ins fail the build.
     assert!(SkillRegistry::build(&[], &[], &[], true).is_err());
 }
 

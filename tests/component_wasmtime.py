@@ -199,7 +199,7 @@ class Host:
         h = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, co))
         ar = inst.get_export_index(self.store, "promptloom:core/arbiter@0.1.0")
         k = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, ar))
-        self.arbiter = {n: k(n) for n in ["validate-skill-spec", "to-mermaid", "call-proposal", "[method]arbiter.step-offer", "[static]skill-registry.build", "[method]skill-registry.names", "[static]arbiter.create", "[method]arbiter.start", "[method]arbiter.propose", "[method]arbiter.run", "[method]arbiter.replay"]}
+        self.arbiter = {n: k(n) for n in ["validate-skill-spec", "to-mermaid", "call-proposal", "[method]arbiter.step-offer", "[static]skill-registry.build", "[method]skill-registry.names", "[method]skill-registry.summary", "[static]arbiter.create", "[method]arbiter.start", "[method]arbiter.propose", "[method]arbiter.run", "[method]arbiter.replay"]}
         gw = inst.get_export_index(self.store, "promptloom:core/gateway@0.1.0")
         q = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, gw))
         self.gateway = {n: q(n) for n in ["check-contract", "apply-state", "records-to-otel", "[constructor]contract-registry", "[method]contract-registry.register", "[method]contract-registry.resolve", "[method]contract-registry.set-canary", "[method]contract-registry.planner-section", "[method]contract-registry.review", "[constructor]gateway", "[method]gateway.call", "[method]gateway.records", "[method]gateway.verify"]}
@@ -515,6 +515,8 @@ class ArbiterInWasmtime(unittest.TestCase):
         self.assertEqual(h.ar("[static]skill-registry.build", "[" + specs["broken-trap"] + "]", "[]", tools, False).tag, "invalid-skill")
         reg = h.ar("[static]skill-registry.build", "[" + specs["build-feature"] + "]", "[]", tools, True)
         self.assertEqual(h.ar("[method]skill-registry.names", reg), ["build_feature", "skill-builder", "tool-builder"])
+        summary = h.ar("[method]skill-registry.summary", reg).rstrip("\n").split("\n")
+        self.assertEqual([l.split(":")[0] for l in summary], ["Skills you can start", "- build_feature", "- skill-builder", "- tool-builder"])
         a = h.ar("[static]arbiter.create", reg, 2)
         self.assertEqual(json.loads(h.ar("[method]arbiter.start", a, "core", "build_feature", '{"feature": "x"}'))["state"], "understand")
         out = json.loads(h.ar("[method]arbiter.propose", a, "core", '{"type": "tool", "name": "choir.fs.write"}'))

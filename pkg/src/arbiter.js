@@ -35,6 +35,10 @@ class SkillRegistry {
   names() {
     return JSON.parse(call(() => this.#inner.names()));
   }
+  /** The summary for the model's system prompt: `- <name>: <description>` per skill, by name. */
+  summary() {
+    return call(() => this.#inner.summary());
+  }
   /** A spec, or null. */
   spec(name) {
     const n = __str(name, 'name', 'InvalidRequest');

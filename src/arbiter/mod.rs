@@ -118,6 +118,37 @@ impl SkillRegistry {
     pub fn tools(&self) -> &BTreeSet<String> {
         &self.tools
     }
+
+    /// The registry summary for the model's system prompt: one line per skill, by name —
+    /// `- <name>: <description>` (its first line, white space collapsed, at most 200
+    /// characters) — after a heading; "" for an empty registry.
+    pub fn summary(&self) -> String {
+        if self.specs.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from("Skills you can start:\n");
+        for (name, spec) in &self.specs {
+            let first = spec.description.lines().find(|l| !l.trim().is_empty());
+            let line: String = first
+                .unwrap_or("")
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ");
+            out.push_str("- ");
+            out.push_str(name);
+            if !line.is_empty() {
+                out.push_str(": ");
+                if line.chars().count() > 200 {
+                    out.extend(line.chars().take(199));
+                    out.push('…');
+                } else {
+                    out.push_str(&line);
+                }
+            }
+            out.push('\n');
+        }
+        out
+    }
 }
 
 /// What the model proposes.

@@ -105,6 +105,10 @@ impl GuestSkillRegistry for RegistryResource {
     fn spec(&self, name: String) -> Option<String> {
         self.inner.get(&name).map(|s| s.to_value().to_string())
     }
+
+    fn summary(&self) -> String {
+        self.inner.summary()
+    }
 }
 
 /// The `arbiter` resource.

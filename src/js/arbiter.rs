@@ -105,6 +105,11 @@ impl JsSkillRegistry {
         Value::from(self.inner.names()).to_string()
     }
 
+    /// The registry summary for the model's system prompt ([`SkillRegistry::summary`]).
+    pub fn summary(&self) -> String {
+        self.inner.summary()
+    }
+
     /// A spec (JSON), or "".
     pub fn spec(&self, name: &str) -> String {
         self.inner

@@ -37,6 +37,9 @@ export async function arbiterConformance(pl, specs, staged) {
     const r = pl.buildSkillRegistry([specs['build-feature']], { tools: TOOLS, overrides: [mine], builtins: true });
     eq(r.names(), ['build_feature', 'skill-builder', 'tool-builder'], 'names');
     assert(r.spec('build_feature').description === 'the agent copy', 'the override wins');
+    const summary = r.summary().trimEnd().split('\n');
+    eq(summary.map((l) => l.split(':')[0]), ['Skills you can start', '- build_feature', '- skill-builder', '- tool-builder'], 'summary lines');
+    assert(summary[1] === '- build_feature: the agent copy', 'the summary shows the override');
     eq(pl.builtinSkillSpecs().map((s) => s.name), ['tool-builder', 'skill-builder'], 'built-ins');
   });
 

@@ -505,6 +505,7 @@ test('skill state machines in jco: validation, registries, the arbiter, the log 
   assert.throws(() => wrap(() => arbiterApi.SkillRegistry.build(JSON.stringify([specs['broken-unreachable']]), '[]', tools, false)), (e) => e.code === 'InvalidSkill');
   const reg = arbiterApi.SkillRegistry.build(JSON.stringify([specs['build-feature']]), '[]', tools, true);
   assert.deepEqual(reg.names(), ['build_feature', 'skill-builder', 'tool-builder']);
+  assert.deepEqual(reg.summary().trimEnd().split('\n').map((l) => l.split(':')[0]), ['Skills you can start', '- build_feature', '- skill-builder', '- tool-builder']);
   const a = arbiterApi.Arbiter.create(reg, 2);
   assert.equal(JSON.parse(a.start('core', 'build_feature', '{"feature":"x"}')).state, 'understand');
   const no = JSON.parse(a.propose('core', '{"type":"tool","name":"choir.fs.write"}'));
