@@ -44,7 +44,7 @@ const web = rows[0];
 // machine and its state transitions, the planner section, the JS and record wire forms)
 // took it from 730 KB to 840 KB gzip, the rules moved out of the glue to 852 KB, the skill
 // write machine, the `enabled` rule, trace `created_at` and the DSPy dataset export to
-// 856.1 KB; issue 17 is where it comes down.
+// 856.1 KB, the registry summary text to 856.9 KB; issue 17 is where it comes down.
 const budget = 486 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
