@@ -9,6 +9,7 @@ use super::keyvalue::{Bucketed, KvBackend};
 use super::promptloom::core::types::Error as WitError;
 use super::{to_wit, Component};
 use crate::catalog::{self, rank};
+use crate::dispatch::trace::Export;
 use crate::error::{Error, ErrorKind, Result};
 use crate::skill::{self, wire, ArtifactKind, BundledFile};
 use crate::store::skills::Request;
@@ -85,6 +86,25 @@ impl StoreResource {
     fn write(&self, op: &str, field: &str, text: &str, now: &str) -> Result<String> {
         let req = request(op, field, text, now)?;
         Ok(self.store.borrow_mut().write(&req, now)?.to_string())
+    }
+
+    /// The traces, filtered, in the export form `how`.
+    fn export(
+        &self,
+        session_id: Option<String>,
+        skill_id: Option<String>,
+        artifact_id: Option<String>,
+        how: Export,
+    ) -> std::result::Result<String, WitError> {
+        self.store
+            .borrow()
+            .export_traces(
+                session_id.as_deref(),
+                skill_id.as_deref(),
+                artifact_id.as_deref(),
+                how,
+            )
+            .map_err(to_wit)
     }
 }
 
@@ -181,15 +201,7 @@ impl GuestSkillStore for StoreResource {
         skill_id: Option<String>,
         artifact_id: Option<String>,
     ) -> std::result::Result<String, WitError> {
-        self.store
-            .borrow()
-            .export_traces(
-                session_id.as_deref(),
-                skill_id.as_deref(),
-                artifact_id.as_deref(),
-                crate::dispatch::trace::Export::JsonLines,
-            )
-            .map_err(to_wit)
+        self.export(session_id, skill_id, artifact_id, Export::JsonLines)
     }
 
     fn export_dspy_dataset(
@@ -198,15 +210,7 @@ impl GuestSkillStore for StoreResource {
         skill_id: Option<String>,
         artifact_id: Option<String>,
     ) -> std::result::Result<String, WitError> {
-        self.store
-            .borrow()
-            .export_traces(
-                session_id.as_deref(),
-                skill_id.as_deref(),
-                artifact_id.as_deref(),
-                crate::dispatch::trace::Export::Dspy,
-            )
-            .map_err(to_wit)
+        self.export(session_id, skill_id, artifact_id, Export::Dspy)
     }
 
     fn call_authoring_tool(
