@@ -65,13 +65,7 @@ impl Guest for Component {
     }
 
     fn run_order(skill: String) -> Result<Vec<String>, WitError> {
-        let names = wire::run_order_json(&skill).map_err(to_wit)?;
-        serde_json::from_str(&names).map_err(|e| {
-            to_wit(crate::error::Error::new(
-                crate::error::ErrorKind::Internal,
-                e.to_string(),
-            ))
-        })
+        wire::run_order(&skill).map_err(to_wit)
     }
 
     fn authoring_tools() -> String {

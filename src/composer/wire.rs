@@ -341,11 +341,24 @@ pub fn invocation_key_json(record: &str) -> Result<String> {
 /// The artifact names a whole-skill run executes, in order ([`dispatch::run_order`]), from a
 /// skill or its summary (JSON): a JSON array.
 pub fn run_order_json(summary: &str) -> Result<String> {
+    Ok(Value::from(run_order(summary)?).to_string())
+}
+
+/// [`run_order_json`] as a list.
+pub fn run_order(summary: &str) -> Result<Vec<String>> {
+    Ok(dispatch::run_order(&summary_refs(summary)?))
+}
+
+/// The artifact references of a skill or summary (JSON text).
+fn summary_refs(summary: &str) -> Result<Vec<crate::skill::ArtifactRef>> {
     let v = parse(summary, "the skill")?;
     let id = v.get("id").and_then(Value::as_str).unwrap_or("").to_owned();
-    let list = read_summaries(&[(id, v.to_string())])?;
-    let refs = list.first().map(|s| s.artifacts.as_slice()).unwrap_or(&[]);
-    Ok(Value::from(dispatch::run_order(refs)).to_string())
+    let list = read_summaries(&[(id, summary.to_owned())])?;
+    Ok(list
+        .into_iter()
+        .next()
+        .map(|s| s.artifacts)
+        .unwrap_or_default())
 }
 
 /// The artifact reference to run: `summary` is a skill or its summary (JSON), `name` an
