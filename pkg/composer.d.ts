@@ -5,6 +5,12 @@
  */
 export * from './index.js';
 
+/**
+ * The orchestrator decision from phase-1 recommendations (what `match()` returned): direct
+ * answer, activate skill(s), research, or clarify — deterministic, with the scores.
+ */
+export function decide(query: string, recommendations: import('./index.js').Recommendation[], policy?: import('./index.js').DecisionPolicy): import('./index.js').Decision;
+
 /** What a model is offered at one step of a running skill. */
 export interface StepOffer {
   system: string;
@@ -216,10 +222,42 @@ export interface AssertionReport {
   outcomes: AssertionOutcome[];
 }
 
-/** The host's executors: a sandbox for `code_template`, a DSPy runner for `dspy_module`. */
+/** The DSPy executor's execute mode. */
+export type DspyExecute = (call: { template_id: string; content: unknown; state_blob: string | null; parameters: Record<string, unknown> }) => Promise<unknown>;
+
+/** What a DSPy executor says about itself. */
+export interface DspyManifest {
+  /** The executor's version: a state blob stamped by another version is stale. */
+  version: string;
+  /** The templates it offers (omitted: any); a dspy_module naming another runs its fallback. */
+  templates?: Array<{ template_id: string; signature?: string }>;
+}
+
+/** The DSPy executor's optimise call. */
+export interface DspyOptimizeCall {
+  template_id: string | null;
+  content: unknown;
+  state_blob: string | null;
+  /** Passed examples of the module and of its fallback template, from the traces. */
+  training_data: Array<{ rendered_input: string; raw_output: string; score: number | null }>;
+}
+
+/** The DSPy executor's three modes (the seed's sidecar: execute, optimize, manifest). */
+export interface DspyExecutor {
+  execute: DspyExecute;
+  /** Returns the new state blob (JSON text or an object). */
+  optimize?: (call: DspyOptimizeCall) => Promise<unknown>;
+  manifest?: () => Promise<DspyManifest> | DspyManifest;
+}
+
+/**
+ * The host's executors: a sandbox for `code_template`, a DSPy runner for `dspy_module` (a
+ * function is its execute mode). A dspy_module runs its fallback template when the DSPy
+ * executor is missing, throws, or its manifest does not offer the template.
+ */
 export interface Executors {
   code?: (call: { code: string; language: string | null; artifact: UsedArtifact; parameters: Record<string, unknown> }) => Promise<unknown>;
-  dspy?: (call: { template_id: string; content: unknown; state_blob: string | null; parameters: Record<string, unknown> }) => Promise<unknown>;
+  dspy?: DspyExecute | DspyExecutor;
 }
 
 export interface RunOptions {
@@ -248,6 +286,8 @@ export interface RunResult {
   artifact: UsedArtifact;
   /** The dspy_module a fallback prompt template stood in for. */
   replaced: ArtifactRef | null;
+  /** Why the fallback ran (no executor, it failed, or it does not offer the template). */
+  fallback_reason: string | null;
   assertions: AssertionReport;
   /** Failed soft assertions. */
   warnings: AssertionOutcome[];
@@ -256,6 +296,22 @@ export interface RunResult {
 
 /** Runs one artifact through its handler (throws `NoExecutor`, `NoModelAdapter`, `AssertionFailed`, `AdapterFailed`). */
 export declare function runArtifact(options: RunOptions & { artifact: string }): Promise<RunResult>;
+
+/** A dspy_module whose state blob needs re-optimising. */
+export interface StaleDspy {
+  skill_id: string;
+  artifact_id: string;
+  name: string;
+  reason: 'version-changed' | 'unstamped';
+  /** The executor version that made the blob, if stamped. */
+  optimized_with: string | null;
+}
+
+/** The dspy_modules of a store whose state blob another executor version made (by its manifest). */
+export declare function staleDspy(options: { store: SkillStore; executors: Executors }): Promise<StaleDspy[]>;
+
+/** Optimises a skill's dspy_modules (or one) from its traces; stores the stamped state blobs. */
+export declare function optimizeDspy(options: { store: SkillStore; skill: Skill | string; artifact?: string; executors: Executors; traces?: SkillStore | null; now?: string }): Promise<{ optimized: Array<{ artifact: string; artifact_id: string; examples: number; executor_version: string }> }>;
 
 /** Runs a skill's artifacts in order; a hard assertion failure stops it. */
 export declare function runSkill(options: RunOptions & { artifacts?: string[] }): Promise<{ outputs: Record<string, string>; results: RunResult[]; warnings: AssertionOutcome[] }>;

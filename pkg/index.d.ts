@@ -1104,6 +1104,8 @@ export interface TraceInput {
   /** When the row was made (default: `completed_at`, else `started_at`). */
   created_at?: string;
   fallback_from?: string;
+  /** Why a dspy_module's fallback template ran. */
+  fallback_reason?: string;
 }
 
 /** A stored trace row: the seed's `skill_execution_traces` columns. */
@@ -1130,6 +1132,8 @@ export interface TraceRow {
   assertions?: unknown[];
   route?: string;
   fallback_from?: string;
+  /** Why a dspy_module's fallback template ran. */
+  fallback_reason?: string;
 }
 
 /**
@@ -1167,6 +1171,47 @@ export interface Recommendation {
   similarity?: number;
 }
 
+/** How the orchestrator decision weighs recommendations (the core's defaults in brackets). */
+export interface DecisionPolicy {
+  /** Share of the query's content terms a scored skill must match to be activated [0.5]. */
+  activate?: number;
+  /** A qualifying skill within this fraction of the best score contends with it [0.15]. */
+  margin?: number;
+  /** How many skills one decision activates; more contenders ask to clarify [1]. */
+  max_skills?: number;
+  /** The embedding similarity that qualifies a skill on its own [0.8]. */
+  similarity?: number;
+}
+
+/** One recommendation as the decision weighed it. */
+export interface WeighedSkill {
+  id: string;
+  name: string;
+  scope: string;
+  score: number;
+  tier: 'exact' | 'scored';
+  /** Share of the query's content terms it matched. */
+  coverage: number;
+  /** Whether it qualified for activation. */
+  qualifies: boolean;
+  trigger?: string;
+  similarity?: number;
+  /** For an activated skill (from a catalog): the artifacts its run loads, in order. */
+  artifacts?: string[];
+}
+
+/** The orchestrator decision (seed phase 2) and the scores that led to it. */
+export interface Decision {
+  action: 'direct' | 'activate' | 'research' | 'clarify';
+  reason: 'exact' | 'scored' | 'ambiguous' | 'weak-match' | 'no-match' | 'no-terms';
+  /** Activated, offered to choose from (clarify), or partly matched (research); empty for direct. */
+  skills: WeighedSkill[];
+  /** Every recommendation, weighed, in rank order. */
+  scores: WeighedSkill[];
+  /** The query's content terms (stemmed, stop words dropped). */
+  terms: string[];
+}
+
 export interface MatchOptions {
   k?: number;
   /** The last word also matches as a prefix (search as you type); default true. */
@@ -1178,6 +1223,8 @@ export declare class SkillIndex {
   readonly size: number;
   setVectors(vectors: ArrayLike<number>[]): void;
   match(query: string, options?: MatchOptions & { vector?: ArrayLike<number>; blend?: number }): Recommendation[];
+  /** `match()` then `decide()` with `options.policy` (the decision is built into the `promptloom/composer` module). */
+  decide(query: string, options?: MatchOptions & { vector?: ArrayLike<number>; blend?: number; policy?: DecisionPolicy }): Decision;
   free(): void;
 }
 
@@ -1202,6 +1249,8 @@ export declare class SkillCatalog {
   load(name: string, kinds?: ArtifactKind[]): Promise<SkillArtifact[] | null>;
   index(options?: { refresh?: boolean }): Promise<SkillIndex>;
   match(query: string, options?: MatchOptions): Promise<Recommendation[]>;
+  /** Phase 1 then the orchestrator decision (built into the `promptloom/composer` module); an activated skill lists the `artifacts` its run loads. */
+  decide(query: string, options?: MatchOptions & { policy?: DecisionPolicy }): Promise<Decision>;
   refresh(): void;
   syncMarketplace(url: string, options?: { fetch?: (url: string, init: { headers: Record<string, string> }) => Promise<Response>; now?: string }): Promise<SyncReport>;
 }

@@ -182,12 +182,12 @@ class Host:
         self.store_fns = {n: f(f"[method]message-store.{n}") for n in ["submit", "get", "history", "list", "blob", "lower"]}
         sk = inst.get_export_index(self.store, "promptloom:core/skills@0.1.0")
         g = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, sk))
-        self.skills = {n: g(n) for n in ["validate-skill", "import-package", "import-skill-md", "export-skill-md", "model-family"]}
+        self.skills = {n: g(n) for n in ["validate-skill", "import-package", "import-skill-md", "export-skill-md", "model-family", "decide"]}
         self.skills["open-store"] = g("[static]skill-store.open")
         self.skills["open-catalog"] = g("[static]skill-catalog.open")
         for n in ["list", "get", "get-by-name", "get-artifacts", "get-artifact", "create", "put", "update", "delete", "add-artifact", "update-artifact", "delete-artifact"]:
             self.skills["store." + n] = g(f"[method]skill-store.{n}")
-        for n in ["list", "get", "load", "match", "refresh", "sync-etag", "apply-sync"]:
+        for n in ["list", "get", "load", "match", "decide", "refresh", "sync-etag", "apply-sync"]:
             self.skills["catalog." + n] = g(f"[method]skill-catalog.{n}")
         for n in ["record-trace", "export-traces", "export-dspy-dataset", "call-authoring-tool"]:
             self.skills["store." + n] = g(f"[method]skill-store.{n}")
@@ -203,7 +203,7 @@ class Host:
         gw = inst.get_export_index(self.store, "promptloom:core/gateway@0.1.0")
         q = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, gw))
         self.gateway = {n: q(n) for n in ["check-contract", "apply-state", "records-to-otel", "[constructor]contract-registry", "[method]contract-registry.register", "[method]contract-registry.resolve", "[method]contract-registry.set-canary", "[method]contract-registry.planner-section", "[method]contract-registry.review", "[constructor]gateway", "[method]gateway.call", "[method]gateway.records", "[method]gateway.verify"]}
-        self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "run-order", "route-artifact", "prepare-artifact", "check-assertions"]}
+        self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "run-order", "route-artifact", "prepare-artifact", "check-assertions", "fallback-route", "unsupported-template", "dspy-optimize-call", "dspy-stamp", "dspy-stale"]}
 
     def gw(self, name, *args):
         return self.gateway[name](self.store, *args)
@@ -466,7 +466,22 @@ class ComposerInWasmtime(unittest.TestCase):
         summary = json.dumps(json.loads(h.sk("store.list", st))[0])
         ex = lambda model, code, dspy: record(model=model, code=code, dspy=dspy)
         ref = h.co("pick-artifact", summary, "DSPy Auditor", "", "")
-        self.assertEqual(json.loads(h.co("route-artifact", ref, ex(True, False, False))), {"route": "fallback", "fallback": "Audit Prompt"})
+        self.assertEqual(json.loads(h.co("route-artifact", ref, ex(True, False, False))), {"route": "fallback", "fallback": "Audit Prompt", "reason": "no DSPy executor is registered"})
+        # The DSPy executor failed: its fallback and why; the manifest; optimisation and re-optimisation.
+        self.assertEqual(json.loads(h.co("fallback-route", ref, "sidecar down"))["reason"], "the DSPy executor failed: sidecar down")
+        self.assertEqual(h.co("fallback-route", json.dumps({"kind": "dspy_module", "name": "M"}), "down").tag, "adapter-failed")
+        dspy_art = h.sk("store.get-artifact", st, json.loads(ref)["id"])
+        self.assertIsNone(h.co("unsupported-template", dspy_art, json.dumps({"version": "1", "templates": [{"template_id": "chain_of_thought"}]})))
+        self.assertIn("chain_of_thought", h.co("unsupported-template", dspy_art, json.dumps({"version": "1", "templates": []})))
+        m26 = json.dumps({"version": "dspy-2.6"})
+        self.assertEqual([x["reason"] for x in json.loads(h.co("dspy-stale", json.dumps([json.loads(dspy_art)]), m26))], ["unstamped"])
+        data = json.dumps({"artifact_id": json.loads(ref)["id"], "passed": True, "rendered_input": "i", "raw_output": "o", "score": None})
+        call = json.loads(h.co("dspy-optimize-call", dspy_art, data, ""))
+        self.assertEqual((call["template_id"], len(call["training_data"])), ("chain_of_thought", 1))
+        stamped = json.loads(h.co("dspy-stamp", dspy_art, '{"demos": [1]}', m26, 1, NOW))
+        self.assertEqual(stamped["metadata"]["optimized"], {"executor_version": "dspy-2.6", "optimized_at": NOW, "examples": 1})
+        self.assertEqual(json.loads(h.co("dspy-stale", json.dumps([stamped]), m26)), [])
+        self.assertEqual(h.co("dspy-stamp", dspy_art, "null", m26, 0, NOW).tag, "adapter-failed")
         # Without a model the fallback is still the route; running it then needs the model.
         self.assertEqual(json.loads(h.co("route-artifact", ref, ex(False, False, False)))["route"], "fallback")
         prompt_ref = h.co("pick-artifact", summary, "Audit Prompt", "", "")
@@ -825,6 +840,11 @@ class SkillsInWasmtime(unittest.TestCase):
         h.sk("store.create", ws, json.dumps(off), NOW)
         h.sk("catalog.refresh", cat)
         self.assertIn("Quiet Checker", [s["name"] for s in json.loads(h.sk("catalog.list", cat))])
+        d = json.loads(h.sk("catalog.decide", cat, "are there any contradictions in chapter 2", 3, ""))
+        self.assertEqual((d["action"], d["reason"], d["skills"][0]["name"]), ("activate", "exact", "Consistency Checker"))
+        self.assertEqual(d["skills"][0]["artifacts"], ["Overview", "Cross-Reference Script", "DSPy Checker"])
+        self.assertEqual(json.loads(h.sk("decide", "zebra", "[]", ""))["action"], "direct")
+        self.assertEqual(h.sk("catalog.decide", cat, "x", 3, '{"activate": 2}').tag, "invalid-options")
         names = [r["name"] for r in json.loads(h.sk("catalog.match", cat, "quietly check it", 5))]
         self.assertNotIn("Quiet Checker", names)
 

@@ -1033,3 +1033,92 @@ fn enabled_is_false_only_when_metadata_says_false() {
     assert!(enabled(Some(&json!("false"))));
     assert!(!enabled(Some(&json!(false))));
 }
+
+#[test]
+fn the_orchestrator_decides_from_the_catalog() {
+    use promptloom::catalog::orchestrator::{decide_json, Action, Policy};
+    use promptloom::catalog::SkillCatalog;
+    use promptloom::store::SkillStore;
+    let mut account = SkillTables::new(MemoryBackend::new());
+    let (seeded, _) = import_package(&seed(), NOW).unwrap(); // ok: test
+    account.create_skill(&seeded, NOW).unwrap(); // ok: test
+    let mut ws = SkillTables::new(MemoryBackend::new());
+    for name in ["Alpha Report", "Beta Report"] {
+        let v = json!({ "name": name, "description": "Writes the weekly sales report.",
+            "artifacts": [{ "kind": "prompt_template", "name": "main", "content": "Report" }] });
+        let (s, _) = promptloom::skill::import_value(&v, NOW).unwrap(); // ok: test
+        ws.create_skill(&s, NOW).unwrap(); // ok: test
+    }
+    let mut cat = SkillCatalog::new(ws, account);
+    let opts = MatchOptions::default();
+    let p = Policy::default();
+    let d = cat
+        .decide("are there any contradictions in chapter 2?", &opts, &p)
+        .unwrap(); // ok: test
+    assert_eq!((d.action, d.reason), (Action::Activate, "exact"));
+    let v = d.to_value();
+    assert_eq!(
+        v["skills"][0]["artifacts"],
+        json!(["Overview", "Cross-Reference Script", "DSPy Checker"])
+    );
+    let two = cat.decide("weekly sales report", &opts, &p).unwrap(); // ok: test
+    assert_eq!((two.action, two.reason), (Action::Clarify, "ambiguous"));
+    let both = Policy {
+        max_skills: 2,
+        ..Policy::default()
+    };
+    let d = cat.decide("weekly sales report", &opts, &both).unwrap(); // ok: test
+    assert_eq!(d.activated(), ["Alpha Report", "Beta Report"]);
+    let weak = cat
+        .decide("forecast sales for the next quarter", &opts, &p)
+        .unwrap(); // ok: test
+    assert_eq!((weak.action, weak.reason), (Action::Research, "weak-match"));
+    assert_eq!(weak.terms, ["forecast", "sale", "next", "quarter"]);
+    assert_eq!(
+        cat.decide("zebra", &opts, &p).unwrap().action, // ok: test
+        Action::Direct
+    );
+    // The JSON entry the faces call: the same decision (the artifacts are the catalog's).
+    let recs = cat.rank("weekly sales report", &opts).unwrap(); // ok: test
+    let out: Value =
+        serde_json::from_str(&decide_json("weekly sales report", &recs.to_string(), "").unwrap()) // ok: test
+            .unwrap(); // ok: test
+    assert_eq!(out, two.to_value());
+    for (recs, policy, code) in [
+        ("[", "", ErrorKind::InvalidRequest),
+        ("{}", "", ErrorKind::InvalidRequest),
+        ("[]", "{\"margin\":-1}", ErrorKind::InvalidOptions),
+        ("[]", "[", ErrorKind::InvalidOptions),
+    ] {
+        assert_eq!(decide_json("q", recs, policy).unwrap_err().kind(), code);
+        // ok: test
+    }
+}
+
+#[test]
+fn a_failed_dspy_executor_falls_back_with_the_reason() {
+    use promptloom::composer::wire::{fallback_json, route_json, unsupported_json};
+    let m = json!({ "kind": "dspy_module", "name": "M", "fallback": "P" }).to_string();
+    let r: Value = serde_json::from_str(&route_json(&m, true, false, false).unwrap()).unwrap(); // ok: test
+    assert_eq!(
+        r,
+        json!({ "route": "fallback", "fallback": "P", "reason": "no DSPy executor is registered" })
+    );
+    let f: Value = serde_json::from_str(&fallback_json(&m, "sidecar down").unwrap()).unwrap(); // ok: test
+    assert_eq!(f["reason"], "the DSPy executor failed: sidecar down");
+    let lone = json!({ "kind": "dspy_module", "name": "M" }).to_string();
+    let e = fallback_json(&lone, "down").unwrap_err(); // ok: test
+    assert_eq!(e.kind(), ErrorKind::AdapterFailed);
+    let p = json!({ "kind": "prompt_template", "name": "P" }).to_string();
+    assert_eq!(
+        fallback_json(&p, "x").unwrap_err().kind(), // ok: test
+        ErrorKind::AdapterFailed
+    );
+    let art = json!({ "kind": "dspy_module", "content": "{\"template_id\":\"cot\"}" }).to_string();
+    let offered = json!({ "version": "1", "templates": [{ "template_id": "cot" }] }).to_string();
+    assert_eq!(unsupported_json(&art, &offered).unwrap(), "null"); // ok: test
+    let other = json!({ "version": "1", "templates": [{ "template_id": "predict" }] }).to_string();
+    assert!(unsupported_json(&art, &other).unwrap().contains("`cot`")); // ok: test
+    let any = json!({ "version": "1" }).to_string();
+    assert_eq!(unsupported_json(&art, &any).unwrap(), "null"); // ok: test
+}

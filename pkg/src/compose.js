@@ -150,8 +150,32 @@ export function authoringTools(store) {
   };
 }
 
+/**
+ * The DSPy executor in its three modes: `executors.dspy` is a function (execute only) or
+ * `{ execute, optimize?, manifest? }`.
+ */
+function dspyModes(executors) {
+  const d = executors.dspy;
+  if (d === undefined || d === null) return null;
+  if (typeof d === 'function') return { execute: d };
+  if (typeof d !== 'object' || typeof d.execute !== 'function') throw new PromptloomError('InvalidOptions', '`executors.dspy` must be a function, or { execute, optimize?, manifest? } (at executors.dspy)', { path: 'executors.dspy' });
+  for (const m of ['optimize', 'manifest']) {
+    if (d[m] !== undefined && typeof d[m] !== 'function') throw new PromptloomError('InvalidOptions', `\`executors.dspy.${m}\` must be a function (at executors.dspy.${m})`, { path: `executors.dspy.${m}` });
+  }
+  return d;
+}
+
 function executorFlags(model, executors) {
-  return [typeof model === 'function', typeof executors.code === 'function', typeof executors.dspy === 'function'];
+  return [typeof model === 'function', typeof executors.code === 'function', dspyModes(executors) !== null];
+}
+
+/** Calls a host executor mode; what it throws becomes the message a fallback records. */
+async function callExecutor(f, arg) {
+  try {
+    return { out: await f(arg) };
+  } catch (e) {
+    return { failed: String(e?.message ?? e) };
+  }
 }
 
 /** The skill (or its summary) to pick artifacts from, and a loader for their content. */
@@ -194,23 +218,39 @@ export async function runArtifact(options = {}) {
   const { summary, load } = await source(skill, store);
   const summaryJson = JSON.stringify(summary);
   const [m, c, d] = executorFlags(model, executors);
+  const dspy = dspyModes(executors);
   let ref = pick(summaryJson, artifact, '', modelId);
   let replaced = /** @type {any} */ (null);
+  let fallbackReason = /** @type {string | null} */ (null);
   let route = JSON.parse(__core('routeArtifact', JSON.stringify(ref), m, c, d));
-  if (route.route === 'fallback') {
+  // The dspy_module's fallback template stands in (the core names it and says why).
+  const fallBack = (to) => {
     replaced = ref;
-    ref = pick(summaryJson, route.fallback, 'prompt_template', modelId);
+    fallbackReason = to.reason;
+    ref = pick(summaryJson, to.fallback, 'prompt_template', modelId);
     route = JSON.parse(__core('routeArtifact', JSON.stringify(ref), m, c, d));
-  }
-  const art = await load(ref);
+  };
+  if (route.route === 'fallback') fallBack(route);
+  let art = await load(ref);
   if (!art) throw new PromptloomError('NotFound', `the artifact \`${ref.name}\` is not stored`, { artifact: ref.id });
+  if (route.route === 'dspy' && dspy?.manifest) {
+    const got = await callExecutor(dspy.manifest);
+    const why = got.failed !== undefined ? null : JSON.parse(__inbox('unsupportedTemplate', [JSON.stringify(art), __json(got.out ?? null, 'the DSPy manifest', 'AdapterFailed', { nullable: true })]));
+    const failure = got.failed !== undefined ? `manifest: ${got.failed}` : why;
+    if (failure != null) {
+      fallBack(JSON.parse(__inbox('fallbackRoute', [JSON.stringify(ref), failure])));
+      art = await load(ref);
+      if (!art) throw new PromptloomError('NotFound', `the artifact \`${ref.name}\` is not stored`, { artifact: ref.id });
+    }
+  }
   const assertions = art.metadata?.assertions ?? null;
   if (!m && Array.isArray(assertions) && assertions.some((a) => a?.type === 'semantic')) {
     throw new PromptloomError('NoModelAdapter', `the artifact \`${art.name}\` has semantic assertions: pass \`model\` to evaluate them`, { artifact: art.name });
   }
   const ctx = { ...parameters, ...(context ?? {}) };
   const limits = options.render_limits === undefined ? '' : __json(options.render_limits, '`render_limits`', 'InvalidRequest', { path: 'render_limits' });
-  const prepared = JSON.parse(__inbox('prepareArtifact', [JSON.stringify(art), route.route, JSON.stringify(ctx), replaced ? JSON.stringify(replaced) : '', limits]));
+  const prepare = () => JSON.parse(__inbox('prepareArtifact', [JSON.stringify(art), route.route, JSON.stringify(ctx), replaced ? JSON.stringify(replaced) : '', limits]));
+  let prepared = prepare();
   const started_at = now();
   const t0 = clock();
   let output;
@@ -219,22 +259,27 @@ export async function runArtifact(options = {}) {
   /** @type {any} */
   let failure = null;
   try {
+    if (route.route === 'dspy') {
+      const got = await callExecutor(/** @type {any} */ (dspy).execute, prepared.dspy);
+      if (got.failed === undefined) output = typeof got.out === 'string' ? got.out : JSON.stringify(got.out ?? null);
+      else {
+        // A failed DSPy run degrades to the fallback template (AdapterFailed without one).
+        fallBack(JSON.parse(__inbox('fallbackRoute', [JSON.stringify(ref), got.failed])));
+        art = await load(ref);
+        if (!art) throw new PromptloomError('NotFound', `the artifact \`${ref.name}\` is not stored`, { artifact: ref.id });
+        prepared = prepare();
+      }
+    }
     if (route.route === 'context') output = prepared.input;
     else if (route.route === 'model') {
       const r = await ask(model, { purpose: 'artifact', prompt: prepared.input, artifact: prepared.artifact, model: modelId });
       output = r.text;
       usage = r.usage;
       model_id = r.model ?? model_id;
-    } else {
-      const exec = route.route === 'code' ? executors.code : executors.dspy;
-      const arg = route.route === 'code' ? { code: prepared.input, language: art.metadata?.language ?? null, artifact: prepared.artifact, parameters: ctx } : prepared.dspy;
-      let out;
-      try {
-        out = await exec(arg);
-      } catch (e) {
-        throw new PromptloomError('AdapterFailed', `the ${route.route} executor failed: ${e?.message ?? e}`, { artifact: art.name });
-      }
-      output = typeof out === 'string' ? out : JSON.stringify(out ?? null);
+    } else if (route.route === 'code') {
+      const got = await callExecutor(executors.code, { code: prepared.input, language: art.metadata?.language ?? null, artifact: prepared.artifact, parameters: ctx });
+      if (got.failed !== undefined) throw new PromptloomError('AdapterFailed', `the code executor failed: ${got.failed}`, { artifact: art.name });
+      output = typeof got.out === 'string' ? got.out : JSON.stringify(got.out ?? null);
     }
   } catch (e) {
     failure = e;
@@ -260,6 +305,7 @@ export async function runArtifact(options = {}) {
       assertions: report?.outcomes ?? null,
       route: route.route,
       fallback_from: replaced ? replaced.id : null,
+      fallback_reason: fallbackReason,
     };
     for (const k of Object.keys(row)) if (row[k] === null) delete row[k];
     const { key, row: stored } = JSON.parse(__inbox('traceRow', [JSON.stringify(row)]));
@@ -284,6 +330,7 @@ export async function runArtifact(options = {}) {
     route: route.route,
     artifact: prepared.artifact,
     replaced: prepared.replaced,
+    fallback_reason: fallbackReason,
     assertions: report,
     warnings: report.outcomes.filter((o) => o.status === 'failed' && o.severity === 'soft'),
     trace: row,
@@ -321,4 +368,70 @@ export async function runSkill(options = {}) {
     }
   }
   return { outputs, results, warnings: results.flatMap((r) => r.warnings) };
+}
+
+/** The DSPy executor's manifest (`{ version, templates? }`) as JSON text, or AdapterFailed. */
+async function manifestOf(dspy, what) {
+  if (!dspy?.manifest) throw new PromptloomError('NoExecutor', `${what} needs the DSPy executor's manifest mode (executors.dspy.manifest)`, { executor: 'dspy' });
+  const got = await callExecutor(dspy.manifest);
+  if (got.failed !== undefined) throw new PromptloomError('AdapterFailed', `the DSPy executor's manifest failed: ${got.failed}`, { executor: 'dspy' });
+  return __json(got.out ?? null, "the DSPy executor's manifest", 'AdapterFailed', { nullable: true });
+}
+
+function skillStore(store, what) {
+  if (!store || typeof store.getArtifacts !== 'function' || typeof store.updateArtifact !== 'function') {
+    throw new PromptloomError('InvalidOptions', `${what} takes \`store\`, a skill store from openSkillStore() (at store)`, { path: 'store' });
+  }
+  return store;
+}
+
+/**
+ * The `dspy_module` artifacts of `store` to re-optimise: those whose state blob another
+ * executor version made (or no version stamped), by the executor's manifest —
+ * `[{ skill_id, artifact_id, name, reason: 'version-changed' | 'unstamped', optimized_with }]`.
+ */
+export async function staleDspy(options = {}) {
+  __opts(options, 'staleDspy()');
+  const store = skillStore(options.store, 'staleDspy()');
+  const manifest = await manifestOf(dspyModes(options.executors ?? {}), 'staleDspy()');
+  const artifacts = [];
+  for (const s of await store.list()) {
+    if (s.artifacts.some((a) => a.kind === 'dspy_module')) artifacts.push(...(await store.getArtifacts(s.id, ['dspy_module'])));
+  }
+  return JSON.parse(__inbox('dspyStale', [JSON.stringify(artifacts), manifest]));
+}
+
+/**
+ * Optimises a skill's `dspy_module` artifacts (or the one named `artifact`) with the DSPy
+ * executor's optimize mode: the training data are the passed examples of the module and of
+ * its fallback template in the traces (`traces`, `store` by default); the state blob it
+ * returns is stored on the artifact, stamped `metadata.optimized = { executor_version,
+ * optimized_at, examples }` from the manifest.
+ */
+export async function optimizeDspy(options = {}) {
+  __opts(options, 'optimizeDspy()');
+  const store = skillStore(options.store, 'optimizeDspy()');
+  const dspy = dspyModes(options.executors ?? {});
+  if (!dspy?.optimize) throw new PromptloomError('NoExecutor', "optimizeDspy() needs the DSPy executor's optimize mode (executors.dspy.optimize)", { executor: 'dspy' });
+  const manifest = await manifestOf(dspy, 'optimizeDspy()');
+  const traces = options.traces === undefined ? store : options.traces;
+  const { summary } = await source(options.skill, store);
+  const summaryJson = JSON.stringify(summary);
+  const refs = options.artifact === undefined ? summary.artifacts.filter((/** @type {any} */ a) => a.kind === 'dspy_module') : [pick(summaryJson, options.artifact, 'dspy_module', '')];
+  const dataset = traces ? await traces.exportTraces({ skill_id: summary.id, format: 'dspy' }) : '';
+  const now = options.now === undefined ? store.__now() : __str(options.now, 'now');
+  const optimized = [];
+  for (const ref of refs) {
+    const art = await store.getArtifact(ref.id);
+    if (!art) throw new PromptloomError('NotFound', `the artifact \`${ref.name}\` is not stored`, { artifact: ref.id });
+    const fallback = ref.fallback ? pick(summaryJson, ref.fallback, 'prompt_template', '') : null;
+    const call = JSON.parse(__inbox('dspyOptimizeCall', [JSON.stringify(art), dataset, fallback?.id ?? '']));
+    const got = await callExecutor(dspy.optimize, call);
+    if (got.failed !== undefined) throw new PromptloomError('AdapterFailed', `the DSPy executor's optimize failed on \`${art.name}\`: ${got.failed}`, { artifact: art.name });
+    const blob = __json(got.out ?? null, 'the state blob optimize returned', 'AdapterFailed', { text: false, nullable: true });
+    const stamped = JSON.parse(__inbox('dspyStamp', [JSON.stringify(art), blob, manifest, now], call.training_data.length));
+    await store.updateArtifact(stamped);
+    optimized.push({ artifact: art.name, artifact_id: art.id, examples: call.training_data.length, executor_version: stamped.metadata.optimized.executor_version });
+  }
+  return { optimized };
 }

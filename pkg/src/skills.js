@@ -438,10 +438,32 @@ export class SkillIndex {
     const inner = this.#current();
     return JSON.parse(__inbox((lens) => inner.rank(lens, Number(k) >>> 0, prefix !== false, q, Number(blend)), [text]));
   }
+  /**
+   * The orchestrator decision for `query` over this index: `match()` (same options), then
+   * `decide()` with `options.policy`.
+   */
+  decide(query, options) {
+    const { policy, ...rest } = __opts(options, 'decide()');
+    return decide(query, this.match(query, rest), policy);
+  }
   /** Frees the wasm memory now (otherwise when collected). */
   free() {
     this.#inner.free();
   }
+}
+
+const policyText = (policy) => (policy === undefined || policy === null ? '' : __json(policy, '`policy`', 'InvalidOptions', { text: false, path: 'policy' }));
+
+/**
+ * The orchestrator decision from phase-1 recommendations (what `match()` returned):
+ * `{ action: direct | activate | research | clarify, reason, skills, scores, terms }`. The
+ * rule is the core's (`catalog::orchestrator`); `policy` tunes it (`{ activate, margin,
+ * max_skills, similarity }`).
+ */
+export function decide(query, recommendations, policy) {
+  if (!Array.isArray(recommendations)) throw new PromptloomError('InvalidRequest', '`recommendations` must be the array match() returned (at recommendations)', { path: 'recommendations' });
+  const recs = __json(recommendations, '`recommendations`', 'InvalidRequest', { text: false, path: 'recommendations' });
+  return JSON.parse(__inbox('decideSkills', [__str(query, 'query'), recs, policyText(policy)]));
 }
 
 /** The merged catalog of a workspace store and an account store (workspace wins by name). */
@@ -504,6 +526,23 @@ export class SkillCatalog {
     const ix = await this.index();
     const vector = this.#embed && ix.size > 0 ? (await this.#embed([query]))[0] : undefined;
     return ix.match(query, { k, prefix, vector, blend: this.#blend });
+  }
+  /**
+   * Phase 1 then the orchestrator decision (see `decide()`): an activated skill also lists
+   * `artifacts`, the names its run loads in order (phase 2 loads each when its step runs).
+   */
+  async decide(query, options) {
+    const { policy, ...rest } = __opts(options, 'decide()');
+    query = __str(query, 'query');
+    const d = decide(query, await this.match(query, rest), policy);
+    if (d.action === 'activate') {
+      // Each activated skill's run order is the core's (runOrder), read from its summary.
+      for (const s of d.skills) {
+        const summary = await (s.scope === 'account' ? this.account : this.workspace).summary(s.id);
+        if (summary) s.artifacts = JSON.parse(__inbox('runOrder', [JSON.stringify(summary)]));
+      }
+    }
+    return d;
   }
   /** Forces the next match to rebuild the index (after writes through other instances or tabs). */
   refresh() {

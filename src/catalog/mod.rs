@@ -4,7 +4,11 @@
 //!   every override reported.
 //! - [`rank`]: the deterministic phase-1 ranker over catalog metadata.
 //! - [`sync`]: what a marketplace catalog changes in the account scope.
+//! - `orchestrator` (with the Skill Composer): the phase-2 decision (direct / activate /
+//!   research / clarify) from the phase-1 recommendations.
 
+#[cfg(feature = "composer")]
+pub mod orchestrator;
 pub mod rank;
 pub mod sync;
 
@@ -200,6 +204,26 @@ impl<W: SkillStore, A: SkillStore> SkillCatalog<W, A> {
             Some(ix) => ix.to_json(&ix.rank(query, opts)),
             None => Value::Array(Vec::new()),
         })
+    }
+
+    #[cfg(feature = "composer")]
+    /// Phase 1 then the orchestrator decision for `query`: the recommendations weighed by
+    /// `policy`, each activated skill with the artifacts it runs (its run order).
+    pub fn decide(
+        &mut self,
+        query: &str,
+        opts: &rank::MatchOptions,
+        policy: &orchestrator::Policy,
+    ) -> Result<orchestrator::Decision> {
+        let recs = self.rank(query, opts)?;
+        let mut d = orchestrator::decide(query, &recs, policy)?;
+        for name in d.activated() {
+            if let Some((skill, _)) = self.get(&name)? {
+                let refs: Vec<_> = skill.artifacts.iter().map(SkillArtifact::to_ref).collect();
+                d.set_artifacts(&name, crate::skill::model::run_order(&refs));
+            }
+        }
+        Ok(d)
     }
 
     /// Rebuilds the index on the next match (after writes to either store).

@@ -6,6 +6,7 @@ use super::exports::promptloom::core::lowering as wl;
 use super::promptloom::core::types::Error as WitError;
 use super::{options, to_wit, Component};
 use crate::composer::wire;
+use crate::dispatch::optimize;
 use crate::lower;
 use crate::message::UserMessage;
 use serde_json::Value;
@@ -83,6 +84,43 @@ impl Guest for Component {
 
     fn route_artifact(reference: String, ex: wit::Executors) -> Result<String, WitError> {
         wire::route_json(&reference, ex.model, ex.code, ex.dspy).map_err(to_wit)
+    }
+
+    fn fallback_route(reference: String, failure: String) -> Result<String, WitError> {
+        wire::fallback_json(&reference, &failure).map_err(to_wit)
+    }
+
+    fn unsupported_template(
+        artifact: String,
+        manifest: String,
+    ) -> Result<Option<String>, WitError> {
+        let v: Value =
+            serde_json::from_str(&wire::unsupported_json(&artifact, &manifest).map_err(to_wit)?)
+                .unwrap_or(Value::Null);
+        Ok(v.as_str().map(str::to_owned))
+    }
+
+    fn dspy_optimize_call(
+        artifact: String,
+        dataset: String,
+        fallback_id: String,
+    ) -> Result<String, WitError> {
+        optimize::call_json(&artifact, &dataset, &fallback_id).map_err(to_wit)
+    }
+
+    fn dspy_stamp(
+        artifact: String,
+        state_blob: String,
+        manifest: String,
+        examples: u32,
+        now: String,
+    ) -> Result<String, WitError> {
+        optimize::stamp_json(&artifact, &state_blob, &manifest, examples as usize, &now)
+            .map_err(to_wit)
+    }
+
+    fn dspy_stale(artifacts: String, manifest: String) -> Result<String, WitError> {
+        optimize::stale_json(&artifacts, &manifest).map_err(to_wit)
     }
 
     fn prepare_artifact(

@@ -72,6 +72,14 @@ impl Guest for Component {
         wire::export_skill_md_json(&skill).map_err(to_wit)
     }
 
+    fn decide(
+        query: String,
+        recommendations: String,
+        policy: String,
+    ) -> std::result::Result<String, WitError> {
+        catalog::orchestrator::decide_json(&query, &recommendations, &policy).map_err(to_wit)
+    }
+
     fn model_family(model: String) -> String {
         skill::model_family(&model)
     }
@@ -296,6 +304,25 @@ impl GuestSkillCatalog for CatalogResource {
             .rank(&query, &opts)
             .map_err(to_wit)?;
         Ok(out.to_string())
+    }
+
+    fn decide(
+        &self,
+        query: String,
+        k: u32,
+        policy: String,
+    ) -> std::result::Result<String, WitError> {
+        let opts = rank::MatchOptions {
+            k: k as usize,
+            ..rank::MatchOptions::default()
+        };
+        let policy = catalog::orchestrator::Policy::from_text(&policy).map_err(to_wit)?;
+        let d = self
+            .inner
+            .borrow_mut()
+            .decide(&query, &opts, &policy)
+            .map_err(to_wit)?;
+        Ok(d.to_value().to_string())
     }
 
     fn refresh(&self) {

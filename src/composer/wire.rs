@@ -218,9 +218,8 @@ fn ref_of(text: &str) -> Result<crate::skill::ArtifactRef> {
 }
 
 /// Routes an artifact reference (`{ kind, name, fallback? }` JSON) for the executors given
-/// (`model`, `code`, `dspy` flags) → `{ route, fallback? }`.
-pub fn route_json(reference: &str, model: bool, code: bool, dspy: bool) -> Result<String> {
-    let v = parse(reference, "the artifact reference")?;
+/// The kind, name and `dspy_module` fallback of an artifact reference (or whole artifact).
+fn reference_parts(v: &Value) -> Result<(ArtifactKind, &str, Option<&str>)> {
     let s = |k: &str| v.get(k).and_then(Value::as_str);
     let kind = s("kind").and_then(ArtifactKind::parse).ok_or_else(|| {
         Error::new(
@@ -232,18 +231,46 @@ pub fn route_json(reference: &str, model: bool, code: bool, dspy: bool) -> Resul
         v.pointer("/metadata/fallback_artifact")
             .and_then(Value::as_str)
     });
-    let r = dispatch::route(
-        kind,
-        s("name").unwrap_or(""),
-        fallback,
-        Executors { model, code, dspy },
-    )?;
+    Ok((kind, s("name").unwrap_or(""), fallback))
+}
+
+/// (`model`, `code`, `dspy` flags) → `{ route, fallback? }`.
+pub fn route_json(reference: &str, model: bool, code: bool, dspy: bool) -> Result<String> {
+    let v = parse(reference, "the artifact reference")?;
+    let (kind, name, fallback) = reference_parts(&v)?;
+    let r = dispatch::route(kind, name, fallback, Executors { model, code, dspy })?;
     let mut o = Map::new();
     o.insert("route".into(), r.name().into());
     if let Route::Fallback(f) = r {
         o.insert("fallback".into(), f.into());
+        o.insert("reason".into(), dispatch::NO_DSPY_EXECUTOR.into());
     }
     Ok(Value::Object(o).to_string())
+}
+
+/// The fallback after the DSPy executor failed (`reference`: the artifact reference JSON,
+/// `failure`: what the executor said) → `{ route: "fallback", fallback, reason }`, or
+/// `AdapterFailed` when the artifact names no fallback.
+pub fn fallback_json(reference: &str, failure: &str) -> Result<String> {
+    let v = parse(reference, "the artifact reference")?;
+    let (kind, name, fallback) = reference_parts(&v)?;
+    let (f, reason) = dispatch::fallback_after_failure(kind, name, fallback, failure)?;
+    let mut o = Map::new();
+    o.insert("route".into(), "fallback".into());
+    o.insert("fallback".into(), f.into());
+    o.insert("reason".into(), reason.into());
+    Ok(Value::Object(o).to_string())
+}
+
+/// Whether the DSPy executor's manifest (JSON) offers the template of `artifact` (the
+/// `dspy_module` JSON): `null`, or the reason to run its fallback (a JSON string).
+pub fn unsupported_json(artifact: &str, manifest: &str) -> Result<String> {
+    let a = parse(artifact, "the artifact")?;
+    let m = parse(manifest, "the DSPy manifest")?;
+    let content = a.get("content").and_then(Value::as_str).unwrap_or("");
+    Ok(dispatch::unsupported_template(content, &m)
+        .map_or(Value::Null, Value::String)
+        .to_string())
 }
 
 /// Prepares an artifact (JSON) for a route against a context (JSON object); `replaced` is

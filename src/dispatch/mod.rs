@@ -7,10 +7,12 @@
 //! `code_template` → render, then the host's sandbox executor (none by default: the library
 //! never evaluates code); `dspy_module` → the host's DSPy executor, else its
 //! `fallback_artifact` prompt template, else an error naming the missing executor.
-//! [`prepare`] renders the chosen artifact. Routing needs only the artifact reference, so a
+//! When the DSPy executor fails, [`fallback_after_failure`] runs the fallback instead; its
+//! manifest and optimise modes are [`optimize`]'s. [`prepare`] renders the chosen artifact. Routing needs only the artifact reference, so a
 //! host loads an artifact's content (and a fallback's) only when its step runs.
 
 pub mod assertion;
+pub mod optimize;
 pub mod trace;
 pub mod used;
 
@@ -96,6 +98,49 @@ pub fn route(
             .with("executor", "dspy")),
         },
     }
+}
+
+/// Why a `dspy_module` runs its fallback when no DSPy executor is registered (the trace's
+/// `fallback_reason`).
+pub const NO_DSPY_EXECUTOR: &str = "no DSPy executor is registered";
+
+/// After the DSPy executor failed on the `dspy_module` `name` (threw, rejected, or said it
+/// cannot run it): its fallback template's name and the reason the trace records — or, when
+/// the artifact is no `dspy_module` or names no fallback, the failure as `AdapterFailed`.
+pub fn fallback_after_failure(
+    kind: ArtifactKind,
+    name: &str,
+    fallback: Option<&str>,
+    failure: &str,
+) -> Result<(String, String)> {
+    let reason = format!("the DSPy executor failed: {failure}");
+    match (kind, fallback) {
+        (ArtifactKind::DspyModule, Some(f)) => Ok((f.to_owned(), reason)),
+        _ => Err(Error::new(
+            ErrorKind::AdapterFailed,
+            format!("the {} `{name}`: {reason}", kind.name()),
+        )
+        .with("artifact", name)),
+    }
+}
+
+/// Whether the DSPy executor's manifest (`{ version?, templates?: [{ template_id, … }] }`)
+/// offers the template a `dspy_module`'s content names: `None` when it does (or the
+/// manifest lists no templates), else the reason to run the fallback instead.
+pub fn unsupported_template(content: &str, manifest: &Value) -> Option<String> {
+    let templates = manifest.get("templates")?.as_array()?;
+    let id = serde_json::from_str::<Value>(content)
+        .ok()
+        .and_then(|c| {
+            c.get("template_id")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .unwrap_or_default();
+    let offered = templates
+        .iter()
+        .any(|t| t.get("template_id").and_then(Value::as_str) == Some(id.as_str()));
+    (!offered).then(|| format!("the DSPy executor does not offer the template `{id}`"))
 }
 
 /// A prepared step: what the host's handler receives.
@@ -224,33 +269,7 @@ pub fn dispatch_in(
     }
 }
 
-/// The artifacts a whole-skill run executes, in order: every artifact of a kind that runs
-/// (`description`, `prompt_template`, `code_template`, `dspy_module`) by ordinal, each name
-/// once (model variants share a name: [`pick`] chooses among them), without the prompt
-/// templates that only stand in as a `dspy_module`'s fallback.
-pub fn run_order(refs: &[ArtifactRef]) -> Vec<String> {
-    let mut list: Vec<&ArtifactRef> = refs.iter().collect();
-    list.sort_by_key(|a| a.ordinal);
-    let fallbacks: Vec<&str> = list.iter().filter_map(|a| a.fallback.as_deref()).collect();
-    let mut names: Vec<String> = Vec::new();
-    for a in list {
-        let runs = matches!(
-            a.kind,
-            ArtifactKind::Description
-                | ArtifactKind::PromptTemplate
-                | ArtifactKind::CodeTemplate
-                | ArtifactKind::DspyModule
-        );
-        if !runs || (a.kind == ArtifactKind::PromptTemplate && fallbacks.contains(&a.name.as_str()))
-        {
-            continue;
-        }
-        if !names.contains(&a.name) {
-            names.push(a.name.clone());
-        }
-    }
-    names
-}
+pub use crate::skill::model::run_order;
 
 /// The artifact reference named `name` (a name or an id) among `refs`, the variant for
 /// `model`; `kind` restricts the kinds (a fallback is a `prompt_template`).

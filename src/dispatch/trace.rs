@@ -38,7 +38,7 @@ fn hex(bytes: &[u8]) -> String {
 /// artifact_id, artifact_kind, rendered_input?, raw_output?, error?, started_at,
 /// completed_at?, duration_ms?, input_tokens?, output_tokens?, model_id?, pricing?: {
 /// input_per_mtok, output_per_mtok }, assertions_run?, assertions_passed?, assertions?,
-/// route?, fallback_from? }`). The id derives from the content; `estimated_cost` is
+/// route?, fallback_from?, fallback_reason? }`). The id derives from the content; `estimated_cost` is
 /// computed from `pricing` (USD per million tokens) when both token counts are known.
 pub fn row(input: Value) -> Result<Map<String, Value>> {
     let Value::Object(mut o) = input else {
@@ -90,7 +90,7 @@ pub fn row(input: Value) -> Result<Map<String, Value>> {
     r.insert("estimated_cost".into(), cost);
     r.insert("assertions_run".into(), run.unwrap_or(0).into());
     r.insert("assertions_passed".into(), passed.unwrap_or(0).into());
-    for k in ["assertions", "route", "fallback_from"] {
+    for k in ["assertions", "route", "fallback_from", "fallback_reason"] {
         if let Some(v) = f.take(k) {
             r.insert(k.into(), v);
         }

@@ -4,6 +4,7 @@
 
 use super::{inbox_strings, js_err};
 use crate::composer::wire;
+use crate::dispatch::optimize;
 use wasm_bindgen::prelude::*;
 
 fn arg(input: &[String], i: usize) -> &str {
@@ -48,6 +49,60 @@ pub fn route_artifact(
     dspy: bool,
 ) -> Result<String, JsValue> {
     wire::route_json(reference, model, code, dspy).map_err(js_err)
+}
+
+/// The orchestrator decision (inbox: the query, the recommendations JSON, the policy JSON
+/// or "") → the decision JSON.
+#[wasm_bindgen(js_name = decideSkills)]
+pub fn decide_skills(lens: &[u32]) -> Result<String, JsValue> {
+    let i = inbox_strings(lens)?;
+    crate::catalog::orchestrator::decide_json(arg(&i, 0), arg(&i, 1), arg(&i, 2)).map_err(js_err)
+}
+
+/// The fallback after the DSPy executor failed (inbox: the artifact reference JSON, what
+/// the executor said) → `{ route: "fallback", fallback, reason }`.
+#[wasm_bindgen(js_name = fallbackRoute)]
+pub fn fallback_route(lens: &[u32]) -> Result<String, JsValue> {
+    let i = inbox_strings(lens)?;
+    wire::fallback_json(arg(&i, 0), arg(&i, 1)).map_err(js_err)
+}
+
+/// Whether the DSPy manifest offers a dspy_module's template (inbox: artifact JSON,
+/// manifest JSON) → `null` or the reason to fall back (JSON).
+#[wasm_bindgen(js_name = unsupportedTemplate)]
+pub fn unsupported_template(lens: &[u32]) -> Result<String, JsValue> {
+    let i = inbox_strings(lens)?;
+    wire::unsupported_json(arg(&i, 0), arg(&i, 1)).map_err(js_err)
+}
+
+/// The DSPy optimise call (inbox: the dspy_module JSON, the traces' DSPy dataset, the
+/// fallback template's id or "").
+#[wasm_bindgen(js_name = dspyOptimizeCall)]
+pub fn dspy_optimize_call(lens: &[u32]) -> Result<String, JsValue> {
+    let i = inbox_strings(lens)?;
+    optimize::call_json(arg(&i, 0), arg(&i, 1), arg(&i, 2)).map_err(js_err)
+}
+
+/// The dspy_module with the optimised state, stamped (inbox: artifact JSON, state blob
+/// JSON, manifest JSON, now; `examples`: how many trained it).
+#[wasm_bindgen(js_name = dspyStamp)]
+pub fn dspy_stamp(lens: &[u32], examples: u32) -> Result<String, JsValue> {
+    let i = inbox_strings(lens)?;
+    optimize::stamp_json(
+        arg(&i, 0),
+        arg(&i, 1),
+        arg(&i, 2),
+        examples as usize,
+        arg(&i, 3),
+    )
+    .map_err(js_err)
+}
+
+/// The dspy_modules to re-optimise (inbox: artifacts JSON array, manifest JSON).
+#[wasm_bindgen(js_name = dspyStale)]
+pub fn dspy_stale(lens: &[u32]) -> Result<String, JsValue> {
+    let i = inbox_strings(lens)?;
+    optimize::stale_json(arg(&i, 0), arg(&i, 1)).map_err(js_err)
 }
 
 /// Prepares an artifact (inbox: artifact, route, context, replaced) → the prepared step.

@@ -422,10 +422,10 @@ fn check_artifact(
                 );
             }
             match m.get("fallback_artifact") {
-                None => out.warning(
+                None => out.error(
                     &mp("fallback_artifact"),
                     "missing-fallback",
-                    "no fallback_artifact: without a host DSPy executor this artifact cannot run",
+                    "a dspy_module must name its fallback_artifact (a prompt_template of this skill): it runs where no DSPy executor is, or when the executor fails",
                 ),
                 Some(Value::String(name)) => {
                     let ok = skill

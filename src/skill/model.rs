@@ -416,3 +416,31 @@ pub fn artifact_id(skill_id: &str, name: &str, variant: Option<&str>) -> String 
 pub fn enabled(field: Option<&Value>) -> bool {
     field != Some(&Value::Bool(false))
 }
+
+/// The artifacts a whole-skill run executes, in order: every artifact of a kind that runs
+/// (`description`, `prompt_template`, `code_template`, `dspy_module`) by ordinal, each name
+/// once (model variants share a name: `dispatch::pick` chooses among them), without the prompt
+/// templates that only stand in as a `dspy_module`'s fallback.
+pub fn run_order(refs: &[ArtifactRef]) -> Vec<String> {
+    let mut list: Vec<&ArtifactRef> = refs.iter().collect();
+    list.sort_by_key(|a| a.ordinal);
+    let fallbacks: Vec<&str> = list.iter().filter_map(|a| a.fallback.as_deref()).collect();
+    let mut names: Vec<String> = Vec::new();
+    for a in list {
+        let runs = matches!(
+            a.kind,
+            ArtifactKind::Description
+                | ArtifactKind::PromptTemplate
+                | ArtifactKind::CodeTemplate
+                | ArtifactKind::DspyModule
+        );
+        if !runs || (a.kind == ArtifactKind::PromptTemplate && fallbacks.contains(&a.name.as_str()))
+        {
+            continue;
+        }
+        if !names.contains(&a.name) {
+            names.push(a.name.clone());
+        }
+    }
+    names
+}

@@ -372,6 +372,13 @@ test('the skill catalog in jco: scopes, phase-1 match, sync applied from a host-
   assert.deepEqual([r[0].name, r[0].scope, r[0].tier], ['Consistency Checker', 'workspace', 'exact']);
   assert.deepEqual(JSON.parse(wrap(() => cat.match('summarize', 3))).map((x) => [x.name, x.scope]), [['Summarize', 'account']]);
   assert.equal(JSON.parse(wrap(() => cat.load('Consistency Checker', ['description']))).length, 0, 'the workspace fork has no artifacts');
+  // The orchestrator decision: an exact hit activates, with the run order of its artifacts.
+  const d = JSON.parse(wrap(() => cat.decide('please check my fork', 3, '')));
+  assert.deepEqual([d.action, d.reason, d.skills[0].name, d.skills[0].artifacts], ['activate', 'exact', 'Consistency Checker', []]);
+  const recs = wrap(() => cat.match('summarize', 3));
+  assert.deepEqual(JSON.parse(wrap(() => skills.decide('summarize', recs, ''))).action, 'activate');
+  assert.equal(JSON.parse(wrap(() => skills.decide('zebra', '[]', ''))).reason, 'no-match');
+  assert.throws(() => skills.decide('x', recs, '{"max_skills": 0}'), (e) => e.payload.tag === 'invalid-options');
   // A disabled skill (metadata.enabled: false) is listed but never matched.
   wrap(() => ws.create(JSON.stringify({ name: 'Quiet Checker', description: 'd', trigger_phrases: ['quietly check it'], metadata: { enabled: false } }), NOW));
   wrap(() => cat.refresh());
@@ -470,7 +477,24 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   assert.equal(route('Collect Events', ex(true, true, false))[1].route, 'code');
   assert.equal(route('DSPy Auditor', ex(true, false, true))[1].route, 'dspy');
   const [dspyRef, fb] = route('DSPy Auditor', ex(true, false, false));
-  assert.deepEqual(fb, { route: 'fallback', fallback: 'Audit Prompt' });
+  assert.deepEqual(fb, { route: 'fallback', fallback: 'Audit Prompt', reason: 'no DSPy executor is registered' });
+  // The executor failed: the fallback and why; a manifest without the template; optimisation.
+  assert.deepEqual(JSON.parse(wrap(() => composer.fallbackRoute(JSON.stringify(dspyRef), 'sidecar down'))), { route: 'fallback', fallback: 'Audit Prompt', reason: 'the DSPy executor failed: sidecar down' });
+  assert.throws(() => composer.fallbackRoute(JSON.stringify({ kind: 'dspy_module', name: 'M' }), 'down'), (e) => e.payload.tag === 'adapter-failed');
+  const dspyArt = wrap(() => tl.getArtifact(dspyRef.id));
+  assert.equal(wrap(() => composer.unsupportedTemplate(dspyArt, JSON.stringify({ version: '1', templates: [{ template_id: 'chain_of_thought' }] }))), undefined);
+  assert.match(wrap(() => composer.unsupportedTemplate(dspyArt, JSON.stringify({ version: '1', templates: [] }))), /chain_of_thought/);
+  const m26 = JSON.stringify({ version: 'dspy-2.6' });
+  assert.deepEqual(JSON.parse(wrap(() => composer.dspyStale(JSON.stringify([JSON.parse(dspyArt)]), m26))).map((x) => x.reason), ['unstamped']);
+  const call = JSON.parse(wrap(() => composer.dspyOptimizeCall(dspyArt, '', '')));
+  assert.deepEqual([call.template_id, call.training_data], ['chain_of_thought', []]);
+  const stamped = wrap(() => composer.dspyStamp(dspyArt, '{"demos":[]}', m26, 0, NOW));
+  wrap(() => tl.updateArtifact(stamped, NOW));
+  const restored = JSON.parse(wrap(() => tl.getArtifact(dspyRef.id)));
+  assert.deepEqual([restored.state_blob, restored.metadata.optimized.executor_version], ['{"demos":[]}', 'dspy-2.6']);
+  assert.deepEqual(JSON.parse(wrap(() => composer.dspyStale(JSON.stringify([restored]), m26))), []);
+  assert.deepEqual(JSON.parse(wrap(() => composer.dspyStale(JSON.stringify([restored]), JSON.stringify({ version: 'dspy-3' })))).map((x) => x.optimized_with), ['dspy-2.6']);
+  assert.throws(() => composer.dspyStamp(dspyArt, '{}', '{}', 0, NOW), (e) => e.payload.tag === 'adapter-failed');
   const fbRef = JSON.parse(wrap(() => composer.pickArtifact(summary, fb.fallback, 'prompt_template', '')));
   const art = wrap(() => tl.getArtifact(fbRef.id));
   const prepared = JSON.parse(wrap(() => composer.prepareArtifact(art, 'model', JSON.stringify({ entity_name: 'Mara', strict: true, events: [{ date: '1900', text: 'born' }] }), JSON.stringify(dspyRef), '')));

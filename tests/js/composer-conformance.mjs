@@ -241,9 +241,14 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
     assert(loads.length === 1, 'only the fallback was loaded, not the dspy_module');
     assert(fb.trace.fallback_from === fb.replaced.id, 'the trace names what it stood in for');
     await rejects(pl.runArtifact({ ...opts, artifact: 'DSPy Auditor' }), 'NoModelAdapter', 'fallback without a model');
+    // A dspy_module must name its fallback (an error, as the seed says) …
     const lone = { name: 'Lone', description: 'x', artifacts: [{ kind: 'dspy_module', name: 'M', content: '{"template_id": "predict"}' }] };
-    const imported = pl.importPackage(lone, { now: NOW }).skill;
-    await rejects(pl.runArtifact({ skill: imported, artifact: 'M', traces: null }), 'NoExecutor', 'no fallback, no executor');
+    const invalid = throws(() => pl.importPackage(lone, { now: NOW }), 'InvalidSkill', 'no fallback_artifact');
+    assert(invalid.details.problems.some((p) => p.code === 'missing-fallback' && p.severity === 'error'), 'missing-fallback is an error');
+    // … and a skill object that skipped validation still fails cleanly without an executor.
+    const unchecked = { id: 'lone', name: 'Lone', description: 'x', artifacts: [{ id: 'lone-m', skill_id: 'lone', kind: 'dspy_module', name: 'M', ordinal: 0, content: '{"template_id": "predict"}', metadata: {} }] };
+    await rejects(pl.runArtifact({ skill: unchecked, artifact: 'M', traces: null }), 'NoExecutor', 'no fallback, no executor');
+    await rejects(pl.runArtifact({ skill: unchecked, artifact: 'M', traces: null, executors: { dspy: async () => { throw new Error('down'); } } }), 'AdapterFailed', 'no fallback after a failure');
     // A whole-skill run takes the core's order: by ordinal, a fallback-only template skipped.
     const three = pl.importPackage({ name: 'Three', description: 'x', artifacts: [
       { kind: 'description', name: 'D', content: 'About.' },
@@ -253,6 +258,47 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
     const whole = await pl.runSkill({ skill: three, traces: null, executors: { dspy: async () => ({ ok: 1 }) } });
     eq(whole.results.map((r) => r.artifact.name), ['D', 'M'], 'runSkill runs the core order');
     await rejects(pl.runArtifact({ ...opts, artifact: 'Nope' }), 'NotFound', 'unknown artifact');
+  });
+
+  await check('dspy_module: the fallback runs when the executor throws or lacks the template; optimise, stamp, re-optimise', async (store) => {
+    await store.create(fx.packages['full-contract']);
+    const opts = { store, skill: 'Timeline Auditor', parameters: { entity_name: 'Mara' }, session_id: 'd1', now: () => NOW };
+    const answer = adapter({ artifact: '{"issues": [{"date": "1900"}], "pad": "................................"}', assertion: 'yes' }).model;
+    const down = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', model: answer, executors: { dspy: async () => { throw new Error('sidecar down'); } } });
+    eq([down.route, down.artifact.name, down.replaced.name, down.fallback_reason], ['model', 'Audit Prompt', 'DSPy Auditor', 'the DSPy executor failed: sidecar down'], 'a throwing executor degrades to the fallback');
+    eq([down.trace.fallback_from, down.trace.fallback_reason], [down.replaced.id, down.fallback_reason], 'the trace says what it stood in for and why');
+    const none = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', model: answer });
+    eq(none.trace.fallback_reason, 'no DSPy executor is registered', 'no executor: the reason');
+    const executed = [];
+    const dspy = (version, templates) => ({
+      execute: async (call) => {
+        executed.push(call.template_id);
+        return { ok: call.state_blob };
+      },
+      optimize: async (call) => ({ demos: call.training_data.map((e) => e.raw_output), from: call.template_id }),
+      manifest: async () => ({ version, templates }),
+    });
+    const other = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', model: answer, executors: { dspy: dspy('dspy-2.6', [{ template_id: 'predict' }]) } });
+    eq([other.artifact.name, other.fallback_reason, executed], ['Audit Prompt', 'the DSPy executor failed: the DSPy executor does not offer the template `chain_of_thought`', []], 'a template the manifest lacks runs the fallback');
+    const ran = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', executors: { dspy: dspy('dspy-2.6', [{ template_id: 'chain_of_thought' }]) } });
+    eq([ran.route, ran.fallback_reason, executed], ['dspy', null, ['chain_of_thought']], 'an offered template executes');
+    // Re-optimisation: the shipped state blob carries no version stamp.
+    const exec26 = { dspy: dspy('dspy-2.6') };
+    eq((await pl.staleDspy({ store, executors: exec26 })).map((x) => [x.name, x.reason, x.optimized_with]), [['DSPy Auditor', 'unstamped', null]], 'an unstamped blob is stale');
+    const report = await pl.optimizeDspy({ store, skill: 'Timeline Auditor', executors: exec26, now: NOW });
+    // The passed examples of the module and of its fallback: the three fallback runs and the
+    // one execution above.
+    eq(report.optimized.map((o) => [o.artifact, o.examples, o.executor_version]), [['DSPy Auditor', 4, 'dspy-2.6']], 'optimised from the traces');
+    const stored = (await store.getArtifacts((await store.getByName('Timeline Auditor')).id, ['dspy_module']))[0];
+    eq(JSON.parse(stored.state_blob).from, 'chain_of_thought', 'the new state blob is stored');
+    eq([stored.metadata.fallback_artifact, stored.metadata.optimized], ['Audit Prompt', { executor_version: 'dspy-2.6', optimized_at: NOW, examples: 4 }], 'stamped, metadata kept');
+    eq(await pl.staleDspy({ store, executors: exec26 }), [], 'current under the same version');
+    eq((await pl.staleDspy({ store, executors: { dspy: dspy('dspy-3.0') } })).map((x) => [x.reason, x.optimized_with]), [['version-changed', 'dspy-2.6']], 'a version bump marks it stale');
+    await rejects(pl.optimizeDspy({ store, skill: 'Timeline Auditor', executors: { dspy: async () => 1 } }), 'NoExecutor', 'optimise needs the optimize mode');
+    await rejects(pl.optimizeDspy({ store, skill: 'Timeline Auditor', executors: { dspy: { ...dspy('v'), optimize: async () => { throw new Error('no GPU'); } } } }), 'AdapterFailed', 'a failed optimise');
+    await rejects(pl.staleDspy({ store, executors: { dspy: { ...dspy('v'), manifest: async () => ({ templates: [] }) } } }), 'AdapterFailed', 'a manifest without a version');
+    await rejects(pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', executors: { dspy: 5 } }), 'InvalidOptions', 'a bad executor');
+    eq(JSON.parse(stored.state_blob).demos.length, 4, 'the blob kept the examples');
   });
 
   await check('assertions: a hard failure stops the skill and is traced; soft ones warn', async (store) => {
@@ -301,6 +347,45 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
       await rejects(other.recordTrace({ skill_id: 'k' }), 'InvalidRequest', 'a malformed trace');
     } finally {
       other.close();
+    }
+  });
+
+  // The orchestrator decision over a JS catalog (the component's skill-catalog has its own tests).
+  await check('the orchestrator decision: activate (with the run order), clarify, research, direct', async (ws) => {
+    const acc = await openSkills();
+    try {
+      await acc.create(fx.packages['consistency-checker']);
+      for (const name of ['Alpha Report', 'Beta Report']) {
+        await ws.create({ name, description: 'Writes the weekly sales report.', artifacts: [{ kind: 'prompt_template', name: 'main', content: 'Report' }] });
+      }
+      const cat = new pl.SkillCatalog(ws, acc);
+      const exact = await cat.decide('are there any contradictions in chapter 2?');
+      eq([exact.action, exact.reason, exact.skills.map((x) => [x.name, x.scope, x.tier])], ['activate', 'exact', [['Consistency Checker', 'account', 'exact']]], 'exact hit');
+      // The run order: the dspy_module's fallback template is not a step of its own.
+      eq(exact.skills[0].artifacts, ['Overview', 'Cross-Reference Script', 'DSPy Checker'], 'artifacts');
+      const two = await cat.decide('weekly sales report');
+      eq([two.action, two.reason, two.skills.map((x) => x.name)], ['clarify', 'ambiguous', ['Alpha Report', 'Beta Report']], 'ambiguous');
+      assert(two.skills.every((x) => x.coverage === 1 && x.qualifies && x.artifacts === undefined), 'clarify lists candidates, loads nothing');
+      const both = await cat.decide('weekly sales report', { policy: { max_skills: 2 } });
+      eq([both.action, both.skills.map((x) => x.artifacts)], ['activate', [['main'], ['main']]], 'max_skills 2');
+      const weak = await cat.decide('forecast sales for the next quarter');
+      eq([weak.action, weak.reason], ['research', 'weak-match'], 'weak');
+      eq(weak.terms, ['forecast', 'sale', 'next', 'quarter'], 'terms');
+      assert(weak.scores.every((x) => x.coverage === 0.25 && !x.qualifies), 'coverage');
+      eq([(await cat.decide('hello there')).action, (await cat.decide('')).reason], ['direct', 'no-terms'], 'direct');
+      eq((await cat.decide('zebra')).reason, 'no-match', 'nothing matched');
+      // The pure function gives the same decision from the same recommendations.
+      const recs = await cat.match('weekly sales report');
+      eq(pl.decide('weekly sales report', recs), two, 'decide() = catalog.decide()');
+      const ix = await cat.index();
+      eq(ix.decide('weekly sales report', { policy: { margin: 0 } }).action, 'clarify', 'index.decide: equal scores still contend at margin 0');
+      await rejects(cat.decide('x', { policy: { activate: 2 } }), 'InvalidOptions', 'policy range');
+      const e = throws(() => pl.decide('x', recs, { maxSkills: 2 }), 'InvalidOptions', 'unknown key');
+      eq(e.details.path, 'maxSkills', 'path');
+      throws(() => pl.decide('x', [1]), 'InvalidRequest', 'malformed recommendation');
+      throws(() => pl.decide('x', 'recs'), 'InvalidRequest', 'not an array');
+    } finally {
+      acc.close();
     }
   });
 
