@@ -339,6 +339,18 @@ export interface SpecProblem {
 
 /** Every problem of a spec at once; `tools` omitted skips the tool-registry check. */
 export declare function validateSkillSpec(spec: SkillSpec | string, options?: { tools?: string[] }): { ok: boolean; problems: SpecProblem[] };
+/** A problem of a spec file in a bulk load. */
+export interface SpecFileProblem extends SpecProblem {
+  /** The file's path as given. */
+  file: string;
+}
+
+/**
+ * Loads SkillSpecs in bulk (the seed's `skills/*.json`): every file read and validated
+ * before anything is returned; any problem throws `InvalidSkill` with `details.problems`
+ * (every problem of every file). The specs come back in the files' order.
+ */
+export declare function loadSkillSpecs(files: Array<{ path: string; text: string }> | Record<string, string>, options?: { tools?: string[] }): { specs: SkillSpec[]; warnings: SpecFileProblem[] };
 /** The built-in `tool-builder` and `skill-builder` specs. */
 export declare function builtinSkillSpecs(): SkillSpec[];
 

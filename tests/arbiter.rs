@@ -542,3 +542,89 @@ fn a_composed_staged_subgraph_runs_on_the_arbiter() {
         }
     }
 }
+
+#[test]
+fn spec_files_load_in_bulk_or_list_every_problem() {
+    use promptloom::arbiter::load::{load_files, load_files_json};
+    let file = |p: &str, name: &str| (p.to_owned(), serde_json::to_string(&spec(name)).unwrap()); // ok: test
+                                                                                                  // In the files' order; an array file gives each spec.
+    let pair = Value::Array(vec![spec("build-feature"), {
+        let mut s = spec("build-feature");
+        s["name"] = json!("build_feature_2");
+        s
+    }]);
+    let files = vec![
+        ("skills/b.json".to_owned(), pair.to_string()),
+        file("skills/a.json", "build-feature"),
+    ];
+    let dup = load_files(&files, Some(&tools())).unwrap_err(); // ok: test
+    assert_eq!(dup.kind(), ErrorKind::InvalidSkill);
+    let problems = &dup.details()["problems"];
+    assert_eq!(problems[0]["code"], "duplicate-name");
+    assert_eq!(problems[0]["file"], "skills/a.json");
+    assert_eq!(problems[0]["path"], "name");
+    let ok = load_files(&files[..1], Some(&tools())).unwrap(); // ok: test
+    assert_eq!(ok.specs.len(), 2);
+    let reg = SkillRegistry::build(&ok.specs, &[], &TOOLS.map(String::from), false).unwrap(); // ok: test
+    assert_eq!(reg.names(), ["build_feature", "build_feature_2"]);
+    // Every problem of every file, nothing loaded.
+    let bad = vec![
+        file("skills/trap.json", "broken-trap"),
+        ("skills/x.json".to_owned(), "{ nope".to_owned()),
+        ("skills/n.json".to_owned(), "5".to_owned()),
+        file("skills/tool.json", "broken-unknown-tool"),
+        file("skills/ok.json", "build-feature"),
+    ];
+    let e = load_files(&bad, Some(&tools())).unwrap_err(); // ok: test
+    let got: Vec<(String, String)> = e.details()["problems"]
+        .as_array()
+        .unwrap() // ok: test
+        .iter()
+        .map(|p| {
+            (
+                p["file"].as_str().unwrap_or("").to_owned(),
+                p["code"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "skills/trap.json".to_owned(),
+                "no-path-to-terminal".to_owned()
+            ),
+            ("skills/x.json".to_owned(), "invalid-json".to_owned()),
+            ("skills/n.json".to_owned(), "not-a-spec".to_owned()),
+            ("skills/tool.json".to_owned(), "unknown-tool".to_owned()),
+        ]
+    );
+    assert!(
+        e.message().starts_with("4 problem(s) in the spec files"),
+        "{}",
+        e.message()
+    );
+    // Without a tool registry the tools are not checked.
+    assert!(load_files(&bad[3..], None).is_ok());
+    // The JSON entry the faces call.
+    let out: Value = serde_json::from_str(
+        &load_files_json(
+            &json!([{ "path": "a.json", "text": spec("build-feature").to_string() }]).to_string(),
+            "null",
+        )
+        .unwrap(), // ok: test
+    )
+    .unwrap(); // ok: test
+    assert_eq!(out["specs"][0]["name"], "build_feature");
+    for (files, tools) in [
+        ("{}", ""),
+        ("[{\"path\": 1}]", ""),
+        ("[]", "[1]"),
+        ("[", ""),
+    ] {
+        assert_eq!(
+            load_files_json(files, tools).unwrap_err().kind(),
+            ErrorKind::InvalidRequest
+        ); // ok: test
+    }
+}

@@ -199,7 +199,7 @@ class Host:
         h = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, co))
         ar = inst.get_export_index(self.store, "promptloom:core/arbiter@0.1.0")
         k = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, ar))
-        self.arbiter = {n: k(n) for n in ["validate-skill-spec", "to-mermaid", "call-proposal", "[method]arbiter.step-offer", "[static]skill-registry.build", "[method]skill-registry.names", "[method]skill-registry.summary", "[static]arbiter.create", "[method]arbiter.start", "[method]arbiter.propose", "[method]arbiter.run", "[method]arbiter.replay"]}
+        self.arbiter = {n: k(n) for n in ["validate-skill-spec", "load-skill-specs", "to-mermaid", "call-proposal", "[method]arbiter.step-offer", "[static]skill-registry.build", "[method]skill-registry.names", "[method]skill-registry.summary", "[static]arbiter.create", "[method]arbiter.start", "[method]arbiter.propose", "[method]arbiter.run", "[method]arbiter.replay"]}
         gw = inst.get_export_index(self.store, "promptloom:core/gateway@0.1.0")
         q = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, gw))
         self.gateway = {n: q(n) for n in ["check-contract", "apply-state", "records-to-otel", "[constructor]contract-registry", "[method]contract-registry.register", "[method]contract-registry.resolve", "[method]contract-registry.set-canary", "[method]contract-registry.planner-section", "[method]contract-registry.review", "[constructor]gateway", "[method]gateway.call", "[method]gateway.records", "[method]gateway.verify"]}
@@ -527,6 +527,11 @@ class ArbiterInWasmtime(unittest.TestCase):
         tools = ["choir.memory.query", "choir.fs.read", "choir.fs.write", "search"]
         v = json.loads(h.ar("validate-skill-spec", specs["broken-unreachable"], tools))
         self.assertEqual((v["ok"], v["problems"][0]["code"]), (False, "unreachable-state"))
+        files = [record(path="skills/b.json", text=specs["build-feature"]), record(path="skills/a.json", text=specs["broken-trap"]), record(path="skills/c.json", text="[1]")]
+        bad = h.ar("load-skill-specs", files, tools)
+        self.assertEqual(bad.tag, "invalid-skill")
+        self.assertEqual([p["file"] for p in json.loads(bad.payload.details)["problems"]], ["skills/a.json", "skills/c.json"])
+        self.assertEqual([s["name"] for s in json.loads(h.ar("load-skill-specs", files[:1], None))["specs"]], ["build_feature"])
         self.assertEqual(h.ar("[static]skill-registry.build", "[" + specs["broken-trap"] + "]", "[]", tools, False).tag, "invalid-skill")
         reg = h.ar("[static]skill-registry.build", "[" + specs["build-feature"] + "]", "[]", tools, True)
         self.assertEqual(h.ar("[method]skill-registry.names", reg), ["build_feature", "skill-builder", "tool-builder"])

@@ -16,6 +16,22 @@ export function validateSkillSpec(spec, options) {
   return JSON.parse(__core('validateSkillSpec', text(spec, 'the spec'), value(tools, 'tools')));
 }
 
+/**
+ * Loads SkillSpecs in bulk — the seed's `skills/*.json`: `files` is `[{ path, text }]` or
+ * `{ [path]: text }` (each file one spec or an array of them). Every file is read and
+ * validated (against `tools` when given) before anything is returned: any problem throws
+ * `InvalidSkill` whose `details.problems` lists every problem of every file (`{ file, path,
+ * code, message, severity }`). → `{ specs, warnings }`, the specs in the files' order, ready for
+ * `buildSkillRegistry`.
+ */
+export function loadSkillSpecs(files, options) {
+  const { tools } = __opts(options, 'loadSkillSpecs()');
+  let list = files;
+  if (files !== null && typeof files === 'object' && !Array.isArray(files)) list = Object.entries(files).map(([path, text]) => ({ path, text }));
+  if (!Array.isArray(list)) throw new PromptloomError('InvalidRequest', 'loadSkillSpecs() takes [{ path, text }] or { [path]: text } (at files)', { path: 'files' });
+  return JSON.parse(__core('loadSkillSpecs', __json(list, 'the spec files', 'InvalidRequest', { text: false, path: 'files' }), value(tools, 'tools')));
+}
+
 /** The built-in specs (`tool-builder`, `skill-builder`), as data. */
 export function builtinSkillSpecs() {
   return JSON.parse(__core('builtinSkillSpecs'));

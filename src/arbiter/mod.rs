@@ -11,6 +11,7 @@
 //!   for the built-in `tool-builder` and `skill-builder`;
 //! - [`mermaid`]: a spec (and a run's position) as a Mermaid state diagram.
 
+pub mod load;
 pub mod mermaid;
 pub mod offer;
 pub mod spec;

@@ -41,6 +41,16 @@ impl Guest for Component {
         )
     }
 
+    fn load_skill_specs(
+        files: Vec<wit::SpecFile>,
+        tools: Option<Vec<String>>,
+    ) -> Result<String, WitError> {
+        let pairs: Vec<(String, String)> = files.into_iter().map(|f| (f.path, f.text)).collect();
+        let t: Option<BTreeSet<String>> = tools.map(|t| t.into_iter().collect());
+        let loaded = arbiter::load::load_files(&pairs, t.as_ref()).map_err(to_wit)?;
+        Ok(serde_json::json!({ "specs": loaded.specs, "warnings": loaded.warnings }).to_string())
+    }
+
     fn builtin_skill_specs() -> String {
         Value::Array(arbiter::builtin_specs()).to_string()
     }

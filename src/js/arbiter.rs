@@ -119,6 +119,13 @@ impl JsSkillRegistry {
     }
 }
 
+/// Loads spec files in bulk (`files`: `[{ path, text }]` JSON, `tools`: a JSON array or
+/// `null`) → `{ specs, warnings }`, or `InvalidSkill` listing every problem of every file.
+#[wasm_bindgen(js_name = loadSkillSpecs)]
+pub fn load_skill_specs(files: &str, tools: &str) -> Result<String, JsValue> {
+    arbiter::load::load_files_json(files, tools).map_err(js_err)
+}
+
 /// The built-in specs (JSON array).
 #[wasm_bindgen(js_name = builtinSkillSpecs)]
 pub fn builtin_skill_specs() -> String {

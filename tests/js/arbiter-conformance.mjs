@@ -30,6 +30,22 @@ export async function arbiterConformance(pl, specs, staged) {
     assert(pl.validateSkillSpec(specs['broken-unknown-tool']).ok, 'without a tool registry the tools are not checked');
   });
 
+  await check('spec files load in bulk: in order, or every problem of every file and nothing loaded', async () => {
+    const files = { 'skills/z.json': JSON.stringify(specs['build-feature']), 'skills/a.json': JSON.stringify([specs['broken-trap'], specs['broken-unknown-tool']]), 'skills/m.json': 'not json', 'skills/n.json': JSON.stringify(specs['build-feature']) };
+    const e = throws(() => pl.loadSkillSpecs(files, { tools: TOOLS }), 'InvalidSkill', 'bad files');
+    eq(e.details.problems.map((p) => [p.file, p.path, p.code]), [
+      ['skills/a.json', '[0].states.pit', 'no-path-to-terminal'],
+      ['skills/a.json', '[1].states.a.allowed_tools[1]', 'unknown-tool'],
+      ['skills/m.json', '$', 'invalid-json'],
+      ['skills/n.json', 'name', 'duplicate-name'],
+    ], 'every problem');
+    const ok = pl.loadSkillSpecs([{ path: 'skills/z.json', text: JSON.stringify(specs['build-feature']) }, { path: 'skills/a.json', text: JSON.stringify(specs['broken-unknown-tool']) }]);
+    eq(ok.specs.map((x) => x.name), ['build_feature', 'tooly'], 'in order, tools unchecked without a registry');
+    eq(pl.buildSkillRegistry(ok.specs.slice(0, 1), { tools: TOOLS }).names(), ['build_feature'], 'ready for a registry');
+    throws(() => pl.loadSkillSpecs('skills/*.json'), 'InvalidRequest', 'not files');
+    throws(() => pl.loadSkillSpecs([{ path: 'a.json' }]), 'InvalidRequest', 'a file without text');
+  });
+
   await check('registries: fail fast, agent overrides by name, built-ins as data', async () => {
     const e = throws(() => pl.buildSkillRegistry([specs['build-feature'], specs['broken-trap']], { tools: TOOLS }), 'InvalidSkill', 'invalid set');
     assert(e.details.specs.length === 1 && e.details.specs[0].name === 'trap', 'names the failing spec');

@@ -526,6 +526,10 @@ test('skill state machines in jco: validation, registries, the arbiter, the log 
   const tools = ['choir.memory.query', 'choir.fs.read', 'choir.fs.write', 'search'];
   const v = JSON.parse(arbiterApi.validateSkillSpec(JSON.stringify(specs['broken-trap']), tools));
   assert.deepEqual([v.ok, v.problems[0].code], [false, 'no-path-to-terminal']);
+  // Spec files in bulk: every problem of every file, or the specs in order.
+  const files = [{ path: 'skills/z.json', text: JSON.stringify(specs['build-feature']) }, { path: 'skills/a.json', text: JSON.stringify(specs['broken-trap']) }, { path: 'skills/b.json', text: '{' }];
+  assert.throws(() => wrap(() => arbiterApi.loadSkillSpecs(files, tools)), (e) => e.code === 'InvalidSkill' && e.details.problems.map((p) => p.file).join() === 'skills/a.json,skills/b.json');
+  assert.deepEqual(JSON.parse(wrap(() => arbiterApi.loadSkillSpecs(files.slice(0, 1), tools))).specs.map((x) => x.name), ['build_feature']);
   assert.throws(() => wrap(() => arbiterApi.SkillRegistry.build(JSON.stringify([specs['broken-unreachable']]), '[]', tools, false)), (e) => e.code === 'InvalidSkill');
   const reg = arbiterApi.SkillRegistry.build(JSON.stringify([specs['build-feature']]), '[]', tools, true);
   assert.deepEqual(reg.names(), ['build_feature', 'skill-builder', 'tool-builder']);
