@@ -1047,7 +1047,8 @@ export interface SkillStore {
   readonly name: string;
   readonly backend: 'indexeddb' | 'memory' | 'host';
   readonly version: number;
-  list(options?: { source?: SkillSource }): Promise<SkillSummary[]>;
+  /** Summaries by name; every given filter must hold (`enabled` reads `metadata.enabled` as matching does). */
+  list(options?: { source?: SkillSource; tags?: string[]; enabled?: boolean }): Promise<SkillSummary[]>;
   get(id: string): Promise<Skill | null>;
   getByName(name: string): Promise<Skill | null>;
   getArtifacts(skillId: string, kinds?: ArtifactKind[]): Promise<SkillArtifact[]>;

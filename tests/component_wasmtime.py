@@ -977,6 +977,36 @@ class HardeningInWasmtime(unittest.TestCase):
         self.assertEqual(out.tag, "limit-exceeded")
         self.alive()
 
+    def test_lower_many_and_inspect(self):
+        h = self.host
+        ref = {"type": "file-ref", "ref": {"path": "a.txt"}}
+        msgs = [{"role": "user", "parts": [{"type": "text", "text": "one"}]}, {"role": "user", "parts": [{"type": "text", "text": "see"}, ref]}, {"role": "user", "parts": []}]
+        opts = record(provider="gemini", system=None, tools=None, capabilities=None, params=None, resolved=[], limits=None)
+        lower_many = h.inst.get_func(h.store, h.inst.get_export_index(h.store, "lower-many", h.inst.get_export_index(h.store, "promptloom:core/lowering@0.1.0")))
+        out = lower_many(h.store, json.dumps(msgs), opts, [record(turn=1, resolved=resolved_list({"1": {"text": "FILE TEXT"}}))])
+        self.assertEqual(len(out), 3)
+        self.assertIn("one", out[0].body)
+        self.assertIn("FILE TEXT", out[1].body)
+        self.assertEqual(out[2].tag, "empty-message")
+        self.assertEqual(lower_many(h.store, "5", opts, []).tag, "invalid-message")
+        inspect = h.inst.get_func(h.store, h.inst.get_export_index(h.store, "inspect", h.inst.get_export_index(h.store, "promptloom:core/compositor@0.1.0")))
+        msg = json.dumps({"role": "user", "parts": [{"type": "text", "text": "look at "}, ref]})
+        v = json.loads(inspect(h.store, msg, record(provider="anthropic", system=None, tools=None, capabilities=None, params=None, resolved=resolved_list({"1": {"text": "hello"}}), limits=None)))
+        self.assertEqual([c["label"] for c in v["user"]], ["look at ", "a.txt"])
+        self.assertIn("hello", json.dumps(v["model"]["body"]))
+        self.assertEqual(inspect(h.store, "{", opts).tag, "invalid-message")
+        # Skill listing with filters.
+        st = h.sk("open-store", "filters-wasmtime")
+        list_filtered = h.inst.get_func(h.store, h.inst.get_export_index(h.store, "[method]skill-store.list-filtered", h.inst.get_export_index(h.store, "promptloom:core/skills@0.1.0")))
+        for name, tags, enabled in [("On", ["pdf"], True), ("Off", ["pdf"], False), ("Other", [], True)]:
+            h.sk("store.create", st, json.dumps({"name": name, "description": "d", "tags": tags, "metadata": {"enabled": enabled}}), NOW)
+        names = lambda f: [s["name"] for s in json.loads(list_filtered(h.store, st, json.dumps(f)))]
+        self.assertEqual(names({"tags": ["pdf"]}), ["Off", "On"])
+        self.assertEqual(names({"tags": ["pdf"], "enabled": True}), ["On"])
+        self.assertEqual(names({}), ["Off", "On", "Other"])
+        self.assertEqual(list_filtered(h.store, st, '{"tags": "pdf"}').tag, "invalid-options")
+        self.alive()
+
     def test_limits_in_the_options_records(self):
         h = self.host
         msg = {"role": "user", "parts": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}, {"type": "text", "text": "c"}]}

@@ -210,3 +210,33 @@ fn size_limits_count_base64_as_sent() {
         assert_eq!(rule == "attachment-image", native, "{len} bytes: {rule}");
     }
 }
+
+#[test]
+fn the_inspectors_three_views() {
+    use promptloom::compositor::inspect::views;
+    use promptloom::lower::{Resolved, TableResolver};
+    let msg = UserMessage::from_json(
+        r#"{"role":"user","parts":[{"type":"text","text":"look at "},{"type":"file-ref","ref":{"path":"a.txt"}}]}"#,
+    )
+    .unwrap(); // ok: test
+    let opts = LowerOptions::new(Provider::Anthropic);
+    let table = || {
+        let mut t = TableResolver::default();
+        t.insert(1, Ok(Resolved::Text("hello".into())));
+        t
+    };
+    let v = views(&msg, &opts, &table());
+    assert_eq!(v["user"][1]["label"], "a.txt");
+    assert_eq!(v["persisted"], msg.to_value());
+    // The model view is exactly what lower() gives.
+    let l = lower(&msg, &opts, &table()).unwrap(); // ok: test
+    assert_eq!(
+        v["model"]["body"],
+        serde_json::from_str::<Value>(&l.body).unwrap()
+    ); // ok: test
+    let empty = UserMessage::from_json(r#"{"role":"user","parts":[]}"#).unwrap(); // ok: test
+    assert_eq!(
+        views(&empty, &opts, &table())["model"]["error"]["code"],
+        "EmptyMessage"
+    );
+}

@@ -1122,3 +1122,51 @@ fn a_failed_dspy_executor_falls_back_with_the_reason() {
     let any = json!({ "version": "1" }).to_string();
     assert_eq!(unsupported_json(&art, &any).unwrap(), "null"); // ok: test
 }
+
+#[test]
+fn list_filters_are_one_rule() {
+    use promptloom::skill::model::ListFilter;
+    use promptloom::store::SkillStore;
+    let mut store = SkillTables::new(MemoryBackend::new());
+    for (name, tags, enabled, source) in [
+        ("On", json!(["pdf", "ocr"]), true, "system"),
+        ("Off", json!(["pdf"]), false, "user"),
+        ("Plain", json!([]), true, "user"),
+    ] {
+        let v = json!({ "name": name, "description": "d", "tags": tags, "source": source, "metadata": { "enabled": enabled } });
+        let (s, _) = promptloom::skill::import_value(&v, NOW).unwrap(); // ok: test
+        store.create_skill(&s, NOW).unwrap(); // ok: test
+    }
+    let list = store.list().unwrap(); // ok: test
+    let names = |f: Value| -> Vec<String> {
+        let f = ListFilter::from_value(&f).unwrap(); // ok: test
+        list.iter()
+            .filter(|s| f.keeps(s))
+            .map(|s| s.name().to_owned())
+            .collect()
+    };
+    assert_eq!(names(json!({ "tags": ["pdf"] })), ["Off", "On"]);
+    assert_eq!(names(json!({ "tags": ["pdf"], "enabled": true })), ["On"]);
+    assert_eq!(
+        names(json!({ "source": "user", "enabled": null })),
+        ["Off", "Plain"]
+    );
+    assert_eq!(names(json!(null)).len(), 3);
+    for bad in [
+        json!({ "tags": "pdf" }),
+        json!({ "enabled": 1 }),
+        json!({ "x": 1 }),
+        json!([]),
+    ] {
+        assert_eq!(
+            ListFilter::from_value(&bad).unwrap_err().kind(),
+            ErrorKind::InvalidOptions
+        ); // ok: test
+    }
+    let all: Vec<Value> = list.iter().map(|s| s.to_value()).collect();
+    let kept: Value = serde_json::from_str(
+        &ListFilter::apply_json(&Value::from(all).to_string(), r#"{"enabled":false}"#).unwrap(), // ok: test
+    )
+    .unwrap(); // ok: test
+    assert_eq!(kept[0]["name"], "Off");
+}

@@ -182,14 +182,21 @@ class SkillStore {
   }
   /** Summaries (metadata and artifact references, no content), by name; `{ source }` filters. */
   async list(options) {
-    const { source } = __opts(options, 'list()');
+    const filter = __opts(options, 'list()');
+    const { source } = filter;
     const b = this.#backend;
+    const byIndex = typeof source === 'string' && b.byIndex;
+    // Anything but a source read from the index is filtered by the core's rule
+    // (skill::model::ListFilter); a bad filter fails before any read.
+    const core = Object.keys(filter).some((k) => filter[k] !== undefined && !(k === 'source' && byIndex));
+    const filterText = core ? __json(filter, 'the filter', 'InvalidOptions', { text: false, path: 'options' }) : '';
+    if (core) __inbox('filterSkills', ['[]', filterText]);
     let rows;
-    if (source !== undefined && b.byIndex) rows = await b.byIndex('skills', 'source', String(source));
+    if (byIndex) rows = await b.byIndex('skills', 'source', source);
     else if (b.values) rows = (await b.values('skills', '')).map((v) => [null, v]);
     else rows = await b.scan('skills', '');
     const out = await summaries(rows, b);
-    return source !== undefined && !b.byIndex ? out.filter((s) => s.source === source) : out;
+    return core ? JSON.parse(__inbox('filterSkills', [JSON.stringify(out), filterText])) : out;
   }
   /** The skill with all its artifacts, or null. */
   async get(id) {

@@ -37,6 +37,12 @@ fn catalog(c: wit::Catalog) -> Result<CommandCatalog, Error> {
 impl Guest for Component {
     type MessageStore = StoreResource;
 
+    fn inspect(message: String, options_in: wl::LowerOptions) -> Result<String, WitError> {
+        let msg = UserMessage::from_json(&message).map_err(to_wit)?;
+        let (opts, table) = options(options_in).map_err(to_wit)?;
+        Ok(crate::compositor::inspect::views(&msg, &opts, &table).to_string())
+    }
+
     fn parse_input(text: String, c: wit::Catalog) -> Result<String, WitError> {
         let cat = catalog(c).map_err(to_wit)?;
         Ok(Value::Array(

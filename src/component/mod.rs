@@ -302,6 +302,63 @@ impl Guest for Component {
         run().map_err(to_wit)
     }
 
+    fn lower_many(
+        messages: String,
+        options_in: wit::LowerOptions,
+        answers: Vec<wit::TurnAnswers>,
+    ) -> Result<Vec<Result<wit::Lowered, WitError>>, WitError> {
+        if !options_in.resolved.is_empty() {
+            return Err(to_wit(Error::new(
+                ErrorKind::InvalidOptions,
+                "lower-many takes each message's answers in `answers` (by index); `options.resolved` must be empty",
+            )));
+        }
+        let (opts, _) = options(options_in).map_err(to_wit)?;
+        let list = match serde_json::from_str::<Value>(&messages) {
+            Ok(Value::Array(items)) => items,
+            Ok(_) => {
+                return Err(to_wit(Error::new(
+                    ErrorKind::InvalidMessage,
+                    "messages must be a JSON array",
+                )))
+            }
+            Err(e) => {
+                return Err(to_wit(Error::json(
+                    ErrorKind::InvalidMessage,
+                    "the messages",
+                    &e,
+                )))
+            }
+        };
+        let mut tables: Vec<TableResolver> =
+            (0..list.len()).map(|_| TableResolver::default()).collect();
+        for a in answers {
+            let slot = tables.get_mut(a.turn as usize).ok_or_else(|| {
+                to_wit(
+                    Error::new(
+                        ErrorKind::InvalidOptions,
+                        format!("answers for message {} of {}", a.turn, list.len()),
+                    )
+                    .at("answers"),
+                )
+            })?;
+            *slot = resolved_table(a.resolved).map_err(to_wit)?;
+        }
+        Ok(list
+            .into_iter()
+            .zip(tables.iter())
+            .map(|(m, table)| {
+                UserMessage::from_value(m)
+                    .and_then(|msg| lower::lower(&msg, &opts, table))
+                    .map(|out| wit::Lowered {
+                        body: out.body,
+                        report: out.report.to_json(),
+                    })
+                    .map_err(to_wit)
+            })
+            .collect())
+    }
+
     fn resolve_requests(message: String) -> Result<Vec<wit::ResolveRequest>, WitError> {
         let requests = lower::requests::message_requests(&message).map_err(to_wit)?;
         Ok(requests

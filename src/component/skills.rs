@@ -129,6 +129,24 @@ impl GuestSkillStore for StoreResource {
         Ok(Value::Array(list.iter().map(skill::SkillSummary::to_value).collect()).to_string())
     }
 
+    fn list_filtered(&self, filter: String) -> std::result::Result<String, WitError> {
+        let v: Value = serde_json::from_str(&filter).map_err(|e| {
+            to_wit(crate::error::Error::new(
+                crate::error::ErrorKind::InvalidOptions,
+                format!("the filter is not JSON: {e}"),
+            ))
+        })?;
+        let f = skill::model::ListFilter::from_value(&v).map_err(to_wit)?;
+        let list = self.store.borrow().list().map_err(to_wit)?;
+        Ok(Value::Array(
+            list.iter()
+                .filter(|s| f.keeps(s))
+                .map(skill::SkillSummary::to_value)
+                .collect(),
+        )
+        .to_string())
+    }
+
     fn get(&self, id: String) -> std::result::Result<Option<String>, WitError> {
         let s = self.store.borrow().get(&id).map_err(to_wit)?;
         Ok(s.map(|s| s.to_value().to_string()))

@@ -10,7 +10,8 @@
 use super::tool::ToolDescriptor;
 use crate::error::{Error, ErrorKind, Result};
 use crate::json_schema;
-use crate::skill::{import_value, model::artifact_id, Skill, SkillSummary};
+use crate::skill::model::{artifact_id, ListFilter};
+use crate::skill::{import_value, Skill, SkillSummary};
 use crate::store::SkillStore;
 use serde_json::{json, Value};
 
@@ -163,22 +164,19 @@ pub fn artifact_row(skill: &Skill, args: &Value) -> Value {
     Value::Object(a)
 }
 
-/// `list_skills`: the summaries that pass the filters.
-pub fn filter(list: &[SkillSummary], args: &Value) -> Vec<Value> {
-    let source = args.get("source").and_then(Value::as_str);
-    let tags: Vec<&str> = args
-        .get("tags")
-        .and_then(Value::as_array)
-        .map(|t| t.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let enabled = args.get("enabled").and_then(Value::as_bool);
-    list.iter()
-        .filter(|s| source.is_none_or(|x| s.get_str("source") == Some(x)))
-        .filter(|s| {
-            let have = s.get_strings("tags");
-            tags.iter().all(|t| have.contains(t))
-        })
-        .filter(|s| enabled.is_none_or(|e| e == s.enabled()))
+/// `list_skills`: the summaries that pass the filters (see [`ListFilter`]).
+pub fn filter(list: &[SkillSummary], args: &Value) -> Result<Vec<Value>> {
+    // The tool's own three filters (its input schema was checked before the call).
+    let mut known = serde_json::Map::new();
+    for k in ["source", "tags", "enabled"] {
+        if let Some(v) = args.get(k) {
+            known.insert(k.into(), v.clone());
+        }
+    }
+    let f = ListFilter::from_value(&Value::Object(known))?;
+    Ok(list
+        .iter()
+        .filter(|s| f.keeps(s))
         .map(|s| {
             json!({
                 "id": s.id(),
@@ -189,7 +187,7 @@ pub fn filter(list: &[SkillSummary], args: &Value) -> Vec<Value> {
                 "tags": s.get_strings("tags"),
             })
         })
-        .collect()
+        .collect())
 }
 
 /// An MCP `CallToolResult` for a value: the JSON as text plus `structuredContent`.
@@ -240,7 +238,7 @@ pub fn call(
             store.update_skill(&s, now)?;
             Ok(s.summary().to_value())
         }
-        "list_skills" => Ok(Value::Array(filter(&store.list_skills()?, args))),
+        "list_skills" => Ok(Value::Array(filter(&store.list_skills()?, args)?)),
         _ => {
             let n = args.get("skill").and_then(Value::as_str).unwrap_or("");
             let s = skill_named(store, n)?;

@@ -169,7 +169,7 @@ pub fn authoring_json(
                 _ => Vec::new(),
             };
             let list = read_summaries(&rows)?;
-            Ok(Value::Array(authoring::filter(&list, &a)).to_string())
+            Ok(Value::Array(authoring::filter(&list, &a)?).to_string())
         }
         _ => Err(Error::new(
             ErrorKind::Internal,

@@ -1,8 +1,47 @@
 //! The user view of a message: one chip per part, as a rich input or a TUI would show it.
 //! The inspector puts it beside the persisted shape and the model view (the lowered body).
 
-use crate::message::{Data, Part, RangeUnit, RefTarget};
+use crate::message::{Data, Part, RangeUnit, RefTarget, UserMessage};
 use serde_json::{Map, Value};
+
+/// The inspector's three views of one message side by side: `{ user, persisted, model }` —
+/// the chips, the persisted (normalised) shape, and the model view, `{ body, report }`
+/// lowered with `opts` and the host's answers, or `{ error: { code, message } }` when it
+/// does not lower (a message that is only a host action, say). A message that does not
+/// parse is the error itself.
+pub fn views(
+    message: &UserMessage,
+    opts: &crate::lower::LowerOptions,
+    resolver: &dyn crate::lower::Resolver,
+) -> Value {
+    let model = match crate::lower::lower(message, opts, resolver) {
+        Ok(l) => {
+            let mut m = Map::new();
+            m.insert(
+                "body".into(),
+                serde_json::from_str(&l.body).unwrap_or(Value::Null),
+            );
+            m.insert(
+                "report".into(),
+                serde_json::from_str(&l.report.to_json()).unwrap_or(Value::Null),
+            );
+            Value::Object(m)
+        }
+        Err(e) => {
+            let mut err = Map::new();
+            err.insert("code".into(), e.code().into());
+            err.insert("message".into(), e.message().into());
+            let mut m = Map::new();
+            m.insert("error".into(), Value::Object(err));
+            Value::Object(m)
+        }
+    };
+    let mut o = Map::new();
+    o.insert("user".into(), Value::Array(chips(&message.parts)));
+    o.insert("persisted".into(), message.to_value());
+    o.insert("model".into(), model);
+    Value::Object(o)
+}
 
 /// One chip per part: `{ part, type, label, detail? }`. `label` is what the user sees
 /// (`/review src/a.ts`, `@selection`, `icon.png`, `src/a.ts:10-25`).

@@ -232,6 +232,15 @@ pub fn plan_sync(lens: &[u32], now: &str) -> Result<String, JsValue> {
     sync::plan_sync_json(at(0), &rows(at(1)), &names, at(4), at(3), now).map_err(js_err)
 }
 
+/// The summaries that pass a filter (inbox: summaries JSON array, filter JSON `{ source?,
+/// tags?, enabled? }`) → a JSON array.
+#[wasm_bindgen(js_name = filterSkills)]
+pub fn filter_skills(lens: &[u32]) -> Result<String, JsValue> {
+    let input = inbox_strings(lens)?;
+    let at = |n: usize| input.get(n).map(String::as_str).unwrap_or_default();
+    skill::model::ListFilter::apply_json(at(0), at(1)).map_err(js_err)
+}
+
 /// The phase-1 index over a catalog.
 #[wasm_bindgen(js_name = SkillIndex)]
 pub struct JsSkillIndex {

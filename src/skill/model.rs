@@ -444,3 +444,107 @@ pub fn run_order(refs: &[ArtifactRef]) -> Vec<String> {
     }
     names
 }
+
+/// Which skills a listing keeps (`list({ source, tags, enabled })`, the `list_skills`
+/// authoring tool, WIT `skill-store.list-filtered`): every given field must hold.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ListFilter {
+    /// The skill's `source` (`system`, `community`, `user`).
+    pub source: Option<String>,
+    /// Tags the skill must all carry.
+    pub tags: Vec<String>,
+    /// Only enabled (`true`) or disabled (`false`) skills, by [`enabled`]'s rule.
+    pub enabled: Option<bool>,
+}
+
+impl ListFilter {
+    /// Reads `{ source?, tags?, enabled? }` (`null` fields are absent); a field of the wrong
+    /// type or an unknown field is `InvalidOptions` naming it.
+    pub fn from_value(v: &Value) -> crate::error::Result<ListFilter> {
+        use crate::error::{Error, ErrorKind};
+        let bad = |k: &str, what: &str| {
+            Error::new(ErrorKind::InvalidOptions, format!("`{k}` must be {what}")).at(k)
+        };
+        let mut f = ListFilter::default();
+        let Some(o) = v.as_object() else {
+            return match v {
+                Value::Null => Ok(f),
+                _ => Err(Error::new(
+                    ErrorKind::InvalidOptions,
+                    "a skill filter is an object { source?, tags?, enabled? }",
+                )),
+            };
+        };
+        for (k, x) in o {
+            match (k.as_str(), x) {
+                (_, Value::Null) => {}
+                ("source", Value::String(s)) => f.source = Some(s.clone()),
+                ("source", _) => return Err(bad(k, "a string")),
+                ("tags", Value::Array(a)) if a.iter().all(Value::is_string) => {
+                    f.tags = a
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect();
+                }
+                ("tags", _) => return Err(bad(k, "an array of strings")),
+                ("enabled", Value::Bool(b)) => f.enabled = Some(*b),
+                ("enabled", _) => return Err(bad(k, "a boolean")),
+                _ => {
+                    return Err(Error::new(
+                        ErrorKind::InvalidOptions,
+                        format!("unknown filter field `{k}` (source, tags, enabled)"),
+                    )
+                    .at(k.as_str()))
+                }
+            }
+        }
+        Ok(f)
+    }
+
+    /// Whether `s` passes.
+    pub fn keeps(&self, s: &SkillSummary) -> bool {
+        self.source
+            .as_deref()
+            .is_none_or(|x| s.get_str("source") == Some(x))
+            && {
+                let have = s.get_strings("tags");
+                self.tags.iter().all(|t| have.contains(&t.as_str()))
+            }
+            && self.enabled.is_none_or(|e| e == s.enabled())
+    }
+
+    /// The summaries (JSON array text) that pass `filter` (JSON text) → a JSON array.
+    pub fn apply_json(summaries: &str, filter: &str) -> crate::error::Result<String> {
+        use crate::error::{Error, ErrorKind};
+        let f: Value = serde_json::from_str(filter).map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidOptions,
+                format!("the filter is not JSON: {e}"),
+            )
+        })?;
+        let f = ListFilter::from_value(&f)?;
+        let list: Vec<Value> = serde_json::from_str(summaries).map_err(|e| {
+            Error::new(
+                ErrorKind::Internal,
+                format!("the summaries are not a JSON array: {e}"),
+            )
+        })?;
+        let rows: Vec<(String, String)> = list
+            .iter()
+            .map(|v| {
+                (
+                    v.get("id").and_then(Value::as_str).unwrap_or("").to_owned(),
+                    v.to_string(),
+                )
+            })
+            .collect();
+        let kept: Vec<Value> = crate::store::skills::read_summaries(&rows)?
+            .iter()
+            .zip(list)
+            .filter(|(s, _)| f.keeps(s))
+            .map(|(_, v)| v)
+            .collect();
+        Ok(Value::Array(kept).to_string())
+    }
+}

@@ -92,6 +92,32 @@ function call(c) {
   });
 }
 
+test('lower-many and inspect in jco: per-message results and answers, the three views', () => {
+  const ref = { type: 'file-ref', ref: { path: 'a.txt' } };
+  const msgs = JSON.stringify([
+    { role: 'user', parts: [{ type: 'text', text: 'one' }] },
+    { role: 'user', parts: [{ type: 'text', text: 'see' }, ref] },
+    { role: 'user', parts: [] },
+  ]);
+  const out = wrap(() => lowering.lowerMany(msgs, { provider: 'anthropic', resolved: [] }, [{ turn: 1, resolved: [{ part: 1, content: { tag: 'text', val: 'FILE TEXT' } }] }]));
+  assert.equal(out.length, 3);
+  assert.match(out[0].val.body, /"one"/);
+  assert.match(out[1].val.body, /FILE TEXT/);
+  assert.equal(out[2].tag, 'err');
+  assert.equal(out[2].val.tag, 'empty-message');
+  // The same bodies as lowering one by one.
+  assert.equal(out[0].val.body, lowering.lower(JSON.stringify(JSON.parse(msgs)[0]), { provider: 'anthropic', resolved: [] }).body);
+  assert.throws(() => lowering.lowerMany(msgs, { provider: 'anthropic', resolved: [] }, [{ turn: 7, resolved: [] }]), (e) => e.payload.tag === 'invalid-options');
+  assert.throws(() => lowering.lowerMany('{}', { provider: 'anthropic', resolved: [] }, []), (e) => e.payload.tag === 'invalid-message');
+  const msg = JSON.stringify({ role: 'user', parts: [{ type: 'text', text: 'look at ' }, ref] });
+  const v = JSON.parse(wrap(() => compositor.inspect(msg, { provider: 'openai-chat', resolved: [{ part: 1, content: { tag: 'text', val: 'hello' } }] })));
+  assert.deepEqual(v.user.map((c) => [c.type, c.label]), [['text', 'look at '], ['file-ref', 'a.txt']]);
+  assert.equal(v.persisted.parts[1].ref.path, 'a.txt');
+  assert.match(JSON.stringify(v.model.body), /hello/);
+  const empty = JSON.parse(wrap(() => compositor.inspect(JSON.stringify({ role: 'user', parts: [] }), { provider: 'anthropic', resolved: [] })));
+  assert.equal(empty.model.error.code, 'EmptyMessage');
+});
+
 test('limits travel in the WIT options records (jco)', () => {
   const msg = JSON.stringify({ role: 'user', parts: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] });
   assert.throws(() => lowering.lower(msg, { provider: 'anthropic', resolved: [], limits: '{"max_parts":1}' }), (e) => e.payload.tag === 'limit-exceeded');
@@ -288,8 +314,8 @@ function skillApi() {
       const v = wrap(f);
       return v === undefined ? null : JSON.parse(v);
     }
-    async list() {
-      return this.#json(() => this.res.list());
+    async list(filter) {
+      return filter === undefined ? this.#json(() => this.res.list()) : this.#json(() => this.res.listFiltered(JSON.stringify(filter)));
     }
     async get(id) {
       return this.#json(() => this.res.get(id));
@@ -326,13 +352,8 @@ function skillApi() {
     }
     close() {}
   }
-  // list({ source }) as the package has it.
-  const open = async () => {
-    const s = new Store();
-    const all = s.list.bind(s);
-    s.list = async ({ source } = {}) => (await all()).filter((x) => source === undefined || x.source === source);
-    return s;
-  };
+  // list(filter) is the component's list-filtered (the core's rule, no filter here).
+  const open = async () => new Store();
   return {
     open,
     importPackage: (pkg, { now = NOW } = {}) => JSON.parse(wrap(() => skills.importPackage(typeof pkg === 'string' ? pkg : JSON.stringify(pkg), now))),

@@ -126,7 +126,7 @@ export async function skillConformance(pl, open, seedText) {
     await rejects(s.delete(imported.id), 'NotFound', 'delete twice');
   });
 
-  await check('list filters by source; many skills list by name', async (s) => {
+  await check('list filters by source, tags and enabled; many skills list by name', async (s) => {
     for (let i = 0; i < 25; i++) {
       await s.create({ name: `Skill ${String(i).padStart(2, '0')}`, description: `number ${i}`, source: i % 3 === 0 ? 'system' : 'user' });
     }
@@ -134,6 +134,15 @@ export async function skillConformance(pl, open, seedText) {
     eq(all.length, 25, 'count');
     eq(all.map((x) => x.name), [...all.map((x) => x.name)].sort(), 'by name');
     eq((await s.list({ source: 'system' })).length, 9, 'system');
+    // Tags and enabled, by the core's rule (ListFilter), on every backend.
+    await s.create({ name: 'Tagged On', description: 'x', tags: ['pdf', 'ocr'], source: 'system' });
+    await s.create({ name: 'Tagged Off', description: 'x', tags: ['pdf'], metadata: { enabled: false } });
+    eq((await s.list({ tags: ['pdf'] })).map((x) => x.name), ['Tagged Off', 'Tagged On'], 'tags');
+    eq((await s.list({ tags: ['pdf', 'ocr'], source: 'system' })).map((x) => x.name), ['Tagged On'], 'tags and source');
+    eq((await s.list({ enabled: false })).map((x) => x.name), ['Tagged Off'], 'disabled only');
+    eq((await s.list({ enabled: true })).length, 26, 'enabled only');
+    await rejects(s.list({ tags: 'pdf' }), 'InvalidOptions', 'tags must be an array');
+    await rejects(s.list({ colour: 'red' }), 'InvalidOptions', 'an unknown filter');
   });
 
   await check('SKILL.md import → store → export round trip', async (s) => {
