@@ -270,6 +270,11 @@ export interface RunOptions {
   /** The model id: selects model variants, recorded in traces. */
   modelId?: string;
   executors?: Executors;
+  /**
+   * The host's own handler per artifact kind, replacing the built-in one: it gets the
+   * rendered input (templates rendered first) and returns the output.
+   */
+  handlers?: Partial<Record<ArtifactKind, (step: { kind: ArtifactKind; input: string; artifact: UsedArtifact; parameters: Record<string, unknown>; metadata: Record<string, unknown> }) => Promise<unknown> | unknown>>;
   session_id?: string;
   /** Where traces go (default: `store`; `null`: nowhere). */
   traces?: SkillStore | null;
@@ -282,7 +287,7 @@ export interface RunOptions {
 
 export interface RunResult {
   output: string;
-  route: 'context' | 'model' | 'code' | 'dspy';
+  route: 'context' | 'model' | 'code' | 'dspy' | 'handler';
   artifact: UsedArtifact;
   /** The dspy_module a fallback prompt template stood in for. */
   replaced: ArtifactRef | null;
@@ -294,7 +299,7 @@ export interface RunResult {
   trace: TraceRow;
 }
 
-/** Runs one artifact through its handler (throws `NoExecutor`, `NoModelAdapter`, `AssertionFailed`, `AdapterFailed`). */
+/** Runs one artifact through its handler (throws `NoExecutor`, `NoModelAdapter`, `NoHandler`, `AssertionFailed`, `AdapterFailed`). */
 export declare function runArtifact(options: RunOptions & { artifact: string }): Promise<RunResult>;
 
 /** A dspy_module whose state blob needs re-optimising. */

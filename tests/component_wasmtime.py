@@ -464,7 +464,7 @@ class ComposerInWasmtime(unittest.TestCase):
         st = h.sk("open-store", "composer-wasmtime")
         h.sk("store.create", st, json.dumps(self.packages["full-contract"]), NOW)
         summary = json.dumps(json.loads(h.sk("store.list", st))[0])
-        ex = lambda model, code, dspy: record(model=model, code=code, dspy=dspy)
+        ex = lambda model, code, dspy, handlers=(): record(model=model, code=code, dspy=dspy, handlers=list(handlers))
         ref = h.co("pick-artifact", summary, "DSPy Auditor", "", "")
         self.assertEqual(json.loads(h.co("route-artifact", ref, ex(True, False, False))), {"route": "fallback", "fallback": "Audit Prompt", "reason": "no DSPy executor is registered"})
         # The DSPy executor failed: its fallback and why; the manifest; optimisation and re-optimisation.
@@ -488,6 +488,8 @@ class ComposerInWasmtime(unittest.TestCase):
         self.assertEqual(h.co("route-artifact", prompt_ref, ex(False, False, False)).tag, "no-model-adapter")
         code_ref = h.co("pick-artifact", summary, "Collect Events", "", "")
         self.assertEqual(h.co("route-artifact", code_ref, ex(True, False, False)).tag, "no-executor")
+        self.assertEqual(json.loads(h.co("route-artifact", code_ref, ex(False, False, False, ["code_template"])))["route"], "handler")
+        self.assertEqual(h.co("route-artifact", json.dumps({"kind": "video_template", "name": "V"}), ex(True, True, True)).tag, "no-handler")
         fb = json.loads(h.co("pick-artifact", summary, "Audit Prompt", "prompt_template", "gpt-4o"))
         self.assertEqual(fb["model_variant"], "openai")
         art = h.sk("store.get-artifact", st, fb["id"])

@@ -419,6 +419,7 @@ fn dispatch_routes_every_kind() {
         model: true,
         code: true,
         dspy: true,
+        handlers: 0,
     };
     let none = Executors::default();
     // description → context
@@ -467,6 +468,35 @@ fn dispatch_routes_every_kind() {
     assert_eq!(
         p.replaced.as_ref().map(|r| r.name.as_str()),
         Some("DSPy Auditor")
+    );
+    // A host handler replaces the built-in one for its kind (templates still rendered).
+    let own = Executors {
+        handlers: Executors::handler_bits(["code_template", "description"]).unwrap(), // ok: test
+        ..none
+    };
+    let p = dispatch_in(&s, "Collect Events", "", &ctx, own).unwrap(); // ok: test
+    assert_eq!(
+        (p.route.name(), p.input.contains("workspace_search('Mara')")),
+        ("handler", true)
+    );
+    let p = dispatch_in(&s, "Overview", "", &ctx, own).unwrap(); // ok: test
+    assert_eq!(p.route, Route::Handler);
+    assert_eq!(
+        Executors::handler_bits(["video"]).unwrap_err().kind(), // ok: test
+        ErrorKind::InvalidOptions
+    );
+    // An unknown kind is NoHandler, with the kind.
+    let e = promptloom::composer::wire::route_json(
+        &json!({ "kind": "video_template", "name": "V" }).to_string(),
+        true,
+        true,
+        true,
+        &[],
+    )
+    .unwrap_err(); // ok: test
+    assert_eq!(
+        (e.kind(), e.details()["kind"].clone()),
+        (ErrorKind::NoHandler, json!("video_template"))
     );
     let e = route(ArtifactKind::DspyModule, "X", None, none).unwrap_err(); // ok: test
     assert_eq!(e.kind(), ErrorKind::NoExecutor);

@@ -1099,7 +1099,7 @@ fn the_orchestrator_decides_from_the_catalog() {
 fn a_failed_dspy_executor_falls_back_with_the_reason() {
     use promptloom::composer::wire::{fallback_json, route_json, unsupported_json};
     let m = json!({ "kind": "dspy_module", "name": "M", "fallback": "P" }).to_string();
-    let r: Value = serde_json::from_str(&route_json(&m, true, false, false).unwrap()).unwrap(); // ok: test
+    let r: Value = serde_json::from_str(&route_json(&m, true, false, false, &[]).unwrap()).unwrap(); // ok: test
     assert_eq!(
         r,
         json!({ "route": "fallback", "fallback": "P", "reason": "no DSPy executor is registered" })

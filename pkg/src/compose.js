@@ -218,17 +218,24 @@ export async function runArtifact(options = {}) {
   const { summary, load } = await source(skill, store);
   const summaryJson = JSON.stringify(summary);
   const [m, c, d] = executorFlags(model, executors);
+  const handlers = options.handlers ?? {};
+  if (handlers === null || typeof handlers !== 'object' || Array.isArray(handlers)) throw new PromptloomError('InvalidOptions', '`handlers` must be an object of functions by artifact kind (at handlers)', { path: 'handlers' });
+  for (const [k, f] of Object.entries(handlers)) {
+    if (typeof f !== 'function') throw new PromptloomError('InvalidOptions', `\`handlers.${k}\` must be a function (at handlers.${k})`, { path: `handlers.${k}` });
+  }
+  // The kinds the host serves itself: the core checks the names and routes to them.
+  const h = Object.keys(handlers).join(',');
   const dspy = dspyModes(executors);
   let ref = pick(summaryJson, artifact, '', modelId);
   let replaced = /** @type {any} */ (null);
   let fallbackReason = /** @type {string | null} */ (null);
-  let route = JSON.parse(__core('routeArtifact', JSON.stringify(ref), m, c, d));
+  let route = JSON.parse(__core('routeArtifact', JSON.stringify(ref), m, c, d, h));
   // The dspy_module's fallback template stands in (the core names it and says why).
   const fallBack = (to) => {
     replaced = ref;
     fallbackReason = to.reason;
     ref = pick(summaryJson, to.fallback, 'prompt_template', modelId);
-    route = JSON.parse(__core('routeArtifact', JSON.stringify(ref), m, c, d));
+    route = JSON.parse(__core('routeArtifact', JSON.stringify(ref), m, c, d, h));
   };
   if (route.route === 'fallback') fallBack(route);
   let art = await load(ref);
@@ -276,6 +283,10 @@ export async function runArtifact(options = {}) {
       output = r.text;
       usage = r.usage;
       model_id = r.model ?? model_id;
+    } else if (route.route === 'handler') {
+      const got = await callExecutor(handlers[art.kind], { kind: art.kind, input: prepared.input, artifact: prepared.artifact, parameters: ctx, metadata: art.metadata ?? {} });
+      if (got.failed !== undefined) throw new PromptloomError('AdapterFailed', `the ${art.kind} handler failed: ${got.failed}`, { artifact: art.name, kind: art.kind });
+      output = typeof got.out === 'string' ? got.out : JSON.stringify(got.out ?? null);
     } else if (route.route === 'code') {
       const got = await callExecutor(executors.code, { code: prepared.input, language: art.metadata?.language ?? null, artifact: prepared.artifact, parameters: ctx });
       if (got.failed !== undefined) throw new PromptloomError('AdapterFailed', `the code executor failed: ${got.failed}`, { artifact: art.name });

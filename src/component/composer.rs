@@ -83,7 +83,8 @@ impl Guest for Component {
     }
 
     fn route_artifact(reference: String, ex: wit::Executors) -> Result<String, WitError> {
-        wire::route_json(&reference, ex.model, ex.code, ex.dspy).map_err(to_wit)
+        let kinds: Vec<&str> = ex.handlers.iter().map(String::as_str).collect();
+        wire::route_json(&reference, ex.model, ex.code, ex.dspy, &kinds).map_err(to_wit)
     }
 
     fn fallback_route(reference: String, failure: String) -> Result<String, WitError> {

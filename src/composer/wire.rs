@@ -221,12 +221,16 @@ fn ref_of(text: &str) -> Result<crate::skill::ArtifactRef> {
 /// The kind, name and `dspy_module` fallback of an artifact reference (or whole artifact).
 fn reference_parts(v: &Value) -> Result<(ArtifactKind, &str, Option<&str>)> {
     let s = |k: &str| v.get(k).and_then(Value::as_str);
-    let kind = s("kind").and_then(ArtifactKind::parse).ok_or_else(|| {
-        Error::new(
-            ErrorKind::InvalidRequest,
-            "the artifact reference has no known `kind`",
-        )
-    })?;
+    let kind = match s("kind") {
+        Some(k) => ArtifactKind::parse(k)
+            .ok_or_else(|| dispatch::no_handler(k, s("name").unwrap_or("")))?,
+        None => {
+            return Err(Error::new(
+                ErrorKind::InvalidRequest,
+                "the artifact reference has no `kind`",
+            ))
+        }
+    };
     let fallback = s("fallback").or_else(|| {
         v.pointer("/metadata/fallback_artifact")
             .and_then(Value::as_str)
@@ -234,11 +238,25 @@ fn reference_parts(v: &Value) -> Result<(ArtifactKind, &str, Option<&str>)> {
     Ok((kind, s("name").unwrap_or(""), fallback))
 }
 
-/// (`model`, `code`, `dspy` flags) → `{ route, fallback? }`.
-pub fn route_json(reference: &str, model: bool, code: bool, dspy: bool) -> Result<String> {
+/// (`model`, `code`, `dspy` flags, the kinds the host registered handlers for) → `{ route,
+/// fallback?, reason? }`.
+pub fn route_json(
+    reference: &str,
+    model: bool,
+    code: bool,
+    dspy: bool,
+    handlers: &[&str],
+) -> Result<String> {
+    let handlers = Executors::handler_bits(handlers.iter().copied())?;
     let v = parse(reference, "the artifact reference")?;
     let (kind, name, fallback) = reference_parts(&v)?;
-    let r = dispatch::route(kind, name, fallback, Executors { model, code, dspy })?;
+    let ex = Executors {
+        model,
+        code,
+        dspy,
+        handlers,
+    };
+    let r = dispatch::route(kind, name, fallback, ex)?;
     let mut o = Map::new();
     o.insert("route".into(), r.name().into());
     if let Route::Fallback(f) = r {
@@ -295,6 +313,7 @@ pub fn prepare_json(
         "model" => Route::Model,
         "code" => Route::Code,
         "dspy" => Route::Dspy,
+        "handler" => Route::Handler,
         other => {
             return Err(Error::new(
                 ErrorKind::InvalidRequest,
@@ -394,6 +413,21 @@ fn summary_refs(summary: &str) -> Result<Vec<crate::skill::ArtifactRef>> {
 /// `dspy_module`), or `NotFound`.
 pub fn pick_json(summary: &str, name: &str, kind: &str, model: &str) -> Result<String> {
     let v = parse(summary, "the skill")?;
+    // The named artifact is of a kind this library has no handler for (a skill written by
+    // a newer version, or built by hand): NoHandler, before the skill is read.
+    for a in v
+        .get("artifacts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let s = |k: &str| a.get(k).and_then(Value::as_str);
+        if (s("name") == Some(name) || s("id") == Some(name))
+            && s("kind").is_some_and(|k| ArtifactKind::parse(k).is_none())
+        {
+            return Err(dispatch::no_handler(s("kind").unwrap_or(""), name));
+        }
+    }
     let id = v.get("id").and_then(Value::as_str).unwrap_or("").to_owned();
     let list = read_summaries(&[(id, v.to_string())])?;
     let refs = list.first().map(|s| s.artifacts.as_slice()).unwrap_or(&[]);

@@ -31,6 +31,53 @@ pub struct Executors {
     pub code: bool,
     /// A DSPy executor for `dspy_module`.
     pub dspy: bool,
+    /// The kinds the host registered its own handler for (bit `i`: `ArtifactKind::ALL[i]`);
+    /// such a handler replaces the built-in one.
+    pub handlers: u8,
+}
+
+impl Executors {
+    /// Whether the host registered a handler for `kind`.
+    pub fn handles(&self, kind: ArtifactKind) -> bool {
+        ArtifactKind::ALL
+            .iter()
+            .position(|k| *k == kind)
+            .is_some_and(|i| self.handlers & (1 << i) != 0)
+    }
+
+    /// The handler bits for kind names; a name that is no artifact kind is
+    /// `InvalidOptions`.
+    pub fn handler_bits<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<u8> {
+        let mut bits = 0u8;
+        for n in names {
+            let i = ArtifactKind::ALL
+                .iter()
+                .position(|k| k.name() == n)
+                .ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::InvalidOptions,
+                        format!("`handlers.{n}`: no artifact kind is named `{n}`"),
+                    )
+                    .at(format!("handlers.{n}"))
+                })?;
+            bits |= 1 << i;
+        }
+        Ok(bits)
+    }
+}
+
+/// An artifact kind no handler serves (the seed's `SkillError::NoHandler`).
+pub fn no_handler(kind: &str, name: &str) -> Error {
+    let known: Vec<&str> = ArtifactKind::ALL.iter().map(|k| k.name()).collect();
+    Error::new(
+        ErrorKind::NoHandler,
+        format!(
+            "no handler for the artifact kind `{kind}` of `{name}` (handlers exist for {})",
+            known.join(", ")
+        ),
+    )
+    .with("kind", kind)
+    .with("artifact", name)
 }
 
 /// The handler an artifact goes to.
@@ -46,10 +93,12 @@ pub enum Route {
     Dspy,
     /// No DSPy executor: run the named `prompt_template` instead.
     Fallback(String),
+    /// The host's own handler for the kind (templates rendered first).
+    Handler,
 }
 
 impl Route {
-    /// The wire name (`context`, `model`, `code`, `dspy`, `fallback`).
+    /// The wire name (`context`, `model`, `code`, `dspy`, `fallback`, `handler`).
     pub fn name(&self) -> &'static str {
         match self {
             Route::Context => "context",
@@ -57,6 +106,7 @@ impl Route {
             Route::Code => "code",
             Route::Dspy => "dspy",
             Route::Fallback(_) => "fallback",
+            Route::Handler => "handler",
         }
     }
 }
@@ -68,6 +118,9 @@ pub fn route(
     fallback: Option<&str>,
     ex: Executors,
 ) -> Result<Route> {
+    if ex.handles(kind) {
+        return Ok(Route::Handler);
+    }
     match kind {
         ArtifactKind::Description | ArtifactKind::Approach | ArtifactKind::Example => Ok(Route::Context),
         ArtifactKind::PromptTemplate if ex.model => Ok(Route::Model),
@@ -174,6 +227,13 @@ pub fn prepare(
             template::render(&artifact.content, context, limits, &artifact.name)?,
             None,
         ),
+        Route::Handler => match artifact.kind {
+            ArtifactKind::PromptTemplate | ArtifactKind::CodeTemplate => (
+                template::render(&artifact.content, context, limits, &artifact.name)?,
+                None,
+            ),
+            _ => (artifact.content.clone(), None),
+        },
         Route::Dspy => {
             let content: Value = serde_json::from_str(&artifact.content).map_err(|e| {
                 Error::new(

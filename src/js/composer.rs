@@ -40,15 +40,18 @@ pub fn authoring_step(lens: &[u32]) -> Result<String, JsValue> {
     wire::authoring_json(arg(&i, 0), arg(&i, 1), arg(&i, 2), arg(&i, 3), arg(&i, 4)).map_err(js_err)
 }
 
-/// Routes an artifact reference (JSON) for the registered executors → `{ route, fallback? }`.
+/// Routes an artifact reference (JSON) for the registered executors and the host's handler
+/// kinds (comma-separated) → `{ route, fallback?, reason? }`.
 #[wasm_bindgen(js_name = routeArtifact)]
 pub fn route_artifact(
     reference: &str,
     model: bool,
     code: bool,
     dspy: bool,
+    handlers: &str,
 ) -> Result<String, JsValue> {
-    wire::route_json(reference, model, code, dspy).map_err(js_err)
+    let kinds: Vec<&str> = handlers.split(',').filter(|k| !k.is_empty()).collect();
+    wire::route_json(reference, model, code, dspy, &kinds).map_err(js_err)
 }
 
 /// The orchestrator decision (inbox: the query, the recommendations JSON, the policy JSON

@@ -487,7 +487,7 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   const tl = wrap(() => skills.SkillStore.open('composer-dispatch'));
   wrap(() => tl.create(JSON.stringify(fx.packages['full-contract']), NOW));
   const summary = JSON.stringify(JSON.parse(wrap(() => tl.list()))[0]);
-  const ex = (model, code, dspy) => ({ model, code, dspy });
+  const ex = (model, code, dspy, handlers = []) => ({ model, code, dspy, handlers });
   const route = (name, e) => {
     const ref = wrap(() => composer.pickArtifact(summary, name, '', ''));
     return [JSON.parse(ref), JSON.parse(wrap(() => composer.routeArtifact(ref, e)))];
@@ -497,6 +497,9 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   assert.throws(() => route('Collect Events', ex(true, false, false)), (e) => e.code === 'NoExecutor');
   assert.equal(route('Collect Events', ex(true, true, false))[1].route, 'code');
   assert.equal(route('DSPy Auditor', ex(true, false, true))[1].route, 'dspy');
+  assert.equal(route('Collect Events', ex(false, false, false, ['code_template']))[1].route, 'handler');
+  assert.throws(() => route('Overview', ex(false, false, false, ['video'])), (e) => e.code === 'InvalidOptions');
+  assert.throws(() => composer.routeArtifact(JSON.stringify({ kind: 'video_template', name: 'V' }), ex(true, true, true)), (e) => e.payload.tag === 'no-handler');
   const [dspyRef, fb] = route('DSPy Auditor', ex(true, false, false));
   assert.deepEqual(fb, { route: 'fallback', fallback: 'Audit Prompt', reason: 'no DSPy executor is registered' });
   // The executor failed: the fallback and why; a manifest without the template; optimisation.

@@ -258,6 +258,18 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
     const whole = await pl.runSkill({ skill: three, traces: null, executors: { dspy: async () => ({ ok: 1 }) } });
     eq(whole.results.map((r) => r.artifact.name), ['D', 'M'], 'runSkill runs the core order');
     await rejects(pl.runArtifact({ ...opts, artifact: 'Nope' }), 'NotFound', 'unknown artifact');
+    // The handler registry: a host handler replaces the built-in one for its kind.
+    const seen = [];
+    const own = await pl.runArtifact({ ...opts, artifact: 'Collect Events', handlers: { code_template: async (step) => { seen.push(step.kind); return step.input.includes("workspace_search('Mara')") ? 'ran' : 'no'; } } });
+    eq([own.route, own.output, seen, own.trace.route], ['handler', 'ran', ['code_template'], 'handler'], 'a host handler for code_template');
+    const desc = await pl.runArtifact({ ...opts, artifact: 'Overview', handlers: { description: (step) => step.input.toUpperCase() } });
+    eq(desc.output, 'USE WHEN AN AUTHOR ASKS WHETHER EVENTS LINE UP.', 'a host handler replaces context injection');
+    await rejects(pl.runArtifact({ ...opts, artifact: 'Overview', handlers: { video: async () => 1 } }), 'InvalidOptions', 'a handler for no kind');
+    await rejects(pl.runArtifact({ ...opts, artifact: 'Overview', handlers: { description: 5 } }), 'InvalidOptions', 'a handler that is no function');
+    await rejects(pl.runArtifact({ ...opts, artifact: 'Overview', handlers: { description: () => { throw new Error('boom'); } } }), 'AdapterFailed', 'a failing handler');
+    const odd = { id: 'odd', name: 'Odd', description: 'x', artifacts: [{ id: 'odd-v', skill_id: 'odd', kind: 'video_template', name: 'V', ordinal: 0, content: 'x', metadata: {} }] };
+    const nh = await rejects(pl.runArtifact({ skill: odd, artifact: 'V', traces: null }), 'NoHandler', 'an unknown kind');
+    eq(nh.details.kind, 'video_template', 'NoHandler names the kind');
   });
 
   await check('dspy_module: the fallback runs when the executor throws or lacks the template; optimise, stamp, re-optimise', async (store) => {
