@@ -35,8 +35,9 @@ const web = rows[0];
 // gzip, of which the fast paths are 8 (they make the parse ~25% faster); + the rules moved
 // out of the JS glue into the core (read plans for both stores, resolver-request planning,
 // the kept-messages lowering step, framing names) 483 KB — about 10 KB gzip, 22 KB raw of it
-// the read plans. This gate stops further growth unnoticed; the size issue is where it
-// comes down.
+// the read plans; the skill-listing filter rule (ListFilter, one rule for JS, WIT and the
+// authoring tool) 487.7 KB. This gate stops further growth unnoticed; the size issue is
+// where it comes down.
 // The composer (MiniJinja's renderer, the JSON Schema validator, regex-lite, dispatch)
 // ships as a second module for the `promptloom/composer` entry, so the budget above still
 // holds for apps that do not compose; the composer module has its own gate. The contract
@@ -44,14 +45,18 @@ const web = rows[0];
 // machine and its state transitions, the planner section, the JS and record wire forms)
 // took it from 730 KB to 840 KB gzip, the rules moved out of the glue to 852 KB, the skill
 // write machine, the `enabled` rule, trace `created_at` and the DSPy dataset export to
-// 856.1 KB, the registry summary text to 856.9 KB; issue 17 is where it comes down.
-const budget = 486 * 1024;
+// 856.1 KB, the registry summary text to 856.9 KB; the orchestrator decision, the DSPy
+// executor modes (fallback on failure, optimise, version stamps), bulk spec loading, the
+// listing filter, the handler registry and the inspector views to 873.9 KB (each new
+// export with its JSON reading and error texts costs 1–5 KB gzip); issue 17 is where it
+// comes down.
+const budget = 488 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 858 * 1024;
+const fullBudget = 875 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
