@@ -15,6 +15,18 @@ pub fn json_value(text: &str, what: &str, kind: ErrorKind) -> Result<Value> {
     serde_json::from_str(text).map_err(|e| Error::json(kind, what, &e))
 }
 
+/// Parses a JSON array of messages (a history for `lowerMany` / `lower-many`); anything
+/// else is `InvalidMessage`.
+pub fn message_array(text: &str) -> Result<Vec<Value>> {
+    match json_value(text, "the message", ErrorKind::InvalidMessage)? {
+        Value::Array(items) => Ok(items),
+        _ => Err(Error::new(
+            ErrorKind::InvalidMessage,
+            "messages must be a JSON array",
+        )),
+    }
+}
+
 /// Parses the resolver answers into a [`TableResolver`].
 pub fn resolver_table(text: &str) -> Result<TableResolver> {
     resolver_table_with(text, Vec::new())

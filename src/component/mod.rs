@@ -314,22 +314,7 @@ impl Guest for Component {
             )));
         }
         let (opts, _) = options(options_in).map_err(to_wit)?;
-        let list = match serde_json::from_str::<Value>(&messages) {
-            Ok(Value::Array(items)) => items,
-            Ok(_) => {
-                return Err(to_wit(Error::new(
-                    ErrorKind::InvalidMessage,
-                    "messages must be a JSON array",
-                )))
-            }
-            Err(e) => {
-                return Err(to_wit(Error::json(
-                    ErrorKind::InvalidMessage,
-                    "the messages",
-                    &e,
-                )))
-            }
-        };
+        let list = crate::wire::message_array(&messages).map_err(to_wit)?;
         let mut tables: Vec<TableResolver> =
             (0..list.len()).map(|_| TableResolver::default()).collect();
         for a in answers {

@@ -101,22 +101,7 @@ pub fn lower_many_inbox(lens: &[u32]) -> Result<String, JsValue> {
         .map_err(|e| Error::json(ErrorKind::InvalidOptions, "options", &e))
         .and_then(LowerOptions::from_value)
         .map_err(js_err)?;
-    let messages: Vec<serde_json::Value> = match serde_json::from_str(&messages) {
-        Ok(serde_json::Value::Array(items)) => items,
-        Ok(_) => {
-            return Err(js_err(Error::new(
-                ErrorKind::InvalidMessage,
-                "messages must be a JSON array",
-            )))
-        }
-        Err(e) => {
-            return Err(js_err(Error::json(
-                ErrorKind::InvalidMessage,
-                "the message",
-                &e,
-            )))
-        }
-    };
+    let messages = crate::wire::message_array(&messages).map_err(js_err)?;
     let plan = resolved.starts_with(frame::ASK) && resolved.len() == frame::ASK.len_utf8();
     let tables = if plan {
         (0..messages.len()).map(|_| Default::default()).collect()
