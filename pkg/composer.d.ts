@@ -122,6 +122,8 @@ export interface InvocationRecord {
   purpose: 'application' | 'authoring';
   channel_id: string | null;
   used_artifacts: UsedArtifact[];
+  /** Memory marks: the items the prompt rendered, with a hash of tier and content (absent when none). */
+  memory_refs?: Array<{ id: string; content_hash: string }>;
   expected_tool_calls: string[];
   outcome: 'success' | 'error';
   error: { code: string; message: string } | null;
@@ -142,6 +144,7 @@ export interface Composition {
   model_preference: string | null;
   /** The parameters after schema defaults. */
   parameters: Record<string, unknown>;
+  /** The memory items the prompt renders and so depends on (each id once; empty items are not rendered). */
   memory_refs: string[];
   invocation_record: InvocationRecord;
 }

@@ -28,7 +28,9 @@ pub mod shape;
 pub mod tool;
 pub mod wire;
 
-pub use record::{content_hash, invocation_record, InvocationRecord, RecordInput, UsedArtifact};
+pub use record::{
+    content_hash, invocation_record, InvocationRecord, MemoryMark, RecordInput, UsedArtifact,
+};
 pub use request::{
     Capabilities, ComposeRequest, InvocationSource, MemoryItem, Purpose, ToolDescriptor,
 };
@@ -120,7 +122,8 @@ pub struct Composition {
     pub model_preference: Option<String>,
     /// The parameters after schema defaults.
     pub parameters: Map<String, Value>,
-    /// Memory items the prompt includes (ids).
+    /// Memory items the prompt renders and so depends on (ids, each once; empty items are
+    /// not rendered).
     pub memory_refs: Vec<String>,
     /// The invocation record to store beside the turn.
     pub invocation_record: InvocationRecord,
@@ -181,7 +184,7 @@ fn compose_parts(
     let raw = RecordInput::from_fields(&o, identity);
     let with_record = |e: Error| match &raw {
         Some(r) => {
-            let rec = invocation_record(r, &[], &[], Some(&e));
+            let rec = invocation_record(r, &[], &[], &[], Some(&e));
             e.with("invocation_record", rec.to_value())
         }
         None => e,
@@ -510,15 +513,23 @@ pub fn compose(req: &ComposeRequest) -> Result<Step> {
         let lines: Vec<String> = params.iter().map(|(k, v)| param_line(k, v)).collect();
         request.push_str(&lines.join("\n"));
     }
-    if !req.memory_context.is_empty() {
-        request.push_str("\n\n### Memory\n");
-        for m in &req.memory_context {
-            request.push('\n');
-            match &m.tier {
-                Some(t) => request.push_str(&format!("- [{t}] {}", m.content)),
-                None => request.push_str(&format!("- {}", m.content)),
-            }
+    // Memory marks: the items the prompt renders — each id once, never an empty one — are
+    // the ones it depends on, and the record keeps them.
+    let mut marks: Vec<MemoryMark> = Vec::new();
+    for m in &req.memory_context {
+        if m.content.trim().is_empty() || marks.iter().any(|k| k.id == m.id) {
+            continue;
         }
+        request.push_str(if marks.is_empty() {
+            "\n\n### Memory\n\n"
+        } else {
+            "\n"
+        });
+        match &m.tier {
+            Some(t) => request.push_str(&format!("- [{t}] {}", m.content)),
+            None => request.push_str(&format!("- {}", m.content)),
+        }
+        marks.push(MemoryMark::of(&m.id, m.tier.as_deref(), &m.content));
     }
     sections.push(section("request", None, request));
     if let Some(a) = approach {
@@ -542,6 +553,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Step> {
     let rec = invocation_record(
         &RecordInput::of(req),
         &used,
+        &marks,
         &shaped.expected_tool_calls,
         None,
     );
@@ -565,7 +577,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Step> {
             .and_then(Value::as_str)
             .map(str::to_owned),
         parameters: params,
-        memory_refs: req.memory_context.iter().map(|m| m.id.clone()).collect(),
+        memory_refs: marks.iter().map(|m| m.id.clone()).collect(),
         invocation_record: rec,
     })))
 }

@@ -62,6 +62,10 @@ pub struct InvocationRecord {
     pub channel_id: Option<String>,
     /// The artifacts read.
     pub used_artifacts: Vec<UsedArtifact>,
+    /// The memory items the prompt depends on (those it rendered), with a hash of what was
+    /// rendered, so a replay can name the item that changed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub memory_refs: Vec<MemoryMark>,
     /// The tool-call sequence hint.
     pub expected_tool_calls: Vec<String>,
     /// `success` or `error`.
@@ -79,11 +83,35 @@ impl InvocationRecord {
     }
 }
 
+/// A memory item the prompt rendered: its id and `sha256-<hex>` of its tier and content.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct MemoryMark {
+    /// The item id.
+    pub id: String,
+    /// `sha256-<hex>` of the tier and the content.
+    pub content_hash: String,
+}
+
+impl MemoryMark {
+    /// The mark of an item rendered with `tier` and `content`.
+    pub fn of(id: &str, tier: Option<&str>, content: &str) -> Self {
+        let mut h = Sha256::new();
+        h.update(tier.unwrap_or("").as_bytes());
+        h.update([0]);
+        h.update(content.as_bytes());
+        MemoryMark {
+            id: id.to_owned(),
+            content_hash: format!("sha256-{}", hex(&h.finalize())),
+        }
+    }
+}
+
 /// Builds the invocation record; its id hashes the record's JSON text (written without the
 /// id).
 pub fn invocation_record(
     req: &RecordInput,
     used: &[UsedArtifact],
+    memory: &[MemoryMark],
     expected_tool_calls: &[String],
     error: Option<&Error>,
 ) -> InvocationRecord {
@@ -98,6 +126,7 @@ pub fn invocation_record(
         purpose: req.purpose.clone(),
         channel_id: req.channel_id.clone(),
         used_artifacts: used.to_vec(),
+        memory_refs: memory.to_vec(),
         expected_tool_calls: expected_tool_calls.to_vec(),
         outcome: if error.is_some() { "error" } else { "success" },
         error: error.map(|e| RecordError {
