@@ -128,6 +128,12 @@ export interface InvocationRecord {
   outcome: 'success' | 'error';
   error: { code: string; message: string } | null;
   composed_at: string | null;
+  /** Replay inputs (a successful composition): the request's own fields as given. */
+  request?: Record<string, unknown>;
+  /** `sha256-…` of the prompt text (a successful composition). */
+  prompt_hash?: string;
+  /** The parameters after schema defaults (a successful composition). */
+  parameters?: Record<string, unknown>;
 }
 
 /** The seed's `Composition`. */
@@ -304,6 +310,23 @@ export interface RunResult {
 
 /** Runs one artifact through its handler (throws `NoExecutor`, `NoModelAdapter`, `NoHandler`, `AssertionFailed`, `AdapterFailed`). */
 export declare function runArtifact(options: RunOptions & { artifact: string }): Promise<RunResult>;
+
+/** One difference a replay found. */
+export type ReplayChange =
+  | { kind: 'artifact' | 'template'; id: string; name: string; change: 'removed' | 'modified' | 'added' }
+  | { kind: 'memory'; id: string; change: 'missing' | 'modified' }
+  | { kind: 'parameter'; name: string; before: unknown; after: unknown }
+  | { kind: 'skill'; change: string }
+  | { kind: 'error'; code: string; message: string };
+
+/**
+ * Replays a stored invocation record against the skill as `store` holds it now and the
+ * memory items read back by id: proves the prompt byte-identical, or names each change.
+ */
+export declare function verifyInvocation(
+  record: InvocationRecord,
+  options: { store: SkillStore; memory?: Array<{ id: string; tier?: string; content: string }> | ((ids: string[]) => Promise<Array<{ id: string; tier?: string; content: string }>> | Array<{ id: string; tier?: string; content: string }>) },
+): Promise<{ identical: boolean; prompt_hash: string; recomposed_hash: string | null; changes: ReplayChange[] }>;
 
 /** A dspy_module whose state blob needs re-optimising. */
 export interface StaleDspy {

@@ -48,15 +48,16 @@ const web = rows[0];
 // 856.1 KB, the registry summary text to 856.9 KB; the orchestrator decision, the DSPy
 // executor modes (fallback on failure, optimise, version stamps), bulk spec loading, the
 // listing filter, the handler registry and the inspector views to 873.9 KB (each new
-// export with its JSON reading and error texts costs 1–5 KB gzip); issue 17 is where it
-// comes down.
+// export with its JSON reading and error texts costs 1–5 KB gzip), memory marks and replay
+// (verifyInvocation: the record's replay inputs, the recomposition and the change report)
+// to 883.5 KB; issue 17 is where it comes down.
 const budget = 488 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 875 * 1024;
+const fullBudget = 885 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;

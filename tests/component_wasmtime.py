@@ -203,7 +203,7 @@ class Host:
         gw = inst.get_export_index(self.store, "promptloom:core/gateway@0.1.0")
         q = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, gw))
         self.gateway = {n: q(n) for n in ["check-contract", "apply-state", "records-to-otel", "[constructor]contract-registry", "[method]contract-registry.register", "[method]contract-registry.resolve", "[method]contract-registry.set-canary", "[method]contract-registry.planner-section", "[method]contract-registry.review", "[constructor]gateway", "[method]gateway.call", "[method]gateway.records", "[method]gateway.verify"]}
-        self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "run-order", "route-artifact", "prepare-artifact", "check-assertions", "fallback-route", "unsupported-template", "dspy-optimize-call", "dspy-stamp", "dspy-stale"]}
+        self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "run-order", "route-artifact", "prepare-artifact", "check-assertions", "verify-invocation", "fallback-route", "unsupported-template", "dspy-optimize-call", "dspy-stamp", "dspy-stale"]}
 
     def gw(self, name, *args):
         return self.gateway[name](self.store, *args)
@@ -454,6 +454,15 @@ class ComposerInWasmtime(unittest.TestCase):
             else:
                 self.assertEqual(out.tag, "composed", name)
                 self.assertEqual(json.loads(out.payload), want["composition"], name)
+        # Replay: the record recomposes byte-identically; a removed memory item is named.
+        rn = self.requests["release-notes-memory-marks"]
+        rec = json.loads(compose(rn).payload)["invocation_record"]
+        same = json.loads(h.co("verify-invocation", json.dumps(rec), json.dumps(rn["skill_package"]), json.dumps(rn["memory_context"])))
+        self.assertEqual((same["identical"], same["changes"]), (True, []))
+        gone = json.loads(h.co("verify-invocation", json.dumps(rec), json.dumps(rn["skill_package"]), json.dumps(rn["memory_context"][:1])))
+        self.assertEqual([(c["kind"], c["change"], c["id"]) for c in gone["changes"]], [("memory", "missing", "mem-3")])
+        self.assertFalse(gone["identical"])
+        self.assertEqual(h.co("verify-invocation", "{}", json.dumps(rn["skill_package"]), "").tag, "invalid-request")
         answered = dict(self.requests["planner-needs-shape"], delegated_shape={"kind": "loop", "tools": ["web_search"]})
         c = json.loads(compose(answered).payload)
         self.assertEqual(([t["name"] for t in c["subgraph"]["tool_availability"]], c["subgraph"]["decided_by"]), (["web_search"], "model"))

@@ -683,3 +683,111 @@ fn composition_lowering_merges_the_callers_system_and_tools() {
     let e = composition_lowering("{}", None, None).unwrap_err(); // ok: test
     assert_eq!(e.kind(), ErrorKind::InvalidRequest);
 }
+
+#[test]
+fn replay_proves_the_prompt_or_names_what_changed() {
+    use promptloom::composer::replay::{verify, verify_json};
+    use promptloom::composer::request::read_package;
+    // Every successful golden composition replays byte-identically from its record.
+    let mut replayed = 0;
+    for entry in std::fs::read_dir("tests/composer/requests")
+        .unwrap()
+        .flatten()
+    {
+        let req = request_of(&entry.path());
+        let Ok(Step::Composed(c)) = compose_value(req.clone()) else {
+            continue;
+        };
+        let skill = read_package(&req["skill_package"]).unwrap(); // ok: test
+        let memory: Vec<Value> = req["memory_context"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let out: Value = serde_json::from_str(
+            &verify_json(
+                &c.invocation_record.to_value().to_string(),
+                &skill.to_value().to_string(),
+                &Value::from(memory).to_string(),
+            )
+            .unwrap(), // ok: test
+        )
+        .unwrap(); // ok: test
+        assert_eq!(out["identical"], true, "{}: {out}", entry.path().display());
+        assert_eq!(out["changes"], json!([]));
+        replayed += 1;
+    }
+    assert!(replayed >= 7, "{replayed}");
+    // Now change things, one at a time.
+    let req = request_of(Path::new(
+        "tests/composer/requests/release-notes-memory-marks.json",
+    ));
+    let Ok(Step::Composed(c)) = compose_value(req.clone()) else {
+        panic!("composes")
+    };
+    let record = c.invocation_record.to_value();
+    let skill = read_package(&req["skill_package"]).unwrap(); // ok: test
+    let items = |v: &Value| -> Vec<promptloom::composer::request::MemoryItem> {
+        v.as_array()
+            .unwrap() // ok: test
+            .iter()
+            .map(|m| promptloom::composer::request::MemoryItem {
+                id: m["id"].as_str().unwrap_or("").to_owned(),
+                tier: m["tier"].as_str().map(str::to_owned),
+                content: m["content"].as_str().unwrap_or("").to_owned(),
+            })
+            .collect()
+    };
+    let memory = items(&req["memory_context"]);
+    let kinds = |out: &Value| -> Vec<String> {
+        out["changes"]
+            .as_array()
+            .unwrap() // ok: test
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {}",
+                    c["kind"].as_str().unwrap_or(""),
+                    c["change"].as_str().or(c["name"].as_str()).unwrap_or("")
+                )
+            })
+            .collect()
+    };
+    // The framing template edited.
+    let mut edited = skill.clone();
+    if let Some(a) = edited
+        .artifacts
+        .iter_mut()
+        .find(|a| a.name == "Notes Framing")
+    {
+        a.content.push_str("\nBe brief.");
+    }
+    let out = verify(&record, &edited, &memory).unwrap(); // ok: test
+    assert_eq!(
+        (out["identical"].clone(), kinds(&out)),
+        (json!(false), vec!["template modified".to_owned()])
+    );
+    // A memory item changed, one gone.
+    let mut mem = memory.clone();
+    mem.retain(|m| m.id != "mem-3");
+    if let Some(m) = mem.iter_mut().find(|m| m.id == "mem-1") {
+        m.content = "Acme ships on Wednesdays.".into();
+    }
+    let out = verify(&record, &skill, &mem).unwrap(); // ok: test
+    assert_eq!(kinds(&out), ["memory modified", "memory missing"]);
+    // A parameter default changed in the skill's contract.
+    let mut defaults = skill.clone();
+    defaults.metadata["parameters"]["properties"]["tone"]["default"] = json!("upbeat");
+    let out = verify(&record, &defaults, &memory).unwrap(); // ok: test
+    assert!(kinds(&out).contains(&"parameter tone".to_owned()), "{out}");
+    // An artifact removed.
+    let mut fewer = skill.clone();
+    fewer.artifacts.retain(|a| a.name != "Style guide");
+    let out = verify(&record, &fewer, &memory).unwrap(); // ok: test
+    assert_eq!(kinds(&out), ["artifact removed"]);
+    // A failed composition's record cannot be replayed.
+    let failed = json!({ "outcome": "error", "thread_id": "t" });
+    assert_eq!(
+        verify(&failed, &skill, &memory).unwrap_err().kind(),
+        ErrorKind::InvalidRequest
+    ); // ok: test
+}

@@ -1165,7 +1165,11 @@ fn list_filters_are_one_rule() {
     }
     let all: Vec<Value> = list.iter().map(|s| s.to_value()).collect();
     let kept: Value = serde_json::from_str(
-        &ListFilter::apply_json(&Value::from(all).to_string(), r#"{"enabled":false}"#).unwrap(), // ok: test
+        &promptloom::store::skills::filter_json(
+            &Value::from(all).to_string(),
+            r#"{"enabled":false}"#,
+        )
+        .unwrap(), // ok: test
     )
     .unwrap(); // ok: test
     assert_eq!(kept[0]["name"], "Off");

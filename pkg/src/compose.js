@@ -446,3 +446,26 @@ export async function optimizeDspy(options = {}) {
   }
   return { optimized };
 }
+
+/**
+ * Replays a stored invocation record: recomposes it from the record's inputs, the skill as
+ * `store` holds it now (read by the record's `skill_id`, else its name) and the memory items
+ * read back by id (`memory`: the items, or `(ids) => items`, sync or async), and proves
+ * the prompt byte-identical — `{ identical, prompt_hash, recomposed_hash, changes }` — or
+ * names each change (`artifact`, `template`, `memory`, `parameter`, `skill`, `error`).
+ */
+export async function verifyInvocation(record, options = {}) {
+  __opts(options, 'verifyInvocation()');
+  if (record === null || typeof record !== 'object' || Array.isArray(record)) throw new PromptloomError('InvalidRequest', 'verifyInvocation() takes an invocation record object (at record)', { path: 'record' });
+  const { store, memory } = options;
+  if (!store || typeof store.get !== 'function' || typeof store.getByName !== 'function') throw new PromptloomError('InvalidOptions', 'verifyInvocation() takes `store`, a skill store from openSkillStore() (at store)', { path: 'store' });
+  const skill = (typeof record.skill_id === 'string' ? await store.get(record.skill_id) : null) ?? (typeof record.skill_name === 'string' ? await store.getByName(record.skill_name) : null);
+  if (!skill) throw new PromptloomError('NotFound', `the skill \`${record.skill_name ?? record.skill_id}\` of this record is not in the store`, { skill: record.skill_id ?? null });
+  const ids = Array.isArray(record.memory_refs) ? record.memory_refs.map((/** @type {any} */ m) => m?.id) : [];
+  let items = [];
+  if (typeof memory === 'function') items = ids.length > 0 ? await memory(ids) : [];
+  else if (memory !== undefined && memory !== null) items = memory;
+  const recordText = __json(record, 'the record', 'InvalidRequest', { text: false, path: 'record' });
+  const memoryText = __json(items ?? [], 'the memory items', 'InvalidRequest', { text: false, path: 'memory' });
+  return JSON.parse(__inbox('verifyInvocation', [recordText, JSON.stringify(skill), memoryText]));
+}

@@ -87,6 +87,14 @@ impl Guest for Component {
         wire::route_json(&reference, ex.model, ex.code, ex.dspy, &kinds).map_err(to_wit)
     }
 
+    fn verify_invocation(
+        invocation: String,
+        skill: String,
+        memory: String,
+    ) -> Result<String, WitError> {
+        crate::composer::replay::verify_json(&invocation, &skill, &memory).map_err(to_wit)
+    }
+
     fn fallback_route(reference: String, failure: String) -> Result<String, WitError> {
         wire::fallback_json(&reference, &failure).map_err(to_wit)
     }

@@ -22,6 +22,7 @@
 
 pub mod authoring;
 pub mod record;
+pub mod replay;
 pub mod request;
 pub mod select;
 pub mod shape;
@@ -550,13 +551,14 @@ pub fn compose(req: &ComposeRequest) -> Result<Step> {
     // Steps 5–7.
     let shaped = shape::shape(req, approach, req.delegated_shape.as_ref())?;
     // Step 8 and the record.
-    let rec = invocation_record(
+    let mut rec = invocation_record(
         &RecordInput::of(req),
         &used,
         &marks,
         &shaped.expected_tool_calls,
         None,
     );
+    rec.replayable(req.replay.clone(), &params, &text);
     Ok(Step::Composed(Box::new(Composition {
         skill: SkillRef {
             id: skill.id.clone(),
@@ -721,5 +723,6 @@ pub fn nested_request(
         now: parent.now.clone(),
         delegated_shape: None,
         render_limits: parent.render_limits,
+        replay: Map::new(),
     }
 }

@@ -74,9 +74,40 @@ pub struct InvocationRecord {
     pub error: Option<RecordError>,
     /// Host time.
     pub composed_at: Option<String>,
+    /// The request's inputs as given (a successful composition only), for replay.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request: Option<Map<String, Value>>,
+    /// `sha256-<hex>` of the prompt text (a successful composition only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_hash: Option<String>,
+    /// The parameters after schema defaults (a successful composition only), so a replay
+    /// names a parameter whose default changed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parameters: Option<Map<String, Value>>,
+}
+
+/// `sha256-<hex>` of a prompt text.
+pub fn prompt_hash(text: &str) -> String {
+    format!("sha256-{}", hex(&Sha256::digest(text.as_bytes())))
 }
 
 impl InvocationRecord {
+    /// Adds what a replay needs (the request's inputs and the prompt's hash) and derives the
+    /// id again.
+    pub fn replayable(
+        &mut self,
+        request: Map<String, Value>,
+        parameters: &Map<String, Value>,
+        prompt: &str,
+    ) {
+        self.request = Some(request);
+        self.parameters = Some(parameters.clone());
+        self.prompt_hash = Some(prompt_hash(prompt));
+        self.id = String::new();
+        let digest = Sha256::digest(serde_json::to_string(self).unwrap_or_default().as_bytes());
+        self.id = format!("inv-{}", hex(digest.get(..12).unwrap_or(&[])));
+    }
+
     /// The JSON form.
     pub fn to_value(&self) -> Value {
         super::json(self)
@@ -134,6 +165,9 @@ pub fn invocation_record(
             message: e.to_string(),
         }),
         composed_at: req.now.clone(),
+        request: None,
+        prompt_hash: None,
+        parameters: None,
     };
     let digest = Sha256::digest(serde_json::to_string(&r).unwrap_or_default().as_bytes());
     r.id = format!("inv-{}", hex(digest.get(..12).unwrap_or(&[])));

@@ -134,7 +134,26 @@ pub struct ComposeRequest {
     /// The bounds of the framing template's render (`render_limits: { fuel, recursion,
     /// max_output, max_value }`; defaults otherwise).
     pub render_limits: crate::skill::template::Limits,
+    /// The request's own inputs as given ([`REPLAY_FIELDS`]), which the invocation record
+    /// keeps so a replay recomposes from the record.
+    pub replay: Map<String, Value>,
 }
+
+/// The request fields an invocation record keeps for replay (the thread, turn, source,
+/// purpose, channel and time are its own fields; the skill is read back by its artifacts'
+/// content hashes and the memory items by id).
+pub const REPLAY_FIELDS: [&str; 10] = [
+    "user_request",
+    "parameters",
+    "available_tools",
+    "caller_capabilities",
+    "model",
+    "max_examples",
+    "context_budget",
+    "max_tool_calls",
+    "delegated_shape",
+    "render_limits",
+];
 
 /// The template whose syntax the composer checks by rendering it (the framing artifact).
 fn framing_template(pkg: &Value) -> Option<&str> {
@@ -174,6 +193,14 @@ impl ComposeRequest {
     /// A request from an already validated skill and the other fields (the request object
     /// without `skill_package`).
     pub fn from_parts(skill: Skill, mut o: Map<String, Value>) -> Result<Self> {
+        let replay: Map<String, Value> = REPLAY_FIELDS
+            .iter()
+            .filter_map(|k| {
+                o.get(*k)
+                    .filter(|v| !v.is_null())
+                    .map(|v| ((*k).to_owned(), v.clone()))
+            })
+            .collect();
         let mut f = Fields::new(&mut o, "", ErrorKind::InvalidRequest);
         let user_request = f.opt_string("user_request")?.unwrap_or_default();
         let invocation_source = match f.opt_string("invocation_source")? {
@@ -283,6 +310,7 @@ impl ComposeRequest {
             now,
             delegated_shape,
             render_limits,
+            replay,
         })
     }
 
@@ -295,7 +323,7 @@ impl ComposeRequest {
     }
 }
 
-fn memory_item(v: Value, i: usize) -> Result<MemoryItem> {
+pub(crate) fn memory_item(v: Value, i: usize) -> Result<MemoryItem> {
     let path = format!("memory_context[{i}]");
     let Value::Object(mut o) = v else {
         return Err(Error::new(

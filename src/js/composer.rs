@@ -62,6 +62,15 @@ pub fn decide_skills(lens: &[u32]) -> Result<String, JsValue> {
     crate::catalog::orchestrator::decide_json(arg(&i, 0), arg(&i, 1), arg(&i, 2)).map_err(js_err)
 }
 
+/// Replays an invocation record (inbox: the record, the skill as stored now, the memory
+/// items read back as a JSON array or "") → `{ identical, prompt_hash, recomposed_hash,
+/// changes }`.
+#[wasm_bindgen(js_name = verifyInvocation)]
+pub fn verify_invocation(lens: &[u32]) -> Result<String, JsValue> {
+    let i = inbox_strings(lens)?;
+    crate::composer::replay::verify_json(arg(&i, 0), arg(&i, 1), arg(&i, 2)).map_err(js_err)
+}
+
 /// The fallback after the DSPy executor failed (inbox: the artifact reference JSON, what
 /// the executor said) → `{ route: "fallback", fallback, reason }`.
 #[wasm_bindgen(js_name = fallbackRoute)]

@@ -238,7 +238,7 @@ pub fn plan_sync(lens: &[u32], now: &str) -> Result<String, JsValue> {
 pub fn filter_skills(lens: &[u32]) -> Result<String, JsValue> {
     let input = inbox_strings(lens)?;
     let at = |n: usize| input.get(n).map(String::as_str).unwrap_or_default();
-    skill::model::ListFilter::apply_json(at(0), at(1)).map_err(js_err)
+    layout::filter_json(at(0), at(1)).map_err(js_err)
 }
 
 /// The phase-1 index over a catalog.

@@ -1033,3 +1033,38 @@ impl<B: Backend> SkillTables<B> {
         }
     }
 }
+
+/// The summaries (JSON array text) that pass `filter` (JSON text, a
+/// [`crate::skill::model::ListFilter`]) → a JSON array.
+pub fn filter_json(summaries: &str, filter: &str) -> Result<String> {
+    use crate::skill::model::ListFilter;
+    let f: Value = serde_json::from_str(filter).map_err(|e| {
+        Error::new(
+            ErrorKind::InvalidOptions,
+            format!("the filter is not JSON: {e}"),
+        )
+    })?;
+    let f = ListFilter::from_value(&f)?;
+    let list: Vec<Value> = serde_json::from_str(summaries).map_err(|e| {
+        Error::new(
+            ErrorKind::Internal,
+            format!("the summaries are not a JSON array: {e}"),
+        )
+    })?;
+    let rows: Vec<(String, String)> = list
+        .iter()
+        .map(|v| {
+            (
+                v.get("id").and_then(Value::as_str).unwrap_or("").to_owned(),
+                v.to_string(),
+            )
+        })
+        .collect();
+    let kept: Vec<Value> = read_summaries(&rows)?
+        .iter()
+        .zip(list)
+        .filter(|(s, _)| f.keeps(s))
+        .map(|(_, v)| v)
+        .collect();
+    Ok(Value::Array(kept).to_string())
+}

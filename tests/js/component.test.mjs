@@ -540,6 +540,16 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   // No output was recorded: no DSPy example.
   assert.equal(wrap(() => tl.exportDspyDataset('s', undefined, undefined)), '');
   assert.equal(wrap(() => store.exportTraces(undefined, undefined, undefined)), '');
+  // Replay: the record recomposes byte-identically; an edited template is named.
+  const rnReq = fx.requests['release-notes-memory-marks'];
+  const rnComp = JSON.parse(wrap(() => composer.compose(JSON.stringify(rnReq))).val);
+  const rnSkill = JSON.stringify(rnReq.skill_package);
+  const same = JSON.parse(wrap(() => composer.verifyInvocation(JSON.stringify(rnComp.invocation_record), rnSkill, JSON.stringify(rnReq.memory_context))));
+  assert.deepEqual([same.identical, same.changes], [true, []]);
+  const edited = { ...rnReq.skill_package, artifacts: rnReq.skill_package.artifacts.map((a) => (a.name === 'Notes Framing' ? { ...a, content: `${a.content}\nBe brief.` } : a)) };
+  const diff = JSON.parse(wrap(() => composer.verifyInvocation(JSON.stringify(rnComp.invocation_record), JSON.stringify(edited), '[]')));
+  assert.deepEqual(diff.changes.map((c) => [c.kind, c.change]), [['template', 'modified'], ['memory', 'missing'], ['memory', 'missing']]);
+  assert.throws(() => composer.verifyInvocation('{"outcome":"error"}', rnSkill, ''), (e) => e.payload.tag === 'invalid-request');
   const messages = wrap(() => compositor.MessageStore.open('composer-records'));
   wrap(() => messages.recordInvocation(JSON.stringify(comp.invocation_record)));
   assert.deepEqual(JSON.parse(wrap(() => messages.invocations('thread-1'))), [comp.invocation_record]);

@@ -362,6 +362,34 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
     }
   });
 
+  await check('replay: a stored invocation recomposes byte-identically, or names what changed', async (store) => {
+    await store.create(fx.packages['release-notes']);
+    const r = req('release-notes-memory-marks');
+    const record = pl.compose(r).invocation_record;
+    eq(record.memory_refs.map((m) => m.id), ['mem-1', 'mem-3'], 'memory marks: rendered items only');
+    const memory = r.memory_context;
+    const same = await pl.verifyInvocation(record, { store, memory });
+    eq([same.identical, same.changes, same.recomposed_hash], [true, [], record.prompt_hash], 'identical');
+    let asked = null;
+    const viaFn = await pl.verifyInvocation(record, { store, memory: async (ids) => { asked = ids; return memory; } });
+    eq([viaFn.identical, asked], [true, ['mem-1', 'mem-3']], 'memory read back by id');
+    // The framing template edited in the store, a memory item gone.
+    const skill = await store.getByName('Release Notes');
+    const framing = skill.artifacts.find((a) => a.name === 'Notes Framing');
+    await store.updateArtifact({ ...framing, content: `${framing.content}\nBe brief.` });
+    const changed = await pl.verifyInvocation(record, { store, memory: memory.filter((m) => m.id !== 'mem-3') });
+    eq([changed.identical, changed.changes.map((c) => [c.kind, c.change, c.name ?? c.id])], [false, [['template', 'modified', 'Notes Framing'], ['memory', 'missing', 'mem-3']]], 'named changes');
+    await rejects(pl.verifyInvocation(null, { store }), 'InvalidRequest', 'no record');
+    await rejects(pl.verifyInvocation(record, {}), 'InvalidOptions', 'no store');
+    let failed;
+    try {
+      pl.compose(req('release-notes-bad-parameters'));
+    } catch (e) {
+      failed = e.details.invocation_record;
+    }
+    await rejects(pl.verifyInvocation(failed, { store }), 'InvalidRequest', 'a failed composition has no replay inputs');
+  });
+
   // The orchestrator decision over a JS catalog (the component's skill-catalog has its own tests).
   await check('the orchestrator decision: activate (with the run order), clarify, research, direct', async (ws) => {
     const acc = await openSkills();
