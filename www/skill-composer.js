@@ -1,8 +1,9 @@
 // The Skill Composer panel: pick a skill from the library's stores, fill its parameters in a
 // form generated from its parameter schema, compose, and see the prompt with each section's
 // source artifact, the subgraph shape and the invocation record (stored beside the turn in
-// the demo's message store).
-import { openSkillStore, openMessageStore, SkillCatalog, compose } from '../pkg/src/composer-web.js';
+// the demo's message store). A stored invocation can be replayed against the skill as it is
+// now: the prompt is proven byte-identical, or each change is named.
+import { openSkillStore, openMessageStore, SkillCatalog, compose, verifyInvocation } from '../pkg/src/composer-web.js';
 
 const $ = (id) => document.getElementById(id);
 const workspace = await openSkillStore({ backend: 'indexeddb', name: 'promptloom-demo-workspace' });
@@ -187,6 +188,28 @@ $('sc-form').addEventListener('submit', async (ev) => {
   await messages.recordInvocation(c.invocation_record);
   const n = (await messages.invocations('demo-thread')).length;
   status(`composed ${c.prompt.text.length} characters from ${c.used_artifacts.length} artifacts; ${n} invocation record${n === 1 ? '' : 's'} in this thread`);
+});
+
+$('sc-verify').addEventListener('click', async () => {
+  // The last successful record of the thread, replayed against the skill as stored now.
+  const records = (await messages.invocations('demo-thread')).filter((r) => r.outcome === 'success');
+  const last = records.at(-1);
+  const out = $('sc-replay');
+  if (!last) {
+    out.textContent = 'No successful invocation is stored yet: compose first.';
+    return;
+  }
+  try {
+    const store = (await workspace.get(last.skill_id)) ? workspace : account;
+    const r = await verifyInvocation(last, { store });
+    out.className = r.identical ? '' : 'error';
+    out.textContent = r.identical
+      ? `identical: the prompt recomposes byte for byte (${r.prompt_hash.slice(0, 19)}…)`
+      : `changed: ${r.changes.map((c) => `${c.kind} ${c.change ?? ''} ${c.name ?? c.id ?? c.code ?? ''}`.replace(/\s+/g, ' ').trim()).join('; ')}`;
+  } catch (e) {
+    out.className = 'error';
+    out.textContent = `${e.code ?? 'Error'}: ${e.message}`;
+  }
 });
 
 await reload();

@@ -1,6 +1,7 @@
 // The demo's Skill Composer panel end to end in headless Chromium: add the demo skill to the
 // IndexedDB library, fill the form generated from its parameter schema, compose, and read the
 // prompt's sections with their source artifacts, the subgraph and the invocation record;
+// the stored invocation replayed (identical, then a named change after an edit);
 // a bad parameter shows the ParameterMismatch with its violations. And the composer suite on
 // IndexedDB stores in the same page (the demo runs on the `promptloom/composer` module).
 import { test, before, after } from 'node:test';
@@ -60,6 +61,25 @@ test('pick the demo skill, fill the generated form, compose: sections with their
   assert.equal(record.skill_name, 'Release Notes Writer');
   assert.ok(record.used_artifacts.length >= 5);
   assert.match(await status(), /invocation records? in this thread/);
+});
+
+test('replay the stored invocation: identical, then the edited framing template is named', async () => {
+  await page.click('#sc-verify');
+  await page.waitForFunction(() => document.querySelector('#sc-replay').textContent !== '');
+  assert.match(await page.textContent('#sc-replay'), /^identical: the prompt recomposes byte for byte \(sha256-/);
+  // Edit the stored framing template, as another tab would.
+  await page.evaluate(async () => {
+    const { openSkillStore } = await import('/pkg/src/composer-web.js');
+    const ws = await openSkillStore({ backend: 'indexeddb', name: 'promptloom-demo-workspace' });
+    const s = await ws.getByName('Release Notes Writer');
+    const a = s.artifacts.find((x) => x.name === 'Notes Framing');
+    await ws.updateArtifact({ ...a, content: `${a.content}Keep it short.\n` });
+    ws.close();
+  });
+  await page.evaluate(() => { document.querySelector('#sc-replay').textContent = ''; });
+  await page.click('#sc-verify');
+  await page.waitForFunction(() => document.querySelector('#sc-replay').textContent !== '');
+  assert.equal(await page.textContent('#sc-replay'), 'changed: template modified Notes Framing');
 });
 
 test('a parameter that breaks the schema shows ParameterMismatch with its violations', async () => {
