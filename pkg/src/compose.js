@@ -169,6 +169,9 @@ function executorFlags(model, executors) {
   return [typeof model === 'function', typeof executors.code === 'function', dspyModes(executors) !== null];
 }
 
+/** A host's answer as the output text (a string stays; anything else is written as JSON). */
+const outputText = (out) => (typeof out === 'string' ? out : JSON.stringify(out ?? null));
+
 /** Calls a host executor mode; what it throws becomes the message a fallback records. */
 async function callExecutor(f, arg) {
   try {
@@ -238,16 +241,20 @@ export async function runArtifact(options = {}) {
     route = JSON.parse(__core('routeArtifact', JSON.stringify(ref), m, c, d, h));
   };
   if (route.route === 'fallback') fallBack(route);
-  let art = await load(ref);
-  if (!art) throw new PromptloomError('NotFound', `the artifact \`${ref.name}\` is not stored`, { artifact: ref.id });
+  // Only the artifact that runs is loaded (again after a fallback).
+  const loadRef = async () => {
+    const a = await load(ref);
+    if (!a) throw new PromptloomError('NotFound', `the artifact \`${ref.name}\` is not stored`, { artifact: ref.id });
+    return a;
+  };
+  let art = await loadRef();
   if (route.route === 'dspy' && dspy?.manifest) {
     const got = await callExecutor(dspy.manifest);
     const why = got.failed !== undefined ? null : JSON.parse(__inbox('unsupportedTemplate', [JSON.stringify(art), __json(got.out ?? null, 'the DSPy manifest', 'AdapterFailed', { nullable: true })]));
     const failure = got.failed !== undefined ? `manifest: ${got.failed}` : why;
     if (failure != null) {
       fallBack(JSON.parse(__inbox('fallbackRoute', [JSON.stringify(ref), failure])));
-      art = await load(ref);
-      if (!art) throw new PromptloomError('NotFound', `the artifact \`${ref.name}\` is not stored`, { artifact: ref.id });
+      art = await loadRef();
     }
   }
   const assertions = art.metadata?.assertions ?? null;
@@ -268,12 +275,11 @@ export async function runArtifact(options = {}) {
   try {
     if (route.route === 'dspy') {
       const got = await callExecutor(/** @type {any} */ (dspy).execute, prepared.dspy);
-      if (got.failed === undefined) output = typeof got.out === 'string' ? got.out : JSON.stringify(got.out ?? null);
+      if (got.failed === undefined) output = outputText(got.out);
       else {
         // A failed DSPy run degrades to the fallback template (AdapterFailed without one).
         fallBack(JSON.parse(__inbox('fallbackRoute', [JSON.stringify(ref), got.failed])));
-        art = await load(ref);
-        if (!art) throw new PromptloomError('NotFound', `the artifact \`${ref.name}\` is not stored`, { artifact: ref.id });
+        art = await loadRef();
         prepared = prepare();
       }
     }
@@ -286,11 +292,11 @@ export async function runArtifact(options = {}) {
     } else if (route.route === 'handler') {
       const got = await callExecutor(handlers[art.kind], { kind: art.kind, input: prepared.input, artifact: prepared.artifact, parameters: ctx, metadata: art.metadata ?? {} });
       if (got.failed !== undefined) throw new PromptloomError('AdapterFailed', `the ${art.kind} handler failed: ${got.failed}`, { artifact: art.name, kind: art.kind });
-      output = typeof got.out === 'string' ? got.out : JSON.stringify(got.out ?? null);
+      output = outputText(got.out);
     } else if (route.route === 'code') {
       const got = await callExecutor(executors.code, { code: prepared.input, language: art.metadata?.language ?? null, artifact: prepared.artifact, parameters: ctx });
       if (got.failed !== undefined) throw new PromptloomError('AdapterFailed', `the code executor failed: ${got.failed}`, { artifact: art.name });
-      output = typeof got.out === 'string' ? got.out : JSON.stringify(got.out ?? null);
+      output = outputText(got.out);
     }
   } catch (e) {
     failure = e;

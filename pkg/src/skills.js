@@ -180,17 +180,18 @@ class SkillStore {
   __now() {
     return this.#now();
   }
-  /** Summaries (metadata and artifact references, no content), by name; `{ source }` filters. */
+  /**
+   * Summaries (metadata and artifact references, no content), by name; `{ source, tags,
+   * enabled }` filter by the core's rule (skill::model::ListFilter).
+   */
   async list(options) {
     const filter = __opts(options, 'list()');
     const { source } = filter;
     const b = this.#backend;
     const byIndex = typeof source === 'string' && b.byIndex;
-    // Anything but a source read from the index is filtered by the core's rule
-    // (skill::model::ListFilter); a bad filter fails before any read.
+    // Anything but a source read from the index goes through the core's filter.
     const core = Object.keys(filter).some((k) => filter[k] !== undefined && !(k === 'source' && byIndex));
     const filterText = core ? __json(filter, 'the filter', 'InvalidOptions', { text: false, path: 'options' }) : '';
-    if (core) __inbox('filterSkills', ['[]', filterText]);
     let rows;
     if (byIndex) rows = await b.byIndex('skills', 'source', source);
     else if (b.values) rows = (await b.values('skills', '')).map((v) => [null, v]);

@@ -375,7 +375,7 @@ mod tests {
     }
 
     fn act(q: &str, recs: Value, p: &Policy) -> (String, String, Vec<String>) {
-        let d = decide(q, &recs, p).unwrap();
+        let d = decide(q, &recs, p).unwrap(); // ok: test
         (
             d.action.name().to_owned(),
             d.reason.to_owned(),
@@ -418,7 +418,7 @@ mod tests {
     #[test]
     fn the_last_word_counts_as_a_prefix() {
         let recs = json!([rec("s", 1.0, "scored", &["summary"])]);
-        let d = decide("summ", &recs, &Policy::default()).unwrap();
+        let d = decide("summ", &recs, &Policy::default()).unwrap(); // ok: test
         assert_eq!(d.action, Action::Activate);
         assert_eq!(d.skills[0].coverage, 1.0);
     }
@@ -432,11 +432,11 @@ mod tests {
             json!({ "other": 1 }),
             json!(3),
         ] {
-            let e = Policy::from_value(&bad).unwrap_err();
+            let e = Policy::from_value(&bad).unwrap_err(); // ok: test
             assert_eq!(e.kind(), ErrorKind::InvalidOptions, "{bad}");
         }
-        assert_eq!(Policy::from_text("").unwrap(), Policy::default());
-        let e = decide("q", &json!([1]), &Policy::default()).unwrap_err();
+        assert_eq!(Policy::from_text("").unwrap(), Policy::default()); // ok: test
+        let e = decide("q", &json!([1]), &Policy::default()).unwrap_err(); // ok: test
         assert_eq!(e.kind(), ErrorKind::InvalidRequest);
     }
 }

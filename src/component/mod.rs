@@ -174,6 +174,19 @@ pub(crate) fn options(o: wit::LowerOptions) -> Result<(LowerOptions, TableResolv
     Ok((opts, table))
 }
 
+/// One answer table per message or turn of `n`, from the host's answers by index (answers
+/// for an index past the end are ignored, as for a conversation's non-user turns).
+fn answer_tables(n: usize, answers: Vec<wit::TurnAnswers>) -> Result<Vec<TableResolver>, Error> {
+    let mut tables: Vec<TableResolver> = (0..n).map(|_| TableResolver::default()).collect();
+    for a in answers {
+        let t = resolved_table(a.resolved)?;
+        if let Some(slot) = tables.get_mut(a.turn as usize) {
+            *slot = t;
+        }
+    }
+    Ok(tables)
+}
+
 fn resolved_table(list: Vec<wit::ResolvedPart>) -> Result<TableResolver, Error> {
     let mut table = TableResolver::default();
     for r in list {
@@ -276,14 +289,7 @@ impl Guest for Component {
                 .map_err(|e| Error::json(ErrorKind::InvalidMessage, "turns", &e).at("turns"))?;
             let turns = Turn::list_from_value(value)?;
             let opts = conversation_options(options)?;
-            let mut tables: Vec<TableResolver> =
-                (0..turns.len()).map(|_| TableResolver::default()).collect();
-            for a in answers {
-                let t = resolved_table(a.resolved)?;
-                if let Some(slot) = tables.get_mut(a.turn as usize) {
-                    *slot = t;
-                }
-            }
+            let tables = answer_tables(turns.len(), answers)?;
             lower_conversation(&turns, &opts, &tables).map(lowered)
         };
         run().map_err(to_wit)
@@ -315,20 +321,7 @@ impl Guest for Component {
         }
         let (opts, _) = options(options_in).map_err(to_wit)?;
         let list = crate::wire::message_array(&messages).map_err(to_wit)?;
-        let mut tables: Vec<TableResolver> =
-            (0..list.len()).map(|_| TableResolver::default()).collect();
-        for a in answers {
-            let slot = tables.get_mut(a.turn as usize).ok_or_else(|| {
-                to_wit(
-                    Error::new(
-                        ErrorKind::InvalidOptions,
-                        format!("answers for message {} of {}", a.turn, list.len()),
-                    )
-                    .at("answers"),
-                )
-            })?;
-            *slot = resolved_table(a.resolved).map_err(to_wit)?;
-        }
+        let tables = answer_tables(list.len(), answers).map_err(to_wit)?;
         Ok(list
             .into_iter()
             .zip(tables.iter())

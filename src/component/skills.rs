@@ -130,13 +130,7 @@ impl GuestSkillStore for StoreResource {
     }
 
     fn list_filtered(&self, filter: String) -> std::result::Result<String, WitError> {
-        let v: Value = serde_json::from_str(&filter).map_err(|e| {
-            to_wit(crate::error::Error::new(
-                crate::error::ErrorKind::InvalidOptions,
-                format!("the filter is not JSON: {e}"),
-            ))
-        })?;
-        let f = skill::model::ListFilter::from_value(&v).map_err(to_wit)?;
+        let f = skill::model::ListFilter::from_text(&filter).map_err(to_wit)?;
         let list = self.store.borrow().list().map_err(to_wit)?;
         Ok(Value::Array(
             list.iter()

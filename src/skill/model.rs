@@ -502,6 +502,17 @@ impl ListFilter {
         Ok(f)
     }
 
+    /// Reads a filter from JSON text (see [`ListFilter::from_value`]).
+    pub fn from_text(text: &str) -> crate::error::Result<ListFilter> {
+        let v: Value = serde_json::from_str(text).map_err(|e| {
+            crate::error::Error::new(
+                crate::error::ErrorKind::InvalidOptions,
+                format!("the filter is not JSON: {e}"),
+            )
+        })?;
+        ListFilter::from_value(&v)
+    }
+
     /// Whether `s` passes.
     pub fn keeps(&self, s: &SkillSummary) -> bool {
         self.source

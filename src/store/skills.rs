@@ -1038,13 +1038,7 @@ impl<B: Backend> SkillTables<B> {
 /// [`crate::skill::model::ListFilter`]) → a JSON array.
 pub fn filter_json(summaries: &str, filter: &str) -> Result<String> {
     use crate::skill::model::ListFilter;
-    let f: Value = serde_json::from_str(filter).map_err(|e| {
-        Error::new(
-            ErrorKind::InvalidOptions,
-            format!("the filter is not JSON: {e}"),
-        )
-    })?;
-    let f = ListFilter::from_value(&f)?;
+    let f = ListFilter::from_text(filter)?;
     let list: Vec<Value> = serde_json::from_str(summaries).map_err(|e| {
         Error::new(
             ErrorKind::Internal,

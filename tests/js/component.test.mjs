@@ -107,7 +107,7 @@ test('lower-many and inspect in jco: per-message results and answers, the three 
   assert.equal(out[2].val.tag, 'empty-message');
   // The same bodies as lowering one by one.
   assert.equal(out[0].val.body, lowering.lower(JSON.stringify(JSON.parse(msgs)[0]), { provider: 'anthropic', resolved: [] }).body);
-  assert.throws(() => lowering.lowerMany(msgs, { provider: 'anthropic', resolved: [] }, [{ turn: 7, resolved: [] }]), (e) => e.payload.tag === 'invalid-options');
+  assert.throws(() => lowering.lowerMany(msgs, { provider: 'anthropic', resolved: [{ part: 0, content: { tag: 'missing' } }] }, []), (e) => e.payload.tag === 'invalid-options');
   assert.throws(() => lowering.lowerMany('{}', { provider: 'anthropic', resolved: [] }, []), (e) => e.payload.tag === 'invalid-message');
   const msg = JSON.stringify({ role: 'user', parts: [{ type: 'text', text: 'look at ' }, ref] });
   const v = JSON.parse(wrap(() => compositor.inspect(msg, { provider: 'openai-chat', resolved: [{ part: 1, content: { tag: 'text', val: 'hello' } }] })));
