@@ -71,6 +71,10 @@ export async function gatewayConformance(pl, { contracts, state, label = '' }) {
   const runs = {};
   const signals = [];
   const count = (k) => (runs[k] = (runs[k] ?? 0) + 1);
+  // The abort cases act once the handler runs (a state backend such as IndexedDB takes its
+  // own time before the call reaches it); `handlerReached` resolves then, or after 2 s.
+  let reached = null;
+  const handlerReached = () => Promise.race([new Promise((resolve) => { reached = resolve; }), sleep(2000)]);
   const handlers = {
     'cross-title-link': async (input, info) => {
       count(`ctl:${input.title_id}`);
@@ -92,6 +96,7 @@ export async function gatewayConformance(pl, { contracts, state, label = '' }) {
       if (input.key.startsWith('down')) throw Object.assign(new Error('upstream 503'), { status: 503 });
       if (input.key === 'wrong') return { value: 42 };
       if (input.key === 'abortable') {
+        reached?.();
         await new Promise((resolve, reject) => info.signal.addEventListener('abort', () => reject(info.signal.reason), { once: true }));
       }
       if (input.key.startsWith('wait')) await sleep(Number(input.key.slice(4)));
@@ -154,8 +159,9 @@ export async function gatewayConformance(pl, { contracts, state, label = '' }) {
 
   // Abort: the caller's signal reaches the handler.
   const ac = new AbortController();
+  const started = handlerReached();
   const pending = fresh().call('fast-lookup', { key: 'abortable' }, { ...fast, signal: ac.signal });
-  await sleep(5);
+  await started;
   ac.abort();
   const aborted = await errOf(pending);
   check('an abort ends the call with Aborted and fires the handler signal', aborted?.code === 'Aborted' && signals.at(-1).aborted, aborted);
@@ -183,8 +189,9 @@ export async function gatewayConformance(pl, { contracts, state, label = '' }) {
   check('sequential: the output of A feeds B', seq[1].value === 'v:v:a1-next', JSON.stringify(seq));
   const cond = await pg.conditional({ name: 'fast-lookup', input: { key: 'intent' } }, (label) => (label.value === 'v:intent' ? { name: 'fast-lookup', input: { key: 'chosen' } } : null), { surface: 'voice', user: 'p' });
   check('conditional: the classifier picks the call', cond.called === 'fast-lookup' && cond.output.value === 'v:chosen');
+  const begun = handlerReached();
   const spec = pg.speculate('fast-lookup', { key: 'abortable' }, { surface: 'voice', user: 'p' });
-  await sleep(5);
+  await begun;
   spec.cancel();
   check('speculative: cancel reaches the handler and the result is Aborted', (await codeOf(spec.result)) === 'Aborted' && signals.at(-1).aborted);
 
