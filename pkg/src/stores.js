@@ -14,7 +14,7 @@ import { PromptloomError, __call, __module, __inbox } from './api.js';
 import { FIELD } from './frame.js';
 
 /** The tables of the layout (src/store/mod.rs); the IndexedDB object stores. */
-export const TABLES = ['messages', 'parts', 'blobs', 'sessions', 'ids', 'skills', 'skill_names', 'skill_artifacts', 'artifact_ids', 'skill_sync', 'skill_invocations', 'skill_traces'];
+export const TABLES = ['messages', 'parts', 'blobs', 'sessions', 'ids', 'skills', 'skill_names', 'skill_artifacts', 'artifact_ids', 'skill_sync', 'skill_invocations', 'skill_traces', 'session_log', 'skill_proposals', 'approval_log'];
 /**
  * Native IndexedDB indexes (field → unique): rows of these tables are stored as
  * `{ v, ...fields }` (the core names the fields on each put as `index`); other backends keep
@@ -32,8 +32,11 @@ const VIRTUAL = { skill_names: ['skills', 'name'], artifact_ids: ['skill_artifac
 const STORES = TABLES.filter((t) => !VIRTUAL[t]);
 /** The object store a table lives in. */
 const storeOf = (t) => (VIRTUAL[t] ? VIRTUAL[t][0] : t);
-/** 1: the message store; 2: the skill store's tables and indexes; 3: invocation records and traces. */
-const DB_VERSION = 3;
+/**
+ * 1: the message store; 2: the skill store's tables and indexes; 3: invocation records and
+ * traces; 4: session logs, proposal records and approval decisions.
+ */
+const DB_VERSION = 4;
 
 /** A stored IndexedDB value as JSON text. */
 const text = (v) => (v == null ? null : typeof v === 'string' ? v : v.v);

@@ -11,9 +11,11 @@
 //!   for the built-in `tool-builder` and `skill-builder`;
 //! - [`mermaid`]: a spec (and a run's position) as a Mermaid state diagram.
 
+pub mod approval;
 pub mod load;
 pub mod mermaid;
 pub mod offer;
+pub mod session;
 pub mod spec;
 pub mod validate;
 
@@ -103,6 +105,20 @@ impl SkillRegistry {
             .with("specs", Value::Array(failed)));
         }
         Ok(SkillRegistry { specs, tools: reg })
+    }
+
+    /// A new registry: this one's specs and tools, plus `specs` (replacing same-named
+    /// ones) and `tools`, every spec validated again (the approval pipeline's install).
+    pub fn with_installed(&self, specs: &[Value], tools: &[String]) -> Result<Self> {
+        let own: Vec<Value> = self
+            .specs
+            .values()
+            .filter(|s| !specs.iter().any(|n| n.get("name").and_then(Value::as_str) == Some(&s.name)))
+            .map(|s| s.to_value())
+            .collect();
+        let mut all_tools: Vec<String> = self.tools.iter().cloned().collect();
+        all_tools.extend(tools.iter().cloned());
+        SkillRegistry::build(&own, specs, &all_tools, false)
     }
 
     /// The spec named `name`.

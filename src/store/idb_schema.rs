@@ -15,8 +15,8 @@
 use super::Table;
 
 /// The database version: 1 the message store; 2 the skill store's tables and indexes;
-/// 3 invocation records and traces.
-pub const VERSION: u32 = 3;
+/// 3 invocation records and traces; 4 session logs, proposal records and approval decisions.
+pub const VERSION: u32 = 4;
 
 /// The native indexes: `(table, field, unique)`, in creation order.
 pub const INDEXES: [(Table, &str, bool); 5] = [

@@ -79,11 +79,17 @@ pub enum Table {
     Invocations,
     /// Artifact execution traces (`<session_id>/<started_at>/<trace id>` → the row).
     Traces,
+    /// Session logs: one row per event (`<session>/<seq>` → the event), append-only.
+    SessionLog,
+    /// Proposal records awaiting or past approval (`<session>:<seq>` → the record).
+    Proposals,
+    /// Approval decisions, append-only (`<decided_at>/<proposal id>` → the decision).
+    ApprovalLog,
 }
 
 impl Table {
     /// Every table, in a fixed order.
-    pub const ALL: [Table; 12] = [
+    pub const ALL: [Table; 15] = [
         Table::Messages,
         Table::Parts,
         Table::Blobs,
@@ -96,6 +102,9 @@ impl Table {
         Table::SkillSync,
         Table::Invocations,
         Table::Traces,
+        Table::SessionLog,
+        Table::Proposals,
+        Table::ApprovalLog,
     ];
 
     /// The table's name (the IndexedDB object store, the key prefix in a flat store).
@@ -113,6 +122,9 @@ impl Table {
             Table::SkillSync => "skill_sync",
             Table::Invocations => "skill_invocations",
             Table::Traces => "skill_traces",
+            Table::SessionLog => "session_log",
+            Table::Proposals => "skill_proposals",
+            Table::ApprovalLog => "approval_log",
         }
     }
 

@@ -1,0 +1,578 @@
+//! Sessions and lanes: the two outer levels of the seed's hierarchy (session → lane →
+//! skill → LLM step), as state machines a host drives and draws, over one persisted,
+//! append-only log.
+//!
+//! - **The session** starts, heartbeats and stops. Opening a session whose log ends while
+//!   it was still active is a crash recovery: every lane resumes at its last accepted step
+//!   (the log is replayed through the arbiter) and a `recovered` event is logged.
+//! - **A lane** moves through [`LANE_MACHINE`] on events the host emits (`request` when a
+//!   model call goes out, `tool_result` when results go back, `response`, `fail`, `cancel`)
+//!   and on those the arbiter emits (an accepted tool call → `waiting_tool`, an ended skill
+//!   run → `idle`). One skill runs per lane, under the arbiter.
+//! - **The log** is one row per event in the `session_log` table (`<session>/<seq>`), each
+//!   written as an insert: two writers of one session cannot both land a step. A proposal
+//!   record an accepted `choir.propose.*` call makes is written beside its event, pending
+//!   approval ([`super::approval`]).
+//!
+//! The core has no clock: every call takes the host's time (epoch milliseconds).
+
+use super::approval;
+use super::{Arbiter, Event, Outcome, Proposal, Run, SkillRegistry, Status};
+use crate::error::{Error, ErrorKind, Result};
+use crate::store::{Op, Table};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// The lane machine: `(from, event, to)`. `stopped` is where every lane is while its
+/// session is stopped (no event leaves it; reopening the session puts lanes back to `idle`).
+pub const LANE_MACHINE: &[(&str, &str, &str)] = &[
+    ("idle", "request", "reasoning"),
+    ("reasoning", "tool_call", "waiting_tool"),
+    ("reasoning", "response", "idle"),
+    ("reasoning", "request", "reasoning"),
+    ("waiting_tool", "tool_call", "waiting_tool"),
+    ("waiting_tool", "tool_result", "reasoning"),
+    ("reasoning", "fail", "error"),
+    ("waiting_tool", "fail", "error"),
+    ("error", "request", "reasoning"),
+    ("reasoning", "cancel", "idle"),
+    ("waiting_tool", "cancel", "idle"),
+    ("error", "cancel", "idle"),
+];
+
+/// The session machine: `(from, event, to)`; `recovered` is taken when a session is opened
+/// from a log that ends while it was active (a crash).
+pub const SESSION_MACHINE: &[(&str, &str, &str)] = &[
+    ("new", "started", "active"),
+    ("active", "heartbeat", "active"),
+    ("active", "recovered", "active"),
+    ("active", "stopped", "stopped"),
+    ("stopped", "started", "active"),
+];
+
+/// The lane states (the first is where a lane starts).
+pub const LANE_STATES: [&str; 5] = ["idle", "reasoning", "waiting_tool", "error", "stopped"];
+
+/// The longest session or lane name.
+const MAX_NAME: usize = 200;
+
+/// The scan prefix of a session's log rows.
+pub fn log_prefix(session: &str) -> String {
+    format!("{session}/")
+}
+
+/// The key of log row `seq` (zero-padded: key order is log order).
+pub fn log_key(session: &str, seq: u64) -> String {
+    format!("{session}/{seq:012}")
+}
+
+/// Checks a session or lane name: 1–200 characters, no `/`, no control character.
+pub fn check_name(name: &str, what: &str) -> Result<()> {
+    let bad = name.is_empty()
+        || name.chars().count() > MAX_NAME
+        || name.contains('/')
+        || name.chars().any(char::is_control);
+    if bad {
+        return Err(Error::new(
+            ErrorKind::InvalidRequest,
+            format!("a {what} name is 1–{MAX_NAME} characters, without `/` or control characters"),
+        )
+        .with(what, name));
+    }
+    Ok(())
+}
+
+fn lane_to(from: &str, event: &str) -> Option<&'static str> {
+    LANE_MACHINE
+        .iter()
+        .find(|(f, e, _)| *f == from && *e == event)
+        .map(|(_, _, t)| *t)
+}
+
+fn lane_events(from: &str) -> Vec<&'static str> {
+    LANE_MACHINE
+        .iter()
+        .filter(|(f, _, _)| *f == from)
+        .map(|(_, e, _)| *e)
+        .collect()
+}
+
+/// A session: its lifecycle, its lanes, the arbiter running their skills, and its log.
+#[derive(Debug, Clone)]
+pub struct Session {
+    id: String,
+    registry: Arc<SkillRegistry>,
+    retries: u32,
+    arbiter: Arbiter,
+    status: &'static str,
+    lanes: BTreeMap<String, &'static str>,
+    started_at: u64,
+    last_seen: u64,
+    recoveries: u32,
+    log: Vec<Value>,
+    saved: usize,
+    unsaved: Vec<Op>,
+}
+
+fn diverged(seq: usize, why: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorKind::StoreFailed,
+        format!("the session log does not replay at event {seq}: {why}"),
+    )
+    .with("reason", "log-diverged")
+    .with("seq", seq as u64)
+}
+
+impl Session {
+    /// Opens session `id` from its stored log rows (`(key, value)` in key order, as a scan
+    /// of [`log_prefix`] returns them) at time `at`: a new session is `started`; a log that
+    /// ends while the session was active is replayed and `recovered` (every lane resumes at
+    /// its last accepted step); a stopped one is `started` again. The events this logs are
+    /// in [`Session::ops`] until the host writes them.
+    pub fn open(
+        registry: Arc<SkillRegistry>,
+        retries: u32,
+        id: &str,
+        rows: &[(String, String)],
+        at: u64,
+    ) -> Result<Session> {
+        check_name(id, "session")?;
+        let mut s = Session::replay(registry, retries, id, rows)?;
+        if s.status == "active" {
+            let last = s.last_seen;
+            s.recoveries += 1;
+            s.push(
+                at,
+                json!({"type": "session", "event": "recovered", "last_seen": last}),
+            );
+        } else {
+            s.status = "active";
+            s.started_at = at;
+            for l in s.lanes.values_mut() {
+                *l = "idle";
+            }
+            s.push(at, json!({"type": "session", "event": "started"}));
+        }
+        Ok(s)
+    }
+
+    /// The session as its log says it is, nothing appended.
+    fn replay(
+        registry: Arc<SkillRegistry>,
+        retries: u32,
+        id: &str,
+        rows: &[(String, String)],
+    ) -> Result<Session> {
+        let mut s = Session {
+            id: id.to_owned(),
+            arbiter: Arbiter::new(registry.clone()).with_retry_budget(retries),
+            registry,
+            retries,
+            status: "new",
+            lanes: BTreeMap::new(),
+            started_at: 0,
+            last_seen: 0,
+            recoveries: 0,
+            log: Vec::with_capacity(rows.len()),
+            saved: 0,
+            unsaved: Vec::new(),
+        };
+        for (i, (key, text)) in rows.iter().enumerate() {
+            if *key != log_key(id, i as u64) {
+                return Err(diverged(i, format!("row `{key}` is out of sequence")));
+            }
+            let e: Value = serde_json::from_str(text)
+                .map_err(|e| crate::store::bad_row(Table::SessionLog, key, e))?;
+            s.apply(i, &e)?;
+            s.log.push(e);
+        }
+        s.saved = s.log.len();
+        Ok(s)
+    }
+
+    /// Re-applies one logged event.
+    fn apply(&mut self, seq: usize, e: &Value) -> Result<()> {
+        let s = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("");
+        let at = e.get("at").and_then(Value::as_u64).unwrap_or(0);
+        self.last_seen = self.last_seen.max(at);
+        match s("type") {
+            "session" => match s("event") {
+                "started" => {
+                    self.status = "active";
+                    self.started_at = at;
+                    for l in self.lanes.values_mut() {
+                        *l = "idle";
+                    }
+                }
+                "stopped" => {
+                    self.status = "stopped";
+                    for l in self.lanes.values_mut() {
+                        *l = "stopped";
+                    }
+                }
+                "recovered" => self.recoveries += 1,
+                "heartbeat" => {}
+                other => return Err(diverged(seq, format!("unknown session event `{other}`"))),
+            },
+            "lane" => {
+                let lane = s("lane");
+                let from = self.lanes.get(lane).copied().unwrap_or("idle");
+                match lane_to(from, s("event")) {
+                    Some(to) if to == s("to") => {
+                        self.lanes.insert(lane.to_owned(), to);
+                    }
+                    _ => {
+                        return Err(diverged(
+                            seq,
+                            format!("lane `{lane}` cannot take `{}` from `{from}`", s("event")),
+                        ))
+                    }
+                }
+            }
+            "skill" => {
+                let lane = s("lane").to_owned();
+                let ev = Event::from_value(e.get("event").unwrap_or(&Value::Null))
+                    .map_err(|x| diverged(seq, x.message()))?;
+                let logged = e.pointer("/event/accepted").and_then(Value::as_bool);
+                let accepted = match ev.kind {
+                    "started" => {
+                        self.arbiter
+                            .start(
+                                &lane,
+                                ev.skill.as_deref().unwrap_or(""),
+                                ev.input.clone().unwrap_or(Value::Null),
+                            )
+                            .map_err(|x| diverged(seq, x.message()))?;
+                        true
+                    }
+                    "cancelled" => {
+                        self.arbiter
+                            .cancel(&lane)
+                            .map_err(|x| diverged(seq, x.message()))?;
+                        true
+                    }
+                    _ => {
+                        let p = ev.proposal.clone().ok_or_else(|| {
+                            diverged(seq, "a proposal event without its proposal")
+                        })?;
+                        self.arbiter
+                            .propose(&lane, p)
+                            .map_err(|x| diverged(seq, x.message()))?
+                            .accepted
+                    }
+                };
+                if logged.is_some_and(|l| l != accepted) {
+                    return Err(diverged(
+                        seq,
+                        "the registry now decides this proposal differently",
+                    ));
+                }
+                self.lanes.entry(lane).or_insert("idle");
+            }
+            other => return Err(diverged(seq, format!("unknown event type `{other}`"))),
+        }
+        Ok(())
+    }
+
+    /// Appends an event (its `seq` and `at` first), and its row to the unsaved writes.
+    fn push(&mut self, at: u64, body: Value) {
+        let seq = self.log.len() as u64;
+        let mut o = Map::new();
+        o.insert("seq".into(), seq.into());
+        o.insert("at".into(), at.into());
+        if let Value::Object(b) = body {
+            o.extend(b);
+        }
+        let e = Value::Object(o);
+        self.last_seen = self.last_seen.max(at);
+        self.unsaved.push(Op::Insert {
+            table: Table::SessionLog,
+            key: log_key(&self.id, seq),
+            value: e.to_string(),
+        });
+        self.log.push(e);
+    }
+
+    fn live(&self) -> Result<()> {
+        if self.status != "active" {
+            return Err(Error::new(
+                ErrorKind::InvalidRequest,
+                format!("session `{}` is stopped: open it again to resume", self.id),
+            )
+            .with("reason", "session-stopped"));
+        }
+        Ok(())
+    }
+
+    fn move_lane(&mut self, lane: &str, event: &str, at: u64) -> Result<&'static str> {
+        let from = self.lanes.get(lane).copied().unwrap_or("idle");
+        let to = lane_to(from, event).ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidRequest,
+                format!("lane `{lane}` is `{from}`: it cannot take `{event}`"),
+            )
+            .with("reason", "invalid-lane-event")
+            .with("lane", lane)
+            .with("state", from)
+            .with("events", lane_events(from))
+        })?;
+        self.lanes.insert(lane.to_owned(), to);
+        self.push(
+            at,
+            json!({"type": "lane", "lane": lane, "event": event, "from": from, "to": to}),
+        );
+        Ok(to)
+    }
+
+    /// Logs the arbiter's newest event of `lane` (what it just did).
+    fn log_skill(&mut self, lane: &str, at: u64, proposal_id: Option<&str>) {
+        let ev = self
+            .arbiter
+            .run(lane)
+            .and_then(|r| r.log.last())
+            .and_then(|e| serde_json::to_value(e).ok())
+            .unwrap_or(Value::Null);
+        let mut body = json!({"type": "skill", "lane": lane, "event": ev});
+        if let Some(id) = proposal_id {
+            body["proposal_id"] = id.into();
+        }
+        self.push(at, body);
+    }
+
+    /// A host event on a lane ([`LANE_MACHINE`]): its new state, or `InvalidRequest`
+    /// (`invalid-lane-event`) naming the events its state takes. `cancel` also cancels the
+    /// lane's running skill.
+    pub fn lane_event(&mut self, lane: &str, event: &str, at: u64) -> Result<&'static str> {
+        self.live()?;
+        check_name(lane, "lane")?;
+        let from = self.lanes.get(lane).copied().unwrap_or("idle");
+        if lane_to(from, event).is_none() {
+            return self.move_lane(lane, event, at);
+        }
+        if event == "cancel" && self.arbiter.run(lane).is_some_and(|r| r.status == Status::Running)
+        {
+            self.arbiter.cancel(lane)?;
+            self.log_skill(lane, at, None);
+        }
+        self.move_lane(lane, event, at)
+    }
+
+    /// Starts `skill` in `lane` (one running skill per lane) → the run.
+    pub fn start_skill(&mut self, lane: &str, skill: &str, input: Value, at: u64) -> Result<&Run> {
+        self.live()?;
+        check_name(lane, "lane")?;
+        self.arbiter.start(lane, skill, input)?;
+        self.lanes.entry(lane.to_owned()).or_insert("idle");
+        self.log_skill(lane, at, None);
+        self.arbiter
+            .run(lane)
+            .ok_or_else(|| Error::new(ErrorKind::Internal, "the run just started is gone"))
+    }
+
+    /// The model's proposal in `lane`, validated by the arbiter and logged. The lane moves
+    /// with it: a proposal means a model call answered, so an `idle` or `error` lane takes
+    /// `request` first; an accepted tool call takes `tool_call`; a run that ends takes the
+    /// lane back to `idle`. → the outcome, with `proposal_id` when it made a proposal record
+    /// (written with the event, pending approval).
+    pub fn propose(&mut self, lane: &str, p: Proposal, at: u64) -> Result<(Outcome, Option<String>)> {
+        self.live()?;
+        check_name(lane, "lane")?;
+        if self.arbiter.run(lane).is_none() {
+            return Err(Error::new(
+                ErrorKind::NotFound,
+                format!("lane `{lane}` has no run"),
+            )
+            .with("lane", lane));
+        }
+        let o = self.arbiter.propose(lane, p.clone())?;
+        if matches!(self.lanes.get(lane).copied(), Some("idle" | "error") | None) {
+            self.move_lane(lane, "request", at)?;
+        }
+        let id = o
+            .proposal_record
+            .as_ref()
+            .map(|_| approval::proposal_id(&self.id, self.log.len() as u64));
+        self.log_skill(lane, at, id.as_deref());
+        if let (Some(r), Some(id)) = (&o.proposal_record, &id) {
+            let skill = self.arbiter.run(lane).map(|r| r.skill.clone()).unwrap_or_default();
+            let row = approval::pending_row(id, r, &self.id, lane, &skill, at);
+            self.unsaved.push(Op::Insert {
+                table: Table::Proposals,
+                key: id.clone(),
+                value: row.to_string(),
+            });
+        }
+        if o.accepted && matches!(p, Proposal::Tool { .. }) && o.status == Status::Running {
+            self.move_lane(lane, "tool_call", at)?;
+        } else if o.status != Status::Running {
+            self.move_lane(lane, "response", at)?;
+        }
+        Ok((o, id))
+    }
+
+    /// Cancels the running skill of `lane` (refused for one that is not interruptible);
+    /// the lane goes back to `idle` → the run.
+    pub fn cancel(&mut self, lane: &str, at: u64) -> Result<&Run> {
+        self.live()?;
+        self.arbiter.cancel(lane)?;
+        self.log_skill(lane, at, None);
+        if self.lanes.get(lane).is_some_and(|s| *s != "idle") {
+            self.move_lane(lane, "cancel", at)?;
+        }
+        self.arbiter
+            .run(lane)
+            .ok_or_else(|| Error::new(ErrorKind::Internal, "the cancelled run is gone"))
+    }
+
+    /// Logs a heartbeat (the host calls it on an interval; [`Session::stale`] reads it).
+    pub fn heartbeat(&mut self, at: u64) -> Result<()> {
+        self.live()?;
+        self.push(at, json!({"type": "session", "event": "heartbeat"}));
+        Ok(())
+    }
+
+    /// Stops the session: every lane is `stopped` (runs keep where they are; opening the
+    /// session again resumes them).
+    pub fn stop(&mut self, at: u64) -> Result<()> {
+        self.live()?;
+        self.status = "stopped";
+        for l in self.lanes.values_mut() {
+            *l = "stopped";
+        }
+        self.push(at, json!({"type": "session", "event": "stopped"}));
+        Ok(())
+    }
+
+    /// Whether an active session has logged nothing for `timeout_ms` at `now` (its host
+    /// likely crashed: another host may open it, which recovers it).
+    pub fn stale(&self, now: u64, timeout_ms: u64) -> bool {
+        self.status == "active" && now.saturating_sub(self.last_seen) > timeout_ms
+    }
+
+    /// The arbiter (its runs, step context and offers).
+    pub fn arbiter(&self) -> &Arbiter {
+        &self.arbiter
+    }
+
+    /// The session id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The registry its skills run under.
+    pub fn registry(&self) -> &Arc<SkillRegistry> {
+        &self.registry
+    }
+
+    /// The writes not yet saved: the new log rows (inserts, in order) and the proposal
+    /// records made with them.
+    pub fn ops(&self) -> &[Op] {
+        &self.unsaved
+    }
+
+    /// The host wrote [`Session::ops`].
+    pub fn saved(&mut self) {
+        self.unsaved.clear();
+        self.saved = self.log.len();
+    }
+
+    /// The host could not write [`Session::ops`]: the session goes back to its saved log
+    /// (nothing the store does not hold stays in memory).
+    pub fn rollback(&mut self) -> Result<()> {
+        let rows: Vec<(String, String)> = self.log[..self.saved]
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (log_key(&self.id, i as u64), e.to_string()))
+            .collect();
+        *self = Session::replay(self.registry.clone(), self.retries, &self.id, &rows)?;
+        Ok(())
+    }
+
+    /// The log.
+    pub fn log(&self) -> &[Value] {
+        &self.log
+    }
+
+    /// The lane's state (`idle` for a lane never used).
+    pub fn lane(&self, lane: &str) -> &'static str {
+        self.lanes.get(lane).copied().unwrap_or("idle")
+    }
+
+    /// Session → lanes → skill → step, live: the session's status and times, each lane's
+    /// state, and its skill run (state, status, step and objective) if it has one.
+    pub fn hierarchy(&self) -> Value {
+        let runs = self.arbiter.hierarchy(&self.id);
+        let by_lane: BTreeMap<&str, &Value> = runs["lanes"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|l| Some((l.get("lane")?.as_str()?, l.get("skill")?)))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let lanes: Vec<Value> = self
+            .lanes
+            .iter()
+            .map(|(lane, state)| {
+                json!({
+                    "lane": lane,
+                    "state": state,
+                    "events": lane_events(state),
+                    "skill": by_lane.get(lane.as_str()).copied().cloned().unwrap_or(Value::Null),
+                })
+            })
+            .collect();
+        json!({
+            "session": self.id,
+            "status": self.status,
+            "started_at": self.started_at,
+            "last_seen": self.last_seen,
+            "recoveries": self.recoveries,
+            "events": self.log.len(),
+            "lanes": lanes,
+        })
+    }
+}
+
+/// The session and lane machines as SkillSpec-shaped data (`states` with their
+/// `transitions`), to draw with the arbiter's Mermaid writer: `{ session, lane }`.
+pub fn machines() -> Value {
+    fn spec(name: &str, initial: &str, table: &[(&str, &str, &str)], states: &[&str]) -> Value {
+        let mut o = Map::new();
+        for s in states {
+            let t: Vec<Value> = table
+                .iter()
+                .filter(|(f, _, _)| f == s)
+                .map(|(_, e, to)| json!({"on": e, "to": to}))
+                .collect();
+            let mut st = Map::new();
+            st.insert("objective".into(), Value::from(*s));
+            if t.is_empty() {
+                st.insert("terminal".into(), true.into());
+            } else {
+                st.insert("transitions".into(), Value::Array(t));
+            }
+            o.insert((*s).into(), Value::Object(st));
+        }
+        json!({"name": name, "description": format!("The {name} state machine."), "initial_state": initial, "states": o})
+    }
+    // Drawn with the session's stop, which takes every live lane to `stopped`.
+    let mut lane: Vec<(&str, &str, &str)> = LANE_MACHINE.to_vec();
+    for s in &LANE_STATES[..4] {
+        lane.push((s, "session stopped", "stopped"));
+    }
+    json!({
+        "session": spec("session", "new", SESSION_MACHINE, &["new", "active", "stopped"]),
+        "lane": spec("lane", "idle", &lane, &LANE_STATES),
+    })
+}
+
+/// Machine `name` (`session` or `lane`) of [`machines`] as a Mermaid state diagram,
+/// `current` marked.
+pub fn machine_mermaid(name: &str, current: Option<&str>) -> Option<String> {
+    let m = machines();
+    let mut problems = crate::problems::Problems::default();
+    let spec = super::spec::read(m.get(name)?, &mut problems)?;
+    Some(super::mermaid::to_mermaid(&spec, current))
+}
