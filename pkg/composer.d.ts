@@ -468,6 +468,111 @@ export declare class Arbiter {
   replay(log: LogEvent[]): Run;
 }
 
+/** A lane's state in the lane machine (`sessionMachines().lane`). */
+export type LaneState = 'idle' | 'reasoning' | 'waiting_tool' | 'error' | 'stopped';
+/** What a host tells a lane. */
+export type LaneEvent = 'request' | 'tool_call' | 'tool_result' | 'response' | 'fail' | 'cancel';
+
+/** One event of a session's append-only log. */
+export type SessionLogEvent =
+  | { seq: number; at: number; type: 'session'; event: 'started' | 'heartbeat' | 'stopped' | 'recovered'; last_seen?: number }
+  | { seq: number; at: number; type: 'lane'; lane: string; event: LaneEvent; from: LaneState; to: LaneState }
+  | { seq: number; at: number; type: 'skill'; lane: string; event: LogEvent; proposal_id?: string };
+
+/** Session → lanes → skill → step, live. */
+export interface SessionHierarchy {
+  session: string;
+  status: 'active' | 'stopped';
+  started_at: number;
+  last_seen: number;
+  recoveries: number;
+  events: number;
+  lanes: Array<{ lane: string; state: LaneState; events: LaneEvent[]; skill: { name: string; state: string; status: RunStatus; step: { n: number; objective: string } } | null }>;
+}
+
+/**
+ * A session over a store: lifecycle (start, heartbeat, stop, crash recovery), lanes in the
+ * lane machine, one skill per lane under the arbiter; every change is in the store's log
+ * before the call returns (a failed write leaves the session as its stored log says).
+ */
+export interface Session {
+  readonly id: string;
+  readonly registry: SkillRegistry;
+  laneEvent(lane: string, event: LaneEvent): Promise<LaneState>;
+  startSkill(lane: string, skill: string, input?: unknown): Promise<Run>;
+  /** `proposal_id` names the proposal record an accepted `choir.propose.*` call made. */
+  propose(lane: string, proposal: Proposal): Promise<Outcome & { proposal_id?: string }>;
+  proposeCall(lane: string, toolCall: { name: string; input?: unknown }, offer: StepOffer): Promise<Outcome & { proposal_id?: string }>;
+  cancel(lane: string): Promise<Run>;
+  heartbeat(): Promise<void>;
+  stop(): Promise<void>;
+  stale(timeoutMs: number): boolean;
+  hierarchy(): SessionHierarchy;
+  log(): SessionLogEvent[];
+  lane(lane: string): LaneState;
+  run(lane: string): Run | null;
+  stepContext(lane: string, context?: unknown): ReturnType<Arbiter['stepContext']>;
+  stepOffer(lane: string, tools?: Array<{ name: string; description?: string; input_schema?: object }>): StepOffer;
+  free(): void;
+}
+
+/** A store any session or proposal function takes (a skill store or a message store). */
+export type SessionStore = { readonly __backend: unknown };
+
+/**
+ * Opens session `id`: new → started; its log ending while active (a crash) → recovered,
+ * every lane resumed at its last accepted step; stopped → started again. `now()` gives
+ * epoch milliseconds (Date.now by default). A log the registry no longer replays is
+ * `StoreFailed` (`details.reason: "log-diverged"`).
+ */
+export declare function openSession(options: { store: SessionStore; registry: SkillRegistry; id: string; now?: () => number; retries?: number }): Promise<Session>;
+/** The session and lane machines as SkillSpec-shaped data, to draw with `toMermaid`. */
+export declare function sessionMachines(): { session: SkillSpec; lane: SkillSpec };
+
+/** A proposal record in the approval pipeline. */
+export interface StoredProposal {
+  /** The key of the log event that made it (`<session>/<seq>`, zero-padded). */
+  id: string;
+  kind: 'tool' | 'skill';
+  name: string;
+  payload: unknown;
+  status: 'pending' | 'approved' | 'rejected';
+  session: string;
+  lane: string;
+  skill: string;
+  step: number;
+  proposed_at: number;
+  decided_at?: number;
+  decided_by?: string;
+  reason?: string;
+  /** An approved skill that replaced one of the same name. */
+  replaces?: boolean;
+}
+/** One logged decision. */
+export interface ApprovalDecision {
+  id: string;
+  kind: 'tool' | 'skill';
+  name: string;
+  decision: 'approved' | 'rejected';
+  by: string;
+  reason: string;
+  at: number;
+}
+/** Proposal records, oldest first. */
+export declare function listProposals(store: SessionStore, options?: { status?: 'pending' | 'approved' | 'rejected' }): Promise<StoredProposal[]>;
+/**
+ * Approves a pending proposal: validated again against `registry`, then installed into a
+ * new registry (returned; the old one is untouched). Decided before → `InvalidRequest`
+ * (`not-pending`); no longer valid → `InvalidSkill`, nothing written.
+ */
+export declare function approveProposal(store: SessionStore, id: string, options: { registry: SkillRegistry; by: string; now?: () => number }): Promise<{ proposal: StoredProposal; registry: SkillRegistry }>;
+/** Rejects a pending proposal (a `reason` is required). */
+export declare function rejectProposal(store: SessionStore, id: string, options: { by: string; reason: string; now?: () => number }): Promise<{ proposal: StoredProposal }>;
+/** Every decision, oldest first. */
+export declare function approvalLog(store: SessionStore): Promise<ApprovalDecision[]>;
+/** `registry` with every approved proposal installed, in decision order. */
+export declare function installApproved(store: SessionStore, registry: SkillRegistry): Promise<SkillRegistry>;
+
 /** A spec as a Mermaid state diagram; a run (or a state name) marks where it is. */
 export declare function toMermaid(spec: SkillSpec | string, run?: Run | string): string;
 

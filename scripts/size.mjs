@@ -50,14 +50,18 @@ const web = rows[0];
 // listing filter, the handler registry and the inspector views to 873.9 KB (each new
 // export with its JSON reading and error texts costs 1–5 KB gzip), memory marks and replay
 // (verifyInvocation: the record's replay inputs, the recomposition and the change report)
-// to 883.5 KB; issue 17 is where it comes down.
+// to 883.5 KB; sessions and lanes (the session and lane machines, the persisted log and its
+// replay on recovery, rollback) and the approval pipeline (proposal records, decisions
+// validated again into a new registry, the decision log) to 906.8 KB — about 23 KB gzip, a
+// third of it the session's one dispatching method (one method instead of thirteen saved
+// only ~1 KB: the cost is the logic, not the exports); issue 17 is where it comes down.
 const budget = 488 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 885 * 1024;
+const fullBudget = 908 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;

@@ -57,14 +57,14 @@ fn a_crashed_session_resumes_every_lane_at_its_last_accepted_step() {
     let mut s = open(&b, "s1", 1_000);
     assert_eq!(s.hierarchy()["status"], "active");
     s.start_skill("core", "build_feature", json!({"feature": "search"}), 1_001).unwrap(); // ok: test
-    let (o, _) = s.propose("core", tool("choir.memory.query"), 1_002).unwrap(); // ok: test
+    let o = s.propose("core", tool("choir.memory.query"), 1_002).unwrap(); // ok: test
     assert!(o.accepted);
     // The proposal means a model call answered: the idle lane took `request`, then the
     // accepted tool call `tool_call`.
     assert_eq!(s.lane("core"), "waiting_tool");
     assert_eq!(s.lane_event("core", "tool_result", 1_003).unwrap(), "reasoning"); // ok: test
     s.propose("core", transition("complete"), 1_004).unwrap(); // ok: test
-    let (bad, _) = s.propose("core", tool("choir.fs.write"), 1_005).unwrap(); // ok: test
+    let bad = s.propose("core", tool("choir.fs.write"), 1_005).unwrap(); // ok: test
     assert!(!bad.accepted, "fs.write is not allowed while planning");
     assert_eq!(s.lane("core"), "reasoning");
     s.start_skill("edge", "build_feature", json!({"feature": "search"}), 1_006).unwrap(); // ok: test
@@ -93,7 +93,7 @@ fn a_crashed_session_resumes_every_lane_at_its_last_accepted_step() {
     assert_eq!(h["lanes"][0]["skill"]["state"], "plan");
     assert_eq!(h["lanes"][0]["skill"]["step"]["n"], 3);
     // It goes on from there, and its writes continue the same log.
-    let (o, _) = r.propose("core", transition("complete"), 9_001).unwrap(); // ok: test
+    let o = r.propose("core", transition("complete"), 9_001).unwrap(); // ok: test
     assert!(o.accepted);
     assert_eq!(o.state, "modify");
     save(&mut b, &mut r);
@@ -205,7 +205,7 @@ fn propose(s: &mut Session, lane: &str, builder: &str, tool: &str, payload: Valu
     for _ in 0..3 {
         s.propose(lane, transition("complete"), 101).unwrap(); // ok: test
     }
-    let (o, id) = s
+    let o = s
         .propose(
             lane,
             Proposal::Tool {
@@ -216,7 +216,7 @@ fn propose(s: &mut Session, lane: &str, builder: &str, tool: &str, payload: Valu
         )
         .unwrap(); // ok: test
     assert!(o.accepted, "{:?}", o.error);
-    id.unwrap() // ok: test
+    o.proposal_id.unwrap() // ok: test
 }
 
 fn decide(b: &mut MemoryBackend, id: &str, approve: bool, reason: &str, reg: &SkillRegistry, at: u64) -> promptloom::Result<approval::Decided> {
@@ -250,8 +250,8 @@ fn proposals_are_persisted_then_approved_or_rejected_once_and_logged() {
     for _ in 0..3 {
         s.propose("b", transition("complete"), 101).unwrap(); // ok: test
     }
-    let (o, none) = s.propose("b", Proposal::Tool { name: "choir.propose.skill".into(), arguments: json!({"spec": spec}) }, 102).unwrap(); // ok: test
-    assert!(!o.accepted && none.is_none());
+    let o = s.propose("b", Proposal::Tool { name: "choir.propose.skill".into(), arguments: json!({"spec": spec}) }, 102).unwrap(); // ok: test
+    assert!(!o.accepted && o.proposal_id.is_none());
     let k = propose(&mut s, "c", "skill-builder", "choir.propose.skill",
         json!({"spec": {"name": "notes", "description": "Take notes.", "initial_state": "write",
             "states": {"write": {"objective": "Write.", "allowed_tools": ["choir.fs.write"], "transitions": [{"on": "complete", "to": "done"}]}, "done": {"terminal": true}}}}));
@@ -281,7 +281,7 @@ fn proposals_are_persisted_then_approved_or_rejected_once_and_logged() {
     assert_eq!(decide(&mut b, &k, false, " ", &reg2, 0).unwrap_err().kind(), ErrorKind::InvalidOptions); // ok: test
     let r = decide(&mut b, &k, false, "duplicates an existing skill", &reg2, 600).unwrap(); // ok: test
     assert!(r.registry.is_none());
-    assert_eq!(decide(&mut b, "s6:999", true, "", &reg2, 0).unwrap_err().kind(), ErrorKind::NotFound); // ok: test
+    assert_eq!(decide(&mut b, "s6/999", true, "", &reg2, 0).unwrap_err().kind(), ErrorKind::NotFound); // ok: test
 
     let log = approval::history(&b.scan(Table::ApprovalLog, "").unwrap()).unwrap(); // ok: test
     assert_eq!(log.len(), 2);

@@ -191,3 +191,235 @@ export function toMermaid(spec, run) {
 export function compositionSpec(composition) {
   return JSON.parse(__core('compositionSpec', text(composition, 'the composition')));
 }
+
+/** The backend of a store (`openSkillStore` / `openMessageStore`), for sessions and proposals. */
+function backendOf(store, what) {
+  const b = store && typeof store === 'object' ? store.__backend : undefined;
+  if (!b || typeof b.commitAfterRead !== 'function') {
+    throw new PromptloomError('InvalidOptions', `${what} needs \`store\`: a store from openSkillStore() or openMessageStore() (at store)`, { path: 'store' });
+  }
+  return b;
+}
+
+/** The host's clock: `now()` → epoch milliseconds (Date.now by default). */
+function clockOf(now, what) {
+  if (now === undefined) return Date.now;
+  if (typeof now !== 'function') throw new PromptloomError('InvalidOptions', `${what}: \`now\` must be a function returning epoch milliseconds (at now)`, { path: 'now' });
+  return now;
+}
+
+/**
+ * A session (the seed's session → lane → skill → step): it starts, heartbeats and stops;
+ * its lanes move through the lane machine (`idle`, `reasoning`, `waiting_tool`, `error`,
+ * `stopped`) on the host's events and the arbiter's; each lane runs one skill under the
+ * arbiter. Every change is appended to the session's log in the store before the call
+ * returns: a write that fails leaves the session as its stored log says (nothing is lost
+ * or half-kept), and a session opened again after a crash resumes every lane at its last
+ * accepted step.
+ */
+class Session {
+  #s;
+  #backend;
+  #now;
+  #registry;
+  /** @internal */
+  constructor(s, backend, now, registry) {
+    this.#s = s;
+    this.#backend = backend;
+    this.#now = now;
+    this.#registry = registry;
+    this.id = JSON.parse(call(() => s.call('hierarchy', '', '', '', 0))).session;
+  }
+  /** The registry its skills run under. */
+  get registry() {
+    return this.#registry;
+  }
+  /** A read: one call into the session. */
+  #read(op, lane = '', a = '') {
+    return call(() => this.#s.call(op, lane, a, '', 0));
+  }
+  /** A change: one call, then its log rows written before it returns. */
+  async #step(op, lane, a = '', b = '') {
+    const out = call(() => this.#s.call(op, lane, a, b, this.#now()));
+    await saveSession(this.#s, this.#backend);
+    return out;
+  }
+  /** A host event on `lane` (`request`, `tool_call`, `tool_result`, `response`, `fail`, `cancel`) → its new state. */
+  async laneEvent(lane, event) {
+    return this.#step('lane_event', __str(lane, 'lane', 'InvalidRequest'), __str(event, 'event', 'InvalidRequest'));
+  }
+  /** Starts `skill` in `lane` with `input` → the run. */
+  async startSkill(lane, skill, input = null) {
+    return JSON.parse(await this.#step('start', __str(lane, 'lane', 'InvalidRequest'), __str(skill, 'skill', 'InvalidRequest'), value(input, 'input')));
+  }
+  /**
+   * The model's proposal in `lane` (`{ type: tool | transition | finish | spawn, … }`),
+   * validated by the arbiter → the outcome; `proposal_id` names the proposal record an
+   * accepted `choir.propose.*` call made (pending approval).
+   */
+  async propose(lane, proposal) {
+    return JSON.parse(await this.#step('propose', __str(lane, 'lane', 'InvalidRequest'), value(proposal, 'proposal')));
+  }
+  /** Proposes what a model's tool call asks (`{ name, input }`), under the names of `offer`. */
+  async proposeCall(lane, toolCall, offer) {
+    const { name, input } = __opts(toolCall, 'proposeCall()', 'InvalidRequest');
+    const p = __core('callProposal', __str(name, 'name', 'InvalidRequest'), value(input ?? {}, 'input'), value(offer?.names ?? {}, 'names'));
+    return this.propose(lane, JSON.parse(p));
+  }
+  /** Cancels the lane's running skill (refused for one that is not interruptible) → the run. */
+  async cancel(lane) {
+    return JSON.parse(await this.#step('cancel', __str(lane, 'lane', 'InvalidRequest')));
+  }
+  /** Logs a heartbeat (call it on an interval; `stale()` reads it). */
+  async heartbeat() {
+    await this.#step('heartbeat', '');
+  }
+  /** Stops the session: every lane is `stopped`; open it again to resume. */
+  async stop() {
+    await this.#step('stop', '');
+  }
+  /** Whether the active session has logged nothing for `timeoutMs` (another host may open and recover it). */
+  stale(timeoutMs) {
+    return call(() => this.#s.stale(this.#now(), timeoutMs));
+  }
+  /** Session → lanes (state, the events it takes) → skill → step, live. */
+  hierarchy() {
+    return JSON.parse(this.#read('hierarchy'));
+  }
+  /** The session's log (what the store holds). */
+  log() {
+    return JSON.parse(this.#read('log'));
+  }
+  /** A lane's state. */
+  lane(lane) {
+    return this.#read('lane', __str(lane, 'lane', 'InvalidRequest'));
+  }
+  /** The lane's run (state, step, status, proposals, log), or null. */
+  run(lane) {
+    const r = this.#read('run', __str(lane, 'lane', 'InvalidRequest'));
+    return r === '' ? null : JSON.parse(r);
+  }
+  /** What the model sees for the lane's next step: the current objective only, plus `context`. */
+  stepContext(lane, context = null) {
+    return JSON.parse(this.#read('step_context', __str(lane, 'lane', 'InvalidRequest'), value(context, 'context')));
+  }
+  /** What the model is offered for the lane's next step: `{ system, tools, names }`. */
+  stepOffer(lane, tools = []) {
+    return JSON.parse(this.#read('step_offer', __str(lane, 'lane', 'InvalidRequest'), value(tools, 'tools')));
+  }
+  /** Frees the wasm side (the log stays in the store). */
+  free() {
+    this.#s.free();
+  }
+}
+
+/** Writes a session's new log rows (inserts: another writer of the same session makes it a conflict); on failure the session goes back to its stored log. */
+async function saveSession(s, backend) {
+  const ops = JSON.parse(s.call('ops', '', '', '', 0));
+  if (ops.length === 0) return;
+  try {
+    await backend.commitAfterRead([], () => ops);
+  } catch (e) {
+    s.rollback();
+    throw e;
+  }
+  s.saved();
+}
+
+/**
+ * Opens session `id` on `store` (a skill or message store, any backend): a new session
+ * starts; one whose log ends while it was active (its host crashed) is recovered — the log
+ * replayed through the arbiter, every lane resumed at its last accepted step, `recovered`
+ * logged; a stopped one starts again. `registry` is the skills' registry; `now()` gives
+ * epoch milliseconds (Date.now by default).
+ */
+export async function openSession(options) {
+  const { store, registry, id, now, retries = 2 } = __opts(options, 'openSession()');
+  const backend = backendOf(store, 'openSession()');
+  if (!(registry instanceof SkillRegistry)) throw new PromptloomError('InvalidOptions', 'openSession() takes a registry from buildSkillRegistry() (at registry)', { path: 'registry' });
+  const clock = clockOf(now, 'openSession()');
+  const sid = __str(id, 'id', 'InvalidOptions');
+  const rows = await backend.scan('session_log', `${sid}/`);
+  const M = __module();
+  const s = call(() => M.Session.open(registry.__inner, Number(retries) >>> 0, sid, JSON.stringify(rows), clock()));
+  try {
+    await saveSession(s, backend);
+  } catch (e) {
+    s.free();
+    throw e;
+  }
+  return new Session(s, backend, clock, registry);
+}
+
+/** The session and lane machines as SkillSpec-shaped data (`{ session, lane }`), to draw with `toMermaid`. */
+export function sessionMachines() {
+  return JSON.parse(__core('sessionMachines'));
+}
+
+/** Proposal records in `store` (`status`: pending, approved or rejected; all by default), oldest first. */
+export async function listProposals(store, options) {
+  const { status } = __opts(options, 'listProposals()');
+  const rows = await backendOf(store, 'listProposals()').scan('skill_proposals', '');
+  return JSON.parse(__core('readProposals', JSON.stringify(rows), status == null ? '' : __str(status, 'status', 'InvalidOptions'), false));
+}
+
+/** Every approval decision in `store`, oldest first (`{ id, kind, name, decision, by, reason, at }`). */
+export async function approvalLog(store) {
+  const rows = await backendOf(store, 'approvalLog()').scan('approval_log', '');
+  return JSON.parse(__core('readProposals', JSON.stringify(rows), '', true));
+}
+
+/** Reads, decides and writes one proposal in one transaction where the backend has them. */
+async function decideOn(store, id, decision, registry, what) {
+  const backend = backendOf(store, what);
+  const pid = __str(id, 'id', 'InvalidOptions');
+  let d;
+  await backend.commitAfterRead([['skill_proposals', pid]], ([row]) => {
+    d?.free();
+    d = call(() => __module().decideProposal(pid, row ?? undefined, JSON.stringify(decision), registry.__inner));
+    return JSON.parse(d.json()).ops;
+  });
+  try {
+    const { row } = JSON.parse(d.json());
+    const next = d.registry();
+    return { proposal: row, ...(next ? { registry: new SkillRegistry(next) } : {}) };
+  } finally {
+    d.free();
+  }
+}
+
+function registryOpt(registry, what) {
+  if (!(registry instanceof SkillRegistry)) throw new PromptloomError('InvalidOptions', `${what} takes \`registry\` from buildSkillRegistry() (at registry)`, { path: 'registry' });
+  return registry;
+}
+
+/**
+ * Approves a pending proposal: its payload is validated again against `registry` (a
+ * SkillSpec against its tools; a tool manifest's name and schema), then installed → `{
+ * proposal, registry }`, the registry a new one with it (the old one is untouched: open
+ * new sessions with the new one). The decision is logged. A proposal decided before is
+ * `InvalidRequest` (`not-pending`); one that no longer validates is `InvalidSkill`, nothing
+ * written.
+ */
+export function approveProposal(store, id, options) {
+  const { registry, by, now } = __opts(options, 'approveProposal()');
+  const r = registryOpt(registry, 'approveProposal()');
+  return decideOn(store, id, { approve: true, by, at: clockOf(now, 'approveProposal()')() }, r, 'approveProposal()');
+}
+
+/** The registry a rejection is decided against when none is given (it installs nothing). */
+let noSkills;
+
+/** Rejects a pending proposal with a `reason` → `{ proposal }`; the decision is logged. */
+export async function rejectProposal(store, id, options) {
+  const { by, reason, now, registry } = __opts(options, 'rejectProposal()');
+  const r = registry ?? (noSkills ??= buildSkillRegistry([], {}));
+  return decideOn(store, id, { approve: false, by, reason, at: clockOf(now, 'rejectProposal()')() }, registryOpt(r, 'rejectProposal()'), 'rejectProposal()');
+}
+
+/** `registry` with every proposal approved in `store` installed, in decision order (for a host starting up). */
+export async function installApproved(store, registry) {
+  const rows = await backendOf(store, 'installApproved()').scan('skill_proposals', '');
+  const r = registryOpt(registry, 'installApproved()');
+  return new SkillRegistry(call(() => __module().installApproved(r.__inner, JSON.stringify(rows))));
+}

@@ -24,5 +24,5 @@ export { createAdapter, ResponseStream } from './adapter.js';
 export { runAgent } from './agent.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, SkillIndex, SkillCatalog, decide } from './skills.js';
 export { compose, nestedRequest, lowerComposition, authoringTools, runArtifact, runSkill, optimizeDspy, staleDspy, verifyInvocation } from './compose.js';
-export { validateSkillSpec, loadSkillSpecs, builtinSkillSpecs, buildSkillRegistry, Arbiter, toMermaid, compositionSpec } from './arbiter.js';
+export { validateSkillSpec, loadSkillSpecs, builtinSkillSpecs, buildSkillRegistry, Arbiter, toMermaid, compositionSpec, openSession, sessionMachines, listProposals, approveProposal, rejectProposal, approvalLog, installApproved } from './arbiter.js';
 export { ContractRegistry, Gateway, createGateway, checkContract, applyGatewayState, recordsToOtel, memoryState, indexedDbState, durableObjectState, GatewayStateObject } from './gateway.js';

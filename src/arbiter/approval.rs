@@ -13,12 +13,14 @@
 
 use super::{validate_spec, ProposalRecord, SkillRegistry};
 use crate::error::{Error, ErrorKind, Result};
+use crate::problems::Problems;
 use crate::store::{Op, Table};
 use serde_json::{json, Value};
 
-/// The id of the proposal record made by event `seq` of `session`'s log.
+/// The id of the proposal record made by event `seq` of `session`'s log: that event's log
+/// key (`<session>/<seq>`, zero-padded, so ids sort in log order).
 pub fn proposal_id(session: &str, seq: u64) -> String {
-    format!("{session}:{seq}")
+    super::session::log_key(session, seq)
 }
 
 /// The key of a decision in the `approval_log` table (zero-padded time first: key order is
@@ -74,17 +76,8 @@ pub fn list(rows: &[(String, String)], status: Option<&str>) -> Result<Vec<Value
             out.push(row);
         }
     }
-    // Oldest first; one session's proposals of one instant in log order (the id's seq).
-    let order = |r: &Value| {
-        let id = r.get("id").and_then(Value::as_str).unwrap_or("");
-        let (session, seq) = id.rsplit_once(':').unwrap_or((id, ""));
-        (
-            r.get("proposed_at").and_then(Value::as_u64).unwrap_or(0),
-            session.to_owned(),
-            seq.parse::<u64>().unwrap_or(0),
-        )
-    };
-    out.sort_by_cached_key(order);
+    // Oldest first; ties (one instant) stay in key order, which is log order.
+    out.sort_by_key(|r| r.get("proposed_at").and_then(Value::as_u64).unwrap_or(0));
     Ok(out)
 }
 
@@ -122,28 +115,28 @@ fn check_tool(payload: &Value) -> Result<String> {
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
-    let mut problems = Vec::new();
+    let mut p = Problems::default();
     if !ok_name {
-        problems.push(json!({"path": "name", "code": "invalid-tool-name", "severity": "error",
-            "message": "a tool's `name` is 1–128 letters, digits, `.`, `_` or `-`"}));
+        p.error(
+            "name",
+            "invalid-tool-name",
+            "a tool's `name` is 1–128 letters, digits, `.`, `_` or `-`",
+        );
     }
     if payload.get("description").is_some_and(|d| !d.is_string()) {
-        problems.push(json!({"path": "description", "code": "invalid-type", "severity": "error",
-            "message": "a tool's `description` is a string"}));
+        p.error("description", "invalid-type", "a tool's `description` is a string");
     }
     if payload.get("input_schema").is_some_and(|d| !d.is_object()) {
-        problems.push(json!({"path": "input_schema", "code": "invalid-type", "severity": "error",
-            "message": "a tool's `input_schema` is a JSON Schema object"}));
+        p.error(
+            "input_schema",
+            "invalid-type",
+            "a tool's `input_schema` is a JSON Schema object",
+        );
     }
-    if problems.is_empty() {
-        Ok(name.to_owned())
-    } else {
-        Err(Error::new(
-            ErrorKind::InvalidSkill,
-            "the proposed tool manifest is not valid: nothing was installed",
-        )
-        .with("problems", problems))
+    if p.has_errors() {
+        return Err(p.into_error("the proposed tool manifest is not valid, nothing was installed"));
     }
+    Ok(name.to_owned())
 }
 
 /// Installs one approved payload into `registry` → the new registry.
@@ -241,20 +234,27 @@ pub fn decide(
 /// `registry` with every approved proposal of `rows` (a `skill_proposals` scan) installed,
 /// in decision order → the new registry.
 pub fn install(registry: &SkillRegistry, rows: &[(String, String)]) -> Result<SkillRegistry> {
-    let mut approved = list(rows, Some("approved"))?;
     let at = |r: &Value| r.get("decided_at").and_then(Value::as_u64).unwrap_or(0);
-    approved.sort_by(|a, b| at(a).cmp(&at(b)));
-    let mut specs = Vec::new();
+    // Per skill name, the latest approval; tools are a set.
+    let mut specs: Vec<(u64, Value)> = Vec::new();
     let mut tools = Vec::new();
-    for r in &approved {
+    for r in list(rows, Some("approved"))? {
         let payload = r.get("payload").cloned().unwrap_or(Value::Null);
         if r.get("kind").and_then(Value::as_str) == Some("tool") {
             tools.push(check_tool(&payload)?);
-        } else {
-            specs.retain(|s: &Value| payload_name(s) != payload_name(&payload));
-            specs.push(payload);
+            continue;
+        }
+        let when = at(&r);
+        match specs
+            .iter_mut()
+            .find(|(_, s)| payload_name(s) == payload_name(&payload))
+        {
+            Some(slot) if slot.0 <= when => *slot = (when, payload),
+            Some(_) => {}
+            None => specs.push((when, payload)),
         }
     }
+    let specs: Vec<Value> = specs.into_iter().map(|(_, s)| s).collect();
     registry.with_installed(&specs, &tools)
 }
 
@@ -265,4 +265,31 @@ pub fn history(rows: &[(String, String)]) -> Result<Vec<Value>> {
             serde_json::from_str(v).map_err(|e| crate::store::bad_row(Table::ApprovalLog, k, e))
         })
         .collect()
+}
+
+/// A decision from its JSON form: `{ approve, by, reason?, at }`.
+pub fn decision_from_json(text: &str) -> Result<Decision> {
+    let v = crate::wire::json_value(text, "the decision", ErrorKind::InvalidOptions)?;
+    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    Ok(Decision {
+        approve: v.get("approve").and_then(Value::as_bool).unwrap_or(false),
+        by: s("by"),
+        reason: s("reason"),
+        at: v.get("at").and_then(Value::as_u64).ok_or_else(|| {
+            Error::new(ErrorKind::InvalidOptions, "a decision needs its time `at` (epoch milliseconds)")
+        })?,
+    })
+}
+
+/// [`decide`] in JSON: `{ row, ops }` (ops in the JS backends' wire form), and the new
+/// registry for an approval.
+pub fn decide_json(
+    id: &str,
+    row: Option<&str>,
+    decision: &str,
+    registry: &SkillRegistry,
+) -> Result<(String, Option<SkillRegistry>)> {
+    let d = decide(id, row, &decision_from_json(decision)?, registry)?;
+    let ops: Vec<Value> = d.ops.iter().map(Op::to_value).collect();
+    Ok((json!({"row": d.row, "ops": ops}).to_string(), d.registry))
 }

@@ -382,6 +382,9 @@ pub struct Outcome {
     /// A proposal record made by this step.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub proposal_record: Option<ProposalRecord>,
+    /// The stored proposal record's id (in a [`session::Session`], which stores it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub proposal_id: Option<String>,
 }
 
 /// The arbiter: runs per lane over one registry.
@@ -680,6 +683,7 @@ impl Arbiter {
             step: run.step,
             error,
             proposal_record: record.filter(|_| rejected.is_none()),
+            proposal_id: None,
         })
     }
 
@@ -743,21 +747,25 @@ impl Arbiter {
     pub fn hierarchy(&self, session: &str) -> Value {
         let lanes: Vec<Value> = self
             .lanes
-            .iter()
-            .map(|(lane, r)| {
-                let objective = self
-                    .registry
-                    .get(&r.skill)
-                    .and_then(|s| s.state(&r.state).map(|st| st.objective.clone()))
-                    .unwrap_or_default();
-                json!({
-                    "lane": lane,
-                    "skill": { "name": r.skill, "state": r.state, "status": r.status,
-                               "step": { "n": r.step, "objective": objective } },
-                })
-            })
+            .keys()
+            .map(|lane| json!({ "lane": lane, "skill": self.skill_view(lane) }))
             .collect();
         json!({ "session": session, "lanes": lanes })
+    }
+
+    /// The skill level of a lane: the run's skill, state, status, step and objective (null
+    /// for a lane without a run).
+    pub fn skill_view(&self, lane: &str) -> Value {
+        let Some(r) = self.lanes.get(lane) else {
+            return Value::Null;
+        };
+        let objective = self
+            .registry
+            .get(&r.skill)
+            .and_then(|s| s.state(&r.state).map(|st| st.objective.clone()))
+            .unwrap_or_default();
+        json!({ "name": r.skill, "state": r.state, "status": r.status,
+                "step": { "n": r.step, "objective": objective } })
     }
 
     /// Replays a log (from its `started` event) on a fresh arbiter over `registry`: the

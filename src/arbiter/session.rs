@@ -327,11 +327,13 @@ impl Session {
 
     /// Logs the arbiter's newest event of `lane` (what it just did).
     fn log_skill(&mut self, lane: &str, at: u64, proposal_id: Option<&str>) {
+        // Through its text: the serialiser the run's JSON already uses.
         let ev = self
             .arbiter
             .run(lane)
             .and_then(|r| r.log.last())
-            .and_then(|e| serde_json::to_value(e).ok())
+            .and_then(|e| serde_json::to_string(e).ok())
+            .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or(Value::Null);
         let mut body = json!({"type": "skill", "lane": lane, "event": ev});
         if let Some(id) = proposal_id {
@@ -375,7 +377,7 @@ impl Session {
     /// `request` first; an accepted tool call takes `tool_call`; a run that ends takes the
     /// lane back to `idle`. → the outcome, with `proposal_id` when it made a proposal record
     /// (written with the event, pending approval).
-    pub fn propose(&mut self, lane: &str, p: Proposal, at: u64) -> Result<(Outcome, Option<String>)> {
+    pub fn propose(&mut self, lane: &str, p: Proposal, at: u64) -> Result<Outcome> {
         self.live()?;
         check_name(lane, "lane")?;
         if self.arbiter.run(lane).is_none() {
@@ -385,7 +387,7 @@ impl Session {
             )
             .with("lane", lane));
         }
-        let o = self.arbiter.propose(lane, p.clone())?;
+        let mut o = self.arbiter.propose(lane, p.clone())?;
         if matches!(self.lanes.get(lane).copied(), Some("idle" | "error") | None) {
             self.move_lane(lane, "request", at)?;
         }
@@ -408,7 +410,8 @@ impl Session {
         } else if o.status != Status::Running {
             self.move_lane(lane, "response", at)?;
         }
-        Ok((o, id))
+        o.proposal_id = id;
+        Ok(o)
     }
 
     /// Cancels the running skill of `lane` (refused for one that is not interruptible);
@@ -502,15 +505,6 @@ impl Session {
     /// Session → lanes → skill → step, live: the session's status and times, each lane's
     /// state, and its skill run (state, status, step and objective) if it has one.
     pub fn hierarchy(&self) -> Value {
-        let runs = self.arbiter.hierarchy(&self.id);
-        let by_lane: BTreeMap<&str, &Value> = runs["lanes"]
-            .as_array()
-            .map(|a| {
-                a.iter()
-                    .filter_map(|l| Some((l.get("lane")?.as_str()?, l.get("skill")?)))
-                    .collect()
-            })
-            .unwrap_or_default();
         let lanes: Vec<Value> = self
             .lanes
             .iter()
@@ -519,7 +513,7 @@ impl Session {
                     "lane": lane,
                     "state": state,
                     "events": lane_events(state),
-                    "skill": by_lane.get(lane.as_str()).copied().cloned().unwrap_or(Value::Null),
+                    "skill": self.arbiter.skill_view(lane),
                 })
             })
             .collect();
@@ -575,4 +569,66 @@ pub fn machine_mermaid(name: &str, current: Option<&str>) -> Option<String> {
     let mut problems = crate::problems::Problems::default();
     let spec = super::spec::read(m.get(name)?, &mut problems)?;
     Some(super::mermaid::to_mermaid(&spec, current))
+}
+
+/// The JSON forms both faces use (conversions only).
+impl Session {
+    /// Stored log rows from their JSON form (`[[key, value], …]`).
+    pub fn rows_from_json(text: &str) -> Result<Vec<(String, String)>> {
+        let bad = || Error::new(ErrorKind::StoreFailed, "the session log rows are not `[[key, value], …]`");
+        let v = crate::wire::json_value(text, "the session log rows", ErrorKind::StoreFailed)?;
+        v.as_array()
+            .ok_or_else(bad)?
+            .iter()
+            .map(|r| match (r.get(0).and_then(Value::as_str), r.get(1).and_then(Value::as_str)) {
+                (Some(k), Some(v)) => Ok((k.to_owned(), v.to_owned())),
+                _ => Err(bad()),
+            })
+            .collect()
+    }
+
+    /// One call by name, in text (what the JS face dispatches through, so a session costs
+    /// the web module one method): `lane_event` (`a`: the event) → the state; `start` (`a`:
+    /// the skill, `b`: the input JSON or "") → the run; `propose` (`a`: the proposal JSON)
+    /// → the outcome; `cancel` → the run; `heartbeat`, `stop` → ""; `hierarchy`; `log`;
+    /// `ops` (the unsaved writes in the JS backends' wire form); `lane` → the state; `run` →
+    /// the run or ""; `step_context` (`a`: the host context JSON); `step_offer` (`a`: the
+    /// tools JSON).
+    pub fn call(&mut self, op: &str, lane: &str, a: &str, b: &str, at: u64) -> Result<String> {
+        let json = |text: &str, what: &str| -> Result<Value> {
+            if text.is_empty() {
+                Ok(Value::Null)
+            } else {
+                crate::wire::json_value(text, what, ErrorKind::InvalidRequest)
+            }
+        };
+        let run = |r: &Run| serde_json::to_string(r).unwrap_or_default();
+        Ok(match op {
+            "lane_event" => self.lane_event(lane, a, at)?.to_owned(),
+            "start" => {
+                let input = json(b, "the input")?;
+                run(self.start_skill(lane, a, input, at)?)
+            }
+            "propose" => {
+                let p = Proposal::from_value(&json(a, "the proposal")?)?;
+                serde_json::to_string(&self.propose(lane, p, at)?).unwrap_or_default()
+            }
+            "cancel" => run(self.cancel(lane, at)?),
+            "heartbeat" => self.heartbeat(at).map(|_| String::new())?,
+            "stop" => self.stop(at).map(|_| String::new())?,
+            "hierarchy" => self.hierarchy().to_string(),
+            "log" => Value::Array(self.log.clone()).to_string(),
+            "ops" => Value::Array(self.unsaved.iter().map(Op::to_value).collect()).to_string(),
+            "lane" => self.lane(lane).to_owned(),
+            "run" => self.arbiter.run(lane).map(run).unwrap_or_default(),
+            "step_context" => self.arbiter.step_context(lane, &json(a, "the context")?)?.to_string(),
+            "step_offer" => self.arbiter.step_offer(lane, &json(a, "tools")?)?.to_string(),
+            other => {
+                return Err(Error::new(
+                    ErrorKind::Internal,
+                    format!("no session call `{other}`"),
+                ))
+            }
+        })
+    }
 }

@@ -3,7 +3,8 @@
 //! call into wasm.
 
 use super::js_err;
-use crate::arbiter::{self, Arbiter, Proposal, SkillRegistry};
+use crate::arbiter::session::{self, Session};
+use crate::arbiter::{self, approval, Arbiter, Proposal, SkillRegistry};
 use crate::error::{Error, ErrorKind};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -284,4 +285,131 @@ pub fn replay_log(registry: &JsSkillRegistry, log: &str, retries: u32) -> Result
 #[wasm_bindgen(js_name = compositionSpec)]
 pub fn composition_spec(composition: &str) -> Result<String, JsValue> {
     Ok(arbiter::spec_of_composition(&parse(composition, "the composition")?).to_string())
+}
+
+/// Epoch milliseconds from JS (a finite number ≥ 0).
+fn ms(at: f64) -> Result<u64, JsValue> {
+    if at.is_finite() && at >= 0.0 {
+        Ok(at as u64)
+    } else {
+        Err(js_err(Error::new(
+            ErrorKind::InvalidOptions,
+            "a time is epoch milliseconds: a finite number ≥ 0 (what `now()` returns)",
+        )))
+    }
+}
+
+/// A session: lifecycle, lanes and their skill runs over one persisted log
+/// ([`session::Session`]); the glue writes [`JsSession::ops`] after every change.
+#[wasm_bindgen(js_name = Session)]
+pub struct JsSession {
+    inner: Session,
+}
+
+#[wasm_bindgen(js_class = Session)]
+impl JsSession {
+    /// Opens session `id` from its stored log rows (`[[key, value], …]` JSON) at `at`.
+    pub fn open(
+        registry: &JsSkillRegistry,
+        retries: u32,
+        id: &str,
+        rows: &str,
+        at: f64,
+    ) -> Result<JsSession, JsValue> {
+        let rows = Session::rows_from_json(rows).map_err(js_err)?;
+        let inner = Session::open(registry.inner.clone(), retries, id, &rows, ms(at)?)
+            .map_err(js_err)?;
+        Ok(JsSession { inner })
+    }
+
+    /// One call by name ([`Session::call`]): `laneEvent`, `startSkill`, `propose`, `cancel`,
+    /// `heartbeat`, `stop`, `hierarchy`, `log`, `ops`, `lane`, `run`, `stepContext`,
+    /// `stepOffer` in the glue.
+    pub fn call(&mut self, op: &str, lane: &str, a: &str, b: &str, at: f64) -> Result<String, JsValue> {
+        let at = ms(at)?;
+        self.inner.call(op, lane, a, b, at).map_err(js_err)
+    }
+
+    /// The glue wrote the unsaved writes (`call("ops")`).
+    pub fn saved(&mut self) {
+        self.inner.saved();
+    }
+
+    /// The glue could not write them: back to the saved log.
+    pub fn rollback(&mut self) -> Result<(), JsValue> {
+        self.inner.rollback().map_err(js_err)
+    }
+
+    /// Whether the active session logged nothing for `timeout` ms at `now`.
+    pub fn stale(&self, now: f64, timeout: f64) -> Result<bool, JsValue> {
+        Ok(self.inner.stale(ms(now)?, ms(timeout)?))
+    }
+}
+
+/// The session and lane machines as SkillSpec-shaped data (JSON).
+#[wasm_bindgen(js_name = sessionMachines)]
+pub fn session_machines() -> String {
+    session::machines().to_string()
+}
+
+/// Proposal rows (`[[key, value], …]` JSON) with `status` ("" for all), oldest first; with
+/// `history`, the approval log's rows as decisions instead.
+#[wasm_bindgen(js_name = readProposals)]
+pub fn read_proposals(rows: &str, status: &str, history: bool) -> Result<String, JsValue> {
+    let rows = Session::rows_from_json(rows).map_err(js_err)?;
+    let out = if history {
+        approval::history(&rows)
+    } else {
+        approval::list(&rows, Some(status).filter(|s| !s.is_empty()))
+    };
+    Ok(Value::Array(out.map_err(js_err)?).to_string())
+}
+
+/// A decision on a proposal: its JSON (`{ row, ops }`) and, for an approval, the new
+/// registry.
+#[wasm_bindgen(js_name = ProposalDecision)]
+pub struct JsProposalDecision {
+    json: String,
+    registry: Option<Arc<SkillRegistry>>,
+}
+
+#[wasm_bindgen(js_class = ProposalDecision)]
+impl JsProposalDecision {
+    /// `{ row, ops }` JSON.
+    pub fn json(&self) -> String {
+        self.json.clone()
+    }
+
+    /// The registry with the proposal installed (approvals only).
+    pub fn registry(&self) -> Option<JsSkillRegistry> {
+        self.registry.clone().map(|inner| JsSkillRegistry { inner })
+    }
+}
+
+/// Decides proposal `id` (its stored row, or "" when absent; the decision JSON
+/// `{ approve, by, reason?, at }`) against `registry`.
+#[wasm_bindgen(js_name = decideProposal)]
+pub fn decide_proposal(
+    id: &str,
+    row: Option<String>,
+    decision: &str,
+    registry: &JsSkillRegistry,
+) -> Result<JsProposalDecision, JsValue> {
+    let (json, reg) = approval::decide_json(id, row.as_deref(), decision, &registry.inner)
+        .map_err(js_err)?;
+    Ok(JsProposalDecision {
+        json,
+        registry: reg.map(Arc::new),
+    })
+}
+
+/// `registry` with every approved proposal of the rows (`[[key, value], …]` JSON)
+/// installed, in decision order.
+#[wasm_bindgen(js_name = installApproved)]
+pub fn install_approved(registry: &JsSkillRegistry, rows: &str) -> Result<JsSkillRegistry, JsValue> {
+    let rows = Session::rows_from_json(rows).map_err(js_err)?;
+    let inner = approval::install(&registry.inner, &rows).map_err(js_err)?;
+    Ok(JsSkillRegistry {
+        inner: Arc::new(inner),
+    })
 }

@@ -81,7 +81,7 @@ pub enum Table {
     Traces,
     /// Session logs: one row per event (`<session>/<seq>` → the event), append-only.
     SessionLog,
-    /// Proposal records awaiting or past approval (`<session>:<seq>` → the record).
+    /// Proposal records awaiting or past approval (`<session>/<seq>`: the key of the log event that made it → the record).
     Proposals,
     /// Approval decisions, append-only (`<decided_at>/<proposal id>` → the decision).
     ApprovalLog,
