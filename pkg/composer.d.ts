@@ -516,8 +516,8 @@ export interface Session {
   free(): void;
 }
 
-/** A store any session or proposal function takes (a skill store or a message store). */
-export type SessionStore = { readonly __backend: unknown };
+/** A store any session or proposal function takes (a skill store or a message store, any backend). */
+export type SessionStore = import('./index.js').SkillStore | import('./index.js').MessageStore;
 
 /**
  * Opens session `id`: new → started; its log ending while active (a crash) → recovered,

@@ -199,7 +199,7 @@ class Host:
         h = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, co))
         ar = inst.get_export_index(self.store, "promptloom:core/arbiter@0.1.0")
         k = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, ar))
-        self.arbiter = {n: k(n) for n in ["validate-skill-spec", "load-skill-specs", "to-mermaid", "call-proposal", "[method]arbiter.step-offer", "[static]skill-registry.build", "[method]skill-registry.names", "[method]skill-registry.summary", "[static]arbiter.create", "[method]arbiter.start", "[method]arbiter.propose", "[method]arbiter.run", "[method]arbiter.replay"]}
+        self.arbiter = {n: k(n) for n in ["validate-skill-spec", "load-skill-specs", "to-mermaid", "call-proposal", "[method]arbiter.step-offer", "[static]skill-registry.build", "[method]skill-registry.names", "[method]skill-registry.summary", "[static]arbiter.create", "[method]arbiter.start", "[method]arbiter.propose", "[method]arbiter.run", "[method]arbiter.replay", "[static]session.open", "[method]session.start-skill", "[method]session.propose", "[method]session.lane-event", "[method]session.heartbeat", "[method]session.stop", "[method]session.hierarchy", "[method]session.log", "[method]session.run", "[method]session.lane", "[method]session.stale", "session-machines", "list-proposals", "approval-log", "approve-proposal", "reject-proposal", "install-approved"]}
         gw = inst.get_export_index(self.store, "promptloom:core/gateway@0.1.0")
         q = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, gw))
         self.gateway = {n: q(n) for n in ["check-contract", "apply-state", "records-to-otel", "[constructor]contract-registry", "[method]contract-registry.register", "[method]contract-registry.resolve", "[method]contract-registry.set-canary", "[method]contract-registry.planner-section", "[method]contract-registry.review", "[constructor]gateway", "[method]gateway.call", "[method]gateway.records", "[method]gateway.verify"]}
@@ -565,6 +565,60 @@ class ArbiterInWasmtime(unittest.TestCase):
         self.assertNotIn(".", safe)
         self.assertEqual(json.loads(h.ar("call-proposal", safe, '{"path": "a"}', json.dumps(offer["names"]))), {"type": "tool", "name": tool, "arguments": {"path": "a"}})
         self.assertEqual(json.loads(h.ar("call-proposal", "skill_transition", '{"event": "done"}', "{}")), {"type": "transition", "event": "done"})
+
+
+class SessionsInWasmtime(unittest.TestCase):
+    """Sessions on the host's wasi:keyvalue bucket in Wasmtime: a crashed session resumes
+    every lane at its last accepted step; a proposal is approved into a new registry."""
+
+    def test_recovery_and_approval(self):
+        h = Host()
+        spec = read(os.path.join(ROOT, "tests/arbiter/specs/build-feature.json"))
+        tools = ["choir.memory.query", "choir.fs.read", "choir.fs.write"]
+        reg = h.ar("[static]skill-registry.build", "[" + spec + "]", "[]", tools, True)
+        s = h.ar("[static]session.open", reg, "agents", "w-1", 1000, 2)
+        h.ar("[method]session.start-skill", s, "core", "build_feature", '{"feature": "x"}', 1001)
+        out = json.loads(h.ar("[method]session.propose", s, "core", '{"type": "tool", "name": "choir.memory.query"}', 1002))
+        self.assertTrue(out["accepted"])
+        self.assertEqual(h.ar("[method]session.lane", s, "core"), "waiting_tool")
+        self.assertEqual(h.ar("[method]session.lane-event", s, "core", "tool_result", 1003), "reasoning")
+        h.ar("[method]session.propose", s, "core", '{"type": "transition", "event": "complete"}', 1004)
+        bad = h.ar("[method]session.lane-event", s, "core", "tool_result", 1005)
+        self.assertEqual((bad.tag, json.loads(bad.payload.details)["reason"]), ("invalid-request", "invalid-lane-event"))
+        before = json.loads(h.ar("[method]session.run", s, "core"))
+        # Another host opens the same session from the bucket: a recovery.
+        r = h.ar("[static]session.open", reg, "agents", "w-1", 9000, 2)
+        hier = json.loads(h.ar("[method]session.hierarchy", r))
+        self.assertEqual((hier["recoveries"], hier["last_seen"]), (1, 9000))
+        after = json.loads(h.ar("[method]session.run", r, "core"))
+        self.assertEqual((after["state"], after["step"]), (before["state"], before["step"]))
+        self.assertEqual(json.loads(h.ar("[method]session.log", r))[-1]["event"], "recovered")
+        self.assertTrue(h.ar("[method]session.stale", r, 9000 + 5001, 5000))
+        # The tool-builder's proposal, stored, then approved into a new registry.
+        h.ar("[method]session.start-skill", r, "b", "tool-builder", "{}", 9001)
+        for i in range(3):
+            h.ar("[method]session.propose", r, "b", '{"type": "transition", "event": "complete"}', 9002 + i)
+        p = json.loads(h.ar("[method]session.propose", r, "b", '{"type": "tool", "name": "choir.propose.tool", "arguments": {"name": "http.get"}}', 9010))
+        pid = p["proposal_id"]
+        pending = json.loads(h.ar("list-proposals", "agents", "pending"))
+        self.assertEqual([(x["id"], x["name"]) for x in pending], [(pid, "http.get")])
+        row, reg2 = h.ar("approve-proposal", "agents", pid, reg, "ana", 9100)
+        self.assertEqual(json.loads(row)["status"], "approved")
+        again = h.ar("reject-proposal", "agents", pid, "bo", "late", 9200)
+        self.assertEqual(json.loads(again.payload.details)["reason"], "not-pending")
+        self.assertEqual([d["decision"] for d in json.loads(h.ar("approval-log", "agents"))], ["approved"])
+        spec2 = json.dumps({"name": "fetch", "description": "Fetch.", "initial_state": "go", "states": {"go": {"objective": "Go.", "allowed_tools": ["http.get"], "transitions": [{"on": "complete", "to": "done"}]}, "done": {"terminal": True}}})
+        self.assertEqual(h.ar("[static]skill-registry.build", "[" + spec2 + "]", "[]", tools, False).tag, "invalid-skill")
+        s3 = h.ar("[static]session.open", reg2, "agents", "w-2", 9300, 2)
+        h.ar("[method]session.start-skill", s3, "c", "skill-builder", "{}", 9301)
+        for i in range(3):
+            h.ar("[method]session.propose", s3, "c", '{"type": "transition", "event": "complete"}', 9302 + i)
+        q = json.loads(h.ar("[method]session.propose", s3, "c", json.dumps({"type": "tool", "name": "choir.propose.skill", "arguments": {"spec": json.loads(spec2)}}), 9310))
+        self.assertTrue(q["accepted"], q)
+        h.ar("approve-proposal", "agents", q["proposal_id"], reg2, "ana", 9400)
+        rebuilt = h.ar("install-approved", "agents", reg)
+        self.assertIn("fetch", h.ar("[method]skill-registry.names", rebuilt))
+        self.assertIn("waiting_tool --> reasoning : tool_result", h.ar("to-mermaid", json.dumps(json.loads(h.ar("session-machines"))["lane"]), None))
 
 
 class GatewayInWasmtime(unittest.TestCase):

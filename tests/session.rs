@@ -56,18 +56,25 @@ fn a_crashed_session_resumes_every_lane_at_its_last_accepted_step() {
     let mut b = MemoryBackend::new();
     let mut s = open(&b, "s1", 1_000);
     assert_eq!(s.hierarchy()["status"], "active");
-    s.start_skill("core", "build_feature", json!({"feature": "search"}), 1_001).unwrap(); // ok: test
-    let o = s.propose("core", tool("choir.memory.query"), 1_002).unwrap(); // ok: test
+    s.start_skill("core", "build_feature", json!({"feature": "search"}), 1_001)
+        .unwrap(); // ok: test
+    let o = s
+        .propose("core", tool("choir.memory.query"), 1_002)
+        .unwrap(); // ok: test
     assert!(o.accepted);
     // The proposal means a model call answered: the idle lane took `request`, then the
     // accepted tool call `tool_call`.
     assert_eq!(s.lane("core"), "waiting_tool");
-    assert_eq!(s.lane_event("core", "tool_result", 1_003).unwrap(), "reasoning"); // ok: test
+    assert_eq!(
+        s.lane_event("core", "tool_result", 1_003).unwrap(),
+        "reasoning"
+    ); // ok: test
     s.propose("core", transition("complete"), 1_004).unwrap(); // ok: test
     let bad = s.propose("core", tool("choir.fs.write"), 1_005).unwrap(); // ok: test
     assert!(!bad.accepted, "fs.write is not allowed while planning");
     assert_eq!(s.lane("core"), "reasoning");
-    s.start_skill("edge", "build_feature", json!({"feature": "search"}), 1_006).unwrap(); // ok: test
+    s.start_skill("edge", "build_feature", json!({"feature": "search"}), 1_006)
+        .unwrap(); // ok: test
     s.heartbeat(1_007).unwrap(); // ok: test
     save(&mut b, &mut s);
     let before = s.arbiter().run("core").cloned().unwrap(); // ok: test
@@ -104,7 +111,8 @@ fn a_crashed_session_resumes_every_lane_at_its_last_accepted_step() {
 fn stop_then_reopen_starts_again_with_lanes_idle_and_runs_kept() {
     let mut b = MemoryBackend::new();
     let mut s = open(&b, "s2", 10);
-    s.start_skill("core", "build_feature", json!({"feature": "search"}), 11).unwrap(); // ok: test
+    s.start_skill("core", "build_feature", json!({"feature": "search"}), 11)
+        .unwrap(); // ok: test
     s.propose("core", tool("choir.memory.query"), 12).unwrap(); // ok: test
     s.stop(13).unwrap(); // ok: test
     assert_eq!(s.lane("core"), "stopped");
@@ -114,7 +122,10 @@ fn stop_then_reopen_starts_again_with_lanes_idle_and_runs_kept() {
     save(&mut b, &mut s);
     let r = open(&b, "s2", 20);
     let h = r.hierarchy();
-    assert_eq!(h["recoveries"], 0, "a stopped session reopens without recovery");
+    assert_eq!(
+        h["recoveries"], 0,
+        "a stopped session reopens without recovery"
+    );
     assert_eq!(h["started_at"], 20);
     assert_eq!(r.lane("core"), "idle");
     assert_eq!(r.arbiter().run("core").unwrap().step, 1); // ok: test
@@ -132,7 +143,10 @@ fn lane_events_follow_the_lane_machine() {
     assert_eq!(e.details()["state"], "idle");
     assert_eq!(e.details()["events"], json!(["request"]));
     assert_eq!(s.lane_event("edge", "request", 2).unwrap(), "reasoning"); // ok: test
-    assert_eq!(s.lane_event("edge", "tool_call", 3).unwrap(), "waiting_tool"); // ok: test
+    assert_eq!(
+        s.lane_event("edge", "tool_call", 3).unwrap(),
+        "waiting_tool"
+    ); // ok: test
     assert_eq!(s.lane_event("edge", "fail", 4).unwrap(), "error"); // ok: test
     assert_eq!(s.lane_event("edge", "request", 5).unwrap(), "reasoning"); // ok: test
     assert_eq!(s.lane_event("edge", "response", 6).unwrap(), "idle"); // ok: test
@@ -142,7 +156,8 @@ fn lane_events_follow_the_lane_machine() {
     }
     assert!(Session::open(registry(), 2, "a/b", &[], 0).is_err());
     // `cancel` cancels the lane's running skill too.
-    s.start_skill("core", "build_feature", json!({"feature": "search"}), 8).unwrap(); // ok: test
+    s.start_skill("core", "build_feature", json!({"feature": "search"}), 8)
+        .unwrap(); // ok: test
     s.lane_event("core", "request", 9).unwrap(); // ok: test
     s.lane_event("core", "cancel", 10).unwrap(); // ok: test
     assert_eq!(
@@ -153,7 +168,10 @@ fn lane_events_follow_the_lane_machine() {
     let m = session::machines();
     assert_eq!(m["lane"]["initial_state"], "idle");
     let drawn = session::machine_mermaid("lane", Some("idle")).unwrap(); // ok: test
-    assert!(drawn.contains("waiting_tool --> reasoning : tool_result"), "{drawn}");
+    assert!(
+        drawn.contains("waiting_tool --> reasoning : tool_result"),
+        "{drawn}"
+    );
     assert!(session::machine_mermaid("session", None).is_some());
     assert!(session::machine_mermaid("skill", None).is_none());
 }
@@ -173,14 +191,19 @@ fn a_failed_write_rolls_back_and_two_writers_cannot_both_land() {
     s.rollback().unwrap(); // ok: test
     assert_eq!(s.log().len(), 1);
     assert!(s.ops().is_empty());
-    assert_eq!(rows(&b, "s4").len(), 2, "nothing of the losing writer landed");
+    assert_eq!(
+        rows(&b, "s4").len(),
+        2,
+        "nothing of the losing writer landed"
+    );
 }
 
 #[test]
 fn a_log_the_registry_no_longer_replays_is_refused() {
     let mut b = MemoryBackend::new();
     let mut s = open(&b, "s5", 0);
-    s.start_skill("core", "build_feature", json!({"feature": "search"}), 1).unwrap(); // ok: test
+    s.start_skill("core", "build_feature", json!({"feature": "search"}), 1)
+        .unwrap(); // ok: test
     save(&mut b, &mut s);
     let bare = Arc::new(SkillRegistry::build(&[], &[], &[], false).unwrap()); // ok: test
     let e = Session::open(bare, 2, "s5", &rows(&b, "s5"), 2).unwrap_err(); // ok: test
@@ -194,7 +217,9 @@ fn a_log_the_registry_no_longer_replays_is_refused() {
     let mut torn = rows(&b, "s5");
     torn[1].1 = "{not json".into();
     assert_eq!(
-        Session::open(registry(), 2, "s5", &torn, 3).unwrap_err().kind(), // ok: test
+        Session::open(registry(), 2, "s5", &torn, 3)
+            .unwrap_err()
+            .kind(), // ok: test
         ErrorKind::StoreFailed
     );
 }
@@ -219,7 +244,14 @@ fn propose(s: &mut Session, lane: &str, builder: &str, tool: &str, payload: Valu
     o.proposal_id.unwrap() // ok: test
 }
 
-fn decide(b: &mut MemoryBackend, id: &str, approve: bool, reason: &str, reg: &SkillRegistry, at: u64) -> promptloom::Result<approval::Decided> {
+fn decide(
+    b: &mut MemoryBackend,
+    id: &str,
+    approve: bool,
+    reason: &str,
+    reg: &SkillRegistry,
+    at: u64,
+) -> promptloom::Result<approval::Decided> {
     let row = b.get(Table::Proposals, id).unwrap(); // ok: test
     let d = approval::decide(
         id,
@@ -240,8 +272,13 @@ fn decide(b: &mut MemoryBackend, id: &str, approve: bool, reason: &str, reg: &Sk
 fn proposals_are_persisted_then_approved_or_rejected_once_and_logged() {
     let mut b = MemoryBackend::new();
     let mut s = open(&b, "s6", 0);
-    let t = propose(&mut s, "a", "tool-builder", "choir.propose.tool",
-        json!({"name": "http.get", "description": "GET a URL", "input_schema": {"type": "object"}}));
+    let t = propose(
+        &mut s,
+        "a",
+        "tool-builder",
+        "choir.propose.tool",
+        json!({"name": "http.get", "description": "GET a URL", "input_schema": {"type": "object"}}),
+    );
     let spec = json!({"name": "triage", "description": "Triage an issue.", "initial_state": "look",
         "states": {"look": {"objective": "Read it.", "allowed_tools": ["http.get"], "transitions": [{"on": "complete", "to": "done"}]},
                    "done": {"terminal": true}}});
@@ -250,11 +287,25 @@ fn proposals_are_persisted_then_approved_or_rejected_once_and_logged() {
     for _ in 0..3 {
         s.propose("b", transition("complete"), 101).unwrap(); // ok: test
     }
-    let o = s.propose("b", Proposal::Tool { name: "choir.propose.skill".into(), arguments: json!({"spec": spec}) }, 102).unwrap(); // ok: test
+    let o = s
+        .propose(
+            "b",
+            Proposal::Tool {
+                name: "choir.propose.skill".into(),
+                arguments: json!({"spec": spec}),
+            },
+            102,
+        )
+        .unwrap(); // ok: test
     assert!(!o.accepted && o.proposal_id.is_none());
-    let k = propose(&mut s, "c", "skill-builder", "choir.propose.skill",
+    let k = propose(
+        &mut s,
+        "c",
+        "skill-builder",
+        "choir.propose.skill",
         json!({"spec": {"name": "notes", "description": "Take notes.", "initial_state": "write",
-            "states": {"write": {"objective": "Write.", "allowed_tools": ["choir.fs.write"], "transitions": [{"on": "complete", "to": "done"}]}, "done": {"terminal": true}}}}));
+            "states": {"write": {"objective": "Write.", "allowed_tools": ["choir.fs.write"], "transitions": [{"on": "complete", "to": "done"}]}, "done": {"terminal": true}}}}),
+    );
     save(&mut b, &mut s);
 
     let all = b.scan(Table::Proposals, "").unwrap(); // ok: test
@@ -273,15 +324,34 @@ fn proposals_are_persisted_then_approved_or_rejected_once_and_logged() {
     let d = decide(&mut b, &t, true, "", &reg, 500).unwrap(); // ok: test
     let reg2 = d.registry.unwrap(); // ok: test
     assert!(reg2.tools().contains("http.get"));
-    assert!(!reg.tools().contains("http.get"), "the old registry is untouched");
+    assert!(
+        !reg.tools().contains("http.get"),
+        "the old registry is untouched"
+    );
     assert_eq!(d.row["status"], "approved");
     assert_eq!(d.row["decided_by"], "ana");
     let again = decide(&mut b, &t, false, "late", &reg2, 0).unwrap_err(); // ok: test
     assert_eq!(again.details()["reason"], "not-pending");
-    assert_eq!(decide(&mut b, &k, false, " ", &reg2, 0).unwrap_err().kind(), ErrorKind::InvalidOptions); // ok: test
-    let r = decide(&mut b, &k, false, "duplicates an existing skill", &reg2, 600).unwrap(); // ok: test
+    assert_eq!(
+        decide(&mut b, &k, false, " ", &reg2, 0).unwrap_err().kind(),
+        ErrorKind::InvalidOptions
+    ); // ok: test
+    let r = decide(
+        &mut b,
+        &k,
+        false,
+        "duplicates an existing skill",
+        &reg2,
+        600,
+    )
+    .unwrap(); // ok: test
     assert!(r.registry.is_none());
-    assert_eq!(decide(&mut b, "s6/999", true, "", &reg2, 0).unwrap_err().kind(), ErrorKind::NotFound); // ok: test
+    assert_eq!(
+        decide(&mut b, "s6/999", true, "", &reg2, 0)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotFound
+    ); // ok: test
 
     let log = approval::history(&b.scan(Table::ApprovalLog, "").unwrap()).unwrap(); // ok: test
     assert_eq!(log.len(), 2);
@@ -299,16 +369,33 @@ fn proposals_are_persisted_then_approved_or_rejected_once_and_logged() {
 fn an_approval_validates_the_payload_again() {
     let mut b = MemoryBackend::new();
     let mut s = open(&b, "s7", 0);
-    let bad = propose(&mut s, "a", "tool-builder", "choir.propose.tool", json!({"name": "has space"}));
-    let k = propose(&mut s, "c", "skill-builder", "choir.propose.skill",
+    let bad = propose(
+        &mut s,
+        "a",
+        "tool-builder",
+        "choir.propose.tool",
+        json!({"name": "has space"}),
+    );
+    let k = propose(
+        &mut s,
+        "c",
+        "skill-builder",
+        "choir.propose.skill",
         json!({"spec": {"name": "notes", "description": "Take notes.", "initial_state": "write",
-            "states": {"write": {"objective": "Write.", "allowed_tools": ["choir.fs.write"], "transitions": [{"on": "complete", "to": "done"}]}, "done": {"terminal": true}}}}));
+            "states": {"write": {"objective": "Write.", "allowed_tools": ["choir.fs.write"], "transitions": [{"on": "complete", "to": "done"}]}, "done": {"terminal": true}}}}),
+    );
     save(&mut b, &mut s);
     let e = decide(&mut b, &bad, true, "", &registry(), 0).unwrap_err(); // ok: test
     assert_eq!(e.kind(), ErrorKind::InvalidSkill);
     assert_eq!(e.details()["problems"][0]["code"], "invalid-tool-name");
     // Against a registry that lost `choir.fs.write`, the spec no longer validates.
-    let narrow = SkillRegistry::build(&[], &[], &TOOLS[..2].iter().map(|s| s.to_string()).collect::<Vec<_>>(), true).unwrap(); // ok: test
+    let narrow = SkillRegistry::build(
+        &[],
+        &[],
+        &TOOLS[..2].iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        true,
+    )
+    .unwrap(); // ok: test
     let e = decide(&mut b, &k, true, "", &narrow, 0).unwrap_err(); // ok: test
     assert_eq!(e.kind(), ErrorKind::InvalidSkill);
     let row: Value = serde_json::from_str(&b.get(Table::Proposals, &k).unwrap().unwrap()).unwrap(); // ok: test

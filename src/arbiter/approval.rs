@@ -14,7 +14,7 @@
 use super::{validate_spec, ProposalRecord, SkillRegistry};
 use crate::error::{Error, ErrorKind, Result};
 use crate::problems::Problems;
-use crate::store::{Op, Table};
+use crate::store::{Backend, Op, Table};
 use serde_json::{json, Value};
 
 /// The id of the proposal record made by event `seq` of `session`'s log: that event's log
@@ -70,8 +70,8 @@ pub fn list(rows: &[(String, String)], status: Option<&str>) -> Result<Vec<Value
     }
     let mut out = Vec::new();
     for (k, v) in rows {
-        let row: Value = serde_json::from_str(v)
-            .map_err(|e| crate::store::bad_row(Table::Proposals, k, e))?;
+        let row: Value =
+            serde_json::from_str(v).map_err(|e| crate::store::bad_row(Table::Proposals, k, e))?;
         if status.is_none_or(|s| row.get("status").and_then(Value::as_str) == Some(s)) {
             out.push(row);
         }
@@ -124,7 +124,11 @@ fn check_tool(payload: &Value) -> Result<String> {
         );
     }
     if payload.get("description").is_some_and(|d| !d.is_string()) {
-        p.error("description", "invalid-type", "a tool's `description` is a string");
+        p.error(
+            "description",
+            "invalid-type",
+            "a tool's `description` is a string",
+        );
     }
     if payload.get("input_schema").is_some_and(|d| !d.is_object()) {
         p.error(
@@ -192,7 +196,11 @@ pub fn decide(
             "a rejection needs a `reason`",
         ));
     }
-    let kind = r.get("kind").and_then(Value::as_str).unwrap_or("").to_owned();
+    let kind = r
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
     let payload = r.get("payload").cloned().unwrap_or(Value::Null);
     let registry = if d.approve {
         let replaces = kind == "skill" && registry.get(payload_name(&payload)).is_some();
@@ -276,7 +284,10 @@ pub fn decision_from_json(text: &str) -> Result<Decision> {
         by: s("by"),
         reason: s("reason"),
         at: v.get("at").and_then(Value::as_u64).ok_or_else(|| {
-            Error::new(ErrorKind::InvalidOptions, "a decision needs its time `at` (epoch milliseconds)")
+            Error::new(
+                ErrorKind::InvalidOptions,
+                "a decision needs its time `at` (epoch milliseconds)",
+            )
         })?,
     })
 }
@@ -292,4 +303,28 @@ pub fn decide_json(
     let d = decide(id, row, &decision_from_json(decision)?, registry)?;
     let ops: Vec<Value> = d.ops.iter().map(Op::to_value).collect();
     Ok((json!({"row": d.row, "ops": ops}).to_string(), d.registry))
+}
+
+/// Over a synchronous [`Backend`]: decides proposal `id` (read, decided, written).
+pub fn decide_in<B: Backend>(
+    backend: &mut B,
+    id: &str,
+    d: &Decision,
+    registry: &SkillRegistry,
+) -> Result<Decided> {
+    let row = backend.get(Table::Proposals, id)?;
+    let out = decide(id, row.as_deref(), d, registry)?;
+    backend.commit(&out.ops)?;
+    Ok(out)
+}
+
+/// Over a synchronous [`Backend`]: the proposals with `status` (all for `None`), or with
+/// `history` the decisions (JSON array text).
+pub fn read_in<B: Backend>(backend: &B, status: Option<&str>, history: bool) -> Result<String> {
+    let out = if history {
+        super::approval::history(&backend.scan(Table::ApprovalLog, "")?)?
+    } else {
+        list(&backend.scan(Table::Proposals, "")?, status)?
+    };
+    Ok(Value::Array(out).to_string())
 }

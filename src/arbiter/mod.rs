@@ -113,7 +113,11 @@ impl SkillRegistry {
         let own: Vec<Value> = self
             .specs
             .values()
-            .filter(|s| !specs.iter().any(|n| n.get("name").and_then(Value::as_str) == Some(&s.name)))
+            .filter(|s| {
+                !specs
+                    .iter()
+                    .any(|n| n.get("name").and_then(Value::as_str) == Some(&s.name))
+            })
             .map(|s| s.to_value())
             .collect();
         let mut all_tools: Vec<String> = self.tools.iter().cloned().collect();

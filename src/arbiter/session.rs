@@ -19,7 +19,7 @@
 use super::approval;
 use super::{Arbiter, Event, Outcome, Proposal, Run, SkillRegistry, Status};
 use crate::error::{Error, ErrorKind, Result};
-use crate::store::{Op, Table};
+use crate::store::{Backend, Op, Table};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -352,7 +352,11 @@ impl Session {
         if lane_to(from, event).is_none() {
             return self.move_lane(lane, event, at);
         }
-        if event == "cancel" && self.arbiter.run(lane).is_some_and(|r| r.status == Status::Running)
+        if event == "cancel"
+            && self
+                .arbiter
+                .run(lane)
+                .is_some_and(|r| r.status == Status::Running)
         {
             self.arbiter.cancel(lane)?;
             self.log_skill(lane, at, None);
@@ -381,11 +385,10 @@ impl Session {
         self.live()?;
         check_name(lane, "lane")?;
         if self.arbiter.run(lane).is_none() {
-            return Err(Error::new(
-                ErrorKind::NotFound,
-                format!("lane `{lane}` has no run"),
-            )
-            .with("lane", lane));
+            return Err(
+                Error::new(ErrorKind::NotFound, format!("lane `{lane}` has no run"))
+                    .with("lane", lane),
+            );
         }
         let mut o = self.arbiter.propose(lane, p.clone())?;
         if matches!(self.lanes.get(lane).copied(), Some("idle" | "error") | None) {
@@ -397,7 +400,11 @@ impl Session {
             .map(|_| approval::proposal_id(&self.id, self.log.len() as u64));
         self.log_skill(lane, at, id.as_deref());
         if let (Some(r), Some(id)) = (&o.proposal_record, &id) {
-            let skill = self.arbiter.run(lane).map(|r| r.skill.clone()).unwrap_or_default();
+            let skill = self
+                .arbiter
+                .run(lane)
+                .map(|r| r.skill.clone())
+                .unwrap_or_default();
             let row = approval::pending_row(id, r, &self.id, lane, &skill, at);
             self.unsaved.push(Op::Insert {
                 table: Table::Proposals,
@@ -575,14 +582,24 @@ pub fn machine_mermaid(name: &str, current: Option<&str>) -> Option<String> {
 impl Session {
     /// Stored log rows from their JSON form (`[[key, value], …]`).
     pub fn rows_from_json(text: &str) -> Result<Vec<(String, String)>> {
-        let bad = || Error::new(ErrorKind::StoreFailed, "the session log rows are not `[[key, value], …]`");
+        let bad = || {
+            Error::new(
+                ErrorKind::StoreFailed,
+                "the session log rows are not `[[key, value], …]`",
+            )
+        };
         let v = crate::wire::json_value(text, "the session log rows", ErrorKind::StoreFailed)?;
         v.as_array()
             .ok_or_else(bad)?
             .iter()
-            .map(|r| match (r.get(0).and_then(Value::as_str), r.get(1).and_then(Value::as_str)) {
-                (Some(k), Some(v)) => Ok((k.to_owned(), v.to_owned())),
-                _ => Err(bad()),
+            .map(|r| {
+                match (
+                    r.get(0).and_then(Value::as_str),
+                    r.get(1).and_then(Value::as_str),
+                ) {
+                    (Some(k), Some(v)) => Ok((k.to_owned(), v.to_owned())),
+                    _ => Err(bad()),
+                }
             })
             .collect()
     }
@@ -621,8 +638,14 @@ impl Session {
             "ops" => Value::Array(self.unsaved.iter().map(Op::to_value).collect()).to_string(),
             "lane" => self.lane(lane).to_owned(),
             "run" => self.arbiter.run(lane).map(run).unwrap_or_default(),
-            "step_context" => self.arbiter.step_context(lane, &json(a, "the context")?)?.to_string(),
-            "step_offer" => self.arbiter.step_offer(lane, &json(a, "tools")?)?.to_string(),
+            "step_context" => self
+                .arbiter
+                .step_context(lane, &json(a, "the context")?)?
+                .to_string(),
+            "step_offer" => self
+                .arbiter
+                .step_offer(lane, &json(a, "tools")?)?
+                .to_string(),
             other => {
                 return Err(Error::new(
                     ErrorKind::Internal,
@@ -630,5 +653,42 @@ impl Session {
                 ))
             }
         })
+    }
+}
+
+/// Over a synchronous [`Backend`] (the component's `wasi:keyvalue` bucket, the native
+/// tests): the reads and writes a host does around a session.
+impl Session {
+    /// Opens session `id` from `backend`'s log and writes what opening logged.
+    pub fn open_in<B: Backend>(
+        backend: &mut B,
+        registry: Arc<SkillRegistry>,
+        retries: u32,
+        id: &str,
+        at: u64,
+    ) -> Result<Session> {
+        check_name(id, "session")?;
+        let rows = backend.scan(Table::SessionLog, &log_prefix(id))?;
+        let mut s = Session::open(registry, retries, id, &rows, at)?;
+        s.save_in(backend)?;
+        Ok(s)
+    }
+
+    /// Writes the unsaved rows; when the write fails the session goes back to its saved
+    /// log and the error is returned.
+    pub fn save_in<B: Backend>(&mut self, backend: &mut B) -> Result<()> {
+        if self.unsaved.is_empty() {
+            return Ok(());
+        }
+        match backend.commit(&self.unsaved) {
+            Ok(()) => {
+                self.saved();
+                Ok(())
+            }
+            Err(e) => {
+                self.rollback()?;
+                Err(e)
+            }
+        }
     }
 }

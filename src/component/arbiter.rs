@@ -1,10 +1,13 @@
 //! `promptloom:core/arbiter`: conversions only; the logic is [`crate::arbiter`].
 
 use super::exports::promptloom::core::arbiter::{
-    self as wit, Guest, GuestArbiter, GuestSkillRegistry,
+    self as wit, Guest, GuestArbiter, GuestSession, GuestSkillRegistry,
 };
+use super::keyvalue::{Bucketed, KvBackend};
 use super::promptloom::core::types::Error as WitError;
 use super::{to_wit, Component};
+use crate::arbiter::approval::{self, Decision};
+use crate::arbiter::session::{self, Session};
 use crate::arbiter::{self, Arbiter, Event, Proposal, SkillRegistry};
 use crate::error::{Error, ErrorKind};
 use serde_json::Value;
@@ -30,6 +33,71 @@ fn array(text: &str, what: &str) -> Result<Vec<Value>, WitError> {
 impl Guest for Component {
     type SkillRegistry = RegistryResource;
     type Arbiter = ArbiterResource;
+    type Session = SessionResource;
+
+    fn session_machines() -> String {
+        session::machines().to_string()
+    }
+
+    fn list_proposals(store: String, status: Option<String>) -> Result<String, WitError> {
+        let b = Bucketed::open(&store).map_err(to_wit)?;
+        approval::read_in(&b, status.as_deref(), false).map_err(to_wit)
+    }
+
+    fn approval_log(store: String) -> Result<String, WitError> {
+        let b = Bucketed::open(&store).map_err(to_wit)?;
+        approval::read_in(&b, None, true).map_err(to_wit)
+    }
+
+    fn approve_proposal(
+        store: String,
+        id: String,
+        registry: wit::SkillRegistryBorrow<'_>,
+        by: String,
+        at: u64,
+    ) -> Result<(String, wit::SkillRegistry), WitError> {
+        let reg = registry.get::<RegistryResource>().inner.clone();
+        let d = decide(&store, &id, true, by, String::new(), at, &reg)?;
+        let next = d.registry.ok_or_else(|| {
+            to_wit(Error::new(
+                ErrorKind::Internal,
+                "an approval built no registry",
+            ))
+        })?;
+        Ok((
+            d.row.to_string(),
+            wit::SkillRegistry::new(RegistryResource {
+                inner: Arc::new(next),
+            }),
+        ))
+    }
+
+    fn reject_proposal(
+        store: String,
+        id: String,
+        by: String,
+        reason: String,
+        at: u64,
+    ) -> Result<String, WitError> {
+        let none = SkillRegistry::build(&[], &[], &[], false).map_err(to_wit)?;
+        Ok(decide(&store, &id, false, by, reason, at, &none)?
+            .row
+            .to_string())
+    }
+
+    fn install_approved(
+        store: String,
+        registry: wit::SkillRegistryBorrow<'_>,
+    ) -> Result<wit::SkillRegistry, WitError> {
+        let b = Bucketed::open(&store).map_err(to_wit)?;
+        let rows =
+            crate::store::Backend::scan(&b, crate::store::Table::Proposals, "").map_err(to_wit)?;
+        let reg = registry.get::<RegistryResource>();
+        let inner = approval::install(&reg.inner, &rows).map_err(to_wit)?;
+        Ok(wit::SkillRegistry::new(RegistryResource {
+            inner: Arc::new(inner),
+        }))
+    }
 
     fn validate_skill_spec(spec: String, tools: Option<Vec<String>>) -> Result<String, WitError> {
         let v = parse(&spec, "the spec")?;
@@ -207,5 +275,125 @@ impl GuestArbiter for ArbiterResource {
         Arbiter::replay(self.registry.clone(), &events, self.retries)
             .map(|r| run_json(&r))
             .map_err(to_wit)
+    }
+}
+
+/// Decides a proposal in bucket `store`.
+fn decide(
+    store: &str,
+    id: &str,
+    approve: bool,
+    by: String,
+    reason: String,
+    at: u64,
+    registry: &SkillRegistry,
+) -> Result<approval::Decided, WitError> {
+    let mut b = Bucketed::open(store).map_err(to_wit)?;
+    let d = Decision {
+        approve,
+        by,
+        reason,
+        at,
+    };
+    approval::decide_in(&mut b, id, &d, registry).map_err(to_wit)
+}
+
+/// The `session` resource: the core's session and its bucket.
+pub struct SessionResource {
+    inner: RefCell<Session>,
+    backend: RefCell<KvBackend>,
+}
+
+impl SessionResource {
+    /// A change: one core call, then its log rows written.
+    fn step(&self, op: &str, lane: &str, a: &str, b: &str, at: u64) -> Result<String, WitError> {
+        let mut s = self.inner.borrow_mut();
+        let out = s.call(op, lane, a, b, at).map_err(to_wit)?;
+        s.save_in(&mut *self.backend.borrow_mut()).map_err(to_wit)?;
+        Ok(out)
+    }
+
+    /// A read.
+    fn read(&self, op: &str, lane: &str, a: &str) -> Result<String, WitError> {
+        self.inner
+            .borrow_mut()
+            .call(op, lane, a, "", 0)
+            .map_err(to_wit)
+    }
+}
+
+impl GuestSession for SessionResource {
+    fn open(
+        registry: wit::SkillRegistryBorrow<'_>,
+        store: String,
+        id: String,
+        at: u64,
+        retries: u32,
+    ) -> Result<wit::Session, WitError> {
+        let reg = registry.get::<RegistryResource>().inner.clone();
+        let mut backend = Bucketed::open(&store).map_err(to_wit)?;
+        let s = Session::open_in(&mut backend, reg, retries, &id, at).map_err(to_wit)?;
+        Ok(wit::Session::new(SessionResource {
+            inner: RefCell::new(s),
+            backend: RefCell::new(backend),
+        }))
+    }
+
+    fn lane_event(&self, lane: String, event: String, at: u64) -> Result<String, WitError> {
+        self.step("lane_event", &lane, &event, "", at)
+    }
+
+    fn start_skill(
+        &self,
+        lane: String,
+        skill: String,
+        input: String,
+        at: u64,
+    ) -> Result<String, WitError> {
+        self.step("start", &lane, &skill, &input, at)
+    }
+
+    fn propose(&self, lane: String, proposal: String, at: u64) -> Result<String, WitError> {
+        self.step("propose", &lane, &proposal, "", at)
+    }
+
+    fn cancel(&self, lane: String, at: u64) -> Result<String, WitError> {
+        self.step("cancel", &lane, "", "", at)
+    }
+
+    fn heartbeat(&self, at: u64) -> Result<(), WitError> {
+        self.step("heartbeat", "", "", "", at).map(|_| ())
+    }
+
+    fn stop(&self, at: u64) -> Result<(), WitError> {
+        self.step("stop", "", "", "", at).map(|_| ())
+    }
+
+    fn stale(&self, now: u64, timeout_ms: u64) -> bool {
+        self.inner.borrow().stale(now, timeout_ms)
+    }
+
+    fn hierarchy(&self) -> String {
+        self.inner.borrow().hierarchy().to_string()
+    }
+
+    fn log(&self) -> String {
+        self.read("log", "", "").unwrap_or_default()
+    }
+
+    fn lane(&self, lane: String) -> String {
+        self.inner.borrow().lane(&lane).to_owned()
+    }
+
+    fn run(&self, lane: String) -> Option<String> {
+        self.read("run", &lane, "").ok().filter(|r| !r.is_empty())
+    }
+
+    fn step_context(&self, lane: String, context: String) -> Result<String, WitError> {
+        self.read("step_context", &lane, &context)
+    }
+
+    fn step_offer(&self, lane: String, tools: String) -> Result<String, WitError> {
+        self.read("step_offer", &lane, &tools)
     }
 }

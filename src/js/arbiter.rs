@@ -317,15 +317,22 @@ impl JsSession {
         at: f64,
     ) -> Result<JsSession, JsValue> {
         let rows = Session::rows_from_json(rows).map_err(js_err)?;
-        let inner = Session::open(registry.inner.clone(), retries, id, &rows, ms(at)?)
-            .map_err(js_err)?;
+        let inner =
+            Session::open(registry.inner.clone(), retries, id, &rows, ms(at)?).map_err(js_err)?;
         Ok(JsSession { inner })
     }
 
     /// One call by name ([`Session::call`]): `laneEvent`, `startSkill`, `propose`, `cancel`,
     /// `heartbeat`, `stop`, `hierarchy`, `log`, `ops`, `lane`, `run`, `stepContext`,
     /// `stepOffer` in the glue.
-    pub fn call(&mut self, op: &str, lane: &str, a: &str, b: &str, at: f64) -> Result<String, JsValue> {
+    pub fn call(
+        &mut self,
+        op: &str,
+        lane: &str,
+        a: &str,
+        b: &str,
+        at: f64,
+    ) -> Result<String, JsValue> {
         let at = ms(at)?;
         self.inner.call(op, lane, a, b, at).map_err(js_err)
     }
@@ -395,8 +402,8 @@ pub fn decide_proposal(
     decision: &str,
     registry: &JsSkillRegistry,
 ) -> Result<JsProposalDecision, JsValue> {
-    let (json, reg) = approval::decide_json(id, row.as_deref(), decision, &registry.inner)
-        .map_err(js_err)?;
+    let (json, reg) =
+        approval::decide_json(id, row.as_deref(), decision, &registry.inner).map_err(js_err)?;
     Ok(JsProposalDecision {
         json,
         registry: reg.map(Arc::new),
@@ -406,7 +413,10 @@ pub fn decide_proposal(
 /// `registry` with every approved proposal of the rows (`[[key, value], …]` JSON)
 /// installed, in decision order.
 #[wasm_bindgen(js_name = installApproved)]
-pub fn install_approved(registry: &JsSkillRegistry, rows: &str) -> Result<JsSkillRegistry, JsValue> {
+pub fn install_approved(
+    registry: &JsSkillRegistry,
+    rows: &str,
+) -> Result<JsSkillRegistry, JsValue> {
     let rows = Session::rows_from_json(rows).map_err(js_err)?;
     let inner = approval::install(&registry.inner, &rows).map_err(js_err)?;
     Ok(JsSkillRegistry {

@@ -15,6 +15,7 @@ import { host as handlerHost } from './handlers.js';
 import { gatewayContracts } from './cases.mjs';
 import { readFileSync } from 'node:fs';
 import { composerFixtures, arbiterSpecs } from './composer-fixtures.mjs';
+import { sessionConformance } from './session-conformance.mjs';
 import * as plc from '../../pkg/src/composer-node.js';
 
 let lowering;
@@ -582,6 +583,95 @@ test('skill state machines in jco: validation, registries, the arbiter, the log 
   const comp = composerFixtures().expected['timeline-openai-staged'].composition;
   const staged = JSON.parse(arbiterApi.compositionSpec(JSON.stringify(comp)));
   assert.deepEqual([staged.initial_state, staged.states['stage-1'].allowed_tools], ['stage-1', ['workspace_search', 'get_page']]);
+});
+
+/**
+ * The package's session and approval words over the component's `session` resource and
+ * proposal functions (conversions only: the component reads and writes its own bucket), so
+ * the one session suite runs on the component under jco.
+ */
+function sessionApi() {
+  let n = 0;
+  const json = (f) => JSON.parse(wrap(f));
+  class Registry {
+    constructor(res) {
+      this.res = res;
+    }
+    names() {
+      return this.res.names();
+    }
+    spec(name) {
+      const s = this.res.spec(name);
+      return s === undefined ? null : JSON.parse(s);
+    }
+  }
+  const at = (now) => BigInt(now());
+  class Session {
+    constructor(res, now) {
+      this.res = res;
+      this.now = now;
+    }
+    async laneEvent(lane, event) {
+      return wrap(() => this.res.laneEvent(lane, event, at(this.now)));
+    }
+    async startSkill(lane, skill, input = null) {
+      return json(() => this.res.startSkill(lane, skill, JSON.stringify(input), at(this.now)));
+    }
+    async propose(lane, p) {
+      return json(() => this.res.propose(lane, JSON.stringify(p), at(this.now)));
+    }
+    async cancel(lane) {
+      return json(() => this.res.cancel(lane, at(this.now)));
+    }
+    async heartbeat() {
+      wrap(() => this.res.heartbeat(at(this.now)));
+    }
+    async stop() {
+      wrap(() => this.res.stop(at(this.now)));
+    }
+    stale(ms) {
+      return this.res.stale(at(this.now), BigInt(ms));
+    }
+    hierarchy() {
+      return JSON.parse(this.res.hierarchy());
+    }
+    log() {
+      return JSON.parse(this.res.log());
+    }
+    lane(l) {
+      return this.res.lane(l);
+    }
+    run(l) {
+      const r = this.res.run(l);
+      return r === undefined ? null : JSON.parse(r);
+    }
+    free() {
+      this.res[Symbol.dispose]?.();
+    }
+  }
+  return {
+    typed: true,
+    open: async () => ({ bucket: `sessions-${n++}`, close() {} }),
+    buildSkillRegistry: (specs, { tools = [], builtins = false } = {}) => new Registry(wrap(() => arbiterApi.SkillRegistry.build(JSON.stringify(specs), '[]', tools, builtins))),
+    openSession: async ({ store, registry, id, now = Date.now }) => new Session(wrap(() => arbiterApi.Session.open(registry.res, store.bucket, id, at(now), 2)), now),
+    sessionMachines: () => JSON.parse(arbiterApi.sessionMachines()),
+    toMermaid: (spec, current) => wrap(() => arbiterApi.toMermaid(JSON.stringify(spec), current)),
+    listProposals: async (store, { status } = {}) => json(() => arbiterApi.listProposals(store.bucket, status)),
+    approvalLog: async (store) => json(() => arbiterApi.approvalLog(store.bucket)),
+    approveProposal: async (store, id, { registry, by, now = Date.now }) => {
+      const [row, next] = wrap(() => arbiterApi.approveProposal(store.bucket, id, registry.res, by ?? '', at(now)));
+      return { proposal: JSON.parse(row), registry: new Registry(next) };
+    },
+    rejectProposal: async (store, id, { by, reason, now = Date.now }) => ({ proposal: json(() => arbiterApi.rejectProposal(store.bucket, id, by ?? '', reason ?? '', at(now))) }),
+    installApproved: async (store, registry) => new Registry(wrap(() => arbiterApi.installApproved(store.bucket, registry.res))),
+  };
+}
+
+test('session conformance: the session resource and proposals of the component on wasi:keyvalue (jco)', async () => {
+  const api = sessionApi();
+  const results = await sessionConformance(api, arbiterSpecs(), api.open);
+  assert.ok(results.length >= 6);
+  for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
 });
 
 function conversationOptions(provider, o) {

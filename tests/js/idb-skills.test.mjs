@@ -1,7 +1,7 @@
 // The skill store on real IndexedDB in headless Chromium, through the npm package's browser
 // entry: the skill conformance suite, an abort in the middle of a skill write, the native
-// indexes, and upgrades (a version-1 database from the message store; another tab
-// upgrading under an open store).
+// indexes, and upgrades (a version-1 database from the message store; a version-3 database
+// gaining session logs and proposals; another tab upgrading under an open store).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -93,7 +93,7 @@ test('native indexes: name and source on skills, skill_id and kind on artifacts'
   assert.deepEqual(out.system, ['Consistency Checker']);
 });
 
-test('a version-1 database (messages only) upgrades in place to version 3 (skills, invocation records, traces); another tab upgrading closes the store cleanly', async () => {
+test('a version-1 database (messages only) upgrades in place to version 4 (skills, invocation records, traces, session logs, proposals); another tab upgrading closes the store cleanly', async () => {
   const out = await page.evaluate(async () => {
     const pl = await import('/pkg/src/web.js');
     // A database as the version-1 library left it: the message tables and one row.
@@ -113,7 +113,7 @@ test('a version-1 database (messages only) upgrades in place to version 3 (skill
     await skills.create({ name: 'After Upgrade', description: 'x' });
     const kept = await skills.__backend.get('ids', 'm1');
     const version = skills.__backend.db.version;
-    const stores = ['skill_invocations', 'skill_traces'].filter((t) => skills.__backend.db.objectStoreNames.contains(t));
+    const stores = ['skill_invocations', 'skill_traces', 'session_log', 'skill_proposals', 'approval_log'].filter((t) => skills.__backend.db.objectStoreNames.contains(t));
     // Another tab at a newer version: this connection closes; later writes fail cleanly.
     const db3 = await new Promise((resolve, reject) => {
       const o = indexedDB.open('skill-upgrade', version + 1);
@@ -136,8 +136,56 @@ test('a version-1 database (messages only) upgrades in place to version 3 (skill
     return { kept, version, late, rows, stores };
   });
   assert.equal(out.kept, '"default/0000000001"');
-  assert.equal(out.version, 3);
-  assert.deepEqual(out.stores, ['skill_invocations', 'skill_traces']);
+  assert.equal(out.version, 4);
+  assert.deepEqual(out.stores, ['skill_invocations', 'skill_traces', 'session_log', 'skill_proposals', 'approval_log']);
   assert.equal(out.late, 'StoreFailed');
   assert.deepEqual(out.rows, ['After Upgrade']);
+});
+
+test('a version-3 database upgrades in place to version 4: its skills and traces kept, sessions and proposals stored beside them', async () => {
+  // A page of its own: this one imports promptloom/composer (the other page loaded the
+  // promptloom entry first).
+  const own = await openBlank();
+  const out = await own.page.evaluate(async () => {
+    const pl = await import('/pkg/src/composer-web.js');
+    // A database as the version-3 library left it: every table of then, one skill, one trace.
+    const v3 = ['messages', 'parts', 'blobs', 'sessions', 'ids', 'skills', 'skill_artifacts', 'skill_sync', 'skill_invocations', 'skill_traces'];
+    await new Promise((resolve, reject) => {
+      const o = indexedDB.open('upgrade-3', 3);
+      o.onupgradeneeded = () => {
+        for (const t of v3) o.result.createObjectStore(t);
+        const skills = o.transaction.objectStore('skills');
+        skills.createIndex('name', 'name', { unique: true });
+        skills.createIndex('source', 'source', { unique: false });
+        const arts = o.transaction.objectStore('skill_artifacts');
+        arts.createIndex('id', 'id', { unique: true });
+        arts.createIndex('skill_id', 'skill_id', { unique: false });
+        arts.createIndex('kind', 'kind', { unique: false });
+        o.transaction.objectStore('skill_traces').put('{"id":"t1","session_id":"s"}', 's/2026/t1');
+      };
+      o.onsuccess = () => {
+        o.result.close();
+        resolve();
+      };
+      o.onerror = () => reject(o.error);
+    });
+    const store = await pl.openSkillStore({ backend: 'indexeddb', name: 'upgrade-3' });
+    const created = await store.create({ name: 'Kept', description: 'x' });
+    const trace = await store.__backend.get('skill_traces', 's/2026/t1');
+    const spec = { name: 'one', description: 'One step.', initial_state: 'a', states: { a: { objective: 'A.', allowed_tools: [], transitions: [{ on: 'complete', to: 'done' }] }, done: { terminal: true } } };
+    const registry = pl.buildSkillRegistry([spec], {});
+    const s = await pl.openSession({ store, registry, id: 'after-upgrade' });
+    await s.startSkill('core', 'one');
+    s.free();
+    const again = await pl.openSession({ store, registry, id: 'after-upgrade' });
+    const state = again.run('core').state;
+    const recoveries = again.hierarchy().recoveries;
+    again.free();
+    return { version: store.__backend.db.version, trace, kept: (await store.list()).map((x) => x.name), id: created.id !== undefined, state, recoveries };
+  });
+  assert.equal(out.version, 4);
+  assert.equal(out.trace, '{"id":"t1","session_id":"s"}');
+  assert.deepEqual(out.kept, ['Kept']);
+  assert.deepEqual([out.state, out.recoveries], ['a', 1]);
+  await own.close();
 });

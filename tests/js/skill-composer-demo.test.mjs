@@ -108,6 +108,17 @@ test('composer conformance: IndexedDB skill and message stores', async () => {
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
 });
 
+test('session conformance in Chromium: sessions and proposals on IndexedDB', async () => {
+  const results = await page.evaluate(async (specs) => {
+    const pl = await import('/pkg/src/composer-web.js');
+    const { sessionConformance } = await import('/tests/js/session-conformance.mjs');
+    let n = 0;
+    return sessionConformance(pl, specs, () => pl.openSkillStore({ backend: 'indexeddb', name: `sessions-${n++}` }));
+  }, arbiterSpecs());
+  assert.ok(results.length >= 6);
+  for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
+});
+
 test('arbiter conformance in Chromium', async () => {
   const results = await page.evaluate(async ([specs, staged]) => {
     const pl = await import('/pkg/src/composer-web.js');

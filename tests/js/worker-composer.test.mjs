@@ -54,6 +54,15 @@ test('arbiter conformance in workerd', async () => {
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
 });
 
+for (const backend of ['memory', 'kv']) {
+  test(`session conformance in workerd: the ${backend === 'kv' ? 'Worker KV namespace' : 'memory'} backend`, async () => {
+    const res = await mf.dispatchFetch('http://worker.test/session-conformance', { method: 'POST', body: JSON.stringify({ specs: arbiterSpecs(), backend }) });
+    const results = await res.json();
+    assert.ok(results.length >= 6);
+    for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
+  });
+}
+
 test('a composition at the edge, and a typed error', async () => {
   const fx = composerFixtures();
   let res = await mf.dispatchFetch('http://worker.test/', { method: 'POST', body: JSON.stringify(fx.requests['release-notes-developers']) });

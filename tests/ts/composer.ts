@@ -74,3 +74,26 @@ export const v: string = registered.version;
 const section = contracts.plannerSection('look up a title', { provider: 'anthropic', k: 4, surface: 'chat', user: 'u' });
 export const offered: string[] = Object.keys(section.names);
 export const rare: number = contracts.review(recs).rarely_called.length;
+
+import { openSession, sessionMachines, listProposals, approveProposal, rejectProposal, approvalLog, installApproved, type Session, type LaneState, type StoredProposal } from 'promptloom/composer';
+async function sessions() {
+  const store = await openSkillStore();
+  const registry = buildSkillRegistry([spec], { builtins: true });
+  const session: Session = await openSession({ store, registry, id: 'chat-1', now: () => Date.now() });
+  await session.startSkill('core', 'x');
+  const state: LaneState = await session.laneEvent('core', 'request');
+  // @ts-expect-error: not a lane event
+  await session.laneEvent('core', 'jump');
+  const o = await session.propose('core', { type: 'transition', event: 'go' });
+  const id: string | undefined = o.proposal_id;
+  const pending: StoredProposal[] = await listProposals(store, { status: 'pending' });
+  if (pending[0]) {
+    const { registry: next } = await approveProposal(store, pending[0].id, { registry, by: 'ana' });
+    await installApproved(store, next);
+  }
+  await rejectProposal(store, 'x/000000000001', { by: 'ana', reason: 'no' });
+  const decisions = await approvalLog(store);
+  const drawn: string = toMermaid(sessionMachines().lane, state);
+  void [id, decisions, drawn, session.hierarchy().lanes[0]?.skill?.step.objective];
+}
+void sessions;

@@ -4,6 +4,7 @@ import { hardeningConformance } from '../hardening-conformance.mjs';
 import * as pl from 'promptloom/composer';
 import { composerConformance } from '../composer-conformance.mjs';
 import { arbiterConformance } from '../arbiter-conformance.mjs';
+import { sessionConformance } from '../session-conformance.mjs';
 import { gatewayConformance } from '../gateway-conformance.mjs';
 
 /** The gateway's state objects: one per contract (or per test state), in this Worker. */
@@ -50,6 +51,12 @@ export default {
       const gw = pl.createGateway({ registry, handlers: { quota: async ({ n }) => ({ n }) }, state: pl.durableObjectState(env.GATEWAY_STATE) });
       const codes = await Promise.all(Array.from({ length: count }, (_, i) => gw.call('quota', { n: from + i }, { surface: 'chat', user: 'same' }).then(() => 'ok', (e) => e.code)));
       return Response.json(codes);
+    }
+    if (url.pathname === '/session-conformance') {
+      // Sessions and approvals on the isolate's memory, or on the Worker's KV namespace.
+      const { specs, backend } = await request.json();
+      const open = () => pl.openSkillStore(backend === 'kv' ? { backend: env.CHAT, name: `sessions-${stores++}` } : {});
+      return Response.json(await sessionConformance(pl, specs, open));
     }
     if (url.pathname === '/arbiter-conformance') {
       const { specs, staged } = await request.json();
