@@ -32,7 +32,7 @@ before(() => {
 });
 
 test('the README has an example for every host', () => {
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'skills', 'streaming', 'wasmtime', 'worker']);
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'sessions', 'skills', 'streaming', 'wasmtime', 'worker']);
 });
 
 test('README: Node', () => {
@@ -77,6 +77,12 @@ test('README: the Skill Composer in Node', () => {
   const file = join(out, 'composer.mjs');
   writeFileSync(file, ex.composer.code);
   assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.composer.output);
+});
+
+test('README: sessions and approvals in Node', () => {
+  const file = join(out, 'sessions.mjs');
+  writeFileSync(file, ex.sessions.code);
+  assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.sessions.output);
 });
 
 test('README: WASI component in jco', () => {
