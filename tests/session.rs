@@ -403,3 +403,27 @@ fn an_approval_validates_the_payload_again() {
     let d = decide(&mut b, &k, true, "", &registry(), 0).unwrap(); // ok: test
     assert!(d.registry.unwrap().get("notes").is_some()); // ok: test
 }
+
+#[test]
+fn a_proposal_in_a_lane_waiting_on_a_tool_means_the_results_went_back() {
+    let mut b = MemoryBackend::new();
+    let mut s = Session::open_in(&mut b, registry(), 2, "s8", 0).unwrap(); // ok: test
+    s.start_skill("core", "build_feature", json!({"feature": "x"}), 1)
+        .unwrap(); // ok: test
+    s.propose("core", tool("choir.memory.query"), 2).unwrap(); // ok: test
+    assert_eq!(s.lane("core"), "waiting_tool");
+    let o = s.propose("core", transition("complete"), 3).unwrap(); // ok: test
+    assert!(o.accepted);
+    assert_eq!(s.lane("core"), "reasoning");
+    let moves: Vec<&str> = s
+        .log()
+        .iter()
+        .filter(|e| e["type"] == "lane")
+        .filter_map(|e| e["event"].as_str())
+        .collect();
+    assert_eq!(moves, ["request", "tool_call", "tool_result"]);
+    s.save_in(&mut b).unwrap(); // ok: test
+    let r = Session::open_in(&mut b, registry(), 2, "s8", 4).unwrap(); // ok: test
+    assert_eq!(r.lane("core"), "reasoning");
+    assert_eq!(rows(&b, "s8").len(), r.log().len());
+}

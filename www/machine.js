@@ -1,7 +1,10 @@
 // The skill state machine panel: a SkillSpec drawn as a diagram (laid out by distance from
-// the initial state), its Mermaid text, and a scripted run through the arbiter — every
-// proposal checked, refusals shown with what would have been valid, the current state lit.
-import { buildSkillRegistry, builtinSkillSpecs, Arbiter, toMermaid } from '../pkg/src/composer-web.js';
+// the initial state), its Mermaid text, and a scripted run in a session on IndexedDB —
+// every proposal checked by the arbiter, refusals shown with what would have been valid,
+// the current state and the lane's state lit. Proposals the built-in builders make wait
+// in the pending list (they survive a reload) until approved — into a new registry — or
+// rejected with a reason; every decision is listed.
+import { buildSkillRegistry, toMermaid, openSkillStore, openSession, listProposals, approveProposal, rejectProposal, approvalLog, installApproved } from '../pkg/src/composer-web.js';
 
 const $ = (id) => document.getElementById(id);
 const NS = 'http://www.w3.org/2000/svg';
@@ -59,9 +62,13 @@ SCRIPTS['tool-builder'] = [
   { type: 'finish' },
 ];
 
-const registry = buildSkillRegistry([BUILD_FEATURE], { tools: TOOLS, builtins: true });
-const specs = Object.fromEntries(registry.names().map((n) => [n, registry.spec(n)]));
-let arbiter;
+const base = buildSkillRegistry([BUILD_FEATURE], { tools: TOOLS, builtins: true });
+const store = await openSkillStore({ backend: 'indexeddb', name: 'promptloom-demo-agents' });
+// Approvals made before this page load are installed again.
+let registry = await installApproved(store, base);
+let specs = {};
+let session;
+let runs = 0;
 let script = [];
 let at = 0;
 
@@ -130,21 +137,81 @@ function draw(spec, current) {
   $('sm-mermaid').textContent = toMermaid(spec, current ?? '');
 }
 
+function showSpecs() {
+  const chosen = $('sm-spec').value;
+  specs = Object.fromEntries(registry.names().map((n) => [n, registry.spec(n)]));
+  $('sm-spec').replaceChildren(...registry.names().map((n) => Object.assign(document.createElement('option'), { value: n, textContent: n })));
+  if (chosen in specs) $('sm-spec').value = chosen;
+}
+
+function showLane() {
+  const h = session.hierarchy();
+  const lane = h.lanes[0];
+  $('sm-lane').textContent = `session ${h.session} (${h.status}) · lane ${lane?.lane ?? 'demo'}: ${lane?.state ?? 'idle'}`;
+  $('sm-lane').dataset.state = lane?.state ?? 'idle';
+}
+
+async function showProposals() {
+  const pending = await listProposals(store, { status: 'pending' });
+  $('sm-proposals').replaceChildren(...pending.map((p) => {
+    const li = document.createElement('li');
+    li.dataset.id = p.id;
+    const approve = Object.assign(document.createElement('button'), { type: 'button', textContent: 'Approve', className: 'approve' });
+    const reject = Object.assign(document.createElement('button'), { type: 'button', textContent: 'Reject', className: 'reject' });
+    approve.addEventListener('click', () => decide(p.id, true));
+    reject.addEventListener('click', () => decide(p.id, false));
+    li.append(`${p.kind} ${p.name} (from ${p.skill}, step ${p.step}) `, approve, ' ', reject);
+    return li;
+  }));
+  if (pending.length === 0) $('sm-proposals').append(Object.assign(document.createElement('li'), { textContent: 'nothing pending', className: 'empty' }));
+  const log = await approvalLog(store);
+  $('sm-decisions').replaceChildren(...log.map((d) => Object.assign(document.createElement('li'), { textContent: `${d.decision} ${d.kind} ${d.name} by ${d.by}${d.reason ? `: ${d.reason}` : ''}` })));
+}
+
+async function decide(id, approve) {
+  try {
+    if (approve) {
+      const out = await approveProposal(store, id, { registry, by: 'demo user' });
+      registry = out.registry;
+      showSpecs();
+      $('sm-review').textContent = `approved ${out.proposal.name}: the registry now has ${registry.names().length} skills (new sessions use it)`;
+    } else {
+      const reason = $('sm-reason').value.trim();
+      await rejectProposal(store, id, { by: 'demo user', reason });
+      $('sm-review').textContent = `rejected: ${reason}`;
+    }
+  } catch (e) {
+    $('sm-review').textContent = `${e.code}: ${e.message}`;
+  }
+  await showProposals();
+  window.promptloomMachineDecided = (window.promptloomMachineDecided ?? 0) + 1;
+}
+
+/** Resets one at a time (a change of spec and a click may come together). */
+let resetting = Promise.resolve();
 function reset() {
+  resetting = resetting.then(fresh, fresh);
+  return resetting;
+}
+
+async function fresh() {
   const name = $('sm-spec').value;
-  arbiter = new Arbiter(registry);
-  const run = arbiter.start('demo', name, name === 'build_feature' ? null : { request: 'a timeline checker' });
+  session?.free();
+  // A session per run: its log is in IndexedDB, one row per event.
+  session = await openSession({ store, registry, id: `demo-${Date.now()}-${runs++}` });
+  const run = await session.startSkill('demo', name, name === 'build_feature' ? { feature: 'search' } : { request: 'a timeline checker' });
   script = SCRIPTS[name] ?? [];
   at = 0;
   $('sm-log').replaceChildren();
   $('sm-status').textContent = `${name}: in ${run.state}, ${script.length} scripted proposals`;
+  showLane();
   draw(specs[name], run.state);
 }
 
-function step() {
+async function step() {
   if (at >= script.length) return false;
   const p = script[at++];
-  const o = arbiter.propose('demo', p);
+  const o = await session.propose('demo', p);
   const what = p.type === 'tool' ? `tool ${p.name}` : p.type === 'transition' ? `transition “${p.event}”` : p.type === 'spawn' ? `spawn ${p.skill}` : 'finish';
   const li = document.createElement('li');
   li.className = o.accepted ? 'accepted' : 'rejected';
@@ -153,22 +220,26 @@ function step() {
     : `${what} refused (${o.error.code}): allowed ${o.error.allowed_tools.join(', ') || 'no tools'}; transitions ${o.error.transitions.join(', ') || 'none'}`;
   $('sm-log').append(li);
   $('sm-status').textContent = `step ${o.step}: ${o.status} in ${o.state}`;
+  showLane();
+  if (o.proposal_id) await showProposals();
   draw(specs[$('sm-spec').value], o.state);
   return at < script.length && o.status === 'running';
 }
 
-$('sm-spec').replaceChildren(...registry.names().map((n) => Object.assign(document.createElement('option'), { value: n, textContent: n })));
+showSpecs();
+$('sm-spec').value = 'build_feature';
 $('sm-spec').addEventListener('change', reset);
 $('sm-reset').addEventListener('click', reset);
 $('sm-step').addEventListener('click', step);
-$('sm-play').addEventListener('click', () => {
-  reset();
-  const tick = () => {
-    if (step()) setTimeout(tick, Number(window.promptloomMachineDelay ?? 500));
+$('sm-play').addEventListener('click', async () => {
+  window.promptloomMachineDone = false;
+  await reset();
+  const tick = async () => {
+    if (await step()) setTimeout(tick, Number(window.promptloomMachineDelay ?? 500));
     else window.promptloomMachineDone = true;
   };
-  window.promptloomMachineDone = false;
   setTimeout(tick, 50);
 });
-reset();
+await reset();
+await showProposals();
 window.promptloomMachineReady = true;

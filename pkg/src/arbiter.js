@@ -219,6 +219,7 @@ function clockOf(now, what) {
  */
 class Session {
   #s;
+  #queue = Promise.resolve();
   #backend;
   #now;
   #registry;
@@ -238,11 +239,20 @@ class Session {
   #read(op, lane = '', a = '') {
     return call(() => this.#s.call(op, lane, a, '', 0));
   }
-  /** A change: one call, then its log rows written before it returns. */
-  async #step(op, lane, a = '', b = '') {
-    const out = call(() => this.#s.call(op, lane, a, b, this.#now()));
-    await saveSession(this.#s, this.#backend);
-    return out;
+  /**
+   * A change: one call, then its log rows written before it returns. Changes run one at a
+   * time in call order (each waits for the write before it), so concurrent callers never
+   * interleave a session's log.
+   */
+  #step(op, lane, a = '', b = '') {
+    const run = async () => {
+      const out = call(() => this.#s.call(op, lane, a, b, this.#now()));
+      await saveSession(this.#s, this.#backend);
+      return out;
+    };
+    const p = this.#queue.then(run, run);
+    this.#queue = p.catch(() => {});
+    return p;
   }
   /** A host event on `lane` (`request`, `tool_call`, `tool_result`, `response`, `fail`, `cancel`) → its new state. */
   async laneEvent(lane, event) {

@@ -378,8 +378,9 @@ impl Session {
 
     /// The model's proposal in `lane`, validated by the arbiter and logged. The lane moves
     /// with it: a proposal means a model call answered, so an `idle` or `error` lane takes
-    /// `request` first; an accepted tool call takes `tool_call`; a run that ends takes the
-    /// lane back to `idle`. → the outcome, with `proposal_id` when it made a proposal record
+    /// `request` first and a `waiting_tool` lane `tool_result` (the results went back with
+    /// that call); an accepted tool call takes `tool_call`; a run that ends takes the lane
+    /// back to `idle`. → the outcome, with `proposal_id` when it made a proposal record
     /// (written with the event, pending approval).
     pub fn propose(&mut self, lane: &str, p: Proposal, at: u64) -> Result<Outcome> {
         self.live()?;
@@ -391,8 +392,14 @@ impl Session {
             );
         }
         let mut o = self.arbiter.propose(lane, p.clone())?;
-        if matches!(self.lanes.get(lane).copied(), Some("idle" | "error") | None) {
-            self.move_lane(lane, "request", at)?;
+        match self.lanes.get(lane).copied() {
+            Some("idle" | "error") | None => {
+                self.move_lane(lane, "request", at)?;
+            }
+            Some("waiting_tool") => {
+                self.move_lane(lane, "tool_result", at)?;
+            }
+            _ => {}
         }
         let id = o
             .proposal_record
@@ -612,6 +619,16 @@ impl Session {
     /// the run or ""; `step_context` (`a`: the host context JSON); `step_offer` (`a`: the
     /// tools JSON).
     pub fn call(&mut self, op: &str, lane: &str, a: &str, b: &str, at: u64) -> Result<String> {
+        let before = self.log.len();
+        let out = self.call_inner(op, lane, a, b, at);
+        if out.is_err() && self.log.len() > before {
+            // A call either happens whole or not at all.
+            self.rollback()?;
+        }
+        out
+    }
+
+    fn call_inner(&mut self, op: &str, lane: &str, a: &str, b: &str, at: u64) -> Result<String> {
         let json = |text: &str, what: &str| -> Result<Value> {
             if text.is_empty() {
                 Ok(Value::Null)

@@ -1,6 +1,8 @@
 // The demo's skill state machine panel in headless Chromium: the diagram of a spec, its
-// Mermaid text, and a scripted run animated through the arbiter (refusals shown, the
-// current state lit, proposal records made by the built-in skill-builder).
+// Mermaid text, and a scripted run animated through a session on IndexedDB (refusals
+// shown, the current state and the lane's state lit, proposal records made by the built-in
+// builders), then the pending proposals approved or rejected and the decisions listed,
+// still there after a reload.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { openDemo } from './chromium.mjs';
@@ -42,4 +44,38 @@ test('skill-builder: spawning refused, an invalid spec refused, a valid one reco
   assert.match(log[5], /refused \(invalid-skill-spec\)/);
   assert.match(log[6], /proposal recorded: skill, pending approval/);
   assert.match(await page.textContent('#sm-status'), /finished in done/);
+});
+
+test('pending proposals: approved into a new registry or rejected with a reason, every decision listed, kept across a reload', async () => {
+  const texts = (sel) => page.$$eval(sel, (lis) => lis.map((l) => l.firstChild.textContent.trim()));
+  // The skill-builder run above proposed a spec; the tool-builder proposes a tool.
+  await page.selectOption('#sm-spec', 'tool-builder');
+  await page.click('#sm-play');
+  await page.waitForFunction(() => window.promptloomMachineDone === true);
+  assert.match(await page.textContent('#sm-lane'), /lane demo: idle$/);
+  assert.deepEqual(await texts('#sm-proposals li'), ['skill build_feature (from skill-builder, step 7)', 'tool grep (from tool-builder, step 4)']);
+  const decided = () => page.evaluate(() => window.promptloomMachineDecided ?? 0);
+  let n = await decided();
+  await page.click('#sm-proposals li:nth-child(2) button.approve');
+  await page.waitForFunction((k) => (window.promptloomMachineDecided ?? 0) > k, n);
+  assert.match(await page.textContent('#sm-review'), /^approved grep: the registry now has 3 skills/);
+  n = await decided();
+  await page.fill('#sm-reason', 'build_feature exists already');
+  await page.click('#sm-proposals li:nth-child(1) button.reject');
+  await page.waitForFunction((k) => (window.promptloomMachineDecided ?? 0) > k, n);
+  assert.deepEqual(await page.$$eval('#sm-proposals li', (lis) => lis.map((l) => l.textContent)), ['nothing pending']);
+  const decisions = await page.$$eval('#sm-decisions li', (lis) => lis.map((l) => l.textContent));
+  assert.deepEqual(decisions, ['approved tool grep by demo user', 'rejected skill build_feature by demo user: build_feature exists already']);
+  // The lane's state moves with the run: a tool call leaves it waiting on the tool.
+  await page.selectOption('#sm-spec', 'build_feature');
+  await page.click('#sm-reset');
+  await page.waitForFunction(() => document.querySelector('#sm-lane').dataset.state === 'idle' && document.querySelector('#sm-log').children.length === 0);
+  await page.click('#sm-step');
+  await page.waitForFunction(() => document.querySelector('#sm-lane').dataset.state === 'waiting_tool');
+  // Reload: the proposals and decisions are in IndexedDB.
+  await page.reload();
+  await page.waitForFunction(() => window.promptloomMachineReady === true);
+  await page.waitForFunction(() => document.querySelectorAll('#sm-decisions li').length === 2);
+  assert.deepEqual(await page.$$eval('#sm-decisions li', (lis) => lis.map((l) => l.textContent)), decisions);
+  assert.deepEqual(demo.errors, []);
 });

@@ -102,6 +102,18 @@ export async function sessionConformance(pl, specs, open) {
     s.free();
   });
 
+  await check('calls made at once are applied and stored one at a time, in call order', async (store) => {
+    const s = await pl.openSession({ store, registry, id: 'chat-5', now: clock() });
+    await s.startSkill('core', 'build_feature', { feature: 'x' });
+    const outs = await Promise.all([s.propose('core', tool('choir.memory.query')), s.laneEvent('core', 'tool_result'), s.propose('core', go('complete')), s.heartbeat()]);
+    eq([outs[0].accepted, outs[1], outs[2].state], [true, 'reasoning', 'plan'], 'in order');
+    const again = await pl.openSession({ store, registry, id: 'chat-5', now: clock() });
+    eq(again.log().slice(0, -1).map((e) => e.seq), s.log().map((e) => e.seq), 'every event stored');
+    eq(again.run('core').state, 'plan', 'replayed');
+    s.free();
+    again.free();
+  });
+
   await check('two writers of one session: the second write is a conflict and rolls back', async (store) => {
     const a = await pl.openSession({ store, registry, id: 'chat-4', now: clock(1) });
     const b = await pl.openSession({ store, registry, id: 'chat-4', now: clock(2) });
