@@ -40,7 +40,53 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("response_stream", response_stream),
     #[cfg(feature = "composer")]
     ("contract", contract),
+    #[cfg(feature = "composer")]
+    ("session_log", session_log),
 ];
+
+/// A stored session log (one event per line, as the `session_log` rows hold them) opened
+/// over a registry with the built-in skills, then driven by a few calls; and each line as a
+/// stored proposal row decided both ways. A log that does not replay must be a typed error
+/// (`log-diverged` or a bad row), never a panic.
+#[cfg(feature = "composer")]
+pub fn session_log(data: &[u8]) {
+    use crate::arbiter::approval::{self, Decision};
+    use crate::arbiter::session::{log_key, Session};
+    use crate::arbiter::SkillRegistry;
+    let Some(t) = text(data) else { return };
+    let tools = ["choir.memory.query".to_owned(), "choir.fs.read".to_owned()];
+    let Ok(reg) = SkillRegistry::build(&[], &[], &tools, true) else {
+        return;
+    };
+    let rows: Vec<(String, String)> = t
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (log_key("f", i as u64), l.to_owned()))
+        .collect();
+    if let Ok(mut s) = Session::open(std::sync::Arc::new(reg.clone()), 2, "f", &rows, 1) {
+        for (op, a) in [
+            ("propose", r#"{"type":"transition","event":"complete"}"#),
+            ("lane_event", "tool_result"),
+            ("heartbeat", ""),
+            ("hierarchy", ""),
+            ("stop", ""),
+        ] {
+            let _ = s.call(op, "core", a, "", 2);
+        }
+        let _ = s.rollback();
+    }
+    for line in t.lines().take(8) {
+        for approve in [true, false] {
+            let d = Decision {
+                approve,
+                by: "f".into(),
+                reason: "r".into(),
+                at: 3,
+            };
+            let _ = approval::decide("f/1", Some(line), &d, &reg);
+        }
+    }
+}
 
 /// A contract document (YAML or JSON text after the first byte) registered beside the
 /// seed's contract; when it registers, calls of it with inputs and handler answers cut

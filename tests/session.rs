@@ -224,6 +224,13 @@ fn a_log_the_registry_no_longer_replays_is_refused() {
     );
 }
 
+/// A one-state spec writing notes (with `choir.fs.write`).
+fn notes() -> Value {
+    json!({"name": "notes", "description": "Take notes.", "initial_state": "write",
+        "states": {"write": {"objective": "Write.", "allowed_tools": ["choir.fs.write"],
+            "transitions": [{"on": "complete", "to": "done"}]}, "done": {"terminal": true}}})
+}
+
 /// Runs `builder` in `lane` up to its `propose` state and proposes `payload`.
 fn propose(s: &mut Session, lane: &str, builder: &str, tool: &str, payload: Value) -> String {
     s.start_skill(lane, builder, json!({}), 100).unwrap(); // ok: test
@@ -303,8 +310,7 @@ fn proposals_are_persisted_then_approved_or_rejected_once_and_logged() {
         "c",
         "skill-builder",
         "choir.propose.skill",
-        json!({"spec": {"name": "notes", "description": "Take notes.", "initial_state": "write",
-            "states": {"write": {"objective": "Write.", "allowed_tools": ["choir.fs.write"], "transitions": [{"on": "complete", "to": "done"}]}, "done": {"terminal": true}}}}),
+        json!({ "spec": notes() }),
     );
     save(&mut b, &mut s);
 
@@ -381,8 +387,7 @@ fn an_approval_validates_the_payload_again() {
         "c",
         "skill-builder",
         "choir.propose.skill",
-        json!({"spec": {"name": "notes", "description": "Take notes.", "initial_state": "write",
-            "states": {"write": {"objective": "Write.", "allowed_tools": ["choir.fs.write"], "transitions": [{"on": "complete", "to": "done"}]}, "done": {"terminal": true}}}}),
+        json!({ "spec": notes() }),
     );
     save(&mut b, &mut s);
     let e = decide(&mut b, &bad, true, "", &registry(), 0).unwrap_err(); // ok: test

@@ -497,8 +497,10 @@ impl Session {
     /// The host could not write [`Session::ops`]: the session goes back to its saved log
     /// (nothing the store does not hold stays in memory).
     pub fn rollback(&mut self) -> Result<()> {
-        let rows: Vec<(String, String)> = self.log[..self.saved]
+        let rows: Vec<(String, String)> = self
+            .log
             .iter()
+            .take(self.saved)
             .enumerate()
             .map(|(i, e)| (log_key(&self.id, i as u64), e.to_string()))
             .collect();
