@@ -853,7 +853,7 @@ export interface AgentOptions {
   /** Model requests at most (default 8). */
   maxSteps?: number;
   signal?: AbortSignal;
-  /** An Arbiter (promptloom/composer) running a SkillSpec in `lane`: every call is proposed to it first. */
+  /** An Arbiter or a Session (promptloom/composer) running a SkillSpec in `lane`: every call is proposed to it first (a Session stores each proposal in its log). */
   arbiter?: { stepOffer(lane: string, tools?: unknown[]): unknown; proposeCall(lane: string, call: unknown, offer: any): unknown; run(lane: string): unknown };
   lane?: string;
   onEvent?: (event: ResponseEvent, step: number) => void;

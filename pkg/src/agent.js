@@ -36,6 +36,8 @@ function addUsage(total, u) {
  * SkillSpec, the model is offered the state's tools and `skill_transition` /
  * `skill_finish`; every call is proposed to the arbiter first and a refusal goes back to the
  * model as an error result with the arbiter's reason; the loop stops when the run ends.
+ * `arbiter` may also be a Session (`openSession`): every proposal is then in the session's
+ * stored log, with the lane's moves, before the tool runs.
  */
 export async function runAgent(options) {
   const { conversation, adapter, tools = [], handlers = {}, lower = {}, maxSteps = 8, signal, arbiter, lane = 'main', onEvent, onTurn } = __opts(options, 'runAgent()');
@@ -44,7 +46,7 @@ export async function runAgent(options) {
   if (!Array.isArray(tools)) throw invalid('`tools` must be an array of tool definitions', 'tools');
   if (handlers === null || typeof handlers !== 'object') throw invalid('`handlers` must be an object of functions by tool name', 'handlers');
   if (!Number.isInteger(maxSteps) || maxSteps < 1) throw invalid('`maxSteps` must be a positive integer', 'maxSteps');
-  if (arbiter !== undefined && (arbiter === null || typeof arbiter.stepOffer !== 'function')) throw invalid('`arbiter` must be an Arbiter (promptloom/composer)', 'arbiter');
+  if (arbiter !== undefined && (arbiter === null || typeof arbiter.stepOffer !== 'function')) throw invalid('`arbiter` must be an Arbiter or a Session (promptloom/composer)', 'arbiter');
   // The lowering options: the conversation's own (given at construction), then `lower`.
   const base = { ...(conversation.options ?? {}), ...(lower ?? {}) };
   const usage = {};
@@ -66,7 +68,7 @@ export async function runAgent(options) {
       /** @type {any} */
       let verdict = null;
       if (arbiter) {
-        verdict = arbiter.proposeCall(lane, call, offer ?? arbiter.stepOffer(lane, tools));
+        verdict = await arbiter.proposeCall(lane, call, offer ?? arbiter.stepOffer(lane, tools));
         if (!verdict.accepted) {
           const e = verdict.error ?? {};
           output = `The skill's arbiter refused this call: ${e.message ?? e.code ?? 'not allowed'}. Allowed tools: ${(e.allowed_tools ?? []).join(', ') || 'none'}; transitions: ${(e.transitions ?? []).join(', ') || 'none'}.`;

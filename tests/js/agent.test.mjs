@@ -121,6 +121,35 @@ test('a SkillSpec run: every call proposed to the arbiter, the state machine adv
   assert.ok(c.turns.filter((t) => t.role === 'tool').every((t) => !t.parts[0].is_error));
 });
 
+test('a SkillSpec run in a session: every proposal and lane move stored before the tool runs; the run reopens finished', async () => {
+  const registry = pl.buildSkillRegistry([spec], { tools: ['docs.search'] });
+  const store = await pl.openSkillStore({ backend: 'memory' });
+  const session = await pl.openSession({ store, registry, id: 'agent-1' });
+  await session.startSkill('main', 'research', null);
+  const c = new pl.Conversation();
+  c.append({ role: 'user', parts: [{ type: 'text', text: 'What is new in streaming?' }] });
+  const seenBeforeTool = [];
+  const out = await pl.runAgent({
+    conversation: c,
+    adapter: adapter('anthropic'),
+    tools: [{ name: 'docs.search', description: 'Searches.', input_schema: { type: 'object', properties: { query: { type: 'string' } } } }],
+    handlers: { 'docs.search': () => { seenBeforeTool.push(session.lane('main')); return 'streaming: adapters and parsers'; } },
+    lower: lower('anthropic'),
+    arbiter: session,
+    lane: 'main',
+  });
+  assert.equal(out.stop, 'arbiter');
+  assert.equal(out.run.status, 'finished');
+  assert.deepEqual(seenBeforeTool, ['waiting_tool'], 'the accepted call moved the lane before the tool ran');
+  session.free();
+  const again = await pl.openSession({ store, registry, id: 'agent-1' });
+  assert.equal(again.run('main').status, 'finished');
+  assert.equal(again.lane('main'), 'idle');
+  const moves = again.log().filter((e) => e.type === 'lane').map((e) => e.event);
+  assert.deepEqual(moves, ['request', 'tool_call', 'tool_result', 'response']);
+  again.free();
+});
+
 test('a call the state does not allow is refused and goes back to the model with the reason', async () => {
   const arbiter = new pl.Arbiter(pl.buildSkillRegistry([spec], { tools: ['docs.search'] }));
   arbiter.start('main', 'research', null);
