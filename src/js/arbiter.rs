@@ -287,14 +287,14 @@ pub fn composition_spec(composition: &str) -> Result<String, JsValue> {
     Ok(arbiter::spec_of_composition(&parse(composition, "the composition")?).to_string())
 }
 
-/// Epoch milliseconds from JS (a finite number ≥ 0).
+/// Milliseconds from JS (a time from `now()`, or a timeout): a finite number ≥ 0.
 fn ms(at: f64) -> Result<u64, JsValue> {
     if at.is_finite() && at >= 0.0 {
         Ok(at as u64)
     } else {
         Err(js_err(Error::new(
             ErrorKind::InvalidOptions,
-            "a time is epoch milliseconds: a finite number ≥ 0 (what `now()` returns)",
+            format!("a time (epoch milliseconds from `now()`) or a timeout is a finite number of milliseconds ≥ 0, not {at}"),
         )))
     }
 }
