@@ -382,8 +382,6 @@ export interface SpecFileProblem extends SpecProblem {
  * (every problem of every file). The specs come back in the files' order.
  */
 export declare function loadSkillSpecs(files: Array<{ path: string; text: string }> | Record<string, string>, options?: { tools?: string[] }): { specs: SkillSpec[]; warnings: SpecFileProblem[] };
-/** The built-in `tool-builder` and `skill-builder` specs. */
-export declare function builtinSkillSpecs(): SkillSpec[];
 
 /** An immutable registry of validated specs. */
 export interface SkillRegistry {
@@ -392,8 +390,12 @@ export interface SkillRegistry {
   /** The summary for the model's system prompt: a heading, then `- <name>: <description>` per skill, by name ("" when empty). */
   summary(): string;
 }
-/** Builds a registry (overrides replace specs by name); throws `InvalidSkill` listing every failing spec. */
-export declare function buildSkillRegistry(specs: SkillSpec[], options?: { tools?: string[]; overrides?: SkillSpec[]; builtins?: boolean }): SkillRegistry;
+/**
+ * Builds a registry (overrides replace specs by name); throws `InvalidSkill` listing every
+ * failing spec. The system skills' specs come from a seeded store (`store.skillSpecs()`) or
+ * `seedSkillSpecs(await systemSkills())`.
+ */
+export declare function buildSkillRegistry(specs: SkillSpec[], options?: { tools?: string[]; overrides?: SkillSpec[] }): SkillRegistry;
 
 export type Proposal =
   | { type: 'tool'; name: string; arguments?: unknown }

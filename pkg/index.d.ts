@@ -1072,8 +1072,45 @@ export interface SkillStore {
    * evaluation dataset instead (`promptloom/composer` entry).
    */
   exportTraces(filter?: TraceFilter & { format?: 'jsonl' | 'dspy' }): Promise<string>;
+  /**
+   * Migrates the store to a system skills seed (`await systemSkills()`, or a host's own):
+   * only skills the seed wrote are replaced or deleted; a store at this version or a newer
+   * one is left alone. Throws `InvalidSkill` (every problem) for an invalid seed, before any write.
+   */
+  seed(document: SeedDocument | string): Promise<SeedReport>;
+  /** The SkillSpecs this store's enabled skills carry in `metadata.skill_spec`, by name. */
+  skillSpecs(): Promise<import('./composer.js').SkillSpec[]>;
+  /** What `openSkillStore({ seed })` did; null when opened without `seed`. */
+  seeded: SeedReport | null;
   close(): void;
 }
+
+/** A system skills seed: the package's `system-skills.json`, or a host's own. */
+export interface SeedDocument {
+  /** A positive integer; a store migrates when its recorded version is older. */
+  version: number;
+  /** Skill packages, `source: "system"`; a state machine carries its SkillSpec in `metadata.skill_spec`. */
+  skills: SkillPackage[];
+}
+
+/** What a seed migration did to a store. */
+export interface SeedReport {
+  status: 'created' | 'upgraded' | 'current' | 'newer';
+  version: number;
+  /** The version the store was at (0: never seeded). */
+  previous: number;
+  upserted: string[];
+  unchanged: string[];
+  /** System skills the seed dropped, deleted. */
+  removed: string[];
+  /** Seed skills not written (a skill of the store's own holds the id or name). */
+  skipped: Array<{ name: string; problems: Problem[] }>;
+}
+
+/** The package's system skills (`tool-builder`, `skill-builder`): the seed a store's migration writes; loaded on first use. */
+export declare function systemSkills(): Promise<SeedDocument>;
+/** The SkillSpecs a seed document carries, by name (no store needed). Throws `InvalidSkill` for an invalid seed. */
+export declare function seedSkillSpecs(document: SeedDocument | string): import('./composer.js').SkillSpec[];
 
 export interface TraceFilter {
   session_id?: string;
@@ -1154,7 +1191,11 @@ export interface DspyExample {
   dspy_inputs: ['rendered_input'];
 }
 
-export declare function openSkillStore(options?: { backend?: 'indexeddb' | 'memory' | HostKeyValue; name?: string; now?: () => string }): Promise<SkillStore>;
+/**
+ * Opens a skill store. `seed: true` migrates it to the package's system skills (open the
+ * account scope with it), or pass a seed document of your own; the report is `store.seeded`.
+ */
+export declare function openSkillStore(options?: { backend?: 'indexeddb' | 'memory' | HostKeyValue; name?: string; now?: () => string; seed?: boolean | SeedDocument }): Promise<SkillStore>;
 
 export type CatalogEntry = SkillSummary & {
   scope: 'workspace' | 'account';
@@ -1253,5 +1294,7 @@ export declare class SkillCatalog {
   /** Phase 1 then the orchestrator decision (built into the `promptloom/composer` module); an activated skill lists the `artifacts` its run loads. */
   decide(query: string, options?: MatchOptions & { policy?: DecisionPolicy }): Promise<Decision>;
   refresh(): void;
+  /** The SkillSpecs both stores' enabled skills carry (a workspace fork wins by name), by name: for `buildSkillRegistry`. */
+  skillSpecs(): Promise<import('./composer.js').SkillSpec[]>;
   syncMarketplace(url: string, options?: { fetch?: (url: string, init: { headers: Record<string, string> }) => Promise<Response>; now?: string }): Promise<SyncReport>;
 }

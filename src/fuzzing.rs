@@ -55,7 +55,12 @@ pub fn session_log(data: &[u8]) {
     use crate::arbiter::SkillRegistry;
     let Some(t) = text(data) else { return };
     let tools = ["choir.memory.query".to_owned(), "choir.fs.read".to_owned()];
-    let Ok(reg) = SkillRegistry::build(&[], &[], &tools, true) else {
+    // The package's system skills (tool-builder, skill-builder), as a seeded store has them.
+    let Ok(seed) = crate::store::seed::read_seed(include_str!("../pkg/system-skills.json"), "")
+    else {
+        return;
+    };
+    let Ok(reg) = SkillRegistry::build(&seed.skill_specs(), &[], &tools) else {
         return;
     };
     let rows: Vec<(String, String)> = t

@@ -6,11 +6,10 @@
 #![cfg(all(not(target_arch = "wasm32"), feature = "composer"))]
 
 mod common;
-use common::Rng;
+use common::{system_specs, Rng};
 
 use promptloom::arbiter::{
-    builtin_specs, mermaid, spec_of_composition, validate_spec, Arbiter, Proposal, SkillRegistry,
-    Status,
+    mermaid, spec_of_composition, validate_spec, Arbiter, Proposal, SkillRegistry, Status,
 };
 use promptloom::composer::{compose_value, Step};
 use promptloom::ErrorKind;
@@ -96,12 +95,14 @@ fn one_test_per_rule() {
 
 fn registry() -> Arc<SkillRegistry> {
     let tools: Vec<String> = TOOLS.iter().map(|s| s.to_string()).collect();
-    Arc::new(SkillRegistry::build(&[spec("build-feature")], &[], &tools, true).unwrap())
+    let mut specs = system_specs();
+    specs.push(spec("build-feature"));
+    Arc::new(SkillRegistry::build(&specs, &[], &tools).unwrap())
     // ok: test
 }
 
 #[test]
-fn registries_fail_fast_override_by_name_and_hold_the_builtins() {
+fn registries_fail_fast_override_by_name_and_hold_the_system_skills() {
     let tools: Vec<String> = TOOLS.iter().map(|s| s.to_string()).collect();
     let e = SkillRegistry::build(
         &[
@@ -111,20 +112,19 @@ fn registries_fail_fast_override_by_name_and_hold_the_builtins() {
         ],
         &[],
         &tools,
-        false,
     )
     .unwrap_err(); // ok: test
     assert_eq!(e.kind(), ErrorKind::InvalidSkill);
     assert_eq!(e.details()["specs"].as_array().map(Vec::len), Some(2));
     let mut agent = spec("build-feature");
     agent["description"] = "the agent's own".into();
-    let r = SkillRegistry::build(&[spec("build-feature")], &[agent], &tools, false).unwrap(); // ok: test
+    let r = SkillRegistry::build(&[spec("build-feature")], &[agent], &tools).unwrap(); // ok: test
     assert_eq!(
         r.get("build_feature").unwrap().description,
         "the agent's own"
     ); // ok: test
-       // The built-ins validate with the same code (their proposal tools are the arbiter's).
-    for b in builtin_specs() {
+       // The system skills validate with the same code (their proposal tools are the arbiter's).
+    for b in system_specs() {
         let mut t: BTreeSet<String> = tools.iter().cloned().collect();
         t.insert("choir.propose.tool".into());
         t.insert("choir.propose.skill".into());
@@ -148,21 +148,16 @@ fn registries_fail_fast_override_by_name_and_hold_the_builtins() {
     }
     let long = json!({"name": "long", "description": format!("  First   line {}\nsecond line", "x".repeat(300)),
         "initial_state": "a", "states": {"a": {"terminal": true}}});
-    let reg = SkillRegistry::build(&[long], &[], &[], false).unwrap(); // ok: test
+    let reg = SkillRegistry::build(&[long], &[], &[]).unwrap(); // ok: test
     let line = reg.summary().lines().nth(1).unwrap().to_owned(); // ok: test
     assert!(
         line.starts_with("- long: First line xxx") && line.ends_with('…'),
         "{line}"
     );
     assert_eq!(line.chars().count(), "- long: ".len() + 200);
-    assert_eq!(
-        SkillRegistry::build(&[], &[], &[], false)
-            .unwrap()
-            .summary(),
-        ""
-    ); // ok: test
-       // Without the host tools they need, the built-ins fail the build.
-    assert!(SkillRegistry::build(&[], &[], &[], true).is_err());
+    assert_eq!(SkillRegistry::build(&[], &[], &[]).unwrap().summary(), ""); // ok: test
+                                                                            // Without the host tools they need, the system skills fail the build.
+    assert!(SkillRegistry::build(&system_specs(), &[], &[]).is_err());
 }
 
 fn tool(name: &str) -> Proposal {
@@ -317,7 +312,7 @@ fn every_arbiter_outcome() {
     stiff["interruptible"] = false.into();
     let tools: Vec<String> = TOOLS.iter().map(|s| s.to_string()).collect();
     let mut b = Arbiter::new(Arc::new(
-        SkillRegistry::build(&[stiff], &[], &tools, false).unwrap(),
+        SkillRegistry::build(&[stiff], &[], &tools).unwrap(),
     )); // ok: test
     b.start("edge", "stiff", json!({"feature": "x"})).unwrap(); // ok: test
     assert_eq!(
@@ -327,7 +322,7 @@ fn every_arbiter_outcome() {
 }
 
 #[test]
-fn builtins_make_proposal_records_and_never_install() {
+fn system_skills_make_proposal_records_and_never_install() {
     let mut a = Arbiter::new(registry());
     a.start(
         "core",
@@ -450,8 +445,7 @@ fn property_the_arbiter_never_exceeds_the_spec_and_replays_exactly() {
     let tools: Vec<String> = TOOLS.iter().map(|s| s.to_string()).collect();
     for _ in 0..500 {
         let s = random_spec(&mut rng);
-        let reg =
-            Arc::new(SkillRegistry::build(std::slice::from_ref(&s), &[], &tools, false).unwrap()); // ok: test
+        let reg = Arc::new(SkillRegistry::build(std::slice::from_ref(&s), &[], &tools).unwrap()); // ok: test
         let sp = reg.get("gen").unwrap().clone(); // ok: test
         let mut a = Arbiter::new(reg.clone());
         a.start("l", "gen", json!(null)).unwrap(); // ok: test
@@ -518,8 +512,7 @@ fn a_composed_staged_subgraph_runs_on_the_arbiter() {
         .iter()
         .map(|t| t.name.clone())
         .collect();
-    let reg =
-        Arc::new(SkillRegistry::build(std::slice::from_ref(&spec), &[], &tools, false).unwrap()); // ok: test
+    let reg = Arc::new(SkillRegistry::build(std::slice::from_ref(&spec), &[], &tools).unwrap()); // ok: test
     let mut a = Arbiter::new(reg);
     a.start("core", "Timeline Auditor", json!(null)).unwrap(); // ok: test
                                                                // stage-1 (collect) allows workspace_search and get_page, not submit.
@@ -565,7 +558,7 @@ fn spec_files_load_in_bulk_or_list_every_problem() {
     assert_eq!(problems[0]["path"], "name");
     let ok = load_files(&files[..1], Some(&tools())).unwrap(); // ok: test
     assert_eq!(ok.specs.len(), 2);
-    let reg = SkillRegistry::build(&ok.specs, &[], &TOOLS.map(String::from), false).unwrap(); // ok: test
+    let reg = SkillRegistry::build(&ok.specs, &[], &TOOLS.map(String::from)).unwrap(); // ok: test
     assert_eq!(reg.names(), ["build_feature", "build_feature_2"]);
     // Every problem of every file, nothing loaded.
     let bad = vec![

@@ -39,6 +39,11 @@ fn skill_store_conformance_over_memory() {
 }
 
 #[test]
+fn system_skills_seed_over_memory() {
+    now(cases::seed(|| async { RefCell::new(MemoryBackend::new()) }));
+}
+
+#[test]
 fn writers_that_interleave_conflict_and_are_laid_out_again() {
     now(cases::racing_writers_conflict(|conflicts| async move {
         cases::Counting {

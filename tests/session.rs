@@ -6,6 +6,8 @@
 //! registry built) or rejected, every decision logged.
 #![cfg(all(not(target_arch = "wasm32"), feature = "composer"))]
 
+mod common;
+
 use promptloom::arbiter::approval::{self, Decision};
 use promptloom::arbiter::session::{self, Session};
 use promptloom::arbiter::{Proposal, SkillRegistry};
@@ -22,7 +24,9 @@ fn registry() -> Arc<SkillRegistry> {
     )
     .unwrap(); // ok: test
     let tools: Vec<String> = TOOLS.iter().map(|s| s.to_string()).collect();
-    Arc::new(SkillRegistry::build(&[spec], &[], &tools, true).unwrap()) // ok: test
+    let mut specs = common::system_specs();
+    specs.push(spec);
+    Arc::new(SkillRegistry::build(&specs, &[], &tools).unwrap()) // ok: test
 }
 
 fn rows(b: &MemoryBackend, id: &str) -> Vec<(String, String)> {
@@ -205,7 +209,7 @@ fn a_log_the_registry_no_longer_replays_is_refused() {
     s.start_skill("core", "build_feature", json!({"feature": "search"}), 1)
         .unwrap(); // ok: test
     save(&mut b, &mut s);
-    let bare = Arc::new(SkillRegistry::build(&[], &[], &[], false).unwrap()); // ok: test
+    let bare = Arc::new(SkillRegistry::build(&[], &[], &[]).unwrap()); // ok: test
     let e = Session::open(bare, 2, "s5", &rows(&b, "s5"), 2).unwrap_err(); // ok: test
     assert_eq!(e.kind(), ErrorKind::StoreFailed);
     assert_eq!(e.details()["reason"], "log-diverged");
@@ -395,10 +399,9 @@ fn an_approval_validates_the_payload_again() {
     assert_eq!(e.details()["problems"][0]["code"], "invalid-tool-name");
     // Against a registry that lost `choir.fs.write`, the spec no longer validates.
     let narrow = SkillRegistry::build(
-        &[],
+        &common::system_specs(),
         &[],
         &TOOLS[..2].iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-        true,
     )
     .unwrap(); // ok: test
     let e = decide(&mut b, &k, true, "", &narrow, 0).unwrap_err(); // ok: test

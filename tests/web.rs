@@ -168,6 +168,11 @@ mod indexeddb {
     }
 
     #[wasm_bindgen_test]
+    async fn system_skills_seed_over_indexeddb() {
+        cases::seed(fresh).await;
+    }
+
+    #[wasm_bindgen_test]
     async fn racing_tabs_conflict_in_indexeddb_and_are_laid_out_again() {
         cases::racing_writers_conflict(|conflicts| async move {
             cases::Counting {

@@ -32,11 +32,6 @@ export function loadSkillSpecs(files, options) {
   return JSON.parse(__core('loadSkillSpecs', __json(list, 'the spec files', 'InvalidRequest', { text: false, path: 'files' }), value(tools, 'tools')));
 }
 
-/** The built-in specs (`tool-builder`, `skill-builder`), as data. */
-export function builtinSkillSpecs() {
-  return JSON.parse(__core('builtinSkillSpecs'));
-}
-
 /** An immutable registry of validated specs. */
 class SkillRegistry {
   #inner;
@@ -65,14 +60,19 @@ class SkillRegistry {
 
 /**
  * Builds a registry: `specs`, then `overrides` (agent-specific specs replacing global ones
- * by name), the built-ins with `builtins: true`; every spec is validated against `tools`.
- * Any problem fails the build (`InvalidSkill`, `details.specs`).
+ * by name); every spec is validated against `tools`. Any problem fails the build
+ * (`InvalidSkill`, `details.specs`). The system skills' specs (`tool-builder`,
+ * `skill-builder`) come from a seeded store: `await catalog.skillSpecs()`, or
+ * `seedSkillSpecs(await systemSkills())` without one.
  */
 export function buildSkillRegistry(specs, options) {
-  const { tools = [], overrides = [], builtins = false } = __opts(options, 'buildSkillRegistry()');
+  const { tools = [], overrides = [], builtins } = __opts(options, 'buildSkillRegistry()');
+  if (builtins !== undefined) {
+    throw new PromptloomError('InvalidOptions', '`builtins` is gone: tool-builder and skill-builder are system skills now. Pass their specs with yours: `await store.skillSpecs()` of a store opened with `seed: true`, or `seedSkillSpecs(await systemSkills())` (at builtins)', { path: 'builtins' });
+  }
   const M = __module();
   if (typeof M.SkillRegistry !== 'function') __core('validateSkillSpec'); // names the entry to import
-  const args = [value(specs ?? [], 'specs'), value(overrides ?? [], 'overrides'), value(tools ?? [], 'tools'), !!builtins];
+  const args = [value(specs ?? [], 'specs'), value(overrides ?? [], 'overrides'), value(tools ?? [], 'tools')];
   return new SkillRegistry(call(() => new M.SkillRegistry(...args)));
 }
 

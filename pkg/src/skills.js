@@ -281,6 +281,37 @@ class SkillStore {
     const lines = await this.exportTraces(rows);
     return lines === '' ? [] : lines.trimEnd().split('\n').map((l) => JSON.parse(l));
   }
+  /**
+   * Migrates this store to a system skills seed: `await systemSkills()` (the package's) or a
+   * host's own `{ version, skills }`. A store never seeded gets every skill, one seeded with
+   * an older version gets the changed and new ones and loses the dropped ones, a store at
+   * this version or a newer one is left alone (one row read). Only skills the seed wrote
+   * are replaced or deleted. Returns `{ status: "created" | "upgraded" | "current" |
+   * "newer", version, previous, upserted, unchanged, removed, skipped }`. An invalid seed
+   * is `InvalidSkill` (every problem listed) before anything is read or written.
+   */
+  async seed(document) {
+    const inputs = [__json(document, 'the seed', 'InvalidSkill')];
+    const b = this.#backend;
+    const now = this.#now();
+    let plan;
+    // The core asks for the rows it needs: the seed state row, then (when it writes) the skills.
+    for (let i = 0; i < 3; i++) {
+      plan = JSON.parse(__inbox('planSeed', inputs, now));
+      if (plan.read === 'state') inputs.push((await b.get(plan.table, plan.key)) ?? '');
+      else if (plan.read === 'skills') inputs.push(rowsText(await b.scan('skills', '')));
+      else break;
+    }
+    const report = plan.report;
+    await upsertAll(this, plan.upserts, report);
+    for (const id of plan.removes) await this.delete(id);
+    if (plan.state) await b.commitAfterRead([], () => [plan.state]);
+    return report;
+  }
+  /** The SkillSpecs this store's enabled skills carry in `metadata.skill_spec`, by name (for buildSkillRegistry). */
+  async skillSpecs() {
+    return JSON.parse(__inbox('skillSpecs', [rowsText(await this.#backend.scan('skills', ''))]));
+  }
   /** Closes the backend. */
   close() {
     this.#backend.close();
@@ -330,6 +361,43 @@ class SkillStore {
   }
 }
 
+/**
+ * Puts each skill; one the store refuses (a name another skill holds) moves from
+ * `report.upserted` to `report.skipped` instead of failing the rest.
+ */
+async function upsertAll(store, skills, report) {
+  for (const skill of skills) {
+    try {
+      await store.put(skill);
+    } catch (e) {
+      if (!(e instanceof PromptloomError) || e.code === 'StoreFailed') throw e;
+      report.upserted = report.upserted.filter((n) => n !== skill.name);
+      report.skipped.push({ name: skill.name, problems: [{ path: 'name', code: e.code, message: e.message, severity: 'error' }] });
+    }
+  }
+}
+
+let seedData;
+/** The package's seed document as text (a module of its own, loaded on first use). */
+function systemSeedText() {
+  seedData ??= import('../dist/system-skills.js').then((m) => m.default);
+  return seedData;
+}
+
+/**
+ * The package's system skills: the seed document `{ version, skills }` a store is migrated
+ * with (`openSkillStore({ seed: true })`), holding `tool-builder` and `skill-builder`, the
+ * state machines whose `propose` states make proposals for human approval. Loaded on first use.
+ */
+export async function systemSkills() {
+  return JSON.parse(await systemSeedText());
+}
+
+/** The SkillSpecs a seed document carries (`await systemSkills()` for the package's), by name. */
+export function seedSkillSpecs(document) {
+  return JSON.parse(__core('seedSkillSpecs', __json(document, 'the seed', 'InvalidSkill')));
+}
+
 /** A plan from the core: JSON, then each row value after a NUL (ops name theirs by `at`). */
 function planOf(text) {
   const cut = text.indexOf('\0');
@@ -345,12 +413,30 @@ function planOf(text) {
 /**
  * Opens a skill store: `backend` is "indexeddb" (browsers: one database per name, e.g. one
  * per scope), "memory", or a host object with async get/put/delete/list (a Cloudflare KV
- * namespace as it is). `now` supplies timestamps (ISO 8601).
+ * namespace as it is). `now` supplies timestamps (ISO 8601). `seed: true` migrates the
+ * store to the package's system skills (`systemSkills()`; a host may pass its own seed
+ * document): open the account scope with it. The report is `store.seeded` (null unseeded).
  */
 export async function openSkillStore(options) {
-  const { backend = 'memory', name = 'promptloom-skills', now = nowIso } = __opts(options, 'openSkillStore()');
+  const { backend = 'memory', name = 'promptloom-skills', now = nowIso, seed } = __opts(options, 'openSkillStore()');
+  if (seed !== undefined && seed !== false && seed !== true && (seed === null || typeof seed !== 'object')) {
+    throw new PromptloomError('InvalidOptions', '`seed` must be true (the package\'s system skills) or a seed document `{ version, skills }` (at seed)', { path: 'seed' });
+  }
+  const store = await openStore(backend, name, now);
+  store.seeded = null;
+  if (seed) {
+    try {
+      store.seeded = await store.seed(seed === true ? await systemSeedText() : seed);
+    } catch (e) {
+      store.close();
+      throw e;
+    }
+  }
+  return store;
+}
+
+async function openStore(backend, name, now) {
   __key(name, 'name');
-  if (typeof now !== 'function') throw new PromptloomError('InvalidOptions', '`now` must be a function returning an ISO 8601 string (at now)', { path: 'now' });
   if (typeof name !== 'string' || name === '') throw new PromptloomError('InvalidOptions', '`name` must be a non-empty string (at name)', { path: 'name' });
   if (typeof now !== 'function') throw new PromptloomError('InvalidOptions', '`now` must be a function returning an ISO 8601 time (at now)', { path: 'now' });
   if (backend === 'memory') return new SkillStore(memoryBackend(), name, now);
@@ -552,6 +638,11 @@ export class SkillCatalog {
     }
     return d;
   }
+  /** The SkillSpecs of both stores' enabled skills (a workspace fork wins by name), by name: what buildSkillRegistry takes. */
+  async skillSpecs() {
+    const [w, a] = await Promise.all([this.workspace.__backend.scan('skills', ''), this.account.__backend.scan('skills', '')]);
+    return JSON.parse(__inbox('skillSpecs', [rowsText(w), rowsText(a)]));
+  }
   /** Forces the next match to rebuild the index (after writes through other instances or tabs). */
   refresh() {
     this.#key = undefined;
@@ -585,16 +676,8 @@ export class SkillCatalog {
     const [rows, ws] = await Promise.all([account.__backend.scan('skills', ''), this.workspace.list()]);
     const plan = JSON.parse(__inbox('planSync', [body, rowsText(rows), ws.map((s) => s.name).join('\0'), etag, url], stamp));
     const report = plan.report;
-    for (const skill of plan.upserts) {
-      try {
-        await account.put(skill);
-      } catch (e) {
-        // One package that cannot be stored (a name another account skill holds) is reported, not fatal.
-        if (!(e instanceof PromptloomError) || e.code === 'StoreFailed') throw e;
-        report.upserted = report.upserted.filter((n) => n !== skill.name);
-        report.skipped.push({ name: skill.name, problems: [{ path: 'name', code: e.code, message: e.message, severity: 'error' }] });
-      }
-    }
+    // One package that cannot be stored (a name another account skill holds) is reported, not fatal.
+    await upsertAll(account, plan.upserts, report);
     await account.__backend.commitAfterRead([], () => [plan.state]);
     this.refresh();
     return { status: 'updated', etag: etag || null, ...report };

@@ -8,7 +8,7 @@
 //!   global ones by name; a registry built from an invalid set fails to build);
 //! - [`Arbiter`]: one active skill per lane, per-step retry budget, `max_steps`,
 //!   cancellation of `interruptible` skills, no skill spawning a skill, proposal records
-//!   for the built-in `tool-builder` and `skill-builder`;
+//!   for what the system skills `tool-builder` and `skill-builder` propose;
 //! - [`mermaid`]: a spec (and a run's position) as a Mermaid state diagram.
 
 pub mod approval;
@@ -36,17 +36,6 @@ pub const PROPOSE_SKILL: &str = "choir.propose.skill";
 /// The default per-step retry budget.
 pub const DEFAULT_RETRIES: u32 = 2;
 
-/// The built-in specs, as data.
-pub fn builtin_specs() -> Vec<Value> {
-    [
-        include_str!("builtins/tool-builder.json"),
-        include_str!("builtins/skill-builder.json"),
-    ]
-    .iter()
-    .filter_map(|t| serde_json::from_str(t).ok())
-    .collect()
-}
-
 /// An immutable set of validated specs and the tool registry they were checked against.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SkillRegistry {
@@ -56,22 +45,17 @@ pub struct SkillRegistry {
 
 impl SkillRegistry {
     /// Builds a registry: `global` specs, then `overrides` (agent-specific) replacing global
-    /// ones of the same name, plus the built-ins when `builtins` is set. Every spec is
-    /// validated against `tools` (plus the arbiter's own proposal tools); any problem fails
-    /// the build with `InvalidSkill`, `details.specs` listing each failing spec's problems.
-    pub fn build(
-        global: &[Value],
-        overrides: &[Value],
-        tools: &[String],
-        builtins: bool,
-    ) -> Result<Self> {
+    /// ones of the same name. Every spec is validated against `tools` (plus the arbiter's own
+    /// proposal tools); any problem fails the build with `InvalidSkill`, `details.specs`
+    /// listing each failing spec's problems. The system skills `tool-builder` and
+    /// `skill-builder` are data, not built in: a store seeded with the package's system
+    /// skills ([`crate::store::seed`]) gives their specs (`skill_specs`), passed here with
+    /// the rest.
+    pub fn build(global: &[Value], overrides: &[Value], tools: &[String]) -> Result<Self> {
         let mut reg: BTreeSet<String> = tools.iter().cloned().collect();
         reg.insert(PROPOSE_TOOL.into());
         reg.insert(PROPOSE_SKILL.into());
         let mut all: Vec<(&'static str, Value)> = Vec::new();
-        if builtins {
-            all.extend(builtin_specs().into_iter().map(|v| ("builtin", v)));
-        }
         all.extend(global.iter().cloned().map(|v| ("global", v)));
         all.extend(overrides.iter().cloned().map(|v| ("override", v)));
         let mut specs: BTreeMap<String, Arc<SkillSpec>> = BTreeMap::new();
@@ -122,7 +106,7 @@ impl SkillRegistry {
             .collect();
         let mut all_tools: Vec<String> = self.tools.iter().cloned().collect();
         all_tools.extend(tools.iter().cloned());
-        SkillRegistry::build(&own, specs, &all_tools, false)
+        SkillRegistry::build(&own, specs, &all_tools)
     }
 
     /// The spec named `name`.

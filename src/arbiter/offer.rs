@@ -171,7 +171,7 @@ mod tests {
             }
         });
         let tools = ["docs.search".to_owned(), "docs:search".to_owned()];
-        let reg = SkillRegistry::build(&[spec], &[], &tools, false).unwrap();
+        let reg = SkillRegistry::build(&[spec], &[], &tools).unwrap();
         let mut a = Arbiter::new(Arc::new(reg));
         a.start("l", "research", Value::Null).unwrap();
         let o = a

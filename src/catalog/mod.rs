@@ -16,7 +16,7 @@ use crate::error::{ErrorKind, Result};
 use crate::skill::model::sort_summaries;
 use crate::skill::{ArtifactKind, Skill, SkillArtifact, SkillSummary};
 use crate::store::skills::SkillStore;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 /// Which store a skill comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -123,6 +123,28 @@ pub fn list_json(
     Ok(Value::Array(merged.iter().map(Entry::to_value).collect()).to_string())
 }
 
+/// The SkillSpecs the merged catalog's enabled skills carry (a workspace fork of a system
+/// skill gives its own), by name: the arbiter's registry of what the two scopes hold.
+pub fn skill_specs(entries: Vec<Entry>) -> Vec<Value> {
+    let list: Vec<SkillSummary> = entries.into_iter().map(|e| e.summary).collect();
+    crate::store::seed::skill_specs(&list)
+}
+
+/// [`skill_specs`] as a JSON array, from the two stores' skill rows (`account`: `None` for
+/// one store alone).
+pub fn skill_specs_json(
+    workspace: &[(String, String)],
+    account: Option<&[(String, String)]>,
+) -> crate::error::Result<String> {
+    use crate::store::skills::read_summaries;
+    let ws = read_summaries(workspace)?;
+    let specs = match account {
+        Some(a) => skill_specs(merge(ws, read_summaries(a)?)),
+        None => crate::store::seed::skill_specs(&ws),
+    };
+    Ok(Value::Array(specs).to_string())
+}
+
 /// The documents of the phase-1 index from merged catalog entries.
 pub fn docs(entries: &[Entry]) -> Vec<rank::Doc> {
     entries
@@ -171,6 +193,11 @@ impl<W: SkillStore, A: SkillStore> SkillCatalog<W, A> {
             self.workspace.list_skills()?,
             self.account.list_skills()?,
         ))
+    }
+
+    /// The SkillSpecs of the merged catalog (see [`skill_specs`]).
+    pub fn skill_specs(&self) -> Result<Vec<Value>> {
+        Ok(skill_specs(self.list()?))
     }
 
     /// The skill named `name`, workspace first, with its scope.
@@ -260,7 +287,8 @@ impl<W: SkillStore, A: SkillStore> SkillCatalog<W, A> {
                     up.retain(|n| n.as_str() != Some(s.name.as_str()));
                 }
                 if let Some(Value::Array(sk)) = report.get_mut("skipped") {
-                    sk.push(json!({ "name": s.name, "problems": [{ "path": "name", "code": e.code(), "message": e.to_string(), "severity": "error" }] }));
+                    let p = crate::store::seed::failed_upsert(&e);
+                    sk.push(crate::store::seed::skipped_entry(&s.name, &[p]));
                 }
             }
         }

@@ -16,10 +16,9 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::problems::{Problem, Problems};
-use crate::skill::model::{Skill, SkillSummary, Source};
+use crate::skill::model::{content_etag, Skill, SkillSummary, Source};
 use crate::skill::read::read_skill;
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 
 /// What one sync changes.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -53,20 +52,7 @@ impl SyncPlan {
         );
         o.insert(
             "skipped".into(),
-            Value::Array(
-                self.skipped
-                    .iter()
-                    .map(|(n, p)| {
-                        let mut s = Map::new();
-                        s.insert("name".into(), n.clone().into());
-                        s.insert(
-                            "problems".into(),
-                            Value::Array(p.iter().map(Problem::to_value).collect()),
-                        );
-                        Value::Object(s)
-                    })
-                    .collect(),
-            ),
+            crate::store::seed::skipped_value(&self.skipped),
         );
         Value::Object(o)
     }
@@ -74,17 +60,6 @@ impl SyncPlan {
 
 fn failed(message: impl Into<String>) -> Error {
     Error::new(ErrorKind::SyncFailed, message)
-}
-
-fn content_etag(v: &Value) -> String {
-    let digest = Sha256::digest(v.to_string().as_bytes());
-    let mut s = String::from("\"sha256-");
-    for b in digest.iter().take(16) {
-        s.push(char::from_digit(u32::from(b >> 4), 16).unwrap_or('0'));
-        s.push(char::from_digit(u32::from(b & 15), 16).unwrap_or('0'));
-    }
-    s.push('"');
-    s
 }
 
 /// Plans a sync from a 200 response `body`, the account store's summaries and the

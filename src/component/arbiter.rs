@@ -79,7 +79,7 @@ impl Guest for Component {
         reason: String,
         at: u64,
     ) -> Result<String, WitError> {
-        let none = SkillRegistry::build(&[], &[], &[], false).map_err(to_wit)?;
+        let none = SkillRegistry::build(&[], &[], &[]).map_err(to_wit)?;
         Ok(decide(&store, &id, false, by, reason, at, &none)?
             .row
             .to_string())
@@ -117,10 +117,6 @@ impl Guest for Component {
         let t: Option<BTreeSet<String>> = tools.map(|t| t.into_iter().collect());
         let loaded = arbiter::load::load_files(&pairs, t.as_ref()).map_err(to_wit)?;
         Ok(serde_json::json!({ "specs": loaded.specs, "warnings": loaded.warnings }).to_string())
-    }
-
-    fn builtin_skill_specs() -> String {
-        Value::Array(arbiter::builtin_specs()).to_string()
     }
 
     fn composition_spec(composition: String) -> Result<String, WitError> {
@@ -162,13 +158,11 @@ impl GuestSkillRegistry for RegistryResource {
         specs: String,
         overrides: String,
         tools: Vec<String>,
-        builtins: bool,
     ) -> Result<wit::SkillRegistry, WitError> {
         let inner = SkillRegistry::build(
             &array(&specs, "the specs")?,
             &array(&overrides, "the overrides")?,
             &tools,
-            builtins,
         )
         .map_err(to_wit)?;
         Ok(wit::SkillRegistry::new(RegistryResource {

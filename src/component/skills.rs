@@ -51,6 +51,10 @@ impl Guest for Component {
         wire::import_package_json(&skill_package, &now).map_err(to_wit)
     }
 
+    fn seed_skill_specs(document: String) -> std::result::Result<String, WitError> {
+        crate::store::seed::specs_json(&document).map_err(to_wit)
+    }
+
     fn import_skill_md(
         text: String,
         files: Vec<wit::BundledFile>,
@@ -256,6 +260,17 @@ impl GuestSkillStore for StoreResource {
             .map(|v| v.to_string())
             .map_err(to_wit)
     }
+
+    fn seed(&self, document: String, now: String) -> std::result::Result<String, WitError> {
+        let seed = crate::store::seed::read_seed(&document, &now).map_err(to_wit)?;
+        let report = self.store.borrow_mut().seed(&seed, &now).map_err(to_wit)?;
+        Ok(report.to_string())
+    }
+
+    fn skill_specs(&self) -> std::result::Result<String, WitError> {
+        let specs = self.store.borrow().skill_specs().map_err(to_wit)?;
+        Ok(Value::Array(specs).to_string())
+    }
 }
 
 pub struct CatalogResource {
@@ -339,6 +354,11 @@ impl GuestSkillCatalog for CatalogResource {
 
     fn refresh(&self) {
         self.inner.borrow_mut().refresh();
+    }
+
+    fn skill_specs(&self) -> std::result::Result<String, WitError> {
+        let specs = self.inner.borrow().skill_specs().map_err(to_wit)?;
+        Ok(Value::Array(specs).to_string())
     }
 
     fn sync_etag(&self, url: String) -> std::result::Result<Option<String>, WitError> {

@@ -83,17 +83,11 @@ pub struct JsSkillRegistry {
 impl JsSkillRegistry {
     /// Builds it (`specs`, `overrides`: JSON arrays of specs; `tools`: JSON array of names).
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        specs: &str,
-        overrides: &str,
-        tools: &str,
-        builtins: bool,
-    ) -> Result<JsSkillRegistry, JsValue> {
+    pub fn new(specs: &str, overrides: &str, tools: &str) -> Result<JsSkillRegistry, JsValue> {
         let inner = SkillRegistry::build(
             &list(specs, "the specs")?,
             &list(overrides, "the overrides")?,
             &names(tools)?,
-            builtins,
         )
         .map_err(js_err)?;
         Ok(JsSkillRegistry {
@@ -125,12 +119,6 @@ impl JsSkillRegistry {
 #[wasm_bindgen(js_name = loadSkillSpecs)]
 pub fn load_skill_specs(files: &str, tools: &str) -> Result<String, JsValue> {
     arbiter::load::load_files_json(files, tools).map_err(js_err)
-}
-
-/// The built-in specs (JSON array).
-#[wasm_bindgen(js_name = builtinSkillSpecs)]
-pub fn builtin_skill_specs() -> String {
-    Value::Array(arbiter::builtin_specs()).to_string()
 }
 
 /// The arbiter over one registry.

@@ -5,6 +5,7 @@ use super::{inbox_strings, js_err, parse};
 use crate::catalog::{self, rank, sync};
 use crate::error::ErrorKind;
 use crate::skill::{self, wire};
+use crate::store::seed;
 use crate::store::skills::{self as layout, Plan, Request, Writer};
 use crate::store::Op;
 use serde_json::{Map, Value};
@@ -230,6 +231,40 @@ pub fn plan_sync(lens: &[u32], now: &str) -> Result<String, JsValue> {
     let at = |i: usize| input.get(i).map(String::as_str).unwrap_or_default();
     let names: Vec<&str> = at(2).split('\0').filter(|n| !n.is_empty()).collect();
     sync::plan_sync_json(at(0), &rows(at(1)), &names, at(4), at(3), now).map_err(js_err)
+}
+
+/// Plans migrating a store to a system skills seed (inbox: the seed document, then each
+/// row the plan asked for: the seed state row ("" when absent), the store's skill rows) →
+/// the next question or the plan (`store::seed::plan_json`).
+#[wasm_bindgen(js_name = planSeed)]
+pub fn plan_seed(lens: &[u32], now: &str) -> Result<String, JsValue> {
+    let input = inbox_strings(lens)?;
+    let doc = input.first().map(String::as_str).unwrap_or_default();
+    let stored = input.get(2).map(|r| rows(r));
+    seed::plan_json(
+        doc,
+        input.get(1).map(String::as_str),
+        stored.as_deref(),
+        now,
+    )
+    .map(|v| v.to_string())
+    .map_err(js_err)
+}
+
+/// The SkillSpecs a system skills seed document carries → a JSON array.
+#[wasm_bindgen(js_name = seedSkillSpecs)]
+pub fn seed_skill_specs(document: &str) -> Result<String, JsValue> {
+    seed::specs_json(document).map_err(js_err)
+}
+
+/// The SkillSpecs skills carry (inbox: one store's skill rows, or a workspace's then an
+/// account's, merged as the catalog merges them) → a JSON array.
+#[wasm_bindgen(js_name = skillSpecs)]
+pub fn skill_specs(lens: &[u32]) -> Result<String, JsValue> {
+    let input = inbox_strings(lens)?;
+    let ws = rows(input.first().map(String::as_str).unwrap_or_default());
+    let acc = input.get(1).map(|r| rows(r));
+    catalog::skill_specs_json(&ws, acc.as_deref()).map_err(js_err)
 }
 
 /// The summaries that pass a filter (inbox: summaries JSON array, filter JSON `{ source?,

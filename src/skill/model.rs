@@ -386,16 +386,27 @@ impl SkillSummary {
 }
 
 fn hex16(bytes: &[u8]) -> String {
+    hex(bytes, &[4, 6, 8, 10])
+}
+
+/// The first 16 bytes of the SHA-256 of `bytes` in hex, a `-` before the bytes at `dashes`.
+fn hex(bytes: &[u8], dashes: &[usize]) -> String {
     let digest = Sha256::digest(bytes);
     let mut s = String::with_capacity(36);
     for (i, b) in digest.iter().take(16).enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
+        if dashes.contains(&i) {
             s.push('-');
         }
         s.push(char::from_digit(u32::from(b >> 4), 16).unwrap_or('0'));
         s.push(char::from_digit(u32::from(b & 15), 16).unwrap_or('0'));
     }
     s
+}
+
+/// A package's content ETag (`"sha256-…"`, quoted as HTTP has them): a hash of its JSON
+/// text, for a marketplace entry without an `etag` and for a seeded system skill.
+pub fn content_etag(package: &Value) -> String {
+    format!("\"sha256-{}\"", hex(package.to_string().as_bytes(), &[]))
 }
 
 /// The id of a skill that arrived without one: UUID-shaped, derived from its name, so the

@@ -376,6 +376,41 @@ impl<B: AsyncBackend> AsyncSkillStore<B> {
         self.write(&Request::Delete(id.to_owned()), "").await
     }
 
+    /// Migrates this store to the system skills of `seed`, as
+    /// [`super::SkillTables::seed`] does; returns the report.
+    pub async fn seed(&self, seed: &super::seed::Seed, now: &str) -> Result<Value> {
+        use super::seed::{plan, State, SEED_ROW};
+        let row = get(&self.backend, Table::SkillSync, SEED_ROW).await?;
+        let state = State::read(row.as_deref())?;
+        let stored = match state.status(seed.version).writes() {
+            true => Some(self.list().await?),
+            false => None,
+        };
+        let mut m = plan(seed, &state, stored.as_deref(), now);
+        for s in m.upserts.clone() {
+            if let Err(e) = self.put(&s, now).await {
+                if e.kind() == ErrorKind::StoreFailed {
+                    return Err(e);
+                }
+                m.skip(&s.name, &e);
+            }
+        }
+        for (id, _) in &m.removes {
+            self.delete(id).await?;
+        }
+        if let Some(op) = m.state.clone() {
+            self.backend
+                .commit_after_read(&[], &mut |_| Ok(vec![op.clone()]))
+                .await?;
+        }
+        Ok(m.report())
+    }
+
+    /// The SkillSpecs this store's enabled skills carry ([`super::seed::skill_specs`]).
+    pub async fn skill_specs(&self) -> Result<Vec<Value>> {
+        Ok(super::seed::skill_specs(&self.list().await?))
+    }
+
     /// Summaries of every skill, by name.
     pub async fn list(&self) -> Result<Vec<SkillSummary>> {
         let mut out = skills::read_summaries(&scan(&self.backend, Table::Skills, "").await?)?;

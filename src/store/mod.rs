@@ -18,6 +18,7 @@ pub mod invocations;
 pub mod kv;
 pub mod messages;
 pub mod reads;
+pub mod seed;
 pub mod skills;
 #[cfg(feature = "composer")]
 pub mod traces;

@@ -972,6 +972,39 @@ impl<B: Backend> SkillTables<B> {
         }
     }
 
+    /// Migrates this store to the system skills of `seed` ([`super::seed`]): the changed
+    /// and new ones written, the dropped ones deleted, then the version recorded. Returns the
+    /// report; a store already at the version is one read.
+    pub fn seed(&mut self, seed: &super::seed::Seed, now: &str) -> Result<Value> {
+        use super::seed::{plan, State, SEED_ROW};
+        let state = State::read(self.backend.get(Table::SkillSync, SEED_ROW)?.as_deref())?;
+        let stored = match state.status(seed.version).writes() {
+            true => Some(self.list()?),
+            false => None,
+        };
+        let mut m = plan(seed, &state, stored.as_deref(), now);
+        for s in m.upserts.clone() {
+            if let Err(e) = self.put_skill(&s, now) {
+                if e.kind() == ErrorKind::StoreFailed {
+                    return Err(e);
+                }
+                m.skip(&s.name, &e);
+            }
+        }
+        for (id, _) in &m.removes {
+            self.delete_skill(id)?;
+        }
+        if let Some(op) = &m.state {
+            self.backend.commit(std::slice::from_ref(op))?;
+        }
+        Ok(m.report())
+    }
+
+    /// The SkillSpecs this store's enabled skills carry ([`super::seed::skill_specs`]).
+    pub fn skill_specs(&self) -> Result<Vec<Value>> {
+        Ok(super::seed::skill_specs(&self.list()?))
+    }
+
     /// Summaries of every skill, by name.
     pub fn list(&self) -> Result<Vec<SkillSummary>> {
         let mut out = read_summaries(&self.backend.scan(Table::Skills, "")?)?;

@@ -426,3 +426,35 @@ where
     assert_eq!(lost.kind(), ErrorKind::AlreadyExists, "{lost}");
     assert_eq!(x.list().await.unwrap().len(), 1);
 }
+
+/// System skills seeded by the store's migration: created once, then current (one read),
+/// the specs read back; the same rows the synchronous store writes.
+pub async fn seed<B, F, Fut>(open: F)
+where
+    B: AsyncBackend,
+    F: Fn() -> Fut,
+    Fut: Future<Output = B>,
+{
+    use promptloom::store::seed::read_seed;
+    let text = include_str!("../../pkg/system-skills.json");
+    let seed = read_seed(text, NOW).unwrap();
+    let s = AsyncSkillStore::new(open().await);
+    let r = s.seed(&seed, NOW).await.unwrap();
+    assert_eq!(r["status"], json!("created"));
+    assert_eq!(r["upserted"], json!(["tool-builder", "skill-builder"]));
+    let names: Vec<String> = s
+        .list()
+        .await
+        .unwrap()
+        .iter()
+        .map(|x| x.name().to_owned())
+        .collect();
+    assert_eq!(names, ["skill-builder", "tool-builder"]);
+    let specs = s.skill_specs().await.unwrap();
+    assert_eq!(specs, seed.skill_specs());
+    let again = s.seed(&seed, "2030-01-01T00:00:00Z").await.unwrap();
+    assert_eq!(again["status"], json!("current"));
+    // The synchronous store writes the same report.
+    let mut sync = promptloom::store::SkillTables::new(promptloom::store::MemoryBackend::new());
+    assert_eq!(sync.seed(&seed, NOW).unwrap(), r);
+}

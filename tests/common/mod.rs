@@ -87,3 +87,14 @@ pub fn body_snapshot(body: &str, report: &impl serde::Serialize) -> String {
         serde_json::to_string_pretty(report).unwrap_or_default()
     )
 }
+
+/// The package's system skills seed (`pkg/system-skills.json`).
+pub const SYSTEM_SKILLS: &str = include_str!("../../pkg/system-skills.json");
+
+/// The SkillSpecs of the package's system skills (tool-builder, skill-builder), as a store
+/// seeded with them gives them.
+pub fn system_specs() -> Vec<serde_json::Value> {
+    promptloom::store::seed::read_seed(SYSTEM_SKILLS, "")
+        .unwrap() // ok: test
+        .skill_specs()
+}

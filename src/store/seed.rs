@@ -1,0 +1,436 @@
+//! System skills: the seed data a skill store's migration writes.
+//!
+//! System skills are not compiled in. The package ships them as a seed document,
+//! `{ "version": N, "skills": [package, …] }` (`system-skills.json` in the npm package; a
+//! WASI host reads the same file), and a store opened with it is migrated:
+//!
+//! - a store that was never seeded gets every package (`created`);
+//! - a store seeded with an older version gets the changed packages replaced in place, the
+//!   new ones added and the ones the seed dropped deleted (`upgraded`);
+//! - a store already at this version, or at a newer one (an older package opened a store a
+//!   newer one migrated), is left alone (`current`, `newer`): one row read.
+//!
+//! What the migration wrote is recorded in one `skill_sync` row ([`SEED_ROW`]): the version
+//! and the ids it seeded. The row is written last, so an interrupted migration runs again on
+//! the next open. Only skills the seed wrote are ever replaced or deleted: a user's skill
+//! that holds a system skill's id or name is reported and kept, and the workspace scope
+//! (where a user forks a system skill) is another store, never opened by the migration.
+//!
+//! A system skill that is a state machine carries its SkillSpec in `metadata.skill_spec`;
+//! [`skill_specs`] reads them back from a listing, for the arbiter's registry.
+
+use super::{bad_row, Op, Table};
+use crate::error::{Error, ErrorKind, Result};
+use crate::problems::{Problem, Problems, Severity};
+use crate::skill::model::{content_etag, Skill, SkillSummary, Source};
+use crate::skill::read::read_skill;
+use serde_json::{Map, Value};
+
+/// The `skill_sync` row that records the seed a store was migrated with.
+pub const SEED_ROW: &str = "promptloom:system-skills";
+
+/// A seed document, read and checked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Seed {
+    /// The seed's version: a store migrates when its recorded version is older.
+    pub version: u64,
+    /// The system skills, each stamped `source: system` with a content ETag.
+    pub skills: Vec<Skill>,
+}
+
+impl Seed {
+    /// The SkillSpecs its enabled skills carry in `metadata.skill_spec`, by name.
+    pub fn skill_specs(&self) -> Vec<Value> {
+        skill_specs(&self.skills.iter().map(Skill::summary).collect::<Vec<_>>())
+    }
+}
+
+/// What a migration does to a store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// The store had never been seeded.
+    Created,
+    /// The store was seeded with an older version.
+    Upgraded,
+    /// The store is at this version: nothing to do.
+    Current,
+    /// The store was seeded by a newer version: nothing is downgraded.
+    Newer,
+}
+
+impl Status {
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Created => "created",
+            Status::Upgraded => "upgraded",
+            Status::Current => "current",
+            Status::Newer => "newer",
+        }
+    }
+
+    /// Whether the migration writes anything.
+    pub fn writes(self) -> bool {
+        matches!(self, Status::Created | Status::Upgraded)
+    }
+}
+
+/// The seed a store was migrated with (its [`SEED_ROW`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct State {
+    /// The version, 0 when never seeded.
+    pub version: u64,
+    /// The ids the migration seeded.
+    pub ids: Vec<String>,
+}
+
+impl State {
+    /// Reads the row (`None`: never seeded).
+    pub fn read(row: Option<&str>) -> Result<State> {
+        let Some(text) = row else {
+            return Ok(State::default());
+        };
+        let bad = |why: &str| bad_row(Table::SkillSync, SEED_ROW, why);
+        let v: Value = serde_json::from_str(text).map_err(|e| bad(&e.to_string()))?;
+        let version = v
+            .get("version")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| bad("no `version`"))?;
+        let ids = match v.get("ids") {
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|i| {
+                    i.as_str()
+                        .map(str::to_owned)
+                        .ok_or_else(|| bad("an id is not a string"))
+                })
+                .collect::<Result<Vec<_>>>()?,
+            _ => return Err(bad("no `ids`")),
+        };
+        Ok(State { version, ids })
+    }
+
+    /// What migrating to `version` does.
+    pub fn status(&self, version: u64) -> Status {
+        match self.version {
+            0 => Status::Created,
+            v if v < version => Status::Upgraded,
+            v if v == version => Status::Current,
+            _ => Status::Newer,
+        }
+    }
+}
+
+/// The seed of a seed document's text. Every package is checked as an import is, must be
+/// `source: system` (stamped when absent), and a `metadata.skill_spec` must be an object
+/// named like its package; any problem fails the whole seed with `InvalidSkill`, every
+/// problem listed with its path (`skills[1].artifacts[0].content`, …).
+pub fn read_seed(text: &str, now: &str) -> Result<Seed> {
+    let v: Value = serde_json::from_str(text).map_err(|e| {
+        Error::new(
+            ErrorKind::InvalidSkill,
+            format!("the system skills seed is not JSON: {e}"),
+        )
+    })?;
+    let mut out = Problems::default();
+    let version = v.get("version").and_then(Value::as_u64).filter(|n| *n > 0);
+    if version.is_none() {
+        out.error(
+            "version",
+            "invalid-version",
+            "the seed needs `version`, a positive integer",
+        );
+    }
+    let entries = match v.get("skills") {
+        Some(Value::Array(a)) => a.as_slice(),
+        _ => {
+            out.error(
+                "skills",
+                "wrong-type",
+                "the seed needs `skills`, an array of packages",
+            );
+            &[]
+        }
+    };
+    let mut skills: Vec<Skill> = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.iter().enumerate() {
+        let at = format!("skills[{i}]");
+        let mut pkg = entry.as_object().cloned().unwrap_or_default();
+        match pkg.get("source").and_then(Value::as_str) {
+            None => {
+                pkg.insert("source".into(), Source::System.name().into());
+            }
+            Some("system") => {}
+            Some(other) => out.error(
+                &format!("{at}.source"),
+                "not-system",
+                format!("a seeded skill is `source: system`, not `{other}`"),
+            ),
+        }
+        // The content ETag says whether a stored copy differs (its timestamps aside).
+        pkg.insert("sync_etag".into(), content_etag(entry).into());
+        let mut own = Problems::default();
+        let skill = read_skill(&Value::Object(pkg), now, true, &mut own);
+        for mut p in own.0 {
+            p.path = if p.path == "$" {
+                at.clone()
+            } else {
+                format!("{at}.{}", p.path)
+            };
+            out.0.push(p);
+        }
+        let Some(skill) = skill else { continue };
+        if let Some(spec) = skill.metadata.get("skill_spec") {
+            let named = spec.get("name").and_then(Value::as_str);
+            if !spec.is_object() || named != Some(skill.name.as_str()) {
+                out.error(
+                    &format!("{at}.metadata.skill_spec"),
+                    "spec-name-mismatch",
+                    format!(
+                        "`metadata.skill_spec` must be a SkillSpec named `{}`, like its package",
+                        skill.name
+                    ),
+                );
+            }
+        }
+        if let Some(j) = skills
+            .iter()
+            .position(|s| s.name == skill.name || s.id == skill.id)
+        {
+            out.error(
+                &format!("{at}.name"),
+                "duplicate-name",
+                format!("skills[{j}] and {at} are both `{}`", skill.name),
+            );
+        }
+        skills.push(skill);
+    }
+    match version {
+        Some(version) if !out.has_errors() => Ok(Seed { version, skills }),
+        _ => Err(out.into_error("the system skills seed is not valid")),
+    }
+}
+
+/// One migration's writes, in order: the upserts, then the deletes, then the state row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Migration {
+    /// What the migration does.
+    pub status: Status,
+    /// The version the store was at (0: never seeded).
+    pub previous: u64,
+    /// The seed's version.
+    pub version: u64,
+    /// Skills to create or replace (each one write).
+    pub upserts: Vec<Skill>,
+    /// Ids of skills the seed dropped (each one delete), with their names.
+    pub removes: Vec<(String, String)>,
+    /// Names whose stored copy is the seed's.
+    pub unchanged: Vec<String>,
+    /// Seed skills not written, with why.
+    pub skipped: Vec<(String, Vec<Problem>)>,
+    /// The state row, written last; `None` when nothing is written.
+    pub state: Option<Op>,
+}
+
+/// Plans migrating a store at `state` to `seed`. `stored` is the store's listing; it is only
+/// read when the status writes (a `current` store needs none: pass `None`).
+pub fn plan(seed: &Seed, state: &State, stored: Option<&[SkillSummary]>, now: &str) -> Migration {
+    let status = state.status(seed.version);
+    let mut m = Migration {
+        status,
+        previous: state.version,
+        version: seed.version,
+        upserts: Vec::new(),
+        removes: Vec::new(),
+        unchanged: Vec::new(),
+        skipped: Vec::new(),
+        state: None,
+    };
+    if !status.writes() {
+        return m;
+    }
+    let stored = stored.unwrap_or_default();
+    for s in &seed.skills {
+        let mine = stored.iter().find(|x| x.id() == s.id);
+        if mine.is_some_and(|x| x.get_str("source") != Some(Source::System.name())) {
+            // The user's own skill holds this id: it is kept.
+            m.skipped.push((s.name.clone(), vec![conflict(&s.name)]));
+        } else if mine.is_some_and(|x| x.get_str("sync_etag") == s.sync_etag.as_deref()) {
+            m.unchanged.push(s.name.clone());
+        } else {
+            m.upserts.push(s.clone());
+        }
+    }
+    for id in &state.ids {
+        let dropped = !seed.skills.iter().any(|s| &s.id == id);
+        if let Some(x) = stored.iter().find(|x| x.id() == id) {
+            if dropped && x.get_str("source") == Some(Source::System.name()) {
+                m.removes.push((id.clone(), x.name().to_owned()));
+            }
+        }
+    }
+    m.state = Some(state_op(seed, now));
+    m
+}
+
+fn conflict(name: &str) -> Problem {
+    Problem {
+        path: "name".into(),
+        code: "name-conflict",
+        message: format!(
+            "this store has a skill of its own as `{name}`; the system skill is not written over it"
+        ),
+        severity: Severity::Warning,
+    }
+}
+
+/// The state row recording that the store holds `seed`.
+pub fn state_op(seed: &Seed, now: &str) -> Op {
+    let mut o = Map::new();
+    o.insert("version".into(), seed.version.into());
+    o.insert(
+        "ids".into(),
+        Value::Array(seed.skills.iter().map(|s| s.id.clone().into()).collect()),
+    );
+    o.insert("synced_at".into(), now.into());
+    Op::Put {
+        table: Table::SkillSync,
+        key: SEED_ROW.into(),
+        value: Value::Object(o).to_string(),
+    }
+}
+
+impl Migration {
+    /// Records that the upsert of `name` failed with `e` (its name held by another skill):
+    /// it moves from the upserts to the skipped.
+    pub fn skip(&mut self, name: &str, e: &Error) {
+        self.upserts.retain(|s| s.name != name);
+        self.skipped.push((name.to_owned(), vec![failed_upsert(e)]));
+    }
+
+    /// The report: `{ status, version, previous, upserted, unchanged, removed, skipped }`.
+    pub fn report(&self) -> Value {
+        let names = |v: &mut dyn Iterator<Item = &str>| Value::Array(v.map(Value::from).collect());
+        let mut o = Map::new();
+        o.insert("status".into(), self.status.name().into());
+        o.insert("version".into(), self.version.into());
+        o.insert("previous".into(), self.previous.into());
+        o.insert(
+            "upserted".into(),
+            names(&mut self.upserts.iter().map(|s| s.name.as_str())),
+        );
+        o.insert(
+            "unchanged".into(),
+            names(&mut self.unchanged.iter().map(String::as_str)),
+        );
+        o.insert(
+            "removed".into(),
+            names(&mut self.removes.iter().map(|(_, n)| n.as_str())),
+        );
+        o.insert("skipped".into(), skipped_value(&self.skipped));
+        Value::Object(o)
+    }
+
+    /// The plan as JSON for a face that runs it: `{ report, upserts: [package…], removes:
+    /// [id…], state }` (`state`: the op, or null).
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        o.insert("report".into(), self.report());
+        o.insert(
+            "upserts".into(),
+            Value::Array(self.upserts.iter().map(Skill::to_value).collect()),
+        );
+        o.insert(
+            "removes".into(),
+            Value::Array(
+                self.removes
+                    .iter()
+                    .map(|(id, _)| id.clone().into())
+                    .collect(),
+            ),
+        );
+        o.insert(
+            "state".into(),
+            self.state.as_ref().map_or(Value::Null, Op::to_value),
+        );
+        Value::Object(o)
+    }
+}
+
+/// The problem of an upsert the store refused (a sync's or a seed's).
+pub fn failed_upsert(e: &Error) -> Problem {
+    Problem {
+        path: "name".into(),
+        code: e.code(),
+        message: e.to_string(),
+        severity: Severity::Error,
+    }
+}
+
+/// `{ name, problems }` of one skipped package.
+pub fn skipped_entry(name: &str, problems: &[Problem]) -> Value {
+    let mut s = Map::new();
+    s.insert("name".into(), name.into());
+    s.insert(
+        "problems".into(),
+        Value::Array(problems.iter().map(Problem::to_value).collect()),
+    );
+    Value::Object(s)
+}
+
+/// `[{ name, problems }]` of skipped packages.
+pub fn skipped_value(skipped: &[(String, Vec<Problem>)]) -> Value {
+    Value::Array(skipped.iter().map(|(n, p)| skipped_entry(n, p)).collect())
+}
+
+/// Plans a migration from JSON text, for a face that reads rows as asked: `state` is the
+/// [`SEED_ROW`] of `skill_sync` ("" when absent), `rows` the store's skill rows. Without
+/// `state` the answer is `{ "read": "state", "table", "key" }`; when the status writes and
+/// `rows` were not given, `{ "read": "skills" }`; otherwise the plan
+/// ([`Migration::to_value`]). The seed is checked first: an invalid one fails before any read.
+pub fn plan_json(
+    seed: &str,
+    state: Option<&str>,
+    rows: Option<&[(String, String)]>,
+    now: &str,
+) -> Result<Value> {
+    let seed = read_seed(seed, now)?;
+    let mut ask = Map::new();
+    let Some(state) = state else {
+        ask.insert("read".into(), "state".into());
+        ask.insert("table".into(), Table::SkillSync.name().into());
+        ask.insert("key".into(), SEED_ROW.into());
+        return Ok(Value::Object(ask));
+    };
+    let state = State::read(Some(state).filter(|s| !s.is_empty()))?;
+    let stored = match rows {
+        Some(r) => Some(super::skills::read_summaries(r)?),
+        None if state.status(seed.version).writes() => {
+            ask.insert("read".into(), "skills".into());
+            return Ok(Value::Object(ask));
+        }
+        None => None,
+    };
+    Ok(plan(&seed, &state, stored.as_deref(), now).to_value())
+}
+
+/// The SkillSpecs of a seed document's text ([`Seed::skill_specs`]) as a JSON array.
+pub fn specs_json(seed: &str) -> Result<String> {
+    Ok(Value::Array(read_seed(seed, "")?.skill_specs()).to_string())
+}
+
+/// The SkillSpecs the listed skills carry in `metadata.skill_spec`, by name, disabled skills
+/// (`metadata.enabled: false`) left out: a store's state machines, for the arbiter's
+/// registry.
+pub fn skill_specs(summaries: &[SkillSummary]) -> Vec<Value> {
+    let mut out: Vec<(&str, Value)> = summaries
+        .iter()
+        .filter(|s| s.enabled())
+        .filter_map(|s| {
+            let spec = s.head().get("metadata")?.get("skill_spec")?;
+            spec.is_object().then(|| (s.name(), spec.clone()))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(b.0));
+    out.into_iter().map(|(_, v)| v).collect()
+}
