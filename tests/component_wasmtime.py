@@ -182,12 +182,12 @@ class Host:
         self.store_fns = {n: f(f"[method]message-store.{n}") for n in ["submit", "get", "history", "list", "blob", "lower"]}
         sk = inst.get_export_index(self.store, "promptloom:core/skills@0.1.0")
         g = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, sk))
-        self.skills = {n: g(n) for n in ["validate-skill", "import-package", "import-skill-md", "export-skill-md", "model-family", "decide"]}
+        self.skills = {n: g(n) for n in ["validate-skill", "import-package", "import-skill-md", "export-skill-md", "model-family", "decide", "seed-skill-specs"]}
         self.skills["open-store"] = g("[static]skill-store.open")
         self.skills["open-catalog"] = g("[static]skill-catalog.open")
-        for n in ["list", "get", "get-by-name", "get-artifacts", "get-artifact", "create", "put", "update", "delete", "add-artifact", "update-artifact", "delete-artifact"]:
+        for n in ["list", "get", "get-by-name", "get-artifacts", "get-artifact", "create", "put", "update", "delete", "add-artifact", "update-artifact", "delete-artifact", "seed", "skill-specs"]:
             self.skills["store." + n] = g(f"[method]skill-store.{n}")
-        for n in ["list", "get", "load", "match", "decide", "refresh", "sync-etag", "apply-sync"]:
+        for n in ["list", "get", "load", "match", "decide", "refresh", "sync-etag", "apply-sync", "skill-specs"]:
             self.skills["catalog." + n] = g(f"[method]skill-catalog.{n}")
         for n in ["record-trace", "export-traces", "export-dspy-dataset", "call-authoring-tool"]:
             self.skills["store." + n] = g(f"[method]skill-store.{n}")
@@ -543,8 +543,10 @@ class ArbiterInWasmtime(unittest.TestCase):
         self.assertEqual(bad.tag, "invalid-skill")
         self.assertEqual([p["file"] for p in json.loads(bad.payload.details)["problems"]], ["skills/a.json", "skills/c.json"])
         self.assertEqual([s["name"] for s in json.loads(h.ar("load-skill-specs", files[:1], None))["specs"]], ["build_feature"])
-        self.assertEqual(h.ar("[static]skill-registry.build", "[" + specs["broken-trap"] + "]", "[]", tools, False).tag, "invalid-skill")
-        reg = h.ar("[static]skill-registry.build", "[" + specs["build-feature"] + "]", "[]", tools, True)
+        self.assertEqual(h.ar("[static]skill-registry.build", "[" + specs["broken-trap"] + "]", "[]", tools).tag, "invalid-skill")
+        # tool-builder and skill-builder: the package's seed file, read by this host.
+        system = json.loads(h.sk("seed-skill-specs", read(os.path.join(ROOT, "pkg/system-skills.json"))))
+        reg = h.ar("[static]skill-registry.build", json.dumps(system + [json.loads(specs["build-feature"])]), "[]", tools)
         self.assertEqual(h.ar("[method]skill-registry.names", reg), ["build_feature", "skill-builder", "tool-builder"])
         summary = h.ar("[method]skill-registry.summary", reg).rstrip("\n").split("\n")
         self.assertEqual([l.split(":")[0] for l in summary], ["Skills you can start", "- build_feature", "- skill-builder", "- tool-builder"])
@@ -575,7 +577,21 @@ class SessionsInWasmtime(unittest.TestCase):
         h = Host()
         spec = read(os.path.join(ROOT, "tests/arbiter/specs/build-feature.json"))
         tools = ["choir.memory.query", "choir.fs.read", "choir.fs.write"]
-        reg = h.ar("[static]skill-registry.build", "[" + spec + "]", "[]", tools, True)
+        # The agents bucket is migrated to the package's system skills; their specs come back from it.
+        seed = read(os.path.join(ROOT, "pkg/system-skills.json"))
+        store = h.sk("open-store", "agents")
+        first = json.loads(h.sk("store.seed", store, seed, "2026-11-23T10:00:00Z"))
+        self.assertEqual((first["status"], first["upserted"]), ("created", ["tool-builder", "skill-builder"]))
+        self.assertEqual(json.loads(h.sk("store.seed", store, seed, "2026-11-24T10:00:00Z"))["status"], "current")
+        bad = h.sk("store.seed", store, '{"version": 2, "skills": [{"name": "x", "source": "user"}]}', "2026-11-24T10:00:00Z")
+        self.assertEqual(bad.tag, "invalid-skill")
+        self.assertEqual({p["code"] for p in json.loads(bad.payload.details)["problems"]}, {"not-system", "missing-field"})
+        system = h.sk("store.skill-specs", store)
+        self.assertEqual([s["name"] for s in json.loads(system)], ["skill-builder", "tool-builder"])
+        # The catalog over an empty workspace and this account gives the same specs.
+        cat = h.sk("open-catalog", "agents-ws", "agents")
+        self.assertEqual(json.loads(h.sk("catalog.skill-specs", cat)), json.loads(system))
+        reg = h.ar("[static]skill-registry.build", json.dumps(json.loads(system) + [json.loads(spec)]), "[]", tools)
         s = h.ar("[static]session.open", reg, "agents", "w-1", 1000, 2)
         h.ar("[method]session.start-skill", s, "core", "build_feature", '{"feature": "x"}', 1001)
         out = json.loads(h.ar("[method]session.propose", s, "core", '{"type": "tool", "name": "choir.memory.query"}', 1002))
@@ -608,7 +624,7 @@ class SessionsInWasmtime(unittest.TestCase):
         self.assertEqual(json.loads(again.payload.details)["reason"], "not-pending")
         self.assertEqual([d["decision"] for d in json.loads(h.ar("approval-log", "agents"))], ["approved"])
         spec2 = json.dumps({"name": "fetch", "description": "Fetch.", "initial_state": "go", "states": {"go": {"objective": "Go.", "allowed_tools": ["http.get"], "transitions": [{"on": "complete", "to": "done"}]}, "done": {"terminal": True}}})
-        self.assertEqual(h.ar("[static]skill-registry.build", "[" + spec2 + "]", "[]", tools, False).tag, "invalid-skill")
+        self.assertEqual(h.ar("[static]skill-registry.build", "[" + spec2 + "]", "[]", tools).tag, "invalid-skill")
         s3 = h.ar("[static]session.open", reg2, "agents", "w-2", 9300, 2)
         h.ar("[method]session.start-skill", s3, "c", "skill-builder", "{}", 9301)
         for i in range(3):

@@ -1,7 +1,8 @@
 // The skill state machine panel: a SkillSpec drawn as a diagram (laid out by distance from
 // the initial state), its Mermaid text, and a scripted run in a session on IndexedDB —
 // every proposal checked by the arbiter, refusals shown with what would have been valid,
-// the current state and the lane's state lit. Proposals the built-in builders make wait
+// the current state and the lane's state lit. The builders (tool-builder, skill-builder)
+// are system skills the store's migration seeds from the package. Proposals they make wait
 // in the pending list (they survive a reload) until approved — into a new registry — or
 // rejected with a reason; every decision is listed.
 import { buildSkillRegistry, toMermaid, openSkillStore, openSession, listProposals, approveProposal, rejectProposal, approvalLog, installApproved } from '../pkg/src/composer-web.js';
@@ -62,8 +63,11 @@ SCRIPTS['tool-builder'] = [
   { type: 'finish' },
 ];
 
-const base = buildSkillRegistry([BUILD_FEATURE], { tools: TOOLS, builtins: true });
-const store = await openSkillStore({ backend: 'indexeddb', name: 'promptloom-demo-agents' });
+// The account store: its migration seeds the package's system skills (once per version).
+const store = await openSkillStore({ backend: 'indexeddb', name: 'promptloom-demo-agents', seed: true });
+const seeded = store.seeded;
+$('sm-system').textContent = `System skills (seed v${seeded.version}, ${seeded.status}): ${(await store.list({ source: 'system' })).map((s) => s.name).join(', ')}`;
+const base = buildSkillRegistry([...(await store.skillSpecs()), BUILD_FEATURE], { tools: TOOLS });
 // Approvals made before this page load are installed again.
 let registry = await installApproved(store, base);
 let specs = {};

@@ -291,13 +291,13 @@ class SkillStore {
    * is `InvalidSkill` (every problem listed) before anything is read or written.
    */
   async seed(document) {
-    const inputs = [__json(document, 'the seed', 'InvalidSkill')];
+    const inputs = ['plan', __json(document, 'the seed', 'InvalidSkill')];
     const b = this.#backend;
     const now = this.#now();
     let plan;
     // The core asks for the rows it needs: the seed state row, then (when it writes) the skills.
     for (let i = 0; i < 3; i++) {
-      plan = JSON.parse(__inbox('planSeed', inputs, now));
+      plan = JSON.parse(__inbox('skillSeed', inputs, now));
       if (plan.read === 'state') inputs.push((await b.get(plan.table, plan.key)) ?? '');
       else if (plan.read === 'skills') inputs.push(rowsText(await b.scan('skills', '')));
       else break;
@@ -310,7 +310,7 @@ class SkillStore {
   }
   /** The SkillSpecs this store's enabled skills carry in `metadata.skill_spec`, by name (for buildSkillRegistry). */
   async skillSpecs() {
-    return JSON.parse(__inbox('skillSpecs', [rowsText(await this.#backend.scan('skills', ''))]));
+    return JSON.parse(__inbox('skillSeed', ['specs', rowsText(await this.#backend.scan('skills', ''))], ''));
   }
   /** Closes the backend. */
   close() {
@@ -395,7 +395,7 @@ export async function systemSkills() {
 
 /** The SkillSpecs a seed document carries (`await systemSkills()` for the package's), by name. */
 export function seedSkillSpecs(document) {
-  return JSON.parse(__core('seedSkillSpecs', __json(document, 'the seed', 'InvalidSkill')));
+  return JSON.parse(__inbox('skillSeed', ['seed-specs', __json(document, 'the seed', 'InvalidSkill')], ''));
 }
 
 /** A plan from the core: JSON, then each row value after a NUL (ops name theirs by `at`). */
@@ -641,7 +641,7 @@ export class SkillCatalog {
   /** The SkillSpecs of both stores' enabled skills (a workspace fork wins by name), by name: what buildSkillRegistry takes. */
   async skillSpecs() {
     const [w, a] = await Promise.all([this.workspace.__backend.scan('skills', ''), this.account.__backend.scan('skills', '')]);
-    return JSON.parse(__inbox('skillSpecs', [rowsText(w), rowsText(a)]));
+    return JSON.parse(__inbox('skillSeed', ['specs', rowsText(w), rowsText(a)], ''));
   }
   /** Forces the next match to rebuild the index (after writes through other instances or tabs). */
   refresh() {

@@ -126,8 +126,7 @@ pub fn list_json(
 /// The SkillSpecs the merged catalog's enabled skills carry (a workspace fork of a system
 /// skill gives its own), by name: the arbiter's registry of what the two scopes hold.
 pub fn skill_specs(entries: Vec<Entry>) -> Vec<Value> {
-    let list: Vec<SkillSummary> = entries.into_iter().map(|e| e.summary).collect();
-    crate::store::seed::skill_specs(&list)
+    crate::store::seed::skill_specs(entries.into_iter().map(|e| e.summary).collect())
 }
 
 /// [`skill_specs`] as a JSON array, from the two stores' skill rows (`account`: `None` for
@@ -140,7 +139,7 @@ pub fn skill_specs_json(
     let ws = read_summaries(workspace)?;
     let specs = match account {
         Some(a) => skill_specs(merge(ws, read_summaries(a)?)),
-        None => crate::store::seed::skill_specs(&ws),
+        None => crate::store::seed::skill_specs(ws),
     };
     Ok(Value::Array(specs).to_string())
 }

@@ -233,38 +233,30 @@ pub fn plan_sync(lens: &[u32], now: &str) -> Result<String, JsValue> {
     sync::plan_sync_json(at(0), &rows(at(1)), &names, at(4), at(3), now).map_err(js_err)
 }
 
-/// Plans migrating a store to a system skills seed (inbox: the seed document, then each
-/// row the plan asked for: the seed state row ("" when absent), the store's skill rows) →
-/// the next question or the plan (`store::seed::plan_json`).
-#[wasm_bindgen(js_name = planSeed)]
-pub fn plan_seed(lens: &[u32], now: &str) -> Result<String, JsValue> {
+/// The system skills seed, one export for its three questions (inbox: the question, then
+/// its strings):
+/// - `plan`: the seed document, then each row the plan asked for (the seed state row, ""
+///   when absent; the store's skill rows) → the next question or the plan
+///   (`store::seed::plan_json`);
+/// - `specs`: one store's skill rows, or a workspace's then an account's (merged as the
+///   catalog merges them) → the SkillSpecs they carry, a JSON array;
+/// - `seed-specs`: a seed document → the SkillSpecs it carries.
+#[wasm_bindgen(js_name = skillSeed)]
+pub fn skill_seed(lens: &[u32], now: &str) -> Result<String, JsValue> {
     let input = inbox_strings(lens)?;
-    let doc = input.first().map(String::as_str).unwrap_or_default();
-    let stored = input.get(2).map(|r| rows(r));
-    seed::plan_json(
-        doc,
-        input.get(1).map(String::as_str),
-        stored.as_deref(),
-        now,
-    )
-    .map(|v| v.to_string())
-    .map_err(js_err)
-}
-
-/// The SkillSpecs a system skills seed document carries → a JSON array.
-#[wasm_bindgen(js_name = seedSkillSpecs)]
-pub fn seed_skill_specs(document: &str) -> Result<String, JsValue> {
-    seed::specs_json(document).map_err(js_err)
-}
-
-/// The SkillSpecs skills carry (inbox: one store's skill rows, or a workspace's then an
-/// account's, merged as the catalog merges them) → a JSON array.
-#[wasm_bindgen(js_name = skillSpecs)]
-pub fn skill_specs(lens: &[u32]) -> Result<String, JsValue> {
-    let input = inbox_strings(lens)?;
-    let ws = rows(input.first().map(String::as_str).unwrap_or_default());
-    let acc = input.get(1).map(|r| rows(r));
-    catalog::skill_specs_json(&ws, acc.as_deref()).map_err(js_err)
+    let at = |i: usize| input.get(i).map(String::as_str);
+    let out = match at(0).unwrap_or_default() {
+        "plan" => {
+            let stored = at(3).map(rows);
+            seed::plan_json(at(1).unwrap_or_default(), at(2), stored.as_deref(), now)
+                .map(|v| v.to_string())
+        }
+        "specs" => {
+            catalog::skill_specs_json(&rows(at(1).unwrap_or_default()), at(2).map(rows).as_deref())
+        }
+        _ => seed::specs_json(at(1).unwrap_or_default()),
+    };
+    out.map_err(js_err)
 }
 
 /// The summaries that pass a filter (inbox: summaries JSON array, filter JSON `{ source?,

@@ -408,7 +408,7 @@ impl<B: AsyncBackend> AsyncSkillStore<B> {
 
     /// The SkillSpecs this store's enabled skills carry ([`super::seed::skill_specs`]).
     pub async fn skill_specs(&self) -> Result<Vec<Value>> {
-        Ok(super::seed::skill_specs(&self.list().await?))
+        Ok(super::seed::skill_specs(self.list().await?))
     }
 
     /// Summaries of every skill, by name.

@@ -22,7 +22,7 @@
 use super::{bad_row, Op, Table};
 use crate::error::{Error, ErrorKind, Result};
 use crate::problems::{Problem, Problems, Severity};
-use crate::skill::model::{content_etag, Skill, SkillSummary, Source};
+use crate::skill::model::{content_etag, sort_summaries, Skill, SkillSummary, Source};
 use crate::skill::read::read_skill;
 use serde_json::{Map, Value};
 
@@ -41,7 +41,7 @@ pub struct Seed {
 impl Seed {
     /// The SkillSpecs its enabled skills carry in `metadata.skill_spec`, by name.
     pub fn skill_specs(&self) -> Vec<Value> {
-        skill_specs(&self.skills.iter().map(Skill::summary).collect::<Vec<_>>())
+        skill_specs(self.skills.iter().map(Skill::summary).collect())
     }
 }
 
@@ -422,15 +422,13 @@ pub fn specs_json(seed: &str) -> Result<String> {
 /// The SkillSpecs the listed skills carry in `metadata.skill_spec`, by name, disabled skills
 /// (`metadata.enabled: false`) left out: a store's state machines, for the arbiter's
 /// registry.
-pub fn skill_specs(summaries: &[SkillSummary]) -> Vec<Value> {
-    let mut out: Vec<(&str, Value)> = summaries
+pub fn skill_specs(mut summaries: Vec<SkillSummary>) -> Vec<Value> {
+    sort_summaries(&mut summaries);
+    summaries
         .iter()
         .filter(|s| s.enabled())
-        .filter_map(|s| {
-            let spec = s.head().get("metadata")?.get("skill_spec")?;
-            spec.is_object().then(|| (s.name(), spec.clone()))
-        })
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(b.0));
-    out.into_iter().map(|(_, v)| v).collect()
+        .filter_map(|s| s.head().get("metadata")?.get("skill_spec"))
+        .filter(|spec| spec.is_object())
+        .cloned()
+        .collect()
 }

@@ -1002,7 +1002,7 @@ impl<B: Backend> SkillTables<B> {
 
     /// The SkillSpecs this store's enabled skills carry ([`super::seed::skill_specs`]).
     pub fn skill_specs(&self) -> Result<Vec<Value>> {
-        Ok(super::seed::skill_specs(&self.list()?))
+        Ok(super::seed::skill_specs(self.list()?))
     }
 
     /// Summaries of every skill, by name.

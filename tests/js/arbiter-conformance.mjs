@@ -9,6 +9,8 @@ export async function arbiterConformance(pl, specs, staged) {
   const check = checker(async () => ({ close() {} }), results);
   const tool = (name) => ({ type: 'tool', name });
   const go = (event) => ({ type: 'transition', event });
+  // tool-builder and skill-builder: the package's system skills (data, not built in).
+  const SYSTEM = pl.seedSkillSpecs(await pl.systemSkills());
 
   await check('validation lists every problem with its rule', async () => {
     const rules = {
@@ -46,21 +48,23 @@ export async function arbiterConformance(pl, specs, staged) {
     throws(() => pl.loadSkillSpecs([{ path: 'a.json' }]), 'InvalidRequest', 'a file without text');
   });
 
-  await check('registries: fail fast, agent overrides by name, built-ins as data', async () => {
+  await check('registries: fail fast, agent overrides by name, system skills as data', async () => {
     const e = throws(() => pl.buildSkillRegistry([specs['build-feature'], specs['broken-trap']], { tools: TOOLS }), 'InvalidSkill', 'invalid set');
     assert(e.details.specs.length === 1 && e.details.specs[0].name === 'trap', 'names the failing spec');
     const mine = { ...specs['build-feature'], description: 'the agent copy' };
-    const r = pl.buildSkillRegistry([specs['build-feature']], { tools: TOOLS, overrides: [mine], builtins: true });
+    const r = pl.buildSkillRegistry([...SYSTEM, specs['build-feature']], { tools: TOOLS, overrides: [mine] });
     eq(r.names(), ['build_feature', 'skill-builder', 'tool-builder'], 'names');
     assert(r.spec('build_feature').description === 'the agent copy', 'the override wins');
     const summary = r.summary().trimEnd().split('\n');
     eq(summary.map((l) => l.split(':')[0]), ['Skills you can start', '- build_feature', '- skill-builder', '- tool-builder'], 'summary lines');
     assert(summary[1] === '- build_feature: the agent copy', 'the summary shows the override');
-    eq(pl.builtinSkillSpecs().map((s) => s.name), ['tool-builder', 'skill-builder'], 'built-ins');
+    eq(SYSTEM.map((s) => s.name), ['skill-builder', 'tool-builder'], 'the system skills\' specs, by name');
+    const e2 = throws(() => pl.buildSkillRegistry([], { tools: TOOLS, builtins: true }), 'InvalidOptions', 'builtins is gone');
+    assert(e2.message.includes('seedSkillSpecs(await systemSkills())'), 'says where the specs are now');
   });
 
   await check('the arbiter: allowlists, transitions, finish, spawn, retries, max_steps, cancel, one skill per lane', async () => {
-    const reg = pl.buildSkillRegistry([specs['build-feature']], { tools: TOOLS, builtins: true });
+    const reg = pl.buildSkillRegistry([...SYSTEM, specs['build-feature']], { tools: TOOLS });
     const a = new pl.Arbiter(reg);
     throws(() => a.start('core', 'build_feature', {}), 'ParameterMismatch', 'input schema');
     a.start('core', 'build_feature', { feature: 'x' });
@@ -100,7 +104,7 @@ export async function arbiterConformance(pl, specs, staged) {
   });
 
   await check('proposal records from the built-ins; the log replays exactly; the step context holds one objective', async () => {
-    const reg = pl.buildSkillRegistry([specs['build-feature']], { tools: TOOLS, builtins: true });
+    const reg = pl.buildSkillRegistry([...SYSTEM, specs['build-feature']], { tools: TOOLS });
     const a = new pl.Arbiter(reg);
     a.start('core', 'skill-builder', { request: 'a checker' });
     for (const e of ['complete', 'complete', 'complete']) a.propose('core', go(e));

@@ -161,8 +161,9 @@ export async function boundary(pl, { seed = 7, calls = 60 } = {}) {
     ResponseParser: () => new pl.ResponseParser('anthropic'),
   };
   if (pl.Arbiter) {
-    objects.Arbiter = () => new pl.Arbiter(pl.buildSkillRegistry([], { builtins: true, tools: ['choir.memory.query', 'choir.fs.read', 'choir.fs.write'] }));
-    objects.SkillRegistry = () => pl.buildSkillRegistry([], { builtins: true, tools: ['choir.memory.query', 'choir.fs.read', 'choir.fs.write'] });
+    const system = pl.seedSkillSpecs(await pl.systemSkills());
+    objects.Arbiter = () => new pl.Arbiter(pl.buildSkillRegistry(system, { tools: ['choir.memory.query', 'choir.fs.read', 'choir.fs.write'] }));
+    objects.SkillRegistry = () => pl.buildSkillRegistry(system, { tools: ['choir.memory.query', 'choir.fs.read', 'choir.fs.write'] });
   }
   for (const [cls, make] of Object.entries(objects)) {
     const C = pl[cls];

@@ -351,12 +351,21 @@ function skillApi() {
     async deleteArtifact(id) {
       return this.#json(() => this.res.deleteArtifact(id, NOW));
     }
+    async seed(doc) {
+      return this.#json(() => this.res.seed(typeof doc === 'string' ? doc : JSON.stringify(doc), NOW));
+    }
+    async skillSpecs() {
+      return this.#json(() => this.res.skillSpecs());
+    }
     close() {}
   }
   // list(filter) is the component's list-filtered (the core's rule, no filter here).
   const open = async () => new Store();
   return {
     open,
+    // A WASI host reads the package's seed file and hands its text to the component.
+    systemSkills: async () => JSON.parse(readFileSync(join(root, 'pkg/system-skills.json'), 'utf8')),
+    seedSkillSpecs: (doc) => JSON.parse(wrap(() => skills.seedSkillSpecs(typeof doc === 'string' ? doc : JSON.stringify(doc)))),
     importPackage: (pkg, { now = NOW } = {}) => JSON.parse(wrap(() => skills.importPackage(typeof pkg === 'string' ? pkg : JSON.stringify(pkg), now))),
     importSkillMd: (text, files, { dir, now = NOW } = {}) => JSON.parse(wrap(() => skills.importSkillMd(text, fileList(files), dir, now))),
     exportSkillMd(skill) {
@@ -565,8 +574,10 @@ test('skill state machines in jco: validation, registries, the arbiter, the log 
   const files = [{ path: 'skills/z.json', text: JSON.stringify(specs['build-feature']) }, { path: 'skills/a.json', text: JSON.stringify(specs['broken-trap']) }, { path: 'skills/b.json', text: '{' }];
   assert.throws(() => wrap(() => arbiterApi.loadSkillSpecs(files, tools)), (e) => e.code === 'InvalidSkill' && e.details.problems.map((p) => p.file).join() === 'skills/a.json,skills/b.json');
   assert.deepEqual(JSON.parse(wrap(() => arbiterApi.loadSkillSpecs(files.slice(0, 1), tools))).specs.map((x) => x.name), ['build_feature']);
-  assert.throws(() => wrap(() => arbiterApi.SkillRegistry.build(JSON.stringify([specs['broken-unreachable']]), '[]', tools, false)), (e) => e.code === 'InvalidSkill');
-  const reg = arbiterApi.SkillRegistry.build(JSON.stringify([specs['build-feature']]), '[]', tools, true);
+  assert.throws(() => wrap(() => arbiterApi.SkillRegistry.build(JSON.stringify([specs['broken-unreachable']]), '[]', tools)), (e) => e.code === 'InvalidSkill');
+  // The system skills come from the package's seed file, as a WASI host reads it.
+  const system = wrap(() => skills.seedSkillSpecs(readFileSync(join(root, 'pkg/system-skills.json'), 'utf8')));
+  const reg = arbiterApi.SkillRegistry.build(JSON.stringify([...JSON.parse(system), specs['build-feature']]), '[]', tools);
   assert.deepEqual(reg.names(), ['build_feature', 'skill-builder', 'tool-builder']);
   assert.deepEqual(reg.summary().trimEnd().split('\n').map((l) => l.split(':')[0]), ['Skills you can start', '- build_feature', '- skill-builder', '- tool-builder']);
   const a = arbiterApi.Arbiter.create(reg, 2);
@@ -652,7 +663,9 @@ function sessionApi() {
   return {
     typed: true,
     open: async () => ({ bucket: `sessions-${n++}`, close() {} }),
-    buildSkillRegistry: (specs, { tools = [], builtins = false } = {}) => new Registry(wrap(() => arbiterApi.SkillRegistry.build(JSON.stringify(specs), '[]', tools, builtins))),
+    buildSkillRegistry: (specs, { tools = [] } = {}) => new Registry(wrap(() => arbiterApi.SkillRegistry.build(JSON.stringify(specs), '[]', tools))),
+    systemSkills: async () => JSON.parse(readFileSync(join(root, 'pkg/system-skills.json'), 'utf8')),
+    seedSkillSpecs: (doc) => JSON.parse(wrap(() => skills.seedSkillSpecs(JSON.stringify(doc)))),
     openSession: async ({ store, registry, id, now = Date.now }) => new Session(wrap(() => arbiterApi.Session.open(registry.res, store.bucket, id, at(now), 2)), now),
     sessionMachines: () => JSON.parse(arbiterApi.sessionMachines()),
     toMermaid: (spec, current) => wrap(() => arbiterApi.toMermaid(JSON.stringify(spec), current)),

@@ -98,7 +98,7 @@ export async function hardeningConformance(pl, { calls = 40, seeds = [1, 2] } = 
       return `${m} (${ms} ms)`;
     });
     await check('E: objects of a replaced instance fail with InstanceLost; catalogs and indexes are rebuilt', async () => {
-      const registry = pl.buildSkillRegistry([], { builtins: true, tools: ['choir.memory.query', 'choir.fs.read', 'choir.fs.write'] });
+      const registry = pl.buildSkillRegistry(pl.seedSkillSpecs(await pl.systemSkills()), { tools: ['choir.memory.query', 'choir.fs.read', 'choir.fs.write'] });
       const arbiter = new pl.Arbiter(registry);
       const conv = new pl.Conversation();
       conv.append(MESSAGE);
@@ -115,7 +115,7 @@ export async function hardeningConformance(pl, { calls = 40, seeds = [1, 2] } = 
       arbiter.free?.();
       conv.free();
       // A fresh registry and arbiter work.
-      const fresh = new pl.Arbiter(pl.buildSkillRegistry([], { builtins: true, tools: ['choir.memory.query', 'choir.fs.read', 'choir.fs.write'] }));
+      const fresh = new pl.Arbiter(pl.buildSkillRegistry(pl.seedSkillSpecs(await pl.systemSkills()), { tools: ['choir.memory.query', 'choir.fs.read', 'choir.fs.write'] }));
       if (fresh.run('lane') !== null) throw new Error('a fresh arbiter has a run');
     });
   }

@@ -57,8 +57,9 @@ test('E: after a trap, collecting every wasm-backed object of the dead instance 
     import * as pl from ${JSON.stringify(pkgUrl('composer-node.js'))};
     const tools = ['choir.memory.query', 'choir.fs.read', 'choir.fs.write'];
     let objs = [];
+    const system = pl.seedSkillSpecs(await pl.systemSkills());
     for (let i = 0; i < 50; i++) {
-      const registry = pl.buildSkillRegistry([], { builtins: true, tools });
+      const registry = pl.buildSkillRegistry(system, { tools });
       objs.push(registry, new pl.Arbiter(registry), new pl.CommandCatalog(), new pl.SkillIndex([{ id: 'a', name: 'n', description: 'd' }]), new pl.Conversation());
     }
     const skill = { name: 'n', description: 'd', metadata: { framing: { artifact: 'F' } }, artifacts: [{ kind: 'prompt_template', name: 'F', content: '{% set s = "ab" %}' + '{% set s = s ~ s %}'.repeat(40) }] };

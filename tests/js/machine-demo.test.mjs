@@ -18,6 +18,12 @@ before(async () => {
 
 after(async () => demo?.close());
 
+test('the builders are system skills the store migration seeded from the package', async () => {
+  assert.equal(await page.textContent('#sm-system'), 'System skills (seed v1, created): skill-builder, tool-builder');
+  const options = await page.$$eval('#sm-spec option', (os) => os.map((o) => o.value));
+  assert.ok(options.includes('tool-builder') && options.includes('skill-builder'), options.join());
+});
+
 test('the build_feature diagram, its Mermaid text, and the scripted run played to the end', async () => {
   await page.selectOption('#sm-spec', 'build_feature');
   const states = await page.$$eval('#sm-diagram .state', (gs) => gs.map((g) => g.dataset.state));
@@ -76,6 +82,8 @@ test('pending proposals: approved into a new registry or rejected with a reason,
   await page.reload();
   await page.waitForFunction(() => window.promptloomMachineReady === true);
   await page.waitForFunction(() => document.querySelectorAll('#sm-decisions li').length === 2);
+  // The second open finds the store at the seed's version: nothing is written again.
+  assert.equal(await page.textContent('#sm-system'), 'System skills (seed v1, current): skill-builder, tool-builder');
   assert.deepEqual(await page.$$eval('#sm-decisions li', (lis) => lis.map((l) => l.textContent)), decisions);
   assert.deepEqual(demo.errors, []);
 });

@@ -9,7 +9,9 @@ const TOOLS = ['choir.memory.query', 'choir.fs.read', 'choir.fs.write', 'search'
 export async function sessionConformance(pl, specs, open) {
   const results = [];
   const check = checker(open, results);
-  const registry = pl.buildSkillRegistry([specs['build-feature']], { tools: TOOLS, builtins: true });
+  // tool-builder and skill-builder: the package's system skills, as a seeded store gives them.
+  const SYSTEM = pl.seedSkillSpecs(await pl.systemSkills());
+  const registry = pl.buildSkillRegistry([...SYSTEM, specs['build-feature']], { tools: TOOLS });
   const tool = (name, args) => ({ type: 'tool', name, ...(args ? { arguments: args } : {}) });
   const go = (event) => ({ type: 'transition', event });
   /** A clock the test moves. */
@@ -196,7 +198,7 @@ export async function sessionConformance(pl, specs, open) {
     const e = await rejects(pl.approveProposal(store, bad.proposal_id, { registry, by: 'ana' }), 'InvalidSkill', 'a bad tool name');
     eq(e.details.problems[0].code, 'invalid-tool-name', 'named');
     const k = await propose(s, 'c', 'skill-builder', 'choir.propose.skill', { spec: notes(['choir.fs.write']) });
-    const narrow = pl.buildSkillRegistry([], { tools: TOOLS.slice(0, 2), builtins: true });
+    const narrow = pl.buildSkillRegistry(SYSTEM, { tools: TOOLS.slice(0, 2) });
     await rejects(pl.approveProposal(store, k.proposal_id, { registry: narrow, by: 'ana' }), 'InvalidSkill', 'no longer valid');
     eq((await pl.listProposals(store, { status: 'pending' })).length, 2, 'both still pending');
     eq((await pl.approvalLog(store)).length, 0, 'nothing logged');

@@ -159,5 +159,33 @@ export async function skillConformance(pl, open, seedText) {
     eq([...out.files['assets/logo.bin']], [0, 1, 2, 255], 'binary file');
   });
 
+  await check('system skills: the package seed migrates a store once, upgrades in place, never downgrades', async (s) => {
+    const doc = await pl.systemSkills();
+    eq(doc.skills.map((x) => x.name), ['tool-builder', 'skill-builder'], 'the package seed');
+    const r = await s.seed(doc);
+    eq([r.status, r.version, r.previous, r.upserted, r.removed], ['created', 1, 0, ['tool-builder', 'skill-builder'], []], 'created');
+    eq((await s.list({ source: 'system' })).map((x) => x.name), ['skill-builder', 'tool-builder'], 'listed as system skills');
+    const specs = await s.skillSpecs();
+    eq(specs.map((x) => x.name), ['skill-builder', 'tool-builder'], 'their specs, by name');
+    eq(specs, pl.seedSkillSpecs(doc), 'the seed document gives the same specs');
+    const stored = await rows(s);
+    eq((await s.seed(doc)).status, 'current', 'the same version again');
+    assert(stored === (await rows(s)), 'a current store is not written');
+    // Version 2: tool-builder changed, skill-builder dropped.
+    const v2 = JSON.parse(JSON.stringify(doc));
+    v2.version = 2;
+    v2.skills[0].description = 'Tool builder, version 2.';
+    v2.skills.splice(1, 1);
+    const u = await s.seed(v2);
+    eq([u.status, u.previous, u.upserted, u.removed], ['upgraded', 1, ['tool-builder'], ['skill-builder']], 'upgraded');
+    eq((await s.getByName('tool-builder')).description, 'Tool builder, version 2.', 'replaced in place');
+    assert((await s.getByName('skill-builder')) === null, 'the dropped one is deleted');
+    eq((await s.seed(doc)).status, 'newer', 'an older seed changes nothing');
+    const before = await rows(s);
+    const e = await rejects(s.seed({ version: 3, skills: [{ name: 'x', source: 'user' }] }), 'InvalidSkill', 'an invalid seed');
+    assert(e.details.problems.some((p) => p.path === 'skills[0].source' && p.code === 'not-system'), 'names the problem');
+    assert(before === (await rows(s)), 'an invalid seed writes nothing');
+  });
+
   return results;
 }

@@ -219,3 +219,39 @@ test('SkillIndex: separator characters inside fields cannot shift documents', ()
   assert.deepEqual(ix.match('say alpha').map((r) => [r.id, r.tier]), [['a', 'exact']]);
   assert.deepEqual(ix.match('three').map((r) => r.id), ['a']);
 });
+
+test('system skills: openSkillStore({ seed: true }) migrates a host store once; the catalog gives the specs; a failed migration finishes on the next open', async () => {
+  const host = kv();
+  const account = await pl.openSkillStore({ backend: host, name: 'account', now, seed: true });
+  assert.deepEqual([account.seeded.status, account.seeded.version, account.seeded.upserted], ['created', 1, ['tool-builder', 'skill-builder']]);
+  const again = await pl.openSkillStore({ backend: host, name: 'account', now, seed: true });
+  assert.equal(again.seeded.status, 'current');
+  assert.equal((await pl.openSkillStore({ backend: host, name: 'account', now })).seeded, null, 'no seed, no migration');
+  // A workspace fork of tool-builder wins in the catalog's specs.
+  const doc = await pl.systemSkills();
+  const fork = { ...doc.skills[0], source: 'user', metadata: { skill_spec: { ...doc.skills[0].metadata.skill_spec, max_steps: 12 } } };
+  const workspace = await pl.openSkillStore({ backend: kv(), name: 'ws', now });
+  await workspace.create(fork);
+  const catalog = new pl.SkillCatalog(workspace, account);
+  const specs = await catalog.skillSpecs();
+  assert.deepEqual(specs.map((s) => [s.name, s.max_steps]), [['skill-builder', 40], ['tool-builder', 12]]);
+  assert.deepEqual(await account.skillSpecs(), pl.seedSkillSpecs(doc));
+  // The system skills are matched like any skill.
+  const top = await catalog.match('propose a new tool', { k: 1 });
+  assert.equal(top[0]?.name, 'tool-builder');
+  // A host store that fails in the middle of the migration: the open fails, the next one finishes it.
+  const flaky = kv();
+  flaky.failIn(3);
+  await assert.rejects(pl.openSkillStore({ backend: flaky, name: 'account', now, seed: true }), (e) => e.code === 'StoreFailed');
+  flaky.heal();
+  const healed = await pl.openSkillStore({ backend: flaky, name: 'account', now, seed: true });
+  assert.equal(healed.seeded.status, 'created');
+  assert.deepEqual((await healed.list()).map((s) => s.name), ['skill-builder', 'tool-builder']);
+  // A host's own seed document, and the options that are not one.
+  const own = await pl.openSkillStore({ now, seed: { version: 3, skills: [{ name: 'house-style', description: 'Our house style.' }] } });
+  assert.deepEqual([own.seeded.status, own.seeded.version, own.seeded.upserted], ['created', 3, ['house-style']]);
+  for (const seed of ['yes', 1, null]) {
+    await assert.rejects(pl.openSkillStore({ now, seed }), (e) => e.code === 'InvalidOptions' && e.details.path === 'seed');
+  }
+  await assert.rejects(pl.openSkillStore({ now, seed: { version: 0, skills: [] } }), (e) => e.code === 'InvalidSkill' && e.details.problems[0].code === 'invalid-version');
+});

@@ -11,7 +11,7 @@ const memory = () => __module().__exports().memory.buffer.byteLength;
 
 test(`${CALLS.toLocaleString('en')} mixed calls in one instance: wasm memory flat after warm-up`, async () => {
   const tools = ['choir.memory.query', 'choir.fs.read', 'choir.fs.write', 'search'];
-  const registry = pl.buildSkillRegistry([], { builtins: true, tools });
+  const registry = pl.buildSkillRegistry(pl.seedSkillSpecs(await pl.systemSkills()), { tools });
   const skill = { name: 'notes', description: 'Writes release notes', metadata: { framing: { artifact: 'F' } }, artifacts: [{ kind: 'prompt_template', name: 'F', content: 'Notes for {{ version }}: {% for c in changes %}- {{ c }}\n{% endfor %}' }] };
   const md = '---\nname: pdf-tools\ndescription: Work with PDFs.\nallowed-tools: Read\n---\n# PDF\nUse it.\n';
   const index = new pl.SkillIndex([{ id: 'a', name: 'release-notes', description: 'Writes release notes', trigger_phrases: ['draft the notes'] }, { id: 'b', name: 'pdf', description: 'Reads PDF files' }]);

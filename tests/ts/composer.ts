@@ -75,10 +75,16 @@ const section = contracts.plannerSection('look up a title', { provider: 'anthrop
 export const offered: string[] = Object.keys(section.names);
 export const rare: number = contracts.review(recs).rarely_called.length;
 
+import { systemSkills, seedSkillSpecs, type SeedReport } from 'promptloom/composer';
 import { openSession, sessionMachines, listProposals, approveProposal, rejectProposal, approvalLog, installApproved, type Session, type LaneState, type StoredProposal } from 'promptloom/composer';
 async function sessions() {
-  const store = await openSkillStore();
-  const registry = buildSkillRegistry([spec], { builtins: true });
+  const store = await openSkillStore({ seed: true });
+  const seeded: SeedReport | null = store.seeded;
+  const system: SkillSpec[] = await store.skillSpecs();
+  const same: SkillSpec[] = seedSkillSpecs(await systemSkills());
+  const registry = buildSkillRegistry([...system, spec], { tools: ['choir.memory.query', 'choir.fs.read'] });
+  // @ts-expect-error: `builtins` is gone (the system skills are seed data)
+  buildSkillRegistry(same, { builtins: true });
   const session: Session = await openSession({ store, registry, id: 'chat-1', now: () => Date.now() });
   await session.startSkill('core', 'x');
   const state: LaneState = await session.laneEvent('core', 'request');
