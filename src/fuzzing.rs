@@ -34,6 +34,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("skill_md", skill_md_text),
     ("yaml", yaml),
     ("seed_package", seed_package),
+    ("system_skills", system_skills),
     ("skill_spec", skill_spec),
     ("template", template_source),
     ("kv_journal", kv_journal),
@@ -282,6 +283,27 @@ pub fn seed_package(data: &[u8]) {
     if let Ok(v) = serde_json::from_str::<Value>(t) {
         let _ = skill::validate_skill(&v);
     }
+}
+
+/// A system skills seed document, read and migrated into a memory store twice (created,
+/// then current), its specs read back; the same text as a stored seed state row and as a
+/// skill row the migration plans over.
+pub fn system_skills(data: &[u8]) {
+    use crate::store::seed::{plan_json, read_seed, State};
+    use crate::store::{MemoryBackend, SkillTables};
+    let Some(t) = text(data) else { return };
+    if let Ok(seed) = read_seed(t, NOW) {
+        let mut store = SkillTables::new(MemoryBackend::new());
+        let _ = store.seed(&seed, NOW);
+        let _ = store.seed(&seed, NOW);
+        let _ = store.skill_specs();
+        let _ = seed.skill_specs();
+    }
+    let _ = State::read(Some(t));
+    let doc = r#"{"version":2,"skills":[{"name":"a","description":"A."}]}"#;
+    let _ = plan_json(doc, Some(t), None, NOW);
+    let rows = [("a".to_owned(), t.to_owned())];
+    let _ = plan_json(doc, Some(""), Some(&rows), NOW);
 }
 
 /// A SkillSpec (a skill state machine), validated; a compose request too (both need the

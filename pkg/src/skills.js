@@ -166,6 +166,8 @@ class SkillStore {
   #now;
   /** Increases with every write through this instance (catalogs rebuild their index on change). */
   version = 0;
+  /** What `openSkillStore({ seed })` did: the migration's report, or null when opened without one. @type {object | null} */
+  seeded = null;
   constructor(backend, name, now) {
     this.#backend = backend;
     this.#now = now;
@@ -423,7 +425,6 @@ export async function openSkillStore(options) {
     throw new PromptloomError('InvalidOptions', '`seed` must be true (the package\'s system skills) or a seed document `{ version, skills }` (at seed)', { path: 'seed' });
   }
   const store = await openStore(backend, name, now);
-  store.seeded = null;
   if (seed) {
     try {
       store.seeded = await store.seed(seed === true ? await systemSeedText() : seed);
