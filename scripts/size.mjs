@@ -36,8 +36,12 @@ const web = rows[0];
 // out of the JS glue into the core (read plans for both stores, resolver-request planning,
 // the kept-messages lowering step, framing names) 483 KB — about 10 KB gzip, 22 KB raw of it
 // the read plans; the skill-listing filter rule (ListFilter, one rule for JS, WIT and the
-// authoring tool) 487.7 KB. This gate stops further growth unnoticed; the size issue is
-// where it comes down.
+// authoring tool) 487.7 KB; system skills as seed data (the store migration: the seed
+// document read and checked, the plan against the stored rows and the seed state row, the
+// report, the specs read back from a store or the merged catalog, one `skillSeed` export
+// for the three) 494.4 KB — 6.3 KB gzip by `twiggy diff`, the plan, the reader and the
+// plan's JSON 2.3–2.9 KB raw each. This gate stops further growth unnoticed; the size issue
+// is where it comes down.
 // The composer (MiniJinja's renderer, the JSON Schema validator, regex-lite, dispatch)
 // ships as a second module for the `promptloom/composer` entry, so the budget above still
 // holds for apps that do not compose; the composer module has its own gate. The contract
@@ -54,14 +58,15 @@ const web = rows[0];
 // replay on recovery, rollback) and the approval pipeline (proposal records, decisions
 // validated again into a new registry, the decision log) to 906.8 KB — about 23 KB gzip, a
 // third of it the session's one dispatching method (one method instead of thirteen saved
-// only ~1 KB: the cost is the logic, not the exports); issue 17 is where it comes down.
-const budget = 488 * 1024;
+// only ~1 KB: the cost is the logic, not the exports); the system skills' migration (as in
+// the base module) to 912.5 KB; issue 17 is where it comes down.
+const budget = 495 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 908 * 1024;
+const fullBudget = 913 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
