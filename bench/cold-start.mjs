@@ -1,0 +1,72 @@
+// Benchmark: cold start in Node — a fresh process imports an entry and makes its first
+// conversion of one user message to an Anthropic request body, beside the same with the
+// Vercel AI SDK (`ai` + `@ai-sdk/anthropic`: the provider made, `getArgs` of the message,
+// `JSON.stringify`). Each sample is a new `node` process; the child reports
+// `performance.now()` (milliseconds since its process started) once the body is built, and
+// the parent times the whole process. A bare `node` that exits at once is the floor.
+// Contenders alternate within each round; medians over ROUNDS rounds are reported (the
+// machine is noisy: compare the ratios).
+import { execFileSync } from 'node:child_process';
+import { writeFileSync, mkdirSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+
+const ROUNDS = Number(process.env.ROUNDS ?? 15);
+const here = dirname(fileURLToPath(import.meta.url));
+const out = join(here, 'node_modules/.cold-start');
+mkdirSync(out, { recursive: true });
+
+const MESSAGE = { role: 'user', parts: [{ type: 'text', text: 'Summarise the open file in two sentences.' }] };
+const scripts = {
+  'bare node': `console.log(performance.now());`,
+  'promptloom': `import { lower } from 'promptloom';
+const body = lower(${JSON.stringify(MESSAGE)}, { provider: 'anthropic' }).body;
+if (!body.includes('Summarise')) throw new Error('no body');
+console.log(performance.now());`,
+  'promptloom/composer': `import { lower } from 'promptloom/composer';
+const body = lower(${JSON.stringify(MESSAGE)}, { provider: 'anthropic' }).body;
+if (!body.includes('Summarise')) throw new Error('no body');
+console.log(performance.now());`,
+  'AI SDK (ai + @ai-sdk/anthropic)': `import 'ai';
+import { createAnthropic } from '@ai-sdk/anthropic';
+const model = createAnthropic({ apiKey: 'k' })('claude-x');
+const prompt = [{ role: 'user', content: [{ type: 'text', text: ${JSON.stringify(MESSAGE.parts[0].text)} }] }];
+const { args } = await model.getArgs({ prompt, providerOptions: {}, headers: {}, userSuppliedBetas: new Set() });
+const body = JSON.stringify(args);
+if (!body.includes('Summarise')) throw new Error('no body');
+console.log(performance.now());`,
+};
+
+const files = {};
+for (const [name, src] of Object.entries(scripts)) {
+  const f = join(out, `${name.replace(/[^a-z0-9]+/gi, '-')}.mjs`);
+  writeFileSync(f, src);
+  files[name] = f;
+}
+
+const samples = Object.fromEntries(Object.keys(scripts).map((n) => [n, { inside: [], whole: [] }]));
+for (let r = 0; r < ROUNDS; r++) {
+  for (const [name, f] of Object.entries(files)) {
+    const t0 = performance.now();
+    const text = execFileSync(process.execPath, [f], { encoding: 'utf8', cwd: here, stdio: ['ignore', 'pipe', 'ignore'] });
+    samples[name].whole.push(performance.now() - t0);
+    samples[name].inside.push(Number(text.trim()));
+  }
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+};
+const floor = median(samples['bare node'].whole);
+const sdk = median(samples['AI SDK (ai + @ai-sdk/anthropic)'].whole) - floor;
+console.log(`Cold start in Node ${process.version}, ${ROUNDS} fresh processes each (medians)\n`);
+console.log('| contender | to first body, in the process | whole process | above bare node | vs the AI SDK |');
+console.log('|---|---:|---:|---:|---:|');
+for (const [name, s] of Object.entries(samples)) {
+  const whole = median(s.whole);
+  const above = whole - floor;
+  const vs = name === 'bare node' ? '—' : `${(above / sdk).toFixed(2)}×`;
+  console.log(`| ${name} | ${median(s.inside).toFixed(1)} ms | ${whole.toFixed(1)} ms | ${name === 'bare node' ? '—' : `${above.toFixed(1)} ms`} | ${vs} |`);
+}
