@@ -11,16 +11,36 @@ let loadedEntry;
 let generation = 0;
 
 /**
- * @internal Installs the first glue of an entry and how to make another one (each entry
- * calls it once). Both entries share this module, and objects made by one module cannot
- * cross to another: the first entry loaded serves every call (an app loads one of them).
+ * @internal Installs the glue of an entry and how to make another one (each entry calls it
+ * once). Both entries share this module and one instance serves every call. The composer's
+ * module holds everything the base one does, so entries compose in any order: loaded
+ * first, it serves the base entry too; loaded after the base entry (the lazy
+ * `await import('promptloom/composer')` of a skill panel), it takes over. The base instance
+ * is then released like one that trapped: objects holding its wasm state fail with
+ * `InstanceLost` (make them again), objects that are JS state (stores, catalogs, command
+ * catalogs, indexes) carry on.
  */
 export function __setWasm(glue, fresh, entry) {
-  if (wasm) return;
+  if (wasm && (entry !== COMPOSER || loadedEntry === COMPOSER)) return;
+  if (wasm) {
+    retire(wasm);
+    generation += 1;
+  }
   wasm = glue;
   memory = glue.__exports().memory;
   renew = fresh;
   loadedEntry = entry;
+}
+
+const COMPOSER = 'promptloom/composer';
+
+/** Neuters a glue that no longer serves calls: its objects fail with `InstanceLost`. */
+function retire(glue) {
+  try {
+    glue.__kill();
+  } catch {
+    // a glue without __kill: nothing to neuter
+  }
 }
 
 /** An error from promptloom, with a stable `code` and structured `details`. */
@@ -57,12 +77,7 @@ function trapError(raw) {
  * `InstanceLost`, their finalizers do nothing) and a fresh instance serves the next call.
  */
 function replaceInstance() {
-  const dead = wasm;
-  try {
-    dead.__kill();
-  } catch {
-    // a glue without __kill: nothing to neuter
-  }
+  retire(wasm);
   const next = renew();
   wasm = next;
   memory = next.__exports().memory;
@@ -83,7 +98,7 @@ function isTrap(raw) {
 export function __fromCore(raw) {
   if (raw instanceof PromptloomError) return raw;
   if (raw && raw.instanceLost) {
-    return new PromptloomError('InstanceLost', 'this object was made by a wasm instance that trapped and was replaced; make it again', {});
+    return new PromptloomError('InstanceLost', 'this object was made by a wasm instance that was replaced (one that trapped, or the promptloom entry\'s once promptloom/composer loaded and took over every call); make it again', {});
   }
   if (isTrap(raw)) {
     const e = trapError(raw);

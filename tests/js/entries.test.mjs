@@ -1,16 +1,68 @@
-// The two entries share one JS glue: the first loaded serves every call. Loading
-// `promptloom` and then `promptloom/composer` in one app is a clear error at the first
-// composer call, never a broken object (wasm-bindgen objects cannot cross modules).
+// The two entries share one JS glue and one instance serves every call. They compose in any
+// order: `promptloom` first and then a lazy `await import('promptloom/composer')` (a skill
+// panel opened later) hands every call to the composer's module; the composer first serves
+// the base entry too. Objects holding the base instance's wasm state fail clearly
+// (`InstanceLost`); objects that are JS state carry on.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
-test('promptloom first, then promptloom/composer: the composer calls say what to import', async () => {
+const MESSAGE = { role: 'user', parts: [{ type: 'text', text: 'hi' }] };
+const BODY = '{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}';
+const SPEC = { name: 'one', description: 'One step.', initial_state: 'a', states: { a: { objective: 'A.', allowed_tools: [], transitions: [{ on: 'complete', to: 'done' }] }, done: { terminal: true } } };
+
+test('promptloom first, then a lazy promptloom/composer: every function of both works; JS-state objects carry on', async () => {
   const core = await import('../../pkg/src/node.js');
+  assert.equal(core.lower(MESSAGE, { provider: 'anthropic' }).body, BODY);
+  // Made before the composer loads: JS state (a command catalog, an index, stores, a skill
+  // catalog) and wasm state (a conversation).
+  const commands = new core.CommandCatalog();
+  commands.register({ name: 'deploy', description: 'Deploy the app', body: 'Deploy $1.' });
+  const index = new core.SkillIndex([{ id: 'a', name: 'release-notes', description: 'Writes release notes' }]);
+  const account = await core.openSkillStore({ name: 'account', seed: true });
+  const workspace = await core.openSkillStore({ name: 'workspace' });
+  const catalog = new core.SkillCatalog(workspace, account);
+  assert.equal((await catalog.match('propose a new tool'))[0].name, 'tool-builder');
+  const conv = new core.Conversation();
+  conv.append(MESSAGE);
+
   const comp = await import('../../pkg/src/composer-node.js');
-  const { body } = core.lower({ role: 'user', parts: [{ type: 'text', text: 'hi' }] }, { provider: 'anthropic' });
-  assert.equal(body, '{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}');
-  assert.throws(
-    () => comp.compose({ skill_package: { name: 'x', description: 'y', metadata: { framing: 'z' } }, thread_id: 't' }),
-    (e) => e.code === 'InvalidOptions' && e.details.needs === 'promptloom/composer' && /loaded first/.test(e.message),
-  );
+  // The composer's own functions.
+  assert.equal(comp.validateSkillSpec(SPEC).ok, true);
+  const registry = comp.buildSkillRegistry([...(await catalog.skillSpecs()), SPEC], { tools: ['choir.memory.query', 'choir.fs.read'] });
+  assert.deepEqual(registry.names(), ['one', 'skill-builder', 'tool-builder']);
+  const c = comp.compose({ skill_package: { name: 'x', description: 'y', metadata: { framing: 'Say {{ user_request }}.' } }, user_request: 'hello', thread_id: 't' });
+  assert.match(c.prompt.text, /## Request\n\nhello$/);
+  // The base entry's functions, through either entry.
+  assert.equal(core.lower(MESSAGE, { provider: 'anthropic' }).body, BODY);
+  assert.equal(comp.lower(MESSAGE, { provider: 'anthropic' }).body, BODY);
+  // JS-state objects made before carry on.
+  assert.ok(commands.list().commands.some((x) => x.name === 'deploy'));
+  assert.equal(index.match('release')[0].name, 'release-notes');
+  assert.deepEqual((await account.list()).map((s) => s.name), ['skill-builder', 'tool-builder']);
+  assert.equal((await catalog.match('propose a new tool'))[0].name, 'tool-builder');
+  const session = await comp.openSession({ store: account, registry, id: 's' });
+  assert.equal(session.lane('core'), 'idle');
+  // An object holding the base instance's wasm state says so, and a new one works.
+  assert.throws(() => conv.lower({ provider: 'anthropic' }), (e) => e.code === 'InstanceLost' && /promptloom\/composer loaded/.test(e.message));
+  const again = new core.Conversation();
+  again.append(MESSAGE);
+  assert.equal(again.lower({ provider: 'anthropic' }).body, BODY);
+  // Loading the entries again changes nothing.
+  await import('../../pkg/src/node.js');
+  assert.equal(again.lower({ provider: 'anthropic' }).body, BODY);
+});
+
+test('promptloom/composer first, then promptloom: one instance serves both, nothing is replaced', () => {
+  const url = (f) => JSON.stringify(new URL(`../../pkg/src/${f}`, import.meta.url).href);
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', `
+    const comp = await import(${url('composer-node.js')});
+    const { __generation } = await import(${url('api.js')});
+    const conv = new comp.Conversation();
+    conv.append(${JSON.stringify(MESSAGE)});
+    const core = await import(${url('node.js')});
+    console.log(JSON.stringify([core.lower(${JSON.stringify(MESSAGE)}, { provider: 'anthropic' }).body, conv.lower({ provider: 'anthropic' }).body, comp.validateSkillSpec(${JSON.stringify(SPEC)}).ok, __generation()]));
+  `], { encoding: 'utf8', cwd: fileURLToPath(new URL('.', import.meta.url)) });
+  assert.deepEqual(JSON.parse(out), [BODY, BODY, true, 0]);
 });

@@ -34,7 +34,7 @@ const store = await openMessageStore({ backend: 'indexeddb', name: 'fresh-app' }
 const done = await submit({ parts: parseInput('/search cats @selection', { catalog }) }, { store, catalog, mentions: { selection: () => ({ n: 1 }) } });
 const history = await store.history();
 const ws = await openSkillStore({ backend: 'indexeddb', name: 'fresh-ws' });
-const acc = await openSkillStore({ backend: 'indexeddb', name: 'fresh-acc' });
+const acc = await openSkillStore({ backend: 'indexeddb', name: 'fresh-acc', seed: true });
 await ws.put(importSkillMd('---\\nname: timeline\\ndescription: Checks timelines.\\n---\\nBody\\n').skill);
 const [best] = await new SkillCatalog(ws, acc).match('timeline');
 // A streamed reply read by the adapter (the page's fetch answers from memory).
@@ -45,7 +45,12 @@ chat.append({ role: 'user', parts: [{ type: 'text', text: 'hi' }] });
 const reply = await adapter.send(chat.lower().body).text();
 const p = createResponseParser('anthropic');
 const evs = p.push('event: error\\ndata: {"type":"error","error":{"type":"overloaded_error","message":"busy"}}\\n\\n');
-document.getElementById('out').textContent = JSON.stringify({ body: out.json(), code, stored: history.length, intent: done.message.parts[0].resolved.flags.intent, skill: best?.name, reply, overloaded: evs[0].code });
+// The skill panel, opened later: the composer entry loaded lazily takes over every call.
+const comp = await import('promptloom/composer');
+const spec = comp.validateSkillSpec({ name: 'one', description: 'One step.', initial_state: 'a', states: { a: { objective: 'A.', allowed_tools: [], transitions: [{ on: 'complete', to: 'done' }] }, done: { terminal: true } } });
+const registry = comp.buildSkillRegistry(await new SkillCatalog(ws, acc).skillSpecs(), { tools: ['choir.memory.query', 'choir.fs.read'] });
+const late = lower({ parts: [{ type: 'text', text: 'late' }] }, { provider: 'anthropic' }).json();
+document.getElementById('out').textContent = JSON.stringify({ body: out.json(), code, stored: history.length, intent: done.message.parts[0].resolved.flags.intent, skill: best?.name, reply, overloaded: evs[0].code, seeded: acc.seeded.status, lazy: [spec.ok, registry.names(), late.messages[0].content[0].text] });
 `);
   await build({ root: app, logLevel: 'silent' });
   const server = await preview({ root: app, preview: { port: 0, host: '127.0.0.1' }, logLevel: 'silent' });
@@ -67,6 +72,10 @@ document.getElementById('out').textContent = JSON.stringify({ body: out.json(), 
     assert.equal(got.skill, 'timeline');
     assert.equal(got.reply, 'Hello');
     assert.equal(got.overloaded, 'Overloaded');
+    // The package's system skills seeded into IndexedDB (their data module split out by the
+    // bundler), and promptloom/composer imported lazily after promptloom.
+    assert.equal(got.seeded, 'created');
+    assert.deepEqual(got.lazy, [true, ['skill-builder', 'tool-builder'], 'late']);
     assert.deepEqual(got.body.contents[0].parts[0], { text: 'hi' });
     assert.equal(got.body.contents[0].parts[1].inlineData.mimeType, 'image/png');
   } finally {

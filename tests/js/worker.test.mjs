@@ -118,3 +118,14 @@ test('fault suite in workerd: every write and read position over the Worker KV n
   assert.ok(results.length >= 16, JSON.stringify(results).slice(0, 500));
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
 });
+
+// Last: once the composer entry is loaded, it serves every call of this Worker.
+test('promptloom/composer imported lazily in workerd after promptloom: both entries work; system skills seeded', async () => {
+  const res = await mf.dispatchFetch('http://worker.test/lazy-composer', { method: 'POST' });
+  const out = await res.json();
+  const body = '{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}';
+  assert.deepEqual(out, { before: body, after: body, valid: true, names: ['skill-builder', 'tool-builder'], seeded: 'created' });
+  // The Worker keeps serving the base entry's calls.
+  const again = await send({ message: { role: 'user', parts: [{ type: 'text', text: 'hi' }] }, options: { provider: 'anthropic' } });
+  assert.equal(again.body, body);
+});

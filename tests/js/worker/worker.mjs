@@ -76,6 +76,17 @@ export default {
       // Inputs that once killed the instance, trap recovery and the boundary suite.
       return Response.json(await hardeningConformance(pl, await request.json()));
     }
+    if (url.pathname === '/lazy-composer') {
+      // The composer entry imported lazily after promptloom (it takes over every call), with
+      // the account store seeded from the package's system skills (their data module).
+      const hi = { role: 'user', parts: [{ type: 'text', text: 'hi' }] };
+      const before = lower(hi, { provider: 'anthropic' }).body;
+      const acc = await pl.openSkillStore({ seed: true });
+      const comp = await import('promptloom/composer');
+      const spec = { name: 'one', description: 'One step.', initial_state: 'a', states: { a: { objective: 'A.', allowed_tools: [], transitions: [{ on: 'complete', to: 'done' }] }, done: { terminal: true } } };
+      const registry = comp.buildSkillRegistry(await acc.skillSpecs(), { tools: ['choir.memory.query', 'choir.fs.read'] });
+      return Response.json({ before, after: lower(hi, { provider: 'anthropic' }).body, valid: comp.validateSkillSpec(spec).ok, names: registry.names(), seeded: acc.seeded.status });
+    }
     if (url.pathname === '/match') {
       // Phase 1 at the edge: a catalog in memory, matched per request.
       const { skills, query } = await request.json();
