@@ -379,7 +379,7 @@ export function __core(name, ...args) {
 function exported(name) {
   const f = wasm[name];
   if (typeof f !== 'function') {
-    throw new PromptloomError('InvalidOptions', `\`${name}\` is part of the Skill Composer, and the "${loadedEntry}" entry was loaded first (it serves every call): import everything from "promptloom/composer"`, { needs: 'promptloom/composer', loaded: loadedEntry });
+    throw new PromptloomError('InvalidOptions', `\`${name}\` is part of the Skill Composer's module, and only the "${loadedEntry}" entry is loaded: import "promptloom/composer" (statically or with \`await import()\`; once loaded it serves every call)`, { needs: 'promptloom/composer', loaded: loadedEntry });
   }
   return f;
 }

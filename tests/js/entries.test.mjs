@@ -66,3 +66,15 @@ test('promptloom/composer first, then promptloom: one instance serves both, noth
   `], { encoding: 'utf8', cwd: fileURLToPath(new URL('.', import.meta.url)) });
   assert.deepEqual(JSON.parse(out), [BODY, BODY, true, 0]);
 });
+
+test('with only promptloom loaded, a call that needs the composer module names the import', () => {
+  const url = JSON.stringify(new URL('../../pkg/src/node.js', import.meta.url).href);
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', `
+    const core = await import(${url});
+    const index = new core.SkillIndex([{ id: 'a', name: 'release-notes', description: 'Writes release notes' }]);
+    try { index.decide('write the release notes'); console.log('no error'); } catch (e) { console.log(JSON.stringify([e.code, e.details.needs, e.message])); }
+  `], { encoding: 'utf8' });
+  const [code, needs, message] = JSON.parse(out);
+  assert.deepEqual([code, needs], ['InvalidOptions', 'promptloom/composer']);
+  assert.match(message, /import "promptloom\/composer"/);
+});
