@@ -6,9 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$HOME/.cargo/bin:$PWD/node_modules/.bin:$PATH"
 
-# Two web modules from one crate: `promptloom` (lowering, compositor, skills) without the
-# `composer` feature, and `promptloom_composer` (all of it, the Skill Composer included) for
-# the `promptloom/composer` entry. An app loads one of them.
+# Three web modules from one crate: `promptloom` (lowering, compositor, skills) without the
+# `composer` feature, `promptloom_composer` (all of it, the Skill Composer included) for
+# the `promptloom/composer` entry, and `promptloom_lower` (lowering, conversations,
+# responses) for the `promptloom/lower` entry. Each holds everything the smaller ones do.
 rm -rf pkg/dist/wasm pkg/dist/system-skills.js
 web() { # $1: output name, $2...: cargo feature flags
   local name=$1
@@ -23,6 +24,7 @@ web() { # $1: output name, $2...: cargo feature flags
 }
 web promptloom --no-default-features
 web promptloom_composer
+web promptloom_lower --no-default-features --features lowering-only
 
 # The system skills seed (pkg/system-skills.json, the data a store's migration writes) as a
 # JS module holding its text, so `systemSkills()` loads it lazily in every host and bundler.

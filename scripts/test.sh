@@ -20,9 +20,9 @@ step() { printf '\n== [%s] %s\n' "$(date +%T)" "$*"; }
 
 # The JS test files of each JS tier (tests/js/*.test.mjs; a test file new to the folder and
 # missing here is caught by `check_js_tiers`).
-NODE_TESTS="agent arbiter compositor conversation entries faults gateway hardening hardening-lowering response skill-composer skills soak types node"
-WORKERD_TESTS="worker worker-composer"
-WEB_TESTS="browser idb idb-faults idb-skills gateway-browser hardening-browser vite"
+NODE_TESTS="agent arbiter compositor conversation entries faults gateway hardening hardening-lowering lower response skill-composer skills soak types node"
+WORKERD_TESTS="worker worker-composer worker-lower"
+WEB_TESTS="browser idb idb-faults idb-skills gateway-browser hardening-browser lower-browser vite"
 COMPONENT_TESTS="component component-faults"
 DEMO_TESTS="chat-demo composer library machine-demo registry-demo skill-composer-demo"
 README_TESTS="readme"
@@ -55,13 +55,14 @@ run_tier() {
       step "setup"
       bash scripts/setup.sh ;;
     lint)
-      step "lint: cargo fmt --check, cargo doc -D warnings, cargo clippy -D warnings (6 targets)"
+      step "lint: cargo fmt --check, cargo doc -D warnings, cargo clippy -D warnings (7 targets)"
       cargo fmt --all -- --check
       RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
       RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet --target wasm32-unknown-unknown --features indexeddb
       cargo clippy --all-targets -- -D warnings
       cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
       cargo clippy --lib --target wasm32-unknown-unknown --no-default-features -- -D warnings
+      cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features lowering-only -- -D warnings
       cargo clippy --lib --test web --target wasm32-unknown-unknown --features indexeddb -- -D warnings
       cargo clippy --lib --target wasm32-wasip2 -- -D warnings
       cargo clippy --lib --target wasm32-wasip2 --features lowering-only -- -D warnings ;;

@@ -12,16 +12,17 @@ let generation = 0;
 
 /**
  * @internal Installs the glue of an entry and how to make another one (each entry calls it
- * once). Both entries share this module and one instance serves every call. The composer's
- * module holds everything the base one does, so entries compose in any order: loaded
- * first, it serves the base entry too; loaded after the base entry (the lazy
- * `await import('promptloom/composer')` of a skill panel), it takes over. The base instance
- * is then released like one that trapped: objects holding its wasm state fail with
- * `InstanceLost` (make them again), objects that are JS state (stores, catalogs, command
- * catalogs, indexes) carry on.
+ * once). The entries share this module and one instance serves every call. Each entry's
+ * module holds everything the smaller ones do (`promptloom/lower` ⊂ `promptloom` ⊂
+ * `promptloom/composer`), so entries compose in any order: a larger one loaded first serves
+ * the smaller ones too; loaded after a smaller one (the lazy
+ * `await import('promptloom/composer')` of a skill panel), it takes over. The smaller
+ * instance is then released like one that trapped: objects holding its wasm state fail
+ * with `InstanceLost` (make them again), objects that are JS state (stores, catalogs,
+ * command catalogs, indexes) carry on.
  */
 export function __setWasm(glue, fresh, entry) {
-  if (wasm && (entry !== COMPOSER || loadedEntry === COMPOSER)) return;
+  if (wasm && ENTRIES.indexOf(entry) <= ENTRIES.indexOf(loadedEntry)) return;
   if (wasm) {
     retire(wasm);
     generation += 1;
@@ -32,7 +33,8 @@ export function __setWasm(glue, fresh, entry) {
   loadedEntry = entry;
 }
 
-const COMPOSER = 'promptloom/composer';
+/** The entries, each module a superset of the one before. */
+const ENTRIES = ['promptloom/lower', 'promptloom', 'promptloom/composer'];
 
 /** Neuters a glue that no longer serves calls: its objects fail with `InstanceLost`. */
 function retire(glue) {
@@ -98,7 +100,7 @@ function isTrap(raw) {
 export function __fromCore(raw) {
   if (raw instanceof PromptloomError) return raw;
   if (raw && raw.instanceLost) {
-    return new PromptloomError('InstanceLost', 'this object was made by a wasm instance that was replaced (one that trapped, or the promptloom entry\'s once promptloom/composer loaded and took over every call); make it again', {});
+    return new PromptloomError('InstanceLost', 'this object was made by a wasm instance that was replaced (one that trapped, or a smaller entry\'s once a larger one loaded and took over every call: promptloom after promptloom/lower, promptloom/composer after either); make it again', {});
   }
   if (isTrap(raw)) {
     const e = trapError(raw);
@@ -379,7 +381,8 @@ export function __core(name, ...args) {
 function exported(name) {
   const f = wasm[name];
   if (typeof f !== 'function') {
-    throw new PromptloomError('InvalidOptions', `\`${name}\` is part of the Skill Composer's module, and only the "${loadedEntry}" entry is loaded: import "promptloom/composer" (statically or with \`await import()\`; once loaded it serves every call)`, { needs: 'promptloom/composer', loaded: loadedEntry });
+    const needs = loadedEntry === 'promptloom' ? 'promptloom/composer' : 'promptloom';
+    throw new PromptloomError('InvalidOptions', `\`${name}\` is not in the module of the "${loadedEntry}" entry, the only one loaded: import "${needs}" (statically or with \`await import()\`; once loaded it serves every call)`, { needs, loaded: loadedEntry });
   }
   return f;
 }

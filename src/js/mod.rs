@@ -13,11 +13,13 @@ use wasm_bindgen::prelude::*;
 mod arbiter;
 #[cfg(feature = "composer")]
 mod composer;
+#[cfg(not(feature = "lowering-only"))]
 mod compositor;
 mod conversation;
 #[cfg(feature = "composer")]
 mod gateway;
 mod response;
+#[cfg(not(feature = "lowering-only"))]
 mod skills;
 #[cfg(feature = "swb-bench")]
 mod swb_bench;
@@ -245,6 +247,7 @@ pub fn normalize_message(message: &str) -> Result<String, JsValue> {
 }
 
 /// The key-value commit plan (see `store::kv::plan_text` for the text forms in and out).
+#[cfg(not(feature = "lowering-only"))]
 #[wasm_bindgen(js_name = kvPlan)]
 pub fn kv_plan(prefix: &str, ops: &str, olds: &str) -> Result<String, JsValue> {
     crate::store::kv::plan_text(prefix, ops, olds).map_err(js_err)
@@ -252,6 +255,7 @@ pub fn kv_plan(prefix: &str, ops: &str, olds: &str) -> Result<String, JsValue> {
 
 /// The writes (`[[key, value | null]]`) that roll back an interrupted commit, from its
 /// journal's value and the journal key's raw value.
+#[cfg(not(feature = "lowering-only"))]
 #[wasm_bindgen(js_name = kvUndo)]
 pub fn kv_undo(prefix: &str, journal: &str, journal_raw: &str) -> Result<String, JsValue> {
     let writes = crate::store::kv::undo(prefix, journal, journal_raw).map_err(js_err)?;
@@ -266,6 +270,7 @@ pub fn kv_undo(prefix: &str, journal: &str, journal_raw: &str) -> Result<String,
 
 /// What readers see while an interrupted commit cannot be rolled back: `{ rawKey: old raw
 /// value | null }` from its journal.
+#[cfg(not(feature = "lowering-only"))]
 #[wasm_bindgen(js_name = kvOverlay)]
 pub fn kv_overlay(journal: &str) -> Result<String, JsValue> {
     let o = crate::store::kv::overlay(journal).map_err(js_err)?;
@@ -284,6 +289,7 @@ pub fn kv_overlay(journal: &str) -> Result<String, JsValue> {
 
 /// The chunk keys a chunked row's raw value points to, in order, NUL-separated ("" for a
 /// plain value); `rest` is the key after the prefix.
+#[cfg(not(feature = "lowering-only"))]
 #[wasm_bindgen(js_name = kvChunks)]
 pub fn kv_chunks(prefix: &str, rest: &str, raw: &str) -> String {
     crate::store::kv::chunks_of(prefix, rest, raw).join("\0")

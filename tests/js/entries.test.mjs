@@ -45,7 +45,7 @@ test('promptloom first, then a lazy promptloom/composer: every function of both 
   const session = await comp.openSession({ store: account, registry, id: 's' });
   assert.equal(session.lane('core'), 'idle');
   // An object holding the base instance's wasm state says so, and a new one works.
-  assert.throws(() => conv.lower({ provider: 'anthropic' }), (e) => e.code === 'InstanceLost' && /promptloom\/composer loaded/.test(e.message));
+  assert.throws(() => conv.lower({ provider: 'anthropic' }), (e) => e.code === 'InstanceLost' && /took over every call/.test(e.message));
   const again = new core.Conversation();
   again.append(MESSAGE);
   assert.equal(again.lower({ provider: 'anthropic' }).body, BODY);

@@ -1,0 +1,32 @@
+/**
+ * promptloom/lower — lowering, conversations, responses and the model adapters, from a wasm
+ * module built without the compositor, the stores and the skills: what an app that only
+ * turns messages into provider requests and reads the replies downloads. Every name here
+ * is the same in `promptloom` and `promptloom/composer`; the entries compose in any order.
+ */
+export {
+  lower, lowerMany, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError,
+  lowerConversation, Conversation,
+  createResponseParser, ResponseParser, parseResponse, providerError,
+  createAdapter, ResponseStream,
+  runAgent,
+} from './index.js';
+// The package's types, for the values above and what they take and give.
+export type {
+  Adapter, AdapterOptions, AgentOptions, AgentResult, ArtifactKind, ArtifactMetadata,
+  ArtifactRef, Assertion, AssistantPart, AssistantTextPart, AssistantTurn, BlockNote,
+  BundledFiles, CacheOption, CacheStats, Capabilities, CapabilityOverrides, CatalogEntry, Chip,
+  CommandArgument, CommandEntry, CommandPart, Completion, Condition, ConversationOptions,
+  ConversationReport, Decision, DecisionPolicy, DropNote, DspyExample, EditorContextPart,
+  Embed, ErrorCode, FileAttachmentPart, FileRefPart, FileRefTarget, FinishReason, HostKeyValue,
+  HostRequest, JsonSchema, LowerOptions, Lowered, LoweredConversation, LoweringReport,
+  MatchOptions, MediaSupport, MentionAnswer, MentionPart, MentionTarget, MessageLimits,
+  MessageStore, MessageSummary, Outcome, Part, Problem, PromptResult, Provider, Range,
+  ReasoningPart, Recommendation, Repair, RepairCode, Resolution, Resolve, ResolveAnswer,
+  ResolveRequest, ResponseEvent, ResponseMetadata, ResponseTurn, RetryInfo, RetryOptions,
+  SeedDocument, SeedReport, Skill, SkillArtifact, SkillMetadata, SkillPackage, SkillSource,
+  SkillStore, SkillSummary, StoredBlob, Submission, SubmitLimits, SubmitOptions, SubmitWarning,
+  SyncReport, SystemTurn, TextPart, Tool, ToolCallPart, ToolHandler, ToolResultPart, ToolTurn,
+  TraceFilter, TraceInput, TraceRow, Turn, TurnReport, UnknownPart, Usage, UserMessage,
+  Warning, WarningCode, WeighedSkill,
+} from './index.js';

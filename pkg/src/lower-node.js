@@ -1,0 +1,21 @@
+// The `promptloom/lower` entry (node): lowering, conversations, responses and the model
+// adapters, from a module built without the compositor, the stores and the skills.
+// Node entry: the wasm file is read from the package and compiled synchronously.
+import { readFileSync } from 'node:fs';
+import { createGlue } from '../dist/wasm/promptloom_lower.js';
+import { __setWasm } from './api.js';
+
+// Compiled once; a fresh instance is made from it if one ever traps.
+const module = new WebAssembly.Module(readFileSync(new URL('../dist/wasm/promptloom_lower_bg.wasm', import.meta.url)));
+const fresh = () => {
+  const glue = createGlue();
+  glue.initSync({ module });
+  return glue;
+};
+__setWasm(fresh(), fresh, 'promptloom/lower');
+
+export { lower, lowerMany, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError } from './api.js';
+export { lowerConversation, Conversation } from './conversation.js';
+export { createResponseParser, ResponseParser, parseResponse, providerError } from './response.js';
+export { createAdapter, ResponseStream } from './adapter.js';
+export { runAgent } from './agent.js';

@@ -1,0 +1,53 @@
+// The `promptloom/lower` entry in headless Chromium, in a page of its own: every recorded
+// case, the conversation suite and the response suite on the lowering-only module; then
+// `promptloom/composer` imported lazily in the same page takes over.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { openBlank } from './chromium.mjs';
+import { successCases, conversationCases, conversationErrors, responseCases } from './cases.mjs';
+
+let blank;
+after(async () => blank?.close());
+
+test('promptloom/lower in Chromium: recorded bodies, conversations, responses; a lazy promptloom/composer after it', async () => {
+  blank = await openBlank();
+  const out = await blank.page.evaluate(async ({ cases, conversations, responses }) => {
+    const pl = await import('/pkg/src/lower-web.js');
+    const wasm = performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.endsWith('.wasm'));
+    const bodies = [];
+    for (const c of cases) {
+      const table = c.resolve ?? {};
+      const resolve = (req) => {
+        const a = table[String(req.part)];
+        if (!a) return null;
+        if ('text' in a) return a.text;
+        if ('bytes' in a) {
+          const bytes = Uint8Array.from(atob(a.bytes), (x) => x.charCodeAt(0));
+          return a.mime ? { bytes, mime: a.mime } : bytes;
+        }
+        if ('error' in a) throw new Error(a.error);
+        return a.payload;
+      };
+      try {
+        bodies.push(pl.lower(c.message, { provider: c.provider, ...c.options, resolve }).body);
+      } catch (e) {
+        bodies.push(`error ${e.code}: ${e.message}`);
+      }
+    }
+    const { conversationConformance } = await import('/tests/js/conversation-conformance.mjs');
+    const { responseConformance } = await import('/tests/js/response-conformance.mjs');
+    const results = [...(await conversationConformance(pl, conversations)), ...responseConformance(pl, { cases: responses })];
+    const comp = await import('/pkg/src/composer-web.js');
+    const spec = { name: 'one', description: 'One step.', initial_state: 'a', states: { a: { objective: 'A.', allowed_tools: [], transitions: [{ on: 'complete', to: 'done' }] }, done: { terminal: true } } };
+    const late = [comp.validateSkillSpec(spec).ok, pl.lower({ role: 'user', parts: [{ type: 'text', text: 'x' }] }, { provider: 'gemini' }).body];
+    return { wasm, bodies, results, late };
+  }, { cases: successCases(), conversations: { cases: conversationCases(), errors: conversationErrors() }, responses: responseCases() });
+  assert.equal(out.wasm.length, 1, out.wasm.join());
+  assert.match(out.wasm[0], /promptloom_lower_bg\.wasm$/, 'the page fetched the lowering-only module alone');
+  const cases = successCases();
+  cases.forEach((c, i) => assert.equal(out.bodies[i], c.expected.body, `${c.name} / ${c.provider}`));
+  assert.ok(out.results.length >= 8, `${out.results.length} checks`);
+  for (const r of out.results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
+  assert.deepEqual(out.late, [true, '{"contents":[{"role":"user","parts":[{"text":"x"}]}]}']);
+  assert.deepEqual(blank.errors.map(String), []);
+});
