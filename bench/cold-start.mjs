@@ -6,6 +6,11 @@
 // the parent times the whole process. A bare `node` that exits at once is the floor.
 // Contenders alternate within each round; medians over ROUNDS rounds are reported (the
 // machine is noisy: compare the ratios).
+//
+// Then workerd: each contender is a Worker (`bench/cold-workers/`) bundled by wrangler as a
+// user's would be; a sample starts a fresh workerd through miniflare, waits until it is
+// ready and sends the first request (the entry's wasm is compiled and instantiated in
+// there). A Worker that only replies is the floor.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -21,6 +26,10 @@ const MESSAGE = { role: 'user', parts: [{ type: 'text', text: 'Summarise the ope
 const scripts = {
   'bare node': `console.log(performance.now());`,
   'promptloom': `import { lower } from 'promptloom';
+const body = lower(${JSON.stringify(MESSAGE)}, { provider: 'anthropic' }).body;
+if (!body.includes('Summarise')) throw new Error('no body');
+console.log(performance.now());`,
+  'promptloom/lower': `import { lower } from 'promptloom/lower';
 const body = lower(${JSON.stringify(MESSAGE)}, { provider: 'anthropic' }).body;
 if (!body.includes('Summarise')) throw new Error('no body');
 console.log(performance.now());`,
@@ -69,4 +78,42 @@ for (const [name, s] of Object.entries(samples)) {
   const above = whole - floor;
   const vs = name === 'bare node' ? '—' : `${(above / sdk).toFixed(2)}×`;
   console.log(`| ${name} | ${median(s.inside).toFixed(1)} ms | ${whole.toFixed(1)} ms | ${name === 'bare node' ? '—' : `${above.toFixed(1)} ms`} | ${vs} |`);
+}
+
+// ---- workerd ----------------------------------------------------------------------------
+const { Miniflare } = await import('miniflare');
+const WORKERS = { 'bare Worker': 'bare', promptloom: 'promptloom', 'promptloom/lower': 'promptloom-lower', 'promptloom/composer': 'promptloom-composer', 'AI SDK (ai + @ai-sdk/anthropic)': 'ai-sdk' };
+const wrangler = join(here, '..', 'node_modules/.bin/wrangler');
+const bundles = {};
+for (const [name, w] of Object.entries(WORKERS)) {
+  const dir = join(out, 'workers', w);
+  execFileSync(wrangler, ['deploy', '--dry-run', '--config', `wrangler-${w}.toml`, '--outdir', dir], {
+    cwd: join(here, 'cold-workers'),
+    env: { ...process.env, CI: 'true', WRANGLER_SEND_METRICS: 'false' },
+    stdio: 'pipe',
+  });
+  bundles[name] = join(dir, `${w}.js`);
+}
+const WROUNDS = Number(process.env.WORKERD_ROUNDS ?? 7);
+const edge = Object.fromEntries(Object.keys(WORKERS).map((n) => [n, []]));
+for (let r = 0; r < WROUNDS; r++) {
+  for (const [name, scriptPath] of Object.entries(bundles)) {
+    const t0 = performance.now();
+    const mf = new Miniflare({ modules: true, scriptPath, modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }], compatibilityDate: '2025-01-01' });
+    await mf.ready;
+    const res = await mf.dispatchFetch('http://bench.test/');
+    const body = await res.text();
+    edge[name].push(performance.now() - t0);
+    await mf.dispose();
+    if (name !== 'bare Worker' && !body.includes('Summarise')) throw new Error(`${name}: no body`);
+  }
+}
+const edgeFloor = median(edge['bare Worker']);
+const edgeSdk = median(edge['AI SDK (ai + @ai-sdk/anthropic)']) - edgeFloor;
+console.log(`\nCold start in workerd (miniflare: a fresh runtime, ready, first request), ${WROUNDS} samples each (medians)\n`);
+console.log('| contender | to the first reply | above a bare Worker | vs the AI SDK |');
+console.log('|---|---:|---:|---:|');
+for (const [name, xs] of Object.entries(edge)) {
+  const above = median(xs) - edgeFloor;
+  console.log(`| ${name} | ${median(xs).toFixed(1)} ms | ${name === 'bare Worker' ? '—' : `${above.toFixed(1)} ms`} | ${name === 'bare Worker' ? '—' : `${(above / edgeSdk).toFixed(2)}×`} |`);
 }

@@ -1,0 +1,2 @@
+// Cold-start bench worker: nothing but a reply (the floor).
+export default { fetch: () => new Response('{}') };

@@ -1,0 +1,4 @@
+// Cold-start bench worker: imports `promptloom/composer` and lowers one user message per request.
+import { lower } from 'promptloom/composer';
+const msg = { role: 'user', parts: [{ type: 'text', text: 'Summarise the open file in two sentences.' }] };
+export default { fetch: () => new Response(lower(msg, { provider: 'anthropic' }).body) };
