@@ -11,6 +11,11 @@
 // user's would be; a sample starts a fresh workerd through miniflare, waits until it is
 // ready and sends the first request (the entry's wasm is compiled and instantiated in
 // there). A Worker that only replies is the floor.
+//
+// Then Chromium: each contender is a page built by Vite (a user's bundler); a sample is a
+// fresh browser context (empty caches) loading it, and the page reports `performance.now()`
+// (milliseconds since navigation start) once the first body is built. A page that only
+// reports is the floor.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -116,4 +121,57 @@ console.log('|---|---:|---:|---:|');
 for (const [name, xs] of Object.entries(edge)) {
   const above = median(xs) - edgeFloor;
   console.log(`| ${name} | ${median(xs).toFixed(1)} ms | ${name === 'bare Worker' ? '—' : `${above.toFixed(1)} ms`} | ${name === 'bare Worker' ? '—' : `${(above / edgeSdk).toFixed(2)}×`} |`);
+}
+
+// ---- Chromium ---------------------------------------------------------------------------
+const { build, preview } = await import('vite');
+const { chromium } = await import('playwright-core');
+const first = `const msg = { role: 'user', parts: [{ type: 'text', text: 'Summarise the open file in two sentences.' }] };`;
+const report = `document.title = String(performance.now()); window.done = true;`;
+const PAGES = {
+  'blank page': `document.body.textContent = 'Summarise'; ${report}`,
+  'promptloom/lower': `import { lower } from 'promptloom/lower';\n${first}\ndocument.body.textContent = lower(msg, { provider: 'anthropic' }).body;\n${report}`,
+  promptloom: `import { lower } from 'promptloom';\n${first}\ndocument.body.textContent = lower(msg, { provider: 'anthropic' }).body;\n${report}`,
+  'promptloom/composer': `import { lower } from 'promptloom/composer';\n${first}\ndocument.body.textContent = lower(msg, { provider: 'anthropic' }).body;\n${report}`,
+  'AI SDK (ai + @ai-sdk/anthropic)': `import 'ai';\nimport { createAnthropic } from '@ai-sdk/anthropic';\nconst model = createAnthropic({ apiKey: 'k' })('claude-x');\nconst prompt = [{ role: 'user', content: [{ type: 'text', text: 'Summarise the open file in two sentences.' }] }];\nconst { args } = await model.getArgs({ prompt, providerOptions: {}, headers: {}, userSuppliedBetas: new Set() });\ndocument.body.textContent = JSON.stringify(args);\n${report}`,
+};
+const servers = {};
+for (const [name, src] of Object.entries(PAGES)) {
+  const app = join(out, 'pages', name.replace(/[^a-z0-9]+/gi, '-'));
+  mkdirSync(join(app, 'src'), { recursive: true });
+  writeFileSync(join(app, 'index.html'), '<!doctype html><html><body><script type="module" src="/src/main.js"></script></body></html>');
+  writeFileSync(join(app, 'src/main.js'), src);
+  await build({ root: app, logLevel: 'silent', build: { target: 'es2022' } });
+  servers[name] = await preview({ root: app, preview: { port: 0, host: '127.0.0.1' }, logLevel: 'silent' });
+}
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+});
+const PROUNDS = Number(process.env.PAGE_ROUNDS ?? 9);
+const pages = Object.fromEntries(Object.keys(PAGES).map((n) => [n, []]));
+try {
+  for (let r = 0; r < PROUNDS; r++) {
+    for (const [name, server] of Object.entries(servers)) {
+      const ctx = await browser.newContext();
+      const page = await ctx.newPage();
+      await page.goto(server.resolvedUrls.local[0]);
+      await page.waitForFunction(() => window.done === true, null, { timeout: 20000 });
+      if (!(await page.textContent('body')).includes('Summarise')) throw new Error(`${name}: no body`);
+      pages[name].push(Number(await page.title()));
+      await ctx.close();
+    }
+  }
+} finally {
+  await browser.close();
+  for (const s of Object.values(servers)) await s.close();
+}
+const pageFloor = median(pages['blank page']);
+const pageSdk = median(pages['AI SDK (ai + @ai-sdk/anthropic)']) - pageFloor;
+console.log(`\nCold start in Chromium (a Vite-built page in a fresh context: navigation start to the first body), ${PROUNDS} samples each (medians)\n`);
+console.log('| contender | to the first body | above a blank page | vs the AI SDK |');
+console.log('|---|---:|---:|---:|');
+for (const [name, xs] of Object.entries(pages)) {
+  const above = median(xs) - pageFloor;
+  console.log(`| ${name} | ${median(xs).toFixed(1)} ms | ${name === 'blank page' ? '—' : `${above.toFixed(1)} ms`} | ${name === 'blank page' ? '—' : `${(above / pageSdk).toFixed(2)}×`} |`);
 }

@@ -21,7 +21,7 @@ node bench/conversation.mjs 2> >(grep -v '^AI SDK Warning' >&2)
 ( cd bench && node --expose-gc stream.mjs 2> >(grep -v '^AI SDK Warning' >&2) )
 # The invocation gateway: what a validated, rate-limited, idempotent call adds beside calling the handler, and beside ajv + cockatiel (Node).
 ( cd bench && node gateway.mjs )
-# Cold start: a fresh Node process, then a fresh workerd, importing each entry and making its first body, beside the AI SDK's.
+# Cold start: a fresh Node process, a fresh workerd and a fresh Chromium context importing each entry and making its first body, beside the AI SDK's.
 ( cd bench && node cold-start.mjs )
 # JS values crossing as JSON text (what the faces do) beside serde-wasm-bindgen (Node; builds target/swb-bench).
 PATH="$PWD/node_modules/.bin:$PATH" node bench/serde-wasm-bindgen.mjs
