@@ -49,7 +49,7 @@ export class ResponseParser {
 
   #alive() {
     if (__generation() !== this.#generation) {
-      throw new PromptloomError('InstanceLost', 'this parser was made by a wasm instance that trapped and was replaced; make it again', {});
+      throw new PromptloomError('InstanceLost', 'this parser was made by a wasm instance that was replaced (one that trapped, or a smaller entry\'s once a larger one loaded and took over every call); make it again', {});
     }
   }
 
