@@ -11,6 +11,7 @@ mod common;
 use common::SYSTEM_SKILLS;
 use promptloom::catalog::SkillCatalog;
 use promptloom::store::seed::{self, read_seed, Seed, SEED_ROW};
+use promptloom::store::skills::Request;
 use promptloom::store::{Backend, MemoryBackend, Op, SkillStore, SkillTables, Table};
 use promptloom::{Error, ErrorKind};
 use serde_json::{json, Value};
@@ -36,6 +37,12 @@ fn names(report: &Value, field: &str) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Creates `skill` (a package) in `store`, as the user's own.
+fn create(store: &mut SkillTables<MemoryBackend>, skill: Value) {
+    let req = Request::from_value(&json!({"op": "create", "skill": skill}), T0).unwrap(); // ok: test
+    store.write(&req, T0).unwrap(); // ok: test
 }
 
 fn rows(store: &SkillTables<MemoryBackend>) -> String {
@@ -154,28 +161,10 @@ fn the_users_own_skills_are_never_written_over_or_deleted() {
     mine["source"] = "user".into();
     mine["description"] = "My own.".into();
     mine["artifacts"] = json!([]);
-    store
-        .write(
-            &promptloom::store::skills::Request::from_value(
-                &json!({"op": "create", "skill": mine}),
-                T0,
-            )
-            .unwrap(),
-            T0,
-        ) // ok: test
-        .unwrap(); // ok: test
-                   // A marketplace skill marked system that the seed never wrote.
+    create(&mut store, mine);
+    // A marketplace skill marked system that the seed never wrote.
     let other = json!({"name": "from-marketplace", "description": "Synced.", "source": "system", "marketplace_id": "m1"});
-    store
-        .write(
-            &promptloom::store::skills::Request::from_value(
-                &json!({"op": "create", "skill": other}),
-                T0,
-            )
-            .unwrap(),
-            T0,
-        ) // ok: test
-        .unwrap(); // ok: test
+    create(&mut store, other);
     let r = store.seed(&system(), T0).unwrap(); // ok: test
     assert_eq!(names(&r, "upserted"), ["skill-builder"]);
     let skipped = r["skipped"].as_array().unwrap(); // ok: test
@@ -201,16 +190,7 @@ fn the_users_own_skills_are_never_written_over_or_deleted() {
     let mut store = SkillTables::new(MemoryBackend::new());
     let id = system().skills[1].id.clone();
     let squatter = json!({"id": id, "name": "my-skill", "description": "Mine.", "source": "user"});
-    store
-        .write(
-            &promptloom::store::skills::Request::from_value(
-                &json!({"op": "create", "skill": squatter}),
-                T0,
-            )
-            .unwrap(),
-            T0,
-        ) // ok: test
-        .unwrap(); // ok: test
+    create(&mut store, squatter);
     let r = store.seed(&system(), T0).unwrap(); // ok: test
     assert_eq!(r["skipped"][0]["problems"][0]["code"], "name-conflict");
     assert_eq!(store.get(&id).unwrap().unwrap().name, "my-skill"); // ok: test
@@ -333,16 +313,7 @@ fn a_disabled_skill_or_a_workspace_fork_changes_the_specs() {
     fork["source"] = "user".into();
     fork["metadata"]["skill_spec"]["max_steps"] = 12.into();
     let mut workspace = SkillTables::new(MemoryBackend::new());
-    workspace
-        .write(
-            &promptloom::store::skills::Request::from_value(
-                &json!({"op": "create", "skill": fork}),
-                T0,
-            )
-            .unwrap(),
-            T0,
-        ) // ok: test
-        .unwrap(); // ok: test
+    create(&mut workspace, fork);
     let catalog = SkillCatalog::new(workspace, account);
     let specs = catalog.skill_specs().unwrap(); // ok: test
     assert_eq!(specs.len(), 2);
