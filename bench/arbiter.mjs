@@ -8,6 +8,7 @@
 // Ratios, not absolute times: medians of alternating rounds. Not part of the test command.
 import * as pl from 'promptloom/composer';
 import { createMachine, createActor } from 'xstate';
+import { writeChart } from './chart.mjs';
 
 const N = Number(process.env.STATES ?? 1000);
 const PROPOSALS = Number(process.env.PROPOSALS ?? 1_000_000);
@@ -71,3 +72,7 @@ const px = median(runs.xstate);
 out += `| one proposal / event | ${pp.toFixed(3)} µs (range ${Math.min(...runs.promptloom).toFixed(3)}–${Math.max(...runs.promptloom).toFixed(3)}) | ${px.toFixed(3)} µs | ${(pp / px).toFixed(2)}× |\n`;
 console.log(out);
 console.log(`targets: validation < 3 ms ${vp < 3 ? 'met' : 'missed'}; < 1 µs per proposal ${pp < 1 ? 'met' : 'missed'}`);
+writeChart('arbiter', `Skill state machines (${N} states), Node: promptloom vs XState v5`, [
+  { label: `validate / build the ${N}-state machine (ms)`, bars: [{ name: 'promptloom', value: vp, text: `${vp.toFixed(2)} ms` }, { name: 'XState v5', value: vx, text: `${vx.toFixed(2)} ms` }] },
+  { label: 'one proposal / event (µs)', bars: [{ name: 'promptloom', value: pp, text: `${pp.toFixed(3)} µs` }, { name: 'XState v5', value: px, text: `${px.toFixed(3)} µs` }] },
+]);

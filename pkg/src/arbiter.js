@@ -1,9 +1,11 @@
 // Skill state machines and the arbiter: JS glue. Validation, registries, the arbiter's
 // rules, its log and Mermaid live in the core; this file converts. A tool proposal that is
-// accepted without changing anything comes back as an empty string (no JSON either way), so
-// the hot path is one call into wasm.
+// accepted without changing anything comes back as `undefined`, a transition taken with
+// nothing else to say as the new state behind `MOVED` (no JSON either way), so the hot path
+// is one call into wasm.
 
-import { PromptloomError, __core, __call as call, __json, __str, __opts, __module } from './api.js';
+import { MOVED } from './frame.js';
+import { PromptloomError, __core, __inbox, __call as call, __json, __str, __opts, __module } from './api.js';
 
 /** A spec or composition argument: JSON text or an object. */
 const text = (x, what) => __json(x, what, 'InvalidRequest', { path: '$' });
@@ -13,7 +15,7 @@ const value = (x, what) => __json(x ?? null, what, 'InvalidRequest', { text: fal
 /** Every problem of a SkillSpec at once: `{ ok, problems: [{ path, code, message, severity }] }`. */
 export function validateSkillSpec(spec, options) {
   const { tools } = __opts(options, 'validateSkillSpec()');
-  return JSON.parse(__core('validateSkillSpec', text(spec, 'the spec'), value(tools, 'tools')));
+  return JSON.parse(__inbox('validateSkillSpec', [text(spec, 'the spec')], value(tools, 'tools')));
 }
 
 /**
@@ -110,13 +112,13 @@ export class Arbiter {
     if (proposal && proposal.type === 'tool' && typeof proposal.name === 'string') {
       const args = proposal.arguments === undefined ? '' : value(proposal.arguments, 'proposal.arguments');
       out = call(() => this.#a.tool(lane, proposal.name, args));
-      if (out === '' && known) {
+      if (out === undefined && known) {
         known.step++;
         return { accepted: true, status: 'running', state: known.state, step: known.step };
       }
     } else if (proposal && proposal.type === 'transition' && typeof proposal.event === 'string') {
       out = call(() => this.#a.transition(lane, proposal.event));
-      if (out.charCodeAt(0) === 2 && known) {
+      if (out[0] === MOVED && known) {
         known.step++;
         known.state = out.slice(1);
         return { accepted: true, status: 'running', state: known.state, step: known.step };
@@ -125,9 +127,12 @@ export class Arbiter {
       const p = value(proposal, 'proposal');
       out = call(() => this.#a.propose(lane, p));
     }
-    const o = out === '' ? JSON.parse(call(() => this.#a.run(lane))) : JSON.parse(out);
+    // Accepted with nothing to report but not known here (a lane started before a replay):
+    // the run says where it is.
+    const quiet = out === undefined || out[0] === MOVED;
+    const o = JSON.parse(quiet ? call(() => this.#a.run(lane)) : out);
     this.#lanes.set(lane, { state: o.state, step: o.step });
-    return out === '' ? { accepted: true, status: o.status, state: o.state, step: o.step } : o;
+    return quiet ? { accepted: true, status: o.status, state: o.state, step: o.step } : o;
   }
   /** Cancels the lane's run (refused for a skill that is not interruptible) → the run. */
   cancel(lane) {

@@ -19,7 +19,7 @@ pub mod session;
 pub mod spec;
 pub mod validate;
 
-pub use spec::{SkillSpec, State, Transition};
+pub use spec::{SkillSpec, State, StateName, Transition};
 pub use validate::validate_spec;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -263,9 +263,9 @@ pub struct Event {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rejected: Option<&'static str>,
     /// The state before.
-    pub from: String,
+    pub from: StateName,
     /// The state after.
-    pub to: String,
+    pub to: StateName,
     /// The run's status after.
     pub status: Status,
 }
@@ -285,7 +285,7 @@ impl Event {
                 ))
             }
         };
-        let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+        let s = |k: &str| StateName::from(v.get(k).and_then(Value::as_str).unwrap_or(""));
         Ok(Event {
             seq: v.get("seq").and_then(Value::as_u64).unwrap_or(0),
             kind,
@@ -307,7 +307,7 @@ pub struct Run {
     /// The skill.
     pub skill: String,
     /// The current state.
-    pub state: String,
+    pub state: StateName,
     /// Proposals taken so far (the model's steps).
     pub step: u64,
     /// Rejections in a row in this state.
@@ -323,19 +323,42 @@ pub struct Run {
     /// Proposal records awaiting approval.
     pub proposals: Vec<ProposalRecord>,
     /// Accepted tool calls in the current state (the structured step context).
-    pub state_calls: Vec<Value>,
+    pub state_calls: Vec<Call>,
     /// The append-only log.
     pub log: Vec<Event>,
+    /// The skill's spec (the registry's, shared) and the current state's index in it: a
+    /// proposal looks neither up by name.
+    #[serde(skip)]
+    spec: Arc<SkillSpec>,
+    #[serde(skip)]
+    at: usize,
+}
+
+/// An accepted tool call of the current state (`{ tool, arguments }` in the step context).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Call {
+    /// The tool.
+    pub tool: String,
+    /// Its arguments.
+    pub arguments: Value,
 }
 
 impl Run {
+    /// Takes the transition `t` of the current state (its target is one of the spec's
+    /// states: validation refuses a spec otherwise).
+    fn move_to(&mut self, t: &Transition) {
+        self.at = t.target;
+        self.state = t.to.clone();
+        self.state_calls.clear();
+    }
+
     /// Appends a log entry (the state and status after it are the run's own).
     fn append(
         &mut self,
         kind: &'static str,
         proposal: Option<Proposal>,
         rejected: Option<&'static str>,
-        from: String,
+        from: StateName,
     ) {
         let seq = self.log.len() as u64;
         self.log.push(Event {
@@ -361,7 +384,7 @@ pub struct Outcome {
     /// The run's status after it.
     pub status: Status,
     /// The state after it.
-    pub state: String,
+    pub state: StateName,
     /// The step count after it.
     pub step: u64,
     /// The refusal, with what would have been valid.
@@ -463,9 +486,11 @@ impl Arbiter {
                 ));
             }
         }
+        let initial = StateName::from(spec.initial_state.as_str());
+        let at = spec.index(&spec.initial_state).unwrap_or(0);
         let run = Run {
             skill: skill.to_owned(),
-            state: spec.initial_state.clone(),
+            state: initial.clone(),
             step: 0,
             retries: 0,
             status: Status::Running,
@@ -482,10 +507,12 @@ impl Arbiter {
                 proposal: None,
                 accepted: true,
                 rejected: None,
-                from: String::new(),
-                to: spec.initial_state.clone(),
+                from: StateName::default(),
+                to: initial,
                 status: Status::Running,
             }],
+            spec,
+            at,
         };
         self.lanes.insert(lane.to_owned(), run);
         self.lanes
@@ -493,28 +520,20 @@ impl Arbiter {
             .ok_or_else(|| Error::new(ErrorKind::Internal, "the run just started is gone"))
     }
 
-    fn active(&mut self, lane: &str) -> Result<(&mut Run, Arc<SkillSpec>)> {
-        let run = self.lanes.get_mut(lane).ok_or_else(|| {
+    fn active(&mut self, lane: &str) -> Result<&mut Run> {
+        self.lanes.get_mut(lane).ok_or_else(|| {
             Error::new(ErrorKind::NotFound, format!("lane `{lane}` has no run")).with("lane", lane)
-        })?;
-        let spec =
-            self.registry.get(&run.skill).cloned().ok_or_else(|| {
-                Error::new(ErrorKind::Internal, "a run's skill left the registry")
-            })?;
-        Ok((run, spec))
+        })
     }
 
     /// Validates and applies one proposal.
     pub fn propose(&mut self, lane: &str, p: Proposal) -> Result<Outcome> {
         let budget = self.retry_budget;
-        let registry = self.registry.clone();
-        let tools = &registry.tools;
+        let tools = &self.registry.tools;
         let run = self.lanes.get_mut(lane).ok_or_else(|| {
             Error::new(ErrorKind::NotFound, format!("lane `{lane}` has no run")).with("lane", lane)
         })?;
-        let spec = registry
-            .get(&run.skill)
-            .ok_or_else(|| Error::new(ErrorKind::Internal, "a run's skill left the registry"))?;
+        let spec = run.spec.clone();
         if run.status != Status::Running {
             return Err(Error::new(
                 ErrorKind::InvalidRequest,
@@ -524,7 +543,8 @@ impl Arbiter {
         }
         let from = run.state.clone();
         let state = spec
-            .state(&run.state)
+            .states
+            .get(run.at)
             .ok_or_else(|| Error::new(ErrorKind::Internal, "a run is in an unknown state"))?;
         run.step += 1;
         let left = budget.saturating_sub(run.retries);
@@ -621,13 +641,14 @@ impl Arbiter {
                 run.retries = 0;
                 match &p {
                     Proposal::Tool { name, arguments } => {
-                        run.state_calls
-                            .push(json!({"tool": name, "arguments": arguments}));
+                        run.state_calls.push(Call {
+                            tool: name.clone(),
+                            arguments: arguments.clone(),
+                        });
                     }
                     Proposal::Transition { event } => {
                         if let Some(t) = state.transition(event) {
-                            run.state = t.to.clone();
-                            run.state_calls.clear();
+                            run.move_to(t);
                         }
                     }
                     Proposal::Finish { output } => {
@@ -646,9 +667,8 @@ impl Arbiter {
                 if run.retries > budget {
                     match state.transition("error") {
                         Some(t) => {
-                            run.state = t.to.clone();
+                            run.move_to(t);
                             run.retries = 0;
-                            run.state_calls.clear();
                         }
                         None => {
                             run.status = Status::Failed;
@@ -677,7 +697,8 @@ impl Arbiter {
 
     /// Cancels the run in `lane` (refused for a skill that is not `interruptible`).
     pub fn cancel(&mut self, lane: &str) -> Result<&Run> {
-        let (run, spec) = self.active(lane)?;
+        let run = self.active(lane)?;
+        let spec = run.spec.clone();
         if run.status != Status::Running {
             return Err(
                 Error::new(ErrorKind::InvalidRequest, "the run has already ended")
@@ -709,12 +730,10 @@ impl Arbiter {
         let run = self
             .run(lane)
             .ok_or_else(|| Error::new(ErrorKind::NotFound, format!("lane `{lane}` has no run")))?;
-        let spec = self
-            .registry
-            .get(&run.skill)
-            .ok_or_else(|| Error::new(ErrorKind::Internal, "a run's skill left the registry"))?;
+        let spec = &run.spec;
         let state = spec
-            .state(&run.state)
+            .states
+            .get(run.at)
             .ok_or_else(|| Error::new(ErrorKind::Internal, "a run is in an unknown state"))?;
         Ok(json!({
             "skill": spec.name,
@@ -747,10 +766,11 @@ impl Arbiter {
         let Some(r) = self.lanes.get(lane) else {
             return Value::Null;
         };
-        let objective = self
-            .registry
-            .get(&r.skill)
-            .and_then(|s| s.state(&r.state).map(|st| st.objective.clone()))
+        let objective = r
+            .spec
+            .states
+            .get(r.at)
+            .map(|st| st.objective.clone())
             .unwrap_or_default();
         json!({ "name": r.skill, "state": r.state, "status": r.status,
                 "step": { "n": r.step, "objective": objective } })

@@ -5,14 +5,63 @@
 use crate::problems::Problems;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// A state's name as a run and its log hold it: shared, so moving to a state or logging
+/// one copies no text. Reads as a `str` (and compares with one); JSON writes it as a string.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Default)]
+#[serde(transparent)]
+pub struct StateName(Arc<str>);
+
+impl StateName {
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::ops::Deref for StateName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for StateName {
+    fn from(s: &str) -> Self {
+        StateName(Arc::from(s))
+    }
+}
+
+impl PartialEq<str> for StateName {
+    fn eq(&self, other: &str) -> bool {
+        &*self.0 == other
+    }
+}
+
+impl PartialEq<&str> for StateName {
+    fn eq(&self, other: &&str) -> bool {
+        &*self.0 == *other
+    }
+}
+
+impl std::fmt::Display for StateName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
 
 /// One transition: on `on`, go to `to`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Transition {
     /// The event name.
     pub on: String,
-    /// The target state.
-    pub to: String,
+    /// The target state (shared: a run moving there holds the same name, not a copy).
+    pub to: StateName,
+    /// The target's index in the spec's states (`usize::MAX` for an unknown target, which
+    /// validation refuses).
+    #[serde(skip)]
+    pub(crate) target: usize,
 }
 
 /// One state.
@@ -248,7 +297,8 @@ pub(crate) fn read(v: &Value, out: &mut Problems) -> Option<SkillSpec> {
                                 (Some(on), Some(to)) if !on.is_empty() => {
                                     transitions.push(Transition {
                                         on: on.to_owned(),
-                                        to: to.to_owned(),
+                                        to: StateName::from(to),
+                                        target: usize::MAX,
                                     })
                                 }
                                 _ => out.error(
@@ -277,6 +327,14 @@ pub(crate) fn read(v: &Value, out: &mut Problems) -> Option<SkillSpec> {
         None => out.error("states", "missing-field", "`states` is missing"),
         Some(_) => out.error("states", "wrong-type", "`states` must be an object"),
     }
+    let lookup: std::collections::BTreeMap<String, usize> = states
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.clone(), i))
+        .collect();
+    for t in states.iter_mut().flat_map(|s| s.transitions.iter_mut()) {
+        t.target = lookup.get(&*t.to).copied().unwrap_or(usize::MAX);
+    }
     // Every rule runs even without a name, so one pass reports every problem.
     Some(SkillSpec {
         name: name.unwrap_or_default(),
@@ -284,11 +342,7 @@ pub(crate) fn read(v: &Value, out: &mut Problems) -> Option<SkillSpec> {
         initial_state: initial_state.unwrap_or_default(),
         input_schema: o.get("input_schema").filter(|v| !v.is_null()).cloned(),
         output_schema: o.get("output_schema").filter(|v| !v.is_null()).cloned(),
-        lookup: states
-            .iter()
-            .enumerate()
-            .map(|(i, s)| (s.name.clone(), i))
-            .collect(),
+        lookup,
         states,
         max_steps,
         interruptible,

@@ -10,17 +10,11 @@ use super::spec::{self, SkillSpec};
 use crate::problems::{Problem, Problems};
 use crate::skill::Validation;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// Checks the graph and references of a spec that has been read.
 pub(crate) fn check(s: &SkillSpec, tools: Option<&BTreeSet<String>>, out: &mut Problems) {
-    let index: BTreeMap<&str, usize> = s
-        .states
-        .iter()
-        .enumerate()
-        .map(|(i, st)| (st.name.as_str(), i))
-        .collect();
-    let initial = index.get(s.initial_state.as_str()).copied();
+    let initial = s.index(&s.initial_state);
     if initial.is_none() && !s.initial_state.is_empty() {
         out.error(
             "initial_state",
@@ -61,8 +55,8 @@ pub(crate) fn check(s: &SkillSpec, tools: Option<&BTreeSet<String>>, out: &mut P
                     format!("`{}` has two transitions on `{}`", st.name, t.on),
                 );
             }
-            match index.get(t.to.as_str()) {
-                Some(&j) => edges[i].push(j),
+            match s.states.get(t.target) {
+                Some(_) => edges[i].push(t.target),
                 None => out.error(
                     &format!("{}.transitions[{k}].to", p()),
                     "unknown-state",

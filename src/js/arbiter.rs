@@ -6,6 +6,7 @@ use super::js_err;
 use crate::arbiter::session::{self, Session};
 use crate::arbiter::{self, approval, Arbiter, Proposal, SkillRegistry};
 use crate::error::{Error, ErrorKind};
+use crate::frame;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -40,11 +41,15 @@ fn list(text: &str, what: &str) -> Result<Vec<Value>, JsValue> {
     }
 }
 
-/// Every problem of a spec (JSON); `tools` is a JSON array of names, or `null` to skip the
-/// tool check → `{ ok, problems }`.
+/// Every problem of a spec (JSON, the inbox's one string: specs run to hundreds of KB);
+/// `tools` is a JSON array of names, or `null` to skip the tool check → `{ ok, problems }`.
 #[wasm_bindgen(js_name = validateSkillSpec)]
-pub fn validate_skill_spec(spec: &str, tools: &str) -> Result<String, JsValue> {
-    let v = parse(spec, "the spec")?;
+pub fn validate_skill_spec(lens: &[u32], tools: &str) -> Result<String, JsValue> {
+    let spec = super::inbox_strings(lens)?;
+    let v = parse(
+        spec.first().map(String::as_str).unwrap_or_default(),
+        "the spec",
+    )?;
     let t: Option<BTreeSet<String>> = match parse(tools, "the tools")? {
         Value::Null => None,
         _ => Some(names(tools)?.into_iter().collect()),
@@ -149,8 +154,14 @@ impl JsArbiter {
     }
 
     /// A tool-call proposal (`arguments` JSON, or "" for none). Accepted with no state
-    /// change and no record → "" (the caller knows the rest); otherwise the outcome JSON.
-    pub fn tool(&mut self, lane: &str, name: &str, arguments: &str) -> Result<String, JsValue> {
+    /// change and no record → `undefined` (the caller knows the rest, and no text
+    /// crosses); otherwise the outcome JSON.
+    pub fn tool(
+        &mut self,
+        lane: &str,
+        name: &str,
+        arguments: &str,
+    ) -> Result<Option<String>, JsValue> {
         let arguments = if arguments.is_empty() {
             Value::Null
         } else {
@@ -168,14 +179,16 @@ impl JsArbiter {
             .map_err(js_err)?;
         Ok(
             if o.accepted && o.proposal_record.is_none() && o.status == arbiter::Status::Running {
-                String::new()
+                None
             } else {
-                outcome_json(&o)
+                Some(outcome_json(&o))
             },
         )
     }
 
-    /// A transition proposal → the outcome (JSON).
+    /// A transition proposal. Taken with the run going on and no record →
+    /// [`frame::MOVED`] and the new state (the caller knows the rest); otherwise the
+    /// outcome (JSON).
     pub fn transition(&mut self, lane: &str, event: &str) -> Result<String, JsValue> {
         let o = self
             .inner
@@ -186,7 +199,16 @@ impl JsArbiter {
                 },
             )
             .map_err(js_err)?;
-        Ok(outcome_json(&o))
+        Ok(
+            if o.accepted && o.proposal_record.is_none() && o.status == arbiter::Status::Running {
+                let mut s = String::with_capacity(o.state.len() + 1);
+                s.push(frame::MOVED);
+                s.push_str(&o.state);
+                s
+            } else {
+                outcome_json(&o)
+            },
+        )
     }
 
     /// Any proposal (JSON) → the outcome (JSON).
