@@ -13,6 +13,7 @@ import { writeChart } from './chart.mjs';
 const N = Number(process.env.STATES ?? 1000);
 const PROPOSALS = Number(process.env.PROPOSALS ?? 1_000_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 5);
+const VROUNDS = Number(process.env.VALIDATE_ROUNDS ?? 15);
 
 // A chain s0 → s1 → … → s(N-2) with `next`, a `back` edge every 10 states, `restart` from
 // s(N-2) to s0 and `finish` to the terminal `done`; two allowed tools per state.
@@ -33,7 +34,12 @@ const v = pl.validateSkillSpec(spec, { tools });
 if (!v.ok) throw new Error(JSON.stringify(v.problems.slice(0, 3)));
 
 const val = { promptloom: [], xstate: [] };
-for (let r = 0; r < ROUNDS; r++) {
+// Warm both up (the first calls compile), then alternate.
+for (let r = 0; r < 3; r++) {
+  pl.validateSkillSpec(spec, { tools });
+  createMachine(xconfig);
+}
+for (let r = 0; r < VROUNDS; r++) {
   let t0 = performance.now();
   pl.validateSkillSpec(spec, { tools });
   val.promptloom.push(performance.now() - t0);

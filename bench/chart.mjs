@@ -8,8 +8,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const DIR = join(dirname(fileURLToPath(import.meta.url)), 'charts');
-const WIDTH = 720;
-const LABEL = 190; // the contenders' names
+const SPAN = 380; // the longest bar
+const CHAR = 6.8; // about the width of one character at 12 px
 const BAR = 16;
 const GAP = 4;
 const PANEL_HEAD = 24;
@@ -27,13 +27,19 @@ const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replac
  */
 export function chartSvg(title, panels) {
   const rows = panels.reduce((n, p) => n + p.bars.length, 0);
+  const bars = panels.flatMap((p) => p.bars);
+  // Room for the longest contender name on the left and the longest figure on the right.
+  const LABEL = Math.ceil(Math.max(...bars.map((b) => b.name.length)) * CHAR) + 20;
+  const TEXT = Math.ceil(Math.max(...bars.map((b) => b.text.length)) * CHAR) + 16;
+  const longest = Math.max(title.length * 8.2, ...panels.map((p) => p.label.length * CHAR + (p.higherIsBetter ? 130 : 0)));
+  const WIDTH = Math.max(LABEL + SPAN + TEXT, Math.ceil(longest) + 24);
   const height = 40 + panels.length * (PANEL_HEAD + PANEL_GAP) + rows * (BAR + GAP) + 20;
   const out = [];
   out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="system-ui, -apple-system, Segoe UI, sans-serif" font-size="12">`);
   out.push(`<rect width="100%" height="100%" fill="#ffffff"/>`);
   out.push(`<text x="12" y="24" font-size="15" font-weight="600" fill="#1d232a">${esc(title)}</text>`);
   let y = 40;
-  const span = WIDTH - LABEL - 110;
+  const span = SPAN;
   for (const p of panels) {
     const max = Math.max(...p.bars.map((b) => b.value), Number.MIN_VALUE);
     y += PANEL_HEAD;

@@ -18,6 +18,7 @@
 // reports is the floor.
 import { execFileSync } from 'node:child_process';
 import { writeFileSync, mkdirSync } from 'node:fs';
+import { writeChart } from './chart.mjs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -175,3 +176,14 @@ for (const [name, xs] of Object.entries(pages)) {
   const above = median(xs) - pageFloor;
   console.log(`| ${name} | ${median(xs).toFixed(1)} ms | ${name === 'blank page' ? '—' : `${above.toFixed(1)} ms`} | ${name === 'blank page' ? '—' : `${(above / pageSdk).toFixed(2)}×`} |`);
 }
+// The chart: per host, each contender's cost above the host's floor.
+const above = (xs, floor) => Math.max(0, median(xs) - floor);
+const hostPanel = (label, entries, floorName, floor) => ({
+  label,
+  bars: entries.filter(([name]) => name !== floorName).map(([name, xs]) => ({ name, value: above(xs, floor), text: `${above(xs, floor).toFixed(1)} ms` })),
+});
+writeChart('cold-start', 'Cold start to the first body, above each host\'s floor (ms)', [
+  hostPanel('Node (fresh process), above bare node', Object.entries(samples).map(([n, s]) => [n, s.whole]), 'bare node', floor),
+  hostPanel('workerd (fresh runtime), above a bare Worker', Object.entries(edge), 'bare Worker', edgeFloor),
+  hostPanel('Chromium (Vite page, fresh context), above a blank page', Object.entries(pages), 'blank page', pageFloor),
+]);

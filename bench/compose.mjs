@@ -12,6 +12,7 @@
 // Ratios, not absolute times: rounds alternate between the contenders and medians are
 // reported. Not part of the test command.
 import { openBlank } from '../tests/js/chromium.mjs';
+import { writeChart } from './chart.mjs';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const SUBMITS = Number(process.env.SUBMITS ?? 40);
@@ -182,3 +183,13 @@ console.log(`| submit + persist + lower, 10-part mixed message (${result.rowsPer
 console.log(`| (the same rows through promptloom's IndexedDB backend alone) | ${ms(result.backend)} | ${ms(result.write)} | ${(result.backend / result.write).toFixed(2)}× | |`);
 console.log(`| … lowering what store.get() reads back | ${ms(result.readBack)} | ${ms(result.write)} | ${(result.readBack / result.write).toFixed(2)}× | |`);
 console.log(`| history of ${HISTORY} messages read back + each lowered (${result.historyRows} rows) | ${ms(result.history)} | ${ms(result.read)} | ${(result.history / result.read).toFixed(2)}× | ≤ 1.5× |`);
+writeChart('compositor', 'Compositor on IndexedDB (Chromium): promptloom vs the raw IndexedDB floor', [
+  { label: 'submit + persist + lower, 10-part mixed message', bars: [
+    { name: 'promptloom', value: result.submit, text: ms(result.submit) },
+    { name: 'raw IndexedDB floor', value: result.write, text: ms(result.write) },
+  ] },
+  { label: `history of ${HISTORY} messages read back + each lowered`, bars: [
+    { name: 'promptloom', value: result.history, text: ms(result.history) },
+    { name: 'raw IndexedDB floor', value: result.read, text: ms(result.read) },
+  ] },
+]);

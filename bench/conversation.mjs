@@ -10,6 +10,7 @@
 // between contenders and the median round is reported.
 import { performance } from 'node:perf_hooks';
 import { Conversation, lowerConversation } from 'promptloom';
+import { writeChart } from './chart.mjs';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
@@ -144,3 +145,11 @@ for (const r of table) {
   console.log(`| ${r.n} | ${r.provider} | ${kb(r.bodyBytes)} | ${fmt(r.turn)} | ${fmt(r.sdk)} | ${r.ratio.toFixed(1)}× | ${tgt} | ${fmt(r.whole)} | ${r.wholeRatio.toFixed(1)}× | ${kb(r.cache)} |`);
 }
 console.log(allMet ? '\nAll targets met.' : '\nSome targets were missed (see MISSED rows).');
+writeChart('conversation', "A chat's cost per new turn (Node): promptloom vs the AI SDK's conversion of the whole prompt", table.map((r) => ({
+  label: `${r.n} turns, ${r.provider}`,
+  bars: [
+    { name: 'promptloom per turn', value: r.turn, text: fmt(r.turn) },
+    { name: 'promptloom stateless', value: r.whole, text: fmt(r.whole) },
+    { name: 'AI SDK getArgs + stringify', value: r.sdk, text: `${fmt(r.sdk)} (${r.ratio.toFixed(1)}× the per-turn cost)` },
+  ],
+})));

@@ -11,6 +11,7 @@
 // Ratios, not absolute times.
 import { performance } from 'node:perf_hooks';
 import { ContractRegistry, createGateway, memoryState } from 'promptloom/composer';
+import { writeChart } from './chart.mjs';
 import Ajv from 'ajv';
 import { ConsecutiveBreaker, ExponentialBackoff, circuitBreaker, handleAll, retry, timeout, TimeoutStrategy, wrap } from 'cockatiel';
 
@@ -108,3 +109,9 @@ const added = per('promptloom') - base;
 const peer = per('ajv + cockatiel') - base;
 table += `\npromptloom adds ${added.toFixed(2)} µs per call (target < 5 µs): ${(peer / added).toFixed(2)}× less than the ajv + cockatiel stack adds.\n`;
 console.log(table);
+writeChart('gateway', 'What a validated, rate-limited, idempotent call adds (Node)', [
+  { label: 'µs added per call, beside calling the handler', bars: [
+    { name: 'promptloom gateway', value: added, text: `+${added.toFixed(2)} µs` },
+    { name: 'ajv + cockatiel', value: peer, text: `+${peer.toFixed(2)} µs` },
+  ] },
+]);

@@ -9,6 +9,7 @@
 // the median round is reported.
 import { performance } from 'node:perf_hooks';
 import { lower } from 'promptloom';
+import { writeChart } from './chart.mjs';
 import { generateText } from 'ai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
@@ -203,3 +204,11 @@ for (const r of table) {
   console.log(`| ${r.row} | ${r.provider} | ${fmt(r.ours)} | ${fmt(r.sdk)} | ${r.ratio.toFixed(1)}× | ≥${r.target}× ${r.met ? 'met' : 'MISSED'} | ${fmt(r.gen)} | ${r.genRatio.toFixed(1)}× | ${fmt(r.floor)} |`);
 }
 console.log(allMet ? '\nAll targets met.' : '\nSome targets were missed (see MISSED rows).');
+// The chart: one panel per corpus row and provider, promptloom beside the AI SDK's conversion.
+writeChart('lower', 'Lowering one user message to a request body (Node): promptloom vs the AI SDK', table.map((r) => ({
+  label: `${r.row}, ${r.provider}`,
+  bars: [
+    { name: 'promptloom', value: r.ours, text: fmt(r.ours) },
+    { name: 'AI SDK getArgs + stringify', value: r.sdk, text: `${fmt(r.sdk)} (${r.ratio.toFixed(1)}× slower)` },
+  ],
+})));

@@ -11,6 +11,7 @@
 //
 // Ratios, not absolute times: rounds alternate between the contenders and the median
 // round is reported. Not part of the test command.
+import { writeChart } from './chart.mjs';
 import * as pl from 'promptloom/composer';
 import nunjucks from 'nunjucks';
 import { Environment } from 'minijinja-js';
@@ -120,3 +121,6 @@ for (const [name, xs] of Object.entries(times)) {
 console.log(out);
 const target = median(times['promptloom compose() — all nine steps']) < base;
 console.log(`target (a whole composition faster than minijinja-js renders the framing alone): ${target ? 'met' : 'missed'}`);
+writeChart('skill-composer', 'Skill Composer (Node): a whole composition vs rendering the framing alone', [
+  { label: 'µs per call', bars: Object.entries(times).map(([name, xs]) => ({ name: name.replace(' — ', ': '), value: median(xs), text: `${median(xs).toFixed(1)} µs` })) },
+]);

@@ -13,6 +13,7 @@ import { performance } from 'node:perf_hooks';
 import MiniSearch from 'minisearch';
 import * as pl from 'promptloom';
 import { openBlank } from '../tests/js/chromium.mjs';
+import { writeChart } from './chart.mjs';
 
 const require = createRequire(import.meta.url);
 const SKILLS = Number(process.env.SKILLS ?? 10000);
@@ -117,6 +118,11 @@ for (const [label, p] of [['match p50', 0.5], ['match p99', 0.99]]) {
   console.log(`| ${label} | ${ms(a)} | ${ms(b)} | ${(b / a).toFixed(1)}× faster | ${target} |`);
 }
 console.log(`\n(${hits} of ${QUERIES} queries had recommendations; ${exactShare} ranked an exact trigger-phrase hit first.)`);
+const bar = (name, v) => ({ name, value: v, text: ms(v) });
+writeChart('matching', `Phase-1 matching, ${SKILLS.toLocaleString('en')} skills (Node): promptloom vs MiniSearch`, [
+  { label: 'index build', bars: [bar('promptloom', bp), bar('MiniSearch 7', bm)] },
+  ...[['match p50', 0.5], ['match p99', 0.99]].map(([label, p]) => ({ label, bars: [bar('promptloom', pct(times.promptloom, p)), bar('MiniSearch 7', pct(times.minisearch, p))] })),
+]);
 
 // ---- 2. IndexedDB -----------------------------------------------------------------------
 // The demo page in headless Chromium (the same launch the browser tests use).
@@ -257,3 +263,7 @@ for (const op of ['put', 'list']) {
 }
 console.log(`| put + list | ${ms(result.put.promptloom + result.list.promptloom)} | ${ms(result.put.idb + result.list.idb)} | ${((result.put.promptloom + result.list.promptloom) / (result.put.idb + result.list.idb)).toFixed(2)}× | ${(result.put.promptloom + result.list.promptloom) / (result.put.idb + result.list.idb) <= 1.3 ? 'met' : 'MISSED'} |`);
 if (result.counts.promptloom !== PUTS || result.counts.idb !== PUTS || result.counts.floor !== PUTS) throw new Error(`listed ${JSON.stringify(result.counts)}`);
+writeChart('skill-store', `Skill store on IndexedDB, ${PUTS.toLocaleString('en')} skills × 4 artifacts (Chromium)`, ['put', 'list'].map((op) => ({
+  label: op === 'put' ? `create ${PUTS} skills (one transaction each)` : `list ${PUTS} summaries`,
+  bars: [bar('promptloom', result[op].promptloom), bar('idb 8', result[op].idb), bar('bare IndexedDB (floor)', result[op].floor)],
+})));

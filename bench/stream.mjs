@@ -13,6 +13,7 @@
 // Memory: the JS heap and wasm memory held after a run (the turn kept), with --expose-gc.
 import { performance } from 'node:perf_hooks';
 import { createResponseParser, createAdapter } from 'promptloom';
+import { writeChart } from './chart.mjs';
 import { streamText } from 'ai';
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { encode, words } from '../scripts/mock-provider.mjs';
@@ -162,3 +163,6 @@ for (const [k] of contenders) {
   console.log(`| ${k} | ${m.toFixed(2)} ms | ${counts.get(k)} | ${Math.round((nEvents / m) * 1000).toLocaleString('en-US')} | ${(sdk / m).toFixed(1)}× | ${h ? `${(h.heap / 1024).toFixed(0)} KB` : 'n/a (run with --expose-gc)'} |`);
 }
 console.log(`\npromptloom's parse is ${(sdk / ours).toFixed(1)}× the AI SDK's speed (target: ≥ 3×); the JS floor is ${(median(times.get('JS floor (split + JSON.parse)')) / ours).toFixed(2)}× promptloom's time.`);
+writeChart('stream', `Reading an Anthropic SSE stream of ${nEvents} events (Node)`, [
+  { label: 'ms per stream', bars: contenders.map(([k]) => ({ name: k, value: median(times.get(k)), text: `${median(times.get(k)).toFixed(2)} ms` })) },
+]);

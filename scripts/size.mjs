@@ -60,14 +60,17 @@ const web = rows[0];
 // validated again into a new registry, the decision log) to 906.8 KB — about 23 KB gzip, a
 // third of it the session's one dispatching method (one method instead of thirteen saved
 // only ~1 KB: the cost is the logic, not the exports); the system skills' migration (as in
-// the base module) to 912.5 KB; issue 17 is where it comes down.
+// the base module) to 912.5 KB; the arbiter's faster proposals (a run holding its spec and
+// state index, shared state names, typed state calls, the transition fast path) to
+// 913.0 KB (46 bytes under the old gate, so the gate is now 914 KB); issue 17 is where it
+// comes down.
 const budget = 495 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 913 * 1024;
+const fullBudget = 914 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
