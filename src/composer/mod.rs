@@ -551,14 +551,13 @@ pub fn compose(req: &ComposeRequest) -> Result<Step> {
     // Steps 5–7.
     let shaped = shape::shape(req, approach, req.delegated_shape.as_ref())?;
     // Step 8 and the record.
-    let mut rec = invocation_record(
+    let rec = record::replayable_record(
         &RecordInput::of(req),
         &used,
         &marks,
         &shaped.expected_tool_calls,
-        None,
+        (req.replay.clone(), &params, &text),
     );
-    rec.replayable(req.replay.clone(), &params, &text);
     Ok(Step::Composed(Box::new(Composition {
         skill: SkillRef {
             id: skill.id.clone(),

@@ -103,6 +103,11 @@ impl InvocationRecord {
         self.request = Some(request);
         self.parameters = Some(parameters.clone());
         self.prompt_hash = Some(prompt_hash(prompt));
+        self.seal();
+    }
+
+    /// Derives the id: a hash of the record's JSON text written without it.
+    fn seal(&mut self) {
         self.id = String::new();
         let digest = Sha256::digest(serde_json::to_string(self).unwrap_or_default().as_bytes());
         self.id = format!("inv-{}", hex(digest.get(..12).unwrap_or(&[])));
@@ -146,7 +151,34 @@ pub fn invocation_record(
     expected_tool_calls: &[String],
     error: Option<&Error>,
 ) -> InvocationRecord {
-    let mut r = InvocationRecord {
+    let mut r = unsealed(req, used, memory, expected_tool_calls, error);
+    r.seal();
+    r
+}
+
+/// The record of a successful composition with what a replay needs: the id is derived once,
+/// over the whole record ([`InvocationRecord::replayable`] on a sealed record hashes twice).
+pub(crate) fn replayable_record(
+    req: &RecordInput,
+    used: &[UsedArtifact],
+    memory: &[MemoryMark],
+    expected_tool_calls: &[String],
+    replay: (Map<String, Value>, &Map<String, Value>, &str),
+) -> InvocationRecord {
+    let mut r = unsealed(req, used, memory, expected_tool_calls, None);
+    r.replayable(replay.0, replay.1, replay.2);
+    r
+}
+
+/// The record with no id yet.
+fn unsealed(
+    req: &RecordInput,
+    used: &[UsedArtifact],
+    memory: &[MemoryMark],
+    expected_tool_calls: &[String],
+    error: Option<&Error>,
+) -> InvocationRecord {
+    InvocationRecord {
         id: String::new(),
         thread_id: req.thread_id.clone(),
         turn_id: req.turn_id.clone(),
@@ -168,10 +200,7 @@ pub fn invocation_record(
         request: None,
         prompt_hash: None,
         parameters: None,
-    };
-    let digest = Sha256::digest(serde_json::to_string(&r).unwrap_or_default().as_bytes());
-    r.id = format!("inv-{}", hex(digest.get(..12).unwrap_or(&[])));
-    r
+    }
 }
 
 /// What an invocation record reads from a request (owned: a request that fails part way
