@@ -183,18 +183,16 @@ impl Hasher for Fx {
     }
     fn write(&mut self, bytes: &[u8]) {
         const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        // Little-endian words folded by hand: a `copy_from_slice` into a buffer is a call to
+        // `memcpy` per word in wasm, and this runs for every word of a catalog.
+        let word = |c: &[u8]| c.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b));
         let mut chunks = bytes.chunks_exact(8);
         for c in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(c);
-            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w)).wrapping_mul(K);
+            self.0 = (self.0.rotate_left(5) ^ word(c)).wrapping_mul(K);
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
-            let mut w = [0u8; 8];
-            w[..rest.len()].copy_from_slice(rest);
-            self.0 =
-                (self.0.rotate_left(5) ^ u64::from_le_bytes(w) ^ rest.len() as u64).wrapping_mul(K);
+            self.0 = (self.0.rotate_left(5) ^ word(rest) ^ rest.len() as u64).wrapping_mul(K);
         }
     }
 }
@@ -521,10 +519,21 @@ impl SkillIndex {
                     each_word(text, |w| {
                         // A word seen before skips the stop list, the stemmer and the
                         // term lookup: the catalog's vocabulary is small beside its words.
-                        lower_into(w, &mut buf);
-                        let id = match raw.get(buf.as_str()) {
+                        // Most words are already lower case: looked up as they are,
+                        // without a copy.
+                        let plain = w
+                            .bytes()
+                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+                        if !plain {
+                            lower_into(w, &mut buf);
+                        }
+                        let key = if plain { w } else { buf.as_str() };
+                        let id = match raw.get(key) {
                             Some(&id) => id,
                             None => {
+                                if plain {
+                                    lower_into(w, &mut buf);
+                                }
                                 let word = buf.clone();
                                 let id = if is_stop(&buf) {
                                     u32::MAX

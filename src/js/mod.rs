@@ -7,6 +7,7 @@ use crate::frame;
 use crate::lower::{self, Capabilities, LowerOptions, Provider};
 use crate::message::UserMessage;
 use crate::wire;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 #[cfg(feature = "composer")]
@@ -99,10 +100,7 @@ pub fn lower_many_inbox(lens: &[u32]) -> Result<String, JsValue> {
             "inbox holds too few strings",
         )));
     };
-    let opts = serde_json::from_str(&options)
-        .map_err(|e| Error::json(ErrorKind::InvalidOptions, "options", &e))
-        .and_then(LowerOptions::from_value)
-        .map_err(js_err)?;
+    let opts = parsed_options(options).map_err(js_err)?;
     let messages = crate::wire::message_array(&messages).map_err(js_err)?;
     let plan = resolved.starts_with(frame::ASK) && resolved.len() == frame::ASK.len_utf8();
     let tables = if plan {
@@ -141,11 +139,36 @@ pub fn lower_many_inbox(lens: &[u32]) -> Result<String, JsValue> {
     Ok(lower_parsed(parsed, &opts, &tables))
 }
 
+thread_local! {
+    /// The options text of the last `lowerManyInbox` call and what it parsed to: an editor
+    /// passes the same options with every message, and reading them again was a tenth of
+    /// lowering a short message.
+    static LAST_OPTIONS: std::cell::RefCell<Option<(String, Rc<LowerOptions>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The options read from their JSON text, or the last call's when the text is the same.
+fn parsed_options(text: String) -> crate::error::Result<Rc<LowerOptions>> {
+    let hit = LAST_OPTIONS.with(|l| match l.borrow().as_ref() {
+        Some((t, o)) if *t == text => Some(Rc::clone(o)),
+        _ => None,
+    });
+    if let Some(o) = hit {
+        return Ok(o);
+    }
+    let opts = serde_json::from_str(&text)
+        .map_err(|e| Error::json(ErrorKind::InvalidOptions, "options", &e))
+        .and_then(LowerOptions::from_value)
+        .map(Rc::new)?;
+    LAST_OPTIONS.with(|l| *l.borrow_mut() = Some((text, Rc::clone(&opts))));
+    Ok(opts)
+}
+
 /// Messages parsed by a planning call of `lowerManyInbox`, waiting for the resolver's
 /// answers (`lowerPendingInbox`).
 struct Pending {
     id: u32,
-    opts: LowerOptions,
+    opts: Rc<LowerOptions>,
     parsed: Vec<crate::error::Result<UserMessage>>,
 }
 
