@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the test tiers. With no argument: setup, then every tier in order — lint, build (with
 # the size report), native Rust (unit, snapshots, README examples), the core in headless
-# Chromium (wasm-bindgen-test), the npm package in Node, the edge Worker in workerd, the page
+# Chromium (wasm-bindgen-test), the npm package in Node, the packed package in a Deno app,
+# the edge Worker in workerd, the page
 # tests in Chromium, the WASI component in jco and in Wasmtime, the demo pages end to end,
 # the README examples, and a short fuzzing pass. This is the command CI runs.
 #
@@ -10,7 +11,7 @@
 #   scripts/test.sh node workerd      the npm package in Node and the Worker in workerd
 #   scripts/test.sh --no-build web    reuse the last build (pkg/dist, target/component)
 #   scripts/test.sh review            lists the snapshots a change would alter, with diffs
-# Tiers: setup lint build rust wasm node workerd web component wasmtime demo readme fuzz
+# Tiers: setup lint build rust wasm node deno workerd web component wasmtime demo readme fuzz
 # (and review, which is never part of the full run). Tiers that load the package or the
 # component build it first unless --no-build is given.
 set -euo pipefail
@@ -76,6 +77,18 @@ run_tier() {
       step "the core in headless Chromium (wasm-bindgen-test; the Rust IndexedDB stores)"
       CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --features indexeddb --test web ;;
     node) js_tier "the npm package in Node" $NODE_TESTS ;;
+    deno)
+      # As a Deno app with a package.json uses the package: `npm pack`, installed into the
+      # app's node_modules (tests/deno/app), imported by name. types.test.ts is type-checked
+      # by Deno first; the .mjs suites are plain JS (no check).
+      step "the packed npm package in a Deno app"
+      export DENO_NO_UPDATE_CHECK=1
+      mkdir -p target/deno
+      rm -f target/deno/promptloom*.tgz
+      npm pack ./pkg --pack-destination target/deno --silent >/dev/null
+      mv target/deno/promptloom-*.tgz target/deno/promptloom.tgz
+      (cd tests/deno/app && rm -rf node_modules && npm install --no-audit --no-fund --no-package-lock --silent)
+      (cd tests/deno/app && deno test --allow-read types.test.ts && deno test --no-check --allow-read lower.test.mjs entries.test.mjs composer-first.test.mjs) ;;
     workerd) js_tier "the Worker in workerd (wrangler bundle, miniflare)" $WORKERD_TESTS ;;
     web) js_tier "the package in headless Chromium (IndexedDB, Vite app)" $WEB_TESTS ;;
     component) js_tier "the component in jco" $COMPONENT_TESTS ;;
@@ -103,7 +116,7 @@ run_tier() {
         echo "accept one by renaming it over the old one (mv X.snap.new X.snap); discard with rm"
       fi ;;
     *)
-      echo "scripts/test.sh: unknown tier '$1' (setup lint build rust wasm node workerd web component wasmtime demo readme fuzz review)" >&2
+      echo "scripts/test.sh: unknown tier '$1' (setup lint build rust wasm node deno workerd web component wasmtime demo readme fuzz review)" >&2
       exit 2 ;;
   esac
 }
@@ -115,7 +128,7 @@ for a in "$@"; do
   if [ "$a" = "--no-build" ]; then build=0; else tiers+=("$a"); fi
 done
 if [ ${#tiers[@]} -eq 0 ]; then
-  for t in setup lint build rust wasm node workerd web component wasmtime demo readme fuzz; do
+  for t in setup lint build rust wasm node deno workerd web component wasmtime demo readme fuzz; do
     run_tier "$t"
   done
   step "all test tiers passed"
