@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 const DIR = join(dirname(fileURLToPath(import.meta.url)), 'charts');
 const SPAN = 380; // the longest bar
 const CHAR = 6.8; // about the width of one character at 12 px
+const BOLD = 7.6; // the same in bold
 const BAR = 16;
 const GAP = 4;
 const PANEL_HEAD = 24;
@@ -29,7 +30,8 @@ export function chartSvg(title, panels) {
   const rows = panels.reduce((n, p) => n + p.bars.length, 0);
   const bars = panels.flatMap((p) => p.bars);
   // Room for the longest contender name on the left and the longest figure on the right.
-  const LABEL = Math.ceil(Math.max(...bars.map((b) => b.name.length)) * CHAR) + 20;
+  // promptloom's names are set in bold, which runs wider.
+  const LABEL = Math.ceil(Math.max(...bars.map((b) => b.name.length * (b.name.startsWith('promptloom') ? BOLD : CHAR)))) + 20;
   const TEXT = Math.ceil(Math.max(...bars.map((b) => b.text.length)) * CHAR) + 16;
   const longest = Math.max(title.length * 8.2, ...panels.map((p) => p.label.length * CHAR + (p.higherIsBetter ? 130 : 0)));
   const WIDTH = Math.max(LABEL + SPAN + TEXT, Math.ceil(longest) + 24);

@@ -7,6 +7,8 @@
 // Contenders alternate within each round; medians over ROUNDS rounds are reported (the
 // machine is noisy: compare the ratios).
 //
+// Then Deno: the same scripts run by `deno run` (see below).
+//
 // Then workerd: each contender is a Worker (`bench/cold-workers/`) bundled by wrangler as a
 // user's would be; a sample starts a fresh workerd through miniflare, waits until it is
 // ready and sends the first request (the entry's wasm is compiled and instantiated in
@@ -84,6 +86,43 @@ for (const [name, s] of Object.entries(samples)) {
   const above = whole - floor;
   const vs = name === 'bare node' ? '—' : `${(above / sdk).toFixed(2)}×`;
   console.log(`| ${name} | ${median(s.inside).toFixed(1)} ms | ${whole.toFixed(1)} ms | ${name === 'bare node' ? '—' : `${above.toFixed(1)} ms`} | ${vs} |`);
+}
+
+// ---- Deno -------------------------------------------------------------------------------
+// The same scripts run by Deno (the `deno` dev package) from bench/, whose package.json and
+// node_modules it uses as a Deno app would; V8's code cache is off (`--no-code-cache`), so
+// every sample is a first run. A Deno that only prints is the floor.
+const deno = join(here, '..', 'node_modules/.bin/deno');
+const denoOut = join(here, '.cold-deno');
+mkdirSync(denoOut, { recursive: true });
+const denoFiles = {};
+for (const [name, src] of Object.entries(scripts)) {
+  const label = name === 'bare node' ? 'bare deno' : name;
+  const f = join(denoOut, `${label.replace(/[^a-z0-9]+/gi, '-')}.mjs`);
+  writeFileSync(f, src);
+  denoFiles[label] = f;
+}
+const DROUNDS = Number(process.env.DENO_ROUNDS ?? ROUNDS);
+const denoSamples = Object.fromEntries(Object.keys(denoFiles).map((n) => [n, []]));
+for (let r = 0; r < DROUNDS; r++) {
+  for (const [name, f] of Object.entries(denoFiles)) {
+    const t0 = performance.now();
+    const text = execFileSync(deno, ['run', '--allow-read', '--allow-env', '--allow-sys', '--no-check', '--no-code-cache', f], {
+      encoding: 'utf8', cwd: here, env: { ...process.env, DENO_NO_UPDATE_CHECK: '1' }, stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    denoSamples[name].push(performance.now() - t0);
+    if (!text.trim()) throw new Error(`${name}: no output in Deno`);
+  }
+}
+const denoVersion = execFileSync(deno, ['--version'], { encoding: 'utf8' }).split('\n')[0];
+const denoFloor = median(denoSamples['bare deno']);
+const denoSdk = median(denoSamples['AI SDK (ai + @ai-sdk/anthropic)']) - denoFloor;
+console.log(`\nCold start in ${denoVersion}, ${DROUNDS} fresh processes each, no code cache (medians)\n`);
+console.log('| contender | whole process | above bare deno | vs the AI SDK |');
+console.log('|---|---:|---:|---:|');
+for (const [name, xs] of Object.entries(denoSamples)) {
+  const above = median(xs) - denoFloor;
+  console.log(`| ${name} | ${median(xs).toFixed(1)} ms | ${name === 'bare deno' ? '—' : `${above.toFixed(1)} ms`} | ${name === 'bare deno' ? '—' : `${(above / denoSdk).toFixed(2)}×`} |`);
 }
 
 // ---- workerd ----------------------------------------------------------------------------
@@ -184,6 +223,7 @@ const hostPanel = (label, entries, floorName, floor) => ({
 });
 writeChart('cold-start', 'Cold start to the first body, above each host\'s floor (ms)', [
   hostPanel('Node (fresh process), above bare node', Object.entries(samples).map(([n, s]) => [n, s.whole]), 'bare node', floor),
+  hostPanel('Deno (fresh process, no code cache), above bare deno', Object.entries(denoSamples), 'bare deno', denoFloor),
   hostPanel('workerd (fresh runtime), above a bare Worker', Object.entries(edge), 'bare Worker', edgeFloor),
   hostPanel('Chromium (Vite page, fresh context), above a blank page', Object.entries(pages), 'blank page', pageFloor),
 ]);
