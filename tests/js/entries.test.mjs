@@ -7,51 +7,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { baseThenComposer, MESSAGE, BODY, SPEC } from './entries-scenario.mjs';
 
-const MESSAGE = { role: 'user', parts: [{ type: 'text', text: 'hi' }] };
-const BODY = '{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}';
-const SPEC = { name: 'one', description: 'One step.', initial_state: 'a', states: { a: { objective: 'A.', allowed_tools: [], transitions: [{ on: 'complete', to: 'done' }] }, done: { terminal: true } } };
+const ENTRY = { promptloom: '../../pkg/src/node.js', 'promptloom/composer': '../../pkg/src/composer-node.js' };
 
 test('promptloom first, then a lazy promptloom/composer: every function of both works; JS-state objects carry on', async () => {
-  const core = await import('../../pkg/src/node.js');
-  assert.equal(core.lower(MESSAGE, { provider: 'anthropic' }).body, BODY);
-  // Made before the composer loads: JS state (a command catalog, an index, stores, a skill
-  // catalog) and wasm state (a conversation).
-  const commands = new core.CommandCatalog();
-  commands.register({ name: 'deploy', description: 'Deploy the app', body: 'Deploy $1.' });
-  const index = new core.SkillIndex([{ id: 'a', name: 'release-notes', description: 'Writes release notes' }]);
-  const account = await core.openSkillStore({ name: 'account', seed: true });
-  const workspace = await core.openSkillStore({ name: 'workspace' });
-  const catalog = new core.SkillCatalog(workspace, account);
-  assert.equal((await catalog.match('propose a new tool'))[0].name, 'tool-builder');
-  const conv = new core.Conversation();
-  conv.append(MESSAGE);
-
-  const comp = await import('../../pkg/src/composer-node.js');
-  // The composer's own functions.
-  assert.equal(comp.validateSkillSpec(SPEC).ok, true);
-  const registry = comp.buildSkillRegistry([...(await catalog.skillSpecs()), SPEC], { tools: ['choir.memory.query', 'choir.fs.read'] });
-  assert.deepEqual(registry.names(), ['one', 'skill-builder', 'tool-builder']);
-  const c = comp.compose({ skill_package: { name: 'x', description: 'y', metadata: { framing: 'Say {{ user_request }}.' } }, user_request: 'hello', thread_id: 't' });
-  assert.match(c.prompt.text, /## Request\n\nhello$/);
-  // The base entry's functions, through either entry.
-  assert.equal(core.lower(MESSAGE, { provider: 'anthropic' }).body, BODY);
-  assert.equal(comp.lower(MESSAGE, { provider: 'anthropic' }).body, BODY);
-  // JS-state objects made before carry on.
-  assert.ok(commands.list().commands.some((x) => x.name === 'deploy'));
-  assert.equal(index.match('release')[0].name, 'release-notes');
-  assert.deepEqual((await account.list()).map((s) => s.name), ['skill-builder', 'tool-builder']);
-  assert.equal((await catalog.match('propose a new tool'))[0].name, 'tool-builder');
-  const session = await comp.openSession({ store: account, registry, id: 's' });
-  assert.equal(session.lane('core'), 'idle');
-  // An object holding the base instance's wasm state says so, and a new one works.
-  assert.throws(() => conv.lower({ provider: 'anthropic' }), (e) => e.code === 'InstanceLost' && /took over every call/.test(e.message));
-  const again = new core.Conversation();
-  again.append(MESSAGE);
-  assert.equal(again.lower({ provider: 'anthropic' }).body, BODY);
-  // Loading the entries again changes nothing.
-  await import('../../pkg/src/node.js');
-  assert.equal(again.lower({ provider: 'anthropic' }).body, BODY);
+  await baseThenComposer((entry) => import(ENTRY[entry]), assert);
 });
 
 test('promptloom/composer first, then promptloom: one instance serves both, nothing is replaced', () => {
