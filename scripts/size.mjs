@@ -41,8 +41,9 @@ const web = rows[0];
 // document read and checked, the plan against the stored rows and the seed state row, the
 // report, the specs read back from a store or the merged catalog, one `skillSeed` export
 // for the three) 494.4 KB — 6.3 KB gzip by `twiggy diff`, the plan, the reader and the
-// plan's JSON 2.3–2.9 KB raw each. This gate stops further growth unnoticed; the size issue
-// is where it comes down.
+// plan's JSON 2.3–2.9 KB raw each; the face's memo of the last lowering options (reused
+// when their text repeats: a short message lowers about 15 % faster) 494.6 KB. This gate
+// stops further growth unnoticed; the size issue is where it comes down.
 // The composer (MiniJinja's renderer, the JSON Schema validator, regex-lite, dispatch)
 // ships as a second module for the `promptloom/composer` entry, so the budget above still
 // holds for apps that do not compose; the composer module has its own gate. The contract
