@@ -388,7 +388,17 @@ pub fn assemble_json(key: &str, head: &str, parts: &[(String, String)]) -> Resul
     if head_role(&head_row) != "user" {
         return assemble_turn(key, head, parts).map(|t| t.to_value().to_string());
     }
-    let meta = head_row.get("metadata").cloned().unwrap_or(Value::Null);
+    user_json(key, head, head_row, parts)
+}
+
+/// [`assemble_json`] of a user message whose head row is already read.
+fn user_json(
+    key: &str,
+    head: &str,
+    mut head_row: Map<String, Value>,
+    parts: &[(String, String)],
+) -> Result<String> {
+    let meta = head_row.remove("metadata").unwrap_or(Value::Null);
     let version = meta
         .get("schema_version")
         .and_then(Value::as_u64)
@@ -441,12 +451,37 @@ pub fn assemble_many_json(
     heads: &[(String, String)],
     parts: &[(String, String)],
 ) -> Result<String> {
+    many_json(heads, parts, false)
+}
+
+/// [`assemble_many_json`] of the user messages alone (a history read): the heads of other
+/// roles are left out, each head read once.
+pub fn assemble_history_json(
+    heads: &[(String, String)],
+    parts: &[(String, String)],
+) -> Result<String> {
+    many_json(heads, parts, true)
+}
+
+fn many_json(
+    heads: &[(String, String)],
+    parts: &[(String, String)],
+    users_only: bool,
+) -> Result<String> {
     let mut out = String::from("[");
-    for (n, (key, head, rows)) in group(heads, parts).into_iter().enumerate() {
-        if n > 0 {
+    for (key, head, rows) in group(heads, parts) {
+        let head_row = parse_row(Table::Messages, key, head)?;
+        let json = if head_role(&head_row) == "user" {
+            user_json(key, head, head_row, rows)?
+        } else if users_only {
+            continue;
+        } else {
+            assemble_turn(key, head, rows)?.to_value().to_string()
+        };
+        if out.len() > 1 {
             out.push(',');
         }
-        out.push_str(&assemble_json(key, head, rows)?);
+        out.push_str(&json);
     }
     out.push(']');
     Ok(out)
@@ -492,16 +527,6 @@ pub fn assemble_many(
     group(heads, parts)
         .into_iter()
         .map(|(key, head, rows)| assemble(key, head, rows))
-        .collect()
-}
-
-/// The heads of user messages (rows that name no other role).
-pub fn user_heads(heads: Vec<(String, String)>) -> Vec<(String, String)> {
-    heads
-        .into_iter()
-        .filter(
-            |(k, v)| !matches!(parse_row(Table::Messages, k, v), Ok(h) if head_role(&h) != "user"),
-        )
         .collect()
 }
 

@@ -8,7 +8,7 @@
 //! read again under its key). Key formats stay here and in the layout: a host never builds
 //! a key.
 
-use super::messages::{self, blob_from_row, session_heads, user_heads};
+use super::messages::{self, blob_from_row, session_heads};
 use super::skills;
 use super::{bad_row, Table};
 use crate::error::{Error, ErrorKind, Result};
@@ -248,11 +248,12 @@ impl Query {
                 messages::assemble_json(key, head, &parts).map(Step::Done)
             }
             Query::Thread { session } | Query::History { session } => {
-                let mut heads = session_heads(session, scan(0));
+                let heads = session_heads(session, scan(0));
                 if matches!(self, Query::History { .. }) {
-                    heads = user_heads(heads);
+                    messages::assemble_history_json(&heads, &scan(1)).map(Step::Done)
+                } else {
+                    messages::assemble_many_json(&heads, &scan(1)).map(Step::Done)
                 }
-                messages::assemble_many_json(&heads, &scan(1)).map(Step::Done)
             }
             Query::List { session } => {
                 let heads = session_heads(session, scan(0));
