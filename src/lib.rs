@@ -62,55 +62,9 @@ mod js;
 #[allow(unsafe_code)]
 mod component;
 
-/// In wasm builds, talc replaces dlmalloc: lowering allocates many small strings, and talc is
-/// both faster and smaller there.
+/// The wasm builds' global allocator.
 #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
-static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
-
-/// talc behind the [`budget`]: an allocation the budget refuses fails (a trap the JS glue
-/// recovers from) before the memory grows.
-#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
-struct Budgeted;
-
-#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
-#[allow(unsafe_code)]
-// SAFETY: every call is forwarded to talc unchanged, or refused with a null pointer, which
-// `GlobalAlloc` allows.
-unsafe impl core::alloc::GlobalAlloc for Budgeted {
-    unsafe fn alloc(&self, layout: core::alloc::Layout) -> *mut u8 {
-        if !budget::allows(layout.size()) {
-            return core::ptr::null_mut();
-        }
-        TALC.alloc(layout)
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: core::alloc::Layout) -> *mut u8 {
-        if !budget::allows(layout.size()) {
-            return core::ptr::null_mut();
-        }
-        TALC.alloc_zeroed(layout)
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: core::alloc::Layout) {
-        TALC.dealloc(ptr, layout)
-    }
-
-    unsafe fn realloc(
-        &self,
-        ptr: *mut u8,
-        layout: core::alloc::Layout,
-        new_size: usize,
-    ) -> *mut u8 {
-        if !budget::allows(new_size) {
-            return core::ptr::null_mut();
-        }
-        TALC.realloc(ptr, layout, new_size)
-    }
-}
-
-#[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
-#[global_allocator]
-static ALLOC: Budgeted = Budgeted;
+mod heap;
 
 pub use error::{Error, ErrorKind, Result};
 
