@@ -54,7 +54,8 @@ pub fn validate(schema: &Value, instance: &Value) -> Result<(), Vec<Violation>> 
         out: Vec::new(),
         quick: false,
     };
-    v.check(schema, instance, &mut String::new(), &mut String::new(), 0);
+    let (mut ipath, mut spath) = (String::with_capacity(64), String::with_capacity(64));
+    v.check(schema, instance, &mut ipath, &mut spath, 0);
     if v.out.is_empty() {
         Ok(())
     } else {
@@ -145,25 +146,125 @@ thread_local! {
         const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// A compiled `pattern`, or why it does not compile.
-pub(crate) fn regex(p: &str) -> Result<regex_lite::Regex, String> {
-    if let Some(r) = PATTERNS.with(|c| {
-        c.borrow()
-            .iter()
-            .find(|(s, _)| s == p)
-            .map(|(_, r)| r.clone())
-    }) {
-        return Ok(r);
-    }
-    let r = regex_lite::Regex::new(p).map_err(|e| e.to_string())?;
+/// Runs `f` with the compiled `pattern` (compiled once and kept; not cloned, so its match
+/// cache is reused), or says why it does not compile.
+fn with_regex<R>(p: &str, f: impl FnOnce(&regex_lite::Regex) -> R) -> Result<R, String> {
     PATTERNS.with(|c| {
+        if let Some((_, r)) = c.borrow().iter().find(|(s, _)| s == p) {
+            return Ok(f(r));
+        }
+        let r = regex_lite::Regex::new(p).map_err(|e| e.to_string())?;
+        let out = f(&r);
         let mut c = c.borrow_mut();
         if c.len() >= 64 {
             c.remove(0);
         }
-        c.push((p.to_owned(), r.clone()));
-    });
-    Ok(r)
+        c.push((p.to_owned(), r));
+        Ok(out)
+    })
+}
+
+/// A compiled `pattern`, or why it does not compile.
+pub(crate) fn regex(p: &str) -> Result<regex_lite::Regex, String> {
+    with_regex(p, regex_lite::Regex::clone)
+}
+
+/// The keywords of one schema object, found in one pass over its keys (a schema has a
+/// few keys; looking each of the ~40 keywords up in its map cost more than the checks).
+#[derive(Default)]
+struct Keywords<'a> {
+    ref_: Option<&'a Value>,
+    additional_items: Option<&'a Value>,
+    additional_properties: Option<&'a Value>,
+    all_of: Option<&'a Value>,
+    any_of: Option<&'a Value>,
+    const_: Option<&'a Value>,
+    contains: Option<&'a Value>,
+    dependencies: Option<&'a Value>,
+    dependent_required: Option<&'a Value>,
+    dependent_schemas: Option<&'a Value>,
+    else_: Option<&'a Value>,
+    enum_: Option<&'a Value>,
+    exclusive_maximum: Option<&'a Value>,
+    exclusive_minimum: Option<&'a Value>,
+    if_: Option<&'a Value>,
+    items: Option<&'a Value>,
+    max_contains: Option<&'a Value>,
+    max_items: Option<&'a Value>,
+    max_length: Option<&'a Value>,
+    max_properties: Option<&'a Value>,
+    maximum: Option<&'a Value>,
+    min_contains: Option<&'a Value>,
+    min_items: Option<&'a Value>,
+    min_length: Option<&'a Value>,
+    min_properties: Option<&'a Value>,
+    minimum: Option<&'a Value>,
+    multiple_of: Option<&'a Value>,
+    not: Option<&'a Value>,
+    one_of: Option<&'a Value>,
+    pattern: Option<&'a Value>,
+    pattern_properties: Option<&'a Value>,
+    prefix_items: Option<&'a Value>,
+    properties: Option<&'a Value>,
+    property_names: Option<&'a Value>,
+    required: Option<&'a Value>,
+    then: Option<&'a Value>,
+    type_: Option<&'a Value>,
+    unevaluated_items: Option<&'a Value>,
+    unevaluated_properties: Option<&'a Value>,
+    unique_items: Option<&'a Value>,
+}
+
+impl<'a> Keywords<'a> {
+    fn of(s: &'a Map<String, Value>) -> Self {
+        let mut kw = Keywords::default();
+        for (k, v) in s {
+            match k.as_str() {
+                "$ref" => kw.ref_ = Some(v),
+                "additionalItems" => kw.additional_items = Some(v),
+                "additionalProperties" => kw.additional_properties = Some(v),
+                "allOf" => kw.all_of = Some(v),
+                "anyOf" => kw.any_of = Some(v),
+                "const" => kw.const_ = Some(v),
+                "contains" => kw.contains = Some(v),
+                "dependencies" => kw.dependencies = Some(v),
+                "dependentRequired" => kw.dependent_required = Some(v),
+                "dependentSchemas" => kw.dependent_schemas = Some(v),
+                "else" => kw.else_ = Some(v),
+                "enum" => kw.enum_ = Some(v),
+                "exclusiveMaximum" => kw.exclusive_maximum = Some(v),
+                "exclusiveMinimum" => kw.exclusive_minimum = Some(v),
+                "if" => kw.if_ = Some(v),
+                "items" => kw.items = Some(v),
+                "maxContains" => kw.max_contains = Some(v),
+                "maxItems" => kw.max_items = Some(v),
+                "maxLength" => kw.max_length = Some(v),
+                "maxProperties" => kw.max_properties = Some(v),
+                "maximum" => kw.maximum = Some(v),
+                "minContains" => kw.min_contains = Some(v),
+                "minItems" => kw.min_items = Some(v),
+                "minLength" => kw.min_length = Some(v),
+                "minProperties" => kw.min_properties = Some(v),
+                "minimum" => kw.minimum = Some(v),
+                "multipleOf" => kw.multiple_of = Some(v),
+                "not" => kw.not = Some(v),
+                "oneOf" => kw.one_of = Some(v),
+                "pattern" => kw.pattern = Some(v),
+                "patternProperties" => kw.pattern_properties = Some(v),
+                "prefixItems" => kw.prefix_items = Some(v),
+                "properties" => kw.properties = Some(v),
+                "propertyNames" => kw.property_names = Some(v),
+                "required" => kw.required = Some(v),
+                "then" => kw.then = Some(v),
+                "type" => kw.type_ = Some(v),
+                "unevaluatedItems" => kw.unevaluated_items = Some(v),
+                "unevaluatedProperties" => kw.unevaluated_properties = Some(v),
+                "uniqueItems" => kw.unique_items = Some(v),
+                _ => {}
+            }
+        }
+        kw
+    }
 }
 
 struct Validator<'a> {
@@ -204,6 +305,20 @@ impl<'a> Validator<'a> {
         seg: &str,
         depth: usize,
     ) -> bool {
+        self.sub_at(schema, inst, (ipath, spath), iseg, (seg, ""), depth)
+    }
+
+    /// [`Self::sub`] with the schema path segment in two parts (a keyword and a name), so
+    /// no segment is formatted on the way.
+    fn sub_at(
+        &mut self,
+        schema: &'a Value,
+        inst: &Value,
+        (ipath, spath): (&mut String, &mut String),
+        iseg: Option<&str>,
+        (seg, name): (&str, &str),
+        depth: usize,
+    ) -> bool {
         let (il, sl) = (ipath.len(), spath.len());
         if let Some(s) = iseg {
             ipath.push('/');
@@ -211,6 +326,7 @@ impl<'a> Validator<'a> {
         }
         spath.push('/');
         spath.push_str(seg);
+        spath.push_str(name);
         let ok = self.check(schema, inst, ipath, spath, depth + 1);
         ipath.truncate(il);
         spath.truncate(sl);
@@ -259,6 +375,7 @@ impl<'a> Validator<'a> {
             );
             return false;
         }
+        let kw = Keywords::of(s);
         let mut ok = true;
         macro_rules! bad {
             ($kw:expr, $($msg:tt)*) => {{
@@ -268,7 +385,7 @@ impl<'a> Validator<'a> {
                 self.fail(ipath, &p, format!($($msg)*));
             }};
         }
-        if let Some(r) = s.get("$ref").and_then(Value::as_str) {
+        if let Some(r) = kw.ref_.and_then(Value::as_str) {
             match self.resolve(r) {
                 Some(target) => {
                     if !self.sub(target, inst, (ipath, spath), None, "$ref", depth) {
@@ -281,12 +398,15 @@ impl<'a> Validator<'a> {
                 None => bad!("$ref", "`$ref` {r} does not point into this schema (only `#…` JSON pointers are followed)"),
             }
         }
-        for kw in ["unevaluatedProperties", "unevaluatedItems"] {
-            if s.contains_key(kw) {
-                bad!(kw, "`{kw}` is not supported by this validator");
+        for (name, present) in [
+            ("unevaluatedProperties", kw.unevaluated_properties.is_some()),
+            ("unevaluatedItems", kw.unevaluated_items.is_some()),
+        ] {
+            if present {
+                bad!(name, "`{name}` is not supported by this validator");
             }
         }
-        if let Some(t) = s.get("type") {
+        if let Some(t) = kw.type_ {
             let matches = match t {
                 Value::String(t) => type_matches(t, inst),
                 Value::Array(ts) => ts
@@ -307,13 +427,13 @@ impl<'a> Validator<'a> {
                 bad!("type", "expected {want}, got {}", type_of(inst));
             }
         }
-        if let Some(Value::Array(e)) = s.get("enum") {
+        if let Some(Value::Array(e)) = kw.enum_ {
             if !e.iter().any(|x| json_eq(x, inst)) {
                 let list: Vec<String> = e.iter().take(8).map(short).collect();
                 bad!("enum", "{} is not one of {}", short(inst), list.join(", "));
             }
         }
-        if let Some(c) = s.get("const") {
+        if let Some(c) = kw.const_ {
             if !json_eq(c, inst) {
                 bad!("const", "expected {}, got {}", short(c), short(inst));
             }
@@ -321,69 +441,69 @@ impl<'a> Validator<'a> {
         match inst {
             Value::Number(n) => {
                 let x = n.as_f64().unwrap_or(0.0);
-                let num = |k: &str| s.get(k).and_then(Value::as_f64);
-                let draft4 = |k: &str| s.get(k).and_then(Value::as_bool).unwrap_or(false);
-                if let Some(m) = num("minimum") {
-                    if x < m || (draft4("exclusiveMinimum") && x <= m) {
+                let num = |v: Option<&Value>| v.and_then(Value::as_f64);
+                let draft4 = |v: Option<&Value>| v.and_then(Value::as_bool).unwrap_or(false);
+                if let Some(m) = num(kw.minimum) {
+                    if x < m || (draft4(kw.exclusive_minimum) && x <= m) {
                         bad!("minimum", "{x} is below the minimum {m}");
                     }
                 }
-                if let Some(m) = num("maximum") {
-                    if x > m || (draft4("exclusiveMaximum") && x >= m) {
+                if let Some(m) = num(kw.maximum) {
+                    if x > m || (draft4(kw.exclusive_maximum) && x >= m) {
                         bad!("maximum", "{x} is above the maximum {m}");
                     }
                 }
-                if let Some(m) = num("exclusiveMinimum") {
+                if let Some(m) = num(kw.exclusive_minimum) {
                     if x <= m {
                         bad!("exclusiveMinimum", "{x} must be greater than {m}");
                     }
                 }
-                if let Some(m) = num("exclusiveMaximum") {
+                if let Some(m) = num(kw.exclusive_maximum) {
                     if x >= m {
                         bad!("exclusiveMaximum", "{x} must be less than {m}");
                     }
                 }
-                if let Some(m) = s.get("multipleOf").and_then(Value::as_f64) {
-                    if m > 0.0 && !multiple_of(n, s.get("multipleOf"), x, m) {
+                if let Some(m) = kw.multiple_of.and_then(Value::as_f64) {
+                    if m > 0.0 && !multiple_of(n, kw.multiple_of, x, m) {
                         bad!("multipleOf", "{x} is not a multiple of {m}");
                     }
                 }
             }
             Value::String(text) => {
                 let count = || text.chars().count();
-                if let Some(m) = s.get("minLength").and_then(Value::as_u64) {
+                if let Some(m) = kw.min_length.and_then(Value::as_u64) {
                     if (count() as u64) < m {
                         bad!("minLength", "the string is shorter than {m} characters");
                     }
                 }
-                if let Some(m) = s.get("maxLength").and_then(Value::as_u64) {
+                if let Some(m) = kw.max_length.and_then(Value::as_u64) {
                     if (count() as u64) > m {
                         bad!("maxLength", "the string is longer than {m} characters");
                     }
                 }
-                if let Some(p) = s.get("pattern").and_then(Value::as_str) {
-                    match regex(p) {
-                        Ok(re) if re.is_match(text) => {}
+                if let Some(p) = kw.pattern.and_then(Value::as_str) {
+                    match with_regex(p, |re| re.is_match(text)) {
+                        Ok(true) => {}
                         Ok(_) => bad!("pattern", "the string does not match the pattern {p}"),
                         Err(e) => bad!("pattern", "the pattern {p} does not compile: {e}"),
                     }
                 }
             }
             Value::Array(items) => {
-                ok &= self.check_array(s, items, ipath, spath, depth);
+                ok &= self.check_array(&kw, items, ipath, spath, depth);
                 if !ok && self.quick {
                     return false;
                 }
             }
             Value::Object(o) => {
-                ok &= self.check_object(s, o, ipath, spath, depth);
+                ok &= self.check_object(&kw, o, ipath, spath, depth);
                 if !ok && self.quick {
                     return false;
                 }
             }
             _ => {}
         }
-        if let Some(Value::Array(all)) = s.get("allOf") {
+        if let Some(Value::Array(all)) = kw.all_of {
             for (i, sub) in all.iter().enumerate() {
                 if !self.sub(
                     sub,
@@ -400,7 +520,7 @@ impl<'a> Validator<'a> {
                 }
             }
         }
-        if let Some(Value::Array(any)) = s.get("anyOf") {
+        if let Some(Value::Array(any)) = kw.any_of {
             if !any.iter().any(|sub| self.probe(sub, inst, depth + 1)) {
                 bad!(
                     "anyOf",
@@ -409,7 +529,7 @@ impl<'a> Validator<'a> {
                 );
             }
         }
-        if let Some(Value::Array(one)) = s.get("oneOf") {
+        if let Some(Value::Array(one)) = kw.one_of {
             let n = one
                 .iter()
                 .filter(|sub| self.probe(sub, inst, depth + 1))
@@ -421,16 +541,16 @@ impl<'a> Validator<'a> {
                 );
             }
         }
-        if let Some(not) = s.get("not") {
+        if let Some(not) = kw.not {
             if self.probe(not, inst, depth + 1) {
                 bad!("not", "the value matches a schema it must not match");
             }
         }
-        if let Some(cond) = s.get("if") {
+        if let Some(cond) = kw.if_ {
             let (branch, name) = if self.probe(cond, inst, depth + 1) {
-                (s.get("then"), "then")
+                (kw.then, "then")
             } else {
-                (s.get("else"), "else")
+                (kw.else_, "else")
             };
             if let Some(b) = branch {
                 if !self.sub(b, inst, (ipath, spath), None, name, depth) {
@@ -443,7 +563,7 @@ impl<'a> Validator<'a> {
 
     fn check_array(
         &mut self,
-        s: &'a Map<String, Value>,
+        kw: &Keywords<'a>,
         items: &[Value],
         ipath: &mut String,
         spath: &mut String,
@@ -451,7 +571,7 @@ impl<'a> Validator<'a> {
     ) -> bool {
         let mut ok = true;
         let n = items.len() as u64;
-        if let Some(m) = s.get("minItems").and_then(Value::as_u64) {
+        if let Some(m) = kw.min_items.and_then(Value::as_u64) {
             if n < m {
                 ok = false;
                 self.fail(
@@ -461,7 +581,7 @@ impl<'a> Validator<'a> {
                 );
             }
         }
-        if let Some(m) = s.get("maxItems").and_then(Value::as_u64) {
+        if let Some(m) = kw.max_items.and_then(Value::as_u64) {
             if n > m {
                 ok = false;
                 self.fail(
@@ -471,7 +591,7 @@ impl<'a> Validator<'a> {
                 );
             }
         }
-        if s.get("uniqueItems").and_then(Value::as_bool) == Some(true) {
+        if kw.unique_items.and_then(Value::as_bool) == Some(true) {
             let dup = items
                 .iter()
                 .enumerate()
@@ -489,14 +609,11 @@ impl<'a> Validator<'a> {
             return false;
         }
         // `prefixItems` (2020-12) or the draft-7 array form of `items`.
-        let (prefix, prefix_kw, rest, rest_kw) = match (s.get("prefixItems"), s.get("items")) {
+        let (prefix, prefix_kw, rest, rest_kw) = match (kw.prefix_items, kw.items) {
             (Some(Value::Array(p)), rest) => (Some(p), "prefixItems", rest, "items"),
-            (_, Some(Value::Array(p))) => (
-                Some(p),
-                "items",
-                s.get("additionalItems"),
-                "additionalItems",
-            ),
+            (_, Some(Value::Array(p))) => {
+                (Some(p), "items", kw.additional_items, "additionalItems")
+            }
             (_, rest) => (None, "", rest, "items"),
         };
         let start = prefix.map_or(0, Vec::len);
@@ -528,14 +645,14 @@ impl<'a> Validator<'a> {
                 }
             }
         }
-        if let Some(c) = s.get("contains") {
+        if let Some(c) = kw.contains {
             let hits = items.iter().filter(|x| self.probe(c, x, depth + 1)).count() as u64;
-            let min = s.get("minContains").and_then(Value::as_u64).unwrap_or(1);
+            let min = kw.min_contains.and_then(Value::as_u64).unwrap_or(1);
             if hits < min {
                 ok = false;
                 self.fail(ipath, &format!("{spath}/contains"), format!("the array has {hits} matching item(s); at least {min} must match `contains`"));
             }
-            if let Some(max) = s.get("maxContains").and_then(Value::as_u64) {
+            if let Some(max) = kw.max_contains.and_then(Value::as_u64) {
                 if hits > max {
                     ok = false;
                     self.fail(
@@ -553,14 +670,14 @@ impl<'a> Validator<'a> {
 
     fn check_object(
         &mut self,
-        s: &'a Map<String, Value>,
+        kw: &Keywords<'a>,
         o: &Map<String, Value>,
         ipath: &mut String,
         spath: &mut String,
         depth: usize,
     ) -> bool {
         let mut ok = true;
-        if let Some(Value::Array(req)) = s.get("required") {
+        if let Some(Value::Array(req)) = kw.required {
             for k in req.iter().filter_map(Value::as_str) {
                 if !o.contains_key(k) {
                     ok = false;
@@ -576,7 +693,8 @@ impl<'a> Validator<'a> {
             }
         }
         let n = o.len() as u64;
-        if s.get("minProperties")
+        if kw
+            .min_properties
             .and_then(Value::as_u64)
             .is_some_and(|m| n < m)
         {
@@ -587,7 +705,8 @@ impl<'a> Validator<'a> {
                 "the object has too few properties".into(),
             );
         }
-        if s.get("maxProperties")
+        if kw
+            .max_properties
             .and_then(Value::as_u64)
             .is_some_and(|m| n > m)
         {
@@ -598,7 +717,7 @@ impl<'a> Validator<'a> {
                 "the object has too many properties".into(),
             );
         }
-        let deps = s.get("dependentRequired").or_else(|| s.get("dependencies"));
+        let deps = kw.dependent_required.or(kw.dependencies);
         if let Some(Value::Object(d)) = deps {
             for (k, need) in d {
                 if !o.contains_key(k) {
@@ -634,7 +753,7 @@ impl<'a> Validator<'a> {
                 }
             }
         }
-        if let Some(Value::Object(d)) = s.get("dependentSchemas") {
+        if let Some(Value::Object(d)) = kw.dependent_schemas {
             let whole = Value::Object(o.clone());
             for (k, sub) in d {
                 if o.contains_key(k)
@@ -654,9 +773,9 @@ impl<'a> Validator<'a> {
         if !ok && self.quick {
             return false;
         }
-        let props = s.get("properties").and_then(Value::as_object);
-        let patterns: Vec<(&String, &'a Value, Result<regex_lite::Regex, String>)> = s
-            .get("patternProperties")
+        let props = kw.properties.and_then(Value::as_object);
+        let patterns: Vec<(&String, &'a Value, Result<regex_lite::Regex, String>)> = kw
+            .pattern_properties
             .and_then(Value::as_object)
             .map(|p| p.iter().map(|(k, v)| (k, v, regex(k))).collect())
             .unwrap_or_default();
@@ -670,18 +789,18 @@ impl<'a> Validator<'a> {
                 );
             }
         }
-        let names = s.get("propertyNames");
-        let additional = s.get("additionalProperties");
+        let names = kw.property_names;
+        let additional = kw.additional_properties;
         for (k, v) in o {
             let mut known = false;
             if let Some(sub) = props.and_then(|p| p.get(k)) {
                 known = true;
-                if !self.sub(
+                if !self.sub_at(
                     sub,
                     v,
                     (ipath, spath),
                     Some(k),
-                    &format!("properties/{}", escape(k)),
+                    ("properties/", &escape(k)),
                     depth,
                 ) {
                     ok = false;

@@ -1166,3 +1166,32 @@ fn the_memory_port_stays_bounded() {
     }
     assert!(most < 200, "the state held {most} entries");
 }
+
+#[test]
+fn actions_as_json_text_are_their_values_written() {
+    let inv = |key: Option<&str>, input: Value, timeout_ms: f64| {
+        Action::Invoke(Invocation {
+            contract: "look\"up".into(),
+            version: "1.2.0".into(),
+            input,
+            attempt: 3,
+            timeout_ms,
+            idempotency_key: key.map(str::to_owned),
+            trace_id: "0123456789abcdef".into(),
+        })
+    };
+    let cases = [
+        inv(
+            Some("idem:a:b"),
+            json!({ "z": [1, 2.5, null], "a": "é\n" }),
+            1000.0,
+        ),
+        inv(None, Value::Null, 12.5),
+        inv(Some(""), json!("text"), f64::NAN),
+        Action::Sleep(250.0),
+        Action::Done(json!({ "ok": true })),
+    ];
+    for a in cases {
+        assert_eq!(a.to_json(), a.to_value().to_string(), "{a:?}");
+    }
+}

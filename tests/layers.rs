@@ -8,6 +8,7 @@ use std::path::Path;
 const ORDER: &[&str] = &[
     "error",
     "budget",
+    "heap",
     "words",
     "json_schema",
     "frame",

@@ -333,6 +333,51 @@ class Deadlines {
   }
 }
 
+/** What a handler threw (or the promise it returned rejected with). */
+class Threw {
+  constructor(error) {
+    this.error = error;
+  }
+}
+
+/** @type {(info: HandlerInfo, reason: unknown) => void} */
+let abortHandler;
+
+/**
+ * What a handler receives beside its input. Its `signal` is made when first read (most
+ * handlers never do); it aborts on the call's timeout and on the caller's abort.
+ */
+class HandlerInfo {
+  /** @type {AbortController | null} */
+  #ac = null;
+  #outer;
+  static {
+    abortHandler = (info, reason) => info.#ac?.abort(reason);
+  }
+  constructor(a, ctx, signal) {
+    this.contract = a.contract;
+    this.version = a.version;
+    this.attempt = a.attempt;
+    this.idempotencyKey = a.idempotency_key ?? null;
+    this.traceId = a.trace_id;
+    this.surface = ctx.surface;
+    this.user = ctx.user;
+    this.session = ctx.session ?? null;
+    this.tenant = ctx.tenant ?? null;
+    this.#outer = signal;
+  }
+  /** Aborts when the call times out or the caller aborts. */
+  get signal() {
+    if (this.#ac === null) {
+      const ac = new AbortController();
+      this.#ac = ac;
+      const outer = this.#outer;
+      if (outer) outer.addEventListener('abort', () => ac.abort(outer.reason), { once: true });
+    }
+    return this.#ac.signal;
+  }
+}
+
 /** The gateway every call goes through (see `createGateway`). */
 export class Gateway {
   #registry;
@@ -423,58 +468,46 @@ export class Gateway {
     const h = this.#handler(a.contract, a.version);
     if (!h) return ev('failed', JSON.stringify({ code: 'NoHandler', message: `no handler for ${a.contract}@${a.version}`, retryable: false }));
     if (signal?.aborted) return ev('aborted');
-    // The handler's AbortSignal is made when it is first read (most handlers never do).
-    let ac = /** @type {AbortController | null} */ (null);
-    const controller = () => {
-      if (ac === null) {
-        ac = new AbortController();
-        if (signal) signal.addEventListener('abort', () => ac?.abort(signal.reason), { once: true });
-      }
-      return ac;
-    };
+    const info = new HandlerInfo(a, ctx, signal);
     let deadline;
     let stop;
-    const info = {
-      contract: a.contract, version: a.version, attempt: a.attempt, idempotencyKey: a.idempotency_key ?? null,
-      traceId: a.trace_id, surface: ctx.surface, user: ctx.user, session: ctx.session ?? null, tenant: ctx.tenant ?? null,
-      get signal() {
-        return controller().signal;
-      },
-    };
-    let running;
-    try {
-      running = h(a.input, info);
-    } catch (e) {
-      running = Promise.reject(e);
-    }
-    const racers = [running, new Promise((resolve) => { deadline = this.#deadlines.add(Date.now() + a.timeout_ms, () => resolve(TIMEOUT)); })];
-    if (signal) racers.push(new Promise((resolve) => { stop = () => resolve(ABORTED); signal.addEventListener('abort', stop, { once: true }); }));
-    try {
-      const out = await Promise.race(racers);
-      if (out === TIMEOUT) {
-        ac?.abort(new PromptloomError('Timeout', `${a.contract}@${a.version} ran past ${a.timeout_ms} ms`, {}));
-        return ev('timed-out');
+    // One promise settles with the handler's result, its failure, the deadline or the
+    // caller's abort, whichever comes first.
+    const out = await new Promise((resolve) => {
+      deadline = this.#deadlines.add(Date.now() + a.timeout_ms, () => resolve(TIMEOUT));
+      if (signal) {
+        stop = () => resolve(ABORTED);
+        signal.addEventListener('abort', stop, { once: true });
       }
-      if (out === ABORTED) {
-        ac?.abort(signal.reason);
-        return ev('aborted');
-      }
-      let text;
       try {
-        text = JSON.stringify(out === undefined ? null : out);
+        Promise.resolve(h(a.input, info)).then(resolve, (e) => resolve(new Threw(e)));
       } catch (e) {
-        return ev('failed', JSON.stringify({ message: `the handler's output cannot be written as JSON: ${e?.message ?? e}`, retryable: false }));
+        resolve(new Threw(e));
       }
-      const next = JSON.parse(call(() => (mem ? c.outputIn(mem, text, this.#now()) : c.output(text, this.#now()))));
-      if (next.echo) next.output = JSON.parse(text);
-      return next;
-    } catch (e) {
-      if (signal?.aborted) return ev('aborted');
-      return ev('failed', failureOf(e));
-    } finally {
-      this.#deadlines.remove(deadline);
-      if (stop) signal.removeEventListener('abort', stop);
+    });
+    this.#deadlines.remove(deadline);
+    if (stop) signal.removeEventListener('abort', stop);
+    if (out === TIMEOUT) {
+      abortHandler(info, new PromptloomError('Timeout', `${a.contract}@${a.version} ran past ${a.timeout_ms} ms`, {}));
+      return ev('timed-out');
     }
+    if (out === ABORTED) {
+      abortHandler(info, signal.reason);
+      return ev('aborted');
+    }
+    if (out instanceof Threw) {
+      if (signal?.aborted) return ev('aborted');
+      return ev('failed', failureOf(out.error));
+    }
+    let text;
+    try {
+      text = JSON.stringify(out === undefined ? null : out);
+    } catch (e) {
+      return ev('failed', JSON.stringify({ message: `the handler's output cannot be written as JSON: ${e?.message ?? e}`, retryable: false }));
+    }
+    const next = JSON.parse(call(() => (mem ? c.outputIn(mem, text, this.#now()) : c.output(text, this.#now()))));
+    if (next.echo) next.output = JSON.parse(text);
+    return next;
   }
 
   #keep(record) {

@@ -948,7 +948,41 @@ pub fn run_sync(
     }
 }
 
+/// An invoke action as the faces pass it on, written straight from the call's fields (the
+/// fields in the order a `Value` object sorts them, so the bytes are `to_value`'s).
+#[derive(serde::Serialize)]
+struct InvokeWire<'a> {
+    attempt: u32,
+    contract: &'a str,
+    #[serde(rename = "do")]
+    action: &'static str,
+    idempotency_key: Option<&'a str>,
+    input: &'a Value,
+    timeout_ms: f64,
+    trace_id: &'a str,
+    version: &'a str,
+}
+
 impl Action {
+    /// [`Self::to_value`] as JSON text; the invoke action (one per attempt) is written
+    /// without building a value tree or copying its input.
+    pub fn to_json(&self) -> String {
+        match self {
+            Action::Invoke(inv) => serde_json::to_string(&InvokeWire {
+                attempt: inv.attempt,
+                contract: &inv.contract,
+                action: "invoke",
+                idempotency_key: inv.idempotency_key.as_deref(),
+                input: &inv.input,
+                timeout_ms: inv.timeout_ms,
+                trace_id: &inv.trace_id,
+                version: &inv.version,
+            })
+            .unwrap_or_else(|_| self.to_value().to_string()),
+            other => other.to_value().to_string(),
+        }
+    }
+
     /// The action as the faces pass it on: `{"do":"transact","op":…,"keys":[…]}`,
     /// `{"do":"invoke",…}`, `{"do":"sleep","ms":…}`, `{"do":"done","output":…}`,
     /// `{"do":"fail","error":{code,message,details}}`.

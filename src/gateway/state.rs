@@ -83,7 +83,12 @@ pub enum IdemEnd {
 impl Op {
     /// The keys the port reads and may write, in order.
     pub fn keys(&self) -> Vec<String> {
-        let mut k = Vec::new();
+        self.key_refs().into_iter().map(str::to_owned).collect()
+    }
+
+    /// [`Self::keys`], borrowed.
+    pub fn key_refs(&self) -> Vec<&str> {
+        let mut k = Vec::with_capacity(4);
         match self {
             Op::Admit {
                 idem,
@@ -91,19 +96,19 @@ impl Op {
                 buckets,
             } => {
                 if let Some((key, _, _)) = idem {
-                    k.push(key.clone());
+                    k.push(key.as_str());
                 }
                 if let Some(b) = breaker {
-                    k.push(b.key.clone());
+                    k.push(b.key.as_str());
                 }
-                k.extend(buckets.iter().map(|b| b.key.clone()));
+                k.extend(buckets.iter().map(|b| b.key.as_str()));
             }
             Op::Settle { breaker, idem } => {
                 if let Some((key, _)) = idem {
-                    k.push(key.clone());
+                    k.push(key.as_str());
                 }
                 if let Some((b, _)) = breaker {
-                    k.push(b.key.clone());
+                    k.push(b.key.as_str());
                 }
             }
         }
@@ -699,9 +704,9 @@ pub struct MemoryState {
 impl MemoryState {
     /// Runs `op` at `now`.
     pub fn transact(&mut self, op: &Op, now: f64) -> Applied {
-        let keys = op.keys();
         let (writes, applied) = {
-            let values: Vec<Option<&Entry>> = keys.iter().map(|k| self.map.get(k)).collect();
+            let values: Vec<Option<&Entry>> =
+                op.key_refs().into_iter().map(|k| self.map.get(k)).collect();
             apply_entries(op, &values, now)
         };
         // The sweep looks at one key more than the transaction added, so the ring turns
@@ -709,12 +714,14 @@ impl MemoryState {
         let mut look = 1;
         for (k, v) in writes {
             match v {
-                Some(v) => {
-                    if self.map.insert(k.clone(), v).is_none() {
+                Some(v) => match self.map.get_mut(&k) {
+                    Some(held) => *held = v,
+                    None => {
+                        self.map.insert(k.clone(), v);
                         self.ring.push_back(k);
                         look += 1;
                     }
-                }
+                },
                 None => {
                     self.map.remove(&k);
                 }

@@ -265,7 +265,7 @@ impl JsCall {
             Action::Done(_) if !self.inner.is_adapted() => {
                 r#"{"do":"done","echo":true}"#.to_owned()
             }
-            other => other.to_value().to_string(),
+            other => other.to_json(),
         }
     }
 
@@ -289,7 +289,7 @@ impl JsCall {
 
     /// Starts it → the first action (JSON).
     pub fn start(&mut self, now: f64) -> String {
-        self.inner.start(now).to_value().to_string()
+        self.inner.start(now).to_json()
     }
 
     /// Starts it with the transactions on a memory port → the first non-state action.
@@ -312,15 +312,12 @@ impl JsCall {
                 "not a gateway state result",
             ))
         })?;
-        Ok(self.inner.on(Event::Applied(a), now).to_value().to_string())
+        Ok(self.inner.on(Event::Applied(a), now).to_json())
     }
 
     /// Reports the handler's output (JSON) → the next action.
     pub fn output(&mut self, output: &str, now: f64) -> String {
-        self.inner
-            .on(output_event(output), now)
-            .to_value()
-            .to_string()
+        self.inner.on(output_event(output), now).to_json()
     }
 
     /// [`Self::output`] on a memory port.
@@ -337,11 +334,7 @@ impl JsCall {
     /// Reports another event (`failed` with the failure JSON, `timed-out`, `woke`,
     /// `aborted`) → the next action.
     pub fn event(&mut self, kind: &str, failure: &str, now: f64) -> Result<String, JsValue> {
-        Ok(self
-            .inner
-            .on(event_of(kind, failure)?, now)
-            .to_value()
-            .to_string())
+        Ok(self.inner.on(event_of(kind, failure)?, now).to_json())
     }
 
     /// [`Self::event`] on a memory port.
@@ -402,6 +395,6 @@ impl JsCall {
             let applied = memory.inner.transact(op, now);
             a = self.inner.on(Event::Applied(applied), now);
         }
-        a.to_value().to_string()
+        a.to_json()
     }
 }
