@@ -43,7 +43,7 @@ pub mod record;
 pub mod state;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::registry::contract::{template_fields, Backoff, LimitScope};
+use crate::registry::contract::{Backoff, LimitScope};
 use crate::registry::{fields, split_target, Contract, Registry, RetryClass};
 use serde_json::{Map, Value};
 use state::{Applied, BreakerOp, BucketOp, IdemEnd, Op};
@@ -882,10 +882,9 @@ fn fnv(s: &str) -> u64 {
 /// A key template with `{field}` / `{a.b}` placeholders filled from the input (texts as
 /// they are, other values as JSON).
 pub fn render_key(t: &str, input: &Value) -> String {
+    use std::fmt::Write as _;
     let mut out = String::with_capacity(t.len() + 16);
     let mut rest = t;
-    let names = template_fields(t);
-    let mut names = names.into_iter();
     while let Some(a) = rest.find('{') {
         out.push_str(&rest[..a]);
         let after = &rest[a + 1..];
@@ -893,14 +892,15 @@ pub fn render_key(t: &str, input: &Value) -> String {
             out.push_str(&rest[a..]);
             return out;
         };
-        let name = names.next().unwrap_or("");
         let mut v = input;
-        for seg in name.split('.') {
+        for seg in after[..b].trim().split('.') {
             v = v.get(seg).unwrap_or(&Value::Null);
         }
         match v {
             Value::String(s) => out.push_str(s),
-            other => out.push_str(&other.to_string()),
+            other => {
+                let _ = write!(out, "{other}");
+            }
         }
         rest = &after[b + 1..];
     }

@@ -246,6 +246,7 @@ impl Registry {
             .ok_or_else(|| not_found(name, None))?;
         let req = match version {
             Some(v) => Some(version_req(v)?),
+            None if self.pins.is_empty() => None,
             None => self
                 .pins
                 .get(&(surface.to_owned(), name.to_owned()))
