@@ -148,7 +148,7 @@ thread_local! {
 
 /// Runs `f` with the compiled `pattern` (compiled once and kept; not cloned, so its match
 /// cache is reused), or says why it does not compile.
-fn with_regex<R>(p: &str, f: impl FnOnce(&regex_lite::Regex) -> R) -> Result<R, String> {
+pub(crate) fn with_regex<R>(p: &str, f: impl FnOnce(&regex_lite::Regex) -> R) -> Result<R, String> {
     PATTERNS.with(|c| {
         if let Some((_, r)) = c.borrow().iter().find(|(s, _)| s == p) {
             return Ok(f(r));
@@ -162,11 +162,6 @@ fn with_regex<R>(p: &str, f: impl FnOnce(&regex_lite::Regex) -> R) -> Result<R, 
         c.push((p.to_owned(), r));
         Ok(out)
     })
-}
-
-/// A compiled `pattern`, or why it does not compile.
-pub(crate) fn regex(p: &str) -> Result<regex_lite::Regex, String> {
-    with_regex(p, regex_lite::Regex::clone)
 }
 
 /// The keywords of one schema object, found in one pass over its keys (a schema has a
@@ -774,10 +769,14 @@ impl<'a> Validator<'a> {
             return false;
         }
         let props = kw.properties.and_then(Value::as_object);
-        let patterns: Vec<(&String, &'a Value, Result<regex_lite::Regex, String>)> = kw
+        let patterns: Vec<(&String, &'a Value, Result<(), String>)> = kw
             .pattern_properties
             .and_then(Value::as_object)
-            .map(|p| p.iter().map(|(k, v)| (k, v, regex(k))).collect())
+            .map(|p| {
+                p.iter()
+                    .map(|(k, v)| (k, v, with_regex(k, |_| ())))
+                    .collect()
+            })
             .unwrap_or_default();
         for (p, _, re) in &patterns {
             if let Err(e) = re {
@@ -810,7 +809,7 @@ impl<'a> Validator<'a> {
                 }
             }
             for (p, sub, re) in &patterns {
-                if re.as_ref().is_ok_and(|re| re.is_match(k)) {
+                if re.is_ok() && with_regex(p, |re| re.is_match(k)) == Ok(true) {
                     known = true;
                     if !self.sub(
                         sub,
@@ -971,6 +970,27 @@ mod tests {
                 "/tone /properties/tone/enum \"loud\" is not one of \"formal\", \"casual\"",
                 " /additionalProperties the property `x` is not allowed",
             ]
+        );
+    }
+
+    #[test]
+    fn pattern_properties() {
+        let s = json!({
+            "patternProperties": {"^x_": {"type": "integer"}},
+            "additionalProperties": false
+        });
+        assert!(is_valid(&s, &json!({"x_a": 1, "x_b": 2})));
+        assert_eq!(
+            errs(s, json!({"x_a": "one", "y": 1})),
+            [
+                "/x_a /patternProperties/^x_/type expected integer, got string",
+                " /additionalProperties the property `y` is not allowed",
+            ]
+        );
+        assert_eq!(
+            errs(json!({"patternProperties": {"(": {}}}), json!({"a": 1})).len(),
+            1,
+            "a pattern that does not compile is one violation"
         );
     }
 
