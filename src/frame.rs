@@ -21,12 +21,8 @@ pub const ASK: char = '\u{5}';
 /// The answer when the messages a plan kept were replaced by a newer plan.
 pub const LOST: char = '\u{6}';
 
-/// Leads an arbiter answer to a transition that was taken with nothing else to report
-/// (the run goes on, no record was made): the new state's name follows.
-pub const MOVED: char = '\u{7}';
-
 /// Every frame, by name (the test against the JS module reads it).
-pub const ALL: [(&str, char); 8] = [
+pub const ALL: [(&str, char); 7] = [
     ("FIELD", FIELD),
     ("SLOT", SLOT),
     ("NEEDS_DATA", NEEDS_DATA),
@@ -34,5 +30,4 @@ pub const ALL: [(&str, char); 8] = [
     ("NEXT", NEXT),
     ("ASK", ASK),
     ("LOST", LOST),
-    ("MOVED", MOVED),
 ];

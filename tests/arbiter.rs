@@ -479,7 +479,7 @@ fn property_the_arbiter_never_exceeds_the_spec_and_replays_exactly() {
             assert!(o.step <= sp.max_steps);
         }
         let run = a.run("l").unwrap().clone(); // ok: test
-        let replayed = Arbiter::replay(reg, &run.log, 2).unwrap(); // ok: test
+        let replayed = Arbiter::replay(reg, &run.log(), 2).unwrap(); // ok: test
         assert_eq!(replayed, run);
     }
 }

@@ -97,7 +97,7 @@ fn a_crashed_session_resumes_every_lane_at_its_last_accepted_step() {
     assert_eq!(after.state, before.state);
     assert_eq!(after.step, before.step);
     assert_eq!(after.retries, before.retries);
-    assert_eq!(after.log.len(), before.log.len());
+    assert_eq!(after.log_len(), before.log_len());
     assert_eq!(r.arbiter().run("edge").unwrap().state, edge.state); // ok: test
     assert_eq!(r.lane("core"), "reasoning");
     assert_eq!(h["lanes"][0]["lane"], "core");

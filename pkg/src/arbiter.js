@@ -1,10 +1,9 @@
 // Skill state machines and the arbiter: JS glue. Validation, registries, the arbiter's
 // rules, its log and Mermaid live in the core; this file converts. A tool proposal that is
 // accepted without changing anything comes back as `undefined`, a transition taken with
-// nothing else to say as the new state behind `MOVED` (no JSON either way), so the hot path
-// is one call into wasm.
+// nothing else to say as the new state's index (no text either way; the lane keeps the
+// names it has seen), so the hot path is one call into wasm.
 
-import { MOVED } from './frame.js';
 import { PromptloomError, __core, __inbox, __call as call, __json, __str, __opts, __module } from './api.js';
 
 /** A spec or composition argument: JSON text or an object. */
@@ -96,7 +95,7 @@ export class Arbiter {
     lane = __str(lane, 'lane', 'InvalidRequest');
     const args = [lane, __str(skill, 'skill', 'InvalidRequest'), value(input, 'input')];
     const run = JSON.parse(call(() => this.#a.start(...args)));
-    this.#lanes.set(lane, { state: run.state, step: run.step });
+    this.#lanes.set(lane, { state: run.state, step: run.step, names: new Map() });
     return run;
   }
   /**
@@ -117,21 +116,25 @@ export class Arbiter {
         return { accepted: true, status: 'running', state: known.state, step: known.step };
       }
     } else if (proposal && proposal.type === 'transition' && typeof proposal.event === 'string') {
-      out = call(() => this.#a.transition(lane, proposal.event));
-      if (out[0] === MOVED && known) {
+      // n > 0: taken quietly, to the state of index n - 1; 0: the outcome waits in wasm.
+      const n = call(() => this.#a.transition(lane, proposal.event));
+      if (n > 0 && known) {
         known.step++;
-        known.state = out.slice(1);
-        return { accepted: true, status: 'running', state: known.state, step: known.step };
+        let name = known.names.get(n);
+        if (name === undefined) known.names.set(n, (name = call(() => this.#a.stateName(lane))));
+        known.state = name;
+        return { accepted: true, status: 'running', state: name, step: known.step };
       }
+      if (n === 0) out = call(() => this.#a.takeOutcome());
     } else {
       const p = value(proposal, 'proposal');
       out = call(() => this.#a.propose(lane, p));
     }
     // Accepted with nothing to report but not known here (a lane started before a replay):
     // the run says where it is.
-    const quiet = out === undefined || out[0] === MOVED;
+    const quiet = out === undefined;
     const o = JSON.parse(quiet ? call(() => this.#a.run(lane)) : out);
-    this.#lanes.set(lane, { state: o.state, step: o.step });
+    this.#lanes.set(lane, { state: o.state, step: o.step, names: known?.names ?? new Map() });
     return quiet ? { accepted: true, status: o.status, state: o.state, step: o.step } : o;
   }
   /** Cancels the lane's run (refused for a skill that is not interruptible) → the run. */

@@ -15,5 +15,3 @@ export const NEXT = '\u0004';
 export const ASK = '\u0005';
 /** The messages a plan kept were replaced: send them again. */
 export const LOST = '\u0006';
-/** Leads an arbiter answer to a transition taken with nothing else to report: the new state follows. */
-export const MOVED = '\u0007';

@@ -301,8 +301,9 @@ impl Event {
     }
 }
 
-/// One skill run in a lane.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One skill run in a lane. Its JSON form has the fields below, then `log` (the
+/// [`Event`]s of [`Run::log`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Run {
     /// The skill.
     pub skill: String,
@@ -324,14 +325,81 @@ pub struct Run {
     pub proposals: Vec<ProposalRecord>,
     /// Accepted tool calls in the current state (the structured step context).
     pub state_calls: Vec<Call>,
-    /// The append-only log.
-    pub log: Vec<Event>,
+    /// The append-only log, kept compact (states by index, no copies of the run's own
+    /// fields): [`Run::log`] reads it as [`Event`]s. A long run logs every proposal, and
+    /// the full events made each append cost twice the memory and its traffic.
+    entries: Vec<Entry>,
     /// The skill's spec (the registry's, shared) and the current state's index in it: a
     /// proposal looks neither up by name.
-    #[serde(skip)]
     spec: Arc<SkillSpec>,
-    #[serde(skip)]
     at: usize,
+}
+
+/// A log entry as a run keeps it ([`Run::event`] makes the [`Event`]).
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    kind: EntryKind,
+    proposal: Option<Proposal>,
+    rejected: Option<&'static str>,
+    /// The state before, by index in the spec ([`NO_STATE`] before the start).
+    from: u32,
+    /// The state after, by index in the spec.
+    to: u32,
+    status: Status,
+}
+
+/// What a log entry records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EntryKind {
+    Started,
+    Proposal,
+    Cancelled,
+}
+
+impl EntryKind {
+    fn name(self) -> &'static str {
+        match self {
+            EntryKind::Started => "started",
+            EntryKind::Proposal => "proposal",
+            EntryKind::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// The `from` of the `started` entry: no state yet (the event's `from` is "").
+const NO_STATE: u32 = u32::MAX;
+
+/// A state index as a log entry keeps it (a spec has far fewer than `u32::MAX` states).
+fn state_index(at: usize) -> u32 {
+    u32::try_from(at).unwrap_or(NO_STATE)
+}
+
+impl Serialize for Run {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("Run", 11)?;
+        st.serialize_field("skill", &self.skill)?;
+        st.serialize_field("state", &self.state)?;
+        st.serialize_field("step", &self.step)?;
+        st.serialize_field("retries", &self.retries)?;
+        st.serialize_field("status", &self.status)?;
+        st.serialize_field("input", &self.input)?;
+        st.serialize_field("output", &self.output)?;
+        st.serialize_field("reason", &self.reason)?;
+        st.serialize_field("proposals", &self.proposals)?;
+        st.serialize_field("state_calls", &self.state_calls)?;
+        st.serialize_field("log", &LogView(self))?;
+        st.end()
+    }
+}
+
+/// A run's log as a JSON array of its events, made one at a time.
+struct LogView<'a>(&'a Run);
+
+impl Serialize for LogView<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq((0..self.0.entries.len()).filter_map(|i| self.0.event(i)))
+    }
 }
 
 /// An accepted tool call of the current state (`{ tool, arguments }` in the step context).
@@ -344,6 +412,48 @@ pub struct Call {
 }
 
 impl Run {
+    /// The log: every event in order, from `started`.
+    pub fn log(&self) -> Vec<Event> {
+        (0..self.entries.len())
+            .filter_map(|i| self.event(i))
+            .collect()
+    }
+
+    /// The index of the current state in the skill's spec (`spec.states`).
+    pub fn state_index(&self) -> usize {
+        self.at
+    }
+
+    /// The number of events in the log.
+    pub fn log_len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The `i`th event of the log (0 is `started`).
+    pub fn event(&self, i: usize) -> Option<Event> {
+        let e = self.entries.get(i)?;
+        let name = |at: u32| {
+            self.spec
+                .states
+                .get(at as usize)
+                .map(|st| StateName::from(st.name.as_str()))
+                .unwrap_or_default()
+        };
+        let started = e.kind == EntryKind::Started;
+        Some(Event {
+            seq: i as u64,
+            kind: e.kind.name(),
+            skill: started.then(|| self.skill.clone()),
+            input: started.then(|| self.input.clone()),
+            proposal: e.proposal.clone(),
+            accepted: e.rejected.is_none(),
+            rejected: e.rejected,
+            from: name(e.from),
+            to: name(e.to),
+            status: e.status,
+        })
+    }
+
     /// Takes the transition `t` of the current state (its target is one of the spec's
     /// states: validation refuses a spec otherwise).
     fn move_to(&mut self, t: &Transition) {
@@ -355,22 +465,17 @@ impl Run {
     /// Appends a log entry (the state and status after it are the run's own).
     fn append(
         &mut self,
-        kind: &'static str,
+        kind: EntryKind,
         proposal: Option<Proposal>,
         rejected: Option<&'static str>,
-        from: StateName,
+        from: usize,
     ) {
-        let seq = self.log.len() as u64;
-        self.log.push(Event {
-            seq,
+        self.entries.push(Entry {
             kind,
-            skill: None,
-            input: None,
             proposal,
-            accepted: rejected.is_none(),
             rejected,
-            from,
-            to: self.state.clone(),
+            from: state_index(from),
+            to: state_index(self.at),
             status: self.status,
         });
     }
@@ -490,25 +595,21 @@ impl Arbiter {
         let at = spec.index(&spec.initial_state).unwrap_or(0);
         let run = Run {
             skill: skill.to_owned(),
-            state: initial.clone(),
+            state: initial,
             step: 0,
             retries: 0,
             status: Status::Running,
-            input: input.clone(),
+            input,
             output: None,
             reason: None,
             proposals: Vec::new(),
             state_calls: Vec::new(),
-            log: vec![Event {
-                seq: 0,
-                kind: "started",
-                skill: Some(skill.to_owned()),
-                input: Some(input),
+            entries: vec![Entry {
+                kind: EntryKind::Started,
                 proposal: None,
-                accepted: true,
                 rejected: None,
-                from: StateName::default(),
-                to: initial,
+                from: NO_STATE,
+                to: state_index(at),
                 status: Status::Running,
             }],
             spec,
@@ -541,7 +642,7 @@ impl Arbiter {
             )
             .with("reason", "not-running"));
         }
-        let from = run.state.clone();
+        let from = run.at;
         let state = spec
             .states
             .get(run.at)
@@ -683,7 +784,7 @@ impl Arbiter {
             run.status = Status::Terminated;
             run.reason = Some("max-steps");
         }
-        run.append("proposal", Some(p), rejected, from);
+        run.append(EntryKind::Proposal, Some(p), rejected, from);
         Ok(Outcome {
             accepted: rejected.is_none(),
             status: run.status,
@@ -717,8 +818,8 @@ impl Arbiter {
         }
         run.status = Status::Cancelled;
         run.reason = Some("cancelled");
-        let here = run.state.clone();
-        run.append("cancelled", None, None, here);
+        let here = run.at;
+        run.append(EntryKind::Cancelled, None, None, here);
         Ok(run)
     }
 

@@ -331,8 +331,8 @@ impl Session {
         let ev = self
             .arbiter
             .run(lane)
-            .and_then(|r| r.log.last())
-            .and_then(|e| serde_json::to_string(e).ok())
+            .and_then(|r| r.event(r.log_len().wrapping_sub(1)))
+            .and_then(|e| serde_json::to_string(&e).ok())
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or(Value::Null);
         let mut body = json!({"type": "skill", "lane": lane, "event": ev});

@@ -6,7 +6,6 @@ use super::js_err;
 use crate::arbiter::session::{self, Session};
 use crate::arbiter::{self, approval, Arbiter, Proposal, SkillRegistry};
 use crate::error::{Error, ErrorKind};
-use crate::frame;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -130,6 +129,8 @@ pub fn load_skill_specs(files: &str, tools: &str) -> Result<String, JsValue> {
 #[wasm_bindgen(js_name = Arbiter)]
 pub struct JsArbiter {
     inner: Arbiter,
+    /// The outcome of a `transition` that was not taken quietly, until the glue reads it.
+    outcome: Option<String>,
 }
 
 fn outcome_json(o: &arbiter::Outcome) -> String {
@@ -143,6 +144,7 @@ impl JsArbiter {
     pub fn new(registry: &JsSkillRegistry, retries: u32) -> JsArbiter {
         JsArbiter {
             inner: Arbiter::new(registry.inner.clone()).with_retry_budget(retries),
+            outcome: None,
         }
     }
 
@@ -186,10 +188,11 @@ impl JsArbiter {
         )
     }
 
-    /// A transition proposal. Taken with the run going on and no record →
-    /// [`frame::MOVED`] and the new state (the caller knows the rest); otherwise the
-    /// outcome (JSON).
-    pub fn transition(&mut self, lane: &str, event: &str) -> Result<String, JsValue> {
+    /// A transition proposal. Taken with the run going on and no record → the index of
+    /// the new state in the skill's spec, plus one (the caller knows the rest, and no text
+    /// crosses; [`JsArbiter::state_name`] names a state the caller has not seen yet);
+    /// otherwise 0, and the outcome waits for [`JsArbiter::take_outcome`].
+    pub fn transition(&mut self, lane: &str, event: &str) -> Result<u32, JsValue> {
         let o = self
             .inner
             .propose(
@@ -199,16 +202,28 @@ impl JsArbiter {
                 },
             )
             .map_err(js_err)?;
-        Ok(
-            if o.accepted && o.proposal_record.is_none() && o.status == arbiter::Status::Running {
-                let mut s = String::with_capacity(o.state.len() + 1);
-                s.push(frame::MOVED);
-                s.push_str(&o.state);
-                s
-            } else {
-                outcome_json(&o)
-            },
-        )
+        if o.accepted && o.proposal_record.is_none() && o.status == arbiter::Status::Running {
+            if let Some(at) = self.inner.run(lane).map(arbiter::Run::state_index) {
+                return Ok(u32::try_from(at).map_or(0, |n| n.saturating_add(1)));
+            }
+        }
+        self.outcome = Some(outcome_json(&o));
+        Ok(0)
+    }
+
+    /// The outcome of the last `transition` that answered 0 (JSON), or "".
+    #[wasm_bindgen(js_name = takeOutcome)]
+    pub fn take_outcome(&mut self) -> String {
+        self.outcome.take().unwrap_or_default()
+    }
+
+    /// The name of the state the run in `lane` is in, or "".
+    #[wasm_bindgen(js_name = stateName)]
+    pub fn state_name(&self, lane: &str) -> String {
+        self.inner
+            .run(lane)
+            .map(|r| r.state.to_string())
+            .unwrap_or_default()
     }
 
     /// Any proposal (JSON) → the outcome (JSON).

@@ -123,6 +123,32 @@ export async function arbiterConformance(pl, specs, staged) {
     eq(a.hierarchy('s1').lanes.map((l) => [l.lane, l.skill.name]), [['core', 'skill-builder'], ['edge', 'build_feature']], 'hierarchy');
   });
 
+  await check('quiet transitions name the state they reach: revisits, a lane restarted with another skill, refusals', async () => {
+    const reg = pl.buildSkillRegistry([...SYSTEM, specs['build-feature']], { tools: TOOLS });
+    const a = new pl.Arbiter(reg);
+    a.start('l', 'build_feature', { feature: 'x' });
+    const seen = [];
+    for (const e of ['complete', 'revise', 'complete', 'complete', 'error', 'complete', 'complete', 'fail']) {
+      const o = a.propose('l', go(e));
+      assert(o.accepted && o.status === 'running', `${e}: ${JSON.stringify(o)}`);
+      eq(o.state, a.run('l').state, `the answer to ${e} names the run's state`);
+      seen.push(`${o.state}@${o.step}`);
+    }
+    eq(seen, ['plan@1', 'understand@2', 'plan@3', 'modify@4', 'plan@5', 'modify@6', 'validate@7', 'modify@8'], 'states and steps');
+    for (const e of ['complete', 'complete']) a.propose('l', go(e));
+    eq(a.propose('l', { type: 'finish', output: { summary: 'done' } }).status, 'finished', 'the run ends');
+    // The same lane, another skill: its states are other names at the same indexes.
+    a.start('l', 'skill-builder', { request: 'a checker' });
+    const o = a.propose('l', go('complete'));
+    eq([o.state, o.step], [a.run('l').state, 1], 'the new skill\'s state');
+    assert(!seen.some((s) => s.startsWith(`${o.state}@`)), `not a name of the old skill: ${o.state}`);
+    const bad = a.propose('l', go('no-such-event'));
+    assert(!bad.accepted && bad.error.code === 'invalid-transition' && bad.state === o.state, JSON.stringify(bad));
+    // The log (refusal included) replays to the same place.
+    const r = a.replay(a.log('l'));
+    eq([r.state, r.step], [o.state, 2], 'replayed');
+  });
+
   await check('Mermaid: the diagram and the current state', async () => {
     const m = pl.toMermaid(specs['build-feature'], { state: 'plan' });
     assert(m.startsWith('stateDiagram-v2\n  [*] --> understand\n') && m.includes('  plan --> understand : revise\n') && m.includes('  done --> [*]\n') && m.endsWith('  class plan current\n'), m);
