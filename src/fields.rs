@@ -4,10 +4,46 @@
 use crate::error::{Error, ErrorKind};
 use serde_json::{Map, Value};
 
+/// A JSON path written out only when an error names it: a parser walking a message
+/// passes these down (no text per part and field); `Display` gives `parts[3].ref.path`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum At<'a> {
+    /// A path already written (`""` is the root).
+    Text(&'a str),
+    /// `parent.key` (just `key` under the root).
+    Key(&'a At<'a>, &'a str),
+    /// `parent[i]`.
+    Index(&'a At<'a>, usize),
+}
+
+impl At<'_> {
+    /// The path as text.
+    pub(crate) fn text(&self) -> String {
+        self.to_string()
+    }
+}
+
+impl std::fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            At::Text(t) => f.write_str(t),
+            At::Key(At::Text(""), k) => f.write_str(k),
+            At::Key(p, k) => write!(f, "{p}.{k}"),
+            At::Index(p, i) => write!(f, "{p}[{i}]"),
+        }
+    }
+}
+
+/// Where the fields' object sits.
+enum Path<'a> {
+    Text(String),
+    At(At<'a>),
+}
+
 /// The fields of one object, taken out one by one.
 pub(crate) struct Fields<'a> {
     obj: &'a mut Map<String, Value>,
-    path: String,
+    path: Path<'a>,
     kind: ErrorKind,
 }
 
@@ -20,17 +56,25 @@ impl<'a> Fields<'a> {
     ) -> Self {
         Fields {
             obj,
-            path: path.into(),
+            path: Path::Text(path.into()),
+            kind,
+        }
+    }
+
+    /// Fields of `obj` at the path `at`, written out only for an error.
+    pub(crate) fn at(obj: &'a mut Map<String, Value>, at: At<'a>, kind: ErrorKind) -> Self {
+        Fields {
+            obj,
+            path: Path::At(at),
             kind,
         }
     }
 
     /// An error about `key` of this object.
     pub(crate) fn error(&self, key: &str, message: impl Into<String>) -> Error {
-        let at = if self.path.is_empty() {
-            key.to_owned()
-        } else {
-            format!("{}.{key}", self.path)
+        let at = match &self.path {
+            Path::Text(p) => At::Key(&At::Text(p), key).text(),
+            Path::At(a) => At::Key(a, key).text(),
         };
         Error::new(self.kind, message).at(at)
     }
@@ -101,5 +145,22 @@ impl<'a> Fields<'a> {
     /// The first key not taken yet, if any (to reject unknown options).
     pub(crate) fn leftover(&self) -> Option<&str> {
         self.obj.keys().next().map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::At;
+
+    #[test]
+    fn paths_are_written_as_json_paths() {
+        let root = At::Text("");
+        let parts = At::Key(&root, "parts");
+        let third = At::Index(&parts, 3);
+        let r = At::Key(&third, "ref");
+        assert_eq!(parts.text(), "parts");
+        assert_eq!(At::Key(&r, "path").text(), "parts[3].ref.path");
+        let out = At::Key(&At::Text("turns[1]"), "output");
+        assert_eq!(At::Index(&out, 0).text(), "turns[1].output[0]");
     }
 }

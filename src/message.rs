@@ -11,7 +11,7 @@
 //! forward-compatible rule. Parsing reports the JSON path of the first malformed field.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::fields::Fields;
+use crate::fields::{At, Fields};
 use serde_json::{Map, Value};
 
 /// The message schema version this library writes. Version 1 rows are read through the
@@ -259,15 +259,15 @@ impl Resolution {
         Value::Object(o)
     }
 
-    fn from_value(v: Value, path: &str) -> Result<Resolution> {
+    fn from_value(v: Value, path: &At<'_>) -> Result<Resolution> {
         let Value::Object(mut o) = v else {
-            return Err(invalid(path, "`resolved` must be an object"));
+            return Err(invalid(path.text(), "`resolved` must be an object"));
         };
-        let mut f = Fields::new(&mut o, path.to_owned(), ErrorKind::InvalidMessage);
+        let mut f = Fields::at(&mut o, *path, ErrorKind::InvalidMessage);
         let name = f.string("outcome")?;
         let outcome = Outcome::parse(&name).ok_or_else(|| {
             invalid(
-                format!("{path}.outcome"),
+                At::Key(path, "outcome").text(),
                 format!("unknown outcome `{name}` (expected action, parts, pass-through, skill or dropped)"),
             )
         })?;
@@ -276,9 +276,14 @@ impl Resolution {
             Some(Value::Array(items)) => items
                 .into_iter()
                 .enumerate()
-                .map(|(j, v)| Part::parse_at(v, &format!("{path}.parts[{j}]")))
+                .map(|(j, v)| Part::parse(v, &At::Index(&At::Key(path, "parts"), j)))
                 .collect::<Result<Vec<_>>>()?,
-            Some(_) => return Err(invalid(format!("{path}.parts"), "`parts` must be an array")),
+            Some(_) => {
+                return Err(invalid(
+                    At::Key(path, "parts").text(),
+                    "`parts` must be an array",
+                ))
+            }
         };
         let flags = f.opt_object("flags")?.unwrap_or_default();
         Ok(Resolution {
@@ -442,25 +447,29 @@ impl Part {
 
     /// Parses one part; `index` is used for error paths.
     pub fn from_value(value: Value, index: usize) -> Result<Part> {
-        Part::parse_at(value, &format!("parts[{index}]"))
+        Part::parse(value, &At::Index(&At::Text("parts"), index))
     }
 
     /// Parses one part found at the JSON path `path`.
     pub(crate) fn parse_at(value: Value, path: &str) -> Result<Part> {
-        let path = path.to_owned();
+        Part::parse(value, &At::Text(path))
+    }
+
+    /// Parses one part found at `path` (written out only for an error).
+    fn parse(value: Value, path: &At<'_>) -> Result<Part> {
         let Value::Object(mut obj) = value else {
-            return Err(invalid(path, "a part must be an object"));
+            return Err(invalid(path.text(), "a part must be an object"));
         };
         let ty = match obj.get("type") {
             Some(Value::String(t)) => t.clone(),
             _ => {
                 return Err(invalid(
-                    format!("{path}.type"),
+                    At::Key(path, "type").text(),
                     "a part needs a string `type`",
                 ))
             }
         };
-        let mut f = Fields::new(&mut obj, path.clone(), ErrorKind::InvalidMessage);
+        let mut f = Fields::at(&mut obj, *path, ErrorKind::InvalidMessage);
         let part = match ty.as_str() {
             "text" => Part::Text {
                 text: f.string("text")?,
@@ -470,39 +479,39 @@ impl Part {
                     Some(Value::Object(r)) => r,
                     _ => {
                         return Err(invalid(
-                            format!("{path}.ref"),
+                            At::Key(path, "ref").text(),
                             "a file-ref needs a `ref` object",
                         ))
                     }
                 };
-                Part::FileRef(parse_file_ref(r, &format!("{path}.ref"))?)
+                Part::FileRef(file_ref_at(r, &At::Key(path, "ref"))?)
             }
             "file-attachment" => {
                 let data = match f.take("data") {
                     None | Some(Value::Null) => None,
                     Some(Value::String(s)) => Some(Data::Inline(s)),
                     Some(Value::Object(o)) => {
-                        Some(Data::Host(parse_host_data(o, &format!("{path}.data"))?))
+                        Some(Data::Host(parse_host_data(o, &At::Key(path, "data"))?))
                     }
                     Some(_) => {
                         return Err(invalid(
-                            format!("{path}.data"),
+                            At::Key(path, "data").text(),
                             "`data` must be a base64 string or a data URL",
                         ))
                     }
                 };
                 if f.take("content_id").is_some() {
                     return Err(invalid(
-                        format!("{path}.content_id"),
+                        At::Key(path, "content_id").text(),
                         "`content_id` moved to `blob.content_id` in schema_version 2 (set metadata.schema_version to 1 to send the old shape)",
                     ));
                 }
                 let content_id = match f.opt_object("blob")? {
                     None => None,
                     Some(mut b) => {
-                        let bpath = format!("{path}.blob");
+                        let bpath = At::Key(path, "blob");
                         Some(
-                            Fields::new(&mut b, bpath, ErrorKind::InvalidMessage)
+                            Fields::at(&mut b, bpath, ErrorKind::InvalidMessage)
                                 .string("content_id")?,
                         )
                     }
@@ -520,7 +529,7 @@ impl Part {
                 args: f.take("args").unwrap_or(Value::Null),
                 resolved: f
                     .take("resolved")
-                    .map(|v| Resolution::from_value(v, &format!("{path}.resolved")))
+                    .map(|v| Resolution::from_value(v, &At::Key(path, "resolved")))
                     .transpose()?,
             },
             "mention" => match f.take("target") {
@@ -529,14 +538,14 @@ impl Part {
                         Some(Value::String(k)) => k.clone(),
                         _ => {
                             return Err(invalid(
-                                format!("{path}.target.kind"),
+                                At::Key(&At::Key(path, "target"), "kind").text(),
                                 "a mention target needs a string `kind`",
                             ))
                         }
                     };
                     let resolved = f
                         .take("resolved")
-                        .map(|v| Resolution::from_value(v, &format!("{path}.resolved")))
+                        .map(|v| Resolution::from_value(v, &At::Key(path, "resolved")))
                         .transpose()?;
                     Part::Mention(Mention {
                         kind,
@@ -546,7 +555,7 @@ impl Part {
                 }
                 _ => {
                     return Err(invalid(
-                        format!("{path}.target"),
+                        At::Key(path, "target").text(),
                         "a mention needs a `target` object",
                     ))
                 }
@@ -558,7 +567,7 @@ impl Part {
                     Some(v) => v,
                     None => {
                         return Err(invalid(
-                            format!("{path}.payload"),
+                            At::Key(path, "payload").text(),
                             "editor-context needs a `payload`",
                         ))
                     }
@@ -567,7 +576,7 @@ impl Part {
                     None | Some(Value::Null) => None,
                     Some(v) => Some(v.as_i64().ok_or_else(|| {
                         invalid(
-                            format!("{path}.emitted_at"),
+                            At::Key(path, "emitted_at").text(),
                             "`emitted_at` must be an integer (epoch ms)",
                         )
                     })?),
@@ -655,13 +664,13 @@ impl Part {
     }
 }
 
-fn parse_host_data(mut o: Map<String, Value>, path: &str) -> Result<HostData> {
+fn parse_host_data(mut o: Map<String, Value>, path: &At<'_>) -> Result<HostData> {
     let slot = o
         .get("$slot")
         .and_then(Value::as_u64)
         .and_then(|n| u32::try_from(n).ok())
-        .ok_or_else(|| invalid(path, "`data` must be a base64 string or a data URL"))?;
-    let mut f = Fields::new(&mut o, path.to_owned(), ErrorKind::InvalidMessage);
+        .ok_or_else(|| invalid(path.text(), "`data` must be a base64 string or a data URL"))?;
+    let mut f = Fields::at(&mut o, *path, ErrorKind::InvalidMessage);
     Ok(HostData {
         slot,
         head: f.string("head")?,
@@ -671,8 +680,13 @@ fn parse_host_data(mut o: Map<String, Value>, path: &str) -> Result<HostData> {
 }
 
 /// Parses a file-ref's `ref` object (also used for `@file` mentions).
-pub(crate) fn parse_file_ref(mut r: Map<String, Value>, path: &str) -> Result<FileRef> {
-    let mut f = Fields::new(&mut r, path.to_owned(), ErrorKind::InvalidMessage);
+pub(crate) fn parse_file_ref(r: Map<String, Value>, path: &str) -> Result<FileRef> {
+    file_ref_at(r, &At::Text(path))
+}
+
+/// Parses a file-ref's `ref` object found at `path` (written out only for an error).
+fn file_ref_at(mut r: Map<String, Value>, path: &At<'_>) -> Result<FileRef> {
+    let mut f = Fields::at(&mut r, *path, ErrorKind::InvalidMessage);
     let kind = f.opt_string("kind")?.unwrap_or_else(|| "path".into());
     let target = match kind.as_str() {
         "path" | "file" => RefTarget::Path(f.string("path")?),
@@ -680,7 +694,7 @@ pub(crate) fn parse_file_ref(mut r: Map<String, Value>, path: &str) -> Result<Fi
         "content-id" => RefTarget::ContentId(f.string("content_id")?),
         other => {
             return Err(invalid(
-                format!("{path}.kind"),
+                At::Key(path, "kind").text(),
                 format!("unknown ref kind `{other}` (expected path, url or content-id)"),
             ))
         }
@@ -690,8 +704,8 @@ pub(crate) fn parse_file_ref(mut r: Map<String, Value>, path: &str) -> Result<Fi
     let range = match f.take("range") {
         None | Some(Value::Null) => None,
         Some(Value::Object(mut ro)) => {
-            let rpath = format!("{path}.range");
-            let mut rf = Fields::new(&mut ro, rpath.clone(), ErrorKind::InvalidMessage);
+            let rpath = At::Key(path, "range");
+            let mut rf = Fields::at(&mut ro, rpath, ErrorKind::InvalidMessage);
             let unit = match rf.opt_string("unit")?.as_deref() {
                 None | Some("line") | Some("lines") => RangeUnit::Line,
                 Some("byte") | Some("bytes") => RangeUnit::Byte,
@@ -700,7 +714,7 @@ pub(crate) fn parse_file_ref(mut r: Map<String, Value>, path: &str) -> Result<Fi
                         ErrorKind::InvalidRange,
                         format!("unknown range unit `{u}` (expected line or byte)"),
                     )
-                    .at(format!("{rpath}.unit")))
+                    .at(At::Key(&rpath, "unit").text()))
                 }
             };
             let start = rf.opt_u64("start")?.ok_or_else(|| {
@@ -708,7 +722,7 @@ pub(crate) fn parse_file_ref(mut r: Map<String, Value>, path: &str) -> Result<Fi
                     ErrorKind::InvalidRange,
                     "a range needs a non-negative integer `start`",
                 )
-                .at(format!("{rpath}.start"))
+                .at(At::Key(&rpath, "start").text())
             })?;
             let end = rf.opt_u64("end")?;
             if let Some(e) = end {
@@ -717,7 +731,7 @@ pub(crate) fn parse_file_ref(mut r: Map<String, Value>, path: &str) -> Result<Fi
                         ErrorKind::InvalidRange,
                         format!("range end {e} is before its start {start}"),
                     )
-                    .at(rpath)
+                    .at(rpath.text())
                     .with("start", start)
                     .with("end", e));
                 }
@@ -726,7 +740,7 @@ pub(crate) fn parse_file_ref(mut r: Map<String, Value>, path: &str) -> Result<Fi
         }
         Some(_) => {
             return Err(invalid(
-                format!("{path}.range"),
+                At::Key(path, "range").text(),
                 "`range` must be an object",
             ))
         }

@@ -260,3 +260,40 @@ fn compositor_never_panics() {
         }
     }
 }
+
+/// A malformed field deep in a message is named by its whole JSON path.
+#[test]
+fn nested_errors_name_their_json_path() {
+    let cases = [
+        (
+            json!([{ "type": "text", "text": "a" }, { "type": "command", "id": "/x",
+                      "resolved": { "outcome": "parts", "parts": [{ "type": "text", "text": 3 }] } }]),
+            "parts[1].resolved.parts[0].text",
+        ),
+        (
+            json!([{ "type": "file-ref", "ref": { "path": "a.rs", "range": { "start": 1, "unit": "page" } } }]),
+            "parts[0].ref.range.unit",
+        ),
+        (
+            json!([{ "type": "file-ref", "ref": { "path": "a.rs", "range": { "end": 2 } } }]),
+            "parts[0].ref.range.start",
+        ),
+        (
+            json!([{ "type": "mention", "target": { "kind": 1 } }]),
+            "parts[0].target.kind",
+        ),
+        (
+            json!([{ "type": "file-attachment", "blob": { "content_id": false } }]),
+            "parts[0].blob.content_id",
+        ),
+        (
+            json!([{ "type": "mention", "target": { "kind": "file" },
+                     "resolved": { "outcome": "parts", "parts": [{ "type": "file-ref", "ref": { "kind": "url" } }] } }]),
+            "parts[0].resolved.parts[0].ref.url",
+        ),
+    ];
+    for (parts, path) in cases {
+        let e = UserMessage::from_value(json!({ "role": "user", "parts": parts })).err();
+        assert_eq!(e.as_ref().and_then(|e| e.path()), Some(path), "{e:?}");
+    }
+}
