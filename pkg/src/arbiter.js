@@ -83,6 +83,9 @@ export class Arbiter {
   #lanes = new Map();
   #registry;
   #retries;
+  // The lane of the last tool or transition call the core answered: it keeps that lane's
+  // name, so the next step in the same lane does not send it again.
+  #lane;
   constructor(registry, options) {
     const { retries = 2 } = __opts(options, 'new Arbiter()');
     if (!(registry instanceof SkillRegistry)) throw new PromptloomError('InvalidOptions', 'new Arbiter() takes a registry from buildSkillRegistry() (at registry)', { path: 'registry' });
@@ -110,14 +113,20 @@ export class Arbiter {
     let out;
     if (proposal && proposal.type === 'tool' && typeof proposal.name === 'string') {
       const args = proposal.arguments === undefined ? '' : value(proposal.arguments, 'proposal.arguments');
-      out = call(() => this.#a.tool(lane, proposal.name, args));
+      const same = lane === this.#lane;
+      this.#lane = undefined; // unknown until the core answers
+      out = same ? call(() => this.#a.toolAgain(proposal.name, args)) : call(() => this.#a.tool(lane, proposal.name, args));
+      this.#lane = lane;
       if (out === undefined && known) {
         known.step++;
         return { accepted: true, status: 'running', state: known.state, step: known.step };
       }
     } else if (proposal && proposal.type === 'transition' && typeof proposal.event === 'string') {
       // n > 0: taken quietly, to the state of index n - 1; 0: the outcome waits in wasm.
-      const n = call(() => this.#a.transition(lane, proposal.event));
+      const same = lane === this.#lane;
+      this.#lane = undefined;
+      const n = same ? call(() => this.#a.transitionAgain(proposal.event)) : call(() => this.#a.transition(lane, proposal.event));
+      this.#lane = lane;
       if (n > 0 && known) {
         known.step++;
         let name = known.names.get(n);

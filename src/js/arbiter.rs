@@ -131,6 +131,8 @@ pub struct JsArbiter {
     inner: Arbiter,
     /// The outcome of a `transition` that was not taken quietly, until the glue reads it.
     outcome: Option<String>,
+    /// The lane of the last `tool` or `transition` call (what the `…Again` calls step).
+    lane: String,
 }
 
 fn outcome_json(o: &arbiter::Outcome) -> String {
@@ -145,6 +147,7 @@ impl JsArbiter {
         JsArbiter {
             inner: Arbiter::new(registry.inner.clone()).with_retry_budget(retries),
             outcome: None,
+            lane: String::new(),
         }
     }
 
@@ -164,21 +167,24 @@ impl JsArbiter {
         name: &str,
         arguments: &str,
     ) -> Result<Option<String>, JsValue> {
+        self.lane.clear();
+        self.lane.push_str(lane);
+        self.tool_again(name, arguments)
+    }
+
+    /// [`JsArbiter::tool`] in the lane of the last `tool` or `transition` call: a loop
+    /// stepping one lane does not send its name every step.
+    #[wasm_bindgen(js_name = toolAgain)]
+    pub fn tool_again(&mut self, name: &str, arguments: &str) -> Result<Option<String>, JsValue> {
         let arguments = if arguments.is_empty() {
             Value::Null
         } else {
             parse(arguments, "the arguments")?
         };
-        let o = self
-            .inner
-            .propose(
-                lane,
-                Proposal::Tool {
-                    name: name.to_owned(),
-                    arguments,
-                },
-            )
-            .map_err(js_err)?;
+        let o = self.step(Proposal::Tool {
+            name: name.to_owned(),
+            arguments,
+        })?;
         Ok(
             if o.accepted && o.proposal_record.is_none() && o.status == arbiter::Status::Running {
                 None
@@ -193,22 +199,32 @@ impl JsArbiter {
     /// crosses; [`JsArbiter::state_name`] names a state the caller has not seen yet);
     /// otherwise 0, and the outcome waits for [`JsArbiter::take_outcome`].
     pub fn transition(&mut self, lane: &str, event: &str) -> Result<u32, JsValue> {
-        let o = self
-            .inner
-            .propose(
-                lane,
-                Proposal::Transition {
-                    event: event.to_owned(),
-                },
-            )
-            .map_err(js_err)?;
+        self.lane.clear();
+        self.lane.push_str(lane);
+        self.transition_again(event)
+    }
+
+    /// [`JsArbiter::transition`] in the lane of the last `tool` or `transition` call.
+    #[wasm_bindgen(js_name = transitionAgain)]
+    pub fn transition_again(&mut self, event: &str) -> Result<u32, JsValue> {
+        let o = self.step(Proposal::Transition {
+            event: event.to_owned(),
+        })?;
         if o.accepted && o.proposal_record.is_none() && o.status == arbiter::Status::Running {
-            if let Some(at) = self.inner.run(lane).map(arbiter::Run::state_index) {
+            if let Some(at) = self.inner.run(&self.lane).map(arbiter::Run::state_index) {
                 return Ok(u32::try_from(at).map_or(0, |n| n.saturating_add(1)));
             }
         }
         self.outcome = Some(outcome_json(&o));
         Ok(0)
+    }
+
+    /// Proposes `p` in the lane of the last `tool` or `transition` call.
+    fn step(&mut self, p: Proposal) -> Result<arbiter::Outcome, JsValue> {
+        let lane = std::mem::take(&mut self.lane);
+        let o = self.inner.propose(&lane, p);
+        self.lane = lane;
+        o.map_err(js_err)
     }
 
     /// The outcome of the last `transition` that answered 0 (JSON), or "".

@@ -147,6 +147,18 @@ export async function arbiterConformance(pl, specs, staged) {
     // The log (refusal included) replays to the same place.
     const r = a.replay(a.log('l'));
     eq([r.state, r.step], [o.state, 2], 'replayed');
+    // Two lanes stepped in turn, and a failed step between steps of one lane: each step
+    // lands in the lane it names.
+    a.start('m', 'build_feature', { feature: 'y' });
+    const before = a.run('l').step;
+    eq(a.propose('m', go('complete')).state, 'plan', 'm moves');
+    eq(a.propose('m', tool('choir.memory.query')).step, 2, 'm again (a quiet tool call)');
+    throws(() => a.propose('nobody', go('complete')), 'NotFound', 'a lane with no run');
+    eq(a.propose('m', go('complete')).state, 'modify', 'm after the failed step');
+    a.propose('l', tool('no-such-tool'));
+    eq([a.run('l').step, a.run('m').step], [before + 1, 3], 'each lane counted its own steps');
+    throws(() => a.propose('nobody', tool('search')), 'NotFound', 'a tool in a lane with no run');
+    eq(a.propose('m', go('complete')).state, 'validate', 'm after another failed step');
   });
 
   await check('Mermaid: the diagram and the current state', async () => {
