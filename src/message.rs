@@ -685,7 +685,7 @@ pub(crate) fn parse_file_ref(r: Map<String, Value>, path: &str) -> Result<FileRe
 }
 
 /// Parses a file-ref's `ref` object found at `path` (written out only for an error).
-fn file_ref_at(mut r: Map<String, Value>, path: &At<'_>) -> Result<FileRef> {
+pub(crate) fn file_ref_at(mut r: Map<String, Value>, path: &At<'_>) -> Result<FileRef> {
     let mut f = Fields::at(&mut r, *path, ErrorKind::InvalidMessage);
     let kind = f.opt_string("kind")?.unwrap_or_else(|| "path".into());
     let target = match kind.as_str() {

@@ -297,3 +297,22 @@ fn nested_errors_name_their_json_path() {
         assert_eq!(e.as_ref().and_then(|e| e.path()), Some(path), "{e:?}");
     }
 }
+
+/// An unresolved `@file` mention is read as a file reference when lowered: a malformed one
+/// is named by its path in the message.
+#[test]
+fn unresolved_file_mentions_name_their_json_path() {
+    let m = UserMessage::from_value(json!({ "role": "user", "parts": [
+        { "type": "text", "text": "a" },
+        { "type": "mention", "target": { "kind": "file", "path": 3 } },
+    ] }));
+    let opts = LowerOptions::from_value(json!({ "provider": "anthropic" }));
+    let e = m
+        .and_then(|m| opts.and_then(|o| lower(&m, &o, &TableResolver::default())))
+        .err();
+    assert_eq!(
+        e.as_ref().and_then(|e| e.path()),
+        Some("parts[1].target.path"),
+        "{e:?}"
+    );
+}

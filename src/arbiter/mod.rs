@@ -398,7 +398,7 @@ struct LogView<'a>(&'a Run);
 
 impl Serialize for LogView<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_seq((0..self.0.entries.len()).filter_map(|i| self.0.event(i)))
+        s.collect_seq(self.0.events())
     }
 }
 
@@ -414,9 +414,12 @@ pub struct Call {
 impl Run {
     /// The log: every event in order, from `started`.
     pub fn log(&self) -> Vec<Event> {
-        (0..self.entries.len())
-            .filter_map(|i| self.event(i))
-            .collect()
+        self.events().collect()
+    }
+
+    /// The log's events, made one at a time.
+    fn events(&self) -> impl Iterator<Item = Event> + '_ {
+        (0..self.entries.len()).filter_map(|i| self.event(i))
     }
 
     /// The index of the current state in the skill's spec (`spec.states`).

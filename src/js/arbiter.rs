@@ -211,8 +211,13 @@ impl JsArbiter {
             event: event.to_owned(),
         })?;
         if o.accepted && o.proposal_record.is_none() && o.status == arbiter::Status::Running {
-            if let Some(at) = self.inner.run(&self.lane).map(arbiter::Run::state_index) {
-                return Ok(u32::try_from(at).map_or(0, |n| n.saturating_add(1)));
+            let answer = self
+                .inner
+                .run(&self.lane)
+                .and_then(|r| u32::try_from(r.state_index()).ok())
+                .and_then(|at| at.checked_add(1));
+            if let Some(n) = answer {
+                return Ok(n);
             }
         }
         self.outcome = Some(outcome_json(&o));

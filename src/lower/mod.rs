@@ -26,10 +26,10 @@ pub use resolver::{NoResolver, ResolveRequest, Resolved, Resolver, TableResolver
 pub(crate) use walk::{part_blocks, Block, Source};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::fields::Fields;
+use crate::fields::{At, Fields};
 use crate::media::{self, MediaClass};
 use crate::message::{
-    parse_file_ref, Data, EditorContext, FileAttachment, FileRef, HostData, Part, RefTarget,
+    file_ref_at, Data, EditorContext, FileAttachment, FileRef, HostData, Part, RefTarget,
     UserMessage,
 };
 use json::{DataSrc, SlotMode};

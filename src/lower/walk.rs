@@ -183,7 +183,8 @@ impl<'a> Cx<'a, '_> {
                     "a skill mention loads the skill through the skill flow; it is not part of the user turn",
                 ),
                 "file" => {
-                    let r = parse_file_ref(m.target.clone(), &format!("parts[{i}].target"))?;
+                    let part = At::Index(&At::Text("parts"), i);
+                    let r = file_ref_at(m.target.clone(), &At::Key(&part, "target"))?;
                     // The parsed ref is owned; lower it and keep the blocks it yields.
                     self.file_ref_owned(i, r)?;
                 }
