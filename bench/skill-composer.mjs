@@ -1,7 +1,8 @@
 // Benchmark: a whole Skill Composer composition in Node through the npm package
 // (`promptloom/composer`, wasm), beside the same framing template rendered alone by
 // nunjucks' `renderString` and by minijinja-js' `renderStr` — both parse and render on each
-// call, as the stateless composer does.
+// call, as the stateless composer does — and the prepared forms side by side: a skill
+// prepared once (`prepareSkill`) beside each template compiled once.
 //
 // The skill is a typical one: a framing `prompt_template` with a loop and conditionals,
 // three descriptions (include_when: always, a parameter, the scope), three tagged examples,
@@ -81,19 +82,26 @@ const request = {
 };
 
 const env = new Environment();
+env.addTemplate('framing', framing);
+const compiled = nunjucks.compile(framing);
+const { skill_package: _package, ...invocation } = request;
+const prepared = pl.prepareSkill(request.skill_package);
 const contenders = {
   'promptloom compose() — all nine steps': () => pl.compose(request),
+  'promptloom prepared.compose() — all nine steps, package prepared once': () => prepared.compose(invocation),
   'minijinja-js renderStr — framing only': () => env.renderStr(framing, parameters),
+  'minijinja-js renderTemplate — framing only, compiled once': () => env.renderTemplate('framing', parameters),
   'nunjucks renderString — framing only': () => nunjucks.renderString(framing, parameters),
+  'nunjucks compiled render — framing only, compiled once': () => compiled.render(parameters),
 };
 
 // The three agree on the framing text (the composer's framing section, trailing newline trimmed).
 const composed = pl.compose(request);
+if (JSON.stringify(prepared.compose(invocation)) !== JSON.stringify(composed)) throw new Error('the prepared skill composes differently');
 const section = composed.prompt.sections[0].text;
-const mj = env.renderStr(framing, parameters);
-const nj = nunjucks.renderString(framing, parameters);
-if (section !== mj.trimEnd() || section !== nj.trimEnd()) {
-  console.error({ section, mj, nj });
+const renders = [env.renderStr(framing, parameters), env.renderTemplate('framing', parameters), nunjucks.renderString(framing, parameters), compiled.render(parameters)];
+if (renders.some((r) => section !== r.trimEnd())) {
+  console.error({ section, renders });
   throw new Error('the framing renders differ');
 }
 const shape = [composed.prompt.sections.filter((s) => s.kind === 'description').length, composed.prompt.sections.filter((s) => s.kind === 'example').length];
@@ -121,6 +129,9 @@ for (const [name, xs] of Object.entries(times)) {
 console.log(out);
 const target = median(times['promptloom compose() — all nine steps']) < base;
 console.log(`target (a whole composition faster than minijinja-js renders the framing alone): ${target ? 'met' : 'missed'}`);
+const prep = median(times['promptloom prepared.compose() — all nine steps, package prepared once']);
+const mjOnce = median(times['minijinja-js renderTemplate — framing only, compiled once']);
+console.log(`prepared beside prepared: a whole composition of a prepared skill is ${(prep / mjOnce).toFixed(2)}× minijinja-js rendering the framing compiled once (${(prep / base).toFixed(2)}× its renderStr)`);
 writeChart('skill-composer', 'Skill Composer (Node): a whole composition vs rendering the framing alone', [
   { label: 'µs per call', bars: Object.entries(times).map(([name, xs]) => ({ name: name.replace(' — ', ': '), value: median(xs), text: `${median(xs).toFixed(1)} µs` })) },
 ]);

@@ -179,6 +179,24 @@ export type ModelAdapter = (request: ModelRequest) => Promise<string | { text: s
  */
 export declare function compose(request: ComposeRequest, options?: { model?: ModelAdapter }): Composition | Promise<Composition>;
 
+/**
+ * A skill package read and validated once, for many compositions. `compose()` takes what the
+ * stateless `compose()` takes without `skill_package` and returns the same composition, byte
+ * for byte, without sending, reading or validating the package again. The package is copied
+ * when prepared: later changes to the object are not seen.
+ */
+export declare class PreparedSkill {
+  /** Throws as `compose()` would on a package that does not validate (`MalformedTemplate`, `MissingRequiredField`, `InvalidSkill`, `InvalidRequest`). */
+  constructor(skillPackage: SkillPackage | Skill);
+  /** The skill's name. */
+  readonly name: string;
+  /** One invocation; a Promise only for a skill that delegates its shape (then `model` is required). A `skill_package` field is `InvalidRequest`. */
+  compose(invocation: Omit<ComposeRequest, 'skill_package'> & { skill_package?: never }, options?: { model?: ModelAdapter }): Composition | Promise<Composition>;
+}
+
+/** `new PreparedSkill(skillPackage)`. */
+export declare function prepareSkill(skillPackage: SkillPackage | Skill): PreparedSkill;
+
 /** The request for a sub-skill: same thread, `tool_surface` ∩ the top-level caller's capabilities. */
 export declare function nestedRequest(parent: ComposeRequest, subSkill: SkillPackage | Skill, options?: { toolCatalog?: ToolDescriptor[]; user_request?: string; parameters?: Record<string, unknown> }): ComposeRequest;
 

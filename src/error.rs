@@ -340,7 +340,7 @@ impl Error {
             message: self.to_string(),
             details: self.details(),
         };
-        serde_json::to_string(&wire).unwrap_or_else(|_| {
+        crate::json_text::to_string(&wire).unwrap_or_else(|_| {
             String::from(
                 r#"{"code":"Internal","message":"error serialization failed","details":{}}"#,
             )

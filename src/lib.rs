@@ -37,6 +37,7 @@ pub mod fuzzing;
 pub mod gateway;
 #[cfg(feature = "composer")]
 pub mod json_schema;
+mod json_text;
 pub mod limits;
 pub mod lower;
 pub mod media;

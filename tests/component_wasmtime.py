@@ -203,7 +203,7 @@ class Host:
         gw = inst.get_export_index(self.store, "promptloom:core/gateway@0.1.0")
         q = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, gw))
         self.gateway = {n: q(n) for n in ["check-contract", "apply-state", "records-to-otel", "[constructor]contract-registry", "[method]contract-registry.register", "[method]contract-registry.resolve", "[method]contract-registry.set-canary", "[method]contract-registry.planner-section", "[method]contract-registry.review", "[constructor]gateway", "[method]gateway.call", "[method]gateway.records", "[method]gateway.verify"]}
-        self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "run-order", "route-artifact", "prepare-artifact", "check-assertions", "verify-invocation", "fallback-route", "unsupported-template", "dspy-optimize-call", "dspy-stamp", "dspy-stale"]}
+        self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "run-order", "route-artifact", "prepare-artifact", "check-assertions", "verify-invocation", "fallback-route", "unsupported-template", "dspy-optimize-call", "dspy-stamp", "dspy-stale", "[static]prepared-skill.prepare", "[method]prepared-skill.name", "[method]prepared-skill.compose"]}
 
     def gw(self, name, *args):
         return self.gateway[name](self.store, *args)
@@ -467,6 +467,34 @@ class ComposerInWasmtime(unittest.TestCase):
         c = json.loads(compose(answered).payload)
         self.assertEqual(([t["name"] for t in c["subgraph"]["tool_availability"]], c["subgraph"]["decided_by"]), (["web_search"], "model"))
         self.assertEqual(len(json.loads(h.co("authoring-tools"))), 4)
+
+    def test_prepared_skill_composes_as_compose(self):
+        """A prepared skill gives every fixture's step (or error) as `compose` does; a package
+        that does not validate fails when prepared, with compose's variant and message."""
+        h = self.host
+        def tagged(out):
+            # result<compose-step, error>: both sides are variants, so wasmtime-py tags them.
+            v = out.payload
+            if out.tag == "err":
+                return (v.tag, v.payload.message, v.payload.details)
+            return (v.tag, v.payload)
+        prepared = refused = 0
+        for name in self.expected:
+            req = self.requests[name]
+            invocation = {k: v for k, v in req.items() if k != "skill_package"}
+            p = h.co("[static]prepared-skill.prepare", json.dumps(req["skill_package"]))
+            want = tagged(h.co("compose", json.dumps(req)))
+            if hasattr(p, "tag"):
+                # result<prepared-skill, error>: the error variant itself, or the resource.
+                self.assertEqual((p.tag, p.payload.message), want[:2], name)
+                refused += 1
+                continue
+            res = p
+            self.assertEqual(h.co("[method]prepared-skill.name", res), req["skill_package"]["name"], name)
+            self.assertEqual(tagged(h.co("[method]prepared-skill.compose", res, json.dumps(invocation))), want, name)
+            self.assertEqual(tagged(h.co("[method]prepared-skill.compose", res, json.dumps(invocation))), want, name)
+            prepared += 1
+        self.assertTrue(prepared >= 12 and refused >= 1, (prepared, refused))
 
     def test_dispatch_assertions_traces_and_records(self):
         h = self.host

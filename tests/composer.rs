@@ -61,6 +61,25 @@ fn golden_compositions() {
             };
             assert_eq!(split, first);
         }
+        // A prepared package composes the same; one that does not validate fails when it is
+        // prepared, with the error compose gives (less the record: there is no invocation).
+        match promptloom::composer::PreparedSkill::from_json(&pkg) {
+            Ok(p) => {
+                for _ in 0..2 {
+                    let prepared = match p.compose(&rest) {
+                        Ok(step) => step.to_value(),
+                        Err(e) => {
+                            json!({ "error": serde_json::from_str::<Value>(&e.to_json()).unwrap() })
+                        } // ok: test
+                    };
+                    assert_eq!(prepared.to_string(), first.to_string());
+                }
+            }
+            Err(e) => {
+                assert_eq!(first["error"]["code"], e.code());
+                assert_eq!(first["error"]["message"], e.to_string());
+            }
+        }
         insta::assert_json_snapshot!(first);
     });
 }

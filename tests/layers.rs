@@ -6,6 +6,7 @@ use std::path::Path;
 
 /// Lowest first.
 const ORDER: &[&str] = &[
+    "json_text",
     "error",
     "budget",
     "heap",

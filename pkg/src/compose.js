@@ -2,7 +2,7 @@
 // routing, rendering, assertion checks and trace rows live in the core; this file calls the
 // host's model adapter and executors, and moves rows to and from the stores.
 
-import { PromptloomError, __inbox, __core, __json, __opts, __key, __str, lower } from './api.js';
+import { PromptloomError, __inbox, __core, __json, __opts, __key, __str, __module, __generation, lower } from './api.js';
 
 const nowIso = () => new Date().toISOString();
 const clockMs = () => (typeof performance === 'object' && performance.now ? performance.now() : Date.now());
@@ -56,18 +56,78 @@ function requestParts(request) {
  */
 export function compose(request, options) {
   const { model } = __opts(options, 'compose()');
-  const step = JSON.parse(__inbox('compose', requestParts(request)));
-  if (step.composition) return step.composition;
-  const q = step.needs_shape;
+  const parts = requestParts(request);
+  return finish((extra) => JSON.parse(__inbox('compose', extra ? requestParts({ ...request, ...extra }) : parts)), model, request.skill_package?.name, 'compose()');
+}
+
+/**
+ * The composition of a step answer, or (a skill that delegates its shape) a Promise that asks
+ * the model adapter and composes again with its answer in `delegated_shape`.
+ */
+function finish(step, model, skill, what) {
+  const first = step(null);
+  if (first.composition) return first.composition;
+  const q = first.needs_shape;
   if (typeof model !== 'function') {
-    throw new PromptloomError('NoModelAdapter', 'this skill delegates its subgraph shape to a model (planner_delegates_shape): pass `{ model }` to compose()', { skill: request.skill_package?.name });
+    throw new PromptloomError('NoModelAdapter', `this skill delegates its subgraph shape to a model (planner_delegates_shape): pass \`{ model }\` to ${what}`, { skill });
   }
   return (async () => {
     const answer = await ask(model, { purpose: 'shape', system: q.system, prompt: q.prompt, schema: q.schema });
-    const again = JSON.parse(__inbox('compose', requestParts({ ...request, delegated_shape: jsonAnswer(answer.text) })));
+    const again = step({ delegated_shape: jsonAnswer(answer.text) });
     if (!again.composition) throw new PromptloomError('Internal', 'the composer asked for the shape twice', {});
     return again.composition;
   })();
+}
+
+/**
+ * A skill package read and validated once, for many compositions: `prepared.compose(invocation)`
+ * takes what `compose()` takes without `skill_package` and returns the same composition, byte
+ * for byte, without sending, reading or validating the package again. A package that does not
+ * validate throws here, as `compose()` would (`MalformedTemplate`, `InvalidSkill`, …). The
+ * package is copied when prepared: a later change to the object is not seen (prepare it again).
+ */
+export class PreparedSkill {
+  #text;
+  /** @type {any} */
+  #inner = null;
+  #gen = -1;
+  /** The skill's name. */
+  name;
+  /** @param skillPackage a skill package, as `compose()`'s `skill_package` */
+  constructor(skillPackage) {
+    if (skillPackage === null || typeof skillPackage !== 'object') throw new PromptloomError('InvalidRequest', 'prepareSkill() takes a skill package object (at skill_package)', { path: 'skill_package' });
+    this.#text = text(skillPackage, 'the skill package');
+    this.name = this.#current().name();
+  }
+  /** The core's prepared skill (made again if the wasm instance was replaced after a trap). */
+  #current() {
+    if (this.#inner === null || this.#gen !== __generation()) {
+      const M = __module();
+      if (typeof M.PreparedSkill !== 'function') __core('compose'); // throws, naming promptloom/composer
+      this.#inner = __inbox((lens) => new M.PreparedSkill(lens), [this.#text]);
+      this.#gen = __generation();
+    }
+    return this.#inner;
+  }
+  /**
+   * Composes one invocation (`compose()`'s request without `skill_package`): the
+   * `Composition`, or a Promise of it for a skill that delegates its shape (`{ model }`).
+   */
+  compose(invocation, options) {
+    const { model } = __opts(options, 'compose()');
+    if (invocation === null || typeof invocation !== 'object') throw new PromptloomError('InvalidRequest', 'compose() takes an invocation object', { path: '$' });
+    const rest = __json(invocation, 'the request', 'InvalidRequest');
+    const step = (extra) => {
+      const inner = this.#current(); // before the inbox is written: remaking it writes there too
+      return JSON.parse(__inbox((lens) => inner.compose(lens), [extra ? __json({ ...invocation, ...extra }, 'the request', 'InvalidRequest') : rest]));
+    };
+    return finish(step, model, this.name, 'compose()');
+  }
+}
+
+/** A skill package read and validated once (see {@link PreparedSkill}). */
+export function prepareSkill(skillPackage) {
+  return new PreparedSkill(skillPackage);
 }
 
 /**

@@ -21,6 +21,6 @@ export { createResponseParser, ResponseParser, parseResponse, providerError } fr
 export { createAdapter, ResponseStream } from './adapter.js';
 export { runAgent } from './agent.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, systemSkills, seedSkillSpecs, SkillIndex, SkillCatalog, decide } from './skills.js';
-export { compose, nestedRequest, lowerComposition, authoringTools, runArtifact, runSkill, optimizeDspy, staleDspy, verifyInvocation } from './compose.js';
+export { compose, prepareSkill, PreparedSkill, nestedRequest, lowerComposition, authoringTools, runArtifact, runSkill, optimizeDspy, staleDspy, verifyInvocation } from './compose.js';
 export { validateSkillSpec, loadSkillSpecs, buildSkillRegistry, Arbiter, toMermaid, compositionSpec, openSession, sessionMachines, listProposals, approveProposal, rejectProposal, approvalLog, installApproved } from './arbiter.js';
 export { ContractRegistry, Gateway, createGateway, checkContract, applyGatewayState, recordsToOtel, memoryState, indexedDbState, durableObjectState, GatewayStateObject } from './gateway.js';

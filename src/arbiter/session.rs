@@ -332,7 +332,7 @@ impl Session {
             .arbiter
             .run(lane)
             .and_then(|r| r.event(r.log_len().wrapping_sub(1)))
-            .and_then(|e| serde_json::to_string(&e).ok())
+            .and_then(|e| crate::json_text::to_string(&e).ok())
             .and_then(|t| serde_json::from_str(&t).ok())
             .unwrap_or(Value::Null);
         let mut body = json!({"type": "skill", "lane": lane, "event": ev});
@@ -638,7 +638,7 @@ impl Session {
                 crate::wire::json_value(text, what, ErrorKind::InvalidRequest)
             }
         };
-        let run = |r: &Run| serde_json::to_string(r).unwrap_or_default();
+        let run = |r: &Run| crate::json_text::to_string(r).unwrap_or_default();
         Ok(match op {
             "lane_event" => self.lane_event(lane, a, at)?.to_owned(),
             "start" => {
@@ -647,7 +647,7 @@ impl Session {
             }
             "propose" => {
                 let p = Proposal::from_value(&json(a, "the proposal")?)?;
-                serde_json::to_string(&self.propose(lane, p, at)?).unwrap_or_default()
+                crate::json_text::to_string(&self.propose(lane, p, at)?).unwrap_or_default()
             }
             "cancel" => run(self.cancel(lane, at)?),
             "heartbeat" => self.heartbeat(at).map(|_| String::new())?,

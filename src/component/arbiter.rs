@@ -191,7 +191,7 @@ pub struct ArbiterResource {
 }
 
 fn run_json(r: &arbiter::Run) -> String {
-    serde_json::to_string(r).unwrap_or_default()
+    crate::json_text::to_string(r).unwrap_or_default()
 }
 
 impl GuestArbiter for ArbiterResource {
@@ -213,7 +213,7 @@ impl GuestArbiter for ArbiterResource {
     fn propose(&self, lane: String, proposal: String) -> Result<String, WitError> {
         let p = Proposal::from_value(&parse(&proposal, "the proposal")?).map_err(to_wit)?;
         let o = self.inner.borrow_mut().propose(&lane, p).map_err(to_wit)?;
-        Ok(serde_json::to_string(&o).unwrap_or_default())
+        Ok(crate::json_text::to_string(&o).unwrap_or_default())
     }
 
     fn cancel(&self, lane: String) -> Result<String, WitError> {

@@ -5,24 +5,44 @@ use super::exports::promptloom::core::composer::{self as wit, Guest};
 use super::exports::promptloom::core::lowering as wl;
 use super::promptloom::core::types::Error as WitError;
 use super::{options, to_wit, Component};
-use crate::composer::wire;
+use crate::composer::{wire, PreparedSkill, Step};
 use crate::dispatch::optimize;
 use crate::lower;
 use crate::message::UserMessage;
 use serde_json::Value;
 
+/// The step as the WIT variant.
+fn step(s: Step) -> wit::ComposeStep {
+    let json = s.inner_json();
+    match s {
+        Step::Composed(_) => wit::ComposeStep::Composed(json),
+        Step::NeedsShape(_) => wit::ComposeStep::NeedsShape(json),
+    }
+}
+
+/// `prepared-skill`: a validated package kept for many compositions.
+pub struct PreparedSkillResource(PreparedSkill);
+
+impl wit::GuestPreparedSkill for PreparedSkillResource {
+    fn prepare(skill_package: String) -> Result<wit::PreparedSkill, WitError> {
+        let p = PreparedSkill::from_json(&skill_package).map_err(to_wit)?;
+        Ok(wit::PreparedSkill::new(PreparedSkillResource(p)))
+    }
+
+    fn name(&self) -> String {
+        self.0.skill().map(|s| s.name.clone()).unwrap_or_default()
+    }
+
+    fn compose(&self, request: String) -> Result<wit::ComposeStep, WitError> {
+        self.0.compose(&request).map(step).map_err(to_wit)
+    }
+}
+
 impl Guest for Component {
+    type PreparedSkill = PreparedSkillResource;
+
     fn compose(request: String) -> Result<wit::ComposeStep, WitError> {
-        let step: Value = serde_json::from_str(&wire::compose_json(&request).map_err(to_wit)?)
-            .unwrap_or(Value::Null);
-        match (step.get("composition"), step.get("needs_shape")) {
-            (Some(c), _) => Ok(wit::ComposeStep::Composed(c.to_string())),
-            (None, Some(q)) => Ok(wit::ComposeStep::NeedsShape(q.to_string())),
-            _ => Err(to_wit(crate::error::Error::new(
-                crate::error::ErrorKind::Internal,
-                "the composer returned neither a composition nor a question",
-            ))),
-        }
+        wire::compose_request(&request).map(step).map_err(to_wit)
     }
 
     fn nested_request(

@@ -272,7 +272,7 @@ impl wit::GuestConversation for ConversationResource {
     }
 
     fn cache_stats(&self) -> String {
-        serde_json::to_string(&self.inner.borrow().cache_stats()).unwrap_or_default()
+        crate::json_text::to_string(&self.inner.borrow().cache_stats()).unwrap_or_default()
     }
 }
 
@@ -354,7 +354,7 @@ impl Guest for Component {
     }
 
     fn default_capabilities(p: wit::Provider) -> String {
-        serde_json::to_string(&Capabilities::default_for(provider(p))).unwrap_or_default()
+        crate::json_text::to_string(&Capabilities::default_for(provider(p))).unwrap_or_default()
     }
 }
 

@@ -43,6 +43,7 @@ use crate::skill::template;
 use crate::skill::{ArtifactKind, Skill, SkillArtifact};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 
 /// One section of the composed prompt and where it came from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -171,18 +172,13 @@ pub fn compose_value(v: Value) -> Result<Step> {
             )
             .at("skill_package")
         })?;
-    let identity = record::identity_of(&pkg);
-    compose_parts(request::read_package(&pkg), identity, o)
+    compose_parts(Prepared::of(&pkg, false), o)
 }
 
 /// The steps after the package is read: the other fields, then [`compose`]; a failure
 /// carries the invocation record once the request names its thread and skill.
-fn compose_parts(
-    skill: Result<Skill>,
-    identity: Option<record::SkillIdentity>,
-    o: Map<String, Value>,
-) -> Result<Step> {
-    let raw = RecordInput::from_fields(&o, identity);
+fn compose_parts(package: Prepared, o: Map<String, Value>) -> Result<Step> {
+    let raw = RecordInput::from_fields(&o, package.identity);
     let with_record = |e: Error| match &raw {
         Some(r) => {
             let rec = invocation_record(r, &[], &[], &[], Some(&e));
@@ -190,8 +186,8 @@ fn compose_parts(
         }
         None => e,
     };
-    let skill = skill.map_err(with_record)?;
-    let req = ComposeRequest::from_parts(skill, o).map_err(with_record)?;
+    let skill = package.skill.map_err(with_record)?;
+    let req = ComposeRequest::prepared(skill, package.artifact_hashes, o).map_err(with_record)?;
     compose(&req).map_err(with_record)
 }
 
@@ -203,9 +199,78 @@ pub(crate) fn json<T: Serialize>(x: &T) -> Value {
 /// How many validated packages [`compose_split`] keeps.
 const PACKAGES: usize = 16;
 
-/// A package's JSON text, its validated skill (or why it failed) and the identity the
-/// invocation record names.
-type CachedPackage = (String, Result<Skill>, Option<record::SkillIdentity>);
+/// A package read once for every composition of it: its validated skill (or why it
+/// failed), the identity the invocation record names and each artifact's content hash.
+#[derive(Debug, Clone)]
+struct Prepared {
+    skill: Result<Arc<Skill>>,
+    identity: Option<record::SkillIdentity>,
+    artifact_hashes: Arc<[String]>,
+}
+
+impl Prepared {
+    /// Reads `pkg`; `hash`: whether to hash every artifact now (worth it for a package that
+    /// is kept; a composition made once hashes only the artifacts it uses).
+    fn of(pkg: &Value, hash: bool) -> Prepared {
+        let skill = request::read_package(pkg).map(Arc::new);
+        let artifact_hashes = match &skill {
+            Ok(s) if hash => s.artifacts.iter().map(content_hash).collect(),
+            _ => Arc::from([]),
+        };
+        Prepared {
+            skill,
+            identity: record::identity_of(pkg),
+            artifact_hashes,
+        }
+    }
+}
+
+/// A skill package read and validated once for many compositions: the skill, the identity
+/// its invocation records name and each artifact's content hash are kept, so composing it
+/// again reads only the invocation. Composing through it gives the same composition, byte
+/// for byte, as [`compose_value`] with the package in the request.
+#[derive(Debug, Clone)]
+pub struct PreparedSkill(Prepared);
+
+impl PreparedSkill {
+    /// Reads and validates a package (JSON text). A package that does not validate fails
+    /// as [`compose_value`] fails on it (`MalformedTemplate`, `MissingRequiredField`,
+    /// `InvalidSkill` with `details.problems`), without an invocation record: there is no
+    /// invocation yet.
+    pub fn from_json(package: &str) -> Result<PreparedSkill> {
+        let pkg: Value = serde_json::from_str(package).map_err(|e| {
+            Error::json(ErrorKind::InvalidRequest, "the skill package", &e).at("skill_package")
+        })?;
+        let prepared = Prepared::of(&pkg, true);
+        match &prepared.skill {
+            Ok(_) => Ok(PreparedSkill(prepared)),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    /// The validated skill.
+    pub fn skill(&self) -> Option<&Skill> {
+        self.0.skill.as_deref().ok()
+    }
+
+    /// Composes one invocation of the skill: `rest` is the request's JSON object without
+    /// `skill_package` (a `skill_package` field in it is an error: the package is this
+    /// one).
+    pub fn compose(&self, rest: &str) -> Result<Step> {
+        let o = request_object(rest)?;
+        if o.contains_key("skill_package") {
+            return Err(Error::new(
+                ErrorKind::InvalidRequest,
+                "a prepared skill composes its own package: pass the invocation without `skill_package`",
+            )
+            .at("skill_package"));
+        }
+        compose_parts(self.0.clone(), o)
+    }
+}
+
+/// A package's JSON text and what was prepared from it.
+type CachedPackage = (String, Prepared);
 
 thread_local! {
     /// Validated packages by their JSON text (the last [`PACKAGES`]).
@@ -221,27 +286,31 @@ pub fn compose_split(package: &str, rest: &str) -> Result<Step> {
     let cached = PACKAGE_CACHE.with(|c| {
         c.borrow()
             .iter()
-            .find(|(t, _, _)| t == package)
-            .map(|(_, s, id)| (s.clone(), id.clone()))
+            .find(|(t, _)| t == package)
+            .map(|(_, p)| p.clone())
     });
-    let (skill, identity) = match cached {
+    let prepared = match cached {
         Some(hit) => hit,
         None => {
             let pkg: Value = serde_json::from_str(package).map_err(|e| {
                 Error::json(ErrorKind::InvalidRequest, "the skill package", &e).at("skill_package")
             })?;
-            let identity = record::identity_of(&pkg);
-            let skill = request::read_package(&pkg);
+            let prepared = Prepared::of(&pkg, true);
             PACKAGE_CACHE.with(|c| {
                 let mut c = c.borrow_mut();
                 if c.len() >= PACKAGES {
                     drop(c.remove(0));
                 }
-                c.push((package.to_owned(), skill.clone(), identity.clone()));
+                c.push((package.to_owned(), prepared.clone()));
             });
-            (skill, identity)
+            prepared
         }
     };
+    compose_parts(prepared, request_object(rest)?)
+}
+
+/// The request's JSON object without its package.
+fn request_object(rest: &str) -> Result<Map<String, Value>> {
     let rest: Value = serde_json::from_str(rest)
         .map_err(|e| Error::json(ErrorKind::InvalidRequest, "the compose request", &e))?;
     let Value::Object(o) = rest else {
@@ -251,7 +320,22 @@ pub fn compose_split(package: &str, rest: &str) -> Result<Step> {
         )
         .at("$"));
     };
-    compose_parts(skill, identity, o)
+    Ok(o)
+}
+
+/// The use of `a` (an artifact of the request's skill) in `role`, with the content hash
+/// prepared with the package when there is one.
+fn use_of(req: &ComposeRequest, a: &SkillArtifact, role: &'static str) -> UsedArtifact {
+    let prepared = req
+        .skill
+        .artifacts
+        .iter()
+        .position(|x| std::ptr::eq(x, a))
+        .and_then(|i| req.artifact_hashes.get(i));
+    match prepared {
+        Some(hash) => UsedArtifact::with_hash(a, role, hash.clone()),
+        None => UsedArtifact::of(a, role),
+    }
 }
 
 /// The effective parameters: schema defaults filled in, then checked against the schema.
@@ -343,7 +427,7 @@ fn framing(
             } else {
                 a.content.clone()
             };
-            Ok((text, Some(UsedArtifact::of(a, "framing"))))
+            Ok((text, Some(use_of(req, a, "framing"))))
         }
         _ => Err(Error::new(
             ErrorKind::MissingRequiredField,
@@ -481,7 +565,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Step> {
     if !descriptions.is_empty() {
         sections.push(section("heading", None, "## Context".into()));
         for d in &descriptions {
-            let u = UsedArtifact::of(d, "description");
+            let u = use_of(req, d, "description");
             used.push(u.clone());
             let body = d.content.trim_end_matches(['\n', '\r']);
             sections.push(section(
@@ -494,7 +578,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Step> {
     if !examples.is_empty() {
         sections.push(section("heading", None, "## Examples".into()));
         for (i, e) in examples.iter().enumerate() {
-            let u = UsedArtifact::of(e.artifact, "example");
+            let u = use_of(req, e.artifact, "example");
             used.push(u.clone());
             let body = e.artifact.content.trim_end_matches(['\n', '\r']);
             sections.push(section(
@@ -534,7 +618,7 @@ pub fn compose(req: &ComposeRequest) -> Result<Step> {
     }
     sections.push(section("request", None, request));
     if let Some(a) = approach {
-        used.push(UsedArtifact::of(a, "approach"));
+        used.push(use_of(req, a, "approach"));
     }
     let text = sections
         .iter()
@@ -664,6 +748,15 @@ impl Step {
         serde_json::from_str(&self.to_json()).unwrap_or(Value::Null)
     }
 
+    /// The composition's JSON text, or the shape question's (what [`Step::to_json`] wraps).
+    pub fn inner_json(&self) -> String {
+        match self {
+            Step::Composed(c) => crate::json_text::to_string(c.as_ref()),
+            Step::NeedsShape(q) => crate::json_text::to_string(q),
+        }
+        .unwrap_or_default()
+    }
+
     /// The JSON text of [`Step::to_value`], written directly (no value tree).
     pub fn to_json(&self) -> String {
         #[derive(Serialize)]
@@ -677,7 +770,7 @@ impl Step {
             Step::Composed(c) => Wire::Composition(c),
             Step::NeedsShape(q) => Wire::NeedsShape(q),
         };
-        serde_json::to_string(&w).unwrap_or_default()
+        crate::json_text::to_string(&w).unwrap_or_default()
     }
 }
 
@@ -704,7 +797,7 @@ pub fn nested_request(
         .cloned()
         .collect();
     ComposeRequest {
-        skill: sub_skill,
+        skill: Arc::new(sub_skill),
         user_request,
         invocation_source: InvocationSource::AgentSelected,
         purpose: parent.purpose,
@@ -723,5 +816,6 @@ pub fn nested_request(
         delegated_shape: None,
         render_limits: parent.render_limits,
         replay: Map::new(),
+        artifact_hashes: Arc::from([]),
     }
 }

@@ -109,7 +109,7 @@ impl InvocationRecord {
     /// Derives the id: a hash of the record's JSON text written without it.
     fn seal(&mut self) {
         self.id = String::new();
-        let digest = Sha256::digest(serde_json::to_string(self).unwrap_or_default().as_bytes());
+        let digest = Sha256::digest(crate::json_text::to_vec(self).unwrap_or_default());
         self.id = format!("inv-{}", hex(digest.get(..12).unwrap_or(&[])));
     }
 

@@ -7,6 +7,7 @@ use crate::problems::Problems;
 use crate::skill::read::read_skill_except;
 use crate::skill::Skill;
 use serde_json::{Map, Value};
+use std::sync::Arc;
 
 use super::authoring;
 pub use super::tool::ToolDescriptor;
@@ -96,8 +97,8 @@ impl Capabilities {
 /// Everything one composition reads (the seed's `ComposeRequest`, plus the host's knobs).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ComposeRequest {
-    /// The skill to compose for.
-    pub skill: Skill,
+    /// The skill to compose for (shared: a package composed again is not copied).
+    pub skill: Arc<Skill>,
     /// Verbatim user text or the scheduled task's prompt.
     pub user_request: String,
     /// Who started the invocation.
@@ -137,6 +138,9 @@ pub struct ComposeRequest {
     /// The request's own inputs as given ([`REPLAY_FIELDS`]), which the invocation record
     /// keeps so a replay recomposes from the record.
     pub replay: Map<String, Value>,
+    /// The content hash of each of the skill's artifacts, in order, when the package was
+    /// prepared (kept validated); empty otherwise, and each used artifact is hashed then.
+    pub(crate) artifact_hashes: Arc<[String]>,
 }
 
 /// The request fields an invocation record keeps for replay (the thread, turn, source,
@@ -192,7 +196,17 @@ impl ComposeRequest {
 
     /// A request from an already validated skill and the other fields (the request object
     /// without `skill_package`).
-    pub fn from_parts(skill: Skill, mut o: Map<String, Value>) -> Result<Self> {
+    pub fn from_parts(skill: impl Into<Arc<Skill>>, o: Map<String, Value>) -> Result<Self> {
+        Self::prepared(skill.into(), Arc::from([]), o)
+    }
+
+    /// [`ComposeRequest::from_parts`] for a prepared package: its artifacts' content hashes
+    /// are already known.
+    pub(crate) fn prepared(
+        skill: Arc<Skill>,
+        artifact_hashes: Arc<[String]>,
+        mut o: Map<String, Value>,
+    ) -> Result<Self> {
         let replay: Map<String, Value> = REPLAY_FIELDS
             .iter()
             .filter_map(|k| {
@@ -311,6 +325,7 @@ impl ComposeRequest {
             delegated_shape,
             render_limits,
             replay,
+            artifact_hashes,
         })
     }
 

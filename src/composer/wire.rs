@@ -27,7 +27,12 @@ pub fn compose_split_json(package: &str, rest: &str) -> Result<String> {
 
 /// `compose` → `{ composition }` or `{ needs_shape }`.
 pub fn compose_json(request: &str) -> Result<String> {
-    Ok(compose_value(parse(request, "the compose request")?)?.to_json())
+    Ok(compose_request(request)?.to_json())
+}
+
+/// `compose` from the request's JSON text → the step.
+pub fn compose_request(request: &str) -> Result<super::Step> {
+    compose_value(parse(request, "the compose request")?)
 }
 
 /// The request of a nested sub-skill (JSON): `parent` is the top-level compose request,

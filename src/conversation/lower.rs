@@ -280,7 +280,7 @@ pub struct ConversationReport {
 impl ConversationReport {
     /// The report as JSON text.
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|_| String::from("{}"))
+        crate::json_text::to_string(self).unwrap_or_else(|_| String::from("{}"))
     }
 }
 
@@ -302,7 +302,7 @@ pub(crate) struct TurnCx<'c> {
 
 /// The JSON string literal of `t` (quotes included). Writing a string cannot fail.
 fn lit(t: &str) -> String {
-    serde_json::to_string(t).unwrap_or_else(|_| String::from("\"\""))
+    crate::json_text::to_string(t).unwrap_or_else(|_| String::from("\"\""))
 }
 
 fn write(j: &Json<'_>, mode: SlotMode) -> Result<String> {

@@ -776,5 +776,5 @@ pub fn requests_json(items: &str) -> Result<String> {
             _ => Value::Array(Vec::new()),
         })
         .collect();
-    serde_json::to_string(&lists).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
+    crate::json_text::to_string(&lists).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
 }

@@ -56,13 +56,18 @@ pub fn content_hash(a: &SkillArtifact) -> String {
 impl UsedArtifact {
     /// The use of `a` in `role`.
     pub fn of(a: &SkillArtifact, role: &'static str) -> Self {
+        Self::with_hash(a, role, content_hash(a))
+    }
+
+    /// The use of `a` in `role`, its [`content_hash`] already known.
+    pub fn with_hash(a: &SkillArtifact, role: &'static str, content_hash: String) -> Self {
         UsedArtifact {
             id: a.id.clone(),
             name: a.name.clone(),
             kind: a.kind.name(),
             model_variant: a.model_variant.clone(),
             role,
-            content_hash: content_hash(a),
+            content_hash,
             updated_at: Some(a.updated_at.clone()).filter(|u| !u.is_empty()),
         }
     }

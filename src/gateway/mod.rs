@@ -968,7 +968,7 @@ impl Action {
     /// without building a value tree or copying its input.
     pub fn to_json(&self) -> String {
         match self {
-            Action::Invoke(inv) => serde_json::to_string(&InvokeWire {
+            Action::Invoke(inv) => crate::json_text::to_string(&InvokeWire {
                 attempt: inv.attempt,
                 contract: &inv.contract,
                 action: "invoke",

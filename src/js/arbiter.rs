@@ -136,7 +136,7 @@ pub struct JsArbiter {
 }
 
 fn outcome_json(o: &arbiter::Outcome) -> String {
-    serde_json::to_string(o).unwrap_or_default()
+    crate::json_text::to_string(o).unwrap_or_default()
 }
 
 #[wasm_bindgen(js_class = Arbiter)]
@@ -155,7 +155,7 @@ impl JsArbiter {
     pub fn start(&mut self, lane: &str, skill: &str, input: &str) -> Result<String, JsValue> {
         let v = parse(input, "the input")?;
         let r = self.inner.start(lane, skill, v).map_err(js_err)?;
-        Ok(serde_json::to_string(r).unwrap_or_default())
+        Ok(crate::json_text::to_string(r).unwrap_or_default())
     }
 
     /// A tool-call proposal (`arguments` JSON, or "" for none). Accepted with no state
@@ -256,14 +256,14 @@ impl JsArbiter {
     /// Cancels the lane's run → the run (JSON).
     pub fn cancel(&mut self, lane: &str) -> Result<String, JsValue> {
         let r = self.inner.cancel(lane).map_err(js_err)?;
-        Ok(serde_json::to_string(r).unwrap_or_default())
+        Ok(crate::json_text::to_string(r).unwrap_or_default())
     }
 
     /// The lane's run (JSON), or "".
     pub fn run(&self, lane: &str) -> String {
         self.inner
             .run(lane)
-            .map(|r| serde_json::to_string(r).unwrap_or_default())
+            .map(|r| crate::json_text::to_string(r).unwrap_or_default())
             .unwrap_or_default()
     }
 
@@ -324,7 +324,7 @@ pub fn replay_log(registry: &JsSkillRegistry, log: &str, retries: u32) -> Result
         .collect::<crate::error::Result<_>>()
         .map_err(js_err)?;
     let r = Arbiter::replay(registry.inner.clone(), &events, retries).map_err(js_err)?;
-    Ok(serde_json::to_string(&r).unwrap_or_default())
+    Ok(crate::json_text::to_string(&r).unwrap_or_default())
 }
 
 /// The SkillSpec (JSON) of a composition's subgraph (JSON).

@@ -3,7 +3,7 @@
 //! adapter and executors, and the storage backends.
 
 use super::{inbox_strings, js_err};
-use crate::composer::wire;
+use crate::composer::{wire, PreparedSkill};
 use crate::dispatch::optimize;
 use wasm_bindgen::prelude::*;
 
@@ -17,6 +17,38 @@ fn arg(input: &[String], i: usize) -> &str {
 pub fn compose(lens: &[u32]) -> Result<String, JsValue> {
     let input = inbox_strings(lens)?;
     wire::compose_split_json(arg(&input, 0), arg(&input, 1)).map_err(js_err)
+}
+
+/// A skill package read and validated once, for many compositions
+/// (`crate::composer::PreparedSkill`).
+#[wasm_bindgen(js_name = PreparedSkill)]
+pub struct JsPreparedSkill(PreparedSkill);
+
+#[wasm_bindgen(js_class = PreparedSkill)]
+impl JsPreparedSkill {
+    /// Reads and validates the package (inbox: its JSON).
+    #[wasm_bindgen(constructor)]
+    pub fn new(lens: &[u32]) -> Result<JsPreparedSkill, JsValue> {
+        let input = inbox_strings(lens)?;
+        PreparedSkill::from_json(arg(&input, 0))
+            .map(JsPreparedSkill)
+            .map_err(js_err)
+    }
+
+    /// The skill's name.
+    pub fn name(&self) -> String {
+        self.0.skill().map(|s| s.name.clone()).unwrap_or_default()
+    }
+
+    /// Composes one invocation (inbox: the request JSON without `skill_package`) →
+    /// `{ composition }` or `{ needs_shape }`.
+    pub fn compose(&self, lens: &[u32]) -> Result<String, JsValue> {
+        let input = inbox_strings(lens)?;
+        self.0
+            .compose(arg(&input, 0))
+            .map(|s| s.to_json())
+            .map_err(js_err)
+    }
 }
 
 /// The request of a nested sub-skill (inbox: parent request, sub-skill, tool catalog,

@@ -155,6 +155,6 @@ impl JsConversation {
     /// `{ entries, bytes, limit, hits, misses }` as JSON.
     #[wasm_bindgen(js_name = cacheStats)]
     pub fn cache_stats(&self) -> String {
-        serde_json::to_string(&self.inner.cache_stats()).unwrap_or_default()
+        crate::json_text::to_string(&self.inner.cache_stats()).unwrap_or_default()
     }
 }

@@ -123,7 +123,7 @@ pub fn lower_many_inbox(lens: &[u32]) -> Result<String, JsValue> {
                 .into_iter()
                 .map(|l| l.into_iter().map(|r| r.value).collect())
                 .collect();
-            let json = serde_json::to_string(&values)
+            let json = crate::json_text::to_string(&values)
                 .map_err(|e| js_err(Error::new(ErrorKind::Internal, e.to_string())))?;
             // The parsed messages wait here for the answers (one lowering at a time: a
             // newer plan replaces an older one, whose answers then come with the messages).
@@ -250,14 +250,15 @@ pub fn resolve_requests(message: &str) -> Result<String, JsValue> {
         .into_iter()
         .map(|r| r.value)
         .collect();
-    serde_json::to_string(&list).map_err(|e| js_err(Error::new(ErrorKind::Internal, e.to_string())))
+    crate::json_text::to_string(&list)
+        .map_err(|e| js_err(Error::new(ErrorKind::Internal, e.to_string())))
 }
 
 /// The default capability table of a provider, as JSON text.
 #[wasm_bindgen(js_name = defaultCapabilities)]
 pub fn default_capabilities(provider: &str) -> Result<String, JsValue> {
     let p = Provider::parse(provider).map_err(js_err)?;
-    serde_json::to_string(&Capabilities::default_for(p))
+    crate::json_text::to_string(&Capabilities::default_for(p))
         .map_err(|e| js_err(Error::new(ErrorKind::Internal, e.to_string())))
 }
 

@@ -7,6 +7,7 @@
 //! that the host replaces with the base64 it kept.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::Out;
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -77,7 +78,7 @@ pub(crate) enum SlotMode {
 }
 
 struct Writer {
-    out: Vec<u8>,
+    out: Out,
     mode: SlotMode,
 }
 
@@ -88,46 +89,44 @@ impl Writer {
 
     fn node(&mut self, n: &Json<'_>) -> Result<()> {
         match n {
-            Json::Bool(b) => self
-                .out
-                .extend_from_slice(if *b { b"true" } else { b"false" }),
+            Json::Bool(b) => self.out.put(if *b { b"true" } else { b"false" }),
             Json::Str(s) => self.escaped(s)?,
-            Json::Raw(r) => self.out.extend_from_slice(r.as_bytes()),
+            Json::Raw(r) => self.out.put(r.as_bytes()),
             Json::Value(v) => serde_json::to_writer(&mut self.out, v.as_ref()).map_err(internal)?,
             Json::Obj(pairs) => {
-                self.out.push(b'{');
+                self.out.0.push(b'{');
                 for (i, (k, v)) in pairs.iter().enumerate() {
                     if i > 0 {
-                        self.out.push(b',');
+                        self.out.0.push(b',');
                     }
                     self.escaped(k)?;
-                    self.out.push(b':');
+                    self.out.0.push(b':');
                     self.node(v)?;
                 }
-                self.out.push(b'}');
+                self.out.0.push(b'}');
             }
             Json::Arr(items) => {
-                self.out.push(b'[');
+                self.out.0.push(b'[');
                 for (i, v) in items.iter().enumerate() {
                     if i > 0 {
-                        self.out.push(b',');
+                        self.out.0.push(b',');
                     }
                     self.node(v)?;
                 }
-                self.out.push(b']');
+                self.out.0.push(b']');
             }
             Json::Data { prefix, data } => {
                 // The prefix is escaped as a whole string, then its closing quote dropped.
                 self.escaped(prefix)?;
-                self.out.pop();
+                self.out.0.pop();
                 match data {
-                    DataSrc::Inline(b64) => self.out.extend_from_slice(b64.as_bytes()),
+                    DataSrc::Inline(b64) => self.out.put(b64.as_bytes()),
                     DataSrc::Slot(n) => match self.mode {
                         SlotMode::Mark => {
                             let mark = crate::frame::SLOT as u8;
-                            self.out.push(mark);
-                            self.out.extend_from_slice(n.to_string().as_bytes());
-                            self.out.push(mark);
+                            self.out.0.push(mark);
+                            self.out.put(n.to_string().as_bytes());
+                            self.out.0.push(mark);
                         }
                         SlotMode::Forbid => {
                             return Err(Error::new(
@@ -137,7 +136,7 @@ impl Writer {
                         }
                     },
                 }
-                self.out.push(b'"');
+                self.out.0.push(b'"');
             }
         }
         Ok(())
@@ -151,11 +150,11 @@ fn internal(e: serde_json::Error) -> Error {
 /// Writes a node as compact JSON text.
 pub(crate) fn write(node: &Json<'_>, mode: SlotMode) -> Result<String> {
     let mut w = Writer {
-        out: Vec::with_capacity(1024),
+        out: Out::with_capacity(1024),
         mode,
     };
     w.node(node)?;
-    String::from_utf8(w.out)
+    String::from_utf8(w.out.0)
         .map_err(|_| Error::new(ErrorKind::Internal, "lowered body is not UTF-8"))
 }
 

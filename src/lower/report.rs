@@ -56,6 +56,6 @@ pub struct Report {
 impl Report {
     /// The report as JSON text.
     pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_else(|_| String::from("{}"))
+        crate::json_text::to_string(self).unwrap_or_else(|_| String::from("{}"))
     }
 }

@@ -170,5 +170,5 @@ pub fn events_json(events: &[Event]) -> String {
     if events.is_empty() {
         return String::from("[]");
     }
-    serde_json::to_string(events).unwrap_or_else(|_| String::from("[]"))
+    crate::json_text::to_string(events).unwrap_or_else(|_| String::from("[]"))
 }

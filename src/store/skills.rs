@@ -157,7 +157,7 @@ fn artifact_key(skill: &str, kind: ArtifactKind, id: &str) -> String {
 
 /// JSON text of a value (serialized straight into bytes, not through `Display`).
 pub(crate) fn text(v: &Value) -> String {
-    serde_json::to_string(v).unwrap_or_default()
+    crate::json_text::to_string(v).unwrap_or_default()
 }
 
 fn json_str(s: &str) -> String {

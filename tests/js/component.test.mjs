@@ -462,6 +462,41 @@ test('the Skill Composer in jco: every fixture composes to the Rust snapshot, er
   assert.equal(composer.compose(JSON.stringify(fx.requests['release-notes-developers'])).tag, 'composed');
 });
 
+test('a prepared skill in jco: the same steps as compose, byte for byte; a package that does not validate fails when prepared', () => {
+  const fx = composerFixtures();
+  const outcome = (f) => {
+    try {
+      const step = f();
+      return JSON.stringify([step.tag, step.val]);
+    } catch (e) {
+      return JSON.stringify([e.payload.tag, e.payload.val.message, e.payload.val.details]);
+    }
+  };
+  let prepared = 0;
+  let refused = 0;
+  for (const name of Object.keys(fx.expected)) {
+    const { skill_package, ...invocation } = fx.requests[name];
+    let p;
+    try {
+      p = composer.PreparedSkill.prepare(JSON.stringify(skill_package));
+    } catch (e) {
+      assert.throws(() => composer.compose(JSON.stringify(fx.requests[name])), (c) => c.payload.tag === e.payload.tag && c.payload.val.message === e.payload.val.message, name);
+      refused++;
+      continue;
+    }
+    assert.equal(p.name(), skill_package.name, name);
+    const want = outcome(() => composer.compose(JSON.stringify(fx.requests[name])));
+    assert.equal(outcome(() => p.compose(JSON.stringify(invocation))), want, name);
+    assert.equal(outcome(() => p.compose(JSON.stringify(invocation))), want, `${name}, again`);
+    prepared++;
+  }
+  assert.ok(prepared >= 12 && refused >= 1, `${prepared} prepared, ${refused} refused`);
+  const p = composer.PreparedSkill.prepare(JSON.stringify(fx.requests['release-notes-developers'].skill_package));
+  assert.throws(() => p.compose(JSON.stringify(fx.requests['release-notes-developers'])), (e) => e.payload.tag === 'invalid-request' && /without `skill_package`/.test(e.payload.val.message));
+  assert.throws(() => p.compose('['), (e) => e.payload.tag === 'invalid-request');
+  assert.throws(() => composer.PreparedSkill.prepare('{'), (e) => e.payload.tag === 'invalid-request');
+});
+
 test('the composer in jco: lowering a composition, nested requests, the authoring tools, dispatch, assertions, traces, invocation records', async () => {
   const fx = composerFixtures();
   const NOW = '2026-11-22T10:00:00Z';

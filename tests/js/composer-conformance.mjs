@@ -58,6 +58,57 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
     assert(n >= 15, 'every fixture ran');
   });
 
+  await check('a prepared skill composes every fixture as compose() does, errors and records included', async () => {
+    const outcome = (f) => {
+      try {
+        const c = f();
+        return c instanceof Promise ? 'pending' : JSON.stringify(c);
+      } catch (e) {
+        return JSON.stringify({ code: e.code, message: e.message, details: e.details });
+      }
+    };
+    let prepared = 0;
+    let refused = 0;
+    for (const name of Object.keys(fx.expected)) {
+      const { skill_package, ...invocation } = req(name);
+      let p;
+      try {
+        p = pl.prepareSkill(skill_package);
+      } catch (e) {
+        // A package that does not validate fails when prepared, as compose() fails on it
+        // (compose() adds the invocation record; there is no invocation yet).
+        const c = throws(() => pl.compose(req(name)), e.code, `${name}: compose() fails the same way`);
+        eq(c.message, e.message, `${name}: the same message`);
+        assert(e.details.invocation_record === undefined, `${name}: no record before an invocation`);
+        refused++;
+        continue;
+      }
+      assert(p instanceof pl.PreparedSkill && p.name === skill_package.name, `${name}: the prepared skill names its skill`);
+      const want = outcome(() => pl.compose(req(name)));
+      eq(outcome(() => p.compose(structuredClone(invocation))), want, `${name}: prepared, first`);
+      eq(outcome(() => p.compose(structuredClone(invocation))), want, `${name}: prepared, again`);
+      prepared++;
+    }
+    assert(prepared >= 12 && refused >= 1, `both kinds ran (${prepared} prepared, ${refused} refused)`);
+    // The package is copied when prepared: a later change to the object is not seen.
+    const { skill_package, ...invocation } = req('release-notes-developers');
+    const p = pl.prepareSkill(skill_package);
+    const before = JSON.stringify(p.compose(invocation));
+    skill_package.name = 'Renamed';
+    eq(JSON.stringify(p.compose(invocation)), before, 'the prepared package is a copy');
+    throws(() => p.compose({ ...invocation, skill_package }), 'InvalidRequest', 'a package in the invocation');
+    throws(() => p.compose(null), 'InvalidRequest', 'not an object');
+    throws(() => pl.prepareSkill('not a package'), 'InvalidRequest', 'a string');
+    // The shape question goes through the prepared skill as through compose().
+    const { skill_package: planner, ...ask } = req('planner-needs-shape');
+    const q = pl.prepareSkill(planner);
+    throws(() => q.compose(ask), 'NoModelAdapter', 'no model');
+    const shape = '{"kind": "staged", "stages": [{"name": "search", "tools": ["web_search"]}, {"name": "write", "tools": ["write_doc"]}]}';
+    const viaPrepared = await q.compose(ask, { model: adapter({ shape }).model });
+    const viaCompose = await pl.compose(req('planner-needs-shape'), { model: adapter({ shape }).model });
+    eq(JSON.stringify(viaPrepared), JSON.stringify(viaCompose), 'the same composition after the shape answer');
+  });
+
   await check('each error is a PromptloomError with the variant as code and the invocation record', async () => {
     const codes = {
       'consistency-checker-no-framing': 'MissingRequiredField',

@@ -44,6 +44,15 @@ async function use(): Promise<void> {
 }
 void use;
 
+import { prepareSkill, PreparedSkill } from 'promptloom/composer';
+const prepared: PreparedSkill = prepareSkill(request.skill_package);
+const name: string = prepared.name;
+const { skill_package: _package, ...invocation } = request;
+const again: Composition | Promise<Composition> = prepared.compose(invocation, { model });
+// @ts-expect-error: the package is the prepared one
+prepared.compose(request);
+void [name, again, _package, new PreparedSkill(request.skill_package)];
+
 import { validateSkillSpec, buildSkillRegistry, Arbiter, toMermaid, type SkillSpec, type Outcome } from 'promptloom/composer';
 const spec: SkillSpec = { name: 'x', initial_state: 'a', states: { a: { transitions: [{ on: 'go', to: 'done' }] }, done: { terminal: true } } };
 const ok: boolean = validateSkillSpec(spec, { tools: [] }).ok;

@@ -1,0 +1,94 @@
+//! JSON text written into a byte buffer, short fragments copied inline.
+//!
+//! serde_json writes a document as many short fragments: a quote, a key, a colon, a run of
+//! a string between two escapes. Into a `Vec<u8>` each one is an `extend_from_slice`, whose
+//! copy is wasm's `memory.copy`, and V8 compiles that instruction as a call out of the
+//! module: for fragments of a few bytes the call costs more than the copy. [`Out`] copies
+//! fragments of up to [`INLINE`] bytes one byte at a time inside the module and hands longer
+//! ones to `extend_from_slice`.
+
+use serde::Serialize;
+
+/// The longest fragment copied byte by byte.
+const INLINE: usize = 16;
+
+/// A byte buffer that serde_json writes into (see the module's documentation).
+#[derive(Debug, Default)]
+pub(crate) struct Out(pub(crate) Vec<u8>);
+
+impl Out {
+    /// An empty buffer with room for `n` bytes.
+    pub(crate) fn with_capacity(n: usize) -> Out {
+        Out(Vec::with_capacity(n))
+    }
+
+    /// Appends `b` (one function: inlined at each of serde_json's write sites it would cost
+    /// kilobytes).
+    #[inline(never)]
+    pub(crate) fn put(&mut self, b: &[u8]) {
+        match b {
+            // A quote, a colon, a comma, a bracket: the most frequent fragments.
+            [x] => self.0.push(*x),
+            _ if b.len() <= INLINE => {
+                self.0.reserve(b.len());
+                for &x in b {
+                    self.0.push(x);
+                }
+            }
+            _ => self.0.extend_from_slice(b),
+        }
+    }
+}
+
+impl std::io::Write for Out {
+    #[inline]
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.put(b);
+        Ok(b.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, b: &[u8]) -> std::io::Result<()> {
+        self.put(b);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `v` as compact JSON bytes: what `serde_json::to_vec` writes, and fails where it fails.
+pub(crate) fn to_vec<T: Serialize + ?Sized>(v: &T) -> serde_json::Result<Vec<u8>> {
+    let mut out = Out::with_capacity(256);
+    serde_json::to_writer(&mut out, v)?;
+    Ok(out.0)
+}
+
+/// `v` as compact JSON text: what `serde_json::to_string` writes, and fails where it fails.
+pub(crate) fn to_string<T: Serialize + ?Sized>(v: &T) -> serde_json::Result<String> {
+    let bytes = to_vec(v)?;
+    // serde_json writes UTF-8 only; checked rather than converted unchecked.
+    Ok(String::from_utf8(bytes).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn writes_what_serde_json_writes() {
+        let long = "x".repeat(100);
+        let v =
+            json!({"a": "short \"q\" \n é", "b": [1, 2.5, null, true], "c": {"d": long}, "": ""});
+        let ours = to_string(&v).unwrap(); // ok: test
+        assert_eq!(ours, serde_json::to_string(&v).unwrap()); // ok: test
+        assert_eq!(ours, v.to_string());
+        assert_eq!(to_string("").unwrap(), "\"\""); // ok: test
+                                                    // A failure is serde_json's: a map whose keys are not strings.
+        let m: std::collections::BTreeMap<Vec<u8>, u8> = [(vec![1], 1)].into_iter().collect();
+        assert!(to_string(&m).is_err());
+        assert!(serde_json::to_string(&m).is_err());
+    }
+}
