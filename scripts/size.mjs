@@ -67,22 +67,29 @@ const web = rows[0];
 // state index, shared state names, typed state calls, the transition fast path) to
 // 913.0 KB (46 bytes under the old gate, so the gate was 914 KB); the gateway's faster
 // call path (the schema validator's one-pass keyword reading, the invoke action written
-// straight to JSON) and the heap to 914.9 KB, so the gate is now 916 KB: the gateway added
-// 1.76× what ajv + cockatiel add before, 1.06–1.12× after. Issue 17 is where it comes down.
+// straight to JSON) and the heap to 914.9 KB, so the gate was 916 KB: the gateway added
+// 1.76× what ajv + cockatiel add before, 1.06–1.12× after. The arbiter's compact log took
+// it to 915.5 KB, the prepared skill (`PreparedSkill`: the class, its package kept with
+// the artifacts' hashes) to 916.4 KB, so the gate is 917 KB. Issue 17 is where it comes
+// down.
 const budget = 495 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 916 * 1024;
+const fullBudget = 917 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
 }
 // The components, since the build runs wasm-opt over them (jco opt, -Oz): 1,045.2 KB gzip
-// for the full world and 259.8 KB for the lowering-only one (from 1,179 and 305 KB).
-for (const [row, kbBudget, what] of [[rows[4], 1050, 'the full WASI component'], [rows[5], 262, 'the lowering-only WASI component']]) {
+// for the full world and 259.8 KB for the lowering-only one (from 1,179 and 305 KB). The
+// `prepared-skill` resource took the full world to 1,052.7 KB (gate 1,055): 4.6 of its
+// 4.8 KB are its two fallible functions' export shims. Each shim lowers the 49-case `error`
+// variant case by case; with the variant cut to three cases (an experiment, not shipped)
+// the full world was 133 KB gzip smaller — the largest size lever in the component.
+for (const [row, kbBudget, what] of [[rows[4], 1055, 'the full WASI component'], [rows[5], 262, 'the lowering-only WASI component']]) {
   if (row.gz > kbBudget * 1024) {
     console.error(`${what} is ${kb(row.gz)} gzip, over its budget of ${kb(kbBudget * 1024)}`);
     process.exitCode = 1;
