@@ -179,7 +179,44 @@ impl ErrorKind {
         }
     }
 
-    /// Every kind, in the order of the WIT `error` variant and the TypeScript `ErrorCode`
+    /// What a caller can do about an error of this kind: the case of the WIT `error`
+    /// variant it travels in.
+    pub fn class(self) -> ErrorClass {
+        use ErrorKind::*;
+        match self {
+            InvalidMessage
+            | InvalidOptions
+            | UnresolvedCommand
+            | InvalidRange
+            | InvalidData
+            | EmptyMessage
+            | InvalidCommand
+            | MissingArgument
+            | TooLarge
+            | InvalidSkill
+            | InvalidRequest
+            | MissingRequiredField
+            | MalformedTemplate
+            | UnknownTool
+            | ParameterMismatch
+            | ArtifactBudgetExceeded
+            | LimitExceeded
+            | ContextTooLong
+            | InvalidContract
+            | InvalidInput => ErrorClass::Invalid,
+            NotFound | AlreadyExists | CapabilityNarrowing | CapabilityDenied | Sunset
+            | QuotaExceeded | AuthenticationFailed | ProviderRejected => ErrorClass::Refused,
+            RateLimited | Overloaded | ProviderError | Timeout | CircuitOpen | InFlight => {
+                ErrorClass::Unavailable
+            }
+            StoreFailed | SyncFailed | NoModelAdapter | NoExecutor | NoHandler | AdapterFailed
+            | HandlerFailed | AssertionFailed | InvalidOutput | StreamMalformed
+            | StreamTruncated | InvalidToolInput | Aborted | InstanceLost => ErrorClass::Failed,
+            Internal => ErrorClass::Internal,
+        }
+    }
+
+    /// Every kind, in the order of the WIT `error-code` enum and the TypeScript `ErrorCode`
     /// union (a test keeps the three lists equal).
     pub const ALL: [ErrorKind; 49] = [
         ErrorKind::InvalidMessage,
@@ -232,6 +269,25 @@ impl ErrorKind {
         ErrorKind::NoHandler,
         ErrorKind::Internal,
     ];
+}
+
+/// What a caller can do about an error: [`ErrorKind::class`]. The WIT `error` variant has
+/// one case per class, each carrying the exact code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorClass {
+    /// The input breaks its documented shape or a limit: the same call fails the same way
+    /// until the input changes.
+    Invalid,
+    /// Well-formed, but the state or a policy refuses it (not found, already exists, a
+    /// capability, a sunset version, a quota, credentials, the provider's rejection).
+    Refused,
+    /// Unavailable for now: the same call may succeed later (`details.retry_after_ms`
+    /// when known).
+    Unavailable,
+    /// Something the host plugged in (or did not), or a response stream, failed.
+    Failed,
+    /// An internal invariant did not hold: a bug, never caused by input alone.
+    Internal,
 }
 
 /// A failure with a stable code, a message, an optional JSON path and structured details.

@@ -67,7 +67,7 @@ mod component;
 #[cfg(all(target_arch = "wasm32", not(target_feature = "atomics")))]
 mod heap;
 
-pub use error::{Error, ErrorKind, Result};
+pub use error::{Error, ErrorClass, ErrorKind, Result};
 
 /// The README's Rust example, compiled and run as a doc test.
 #[cfg(doctest)]

@@ -14,6 +14,8 @@ import wasmtime
 import wasmtime.component as wc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The WIT `error` variant's cases: one per class, each carrying the exact `code`.
+ERROR_CLASSES = ("invalid", "refused", "unavailable", "failed", "internal")
 PROVIDERS = ["anthropic", "openai-chat", "openai-responses", "gemini"]
 
 
@@ -287,7 +289,8 @@ class ConversationInWasmtime(unittest.TestCase):
         bad = json.dumps([{"role": "user", "parts": [{"type": "text", "text": "a"}]}, {"role": "tool", "parts": [{"type": "tool-result", "output": 1}]}])
         out = h.conversation["lower-conversation"](h.store, bad, conversation_options("anthropic", {}), [])
         self.assertIsInstance(out, wc.Variant)
-        self.assertEqual(out.tag, "invalid-message")
+        self.assertEqual(out.payload.code, "invalid-message")
+        self.assertEqual(out.tag, "invalid")
         self.assertEqual(out.payload.path, "turns[1].parts[0].call_id")
         name, provider, case, body, _ = next(conversation_cases())
         ok = h.conversation["lower-conversation"](h.store, json.dumps(case["turns"]), conversation_options(provider, case.get("options", {})), [])
@@ -371,7 +374,7 @@ class ResponseInWasmtime(unittest.TestCase):
                 if error is None:
                     self.assertIsNone(err, name)
                 else:
-                    self.assertEqual(err.tag, "".join("-" + c.lower() if c.isupper() else c for c in error["code"]).lstrip("-"), name)
+                    self.assertEqual(err.payload.code, "".join("-" + c.lower() if c.isupper() else c for c in error["code"]).lstrip("-"), name)
                 p.drop(self.host.store)
             n += 1
         self.assertGreaterEqual(n, 25)
@@ -380,10 +383,10 @@ class ResponseInWasmtime(unittest.TestCase):
         out = self.call("parse-response", "anthropic", read(os.path.join(ROOT, "tests/response/anthropic/text.json")).encode())
         self.assertEqual(json.loads(out)["parts"][0]["text"], "Hi! My name is Claude.")
         err = self.call("parse-response", "gemini", read(os.path.join(ROOT, "tests/response/gemini/error_body.json")).encode())
-        self.assertEqual(err.tag, "rate-limited")
+        self.assertEqual(err.payload.code, "rate-limited")
         self.assertEqual(json.loads(err.payload.details)["retry_after_ms"], 45000)
         busy = self.call("provider-error", "anthropic", 529, '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', None)
-        self.assertEqual(busy.tag, "overloaded")
+        self.assertEqual(busy.payload.code, "overloaded")
         policy = self.call("default-retry-policy")
         self.assertEqual(getattr(policy, "max-retries"), 2)
         self.assertEqual(self.call("retry-delay", busy, 0, 0.0, policy), 250)
@@ -399,7 +402,7 @@ class ResponseInWasmtime(unittest.TestCase):
         self.assertTrue(t.url.endswith("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"))
         self.assertIn(("x-goog-api-key", "k"), [tuple(x) for x in t.headers])
         bad = self.call("request-target", "gemini", target_options())
-        self.assertEqual(bad.tag, "invalid-options")
+        self.assertEqual(bad.payload.code, "invalid-options")
         a = self.call("request-target", "anthropic", target_options(base_url="http://127.0.0.1:1/", api_key="k", browser=True))
         self.assertEqual(a.url, "http://127.0.0.1:1/v1/messages")
         self.assertIn(("anthropic-dangerous-direct-browser-access", "true"), [tuple(x) for x in a.headers])
@@ -432,7 +435,7 @@ class ComposerInWasmtime(unittest.TestCase):
         package = read(os.path.join(ROOT, "tests/skills/packages/consistency-checker.json"))
         skill = json.dumps(json.loads(self.host.sk("import-package", package, "2026-11-22T10:00:00Z"))["skill"])
         self.assertEqual(self.host.co("run-order", skill), ["Overview", "Cross-Reference Script", "DSPy Checker"])
-        self.assertEqual(self.host.co("run-order", "[").tag, "invalid-request")
+        self.assertEqual(self.host.co("run-order", "[").payload.code, "invalid-request")
 
     def test_golden_compositions_and_variants(self):
         h = self.host
@@ -445,7 +448,7 @@ class ComposerInWasmtime(unittest.TestCase):
         for name, want in self.expected.items():
             out = compose(self.requests[name])
             if "error" in want:
-                self.assertEqual(out.tag, kebab(want["error"]["code"]), name)
+                self.assertEqual(out.payload.code, kebab(want["error"]["code"]), name)
                 self.assertEqual(out.payload.message, want["error"]["message"], name)
                 self.assertEqual(json.loads(out.payload.details), want["error"]["details"], name)
             elif "needs_shape" in want:
@@ -462,7 +465,7 @@ class ComposerInWasmtime(unittest.TestCase):
         gone = json.loads(h.co("verify-invocation", json.dumps(rec), json.dumps(rn["skill_package"]), json.dumps(rn["memory_context"][:1])))
         self.assertEqual([(c["kind"], c["change"], c["id"]) for c in gone["changes"]], [("memory", "missing", "mem-3")])
         self.assertFalse(gone["identical"])
-        self.assertEqual(h.co("verify-invocation", "{}", json.dumps(rn["skill_package"]), "").tag, "invalid-request")
+        self.assertEqual(h.co("verify-invocation", "{}", json.dumps(rn["skill_package"]), "").payload.code, "invalid-request")
         answered = dict(self.requests["planner-needs-shape"], delegated_shape={"kind": "loop", "tools": ["web_search"]})
         c = json.loads(compose(answered).payload)
         self.assertEqual(([t["name"] for t in c["subgraph"]["tool_availability"]], c["subgraph"]["decided_by"]), (["web_search"], "model"))
@@ -476,7 +479,7 @@ class ComposerInWasmtime(unittest.TestCase):
             # result<compose-step, error>: both sides are variants, so wasmtime-py tags them.
             v = out.payload
             if out.tag == "err":
-                return (v.tag, v.payload.message, v.payload.details)
+                return (v.tag, v.payload.code, v.payload.message, v.payload.details)
             return (v.tag, v.payload)
         prepared = refused = 0
         for name in self.expected:
@@ -486,7 +489,7 @@ class ComposerInWasmtime(unittest.TestCase):
             want = tagged(h.co("compose", json.dumps(req)))
             if hasattr(p, "tag"):
                 # result<prepared-skill, error>: the error variant itself, or the resource.
-                self.assertEqual((p.tag, p.payload.message), want[:2], name)
+                self.assertEqual((p.tag, p.payload.code, p.payload.message), want[:3], name)
                 refused += 1
                 continue
             res = p
@@ -506,7 +509,7 @@ class ComposerInWasmtime(unittest.TestCase):
         self.assertEqual(json.loads(h.co("route-artifact", ref, ex(True, False, False))), {"route": "fallback", "fallback": "Audit Prompt", "reason": "no DSPy executor is registered"})
         # The DSPy executor failed: its fallback and why; the manifest; optimisation and re-optimisation.
         self.assertEqual(json.loads(h.co("fallback-route", ref, "sidecar down"))["reason"], "the DSPy executor failed: sidecar down")
-        self.assertEqual(h.co("fallback-route", json.dumps({"kind": "dspy_module", "name": "M"}), "down").tag, "adapter-failed")
+        self.assertEqual(h.co("fallback-route", json.dumps({"kind": "dspy_module", "name": "M"}), "down").payload.code, "adapter-failed")
         dspy_art = h.sk("store.get-artifact", st, json.loads(ref)["id"])
         self.assertIsNone(h.co("unsupported-template", dspy_art, json.dumps({"version": "1", "templates": [{"template_id": "chain_of_thought"}]})))
         self.assertIn("chain_of_thought", h.co("unsupported-template", dspy_art, json.dumps({"version": "1", "templates": []})))
@@ -518,21 +521,21 @@ class ComposerInWasmtime(unittest.TestCase):
         stamped = json.loads(h.co("dspy-stamp", dspy_art, '{"demos": [1]}', m26, 1, NOW))
         self.assertEqual(stamped["metadata"]["optimized"], {"executor_version": "dspy-2.6", "optimized_at": NOW, "examples": 1})
         self.assertEqual(json.loads(h.co("dspy-stale", json.dumps([stamped]), m26)), [])
-        self.assertEqual(h.co("dspy-stamp", dspy_art, "null", m26, 0, NOW).tag, "adapter-failed")
+        self.assertEqual(h.co("dspy-stamp", dspy_art, "null", m26, 0, NOW).payload.code, "adapter-failed")
         # Without a model the fallback is still the route; running it then needs the model.
         self.assertEqual(json.loads(h.co("route-artifact", ref, ex(False, False, False)))["route"], "fallback")
         prompt_ref = h.co("pick-artifact", summary, "Audit Prompt", "", "")
-        self.assertEqual(h.co("route-artifact", prompt_ref, ex(False, False, False)).tag, "no-model-adapter")
+        self.assertEqual(h.co("route-artifact", prompt_ref, ex(False, False, False)).payload.code, "no-model-adapter")
         code_ref = h.co("pick-artifact", summary, "Collect Events", "", "")
-        self.assertEqual(h.co("route-artifact", code_ref, ex(True, False, False)).tag, "no-executor")
+        self.assertEqual(h.co("route-artifact", code_ref, ex(True, False, False)).payload.code, "no-executor")
         self.assertEqual(json.loads(h.co("route-artifact", code_ref, ex(False, False, False, ["code_template"])))["route"], "handler")
-        self.assertEqual(h.co("route-artifact", json.dumps({"kind": "video_template", "name": "V"}), ex(True, True, True)).tag, "no-handler")
+        self.assertEqual(h.co("route-artifact", json.dumps({"kind": "video_template", "name": "V"}), ex(True, True, True)).payload.code, "no-handler")
         fb = json.loads(h.co("pick-artifact", summary, "Audit Prompt", "prompt_template", "gpt-4o"))
         self.assertEqual(fb["model_variant"], "openai")
         art = h.sk("store.get-artifact", st, fb["id"])
         prepared = json.loads(h.co("prepare-artifact", art, "model", json.dumps({"entity_name": "Mara"}), ref, ""))
         starved = h.co("prepare-artifact", art, "model", json.dumps({"entity_name": "Mara"}), ref, '{"fuel": 1}')
-        self.assertEqual(starved.tag, "malformed-template")
+        self.assertEqual(starved.payload.code, "malformed-template")
         self.assertEqual(prepared["input"], "You audit timelines. Entity: Mara")
         self.assertEqual(prepared["replaced"]["name"], "DSPy Auditor")
         asserts = json.dumps([{"type": "pattern", "pattern": "Mara"}, {"type": "length", "max": 5, "severity": "soft"}])
@@ -553,7 +556,7 @@ class ComposerInWasmtime(unittest.TestCase):
         app = json.dumps(self.expected["application-skill-writer"]["composition"])
         auth = json.dumps(self.expected["authoring-skill-writer"]["composition"])
         pkg = json.dumps({"name": "Made Here", "description": "x", "metadata": {"framing": "y"}})
-        self.assertEqual(h.sk("store.call-authoring-tool", st, "create_skill", pkg, app, NOW).tag, "unknown-tool")
+        self.assertEqual(h.sk("store.call-authoring-tool", st, "create_skill", pkg, app, NOW).payload.code, "unknown-tool")
         self.assertEqual(json.loads(h.sk("store.call-authoring-tool", st, "create_skill", pkg, auth, NOW))["name"], "Made Here")
 
 
@@ -568,10 +571,10 @@ class ArbiterInWasmtime(unittest.TestCase):
         self.assertEqual((v["ok"], v["problems"][0]["code"]), (False, "unreachable-state"))
         files = [record(path="skills/b.json", text=specs["build-feature"]), record(path="skills/a.json", text=specs["broken-trap"]), record(path="skills/c.json", text="[1]")]
         bad = h.ar("load-skill-specs", files, tools)
-        self.assertEqual(bad.tag, "invalid-skill")
+        self.assertEqual(bad.payload.code, "invalid-skill")
         self.assertEqual([p["file"] for p in json.loads(bad.payload.details)["problems"]], ["skills/a.json", "skills/c.json"])
         self.assertEqual([s["name"] for s in json.loads(h.ar("load-skill-specs", files[:1], None))["specs"]], ["build_feature"])
-        self.assertEqual(h.ar("[static]skill-registry.build", "[" + specs["broken-trap"] + "]", "[]", tools).tag, "invalid-skill")
+        self.assertEqual(h.ar("[static]skill-registry.build", "[" + specs["broken-trap"] + "]", "[]", tools).payload.code, "invalid-skill")
         # tool-builder and skill-builder: the package's seed file, read by this host.
         system = json.loads(h.sk("seed-skill-specs", read(os.path.join(ROOT, "pkg/system-skills.json"))))
         reg = h.ar("[static]skill-registry.build", json.dumps(system + [json.loads(specs["build-feature"])]), "[]", tools)
@@ -612,7 +615,7 @@ class SessionsInWasmtime(unittest.TestCase):
         self.assertEqual((first["status"], first["upserted"]), ("created", ["tool-builder", "skill-builder"]))
         self.assertEqual(json.loads(h.sk("store.seed", store, seed, "2026-11-24T10:00:00Z"))["status"], "current")
         bad = h.sk("store.seed", store, '{"version": 2, "skills": [{"name": "x", "source": "user"}]}', "2026-11-24T10:00:00Z")
-        self.assertEqual(bad.tag, "invalid-skill")
+        self.assertEqual(bad.payload.code, "invalid-skill")
         self.assertEqual({p["code"] for p in json.loads(bad.payload.details)["problems"]}, {"not-system", "missing-field"})
         system = h.sk("store.skill-specs", store)
         self.assertEqual([s["name"] for s in json.loads(system)], ["skill-builder", "tool-builder"])
@@ -628,7 +631,7 @@ class SessionsInWasmtime(unittest.TestCase):
         self.assertEqual(h.ar("[method]session.lane-event", s, "core", "tool_result", 1003), "reasoning")
         h.ar("[method]session.propose", s, "core", '{"type": "transition", "event": "complete"}', 1004)
         bad = h.ar("[method]session.lane-event", s, "core", "tool_result", 1005)
-        self.assertEqual((bad.tag, json.loads(bad.payload.details)["reason"]), ("invalid-request", "invalid-lane-event"))
+        self.assertEqual((bad.payload.code, json.loads(bad.payload.details)["reason"]), ("invalid-request", "invalid-lane-event"))
         before = json.loads(h.ar("[method]session.run", s, "core"))
         # Another host opens the same session from the bucket: a recovery.
         r = h.ar("[static]session.open", reg, "agents", "w-1", 9000, 2)
@@ -652,7 +655,7 @@ class SessionsInWasmtime(unittest.TestCase):
         self.assertEqual(json.loads(again.payload.details)["reason"], "not-pending")
         self.assertEqual([d["decision"] for d in json.loads(h.ar("approval-log", "agents"))], ["approved"])
         spec2 = json.dumps({"name": "fetch", "description": "Fetch.", "initial_state": "go", "states": {"go": {"objective": "Go.", "allowed_tools": ["http.get"], "transitions": [{"on": "complete", "to": "done"}]}, "done": {"terminal": True}}})
-        self.assertEqual(h.ar("[static]skill-registry.build", "[" + spec2 + "]", "[]", tools).tag, "invalid-skill")
+        self.assertEqual(h.ar("[static]skill-registry.build", "[" + spec2 + "]", "[]", tools).payload.code, "invalid-skill")
         s3 = h.ar("[static]session.open", reg2, "agents", "w-2", 9300, 2)
         h.ar("[method]session.start-skill", s3, "c", "skill-builder", "{}", 9301)
         for i in range(3):
@@ -676,7 +679,7 @@ class GatewayInWasmtime(unittest.TestCase):
         for f in ["valid/cross-title-link-1.0.yaml", "valid/order-inventory-backup.yaml", "valid/order-inventory.json"]:
             h.gw("[method]contract-registry.register", reg, c(f))
         bad = h.gw("[method]contract-registry.register", reg, c("invalid/retry-without-key.yaml"))
-        self.assertEqual(bad.tag, "invalid-contract")
+        self.assertEqual(bad.payload.code, "invalid-contract")
         self.assertEqual([p["code"] for p in json.loads(bad.payload.details)["problems"]], ["unsafe-retry", "unsafe-retry"])
         snap = read(os.path.join(ROOT, "tests/snapshots/gateway__the_planner_section_is_generated_per_provider_and_byte_stable.snap"))
         want = json.loads(snap[snap.index("\n---\n", 4) + 5 :])
@@ -699,22 +702,23 @@ class GatewayInWasmtime(unittest.TestCase):
         chat = {"surface": "chat", "user": "u1", "session": "s1", "flags": ["cross_title_link_enabled"], "tier": "adult", "version": "0.9"}
         call = lambda name, inp, o=chat: h.gw("[method]gateway.call", g, name, json.dumps(inp), json.dumps(o))
         self.assertEqual(json.loads(call("cross-title-link", {"title_id": "BRSK_001", "locale": "en-US"}))["recommendations"][0]["reason"], "k=10")
-        self.assertEqual(call("cross-title-link", {"title_id": "BRSK_001", "locale": "en-US"}, dict(chat, flags=[])).tag, "capability-denied")
-        self.assertEqual(call("cross-title-link", {"title_id": "x", "locale": "en-US"}).tag, "invalid-input")
-        self.assertEqual(call("order-inventory", {"order_id": "ORD-1"}, dict(chat, version=None, tier="teen")).tag, "capability-denied")
+        self.assertEqual(call("cross-title-link", {"title_id": "BRSK_001", "locale": "en-US"}, dict(chat, flags=[])).payload.code, "capability-denied")
+        self.assertEqual(call("cross-title-link", {"title_id": "x", "locale": "en-US"}).payload.code, "invalid-input")
+        self.assertEqual(call("order-inventory", {"order_id": "ORD-1"}, dict(chat, version=None, tier="teen")).payload.code, "capability-denied")
         self.assertEqual(json.loads(call("order-inventory", {"order_id": "ORD-1"}, dict(chat, version=None))), {"hold_id": "H-ORD-1"})
         # Duplicates, retries by class (the host's waits), a declared do-not-retry error.
         call("cross-title-link", {"title_id": "ABCD_001", "locale": "en-US"})
         call("cross-title-link", {"title_id": "ABCD_001", "locale": "en-US"})
         self.assertEqual(runs["ABCD_001"], 1)
-        self.assertEqual(call("cross-title-link", {"title_id": "DOWN_001", "locale": "en-US"}).tag, "handler-failed")
+        self.assertEqual(call("cross-title-link", {"title_id": "DOWN_001", "locale": "en-US"}).payload.code, "handler-failed")
         self.assertEqual((runs["DOWN_001"], len(h.handlers.sleeps)), (2, 1))
         gone = call("cross-title-link", {"title_id": "GONE_001", "locale": "en-US"})
-        self.assertEqual((gone.tag, json.loads(gone.payload.details)["error_code"], runs["GONE_001"]), ("handler-failed", "TITLE_NOT_FOUND", 1))
+        self.assertEqual((gone.tag, gone.payload.code, json.loads(gone.payload.details)["error_code"], runs["GONE_001"]), ("failed", "handler-failed", "TITLE_NOT_FOUND", 1))
         # 60 calls per user per minute: the 61st is refused with a retry-after.
         tags = [call("cross-title-link", {"title_id": "RATE_%03d" % i, "locale": "en-US"}, dict(chat, user="burst")) for i in range(61)]
         limited = tags[-1]
-        self.assertEqual(limited.tag, "rate-limited")
+        self.assertEqual(limited.payload.code, "rate-limited")
+        self.assertEqual(limited.tag, "unavailable")
         self.assertGreater(json.loads(limited.payload.details)["retry_after_ms"], 0)
         # The canary: 5 % of chat users on 1.0, ±1 %.
         on = sum(1 for i in range(20000) if json.loads(h.gw("[method]contract-registry.resolve", reg, "cross-title-link", "chat", "user-%d" % i, None, 0.0))["version"] == "1.0.0")
@@ -727,7 +731,7 @@ class GatewayInWasmtime(unittest.TestCase):
         checked = json.loads(h.gw("[method]gateway.verify", g, "order-inventory"))
         self.assertEqual([(c["input"]["order_id"], c["ok"]) for c in checked], [("ORD-0", True)])
         bad = h.gw("[method]gateway.verify", g, "cross-title-link")
-        self.assertEqual(bad.tag, "invalid-contract")
+        self.assertEqual(bad.payload.code, "invalid-contract")
         self.assertIn("cross-title-link@1.0.0.output", [p["path"] for p in json.loads(bad.payload.details)["problems"]])
         review = json.loads(h.gw("[method]contract-registry.review", reg, json.dumps(recs), 1.0))
         self.assertIn("order-inventory-backup", [r["contract"] for r in review["rarely_called"]])
@@ -768,7 +772,7 @@ class ComponentInWasmtime(unittest.TestCase):
                 want = json.loads(rest)
                 tag = "".join("-" + c.lower() if c.isupper() else c for c in want["code"]).lstrip("-")
                 self.assertIsInstance(out, wc.Variant, f"{name}/{provider}")
-                self.assertEqual(out.tag, tag)
+                self.assertEqual(out.payload.code, tag)
                 self.assertEqual(out.payload.message, want["message"])
                 self.assertEqual(json.loads(out.payload.details), want["details"])
                 self.assertEqual(out.payload.path, want["details"].get("path"))
@@ -787,7 +791,7 @@ class ComponentInWasmtime(unittest.TestCase):
         got = self.host.requests_fn(self.host.store, json.dumps(blob))
         self.assertEqual([(r.part, r.kind) for r in got], [(0, "blob")])
         bad = self.host.requests_fn(self.host.store, "[1")
-        self.assertEqual(bad.tag, "invalid-message")
+        self.assertEqual(bad.payload.code, "invalid-message")
 
     def test_default_capabilities(self):
         caps = json.loads(self.host.caps_fn(self.host.store, "gemini"))
@@ -867,19 +871,20 @@ class CompositorInWasmtime(unittest.TestCase):
         before = dict(h.kv.buckets["failing"])
         err = self.submit(res, {"parts": [{"type": "command", "id": "/review"}]}, cat, {})
         self.assertIsInstance(err, wc.Variant)
-        self.assertEqual(err.tag, "missing-argument")
+        self.assertEqual(err.payload.code, "missing-argument")
         self.assertEqual(json.loads(err.payload.details)["missing"], ["file"])
         h.kv.fail_after = 1  # the first part row lands, then the store fails
         err = self.submit(res, {"parts": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}, cat, {})
         h.kv.fail_after = None
-        self.assertEqual(err.tag, "store-failed")
+        self.assertEqual(err.payload.code, "store-failed")
         self.assertIn("disk full", err.payload.message)
         history = json.loads(h.call("history", res, "default"))
         self.assertEqual([m["parts"][0]["text"] for m in history], ["kept"])
         again = self.submit(res, {"parts": [{"type": "text", "text": "after"}]}, cat, {})
         self.assertEqual(json.loads(again.payload)["seq"], 2)
         missing = h.call("get", res, "nope")
-        self.assertEqual(missing.tag, "not-found")
+        self.assertEqual(missing.payload.code, "not-found")
+        self.assertEqual(missing.tag, "refused")
         self.assertEqual(set(before) - set(h.kv.buckets["failing"]), set())
 
 
@@ -906,11 +911,11 @@ class SkillsInWasmtime(unittest.TestCase):
         self.assertEqual(json.loads(h.sk("store.get-artifact", st, arts[0]["id"])), arts[0])
         self.assertEqual([s["name"] for s in json.loads(h.sk("store.list", st))], ["Consistency Checker"])
         # Errors are WIT variants: already-exists, invalid-skill (every problem), not-found.
-        self.assertEqual(h.sk("store.create", st, self.seed, NOW).tag, "already-exists")
+        self.assertEqual(h.sk("store.create", st, self.seed, NOW).payload.code, "already-exists")
         bad = h.sk("store.put", st, json.dumps({"name": "x", "description": "", "version": "1"}), NOW)
-        self.assertEqual(bad.tag, "invalid-skill")
+        self.assertEqual(bad.payload.code, "invalid-skill")
         self.assertEqual([p["path"] for p in json.loads(bad.payload.details)["problems"]], ["description", "version"])
-        self.assertEqual(h.sk("store.delete", st, "nope").tag, "not-found")
+        self.assertEqual(h.sk("store.delete", st, "nope").payload.code, "not-found")
         self.assertEqual(json.loads(h.sk("store.delete", st, imported["id"]))["artifacts"], 4)
         self.assertEqual(h.kv.buckets["skills-a"], {})
 
@@ -920,7 +925,7 @@ class SkillsInWasmtime(unittest.TestCase):
         h.kv.fail_after = 3  # three artifact rows land, then the store fails
         err = h.sk("store.create", st, self.seed, NOW)
         h.kv.fail_after = None
-        self.assertEqual(err.tag, "store-failed")
+        self.assertEqual(err.payload.code, "store-failed")
         self.assertEqual(json.loads(h.sk("store.list", st)), [])
         self.assertIsNone(h.sk("store.get-by-name", st, "Consistency Checker"))
         # Writing again completes it (the half-written rows are replaced).
@@ -936,7 +941,7 @@ class SkillsInWasmtime(unittest.TestCase):
         out = json.loads(h.sk("export-skill-md", json.dumps(imp["skill"])))
         self.assertEqual(out["text"], md)
         self.assertEqual(out["files"], [{"path": "scripts/x.py", "content": "print(1)\n", "base64": False}])
-        self.assertEqual(h.sk("import-skill-md", "no frontmatter", [], None, NOW).tag, "invalid-skill")
+        self.assertEqual(h.sk("import-skill-md", "no frontmatter", [], None, NOW).payload.code, "invalid-skill")
         self.assertEqual(h.sk("model-family", "claude-opus-4"), "anthropic")
         ws = h.sk("open-store", "cat-ws")
         h.sk("store.create", ws, json.dumps(imp["skill"]), NOW)
@@ -947,7 +952,7 @@ class SkillsInWasmtime(unittest.TestCase):
         self.assertEqual(h.sk("catalog.sync-etag", cat, "https://m.test/c.json"), '"e1"')
         r = json.loads(h.sk("catalog.match", cat, "are there any contradictions in chapter 2", 3))
         self.assertEqual((r[0]["name"], r[0]["scope"], r[0]["tier"]), ("Consistency Checker", "account", "exact"))
-        self.assertEqual(h.sk("catalog.apply-sync", cat, "https://m.test/c.json", "{", '"e2"', NOW).tag, "sync-failed")
+        self.assertEqual(h.sk("catalog.apply-sync", cat, "https://m.test/c.json", "{", '"e2"', NOW).payload.code, "sync-failed")
         self.assertEqual(h.sk("catalog.sync-etag", cat, "https://m.test/c.json"), '"e1"')
         # A disabled skill (metadata.enabled: false) is listed but never matched.
         off = {"name": "Quiet Checker", "description": "d", "trigger_phrases": ["quietly check it"], "metadata": {"enabled": False}}
@@ -958,7 +963,7 @@ class SkillsInWasmtime(unittest.TestCase):
         self.assertEqual((d["action"], d["reason"], d["skills"][0]["name"]), ("activate", "exact", "Consistency Checker"))
         self.assertEqual(d["skills"][0]["artifacts"], ["Overview", "Cross-Reference Script", "DSPy Checker"])
         self.assertEqual(json.loads(h.sk("decide", "zebra", "[]", ""))["action"], "direct")
-        self.assertEqual(h.sk("catalog.decide", cat, "x", 3, '{"activate": 2}').tag, "invalid-options")
+        self.assertEqual(h.sk("catalog.decide", cat, "x", 3, '{"activate": 2}').payload.code, "invalid-options")
         names = [r["name"] for r in json.loads(h.sk("catalog.match", cat, "quietly check it", 5))]
         self.assertNotIn("Quiet Checker", names)
 
@@ -990,13 +995,13 @@ class FaultsInWasmtime(unittest.TestCase):
         return r.payload
 
     def outcome(self, value):
-        return value.tag if isinstance(value, wc.Variant) else value
+        return value.payload.code if isinstance(value, wc.Variant) and value.tag in ERROR_CLASSES else value
 
     @staticmethod
     def error_tag(value):
-        """The WIT error's tag, or None for a success (a submit's `done` step is a variant too)."""
-        if isinstance(value, wc.Variant) and value.tag not in ("done", "needs"):
-            return value.tag
+        """The WIT error's code, or None for a success (a submit's `done` step is a variant too)."""
+        if isinstance(value, wc.Variant) and value.tag in ERROR_CLASSES:
+            return value.payload.code
         return None
 
     def every_position(self, open_store, setup, call, view):
@@ -1069,21 +1074,21 @@ class HardeningInWasmtime(unittest.TestCase):
     def test_deep_yaml_and_templates(self):
         h = self.host
         md = "---\nname: deep\ndescription: d\nmetadata:\n  " + "? " * 10000 + "x\n---\nbody\n"
-        self.assertEqual(h.sk("import-skill-md", md, [], None, NOW).tag, "invalid-skill")
+        self.assertEqual(h.sk("import-skill-md", md, [], None, NOW).payload.code, "invalid-skill")
         self.alive()
         for src in ["{{ " + "1 + " * 10000 + "1 }}", "{{ x" + "|upper" * 10000 + " }}", "{% if a %}x" + "{% elif a %}y" * 10000 + "{% endif %}"]:
             skill = {"name": "deep", "description": "d", "metadata": {"framing": {"artifact": "F"}}, "artifacts": [{"kind": "prompt_template", "name": "F", "content": src}]}
             report = json.loads(h.sk("validate-skill", json.dumps(skill)))
             self.assertFalse(report["valid"])
             step = h.co("compose", json.dumps({"skill_package": skill, "user_request": "x", "thread_id": "t"}))
-            self.assertEqual((step.tag, step.payload.tag), ("err", "malformed-template"))
+            self.assertEqual((step.tag, step.payload.tag, step.payload.payload.code), ("err", "invalid", "malformed-template"))
             self.alive()
 
     def test_deep_json_is_limit_exceeded(self):
         deep = {"role": "user", "parts": [{"type": "text", "text": "x", "extra": json.loads("[" * 500 + "]" * 500)}]}
         out = self.host.lower(deep, "anthropic", {}, {})
         self.assertIsInstance(out, wc.Variant)
-        self.assertEqual(out.tag, "limit-exceeded")
+        self.assertEqual(out.payload.code, "limit-exceeded")
         self.alive()
 
     def test_lower_many_and_inspect(self):
@@ -1096,14 +1101,14 @@ class HardeningInWasmtime(unittest.TestCase):
         self.assertEqual(len(out), 3)
         self.assertIn("one", out[0].body)
         self.assertIn("FILE TEXT", out[1].body)
-        self.assertEqual(out[2].tag, "empty-message")
-        self.assertEqual(lower_many(h.store, "5", opts, []).tag, "invalid-message")
+        self.assertEqual(out[2].payload.code, "empty-message")
+        self.assertEqual(lower_many(h.store, "5", opts, []).payload.code, "invalid-message")
         inspect = h.inst.get_func(h.store, h.inst.get_export_index(h.store, "inspect", h.inst.get_export_index(h.store, "promptloom:core/compositor@0.1.0")))
         msg = json.dumps({"role": "user", "parts": [{"type": "text", "text": "look at "}, ref]})
         v = json.loads(inspect(h.store, msg, record(provider="anthropic", system=None, tools=None, capabilities=None, params=None, resolved=resolved_list({"1": {"text": "hello"}}), limits=None)))
         self.assertEqual([c["label"] for c in v["user"]], ["look at ", "a.txt"])
         self.assertIn("hello", json.dumps(v["model"]["body"]))
-        self.assertEqual(inspect(h.store, "{", opts).tag, "invalid-message")
+        self.assertEqual(inspect(h.store, "{", opts).payload.code, "invalid-message")
         # Skill listing with filters.
         st = h.sk("open-store", "filters-wasmtime")
         list_filtered = h.inst.get_func(h.store, h.inst.get_export_index(h.store, "[method]skill-store.list-filtered", h.inst.get_export_index(h.store, "promptloom:core/skills@0.1.0")))
@@ -1113,21 +1118,21 @@ class HardeningInWasmtime(unittest.TestCase):
         self.assertEqual(names({"tags": ["pdf"]}), ["Off", "On"])
         self.assertEqual(names({"tags": ["pdf"], "enabled": True}), ["On"])
         self.assertEqual(names({}), ["Off", "On", "Other"])
-        self.assertEqual(list_filtered(h.store, st, '{"tags": "pdf"}').tag, "invalid-options")
+        self.assertEqual(list_filtered(h.store, st, '{"tags": "pdf"}').payload.code, "invalid-options")
         self.alive()
 
     def test_limits_in_the_options_records(self):
         h = self.host
         msg = {"role": "user", "parts": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}, {"type": "text", "text": "c"}]}
         out = h.lower(msg, "anthropic", {"limits": {"max_parts": 2}}, {})
-        self.assertEqual(out.tag, "limit-exceeded")
+        self.assertEqual(out.payload.code, "limit-exceeded")
         self.assertEqual(json.loads(out.payload.details)["limit"], "max_parts")
         self.assertIsInstance(h.lower(msg, "anthropic", {"limits": {"max_parts": 3}}, {}), wc.Record)
         turns = json.dumps([msg, {"role": "assistant", "parts": [{"type": "text", "text": "ok"}]}, msg])
         out = h.conversation["lower-conversation"](h.store, turns, conversation_options("gemini", {"limits": {"max_turns": 2}}), [])
-        self.assertEqual(out.tag, "limit-exceeded")
+        self.assertEqual(out.payload.code, "limit-exceeded")
         bad = h.lower(msg, "anthropic", {"limits": {"max_parts": "many"}}, {})
-        self.assertEqual(bad.tag, "invalid-options")
+        self.assertEqual(bad.payload.code, "invalid-options")
         self.alive()
 
 

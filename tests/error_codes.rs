@@ -1,8 +1,9 @@
-//! The error codes are one list, in the core: the WIT `error` variant and the TypeScript
-//! `ErrorCode` union must name the same codes in the same order.
+//! The error codes are one list, in the core: the WIT `error-code` enum and the TypeScript
+//! `ErrorCode` union must name the same codes in the same order, and the WIT `error`
+//! variant has one case per [`ErrorClass`].
 #![cfg(not(target_arch = "wasm32"))]
 
-use promptloom::ErrorKind;
+use promptloom::{ErrorClass, ErrorKind};
 
 fn kebab(code: &str) -> String {
     let mut out = String::new();
@@ -19,20 +20,53 @@ fn kebab(code: &str) -> String {
     out
 }
 
-#[test]
-fn wit_error_variant_matches_the_core() {
-    let wit = std::fs::read_to_string("wit/world.wit").expect("wit/world.wit"); // ok: test
-    let start = wit.find("variant error {").expect("the error variant"); // ok: test
+/// The cases of a WIT `variant` or `enum` (doc comments skipped, payloads cut).
+fn wit_cases(wit: &str, head: &str) -> Vec<String> {
+    let start = wit.find(head).expect(head); // ok: test
     let body = &wit[start..];
     let end = body.find('}').expect("its end"); // ok: test
-    let cases: Vec<String> = body[..end]
+    body[..end]
         .lines()
         .skip(1)
-        .filter_map(|l| l.trim().split('(').next().map(str::to_owned))
+        .map(str::trim)
+        .filter(|l| !l.starts_with("//"))
+        .filter_map(|l| l.split(['(', ',']).next().map(str::to_owned))
         .filter(|c| !c.is_empty())
-        .collect();
+        .collect()
+}
+
+#[test]
+fn wit_error_code_matches_the_core() {
+    let wit = std::fs::read_to_string("wit/world.wit").expect("wit/world.wit"); // ok: test
     let core: Vec<String> = ErrorKind::ALL.iter().map(|k| kebab(k.code())).collect();
-    assert_eq!(cases, core);
+    assert_eq!(wit_cases(&wit, "enum error-code {"), core);
+}
+
+#[test]
+fn wit_error_variant_has_a_case_per_class() {
+    let wit = std::fs::read_to_string("wit/world.wit").expect("wit/world.wit"); // ok: test
+    let classes = [
+        (ErrorClass::Invalid, "invalid"),
+        (ErrorClass::Refused, "refused"),
+        (ErrorClass::Unavailable, "unavailable"),
+        (ErrorClass::Failed, "failed"),
+        (ErrorClass::Internal, "internal"),
+    ];
+    let names: Vec<String> = classes.iter().map(|(_, n)| n.to_string()).collect();
+    assert_eq!(wit_cases(&wit, "variant error {"), names);
+    // Every class holds a code, and the retryable provider errors are all `unavailable`.
+    for (class, name) in classes {
+        assert!(ErrorKind::ALL.iter().any(|k| k.class() == class), "{name}");
+    }
+    for k in ErrorKind::ALL {
+        if promptloom::response::errors::is_retryable(k) {
+            assert_eq!(k.class(), ErrorClass::Unavailable, "{k:?}");
+        }
+    }
+    assert_eq!(ErrorKind::Internal.class(), ErrorClass::Internal);
+    assert_eq!(ErrorKind::InvalidMessage.class(), ErrorClass::Invalid);
+    assert_eq!(ErrorKind::NotFound.class(), ErrorClass::Refused);
+    assert_eq!(ErrorKind::StoreFailed.class(), ErrorClass::Failed);
 }
 
 #[test]

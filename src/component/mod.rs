@@ -18,7 +18,7 @@ mod response;
 mod skills;
 
 use crate::conversation::{lower_conversation, Answers, Conversation, ConversationOptions, Turn};
-use crate::error::{Error, ErrorKind};
+use crate::error::{Error, ErrorClass, ErrorKind};
 use crate::lower::{self, Capabilities, LowerOptions, Provider, Resolved, TableResolver};
 use crate::message::UserMessage;
 use serde_json::Value;
@@ -37,39 +37,60 @@ wit_bindgen::generate!({
 });
 
 use exports::promptloom::core::lowering::{self as wit, Guest};
-use promptloom::core::types::{Error as WitError, ErrorInfo};
+use promptloom::core::types::{Error as WitError, ErrorCode, ErrorInfo};
 
 pub(crate) struct Component;
 
-/// Both directions between the core's error kinds and the WIT `error` variant, from one list
-/// (a test keeps the list equal to `ErrorKind::ALL`).
+/// Both directions between the core's error kinds and the WIT `error-code` enum, from one
+/// list (a test keeps the list equal to `ErrorKind::ALL`). The WIT `error` variant has one
+/// case per [`ErrorClass`]: a host's exported function lowers five cases, not one per code.
 macro_rules! error_variants {
     ($($k:ident),* $(,)?) => {
-        pub(crate) fn to_wit(e: Error) -> WitError {
-            let info = ErrorInfo {
-                message: e.to_string(),
-                path: e.path().map(str::to_owned),
-                details: e.details().to_string(),
-            };
-            match e.kind() {
-                $(ErrorKind::$k => WitError::$k(info),)*
+        fn wit_code(k: ErrorKind) -> ErrorCode {
+            match k {
+                $(ErrorKind::$k => ErrorCode::$k,)*
             }
         }
 
-        /// The core error of a WIT error a host passes back (to ask whether to retry it).
-        pub(crate) fn from_wit(w: &WitError) -> Error {
-            let (kind, info) = match w {
-                $(WitError::$k(i) => (ErrorKind::$k, i),)*
-            };
-            let mut e = Error::new(kind, info.message.clone());
-            if let Ok(Value::Object(d)) = serde_json::from_str::<Value>(&info.details) {
-                for (k, v) in d {
-                    e = e.with(&k, v);
-                }
+        fn core_kind(c: ErrorCode) -> ErrorKind {
+            match c {
+                $(ErrorCode::$k => ErrorKind::$k,)*
             }
-            e
         }
     };
+}
+
+pub(crate) fn to_wit(e: Error) -> WitError {
+    let info = ErrorInfo {
+        code: wit_code(e.kind()),
+        message: e.to_string(),
+        path: e.path().map(str::to_owned),
+        details: e.details().to_string(),
+    };
+    match e.kind().class() {
+        ErrorClass::Invalid => WitError::Invalid(info),
+        ErrorClass::Refused => WitError::Refused(info),
+        ErrorClass::Unavailable => WitError::Unavailable(info),
+        ErrorClass::Failed => WitError::Failed(info),
+        ErrorClass::Internal => WitError::Internal(info),
+    }
+}
+
+/// The core error of a WIT error a host passes back (to ask whether to retry it). The code
+/// decides; the case a host put it in does not.
+pub(crate) fn from_wit(w: &WitError) -> Error {
+    let (WitError::Invalid(info)
+    | WitError::Refused(info)
+    | WitError::Unavailable(info)
+    | WitError::Failed(info)
+    | WitError::Internal(info)) = w;
+    let mut e = Error::new(core_kind(info.code), info.message.clone());
+    if let Ok(Value::Object(d)) = serde_json::from_str::<Value>(&info.details) {
+        for (k, v) in d {
+            e = e.with(&k, v);
+        }
+    }
+    e
 }
 
 error_variants!(

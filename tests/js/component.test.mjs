@@ -51,14 +51,14 @@ test('the response parser resource in jco: every recorded response, whole and in
       assert.deepEqual(events, c.expected.events, `${c.name} by ${size}`);
       assert.deepEqual(JSON.parse(p.finish()), c.expected.turn, c.name);
       const err = p.firstError();
-      assert.equal(err ? err.tag : null, c.expected.error ? c.expected.error.code.replace(/[A-Z]/g, (m, i) => (i ? '-' : '') + m.toLowerCase()) : null, c.name);
+      assert.equal(err ? err.val.code : null, c.expected.error ? c.expected.error.code.replace(/[A-Z]/g, (m, i) => (i ? '-' : '') + m.toLowerCase()) : null, c.name);
     }
     n++;
   }
   assert.ok(n >= 25);
-  assert.throws(() => response.parseResponse('gemini', enc.encode(readFileSync(join(root, 'tests/response/gemini/error_body.json'), 'utf8'))), (e) => e.payload.tag === 'rate-limited');
+  assert.throws(() => response.parseResponse('gemini', enc.encode(readFileSync(join(root, 'tests/response/gemini/error_body.json'), 'utf8'))), (e) => e.payload.val.code === 'rate-limited');
   const busy = response.providerError('anthropic', 529, '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', undefined);
-  assert.equal(busy.tag, 'overloaded');
+  assert.deepEqual([busy.tag, busy.val.code], ['unavailable', 'overloaded']);
   const policy = response.defaultRetryPolicy();
   assert.equal(response.retryDelay(busy, 0, 0, policy), 250n);
   assert.equal(response.retryDelay(busy, 2, 0, policy), undefined);
@@ -105,11 +105,11 @@ test('lower-many and inspect in jco: per-message results and answers, the three 
   assert.match(out[0].val.body, /"one"/);
   assert.match(out[1].val.body, /FILE TEXT/);
   assert.equal(out[2].tag, 'err');
-  assert.equal(out[2].val.tag, 'empty-message');
+  assert.deepEqual([out[2].val.tag, out[2].val.val.code], ['invalid', 'empty-message']);
   // The same bodies as lowering one by one.
   assert.equal(out[0].val.body, lowering.lower(JSON.stringify(JSON.parse(msgs)[0]), { provider: 'anthropic', resolved: [] }).body);
-  assert.throws(() => lowering.lowerMany(msgs, { provider: 'anthropic', resolved: [{ part: 0, content: { tag: 'missing' } }] }, []), (e) => e.payload.tag === 'invalid-options');
-  assert.throws(() => lowering.lowerMany('{}', { provider: 'anthropic', resolved: [] }, []), (e) => e.payload.tag === 'invalid-message');
+  assert.throws(() => lowering.lowerMany(msgs, { provider: 'anthropic', resolved: [{ part: 0, content: { tag: 'missing' } }] }, []), (e) => e.payload.val.code === 'invalid-options');
+  assert.throws(() => lowering.lowerMany('{}', { provider: 'anthropic', resolved: [] }, []), (e) => e.payload.val.code === 'invalid-message');
   const msg = JSON.stringify({ role: 'user', parts: [{ type: 'text', text: 'look at ' }, ref] });
   const v = JSON.parse(wrap(() => compositor.inspect(msg, { provider: 'openai-chat', resolved: [{ part: 1, content: { tag: 'text', val: 'hello' } }] })));
   assert.deepEqual(v.user.map((c) => [c.type, c.label]), [['text', 'look at '], ['file-ref', 'a.txt']]);
@@ -121,9 +121,9 @@ test('lower-many and inspect in jco: per-message results and answers, the three 
 
 test('limits travel in the WIT options records (jco)', () => {
   const msg = JSON.stringify({ role: 'user', parts: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] });
-  assert.throws(() => lowering.lower(msg, { provider: 'anthropic', resolved: [], limits: '{"max_parts":1}' }), (e) => e.payload.tag === 'limit-exceeded');
+  assert.throws(() => lowering.lower(msg, { provider: 'anthropic', resolved: [], limits: '{"max_parts":1}' }), (e) => e.payload.val.code === 'limit-exceeded');
   assert.match(lowering.lower(msg, { provider: 'anthropic', resolved: [] }).body, /"b"/);
-  assert.throws(() => lowering.lowerConversation(`[${msg},${msg}]`, { provider: 'gemini', limits: '{"max_turns":1}' }, []), (e) => e.payload.tag === 'limit-exceeded');
+  assert.throws(() => lowering.lowerConversation(`[${msg},${msg}]`, { provider: 'gemini', limits: '{"max_turns":1}' }, []), (e) => e.payload.val.code === 'limit-exceeded');
 });
 
 test('every shared case lowers in jco to the recorded body', () => {
@@ -144,7 +144,7 @@ test('errors are the WIT error variant with the recorded message and details', (
     assert.throws(
       () => call(c),
       (e) => {
-        assert.equal(e.payload.tag, kebab(c.expected.code), `${c.name} / ${c.provider}`);
+        assert.equal(e.payload.val.code, kebab(c.expected.code), `${c.name} / ${c.provider}`);
         assert.equal(e.payload.val.message, c.expected.message);
         assert.deepEqual(JSON.parse(e.payload.val.details), c.expected.details);
         return true;
@@ -158,7 +158,7 @@ test('errors are the WIT error variant with the recorded message and details', (
 /** A WIT error as the JS face's error shape (`code` in PascalCase). */
 function jsError(e) {
   if (!e || !e.payload) return e;
-  const code = e.payload.tag.replace(/(^|-)([a-z])/g, (_, __, c) => c.toUpperCase());
+  const code = e.payload.val.code.replace(/(^|-)([a-z])/g, (_, __, c) => c.toUpperCase());
   const err = new Error(e.payload.val.message);
   err.code = code;
   err.details = JSON.parse(e.payload.val.details);
@@ -409,7 +409,7 @@ test('the skill catalog in jco: scopes, phase-1 match, sync applied from a host-
   const recs = wrap(() => cat.match('summarize', 3));
   assert.deepEqual(JSON.parse(wrap(() => skills.decide('summarize', recs, ''))).action, 'activate');
   assert.equal(JSON.parse(wrap(() => skills.decide('zebra', '[]', ''))).reason, 'no-match');
-  assert.throws(() => skills.decide('x', recs, '{"max_skills": 0}'), (e) => e.payload.tag === 'invalid-options');
+  assert.throws(() => skills.decide('x', recs, '{"max_skills": 0}'), (e) => e.payload.val.code === 'invalid-options');
   // A disabled skill (metadata.enabled: false) is listed but never matched.
   wrap(() => ws.create(JSON.stringify({ name: 'Quiet Checker', description: 'd', trigger_phrases: ['quietly check it'], metadata: { enabled: false } }), NOW));
   wrap(() => cat.refresh());
@@ -432,7 +432,7 @@ test('the Skill Composer in jco: every fixture composes to the Rust snapshot, er
       assert.throws(
         () => composer.compose(req),
         (e) => {
-          assert.equal(e.payload.tag, kebab(expected.error.code), name);
+          assert.equal(e.payload.val.code, kebab(expected.error.code), name);
           assert.equal(e.payload.val.message, expected.error.message, name);
           assert.deepEqual(JSON.parse(e.payload.val.details), expected.error.details, name);
           return true;
@@ -458,7 +458,7 @@ test('the Skill Composer in jco: every fixture composes to the Rust snapshot, er
   const c = JSON.parse(composer.compose(JSON.stringify(answered)).val);
   assert.deepEqual([c.subgraph.kind, c.subgraph.decided_by], ['staged', 'model']);
   // A runaway template ends with the variant, and the instance keeps composing.
-  assert.throws(() => composer.compose(JSON.stringify(fx.requests['runaway-template'])), (e) => e.payload.tag === 'malformed-template' && JSON.parse(e.payload.val.details).reason === 'fuel');
+  assert.throws(() => composer.compose(JSON.stringify(fx.requests['runaway-template'])), (e) => e.payload.val.code === 'malformed-template' && JSON.parse(e.payload.val.details).reason === 'fuel');
   assert.equal(composer.compose(JSON.stringify(fx.requests['release-notes-developers'])).tag, 'composed');
 });
 
@@ -469,7 +469,7 @@ test('a prepared skill in jco: the same steps as compose, byte for byte; a packa
       const step = f();
       return JSON.stringify([step.tag, step.val]);
     } catch (e) {
-      return JSON.stringify([e.payload.tag, e.payload.val.message, e.payload.val.details]);
+      return JSON.stringify([e.payload.tag, e.payload.val.code, e.payload.val.message, e.payload.val.details]);
     }
   };
   let prepared = 0;
@@ -480,7 +480,7 @@ test('a prepared skill in jco: the same steps as compose, byte for byte; a packa
     try {
       p = composer.PreparedSkill.prepare(JSON.stringify(skill_package));
     } catch (e) {
-      assert.throws(() => composer.compose(JSON.stringify(fx.requests[name])), (c) => c.payload.tag === e.payload.tag && c.payload.val.message === e.payload.val.message, name);
+      assert.throws(() => composer.compose(JSON.stringify(fx.requests[name])), (c) => c.payload.tag === e.payload.tag && c.payload.val.code === e.payload.val.code && c.payload.val.message === e.payload.val.message, name);
       refused++;
       continue;
     }
@@ -492,9 +492,9 @@ test('a prepared skill in jco: the same steps as compose, byte for byte; a packa
   }
   assert.ok(prepared >= 12 && refused >= 1, `${prepared} prepared, ${refused} refused`);
   const p = composer.PreparedSkill.prepare(JSON.stringify(fx.requests['release-notes-developers'].skill_package));
-  assert.throws(() => p.compose(JSON.stringify(fx.requests['release-notes-developers'])), (e) => e.payload.tag === 'invalid-request' && /without `skill_package`/.test(e.payload.val.message));
-  assert.throws(() => p.compose('['), (e) => e.payload.tag === 'invalid-request');
-  assert.throws(() => composer.PreparedSkill.prepare('{'), (e) => e.payload.tag === 'invalid-request');
+  assert.throws(() => p.compose(JSON.stringify(fx.requests['release-notes-developers'])), (e) => e.payload.val.code === 'invalid-request' && /without `skill_package`/.test(e.payload.val.message));
+  assert.throws(() => p.compose('['), (e) => e.payload.val.code === 'invalid-request');
+  assert.throws(() => composer.PreparedSkill.prepare('{'), (e) => e.payload.val.code === 'invalid-request');
 });
 
 test('the composer in jco: lowering a composition, nested requests, the authoring tools, dispatch, assertions, traces, invocation records', async () => {
@@ -544,12 +544,12 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   assert.equal(route('DSPy Auditor', ex(true, false, true))[1].route, 'dspy');
   assert.equal(route('Collect Events', ex(false, false, false, ['code_template']))[1].route, 'handler');
   assert.throws(() => route('Overview', ex(false, false, false, ['video'])), (e) => e.code === 'InvalidOptions');
-  assert.throws(() => composer.routeArtifact(JSON.stringify({ kind: 'video_template', name: 'V' }), ex(true, true, true)), (e) => e.payload.tag === 'no-handler');
+  assert.throws(() => composer.routeArtifact(JSON.stringify({ kind: 'video_template', name: 'V' }), ex(true, true, true)), (e) => e.payload.val.code === 'no-handler');
   const [dspyRef, fb] = route('DSPy Auditor', ex(true, false, false));
   assert.deepEqual(fb, { route: 'fallback', fallback: 'Audit Prompt', reason: 'no DSPy executor is registered' });
   // The executor failed: the fallback and why; a manifest without the template; optimisation.
   assert.deepEqual(JSON.parse(wrap(() => composer.fallbackRoute(JSON.stringify(dspyRef), 'sidecar down'))), { route: 'fallback', fallback: 'Audit Prompt', reason: 'the DSPy executor failed: sidecar down' });
-  assert.throws(() => composer.fallbackRoute(JSON.stringify({ kind: 'dspy_module', name: 'M' }), 'down'), (e) => e.payload.tag === 'adapter-failed');
+  assert.throws(() => composer.fallbackRoute(JSON.stringify({ kind: 'dspy_module', name: 'M' }), 'down'), (e) => e.payload.val.code === 'adapter-failed');
   const dspyArt = wrap(() => tl.getArtifact(dspyRef.id));
   assert.equal(wrap(() => composer.unsupportedTemplate(dspyArt, JSON.stringify({ version: '1', templates: [{ template_id: 'chain_of_thought' }] }))), undefined);
   assert.match(wrap(() => composer.unsupportedTemplate(dspyArt, JSON.stringify({ version: '1', templates: [] }))), /chain_of_thought/);
@@ -563,12 +563,12 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   assert.deepEqual([restored.state_blob, restored.metadata.optimized.executor_version], ['{"demos":[]}', 'dspy-2.6']);
   assert.deepEqual(JSON.parse(wrap(() => composer.dspyStale(JSON.stringify([restored]), m26))), []);
   assert.deepEqual(JSON.parse(wrap(() => composer.dspyStale(JSON.stringify([restored]), JSON.stringify({ version: 'dspy-3' })))).map((x) => x.optimized_with), ['dspy-2.6']);
-  assert.throws(() => composer.dspyStamp(dspyArt, '{}', '{}', 0, NOW), (e) => e.payload.tag === 'adapter-failed');
+  assert.throws(() => composer.dspyStamp(dspyArt, '{}', '{}', 0, NOW), (e) => e.payload.val.code === 'adapter-failed');
   const fbRef = JSON.parse(wrap(() => composer.pickArtifact(summary, fb.fallback, 'prompt_template', '')));
   const art = wrap(() => tl.getArtifact(fbRef.id));
   const prepared = JSON.parse(wrap(() => composer.prepareArtifact(art, 'model', JSON.stringify({ entity_name: 'Mara', strict: true, events: [{ date: '1900', text: 'born' }] }), JSON.stringify(dspyRef), '')));
   // The render's bounds come from the host too.
-  assert.throws(() => composer.prepareArtifact(art, 'model', '{}', JSON.stringify(dspyRef), '{"fuel": 1}'), (e) => e.payload.tag === 'malformed-template');
+  assert.throws(() => composer.prepareArtifact(art, 'model', '{}', JSON.stringify(dspyRef), '{"fuel": 1}'), (e) => e.payload.val.code === 'malformed-template');
   assert.equal(prepared.input, 'Audit the timeline of Mara. Be strict.\n- 1900: born\n');
   assert.equal(prepared.replaced.name, 'DSPy Auditor');
   // Assertions, two-phase for the semantic one.
@@ -594,7 +594,7 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   const edited = { ...rnReq.skill_package, artifacts: rnReq.skill_package.artifacts.map((a) => (a.name === 'Notes Framing' ? { ...a, content: `${a.content}\nBe brief.` } : a)) };
   const diff = JSON.parse(wrap(() => composer.verifyInvocation(JSON.stringify(rnComp.invocation_record), JSON.stringify(edited), '[]')));
   assert.deepEqual(diff.changes.map((c) => [c.kind, c.change]), [['template', 'modified'], ['memory', 'missing'], ['memory', 'missing']]);
-  assert.throws(() => composer.verifyInvocation('{"outcome":"error"}', rnSkill, ''), (e) => e.payload.tag === 'invalid-request');
+  assert.throws(() => composer.verifyInvocation('{"outcome":"error"}', rnSkill, ''), (e) => e.payload.val.code === 'invalid-request');
   const messages = wrap(() => compositor.MessageStore.open('composer-records'));
   wrap(() => messages.recordInvocation(JSON.stringify(comp.invocation_record)));
   assert.deepEqual(JSON.parse(wrap(() => messages.invocations('thread-1'))), [comp.invocation_record]);
@@ -752,7 +752,7 @@ test('conversation errors are WIT variants naming turn and part; the component k
     assert.throws(
       () => lowering.lowerConversation(JSON.stringify(c.turns), conversationOptions(c.provider, c.options), []),
       (e) => {
-        assert.equal(e.payload.tag, kebab(c.expected.code), `${c.name} / ${c.provider}`);
+        assert.equal(e.payload.val.code, kebab(c.expected.code), `${c.name} / ${c.provider}`);
         assert.equal(e.payload.val.message, c.expected.message);
         assert.deepEqual(JSON.parse(e.payload.val.details), c.expected.details);
         return true;
@@ -771,7 +771,7 @@ test('a thread in the wasi:keyvalue message store: turns appended, read back in 
   assert.deepEqual(thread.map((t) => t.role), ['user', 'assistant', 'tool', 'assistant', 'user']);
   const out = lowering.lowerConversation(JSON.stringify(thread), conversationOptions(c.provider, c.options), []);
   assert.equal(out.body, c.expected.body);
-  assert.throws(() => store.appendTurn('{"role":"tool","parts":[{"type":"tool-result"}]}', '{"session":"chat"}'), (e) => e.payload.tag === 'invalid-message');
+  assert.throws(() => store.appendTurn('{"role":"tool","parts":[{"type":"tool-result"}]}', '{"session":"chat"}'), (e) => e.payload.val.code === 'invalid-message');
   assert.equal(JSON.parse(store.thread('chat')).length, 5);
 });
 
@@ -800,7 +800,7 @@ test('the gateway in jco: the seed contract, typed errors, canary, idempotency, 
       f();
       return 'ok';
     } catch (e) {
-      return e.payload?.tag ?? String(e);
+      return e.payload?.val?.code ?? String(e);
     }
   };
   let bad;
@@ -809,7 +809,7 @@ test('the gateway in jco: the seed contract, typed errors, canary, idempotency, 
   } catch (e) {
     bad = e.payload;
   }
-  assert.equal(bad.tag, 'invalid-contract');
+  assert.deepEqual([bad.tag, bad.val.code], ['invalid', 'invalid-contract']);
   assert.deepEqual(JSON.parse(bad.val.details).problems.map((p) => p.path), ['input.code.regex', 'input.k.default', 'input.lo.min', 'input.locale.default']);
   let t = 1_000_000;
   const runs = {};
@@ -837,6 +837,16 @@ test('the gateway in jco: the seed contract, typed errors, canary, idempotency, 
   assert.equal(tag(() => call('cross-title-link', { title_id: 'BRSK_001', locale: 'en-US' }, { ...chat, flags: [] })), 'capability-denied');
   assert.equal(tag(() => call('cross-title-link', { title_id: 'nope', locale: 'en-US' })), 'invalid-input');
   assert.equal(tag(() => call('nope', {})), 'not-found');
+  // The variant's case is the code's class: what the caller can do about it.
+  const classOf = (f) => {
+    try {
+      f();
+    } catch (e) {
+      return [e.payload.tag, e.payload.val.code];
+    }
+  };
+  assert.deepEqual(classOf(() => call('nope', {})), ['refused', 'not-found']);
+  assert.deepEqual(classOf(() => call('cross-title-link', { title_id: 'nope', locale: 'en-US' })), ['invalid', 'invalid-input']);
   // Idempotency: the duplicate never reaches the handler.
   call('cross-title-link', { title_id: 'ABCD_001', locale: 'en-US' });
   call('cross-title-link', { title_id: 'ABCD_001', locale: 'en-US' });
@@ -846,7 +856,7 @@ test('the gateway in jco: the seed contract, typed errors, canary, idempotency, 
   assert.equal(codes.filter((c) => c === 'ok').length, 60);
   assert.equal(codes.filter((c) => c === 'rate-limited').length, 10);
   // Retries (attempts: 1 on 0.9) with the host's waits; a late answer is a timeout.
-  assert.equal(tag(() => call('cross-title-link', { title_id: 'DOWN_001', locale: 'en-US' })), 'handler-failed');
+  assert.deepEqual(classOf(() => call('cross-title-link', { title_id: 'DOWN_001', locale: 'en-US' })), ['failed', 'handler-failed']);
   assert.equal(runs.DOWN_001, 2);
   assert.equal(handlerHost.sleeps.length, 1);
   assert.equal(tag(() => call('cross-title-link', { title_id: 'SLOW_001', locale: 'en-US' })), 'timeout');
