@@ -306,13 +306,21 @@ pub fn system_skills(data: &[u8]) {
     let _ = plan_json(doc, Some(""), Some(&rows), NOW);
 }
 
-/// A SkillSpec (a skill state machine), validated; a compose request too (both need the
-/// composer feature).
+/// A SkillSpec (a skill state machine), validated from its text (the fast reader or the
+/// tree, which must agree) and from its tree; a compose request too (both need the composer
+/// feature).
 pub fn skill_spec(data: &[u8]) {
     let Some(t) = text(data) else { return };
     #[cfg(feature = "composer")]
+    let from_text = crate::arbiter::validate::validate_spec_text(t, None).map(|r| r.problems);
+    #[cfg(feature = "composer")]
     if let Ok(v) = serde_json::from_str::<Value>(t) {
-        let _ = crate::arbiter::validate::validate_spec(&v, None);
+        let tree = crate::arbiter::validate::validate_spec(&v, None);
+        assert_eq!(
+            from_text.ok(),
+            Some(tree.problems),
+            "the two spec readers disagree"
+        ); // ok: fuzz oracle
         let _ = crate::composer::compose_value(v);
     }
     #[cfg(not(feature = "composer"))]

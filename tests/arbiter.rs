@@ -9,7 +9,8 @@ mod common;
 use common::{system_specs, Rng};
 
 use promptloom::arbiter::{
-    mermaid, spec_of_composition, validate_spec, Arbiter, Proposal, SkillRegistry, Status,
+    mermaid, spec_of_composition, validate_spec, validate_spec_text, Arbiter, Proposal,
+    SkillRegistry, Status,
 };
 use promptloom::composer::{compose_value, Step};
 use promptloom::ErrorKind;
@@ -49,6 +50,88 @@ fn validation_reports() {
         let v: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap(); // ok: test
         insta::assert_json_snapshot!(validate_spec(&v, Some(&tools())).to_value());
     });
+}
+
+/// A spec's text validates as its JSON tree does, whichever reader takes it: every fixture,
+/// every system skill, generated specs, and texts at each edge of the fast reader's shape
+/// (each must give the tree reader's problems, or its error for text that is not JSON).
+#[test]
+fn spec_text_validates_as_the_tree_does() {
+    let same = |text: &str| {
+        let tree = serde_json::from_str::<Value>(text)
+            .map(|v| validate_spec(&v, Some(&tools())).to_value());
+        let fast = validate_spec_text(text, Some(&tools())).map(|r| r.to_value());
+        match (tree, fast) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{text}"),
+            (Err(_), Err(e)) => assert_eq!(e.kind(), ErrorKind::InvalidRequest, "{text}"),
+            (a, b) => panic!("{text}: tree {a:?}, text {b:?}"),
+        }
+    };
+    let mut n = 0;
+    for entry in std::fs::read_dir("tests/arbiter/specs").unwrap() {
+        same(&std::fs::read_to_string(entry.unwrap().path()).unwrap()); // ok: test
+        n += 1;
+    }
+    for v in system_specs() {
+        same(&v.to_string());
+        same(&serde_json::to_string_pretty(&v).unwrap()); // ok: test
+        n += 2;
+    }
+    let mut rng = Rng(0x5bec_7e47);
+    for _ in 0..200 {
+        same(&random_spec(&mut rng).to_string());
+        n += 1;
+    }
+    let ok = r#""name":"n","initial_state":"a","states":{"a":{"transitions":[{"on":"go","to":"b"}]},"b":{"terminal":true}}"#;
+    let edges = [
+        format!("{{{ok}}}"),
+        format!("{{{ok},\"max_steps\":0}}"),
+        format!("{{{ok},\"max_steps\":-0}}"),
+        format!("{{{ok},\"max_steps\":1.0}}"),
+        format!("{{{ok},\"max_steps\":-3}}"),
+        format!("{{{ok},\"max_steps\":\"5\"}}"),
+        format!("{{{ok},\"max_steps\":18446744073709551616}}"),
+        format!("{{{ok},\"max_steps\":null,\"interruptible\":null,\"description\":null}}"),
+        format!("{{{ok},\"interruptible\":0}}"),
+        format!("{{{ok},\"description\":7}}"),
+        format!("{{{ok},\"input_schema\":null,\"output_schema\":{{\"type\":\"nope\"}}}}"),
+        format!("{{{ok},\"name\":\"twice\"}}"),
+        format!("{{{ok},\"unknown\":[1,{{\"a\":null}}]}}"),
+        format!("{{{ok}}} trailing"),
+        format!("[{{{ok}}}]"),
+        format!("{{{ok}"),
+        r#"{"name":"  ","initial_state":"a","states":{"a":{"terminal":true}}}"#.into(),
+        r#"{"name":null,"initial_state":"a","states":{"a":{"terminal":true}}}"#.into(),
+        r#"{"name":"n","states":{"a":{"terminal":true}}}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":null}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":[]}"#.into(),
+        r#"{"name":"n","initial_state":"a"}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":{}}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":{"a":[]}}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":{"a":{"terminal":true},"a":{"transitions":[{"on":"x","to":"a"}]}}}"#.into(),
+        r#"{"name":"n","initial_state":"\u0061","states":{"\u0061":{"terminal":true}}}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":{"a":{"terminal":true,"transitions":null,"objective":null,"allowed_tools":null}}}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":{"a":{"terminal":"yes"}}}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":{"a":{"allowed_tools":"search","terminal":true}}}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":{"a":{"allowed_tools":["search",3],"terminal":true}}}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":{"a":{"allowed_tools":["nope"],"terminal":true}}}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":{"a":{"transitions":{"on":"x","to":"b"}},"b":{"terminal":true}}}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":{"a":{"transitions":[["x","b"]]},"b":{"terminal":true}}}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":{"a":{"transitions":[{"on":"","to":"b"}]},"b":{"terminal":true}}}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":{"a":{"transitions":[{"on":"x"}]},"b":{"terminal":true}}}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":{"a":{"transitions":[{"on":"x","to":"b","to":"a"}]},"b":{"terminal":true}}}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":{"a":{"transitions":[{"on":"x","to":"b","why":1}]},"b":{"terminal":true}}}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":{"a":{"transitions":[{"on":"x","to":"b"},{"on":"x","to":"a"}]},"b":{"terminal":true}}}"#.into(),
+        r#"{"name":"n","initial_state":"a","states":{"a":{"transitions":[{"on":"x","to":"zz"}]},"b":{"terminal":true}}}"#.into(),
+        "[]".into(),
+        "null".into(),
+        "".into(),
+        "{".into(),
+    ];
+    for text in &edges {
+        same(text);
+    }
+    assert!(n > 200);
 }
 
 #[test]

@@ -20,7 +20,7 @@ pub mod spec;
 pub mod validate;
 
 pub use spec::{SkillSpec, State, StateName, Transition};
-pub use validate::validate_spec;
+pub use validate::{validate_spec, validate_spec_text};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::json_schema;

@@ -105,9 +105,6 @@ pub struct SkillSpec {
     pub max_steps: u64,
     /// Whether a run can be cancelled (default true).
     pub interruptible: bool,
-    /// State name → position in `states`.
-    #[serde(skip)]
-    lookup: std::collections::BTreeMap<String, usize>,
 }
 
 impl SkillSpec {
@@ -118,7 +115,7 @@ impl SkillSpec {
 
     /// The index of the state named `name`.
     pub fn index(&self, name: &str) -> Option<usize> {
-        self.lookup.get(name).copied()
+        index_in(&self.states, name)
     }
 
     /// The JSON form (the seed's schema; `states` as an object).
@@ -327,24 +324,321 @@ pub(crate) fn read(v: &Value, out: &mut Problems) -> Option<SkillSpec> {
         None => out.error("states", "missing-field", "`states` is missing"),
         Some(_) => out.error("states", "wrong-type", "`states` must be an object"),
     }
-    let lookup: std::collections::BTreeMap<String, usize> = states
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (s.name.clone(), i))
-        .collect();
-    for t in states.iter_mut().flat_map(|s| s.transitions.iter_mut()) {
-        t.target = lookup.get(&*t.to).copied().unwrap_or(usize::MAX);
-    }
     // Every rule runs even without a name, so one pass reports every problem.
-    Some(SkillSpec {
-        name: name.unwrap_or_default(),
-        description,
-        initial_state: initial_state.unwrap_or_default(),
-        input_schema: o.get("input_schema").filter(|v| !v.is_null()).cloned(),
-        output_schema: o.get("output_schema").filter(|v| !v.is_null()).cloned(),
-        lookup,
+    Some(SkillSpec::assemble(
+        SkillSpec {
+            name: name.unwrap_or_default(),
+            description,
+            initial_state: initial_state.unwrap_or_default(),
+            input_schema: o.get("input_schema").filter(|v| !v.is_null()).cloned(),
+            output_schema: o.get("output_schema").filter(|v| !v.is_null()).cloned(),
+            states: Vec::new(),
+            max_steps,
+            interruptible,
+        },
         states,
-        max_steps,
-        interruptible,
-    })
+    ))
+}
+
+impl SkillSpec {
+    /// The spec with its states sorted by name (of a name given twice, the last given is
+    /// kept, as a JSON object's map keeps it) and each transition's target index.
+    fn assemble(mut spec: SkillSpec, mut states: Vec<State>) -> SkillSpec {
+        // Stable, and linear when the states come sorted (the tree's map gives them so).
+        states.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut kept: Vec<State> = Vec::with_capacity(states.len());
+        for st in states {
+            match kept.last_mut() {
+                Some(last) if last.name == st.name => *last = st,
+                _ => kept.push(st),
+            }
+        }
+        let targets: Vec<usize> = kept
+            .iter()
+            .flat_map(|s| s.transitions.iter())
+            .map(|t| index_in(&kept, &t.to).unwrap_or(usize::MAX))
+            .collect();
+        let slots = kept.iter_mut().flat_map(|s| s.transitions.iter_mut());
+        for (t, i) in slots.zip(targets) {
+            t.target = i;
+        }
+        spec.states = kept;
+        spec
+    }
+}
+
+/// The position of the state named `name` in states sorted by name.
+fn index_in(states: &[State], name: &str) -> Option<usize> {
+    states.binary_search_by(|s| s.name.as_str().cmp(name)).ok()
+}
+
+/// The fast path for a spec's text: read straight into a [`SkillSpec`] without a JSON tree
+/// in between — only when the text is a JSON object with every field of its documented
+/// type, nothing [`read`] would report (no duplicate key, no escaped key, `name` not blank,
+/// `max_steps` positive, every transition `{ on, to }` with `on` not empty). For any other
+/// text `None`, and the caller reads it through [`read`], which reports every problem; for
+/// this text both give the same spec.
+pub(crate) fn from_text(text: &str) -> Option<SkillSpec> {
+    use serde::de::Deserializer as _;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let spec = de.deserialize_map(typed::SpecVisitor).ok()?;
+    de.end().ok()?;
+    Some(spec)
+}
+
+/// The visitors of [`from_text`]: maps only (`deserialize_map` refuses an array where
+/// `deserialize_struct` would take one), each known key at most once, keys borrowed (an
+/// escaped key fails, and the text goes through [`read`]).
+mod typed {
+    use super::{SkillSpec, State, StateName, Transition, DEFAULT_MAX_STEPS};
+    use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+    use serde_json::Value;
+    use std::fmt;
+
+    /// A key seen twice: the caller falls back to the tree reader (where the last wins).
+    fn twice<E: de::Error>() -> E {
+        E::custom("duplicate key")
+    }
+
+    fn once<'de, A: MapAccess<'de>, T: de::Deserialize<'de>>(
+        slot: &mut Option<T>,
+        map: &mut A,
+    ) -> Result<(), A::Error> {
+        if slot.is_some() {
+            return Err(twice());
+        }
+        *slot = Some(map.next_value()?);
+        Ok(())
+    }
+
+    pub(super) struct SpecVisitor;
+
+    impl<'de> Visitor<'de> for SpecVisitor {
+        type Value = SkillSpec;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a SkillSpec object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SkillSpec, A::Error> {
+            let (mut name, mut description, mut initial): (Option<Option<String>>, _, _) =
+                (None, None::<Option<String>>, None::<Option<String>>);
+            let (mut input, mut output) = (None::<Value>, None::<Value>);
+            let mut states: Option<Vec<State>> = None;
+            let mut max_steps: Option<Option<u64>> = None;
+            let mut interruptible: Option<Option<bool>> = None;
+            while let Some(k) = map.next_key::<&str>()? {
+                match k {
+                    "name" => once(&mut name, &mut map)?,
+                    "description" => once(&mut description, &mut map)?,
+                    "initial_state" => once(&mut initial, &mut map)?,
+                    "input_schema" => once(&mut input, &mut map)?,
+                    "output_schema" => once(&mut output, &mut map)?,
+                    "max_steps" => once(&mut max_steps, &mut map)?,
+                    "interruptible" => once(&mut interruptible, &mut map)?,
+                    "states" => {
+                        if states.is_some() {
+                            return Err(twice());
+                        }
+                        states = Some(map.next_value_seed(StatesSeed)?);
+                    }
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            let refuse = || de::Error::custom("not the fast path");
+            let name = name
+                .flatten()
+                .filter(|n| !n.trim().is_empty())
+                .ok_or_else(refuse)?;
+            let initial_state = initial.flatten().ok_or_else(refuse)?;
+            let max_steps = match max_steps.flatten() {
+                None => DEFAULT_MAX_STEPS,
+                Some(0) => return Err(refuse()),
+                Some(n) => n,
+            };
+            let schema = |v: Option<Value>| v.filter(|v| !v.is_null());
+            Ok(SkillSpec::assemble(
+                SkillSpec {
+                    name,
+                    description: description.flatten().unwrap_or_default(),
+                    initial_state,
+                    input_schema: schema(input),
+                    output_schema: schema(output),
+                    states: Vec::new(),
+                    max_steps,
+                    interruptible: interruptible.flatten().unwrap_or(true),
+                },
+                states.ok_or_else(refuse)?,
+            ))
+        }
+    }
+
+    /// `states`: an object of states.
+    struct StatesSeed;
+
+    impl<'de> de::DeserializeSeed<'de> for StatesSeed {
+        type Value = Vec<State>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<State>, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for StatesSeed {
+        type Value = Vec<State>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an object of states")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vec<State>, A::Error> {
+            let mut states: Vec<State> = Vec::with_capacity(map.size_hint().unwrap_or(0));
+            while let Some(k) = map.next_key::<&str>()? {
+                let mut st = map.next_value_seed(StateSeed)?;
+                st.name = k.to_owned();
+                states.push(st);
+            }
+            // In the order given: `SkillSpec::assemble` sorts them and keeps the last of a
+            // name given twice.
+            Ok(states)
+        }
+    }
+
+    struct StateSeed;
+
+    impl<'de> de::DeserializeSeed<'de> for StateSeed {
+        type Value = State;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<State, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for StateSeed {
+        type Value = State;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a state object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<State, A::Error> {
+            let mut objective: Option<Option<String>> = None;
+            let mut terminal: Option<Option<bool>> = None;
+            let mut tools: Option<Option<Vec<String>>> = None;
+            let mut transitions: Option<Vec<Transition>> = None;
+            while let Some(k) = map.next_key::<&str>()? {
+                match k {
+                    "objective" => once(&mut objective, &mut map)?,
+                    "terminal" => once(&mut terminal, &mut map)?,
+                    "allowed_tools" => once(&mut tools, &mut map)?,
+                    "transitions" => {
+                        if transitions.is_some() {
+                            return Err(twice());
+                        }
+                        transitions = Some(map.next_value_seed(TransitionsSeed)?);
+                    }
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(State {
+                name: String::new(),
+                objective: objective.flatten().unwrap_or_default(),
+                allowed_tools: tools.flatten().unwrap_or_default(),
+                transitions: transitions.unwrap_or_default(),
+                terminal: terminal.flatten().unwrap_or(false),
+            })
+        }
+    }
+
+    /// `transitions`: `null` or an array of `{ on, to }` (`on` not empty).
+    struct TransitionsSeed;
+
+    impl<'de> de::DeserializeSeed<'de> for TransitionsSeed {
+        type Value = Vec<Transition>;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<Transition>, D::Error> {
+            d.deserialize_any(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for TransitionsSeed {
+        type Value = Vec<Transition>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("null or an array of transitions")
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Vec<Transition>, E> {
+            Ok(Vec::new())
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Transition>, A::Error> {
+            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
+            while let Some(t) = seq.next_element_seed(TransitionSeed)? {
+                out.push(t);
+            }
+            Ok(out)
+        }
+    }
+
+    struct TransitionSeed;
+
+    impl<'de> de::DeserializeSeed<'de> for TransitionSeed {
+        type Value = Transition;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Transition, D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for TransitionSeed {
+        type Value = Transition;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a transition object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Transition, A::Error> {
+            let (mut on, mut to): (Option<String>, Option<String>) = (None, None);
+            while let Some(k) = map.next_key::<&str>()? {
+                match k {
+                    "on" => once(&mut on, &mut map)?,
+                    "to" => once(&mut to, &mut map)?,
+                    _ => {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            match (on, to) {
+                (Some(on), Some(to)) if !on.is_empty() => Ok(Transition {
+                    on,
+                    to: StateName::from(to.as_str()),
+                    target: usize::MAX,
+                }),
+                _ => Err(de::Error::custom("not the fast path")),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Well-shaped text takes the fast reader, and it reads the spec the tree reader reads.
+    #[test]
+    fn the_fast_reader_reads_what_the_tree_reader_reads() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/arbiter/specs");
+        let mut fast = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+            let mut problems = Problems::default();
+            let tree = read(&serde_json::from_str(&text).unwrap(), &mut problems);
+            match from_text(&text) {
+                Some(s) => {
+                    assert!(problems.0.is_empty(), "{text}");
+                    assert_eq!(Some(s), tree);
+                    fast += 1;
+                }
+                None => assert!(!problems.0.is_empty(), "{text}"),
+            }
+        }
+        assert!(fast >= 8, "{fast}");
+        let escaped = r#"{"name":"n","initial_state":"a","states":{"\u0061":{"terminal":true}}}"#;
+        assert!(from_text(escaped).is_none());
+        let dup = r#"{"name":"n","initial_state":"a","states":{"a":{"objective":"1"},"a":{"terminal":true}}}"#;
+        let mut problems = Problems::default();
+        let tree = read(&serde_json::from_str(dup).unwrap(), &mut problems);
+        assert_eq!(from_text(dup), tree);
+        assert!(tree.is_some_and(|s| s.states.len() == 1 && s.states[0].terminal));
+    }
 }

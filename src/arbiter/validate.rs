@@ -154,6 +154,49 @@ pub fn validate_spec(v: &Value, tools: Option<&BTreeSet<String>>) -> Validation 
     Validation { problems: out.0 }
 }
 
+/// A spec's JSON text, read: straight into a spec when the text is well-shaped
+/// ([`spec::from_text`], no JSON tree built), else the tree, whose reader reports every
+/// problem. Either way [`SpecText::validate`] gives the same problems.
+pub(crate) enum SpecText {
+    /// A well-shaped spec, read without a tree.
+    Read(SkillSpec),
+    /// Any other JSON: read (and its problems found) by [`spec::read`].
+    Tree(Value),
+}
+
+impl SpecText {
+    /// Reads `text`; text that is not JSON is `InvalidRequest` ("the spec is not valid JSON…").
+    pub(crate) fn parse(text: &str) -> crate::Result<SpecText> {
+        match spec::from_text(text) {
+            Some(s) => Ok(SpecText::Read(s)),
+            None => crate::wire::json_value(text, "the spec", crate::ErrorKind::InvalidRequest)
+                .map(SpecText::Tree),
+        }
+    }
+
+    /// Every problem, against a tool registry when one is given.
+    pub(crate) fn validate(&self, tools: Option<&BTreeSet<String>>) -> Validation {
+        match self {
+            SpecText::Read(s) => {
+                let mut out = Problems::default();
+                check(s, tools, &mut out);
+                Validation { problems: out.0 }
+            }
+            SpecText::Tree(v) => validate_spec(v, tools),
+        }
+    }
+}
+
+/// [`validate_spec`] of a spec's JSON text (well-shaped text is read without building a
+/// JSON tree: about twice as fast for a large spec). Text that is not JSON is
+/// `InvalidRequest`.
+pub fn validate_spec_text(
+    text: &str,
+    tools: Option<&BTreeSet<String>>,
+) -> crate::Result<Validation> {
+    Ok(SpecText::parse(text)?.validate(tools))
+}
+
 /// Reads and validates a spec; `Err` lists every problem.
 pub(crate) fn load(v: &Value, tools: Option<&BTreeSet<String>>) -> Result<SkillSpec, Vec<Problem>> {
     let mut out = Problems::default();

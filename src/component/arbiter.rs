@@ -100,9 +100,9 @@ impl Guest for Component {
     }
 
     fn validate_skill_spec(spec: String, tools: Option<Vec<String>>) -> Result<String, WitError> {
-        let v = parse(&spec, "the spec")?;
+        let v = arbiter::validate::SpecText::parse(&spec).map_err(to_wit)?;
         let t: Option<BTreeSet<String>> = tools.map(|t| t.into_iter().collect());
-        let r = arbiter::validate_spec(&v, t.as_ref());
+        let r = v.validate(t.as_ref());
         Ok(
             serde_json::json!({"ok": r.is_valid(), "problems": r.to_value()["problems"]})
                 .to_string(),

@@ -45,15 +45,14 @@ fn list(text: &str, what: &str) -> Result<Vec<Value>, JsValue> {
 #[wasm_bindgen(js_name = validateSkillSpec)]
 pub fn validate_skill_spec(lens: &[u32], tools: &str) -> Result<String, JsValue> {
     let spec = super::inbox_strings(lens)?;
-    let v = parse(
-        spec.first().map(String::as_str).unwrap_or_default(),
-        "the spec",
-    )?;
+    let v =
+        arbiter::validate::SpecText::parse(spec.first().map(String::as_str).unwrap_or_default())
+            .map_err(js_err)?;
     let t: Option<BTreeSet<String>> = match parse(tools, "the tools")? {
         Value::Null => None,
         _ => Some(names(tools)?.into_iter().collect()),
     };
-    let r = arbiter::validate_spec(&v, t.as_ref());
+    let r = v.validate(t.as_ref());
     let mut o = serde_json::Map::new();
     o.insert("ok".into(), r.is_valid().into());
     o.insert("problems".into(), r.to_value()["problems"].clone());
