@@ -70,15 +70,16 @@ const web = rows[0];
 // straight to JSON) and the heap to 914.9 KB, so the gate was 916 KB: the gateway added
 // 1.76× what ajv + cockatiel add before, 1.06–1.12× after. The arbiter's compact log took
 // it to 915.5 KB, the prepared skill (`PreparedSkill`: the class, its package kept with
-// the artifacts' hashes) to 916.4 KB, so the gate is 917 KB. Issue 17 is where it comes
-// down.
+// the artifacts' hashes) to 916.4 KB, and the SkillSpec text reader (validation about 40 %
+// faster; serde's derive had cost 8.3 KB for 31 %) to 921.5 KB, so the gate is 922 KB.
+// Issue 17 is where it comes down.
 const budget = 495 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 917 * 1024;
+const fullBudget = 922 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
@@ -89,8 +90,10 @@ if (full.gz > fullBudget) {
 // 4.8 KB are its two fallible functions' export shims. Each shim lowers the 49-case `error`
 // variant case by case. The variant now has one case per error class (five), the code an
 // enum inside: the full world 930.6 KB gzip (-122 KB; 2,505 KB raw, from 3,433), the
-// lowering-only one 244.8 KB (-15.4 KB); gates 932 and 246.
-for (const [row, kbBudget, what] of [[rows[4], 932, 'the full WASI component'], [rows[5], 246, 'the lowering-only WASI component']]) {
+// lowering-only one 244.8 KB (-15.4 KB). The SkillSpec text reader (hand-written serde
+// visitors: a 1,000-state spec validates about 40 % faster) took the full world to 935.7 KB
+// and the lowering-only one to 245.0 KB; gates 937 and 246.
+for (const [row, kbBudget, what] of [[rows[4], 937, 'the full WASI component'], [rows[5], 246, 'the lowering-only WASI component']]) {
   if (row.gz > kbBudget * 1024) {
     console.error(`${what} is ${kb(row.gz)} gzip, over its budget of ${kb(kbBudget * 1024)}`);
     process.exitCode = 1;
