@@ -248,6 +248,9 @@ export interface Lowered {
   json(): Record<string, unknown>;
 }
 
+/** What a caller can do about an error: `PromptloomError#class`. */
+export type ErrorClass = 'invalid' | 'refused' | 'unavailable' | 'failed' | 'internal';
+
 export type ErrorCode =
   | 'InvalidMessage'
   | 'InvalidOptions'
@@ -305,6 +308,14 @@ export declare class PromptloomError extends Error {
   turn?: ResponseTurn;
   readonly name: 'PromptloomError';
   readonly code: ErrorCode;
+  /**
+   * What the caller can do about it (the case of the WIT `error` variant): `invalid` — the
+   * input breaks its shape or a limit, the same call fails until it changes; `refused` —
+   * well formed, but the state or a policy says no; `unavailable` — may succeed later
+   * (`details.retry_after_ms` when known); `failed` — something the host plugged in (or did
+   * not), or a response stream, failed; `internal` — a bug.
+   */
+  readonly class: ErrorClass;
   /** Structured details; `path` names the offending input when known. */
   readonly details: { path?: string; [key: string]: unknown };
 }

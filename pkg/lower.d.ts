@@ -18,7 +18,7 @@ export type {
   BundledFiles, CacheOption, CacheStats, Capabilities, CapabilityOverrides, CatalogEntry, Chip,
   CommandArgument, CommandEntry, CommandPart, Completion, Condition, ConversationOptions,
   ConversationReport, Decision, DecisionPolicy, DropNote, DspyExample, EditorContextPart,
-  Embed, ErrorCode, FileAttachmentPart, FileRefPart, FileRefTarget, FinishReason, HostKeyValue,
+  Embed, ErrorClass, ErrorCode, FileAttachmentPart, FileRefPart, FileRefTarget, FinishReason, HostKeyValue,
   HostRequest, JsonSchema, LowerOptions, Lowered, LoweredConversation, LoweringReport,
   MatchOptions, MediaSupport, MentionAnswer, MentionPart, MentionTarget, MessageLimits,
   MessageStore, MessageSummary, Outcome, Part, Problem, PromptResult, Provider, Range,

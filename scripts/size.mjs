@@ -71,9 +71,11 @@ const web = rows[0];
 // 1.76× what ajv + cockatiel add before, 1.06–1.12× after. The arbiter's compact log took
 // it to 915.5 KB, the prepared skill (`PreparedSkill`: the class, its package kept with
 // the artifacts' hashes) to 916.4 KB, and the SkillSpec text reader (validation about 40 %
-// faster; serde's derive had cost 8.3 KB for 31 %) to 921.5 KB, so the gate is 922 KB.
-// Issue 17 is where it comes down.
-const budget = 495 * 1024;
+// faster; serde's derive had cost 8.3 KB for 31 %) to 921.5 KB, and `errorClass` (the
+// class `PromptloomError#class` asks the core for) to 921.7 KB; the gate is 922 KB. The
+// same export took the base module from 494.9 to 495.1 KB, so its gate is 496 KB (and
+// `promptloom/lower` 235.7 KB). Issue 17 is where they come down.
+const budget = 496 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;

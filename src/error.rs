@@ -179,6 +179,11 @@ impl ErrorKind {
         }
     }
 
+    /// The kind whose [`code`](ErrorKind::code) is `code`, if any.
+    pub fn from_code(code: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL.into_iter().find(|k| k.code() == code)
+    }
+
     /// What a caller can do about an error of this kind: the case of the WIT `error`
     /// variant it travels in.
     pub fn class(self) -> ErrorClass {
@@ -288,6 +293,19 @@ pub enum ErrorClass {
     Failed,
     /// An internal invariant did not hold: a bug, never caused by input alone.
     Internal,
+}
+
+impl ErrorClass {
+    /// The class's name: the WIT `error` variant's case and `error.class` in JS.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Invalid => "invalid",
+            ErrorClass::Refused => "refused",
+            ErrorClass::Unavailable => "unavailable",
+            ErrorClass::Failed => "failed",
+            ErrorClass::Internal => "internal",
+        }
+    }
 }
 
 /// A failure with a stable code, a message, an optional JSON path and structured details.

@@ -54,6 +54,19 @@ fn wit_error_variant_has_a_case_per_class() {
     ];
     let names: Vec<String> = classes.iter().map(|(_, n)| n.to_string()).collect();
     assert_eq!(wit_cases(&wit, "variant error {"), names);
+    for (class, name) in classes {
+        assert_eq!(class.name(), name);
+    }
+    // The TypeScript `ErrorClass` (what `PromptloomError#class` reads) names the same cases.
+    let dts = std::fs::read_to_string("pkg/index.d.ts").expect("pkg/index.d.ts"); // ok: test
+    let start = dts.find("export type ErrorClass =").expect("ErrorClass"); // ok: test
+    let body = &dts[start + "export type ErrorClass =".len()..];
+    let end = body.find(';').expect("its end"); // ok: test
+    let ts: Vec<&str> = body[..end]
+        .split('|')
+        .map(|c| c.trim().trim_matches('\''))
+        .collect();
+    assert_eq!(ts, names);
     // Every class holds a code, and the retryable provider errors are all `unavailable`.
     for (class, name) in classes {
         assert!(ErrorKind::ALL.iter().any(|k| k.class() == class), "{name}");

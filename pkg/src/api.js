@@ -53,6 +53,19 @@ export class PromptloomError extends Error {
     this.code = code;
     this.details = details ?? {};
   }
+
+  /**
+   * What the caller can do about it — `invalid`, `refused`, `unavailable`, `failed` or
+   * `internal`: the core's class of `code` (the case of the WIT `error` variant), asked when
+   * read; undefined for a code that is not the core's.
+   */
+  get class() {
+    try {
+      return (wasm && wasm.errorClass(String(this.code))) || undefined;
+    } catch {
+      return undefined;
+    }
+  }
 }
 
 /** Why the core refused an allocation before trapping (`trapReason`), as an error. */

@@ -319,6 +319,17 @@ pub fn kv_chunks(prefix: &str, rest: &str, raw: &str) -> String {
     crate::store::kv::chunks_of(prefix, rest, raw).join("\0")
 }
 
+/// The class of an error code (`invalid`, `refused`, `unavailable`, `failed`, `internal`:
+/// what the caller can do about it), or "" for a code that is not the core's; the glue's
+/// `PromptloomError#class`.
+#[wasm_bindgen(js_name = errorClass)]
+pub fn error_class(code: &str) -> String {
+    ErrorKind::from_code(code)
+        .map(|k| k.class().name())
+        .unwrap_or_default()
+        .to_owned()
+}
+
 /// The size of the allocation the render budget refused just before a trap (0: none); the
 /// glue reads it from the trapped instance to name the limit.
 #[wasm_bindgen(js_name = trapReason)]

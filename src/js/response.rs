@@ -126,7 +126,7 @@ pub fn retry_delay(
     random: f64,
     policy: &str,
 ) -> Result<f64, JsValue> {
-    let Some(kind) = ErrorKind::ALL.into_iter().find(|k| k.code() == code) else {
+    let Some(kind) = ErrorKind::from_code(code) else {
         return Ok(-1.0);
     };
     let mut e = Error::new(kind, "");

@@ -49,6 +49,31 @@ export async function hardeningConformance(pl, { calls = 40, seeds = [1, 2] } = 
   };
   const md = (meta) => `---\nname: deep\ndescription: d\nmetadata:\n  ${meta}\n---\nbody\n`;
 
+  await check('every error has the class of its code (what the caller can do; the WIT variant\'s case)', async () => {
+    const seen = [];
+    const caught = (f) => {
+      try {
+        f();
+      } catch (e) {
+        return e;
+      }
+      throw new Error('no error');
+    };
+    const errors = [
+      caught(() => pl.lower({ role: 'user', parts: [] }, { provider: 'anthropic' })),
+      caught(() => pl.lower(MESSAGE, { provider: 'nope' })),
+      pl.providerError('anthropic', { status: 429, body: '{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}' }),
+      pl.providerError('openai-chat', { status: 401, body: '{}' }),
+      pl.providerError('gemini', { status: 500, body: '{}' }),
+    ];
+    for (const e of errors) seen.push(`${e.code}:${e.class}`);
+    const want = ['EmptyMessage:invalid', 'InvalidOptions:invalid', 'RateLimited:unavailable', 'AuthenticationFailed:refused', 'ProviderError:unavailable'];
+    if (JSON.stringify(seen) !== JSON.stringify(want)) throw new Error(`${seen.join(' ')}`);
+    if (new pl.PromptloomError('NotOurs', 'x', {}).class !== undefined) throw new Error('a code that is not the core\'s has a class');
+    if (new pl.PromptloomError('InstanceLost', 'x', {}).class !== 'failed') throw new Error('InstanceLost is not failed');
+    return seen.join(' ');
+  });
+
   await check('A: SKILL.md with 10,000 nested `? ` keys is InvalidSkill', () =>
     fails(() => pl.importSkillMd(md(`${'? '.repeat(10000)}x`)), 'InvalidSkill', /nest deeper than 64|mapping key must be text/));
   await check('A: 26 levels of complex keys answer at once (no exponential key text)', async () => {

@@ -1,7 +1,7 @@
 // Type-level tests of the package's public types (compiled with `tsc --noEmit --strict`).
 import {
   lower, lowerMany, defaultCapabilities, PromptloomError, CommandCatalog, parseInput, submit, openMessageStore, inspect,
-  type Lowered, type UserMessage, type LoweringReport, type ErrorCode, type Submission, type MessageStore, type Completion, type Part, type CommandPart,
+  type Lowered, type UserMessage, type LoweringReport, type ErrorCode, type ErrorClass, type Submission, type MessageStore, type Completion, type Part, type CommandPart,
   validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, SkillIndex, SkillCatalog,
   type SkillStore, type SkillPackage, type Skill, type SkillSummary, type SkillArtifact, type Problem, type CatalogEntry, type Recommendation, type SyncReport,
 } from 'promptloom';
@@ -38,8 +38,11 @@ try {
 } catch (e) {
   if (e instanceof PromptloomError) {
     const code: ErrorCode = e.code;
+    const cls: ErrorClass = e.class;
+    // @ts-expect-error: the classes are a closed set
+    const other: typeof e.class = 'retryable';
     const path: string | undefined = e.details.path;
-    void code, path;
+    void code, cls, other, path;
   }
 }
 void rule, pending, max;
