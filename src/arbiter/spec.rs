@@ -588,7 +588,9 @@ mod typed {
             f.write_str("a transition object")
         }
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Transition, A::Error> {
-            let (mut on, mut to): (Option<String>, Option<String>) = (None, None);
+            // Borrowed: the target becomes a shared name without a `String` in between (an
+            // escaped value fails, and the text goes through the tree reader).
+            let (mut on, mut to): (Option<&str>, Option<&str>) = (None, None);
             while let Some(k) = map.next_key::<&str>()? {
                 match k {
                     "on" => once(&mut on, &mut map)?,
@@ -600,8 +602,8 @@ mod typed {
             }
             match (on, to) {
                 (Some(on), Some(to)) if !on.is_empty() => Ok(Transition {
-                    on,
-                    to: StateName::from(to.as_str()),
+                    on: on.to_owned(),
+                    to: StateName::from(to),
                     target: usize::MAX,
                 }),
                 _ => Err(de::Error::custom("not the fast path")),

@@ -32,9 +32,17 @@ pub(crate) fn check(s: &SkillSpec, tools: Option<&BTreeSet<String>>, out: &mut P
             "no state is terminal: no run could ever finish",
         );
     }
-    // Edges by index (unknown targets reported, then left out of the graph).
-    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); s.states.len()];
-    for (i, st) in s.states.iter().enumerate() {
+    // The graph's edges are the transitions' target indexes; unknown targets are reported
+    // here and left out of the searches below.
+    let n = s.states.len();
+    let edges = |i: usize| {
+        s.states
+            .get(i)
+            .into_iter()
+            .flat_map(|st| st.transitions.iter().map(|t| t.target))
+            .filter(move |&j| j < n)
+    };
+    for st in s.states.iter() {
         let p = || format!("states.{}", st.name);
         if st.terminal && !st.transitions.is_empty() {
             out.error(
@@ -56,7 +64,7 @@ pub(crate) fn check(s: &SkillSpec, tools: Option<&BTreeSet<String>>, out: &mut P
                 );
             }
             match s.states.get(t.target) {
-                Some(_) => edges[i].push(t.target),
+                Some(_) => {}
                 None => out.error(
                     &format!("{}.transitions[{k}].to", p()),
                     "unknown-state",
@@ -85,7 +93,7 @@ pub(crate) fn check(s: &SkillSpec, tools: Option<&BTreeSet<String>>, out: &mut P
         let mut stack = vec![start];
         seen[start] = true;
         while let Some(i) = stack.pop() {
-            for &j in &edges[i] {
+            for j in edges(i) {
                 if !seen[j] {
                     seen[j] = true;
                     stack.push(j);
@@ -103,10 +111,22 @@ pub(crate) fn check(s: &SkillSpec, tools: Option<&BTreeSet<String>>, out: &mut P
         }
     }
     // States from which a terminal state can be reached (search backwards from terminals).
-    let mut back: Vec<Vec<usize>> = vec![Vec::new(); s.states.len()];
-    for (i, es) in edges.iter().enumerate() {
-        for &j in es {
-            back[j].push(i);
+    // The reversed edges in two flat arrays: `from[start[j]..start[j + 1]]` go to `j`.
+    let mut start = vec![0usize; n + 1];
+    for i in 0..n {
+        for j in edges(i) {
+            start[j + 1] += 1;
+        }
+    }
+    for k in 0..n {
+        start[k + 1] += start[k];
+    }
+    let mut next = start.clone();
+    let mut from = vec![0usize; start[n]];
+    for i in 0..n {
+        for j in edges(i) {
+            from[next[j]] = i;
+            next[j] += 1;
         }
     }
     let mut live = vec![false; s.states.len()];
@@ -117,7 +137,7 @@ pub(crate) fn check(s: &SkillSpec, tools: Option<&BTreeSet<String>>, out: &mut P
         live[i] = true;
     }
     while let Some(j) = stack.pop() {
-        for &i in &back[j] {
+        for &i in from.get(start[j]..start[j + 1]).unwrap_or_default() {
             if !live[i] {
                 live[i] = true;
                 stack.push(i);
