@@ -111,18 +111,18 @@ pub(crate) fn check(s: &SkillSpec, tools: Option<&BTreeSet<String>>, out: &mut P
         }
     }
     // States from which a terminal state can be reached (search backwards from terminals).
-    // The reversed edges in two flat arrays: `from[start[j]..start[j + 1]]` go to `j`.
-    let mut start = vec![0usize; n + 1];
+    // The reversed edges in two flat arrays: `from[first[j]..first[j + 1]]` go to `j`.
+    let mut first = vec![0usize; n + 1];
     for i in 0..n {
         for j in edges(i) {
-            start[j + 1] += 1;
+            first[j + 1] += 1;
         }
     }
     for k in 0..n {
-        start[k + 1] += start[k];
+        first[k + 1] += first[k];
     }
-    let mut next = start.clone();
-    let mut from = vec![0usize; start[n]];
+    let mut next = first.clone();
+    let mut from = vec![0usize; first[n]];
     for i in 0..n {
         for j in edges(i) {
             from[next[j]] = i;
@@ -137,7 +137,7 @@ pub(crate) fn check(s: &SkillSpec, tools: Option<&BTreeSet<String>>, out: &mut P
         live[i] = true;
     }
     while let Some(j) = stack.pop() {
-        for &i in from.get(start[j]..start[j + 1]).unwrap_or_default() {
+        for &i in from.get(first[j]..first[j + 1]).unwrap_or_default() {
             if !live[i] {
                 live[i] = true;
                 stack.push(i);
@@ -207,8 +207,9 @@ impl SpecText {
     }
 }
 
-/// [`validate_spec`] of a spec's JSON text (well-shaped text is read without building a
-/// JSON tree: about twice as fast for a large spec). Text that is not JSON is
+/// [`validate_spec`] of a spec's JSON text. Well-shaped text is read without building a
+/// JSON tree (a 1,000-state spec validates in about 40 % less time); text with a problem is
+/// read again through the tree, which reports every problem. Text that is not JSON is
 /// `InvalidRequest`.
 pub fn validate_spec_text(
     text: &str,
