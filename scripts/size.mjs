@@ -73,8 +73,10 @@ const web = rows[0];
 // the artifacts' hashes) to 916.4 KB, and the SkillSpec text reader (validation about 40 %
 // faster; serde's derive had cost 8.3 KB for 31 %) to 921.5 KB, and `errorClass` (the
 // class `PromptloomError#class` asks the core for) to 921.7 KB, the validation's borrowed
-// targets and flat graph arrays to 921.9 KB; the gate is 922 KB. The
-// same export took the base module from 494.9 to 495.1 KB, so its gate is 496 KB (and
+// targets and flat graph arrays to 921.9 KB, and the index build's one-pass word scan (the
+// catalog's words found, and told plain, in one scan; its documents split in one; the
+// term hasher reading whole words: about 12 % faster in wasm) to 922.1 KB; the gate is
+// 923 KB. The same export took the base module from 494.9 to 495.1 KB, so its gate is 496 KB (and
 // `promptloom/lower` 235.7 KB). Issue 17 is where they come down.
 const budget = 496 * 1024;
 if (web.gz > budget) {
@@ -82,7 +84,7 @@ if (web.gz > budget) {
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 922 * 1024;
+const fullBudget = 923 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;

@@ -159,17 +159,33 @@ impl Source for TextDoc<'_> {
     }
 }
 
+/// The documents of the compact text form, in one scan for the two separators (a split per
+/// separator searched each document twice).
 fn text_docs(text: &str) -> Vec<TextDoc<'_>> {
-    text.split('\u{1e}')
-        .filter(|d| !d.is_empty())
-        .map(|d| {
-            let mut parts = [""; 8];
-            for (slot, v) in parts.iter_mut().zip(d.split('\u{1f}')) {
-                *slot = v;
+    let mut out = Vec::new();
+    let mut parts = [""; 8];
+    let mut field = 0;
+    let mut from = 0;
+    let ends = text.as_bytes().iter().enumerate();
+    let ends = ends
+        .filter(|(_, &b)| b == 0x1f || b == 0x1e)
+        .map(|(i, &b)| (i, b == 0x1e));
+    for (i, doc_end) in ends.chain([(text.len(), true)]) {
+        // An empty document (nothing between two separators, or after the last) is skipped.
+        let empty = field == 0 && from >= i;
+        if let (Some(slot), Some(v)) = (parts.get_mut(field), text.get(from..i)) {
+            *slot = v;
+        }
+        field += 1;
+        from = i + 1;
+        if doc_end {
+            if !empty {
+                out.push(TextDoc(std::mem::take(&mut parts)));
             }
-            TextDoc(parts)
-        })
-        .collect()
+            field = 0;
+        }
+    }
+    out
 }
 
 /// FxHash: a fast, deterministic hasher for short keys (no DoS concern: the keys are the
@@ -182,18 +198,33 @@ impl Hasher for Fx {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-        // Little-endian words folded by hand: a `copy_from_slice` into a buffer is a call to
-        // `memcpy` per word in wasm, and this runs for every word of a catalog.
-        let word = |c: &[u8]| c.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b));
+        // Full words read as one little-endian load each (`from_le_bytes` of an 8-byte
+        // array is a single `i64.load` in wasm), the tail folded by hand.
         let mut chunks = bytes.chunks_exact(8);
         for c in &mut chunks {
-            self.0 = (self.0.rotate_left(5) ^ word(c)).wrapping_mul(K);
+            if let Ok(a) = <[u8; 8]>::try_from(c) {
+                self.mix(u64::from_le_bytes(a));
+            }
         }
         let rest = chunks.remainder();
         if !rest.is_empty() {
-            self.0 = (self.0.rotate_left(5) ^ word(rest) ^ rest.len() as u64).wrapping_mul(K);
+            let tail = rest
+                .iter()
+                .rev()
+                .fold(0u64, |a, &b| (a << 8) | u64::from(b));
+            self.mix(tail ^ rest.len() as u64);
         }
+    }
+    fn write_u8(&mut self, i: u8) {
+        // `Hash for str` ends every key with 0xff: one step, not a call to `write`.
+        self.mix(u64::from(i));
+    }
+}
+
+impl Fx {
+    fn mix(&mut self, word: u64) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
     }
 }
 
@@ -203,7 +234,7 @@ type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
 fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut buf = String::new();
-    each_word(text, |w| {
+    each_word(text, &mut |w| {
         lower_into(w, &mut buf);
         out.push(buf.clone());
     });
@@ -295,37 +326,56 @@ fn is_stop(w: &str) -> bool {
     )
 }
 
-/// Calls `f` with each word of `text` (see [`is_word_char`]): ASCII is scanned byte by
-/// byte, other characters are decoded only where they occur.
-fn each_word(text: &str, mut f: impl FnMut(&str)) {
+/// Calls `f` with each word of `text` (see [`is_word_char`]).
+/// (One copy for every caller but the index build, whose loop is the hot one.)
+fn each_word(text: &str, f: &mut dyn FnMut(&str)) {
+    each_word_plain(text, |w, _| f(w));
+}
+
+/// [`each_word`], telling `f` whether the word is plain: only ASCII lower-case letters and
+/// digits, so already its own lower case. ASCII is scanned byte by byte, other characters
+/// are decoded only where they occur.
+fn each_word_plain(text: &str, mut f: impl FnMut(&str, bool)) {
     let bytes = text.as_bytes();
+    // Whether the character at `i` is a word character, and its length in bytes.
+    let at = |i: usize| -> (bool, usize) {
+        match text.get(i..).and_then(|t| t.chars().next()) {
+            Some(c) => (is_word_char(c), c.len_utf8()),
+            None => (false, 1),
+        }
+    };
     let mut i = 0;
-    let mut start = None;
-    while i < bytes.len() {
-        let b = bytes[i];
+    while let Some(&b) = bytes.get(i) {
+        let start = i;
         let (word, len) = if b < 0x80 {
             (b.is_ascii_alphanumeric(), 1)
         } else {
-            match text.get(i..).and_then(|t| t.chars().next()) {
-                Some(c) => (is_word_char(c), c.len_utf8()),
-                None => (false, 1),
-            }
+            at(i)
         };
-        match (word, start) {
-            (true, None) => start = Some(i),
-            (false, Some(s0)) => {
-                if let Some(w) = text.get(s0..i) {
-                    f(w);
-                }
-                start = None;
-            }
-            _ => {}
-        }
         i += len;
-    }
-    if let Some(s0) = start {
-        if let Some(w) = text.get(s0..) {
-            f(w);
+        if !word {
+            continue;
+        }
+        // In a word that began at `start`.
+        let mut plain = b < 0x80 && !b.is_ascii_uppercase();
+        while let Some(&b) = bytes.get(i) {
+            if b < 0x80 {
+                if !b.is_ascii_alphanumeric() {
+                    break;
+                }
+                plain &= !b.is_ascii_uppercase();
+                i += 1;
+            } else {
+                let (word, len) = at(i);
+                if !word {
+                    break;
+                }
+                plain = false;
+                i += len;
+            }
+        }
+        if let Some(w) = text.get(start..i) {
+            f(w, plain);
         }
     }
 }
@@ -352,7 +402,7 @@ fn normalized(text: &str) -> String {
 fn normalize_into(text: &str, out: &mut String) -> usize {
     out.clear();
     let mut n = 0;
-    each_word(text, |w| {
+    each_word(text, &mut |w| {
         if n > 0 {
             out.push(' ');
         }
@@ -516,14 +566,11 @@ impl SkillIndex {
                 // This (document, field), to find a term's count of it in O(1).
                 let stamp = (d_index * 5 + fi) as u32 + 1;
                 doc.each(*f, &mut |text: &str| {
-                    each_word(text, |w| {
+                    each_word_plain(text, |w, plain| {
                         // A word seen before skips the stop list, the stemmer and the
                         // term lookup: the catalog's vocabulary is small beside its words.
                         // Most words are already lower case: looked up as they are,
                         // without a copy.
-                        let plain = w
-                            .bytes()
-                            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
                         if !plain {
                             lower_into(w, &mut buf);
                         }
@@ -916,5 +963,78 @@ fn normalize(v: &[f32]) -> Vec<f32> {
         v.iter().map(|x| x / n).collect()
     } else {
         vec![0.0; v.len()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The split-based reader `text_docs` replaced: the reference it must agree with.
+    fn text_docs_by_split(text: &str) -> Vec<[&str; 8]> {
+        text.split('\u{1e}')
+            .filter(|d| !d.is_empty())
+            .map(|d| {
+                let mut parts = [""; 8];
+                for (slot, v) in parts.iter_mut().zip(d.split('\u{1f}')) {
+                    *slot = v;
+                }
+                parts
+            })
+            .collect()
+    }
+
+    /// Words by `char`s and [`is_word_char`]: the reference for `each_word_plain`.
+    fn words_by_char(text: &str) -> Vec<(String, bool)> {
+        let mut out = Vec::new();
+        let mut cur = String::new();
+        for c in text.chars().chain(['.']) {
+            if is_word_char(c) {
+                cur.push(c);
+            } else if !cur.is_empty() {
+                let plain = cur
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+                out.push((std::mem::take(&mut cur), plain));
+            }
+        }
+        out
+    }
+
+    /// Deterministic texts mixing separators, cases, digits, and word and non-word
+    /// characters outside ASCII.
+    fn texts() -> Vec<String> {
+        const ALPHABET: [&str; 16] = [
+            "a", "Z", "7", " ", "-", "\u{1e}", "\u{1f}", "\u{1d}", "é", "Ж", "—", "、", "ab", "Q",
+            "·", "x\u{1e}",
+        ];
+        let mut seed = 0x2545_f491u32;
+        (0..400)
+            .map(|n| {
+                (0..n % 40)
+                    .map(|_| {
+                        seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                        ALPHABET[(seed >> 16) as usize % ALPHABET.len()]
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_scan_reads_documents_as_the_splits_did() {
+        for t in texts() {
+            let got: Vec<[&str; 8]> = text_docs(&t).into_iter().map(|d| d.0).collect();
+            assert_eq!(got, text_docs_by_split(&t), "{t:?}");
+        }
+    }
+
+    #[test]
+    fn words_and_their_plainness_are_found_as_by_chars() {
+        for t in texts() {
+            let mut got = Vec::new();
+            each_word_plain(&t, |w, plain| got.push((w.to_owned(), plain)));
+            assert_eq!(got, words_by_char(&t), "{t:?}");
+        }
     }
 }
