@@ -451,7 +451,17 @@ async function openStore(backend, name, now) {
 const HAS_SEP = /[\u001d-\u001f]/;
 const SEPS = /[\u001d-\u001f]/g;
 const clean = (s) => (typeof s === 'string' ? (HAS_SEP.test(s) ? s.replace(SEPS, ' ') : s) : '');
-const list = (a) => (Array.isArray(a) ? a.map(clean).join('\u001d') : '');
+// A list's items joined by one string concatenation each: `map(clean).join` took V8 about
+// twice as long, a third of the JS side of a 10,000-skill index build.
+const list = (a) => {
+  if (!Array.isArray(a)) return '';
+  let s = '';
+  for (let i = 0; i < a.length; i++) {
+    if (i > 0) s += '\u001d';
+    s += clean(a[i]);
+  }
+  return s;
+};
 
 /** `metadata.enabled` as JSON text for the index, or '' (the core decides what it means). */
 function enabledField(s) {
