@@ -516,8 +516,9 @@ pub struct SkillIndex {
     /// (hash of a normalized name, doc), sorted.
     names: Vec<(u64, u32)>,
     vectors: Vec<Option<Vec<f32>>>,
-    /// Per document, its (term, field) pairs: which fields a query term matched.
-    fields: Vec<(u32, u8)>,
+    /// Per document, its (term, field, count) triples: which fields a query term matched
+    /// (the counts the build made them from, kept rather than copied out).
+    fields: Vec<(u32, u8, u16)>,
     /// Per document, its range in `fields`.
     spans: Vec<(u32, u32)>,
 }
@@ -537,21 +538,23 @@ impl SkillIndex {
     pub fn from_text(text: &str) -> SkillIndex {
         let docs = text_docs(text);
         let sources: Vec<&dyn Source> = docs.iter().map(|d| d as &dyn Source).collect();
-        SkillIndex::build_from(&sources)
+        // A word and its separator take at least six bytes in a catalog's prose: room for
+        // the (term, field) counts without growing them word by word.
+        SkillIndex::build_from(&sources, text.len() / 8)
     }
 
     /// Builds the index.
     pub fn build(docs: Vec<Doc>) -> SkillIndex {
         let sources: Vec<&dyn Source> = docs.iter().map(|d| d as &dyn Source).collect();
-        SkillIndex::build_from(&sources)
+        SkillIndex::build_from(&sources, 0)
     }
 
-    fn build_from(docs: &[&dyn Source]) -> SkillIndex {
+    fn build_from(docs: &[&dyn Source], words: usize) -> SkillIndex {
         let mut ix = SkillIndex::default();
         let mut norm = String::new();
         let mut totals = [0f64; 5];
         // Pass 1: term frequencies per document and field, and field lengths.
-        let mut counts: Vec<(u32, u8, u16)> = Vec::new();
+        let mut counts: Vec<(u32, u8, u16)> = Vec::with_capacity(words);
         let mut spans: Vec<(usize, usize)> = Vec::with_capacity(docs.len());
         let mut buf = String::new();
         // Per term: the last (document, field) stamp that counted it (0: a term of no
@@ -666,8 +669,9 @@ impl SkillIndex {
         }
         ix.triggers.sort_unstable();
         ix.names.sort_unstable();
-        ix.fields = counts.iter().map(|&(t, f, _)| (t, f)).collect();
         ix.spans = spans.iter().map(|&(a, b)| (a as u32, b as u32)).collect();
+        counts.shrink_to_fit();
+        ix.fields = counts;
         let total = docs.len() as f32;
         ix.idf = ix
             .postings
@@ -898,7 +902,11 @@ impl SkillIndex {
         for (fi, f) in FIELDS.iter().enumerate() {
             let hit: Vec<String> = q
                 .iter()
-                .filter(|(id, _, _)| pairs.iter().any(|&(t, pf)| t == *id && pf as usize == fi))
+                .filter(|(id, _, _)| {
+                    pairs
+                        .iter()
+                        .any(|&(t, pf, _)| t == *id && pf as usize == fi)
+                })
                 .map(|(_, _, t)| t.clone())
                 .collect();
             if !hit.is_empty() {
