@@ -538,8 +538,9 @@ impl SkillIndex {
     pub fn from_text(text: &str) -> SkillIndex {
         let docs = text_docs(text);
         let sources: Vec<&dyn Source> = docs.iter().map(|d| d as &dyn Source).collect();
-        // A word and its separator take at least six bytes in a catalog's prose: room for
-        // the (term, field) counts without growing them word by word.
+        // About one (term, field) count per eight bytes of a catalog's prose (stop words
+        // and repeated words add none): room for them without growing the array word by
+        // word, and never more bytes than the text itself.
         SkillIndex::build_from(&sources, text.len() / 8)
     }
 
