@@ -33,6 +33,7 @@ mod fields;
 pub mod frame;
 #[doc(hidden)]
 pub mod fuzzing;
+mod fx;
 #[cfg(feature = "composer")]
 pub mod gateway;
 #[cfg(feature = "composer")]

@@ -10,6 +10,7 @@ const ORDER: &[&str] = &[
     "error",
     "budget",
     "heap",
+    "fx",
     "words",
     "json_schema",
     "frame",

@@ -5,6 +5,7 @@
 use crate::problems::Problems;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// A state's name as a run and its log hold it: shared, so moving to a state or logging
@@ -343,16 +344,14 @@ pub(crate) fn read(v: &Value, out: &mut Problems) -> Option<SkillSpec> {
 impl SkillSpec {
     /// The spec with its states sorted by name (of a name given twice, the last given is
     /// kept, as a JSON object's map keeps it) and each transition's target index.
-    fn assemble(mut spec: SkillSpec, mut states: Vec<State>) -> SkillSpec {
-        // Stable, and linear when the states come sorted (the tree's map gives them so).
-        states.sort_by(|a, b| a.name.cmp(&b.name));
-        let mut kept: Vec<State> = Vec::with_capacity(states.len());
-        for st in states {
-            match kept.last_mut() {
-                Some(last) if last.name == st.name => *last = st,
-                _ => kept.push(st),
-            }
-        }
+    fn assemble(mut spec: SkillSpec, states: Vec<State>) -> SkillSpec {
+        let names: Vec<&str> = states.iter().map(|s| s.name.as_str()).collect();
+        let order = name_order(&names);
+        let mut slots: Vec<Option<State>> = states.into_iter().map(Some).collect();
+        let mut kept: Vec<State> = order
+            .iter()
+            .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
+            .collect();
         let targets: Vec<usize> = kept
             .iter()
             .flat_map(|s| s.transitions.iter())
@@ -367,248 +366,546 @@ impl SkillSpec {
     }
 }
 
+/// Where each name goes when `names` are sorted: the positions in `names` to take, in order
+/// (stable: of a name given twice, only the last given is taken, as a JSON object's map
+/// keeps it).
+fn name_order(names: &[&str]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by(|&a, &b| names.get(a).cmp(&names.get(b)));
+    order.dedup_by(|later, kept| {
+        let same = names.get(*later) == names.get(*kept);
+        if same {
+            std::mem::swap(later, kept);
+        }
+        same
+    });
+    order
+}
+
 /// The position of the state named `name` in states sorted by name.
 fn index_in(states: &[State], name: &str) -> Option<usize> {
     states.binary_search_by(|s| s.name.as_str().cmp(name)).ok()
 }
 
-/// The fast path for a spec's text: read straight into a [`SkillSpec`] without a JSON tree
-/// in between — only when the text is a JSON object with every field of its documented
-/// type, nothing [`read`] would report (no duplicate key, no escaped key, `name` not blank,
-/// `max_steps` positive, every transition `{ on, to }` with `on` not empty). For any other
-/// text `None`, and the caller reads it through [`read`], which reports every problem; for
-/// this text both give the same spec.
-pub(crate) fn from_text(text: &str) -> Option<SkillSpec> {
-    use serde::de::Deserializer as _;
-    let mut de = serde_json::Deserializer::from_str(text);
-    let spec = de.deserialize_map(typed::SpecVisitor).ok()?;
-    de.end().ok()?;
-    Some(spec)
+/// A spec as [`super::validate::check`] reads it: the names borrowed (from the spec's text,
+/// or from a [`SkillSpec`]), the states sorted by name (of a name given twice, the last given
+/// is kept) and each state's tools and transitions as ranges of two flat lists. Checking a
+/// spec's text builds only this: no owned copy of the spec, a few allocations in all.
+#[derive(Debug)]
+pub(crate) struct Outline<'a> {
+    /// The starting state (`""` when missing).
+    pub(crate) initial_state: &'a str,
+    /// The states, by name.
+    pub(crate) states: Vec<Node<'a>>,
+    /// Every state's allowed tools, one after another.
+    tools: Vec<&'a str>,
+    /// Every state's transitions, one after another.
+    edges: Vec<Edge<'a>>,
+    /// JSON Schema of the input.
+    pub(crate) input_schema: Option<Cow<'a, Value>>,
+    /// JSON Schema of the output.
+    pub(crate) output_schema: Option<Cow<'a, Value>>,
 }
 
-/// The visitors of [`from_text`]: maps only (`deserialize_map` refuses an array where
-/// `deserialize_struct` would take one), each known key at most once, keys borrowed (an
-/// escaped key fails, and the text goes through [`read`]).
-mod typed {
-    use super::{SkillSpec, State, StateName, Transition, DEFAULT_MAX_STEPS};
-    use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
-    use serde_json::Value;
-    use std::fmt;
+/// One state of an [`Outline`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Node<'a> {
+    /// The state's name.
+    pub(crate) name: &'a str,
+    /// An end state.
+    pub(crate) terminal: bool,
+    /// Its tools: `tools[tools.0..tools.1]`.
+    tools: (usize, usize),
+    /// Its transitions: `edges[edges.0..edges.1]`.
+    edges: (usize, usize),
+}
 
-    /// A key seen twice: the caller falls back to the tree reader (where the last wins).
-    fn twice<E: de::Error>() -> E {
-        E::custom("duplicate key")
-    }
+/// One transition of an [`Outline`].
+#[derive(Debug)]
+pub(crate) struct Edge<'a> {
+    /// The event name.
+    pub(crate) on: &'a str,
+    /// The target state's name.
+    pub(crate) to: &'a str,
+    /// The target's index in the outline's states (`usize::MAX` when it is not a state).
+    pub(crate) target: usize,
+}
 
-    fn once<'de, A: MapAccess<'de>, T: de::Deserialize<'de>>(
-        slot: &mut Option<T>,
-        map: &mut A,
-    ) -> Result<(), A::Error> {
-        if slot.is_some() {
-            return Err(twice());
-        }
-        *slot = Some(map.next_value()?);
-        Ok(())
-    }
-
-    pub(super) struct SpecVisitor;
-
-    impl<'de> Visitor<'de> for SpecVisitor {
-        type Value = SkillSpec;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a SkillSpec object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SkillSpec, A::Error> {
-            let (mut name, mut description, mut initial): (Option<Option<String>>, _, _) =
-                (None, None::<Option<String>>, None::<Option<String>>);
-            let (mut input, mut output) = (None::<Value>, None::<Value>);
-            let mut states: Option<Vec<State>> = None;
-            let mut max_steps: Option<Option<u64>> = None;
-            let mut interruptible: Option<Option<bool>> = None;
-            while let Some(k) = map.next_key::<&str>()? {
-                match k {
-                    "name" => once(&mut name, &mut map)?,
-                    "description" => once(&mut description, &mut map)?,
-                    "initial_state" => once(&mut initial, &mut map)?,
-                    "input_schema" => once(&mut input, &mut map)?,
-                    "output_schema" => once(&mut output, &mut map)?,
-                    "max_steps" => once(&mut max_steps, &mut map)?,
-                    "interruptible" => once(&mut interruptible, &mut map)?,
-                    "states" => {
-                        if states.is_some() {
-                            return Err(twice());
-                        }
-                        states = Some(map.next_value_seed(StatesSeed)?);
-                    }
-                    _ => {
-                        map.next_value::<IgnoredAny>()?;
-                    }
+impl<'a> Outline<'a> {
+    /// The outline of a spec that has been read (its states are sorted, its targets known).
+    pub(crate) fn of(s: &'a SkillSpec) -> Outline<'a> {
+        let mut tools = Vec::with_capacity(s.states.iter().map(|st| st.allowed_tools.len()).sum());
+        let mut edges = Vec::with_capacity(s.states.iter().map(|st| st.transitions.len()).sum());
+        let states = s
+            .states
+            .iter()
+            .map(|st| {
+                let (t0, e0) = (tools.len(), edges.len());
+                tools.extend(st.allowed_tools.iter().map(String::as_str));
+                edges.extend(st.transitions.iter().map(|t| Edge {
+                    on: &t.on,
+                    to: &t.to,
+                    target: t.target,
+                }));
+                Node {
+                    name: &st.name,
+                    terminal: st.terminal,
+                    tools: (t0, tools.len()),
+                    edges: (e0, edges.len()),
                 }
-            }
-            let refuse = || de::Error::custom("not the fast path");
-            let name = name
-                .flatten()
-                .filter(|n| !n.trim().is_empty())
-                .ok_or_else(refuse)?;
-            let initial_state = initial.flatten().ok_or_else(refuse)?;
-            let max_steps = match max_steps.flatten() {
-                None => DEFAULT_MAX_STEPS,
-                Some(0) => return Err(refuse()),
-                Some(n) => n,
-            };
-            let schema = |v: Option<Value>| v.filter(|v| !v.is_null());
-            Ok(SkillSpec::assemble(
-                SkillSpec {
-                    name,
-                    description: description.flatten().unwrap_or_default(),
-                    initial_state,
-                    input_schema: schema(input),
-                    output_schema: schema(output),
-                    states: Vec::new(),
-                    max_steps,
-                    interruptible: interruptible.flatten().unwrap_or(true),
-                },
-                states.ok_or_else(refuse)?,
-            ))
-        }
-    }
-
-    /// `states`: an object of states.
-    struct StatesSeed;
-
-    impl<'de> de::DeserializeSeed<'de> for StatesSeed {
-        type Value = Vec<State>;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<State>, D::Error> {
-            d.deserialize_map(self)
-        }
-    }
-
-    impl<'de> Visitor<'de> for StatesSeed {
-        type Value = Vec<State>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("an object of states")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Vec<State>, A::Error> {
-            let mut states: Vec<State> = Vec::with_capacity(map.size_hint().unwrap_or(0));
-            while let Some(k) = map.next_key::<&str>()? {
-                let mut st = map.next_value_seed(StateSeed)?;
-                st.name = k.to_owned();
-                states.push(st);
-            }
-            // In the order given: `SkillSpec::assemble` sorts them and keeps the last of a
-            // name given twice.
-            Ok(states)
-        }
-    }
-
-    struct StateSeed;
-
-    impl<'de> de::DeserializeSeed<'de> for StateSeed {
-        type Value = State;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<State, D::Error> {
-            d.deserialize_map(self)
-        }
-    }
-
-    impl<'de> Visitor<'de> for StateSeed {
-        type Value = State;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a state object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<State, A::Error> {
-            let mut objective: Option<Option<String>> = None;
-            let mut terminal: Option<Option<bool>> = None;
-            let mut tools: Option<Option<Vec<String>>> = None;
-            let mut transitions: Option<Vec<Transition>> = None;
-            while let Some(k) = map.next_key::<&str>()? {
-                match k {
-                    "objective" => once(&mut objective, &mut map)?,
-                    "terminal" => once(&mut terminal, &mut map)?,
-                    "allowed_tools" => once(&mut tools, &mut map)?,
-                    "transitions" => {
-                        if transitions.is_some() {
-                            return Err(twice());
-                        }
-                        transitions = Some(map.next_value_seed(TransitionsSeed)?);
-                    }
-                    _ => {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-            }
-            Ok(State {
-                name: String::new(),
-                objective: objective.flatten().unwrap_or_default(),
-                allowed_tools: tools.flatten().unwrap_or_default(),
-                transitions: transitions.unwrap_or_default(),
-                terminal: terminal.flatten().unwrap_or(false),
             })
+            .collect();
+        Outline {
+            initial_state: &s.initial_state,
+            states,
+            tools,
+            edges,
+            input_schema: s.input_schema.as_ref().map(Cow::Borrowed),
+            output_schema: s.output_schema.as_ref().map(Cow::Borrowed),
         }
     }
 
-    /// `transitions`: `null` or an array of `{ on, to }` (`on` not empty).
-    struct TransitionsSeed;
-
-    impl<'de> de::DeserializeSeed<'de> for TransitionsSeed {
-        type Value = Vec<Transition>;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<Transition>, D::Error> {
-            d.deserialize_any(self)
-        }
+    /// The index of the state named `name`.
+    pub(crate) fn index(&self, name: &str) -> Option<usize> {
+        self.states.binary_search_by(|s| s.name.cmp(name)).ok()
     }
 
-    impl<'de> Visitor<'de> for TransitionsSeed {
-        type Value = Vec<Transition>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("null or an array of transitions")
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<Vec<Transition>, E> {
-            Ok(Vec::new())
-        }
-        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Transition>, A::Error> {
-            let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0));
-            while let Some(t) = seq.next_element_seed(TransitionSeed)? {
-                out.push(t);
+    /// A state's allowed tools.
+    pub(crate) fn tools_of(&self, n: &Node<'a>) -> &[&'a str] {
+        self.tools.get(n.tools.0..n.tools.1).unwrap_or_default()
+    }
+
+    /// A state's transitions.
+    pub(crate) fn edges_of(&self, n: &Node<'a>) -> &[Edge<'a>] {
+        self.edges.get(n.edges.0..n.edges.1).unwrap_or_default()
+    }
+
+    /// The states sorted by name (stable: the last of a name given twice is kept, as a JSON
+    /// object's map keeps it) and each kept transition's target index.
+    fn assemble(mut self) -> Outline<'a> {
+        let names: Vec<&str> = self.states.iter().map(|n| n.name).collect();
+        let order = name_order(&names);
+        self.states = order
+            .iter()
+            .filter_map(|&i| self.states.get(i).copied())
+            .collect();
+        let mut at = crate::fx::FxMap::default();
+        at.reserve(self.states.len());
+        at.extend(self.states.iter().enumerate().map(|(i, n)| (n.name, i)));
+        for n in &self.states {
+            let targets = self.edges.get_mut(n.edges.0..n.edges.1).unwrap_or_default();
+            for e in targets {
+                e.target = at.get(e.to).copied().unwrap_or(usize::MAX);
             }
-            Ok(out)
+        }
+        self
+    }
+}
+
+/// The fast path for a spec's text: its [`Outline`] read straight from the text, without a
+/// JSON tree or an owned copy of the spec — only when the text is a JSON object with every
+/// field of its documented type and nothing [`read`] would report (`name` not blank,
+/// `max_steps` a positive integer, every transition `{ on, to }` with `on` not empty), no
+/// key given twice, and no escape in a name it keeps (a state, a tool, an event, a
+/// target). For any other text `None`, and the caller reads it through [`read`], which
+/// reports every problem (or refuses text that is not JSON); for this text both give the
+/// same outline.
+pub(crate) fn from_text(text: &str) -> Option<Outline<'_>> {
+    let mut scan = Scan {
+        text,
+        at: 0,
+        depth: 0,
+    };
+    let outline = scan.spec()?;
+    scan.ws();
+    (scan.at == text.len()).then(|| outline.assemble())
+}
+
+/// How deep [`Scan::skip`] follows a value the spec does not read before it gives up (the
+/// tree reader then reads the text, with the JSON parser's own limit).
+const SKIP_DEPTH: usize = 64;
+
+/// A reader of the JSON text of a well-shaped spec: each step reads one piece of JSON, or
+/// `None` for anything it does not take (text that is not JSON, or a shape the tree reader
+/// must see); `None` goes all the way up to [`from_text`].
+struct Scan<'a> {
+    text: &'a str,
+    at: usize,
+    depth: usize,
+}
+
+/// Which of an object's keys were seen (a key given twice is not read fast: the tree reader
+/// keeps the last).
+#[derive(Default)]
+struct Seen(u16);
+
+impl Seen {
+    fn first(&mut self, bit: u16) -> Option<()> {
+        let new = self.0 & bit == 0;
+        self.0 |= bit;
+        new.then_some(())
+    }
+}
+
+impl<'a> Scan<'a> {
+    fn byte(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
+
+    /// Skips JSON whitespace.
+    fn ws(&mut self) {
+        while matches!(self.byte(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
         }
     }
 
-    struct TransitionSeed;
-
-    impl<'de> de::DeserializeSeed<'de> for TransitionSeed {
-        type Value = Transition;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Transition, D::Error> {
-            d.deserialize_map(self)
-        }
+    /// The next byte after whitespace, not taken.
+    fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.byte()
     }
 
-    impl<'de> Visitor<'de> for TransitionSeed {
-        type Value = Transition;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a transition object")
+    /// Takes `c` (after whitespace).
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.at += 1)
+    }
+
+    /// A string with no escape, borrowed from the text.
+    fn plain(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.at;
+        loop {
+            match self.byte()? {
+                b'"' => break,
+                b'\\' | 0..0x20 => return None,
+                _ => self.at += 1,
+            }
         }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Transition, A::Error> {
-            // Borrowed: the target becomes a shared name without a `String` in between (an
-            // escaped value fails, and the text goes through the tree reader).
-            let (mut on, mut to): (Option<&str>, Option<&str>) = (None, None);
-            while let Some(k) = map.next_key::<&str>()? {
-                match k {
-                    "on" => once(&mut on, &mut map)?,
-                    "to" => once(&mut to, &mut map)?,
-                    _ => {
-                        map.next_value::<IgnoredAny>()?;
+        let s = self.text.get(start..self.at)?;
+        self.at += 1;
+        Some(s)
+    }
+
+    /// A string, read past (the one-letter escapes taken, a `\u` escape not).
+    fn skip_string(&mut self) -> Option<()> {
+        self.eat(b'"')?;
+        loop {
+            let c = self.byte()?;
+            self.at += 1;
+            match c {
+                b'"' => return Some(()),
+                b'\\' => {
+                    let e = self.byte()?;
+                    self.at += 1;
+                    if !matches!(e, b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') {
+                        return None;
                     }
                 }
-            }
-            match (on, to) {
-                (Some(on), Some(to)) if !on.is_empty() => Ok(Transition {
-                    on: on.to_owned(),
-                    to: StateName::from(to),
-                    target: usize::MAX,
-                }),
-                _ => Err(de::Error::custom("not the fast path")),
+                0..0x20 => return None,
+                _ => {}
             }
         }
+    }
+
+    /// `null` (true) or not (false, nothing taken).
+    fn null(&mut self) -> Option<bool> {
+        self.word("null")
+    }
+
+    /// Takes the literal `w` if it comes next.
+    fn word(&mut self, w: &str) -> Option<bool> {
+        self.ws();
+        let rest = self.text.get(self.at..)?;
+        // The first byte decides most of the time, without a call to compare the rest.
+        let yes = rest.as_bytes().first() == w.as_bytes().first() && rest.starts_with(w);
+        if yes {
+            self.at += w.len();
+        }
+        Some(yes)
+    }
+
+    /// `true`, `false` or `null` (`None` in the result).
+    fn flag(&mut self) -> Option<Option<bool>> {
+        if self.word("true")? {
+            Some(Some(true))
+        } else if self.word("false")? {
+            Some(Some(false))
+        } else {
+            self.null()?.then_some(None)
+        }
+    }
+
+    /// A string or `null`, read past.
+    fn skip_string_or_null(&mut self) -> Option<()> {
+        match self.null()? {
+            true => Some(()),
+            false => self.skip_string(),
+        }
+    }
+
+    /// A number: digits without a fraction or exponent and not too many of them (any other
+    /// number is left to the tree reader, which knows which ones it refuses).
+    fn skip_number(&mut self) -> Option<()> {
+        if self.byte()? == b'-' {
+            self.at += 1;
+        }
+        let start = self.at;
+        while matches!(self.byte(), Some(b'0'..=b'9')) {
+            self.at += 1;
+        }
+        let digits = self.text.get(start..self.at)?;
+        let ok =
+            !digits.is_empty() && digits.len() <= 15 && (digits == "0" || !digits.starts_with('0'));
+        (ok && !matches!(self.byte(), Some(b'.' | b'e' | b'E'))).then_some(())
+    }
+
+    /// Any JSON value, read past.
+    fn skip(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.skip_string(),
+            b'{' => {
+                self.nest()?;
+                self.at += 1;
+                if self.peek()? != b'}' {
+                    loop {
+                        self.skip_string()?;
+                        self.eat(b':')?;
+                        self.skip()?;
+                        if !self.next(b'}')? {
+                            break;
+                        }
+                    }
+                } else {
+                    self.at += 1;
+                }
+                self.depth -= 1;
+                Some(())
+            }
+            b'[' => {
+                self.nest()?;
+                self.at += 1;
+                if self.peek()? != b']' {
+                    loop {
+                        self.skip()?;
+                        if !self.next(b']')? {
+                            break;
+                        }
+                    }
+                } else {
+                    self.at += 1;
+                }
+                self.depth -= 1;
+                Some(())
+            }
+            b't' | b'f' | b'n' => self.flag().map(|_| ()),
+            _ => self.skip_number(),
+        }
+    }
+
+    /// One level deeper into a skipped value.
+    fn nest(&mut self) -> Option<()> {
+        self.depth += 1;
+        (self.depth <= SKIP_DEPTH).then_some(())
+    }
+
+    /// After a member: `,` (true: another follows) or `close` (false: taken).
+    fn next(&mut self, close: u8) -> Option<bool> {
+        match self.peek()? {
+            b',' => {
+                self.at += 1;
+                Some(true)
+            }
+            c if c == close => {
+                self.at += 1;
+                Some(false)
+            }
+            _ => None,
+        }
+    }
+
+    /// An object, `member` reading each value after its (unescaped) key.
+    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+        self.eat(b'{')?;
+        if self.peek()? == b'}' {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            let key = self.plain()?;
+            self.eat(b':')?;
+            member(self, key)?;
+            if !self.next(b'}')? {
+                return Some(());
+            }
+        }
+    }
+
+    /// `null` or an array, `item` reading each item.
+    fn list(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        if self.null()? {
+            return Some(());
+        }
+        self.eat(b'[')?;
+        if self.peek()? == b']' {
+            self.at += 1;
+            return Some(());
+        }
+        loop {
+            item(self)?;
+            if !self.next(b']')? {
+                return Some(());
+            }
+        }
+    }
+
+    /// A JSON Schema (any value; `null` is none), parsed on its own.
+    fn schema(&mut self) -> Option<Option<Cow<'a, Value>>> {
+        self.ws();
+        let start = self.at;
+        self.skip()?;
+        let v: Value = serde_json::from_str(self.text.get(start..self.at)?).ok()?;
+        Some((!v.is_null()).then_some(Cow::Owned(v)))
+    }
+
+    /// The whole spec.
+    fn spec(&mut self) -> Option<Outline<'a>> {
+        let mut seen = Seen::default();
+        let (mut name, mut initial, mut max_steps) = (None, None, None);
+        let (mut input, mut output) = (None, None);
+        let (mut states, mut tools, mut edges) = (None, Vec::new(), Vec::new());
+        self.object(|s, key| match key {
+            "name" => {
+                seen.first(1)?;
+                name = Some(s.plain()?);
+                Some(())
+            }
+            "description" => {
+                seen.first(2)?;
+                s.skip_string_or_null()
+            }
+            "initial_state" => {
+                seen.first(4)?;
+                initial = Some(s.plain()?);
+                Some(())
+            }
+            "input_schema" => {
+                seen.first(8)?;
+                input = s.schema()?;
+                Some(())
+            }
+            "output_schema" => {
+                seen.first(16)?;
+                output = s.schema()?;
+                Some(())
+            }
+            "max_steps" => {
+                seen.first(32)?;
+                if !s.null()? {
+                    s.ws();
+                    let start = s.at;
+                    s.skip_number()?;
+                    let n: u64 = s.text.get(start..s.at)?.parse().ok()?;
+                    max_steps = Some(n);
+                }
+                Some(())
+            }
+            "interruptible" => {
+                seen.first(64)?;
+                s.flag().map(|_| ())
+            }
+            "states" => {
+                seen.first(128)?;
+                states = Some(s.states(&mut tools, &mut edges)?);
+                Some(())
+            }
+            _ => s.skip(),
+        })?;
+        if name?.trim().is_empty() || max_steps == Some(0) {
+            return None;
+        }
+        Some(Outline {
+            initial_state: initial?,
+            states: states?,
+            tools,
+            edges,
+            input_schema: input,
+            output_schema: output,
+        })
+    }
+
+    /// `states`: an object of states, their tools and transitions pushed onto the flat lists
+    /// (in the order given: [`Outline::assemble`] sorts them and keeps the last of a name
+    /// given twice).
+    fn states(
+        &mut self,
+        tools: &mut Vec<&'a str>,
+        edges: &mut Vec<Edge<'a>>,
+    ) -> Option<Vec<Node<'a>>> {
+        let mut states = Vec::new();
+        self.object(|s, name| {
+            let mut seen = Seen::default();
+            let mut terminal = false;
+            let (t0, e0) = (tools.len(), edges.len());
+            s.object(|s, key| match key {
+                "objective" => {
+                    seen.first(1)?;
+                    s.skip_string_or_null()
+                }
+                "terminal" => {
+                    seen.first(2)?;
+                    terminal = s.flag()?.unwrap_or(false);
+                    Some(())
+                }
+                "allowed_tools" => {
+                    seen.first(4)?;
+                    s.list(|s| {
+                        tools.push(s.plain()?);
+                        Some(())
+                    })
+                }
+                "transitions" => {
+                    seen.first(8)?;
+                    s.list(|s| {
+                        edges.push(s.edge()?);
+                        Some(())
+                    })
+                }
+                _ => s.skip(),
+            })?;
+            states.push(Node {
+                name,
+                terminal,
+                tools: (t0, tools.len()),
+                edges: (e0, edges.len()),
+            });
+            Some(())
+        })?;
+        Some(states)
+    }
+
+    /// A transition: `{ on, to }`, `on` not empty.
+    fn edge(&mut self) -> Option<Edge<'a>> {
+        let mut seen = Seen::default();
+        let (mut on, mut to) = (None, None);
+        self.object(|s, key| match key {
+            "on" => {
+                seen.first(1)?;
+                on = Some(s.plain()?);
+                Some(())
+            }
+            "to" => {
+                seen.first(2)?;
+                to = Some(s.plain()?);
+                Some(())
+            }
+            _ => s.skip(),
+        })?;
+        let on = on.filter(|on| !on.is_empty())?;
+        Some(Edge {
+            on,
+            to: to?,
+            target: usize::MAX,
+        })
     }
 }
 
@@ -616,7 +913,32 @@ mod typed {
 mod tests {
     use super::*;
 
-    /// Well-shaped text takes the fast reader, and it reads the spec the tree reader reads.
+    type Shape<'a> = (
+        String,
+        Vec<(String, bool, Vec<String>, Vec<(String, String, usize)>)>,
+    );
+
+    /// An outline as plain values, its states in order (the flat lists' layout left out:
+    /// the fast reader's lists keep the items of a state name given twice).
+    fn shape<'a>(o: &Outline<'a>) -> Shape<'a> {
+        let states = o
+            .states
+            .iter()
+            .map(|n| {
+                let tools = o.tools_of(n).iter().map(|t| t.to_string()).collect();
+                let edges = o.edges_of(n);
+                let edges = edges
+                    .iter()
+                    .map(|e| (e.on.to_string(), e.to.to_string(), e.target))
+                    .collect();
+                (n.name.to_owned(), n.terminal, tools, edges)
+            })
+            .collect();
+        (o.initial_state.to_string(), states)
+    }
+
+    /// Well-shaped text takes the fast reader, and it reads the outline of the spec the tree
+    /// reader reads.
     #[test]
     fn the_fast_reader_reads_what_the_tree_reader_reads() {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/arbiter/specs");
@@ -626,9 +948,13 @@ mod tests {
             let mut problems = Problems::default();
             let tree = read(&serde_json::from_str(&text).unwrap(), &mut problems);
             match from_text(&text) {
-                Some(s) => {
+                Some(o) => {
                     assert!(problems.0.is_empty(), "{text}");
-                    assert_eq!(Some(s), tree);
+                    let tree = tree.unwrap();
+                    let t = Outline::of(&tree);
+                    assert_eq!(shape(&o), shape(&t), "{text}");
+                    assert_eq!(o.input_schema, t.input_schema, "{text}");
+                    assert_eq!(o.output_schema, t.output_schema, "{text}");
                     fast += 1;
                 }
                 None => assert!(!problems.0.is_empty(), "{text}"),
@@ -637,10 +963,91 @@ mod tests {
         assert!(fast >= 8, "{fast}");
         let escaped = r#"{"name":"n","initial_state":"a","states":{"\u0061":{"terminal":true}}}"#;
         assert!(from_text(escaped).is_none());
-        let dup = r#"{"name":"n","initial_state":"a","states":{"a":{"objective":"1"},"a":{"terminal":true}}}"#;
+        // One-letter escapes in the strings only type-checked are read fast; any escape in
+        // a name the outline keeps, and a `\u` escape anywhere, goes through the tree.
+        let prose = r#"{"name":"n","description":"d\n\"q\"","initial_state":"a","states":{"a":{"objective":"o\t\\/","allowed_tools":["t"],"transitions":[{"on":"e","to":"b"}]},"b":{"terminal":true}}}"#;
+        assert_eq!(
+            shape(&from_text(prose).unwrap()),
+            (
+                "a".to_owned(),
+                vec![
+                    (
+                        "a".to_owned(),
+                        false,
+                        vec!["t".to_owned()],
+                        vec![("e".to_owned(), "b".to_owned(), 1)]
+                    ),
+                    ("b".to_owned(), true, vec![], vec![]),
+                ]
+            )
+        );
+        for kept in [
+            r#"{"name":"n\u0031","initial_state":"a","states":{"a":{"terminal":true}}}"#,
+            r#"{"name":"n","initial_state":"\u0061","states":{"a":{"terminal":true}}}"#,
+            r#"{"name":"n","initial_state":"a","states":{"a":{"terminal":true,"allowed_tools":["t\n"]}}}"#,
+            r#"{"name":"n","initial_state":"a","states":{"a":{"transitions":[{"on":"e\"","to":"a"}]}}}"#,
+            r#"{"name":"n","initial_state":"a","states":{"a":{"transitions":[{"on":"e","to":"\u0061"}]}}}"#,
+            r#"{"name":"n","initial_state":"a","states":{"a":{"terminal":true,"objective":"\u00e9"}}}"#,
+        ] {
+            assert!(from_text(kept).is_none(), "{kept}");
+            let mut problems = Problems::default();
+            read(&serde_json::from_str(kept).unwrap(), &mut problems);
+            assert!(problems.0.iter().all(|p| p.code != "wrong-type"), "{kept}");
+        }
+        // Values the spec does not read are read past, whatever JSON they hold; numbers
+        // with a fraction or an exponent are left to the tree reader.
+        let extra = r#" { "x" : { "a" : [ 1 , -2 , 0 , true , false , null , "s\/" , { } , [ ] ] } , "name" : "n" , "initial_state" : "a" , "max_steps" : 7 , "interruptible" : false , "input_schema" : { "type" : "object" } , "output_schema" : null , "states" : { "a" : { "terminal" : true , "y" : [ { "z" : "w" } ] } } } "#;
+        let o = from_text(extra).unwrap();
+        assert_eq!(shape(&o).1.len(), 1);
+        assert_eq!(
+            o.input_schema.as_deref(),
+            Some(&serde_json::json!({ "type": "object" }))
+        );
+        assert_eq!(o.output_schema, None);
+        for number in ["1.5", "1e3", "-0.0", "0123", "12345678901234567890"] {
+            let t = format!(
+                r#"{{"x":{number},"name":"n","initial_state":"a","states":{{"a":{{"terminal":true}}}}}}"#
+            );
+            assert!(from_text(&t).is_none(), "{t}");
+        }
+        // Text that is not JSON is never read fast.
+        for broken in [
+            r#"{"name":"n","initial_state":"a","states":{"a":{"terminal":true}}"#,
+            r#"{"name":"n","initial_state":"a","states":{"a":{"terminal":true}},}"#,
+            r#"{"name":"n","initial_state":"a","states":{"a":{"terminal":tru}}}"#,
+            r#"{"name":"n","initial_state":"a","states":{"a":{"terminal":true}}} x"#,
+            r#"{"name":"n","initial_state":"a","x":[1 2],"states":{"a":{"terminal":true}}}"#,
+            r#"{"name":"n","initial_state":"a","x":"a	b","states":{"a":{"terminal":true}}}"#,
+            r#"{"name":"n","initial_state":"a","x":"\x","states":{"a":{"terminal":true}}}"#,
+        ] {
+            assert!(from_text(broken).is_none(), "{broken}");
+            assert!(serde_json::from_str::<Value>(broken).is_err(), "{broken}");
+        }
+        // A state named twice: the last is kept, with its own tools and transitions.
+        let dup = r#"{"name":"n","initial_state":"a","states":{"a":{"objective":"1","allowed_tools":["x"],"transitions":[{"on":"go","to":"b"}]},"b":{"terminal":true},"a":{"terminal":true}}}"#;
         let mut problems = Problems::default();
-        let tree = read(&serde_json::from_str(dup).unwrap(), &mut problems);
-        assert_eq!(from_text(dup), tree);
-        assert!(tree.is_some_and(|s| s.states.len() == 1 && s.states[0].terminal));
+        let tree = read(&serde_json::from_str(dup).unwrap(), &mut problems).unwrap();
+        assert!(tree.states.len() == 2 && tree.states[0].terminal);
+        assert_eq!(shape(&from_text(dup).unwrap()), shape(&Outline::of(&tree)));
+        // Shapes the tree reader reports are not read fast.
+        for bad in [
+            r#"{"name":" ","initial_state":"a","states":{"a":{"terminal":true}}}"#,
+            r#"{"name":"n","initial_state":null,"states":{"a":{"terminal":true}}}"#,
+            r#"{"name":"n","initial_state":"a","max_steps":0,"states":{"a":{"terminal":true}}}"#,
+            r#"{"name":"n","initial_state":"a","states":{"a":{"objective":1}}}"#,
+            r#"{"name":"n","initial_state":"a","states":{"a":{"allowed_tools":[null]}}}"#,
+            r#"{"name":"n","initial_state":"a","states":{"a":{"transitions":[{"on":"","to":"a"}]}}}"#,
+            r#"{"name":"n","initial_state":"a","states":{"a":{"transitions":[{"on":"x","to":null}]}}}"#,
+            r#"{"name":"n","initial_state":"a","states":[]}"#,
+        ] {
+            let mut problems = Problems::default();
+            read(&serde_json::from_str(bad).unwrap(), &mut problems);
+            assert!(!problems.0.is_empty(), "{bad}");
+            assert!(from_text(bad).is_none(), "{bad}");
+        }
+        // A key given twice goes through the tree reader, where the last wins.
+        let twice =
+            r#"{"name":"n","initial_state":"a","states":{"a":{"terminal":false,"terminal":true}}}"#;
+        assert!(from_text(twice).is_none());
     }
 }

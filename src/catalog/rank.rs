@@ -14,10 +14,10 @@
 //! `score = (1 - w) · bm25 / max bm25 + w · max(cosine, 0)`, so a skill with no word in
 //! common can still rank. Same inputs, same ranking: no randomness, ties broken by name.
 
+use crate::fx::{Fx, FxMap};
 use crate::words::{fold, is_word_char};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 
 /// The metadata fields the ranker reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -187,48 +187,6 @@ fn text_docs(text: &str) -> Vec<TextDoc<'_>> {
     }
     out
 }
-
-/// FxHash: a fast, deterministic hasher for short keys (no DoS concern: the keys are the
-/// host's own catalog words).
-#[derive(Default, Clone, Copy)]
-struct Fx(u64);
-
-impl Hasher for Fx {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        // Full words read as one little-endian load each (`from_le_bytes` of an 8-byte
-        // array is a single `i64.load` in wasm), the tail folded by hand.
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            if let Ok(a) = <[u8; 8]>::try_from(c) {
-                self.mix(u64::from_le_bytes(a));
-            }
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let tail = rest
-                .iter()
-                .rev()
-                .fold(0u64, |a, &b| (a << 8) | u64::from(b));
-            self.mix(tail ^ rest.len() as u64);
-        }
-    }
-    fn write_u8(&mut self, i: u8) {
-        // `Hash for str` ends every key with 0xff: one step, not a call to `write`.
-        self.mix(u64::from(i));
-    }
-}
-
-impl Fx {
-    fn mix(&mut self, word: u64) {
-        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(K);
-    }
-}
-
-type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
 
 /// Lower-cased words of `text` (the same words [`each_word`] finds).
 fn words(text: &str) -> Vec<String> {
