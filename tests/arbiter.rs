@@ -123,6 +123,9 @@ fn spec_text_validates_as_the_tree_does() {
         r#"{"name":"n","initial_state":"a","states":{"a":{"transitions":[{"on":"x","to":"b","why":1}]},"b":{"terminal":true}}}"#.into(),
         r#"{"name":"n","initial_state":"a","states":{"a":{"transitions":[{"on":"x","to":"b"},{"on":"x","to":"a"}]},"b":{"terminal":true}}}"#.into(),
         r#"{"name":"n","initial_state":"a","states":{"a":{"transitions":[{"on":"x","to":"zz"}]},"b":{"terminal":true}}}"#.into(),
+        // Problems in states given out of name order (reported in name order, as the tree
+        // reports them).
+        r#"{"name":"n","initial_state":"z","states":{"z":{"transitions":[{"on":"x","to":"q"}]},"m":{"allowed_tools":["nope"]},"a":{"terminal":true,"transitions":[{"on":"y","to":"z"}]}}}"#.into(),
         "[]".into(),
         "null".into(),
         "".into(),

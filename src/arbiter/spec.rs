@@ -344,14 +344,16 @@ pub(crate) fn read(v: &Value, out: &mut Problems) -> Option<SkillSpec> {
 impl SkillSpec {
     /// The spec with its states sorted by name (of a name given twice, the last given is
     /// kept, as a JSON object's map keeps it) and each transition's target index.
-    fn assemble(mut spec: SkillSpec, states: Vec<State>) -> SkillSpec {
-        let names: Vec<&str> = states.iter().map(|s| s.name.as_str()).collect();
-        let order = name_order(&names);
-        let mut slots: Vec<Option<State>> = states.into_iter().map(Some).collect();
-        let mut kept: Vec<State> = order
-            .iter()
-            .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
-            .collect();
+    fn assemble(mut spec: SkillSpec, mut states: Vec<State>) -> SkillSpec {
+        // Stable, and linear when the states come sorted (the tree's map gives them so).
+        states.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut kept: Vec<State> = Vec::with_capacity(states.len());
+        for st in states {
+            match kept.last_mut() {
+                Some(last) if last.name == st.name => *last = st,
+                _ => kept.push(st),
+            }
+        }
         let targets: Vec<usize> = kept
             .iter()
             .flat_map(|s| s.transitions.iter())
@@ -366,36 +368,24 @@ impl SkillSpec {
     }
 }
 
-/// Where each name goes when `names` are sorted: the positions in `names` to take, in order
-/// (stable: of a name given twice, only the last given is taken, as a JSON object's map
-/// keeps it).
-fn name_order(names: &[&str]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..names.len()).collect();
-    order.sort_by(|&a, &b| names.get(a).cmp(&names.get(b)));
-    order.dedup_by(|later, kept| {
-        let same = names.get(*later) == names.get(*kept);
-        if same {
-            std::mem::swap(later, kept);
-        }
-        same
-    });
-    order
-}
-
 /// The position of the state named `name` in states sorted by name.
 fn index_in(states: &[State], name: &str) -> Option<usize> {
     states.binary_search_by(|s| s.name.as_str().cmp(name)).ok()
 }
 
 /// A spec as [`super::validate::check`] reads it: the names borrowed (from the spec's text,
-/// or from a [`SkillSpec`]), the states sorted by name (of a name given twice, the last given
-/// is kept) and each state's tools and transitions as ranges of two flat lists. Checking a
-/// spec's text builds only this: no owned copy of the spec, a few allocations in all.
+/// or from a [`SkillSpec`]), each state's tools and transitions as ranges of two flat lists,
+/// the initial state's and each transition target's index. Checking a spec's text builds
+/// only this: no owned copy of the spec, a few allocations in all. The states are in the
+/// spec's order: sorted by name from a [`SkillSpec`], as given from the text (so the
+/// problems come in that order: see [`super::validate::SpecText::validate`]).
 #[derive(Debug)]
 pub(crate) struct Outline<'a> {
     /// The starting state (`""` when missing).
     pub(crate) initial_state: &'a str,
-    /// The states, by name.
+    /// The starting state's index in `states`.
+    pub(crate) initial: Option<usize>,
+    /// The states.
     pub(crate) states: Vec<Node<'a>>,
     /// Every state's allowed tools, one after another.
     tools: Vec<&'a str>,
@@ -457,17 +447,13 @@ impl<'a> Outline<'a> {
             .collect();
         Outline {
             initial_state: &s.initial_state,
+            initial: s.index(&s.initial_state),
             states,
             tools,
             edges,
             input_schema: s.input_schema.as_ref().map(Cow::Borrowed),
             output_schema: s.output_schema.as_ref().map(Cow::Borrowed),
         }
-    }
-
-    /// The index of the state named `name`.
-    pub(crate) fn index(&self, name: &str) -> Option<usize> {
-        self.states.binary_search_by(|s| s.name.cmp(name)).ok()
     }
 
     /// A state's allowed tools.
@@ -480,25 +466,24 @@ impl<'a> Outline<'a> {
         self.edges.get(n.edges.0..n.edges.1).unwrap_or_default()
     }
 
-    /// The states sorted by name (stable: the last of a name given twice is kept, as a JSON
-    /// object's map keeps it) and each kept transition's target index.
-    fn assemble(mut self) -> Outline<'a> {
-        let names: Vec<&str> = self.states.iter().map(|n| n.name).collect();
-        let order = name_order(&names);
-        self.states = order
-            .iter()
-            .filter_map(|&i| self.states.get(i).copied())
-            .collect();
+    /// The initial state's and each transition's target index, through one hash map of
+    /// the names; `None` when a state is named twice (the tree reader keeps the last).
+    fn resolve(mut self) -> Option<Outline<'a>> {
         let mut at = crate::fx::FxMap::default();
         at.reserve(self.states.len());
-        at.extend(self.states.iter().enumerate().map(|(i, n)| (n.name, i)));
+        for (i, n) in self.states.iter().enumerate() {
+            if at.insert(n.name, i).is_some() {
+                return None;
+            }
+        }
         for n in &self.states {
             let targets = self.edges.get_mut(n.edges.0..n.edges.1).unwrap_or_default();
             for e in targets {
                 e.target = at.get(e.to).copied().unwrap_or(usize::MAX);
             }
         }
-        self
+        self.initial = at.get(self.initial_state).copied();
+        Some(self)
     }
 }
 
@@ -506,8 +491,8 @@ impl<'a> Outline<'a> {
 /// JSON tree or an owned copy of the spec — only when the text is a JSON object with every
 /// field of its documented type and nothing [`read`] would report (`name` not blank,
 /// `max_steps` a positive integer, every transition `{ on, to }` with `on` not empty), no
-/// key given twice, and no escape in a name it keeps (a state, a tool, an event, a
-/// target). For any other text `None`, and the caller reads it through [`read`], which
+/// key or state name given twice, and no escape in a name it keeps (a state, a tool, an
+/// event, a target). For any other text `None`, and the caller reads it through [`read`], which
 /// reports every problem (or refuses text that is not JSON); for this text both give the
 /// same outline.
 pub(crate) fn from_text(text: &str) -> Option<Outline<'_>> {
@@ -518,7 +503,10 @@ pub(crate) fn from_text(text: &str) -> Option<Outline<'_>> {
     };
     let outline = scan.spec()?;
     scan.ws();
-    (scan.at == text.len()).then(|| outline.assemble())
+    if scan.at != text.len() {
+        return None;
+    }
+    outline.resolve()
 }
 
 /// How deep [`Scan::skip`] follows a value the spec does not read before it gives up (the
@@ -825,6 +813,7 @@ impl<'a> Scan<'a> {
         }
         Some(Outline {
             initial_state: initial?,
+            initial: None,
             states: states?,
             tools,
             edges,
@@ -833,9 +822,8 @@ impl<'a> Scan<'a> {
         })
     }
 
-    /// `states`: an object of states, their tools and transitions pushed onto the flat lists
-    /// (in the order given: [`Outline::assemble`] sorts them and keeps the last of a name
-    /// given twice).
+    /// `states`: an object of states in the order given, their tools and transitions pushed
+    /// onto the flat lists.
     fn states(
         &mut self,
         tools: &mut Vec<&'a str>,
@@ -913,15 +901,22 @@ impl<'a> Scan<'a> {
 mod tests {
     use super::*;
 
-    type Shape<'a> = (
+    type Shape = (
         String,
-        Vec<(String, bool, Vec<String>, Vec<(String, String, usize)>)>,
+        Option<String>,
+        Vec<(
+            String,
+            bool,
+            Vec<String>,
+            Vec<(String, String, Option<String>)>,
+        )>,
     );
 
-    /// An outline as plain values, its states in order (the flat lists' layout left out:
-    /// the fast reader's lists keep the items of a state name given twice).
-    fn shape<'a>(o: &Outline<'a>) -> Shape<'a> {
-        let states = o
+    /// An outline as plain values, its states sorted by name and each index as the name it
+    /// points at (the fast reader keeps the order given, a [`SkillSpec`] is sorted).
+    fn shape(o: &Outline<'_>) -> Shape {
+        let name = |i: Option<usize>| i.and_then(|i| o.states.get(i)).map(|n| n.name.to_owned());
+        let mut states: Vec<_> = o
             .states
             .iter()
             .map(|n| {
@@ -929,12 +924,13 @@ mod tests {
                 let edges = o.edges_of(n);
                 let edges = edges
                     .iter()
-                    .map(|e| (e.on.to_string(), e.to.to_string(), e.target))
+                    .map(|e| (e.on.to_owned(), e.to.to_owned(), name(Some(e.target))))
                     .collect();
                 (n.name.to_owned(), n.terminal, tools, edges)
             })
             .collect();
-        (o.initial_state.to_string(), states)
+        states.sort();
+        (o.initial_state.to_owned(), name(o.initial), states)
     }
 
     /// Well-shaped text takes the fast reader, and it reads the outline of the spec the tree
@@ -970,12 +966,13 @@ mod tests {
             shape(&from_text(prose).unwrap()),
             (
                 "a".to_owned(),
+                Some("a".to_owned()),
                 vec![
                     (
                         "a".to_owned(),
                         false,
                         vec!["t".to_owned()],
-                        vec![("e".to_owned(), "b".to_owned(), 1)]
+                        vec![("e".to_owned(), "b".to_owned(), Some("b".to_owned()))]
                     ),
                     ("b".to_owned(), true, vec![], vec![]),
                 ]
@@ -998,7 +995,7 @@ mod tests {
         // with a fraction or an exponent are left to the tree reader.
         let extra = r#" { "x" : { "a" : [ 1 , -2 , 0 , true , false , null , "s\/" , { } , [ ] ] } , "name" : "n" , "initial_state" : "a" , "max_steps" : 7 , "interruptible" : false , "input_schema" : { "type" : "object" } , "output_schema" : null , "states" : { "a" : { "terminal" : true , "y" : [ { "z" : "w" } ] } } } "#;
         let o = from_text(extra).unwrap();
-        assert_eq!(shape(&o).1.len(), 1);
+        assert_eq!(shape(&o).2.len(), 1);
         assert_eq!(
             o.input_schema.as_deref(),
             Some(&serde_json::json!({ "type": "object" }))
@@ -1023,12 +1020,20 @@ mod tests {
             assert!(from_text(broken).is_none(), "{broken}");
             assert!(serde_json::from_str::<Value>(broken).is_err(), "{broken}");
         }
-        // A state named twice: the last is kept, with its own tools and transitions.
+        // A state named twice goes through the tree reader, which keeps the last.
         let dup = r#"{"name":"n","initial_state":"a","states":{"a":{"objective":"1","allowed_tools":["x"],"transitions":[{"on":"go","to":"b"}]},"b":{"terminal":true},"a":{"terminal":true}}}"#;
+        assert!(from_text(dup).is_none());
         let mut problems = Problems::default();
         let tree = read(&serde_json::from_str(dup).unwrap(), &mut problems).unwrap();
         assert!(tree.states.len() == 2 && tree.states[0].terminal);
-        assert_eq!(shape(&from_text(dup).unwrap()), shape(&Outline::of(&tree)));
+        // The states in the order given; the indexes point at the states named.
+        let order = r#"{"name":"n","initial_state":"b","states":{"c":{"terminal":true},"b":{"transitions":[{"on":"x","to":"c"},{"on":"y","to":"nowhere"}]}}}"#;
+        let o = from_text(order).unwrap();
+        let names: Vec<&str> = o.states.iter().map(|n| n.name).collect();
+        assert_eq!(names, ["c", "b"]);
+        assert_eq!(o.initial, Some(1));
+        let targets: Vec<usize> = o.edges_of(&o.states[1]).iter().map(|e| e.target).collect();
+        assert_eq!(targets, [0, usize::MAX]);
         // Shapes the tree reader reports are not read fast.
         for bad in [
             r#"{"name":" ","initial_state":"a","states":{"a":{"terminal":true}}}"#,

@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 /// Checks the graph and references of a spec that has been read.
 pub(crate) fn check(s: &Outline<'_>, tools: Option<&BTreeSet<String>>, out: &mut Problems) {
-    let initial = s.index(s.initial_state);
+    let initial = s.initial;
     if initial.is_none() && !s.initial_state.is_empty() {
         out.error(
             "initial_state",
@@ -177,8 +177,8 @@ pub fn validate_spec(v: &Value, tools: Option<&BTreeSet<String>>) -> Validation 
 /// ([`spec::from_text`]: no JSON tree, no owned copy of the spec), else the tree, whose
 /// reader reports every problem. Either way [`SpecText::validate`] gives the same problems.
 pub(crate) enum SpecText<'a> {
-    /// A well-shaped spec, read without a tree.
-    Read(Outline<'a>),
+    /// A well-shaped spec, read without a tree, and its text.
+    Read(Outline<'a>, &'a str),
     /// Any other JSON: read (and its problems found) by [`spec::read`].
     Tree(Value),
 }
@@ -187,18 +187,25 @@ impl<'a> SpecText<'a> {
     /// Reads `text`; text that is not JSON is `InvalidRequest` ("the spec is not valid JSON…").
     pub(crate) fn parse(text: &'a str) -> crate::Result<SpecText<'a>> {
         match spec::from_text(text) {
-            Some(s) => Ok(SpecText::Read(s)),
+            Some(s) => Ok(SpecText::Read(s, text)),
             None => crate::wire::json_value(text, "the spec", crate::ErrorKind::InvalidRequest)
                 .map(SpecText::Tree),
         }
     }
 
-    /// Every problem, against a tool registry when one is given.
+    /// Every problem, against a tool registry when one is given. A spec read from its text
+    /// that has a problem is read again through the tree, which reports the problems state
+    /// by state in name order (the text's outline keeps the order given).
     pub(crate) fn validate(&self, tools: Option<&BTreeSet<String>>) -> Validation {
         match self {
-            SpecText::Read(s) => {
+            SpecText::Read(s, text) => {
                 let mut out = Problems::default();
                 check(s, tools, &mut out);
+                if !out.0.is_empty() {
+                    if let Ok(v) = serde_json::from_str::<Value>(text) {
+                        return validate_spec(&v, tools);
+                    }
+                }
                 Validation { problems: out.0 }
             }
             SpecText::Tree(v) => validate_spec(v, tools),
