@@ -574,6 +574,13 @@ impl<'a> Scan<'a> {
         Some(s)
     }
 
+    /// [`Scan::plain`] into `slot`, a key's first time (`bit` in `seen`).
+    fn plain_once(&mut self, seen: &mut Seen, bit: u16, slot: &mut Option<&'a str>) -> Option<()> {
+        seen.first(bit)?;
+        *slot = Some(self.plain()?);
+        Some(())
+    }
+
     /// A string, read past (the one-letter escapes taken, a `\u` escape not).
     fn skip_string(&mut self) -> Option<()> {
         self.eat(b'"')?;
@@ -654,34 +661,18 @@ impl<'a> Scan<'a> {
             b'{' => {
                 self.nest()?;
                 self.at += 1;
-                if self.peek()? != b'}' {
-                    loop {
-                        self.skip_string()?;
-                        self.eat(b':')?;
-                        self.skip()?;
-                        if !self.next(b'}')? {
-                            break;
-                        }
-                    }
-                } else {
-                    self.at += 1;
-                }
+                self.members(b'}', |s| {
+                    s.skip_string()?;
+                    s.eat(b':')?;
+                    s.skip()
+                })?;
                 self.depth -= 1;
                 Some(())
             }
             b'[' => {
                 self.nest()?;
                 self.at += 1;
-                if self.peek()? != b']' {
-                    loop {
-                        self.skip()?;
-                        if !self.next(b']')? {
-                            break;
-                        }
-                    }
-                } else {
-                    self.at += 1;
-                }
+                self.members(b']', Self::skip)?;
                 self.depth -= 1;
                 Some(())
             }
@@ -711,39 +702,38 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// An object, `member` reading each value after its (unescaped) key.
-    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
-        self.eat(b'{')?;
-        if self.peek()? == b'}' {
-            self.at += 1;
-            return Some(());
-        }
-        loop {
-            let key = self.plain()?;
-            self.eat(b':')?;
-            member(self, key)?;
-            if !self.next(b'}')? {
-                return Some(());
-            }
-        }
-    }
-
-    /// `null` or an array, `item` reading each item.
-    fn list(&mut self, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
-        if self.null()? {
-            return Some(());
-        }
-        self.eat(b'[')?;
-        if self.peek()? == b']' {
+    /// The members of an object or an array up to `close` (the opening taken), `item`
+    /// reading each.
+    fn members(&mut self, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        if self.peek()? == close {
             self.at += 1;
             return Some(());
         }
         loop {
             item(self)?;
-            if !self.next(b']')? {
+            if !self.next(close)? {
                 return Some(());
             }
         }
+    }
+
+    /// An object, `member` reading each value after its (unescaped) key.
+    fn object(&mut self, mut member: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
+        self.eat(b'{')?;
+        self.members(b'}', |s| {
+            let key = s.plain()?;
+            s.eat(b':')?;
+            member(s, key)
+        })
+    }
+
+    /// `null` or an array, `item` reading each item.
+    fn list(&mut self, item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        if self.null()? {
+            return Some(());
+        }
+        self.eat(b'[')?;
+        self.members(b']', item)
     }
 
     /// A JSON Schema (any value; `null` is none), parsed on its own.
@@ -762,20 +752,12 @@ impl<'a> Scan<'a> {
         let (mut input, mut output) = (None, None);
         let (mut states, mut tools, mut edges) = (None, Vec::new(), Vec::new());
         self.object(|s, key| match key {
-            "name" => {
-                seen.first(1)?;
-                name = Some(s.plain()?);
-                Some(())
-            }
+            "name" => s.plain_once(&mut seen, 1, &mut name),
             "description" => {
                 seen.first(2)?;
                 s.skip_string_or_null()
             }
-            "initial_state" => {
-                seen.first(4)?;
-                initial = Some(s.plain()?);
-                Some(())
-            }
+            "initial_state" => s.plain_once(&mut seen, 4, &mut initial),
             "input_schema" => {
                 seen.first(8)?;
                 input = s.schema()?;
@@ -876,16 +858,8 @@ impl<'a> Scan<'a> {
         let mut seen = Seen::default();
         let (mut on, mut to) = (None, None);
         self.object(|s, key| match key {
-            "on" => {
-                seen.first(1)?;
-                on = Some(s.plain()?);
-                Some(())
-            }
-            "to" => {
-                seen.first(2)?;
-                to = Some(s.plain()?);
-                Some(())
-            }
+            "on" => s.plain_once(&mut seen, 1, &mut on),
+            "to" => s.plain_once(&mut seen, 2, &mut to),
             _ => s.skip(),
         })?;
         let on = on.filter(|on| !on.is_empty())?;
