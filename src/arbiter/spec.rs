@@ -491,8 +491,9 @@ impl<'a> Outline<'a> {
 /// JSON tree or an owned copy of the spec — only when the text is a JSON object with every
 /// field of its documented type and nothing [`read`] would report (`name` not blank,
 /// `max_steps` a positive integer, every transition `{ on, to }` with `on` not empty), no
-/// key or state name given twice, and no escape in a name it keeps (a state, a tool, an
-/// event, a target). For any other text `None`, and the caller reads it through [`read`], which
+/// key or state name given twice, no escape in a name it keeps (a state, a tool, an event,
+/// a target) and no `\u` escape anywhere, and numbers only as plain integers of up to 15
+/// digits. For any other text `None`, and the caller reads it through [`read`], which
 /// reports every problem (or refuses text that is not JSON); for this text both give the
 /// same outline.
 pub(crate) fn from_text(text: &str) -> Option<Outline<'_>> {
