@@ -43,7 +43,35 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("contract", contract),
     #[cfg(feature = "composer")]
     ("session_log", session_log),
+    #[cfg(feature = "composer")]
+    ("json_schema", json_schema),
 ];
+
+/// A JSON Schema (the first line) and an instance (the rest): the digested schema must
+/// answer as the validator that reads the schema does, and a failing instance must give
+/// violations.
+#[cfg(feature = "composer")]
+pub fn json_schema(data: &[u8]) {
+    use crate::json_schema::{is_valid, validate, Compiled};
+    let Some(t) = text(data) else { return };
+    let (s, i) = t.split_once('\n').unwrap_or((t, "null"));
+    let (Ok(schema), Ok(instance)) = (
+        serde_json::from_str::<Value>(s),
+        serde_json::from_str::<Value>(i),
+    ) else {
+        return;
+    };
+    let slow = is_valid(&schema, &instance);
+    if let Some(c) = Compiled::new(&schema) {
+        assert_eq!(c.is_valid(&instance), slow, "the digested schema disagrees");
+        // ok: fuzz oracle
+    }
+    assert_eq!(
+        validate(&schema, &instance).is_ok(),
+        slow,
+        "validate and is_valid disagree"
+    ); // ok: fuzz oracle
+}
 
 /// A stored session log (one event per line, as the `session_log` rows hold them) opened
 /// over a registry with the built-in skills, then driven by a few calls; and each line as a

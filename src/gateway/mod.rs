@@ -334,7 +334,7 @@ impl Call {
         self.contract = Some(c.clone());
         self.adapter = adapter;
         let input = fields::apply_defaults(&c.input, &self.raw_input);
-        if let Err(v) = crate::json_schema::validate(&c.input, &input) {
+        if let Err(v) = c.check_input(&input) {
             let first = v
                 .first()
                 .map(|v| {
@@ -441,7 +441,7 @@ impl Call {
 
     fn breaker_op(&self, c: &Contract) -> Option<BreakerOp> {
         c.policy.circuit_breaker.as_ref().map(|b| BreakerOp {
-            key: format!("cb:{}", c.id()),
+            key: format!("cb:{}", c.key()),
             threshold: b.error_rate_threshold,
             window_ms: b.window_ms,
             min_calls: b.min_calls,
@@ -454,34 +454,39 @@ impl Call {
     /// contract without one, a hash of the whole input) within the scope — (user, session)
     /// or (user, day).
     fn idempotency_key(&self, c: &Contract, now: f64) -> Option<String> {
-        let body = match &c.policy.idempotency_key {
-            Some(t) => render_key(t, &self.input),
-            None if c.policy.idempotent => format!("#{:016x}", fnv(&self.input.to_string())),
-            None => return None,
-        };
+        use std::fmt::Write as _;
+        if c.policy.idempotency_key.is_none() && !c.policy.idempotent {
+            return None;
+        }
         let by_session = match self.ctx.scope.as_deref() {
             Some("session") => true,
             Some(_) => false,
             None => self.ctx.session.is_some(),
         };
-        let scope = if by_session {
-            format!("s={}", self.ctx.session.as_deref().unwrap_or("-"))
+        // `idem:<name@version>[><older version>]:<user>:<scope>:<body>`: callers served
+        // through an output adapter get their own records (another shape).
+        let mut k = String::with_capacity(96);
+        k.push_str("idem:");
+        k.push_str(c.key());
+        if let Some((v, _)) = &self.adapter {
+            let _ = write!(k, ">{v}");
+        }
+        k.push(':');
+        k.push_str(&self.ctx.user);
+        if by_session {
+            k.push_str(":s=");
+            k.push_str(self.ctx.session.as_deref().unwrap_or("-"));
         } else {
-            format!("d={}", (now / 86_400_000.0).floor() as i64)
-        };
-        // Callers served through an output adapter get their own records (another shape).
-        let shape = self
-            .adapter
-            .as_ref()
-            .map(|(v, _)| format!(">{v}"))
-            .unwrap_or_default();
-        Some(format!(
-            "idem:{}{shape}:{}:{}:{}",
-            c.id(),
-            self.ctx.user,
-            scope,
-            body
-        ))
+            let _ = write!(k, ":d={}", (now / 86_400_000.0).floor() as i64);
+        }
+        k.push(':');
+        match &c.policy.idempotency_key {
+            Some(t) => render_key_into(&mut k, t, &self.input),
+            None => {
+                let _ = write!(k, "#{:016x}", fnv(&self.input.to_string()));
+            }
+        }
+        Some(k)
     }
 
     fn contract(&self) -> Option<&Arc<Contract>> {
@@ -499,7 +504,7 @@ impl Call {
         self.phase = Phase::Invoking(now);
         Action::Invoke(Invocation {
             contract: c.name.clone(),
-            version: c.version.to_string(),
+            version: c.version_text().to_owned(),
             input: self.input.clone(),
             attempt: self.attempts,
             timeout_ms: c.policy.timeout_ms,
@@ -583,9 +588,7 @@ impl Call {
                 let Some(c) = self.contract().cloned() else {
                     return self.fail(Error::new(ErrorKind::Internal, "no contract"), now);
                 };
-                let checked = crate::json_schema::validate(&c.output, &v)
-                    .map(|()| v)
-                    .and_then(|v| self.adapt(v));
+                let checked = c.check_output(&v).map(|()| v).and_then(|v| self.adapt(v));
                 match checked {
                     Ok(v) => {
                         let ttl = c.policy.idempotency_ttl_ms;
@@ -671,7 +674,7 @@ impl Call {
         };
         let out = crate::registry::adapt::apply(m, &v);
         match self.registry.get(&self.name, &old.to_string()) {
-            Ok(prev) => crate::json_schema::validate(&prev.output, &out).map(|()| out),
+            Ok(prev) => prev.check_output(&out).map(|()| out),
             Err(_) => Ok(out),
         }
     }
@@ -882,15 +885,21 @@ fn fnv(s: &str) -> u64 {
 /// A key template with `{field}` / `{a.b}` placeholders filled from the input (texts as
 /// they are, other values as JSON).
 pub fn render_key(t: &str, input: &Value) -> String {
-    use std::fmt::Write as _;
     let mut out = String::with_capacity(t.len() + 16);
+    render_key_into(&mut out, t, input);
+    out
+}
+
+/// [`render_key`], appended to `out`.
+fn render_key_into(out: &mut String, t: &str, input: &Value) {
+    use std::fmt::Write as _;
     let mut rest = t;
     while let Some(a) = rest.find('{') {
         out.push_str(&rest[..a]);
         let after = &rest[a + 1..];
         let Some(b) = after.find('}') else {
             out.push_str(&rest[a..]);
-            return out;
+            return;
         };
         let mut v = input;
         for seg in after[..b].trim().split('.') {
@@ -905,7 +914,6 @@ pub fn render_key(t: &str, input: &Value) -> String {
         rest = &after[b + 1..];
     }
     out.push_str(rest);
-    out
 }
 
 /// Runs a whole call against a [`state::MemoryState`] and a synchronous handler (tests,
@@ -922,7 +930,7 @@ pub fn run_sync(
     loop {
         action = match action {
             Action::Transact(op) => {
-                let applied = state.transact(&op, t);
+                let applied = state.run(op, t);
                 call.on(Event::Applied(applied), t)
             }
             Action::Invoke(inv) => {

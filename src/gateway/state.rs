@@ -691,19 +691,34 @@ pub fn apply_value(op: &Value, values: &[Option<String>], now: f64) -> crate::Re
 /// added), so no call pays for a whole sweep and the map holds about what is still live.
 #[derive(Debug, Clone, Default)]
 pub struct MemoryState {
-    /// SipHash with fixed keys: no `wasi:random` seed is asked for (a WASI host need not
-    /// give one), at the cost of keys an attacker could aim at one bucket.
-    map: std::collections::HashMap<
-        String,
-        Entry,
-        std::hash::BuildHasherDefault<std::hash::DefaultHasher>,
-    >,
+    /// Hashed without a seed (no `wasi:random` seed is asked for: a WASI host need not
+    /// give one), at the cost of keys an attacker could aim at one bucket; the fixed-key
+    /// SipHash used before had the same weakness and cost more per key.
+    map: crate::fx::FxMap<String, Entry>,
     ring: std::collections::VecDeque<String>,
 }
 
 impl MemoryState {
     /// Runs `op` at `now`.
     pub fn transact(&mut self, op: &Op, now: f64) -> Applied {
+        self.commit(op, None, now)
+    }
+
+    /// [`Self::transact`], taking the op: an output stored under an idempotency key moves
+    /// into the state instead of being copied.
+    pub fn run(&mut self, mut op: Op, now: f64) -> Applied {
+        let out = match &mut op {
+            Op::Settle {
+                idem: Some((_, IdemEnd::Done { out, .. })),
+                ..
+            } => Some(std::mem::take(out)),
+            _ => None,
+        };
+        self.commit(&op, out, now)
+    }
+
+    /// Runs `op`; `out`, when given, is the output its `done` record holds.
+    fn commit(&mut self, op: &Op, mut out: Option<Value>, now: f64) -> Applied {
         let (writes, applied) = {
             let values: Vec<Option<&Entry>> =
                 op.key_refs().into_iter().map(|k| self.map.get(k)).collect();
@@ -712,13 +727,18 @@ impl MemoryState {
         // The sweep looks at one key more than the transaction added, so the ring turns
         // faster than entries are made.
         let mut look = 1;
-        for (k, v) in writes {
+        for (k, mut v) in writes {
+            if let Some(Entry::Done { out: held, .. }) = &mut v {
+                if let Some(o) = out.take() {
+                    *held = o;
+                }
+            }
             match v {
-                Some(v) => match self.map.get_mut(&k) {
-                    Some(held) => *held = v,
-                    None => {
-                        self.map.insert(k.clone(), v);
-                        self.ring.push_back(k);
+                Some(v) => match self.map.entry(k) {
+                    std::collections::hash_map::Entry::Occupied(mut held) => *held.get_mut() = v,
+                    std::collections::hash_map::Entry::Vacant(new) => {
+                        self.ring.push_back(new.key().clone());
+                        new.insert(v);
                         look += 1;
                     }
                 },

@@ -323,11 +323,8 @@ impl JsCall {
     /// [`Self::output`] on a memory port.
     #[wasm_bindgen(js_name = outputIn)]
     pub fn output_in(&mut self, memory: &mut JsMemory, output: &str, now: f64) -> String {
-        let mut a = self.inner.on(output_event(output), now);
-        while let Action::Transact(op) = &a {
-            let applied = memory.inner.transact(op, now);
-            a = self.inner.on(Event::Applied(applied), now);
-        }
+        let a = self.inner.on(output_event(output), now);
+        let a = self.settle_locally(a, memory, now);
         self.echo(a)
     }
 
@@ -390,11 +387,16 @@ fn event_of(kind: &str, failure: &str) -> Result<Event, JsValue> {
 
 impl JsCall {
     /// Runs transactions on the memory port until another action comes.
-    fn local(&mut self, mut a: Action, memory: &mut JsMemory, now: f64) -> String {
-        while let Action::Transact(op) = &a {
-            let applied = memory.inner.transact(op, now);
+    fn local(&mut self, a: Action, memory: &mut JsMemory, now: f64) -> String {
+        self.settle_locally(a, memory, now).to_json()
+    }
+
+    /// Runs transactions on the memory port until another action comes → that action.
+    fn settle_locally(&mut self, mut a: Action, memory: &mut JsMemory, now: f64) -> Action {
+        while let Action::Transact(op) = a {
+            let applied = memory.inner.run(op, now);
             a = self.inner.on(Event::Applied(applied), now);
         }
-        a.to_json()
+        a
     }
 }

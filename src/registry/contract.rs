@@ -187,6 +187,12 @@ pub struct Contract {
     pub source: Value,
     /// `name@version`, made once.
     key: String,
+    /// `input` and `output` digested for the gateway's checks (`None`: a schema the digest
+    /// does not hold, read as it is).
+    checks: (
+        Option<crate::json_schema::Compiled>,
+        Option<crate::json_schema::Compiled>,
+    ),
 }
 
 impl Contract {
@@ -198,6 +204,27 @@ impl Contract {
     /// `name@version`, borrowed.
     pub fn key(&self) -> &str {
         &self.key
+    }
+
+    /// The version as text (what `version.to_string()` writes), borrowed.
+    pub fn version_text(&self) -> &str {
+        self.key.get(self.name.len() + 1..).unwrap_or_default()
+    }
+
+    /// Checks an input (defaults filled in) against the input schema.
+    pub fn check_input(
+        &self,
+        input: &Value,
+    ) -> std::result::Result<(), Vec<crate::json_schema::Violation>> {
+        crate::json_schema::validate_with(&self.input, self.checks.0.as_ref(), input)
+    }
+
+    /// Checks a handler's output against the output schema.
+    pub fn check_output(
+        &self,
+        output: &Value,
+    ) -> std::result::Result<(), Vec<crate::json_schema::Violation>> {
+        crate::json_schema::validate_with(&self.output, self.checks.1.as_ref(), output)
     }
 
     /// The declared error with this code.
@@ -788,6 +815,10 @@ fn read_into(
     let (name, version) = (name?, version?);
     Some(Contract {
         key: format!("{name}@{version}"),
+        checks: (
+            crate::json_schema::Compiled::new(&input),
+            crate::json_schema::Compiled::new(&output),
+        ),
         name,
         version,
         description,

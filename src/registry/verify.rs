@@ -82,7 +82,7 @@ impl Registry {
                 );
             } else {
                 let output = r.get("output").unwrap_or(&Value::Null);
-                let ok = match crate::json_schema::validate(&c.output, output) {
+                let ok = match c.check_output(output) {
                     Ok(()) => true,
                     Err(vs) => {
                         for x in vs {

@@ -19,6 +19,9 @@
 
 use serde_json::{Map, Value};
 
+mod compiled;
+pub use compiled::Compiled;
+
 /// How many violations one validation reports at most.
 pub const MAX_VIOLATIONS: usize = 32;
 /// How deep `$ref`s and nested schemas may go before validation stops with a violation.
@@ -49,6 +52,11 @@ impl Violation {
 /// Validates `instance` against `schema`; `Ok` when it matches, else the violations (at most
 /// [`MAX_VIOLATIONS`]).
 pub fn validate(schema: &Value, instance: &Value) -> Result<(), Vec<Violation>> {
+    // Most instances match: the quick pass writes no paths and stops at the first miss;
+    // only a failing instance is walked again to say where and why.
+    if is_valid(schema, instance) {
+        return Ok(());
+    }
     let mut v = Validator {
         root: schema,
         out: Vec::new(),
@@ -60,6 +68,19 @@ pub fn validate(schema: &Value, instance: &Value) -> Result<(), Vec<Violation>> 
         Ok(())
     } else {
         Err(v.out)
+    }
+}
+
+/// [`validate`] with the schema's digested form, when it has one (the answer is the same;
+/// a matching instance is only checked faster).
+pub fn validate_with(
+    schema: &Value,
+    compiled: Option<&Compiled>,
+    instance: &Value,
+) -> Result<(), Vec<Violation>> {
+    match compiled {
+        Some(c) if c.is_valid(instance) => Ok(()),
+        _ => validate(schema, instance),
     }
 }
 
@@ -314,6 +335,10 @@ impl<'a> Validator<'a> {
         (seg, name): (&str, &str),
         depth: usize,
     ) -> bool {
+        if self.quick {
+            // No violation is written in a quick pass: the paths are not needed.
+            return self.check(schema, inst, ipath, spath, depth + 1);
+        }
         let (il, sl) = (ipath.len(), spath.len());
         if let Some(s) = iseg {
             ipath.push('/');
