@@ -77,17 +77,19 @@ const web = rows[0];
 // catalog's words found, and told plain, in one scan; its documents split in one; the
 // term hasher reading whole words: about 12 % faster in wasm) to 922.1 KB, and the
 // SkillSpec scanner (a spec's text read into a borrowed outline in place of the serde
-// visitors: validation about 35 % faster) 88 bytes more, still 922.1 KB; the gate is
-// 923 KB. `errorClass` took the base module from 494.9 to 495.1 KB and the index scans to
-// 495.3 KB, so its gate is 496 KB (and `promptloom/lower` 235.7 KB). Issue 17 is where they
-// come down.
+// visitors: validation about 35 % faster) 88 bytes more, still 922.1 KB; the gateway's
+// contract schemas digested once (`json_schema::Compiled`) and its memory port on Fx with
+// the output moved into the state (about 12 % off a gateway call in Node) to 926.1 KB: the
+// gate is 927 KB. `errorClass` took the base module from 494.9 to 495.1 KB, the index scans
+// to 495.3 KB and Fx's finisher to 495.5 KB, so its gate is 496 KB (and `promptloom/lower`
+// 235.7 KB). Issue 17 is where they come down.
 const budget = 496 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 923 * 1024;
+const fullBudget = 927 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
@@ -101,8 +103,9 @@ if (full.gz > fullBudget) {
 // lowering-only one 244.8 KB (-15.4 KB). The SkillSpec text reader (hand-written serde
 // visitors: a 1,000-state spec validates about 40 % faster) took the full world to 935.7 KB
 // and the lowering-only one to 245.0 KB, and the scanner that replaced them the full world
-// to 936.3 KB; gates 937 and 246.
-for (const [row, kbBudget, what] of [[rows[4], 937, 'the full WASI component'], [rows[5], 246, 'the lowering-only WASI component']]) {
+// to 936.3 KB; the gateway's digested schemas and Fx memory port to 939.5 KB; gates 940 and
+// 246.
+for (const [row, kbBudget, what] of [[rows[4], 940, 'the full WASI component'], [rows[5], 246, 'the lowering-only WASI component']]) {
   if (row.gz > kbBudget * 1024) {
     console.error(`${what} is ${kb(row.gz)} gzip, over its budget of ${kb(kbBudget * 1024)}`);
     process.exitCode = 1;

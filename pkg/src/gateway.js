@@ -7,6 +7,8 @@
 import { PromptloomError, __call as call, __core, __json, __opts, __str, __module, __generation } from './api.js';
 
 const clock = () => Date.now();
+/** The core's answer when the output is valid and passed on as given (src/js/gateway.rs). */
+const ECHO = '{"do":"done","echo":true}';
 
 /** A class only the composer module has, or the error that names the entry to import. */
 function coreClass(name) {
@@ -505,7 +507,11 @@ export class Gateway {
     } catch (e) {
       return ev('failed', JSON.stringify({ message: `the handler's output cannot be written as JSON: ${e?.message ?? e}`, retryable: false }));
     }
-    const next = JSON.parse(call(() => (mem ? c.outputIn(mem, text, this.#now()) : c.output(text, this.#now()))));
+    const answer = call(() => (mem ? c.outputIn(mem, text, this.#now()) : c.output(text, this.#now())));
+    // The usual answer: done, with the output as the handler gave it (read back from its
+    // JSON, so the caller never shares the handler's object).
+    if (answer === ECHO) return { do: 'done', output: JSON.parse(text) };
+    const next = JSON.parse(answer);
     if (next.echo) next.output = JSON.parse(text);
     return next;
   }

@@ -259,7 +259,8 @@ pub struct JsCall {
 #[wasm_bindgen(js_class = GatewayCall)]
 impl JsCall {
     /// An action after the handler's output: `done` echoes the output the glue passed in
-    /// (unless an output adapter reshaped it).
+    /// (unless an output adapter reshaped it). The glue compares the echo's exact text
+    /// (`ECHO` in `pkg/src/gateway.js`) before parsing anything.
     fn echo(&self, a: Action) -> String {
         match a {
             Action::Done(_) if !self.inner.is_adapted() => {

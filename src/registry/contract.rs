@@ -189,10 +189,10 @@ pub struct Contract {
     key: String,
     /// `input` and `output` digested for the gateway's checks (`None`: a schema the digest
     /// does not hold, read as it is).
-    checks: (
+    checks: std::sync::Arc<(
         Option<crate::json_schema::Compiled>,
         Option<crate::json_schema::Compiled>,
-    ),
+    )>,
 }
 
 impl Contract {
@@ -815,10 +815,10 @@ fn read_into(
     let (name, version) = (name?, version?);
     Some(Contract {
         key: format!("{name}@{version}"),
-        checks: (
+        checks: std::sync::Arc::new((
             crate::json_schema::Compiled::new(&input),
             crate::json_schema::Compiled::new(&output),
-        ),
+        )),
         name,
         version,
         description,
