@@ -167,9 +167,9 @@ fn kv_failed(what: &str, e: kv::Error) -> Error {
 }
 
 impl Port {
-    fn transact(&mut self, op: &Op, now: f64) -> crate::Result<Applied> {
+    fn transact(&mut self, op: Op, now: f64) -> crate::Result<Applied> {
         match self {
-            Port::Memory(m) => Ok(m.transact(op, now)),
+            Port::Memory(m) => Ok(m.run(op, now)),
             Port::Failed(why) => Err(Error::new(ErrorKind::StoreFailed, why.clone())),
             Port::Bucket(b) => {
                 let keys = op.keys();
@@ -178,7 +178,7 @@ impl Port {
                     let v = b.get(k).map_err(|e| kv_failed("get", e))?;
                     values.push(v.and_then(|bytes| String::from_utf8(bytes).ok()));
                 }
-                let (writes, applied) = state::apply(op, &values, now);
+                let (writes, applied) = state::apply(&op, &values, now);
                 for (k, v) in writes {
                     match v {
                         Some(v) => b.set(&k, v.as_bytes()).map_err(|e| kv_failed("set", e))?,
@@ -209,7 +209,7 @@ impl GatewayResource {
             action = match action {
                 Action::Transact(op) => {
                     let now = handlers::now_ms();
-                    let applied = self.port.borrow_mut().transact(&op, now)?;
+                    let applied = self.port.borrow_mut().transact(op, now)?;
                     call.on(Event::Applied(applied), handlers::now_ms())
                 }
                 Action::Invoke(inv) => {

@@ -12,7 +12,7 @@
 //! reads the schema itself. The two agree on every schema both read: the answer is only
 //! ever the same yes or no, faster (the tests compare them).
 
-use super::{is_integer, json_eq, multiple_of, Keywords, MAX_DEPTH};
+use super::{has_duplicates, is_integer, json_eq, multiple_of, Keywords, MAX_DEPTH};
 use serde_json::{Map, Value};
 
 /// Instance kinds as bits of a `type` mask (`integer` is a whole number).
@@ -288,12 +288,7 @@ impl Checks {
         if self.min_items.is_some_and(|m| n < m) || self.max_items.is_some_and(|m| n > m) {
             return false;
         }
-        if self.unique_items
-            && items
-                .iter()
-                .enumerate()
-                .any(|(i, a)| items.iter().skip(i + 1).any(|b| json_eq(a, b)))
-        {
+        if self.unique_items && has_duplicates(items) {
             return false;
         }
         self.items

@@ -141,6 +141,14 @@ pub fn json_eq(a: &Value, b: &Value) -> bool {
     }
 }
 
+/// Whether two items of an array are equal (`uniqueItems`).
+fn has_duplicates(items: &[Value]) -> bool {
+    items
+        .iter()
+        .enumerate()
+        .any(|(i, a)| items.iter().skip(i + 1).any(|b| json_eq(a, b)))
+}
+
 /// Escapes one JSON pointer segment.
 fn escape(seg: &str) -> std::borrow::Cow<'_, str> {
     if seg.contains(['~', '/']) {
@@ -611,19 +619,13 @@ impl<'a> Validator<'a> {
                 );
             }
         }
-        if kw.unique_items.and_then(Value::as_bool) == Some(true) {
-            let dup = items
-                .iter()
-                .enumerate()
-                .any(|(i, a)| items.iter().skip(i + 1).any(|b| json_eq(a, b)));
-            if dup {
-                ok = false;
-                self.fail(
-                    ipath,
-                    &format!("{spath}/uniqueItems"),
-                    "the array's items are not unique".into(),
-                );
-            }
+        if kw.unique_items.and_then(Value::as_bool) == Some(true) && has_duplicates(items) {
+            ok = false;
+            self.fail(
+                ipath,
+                &format!("{spath}/uniqueItems"),
+                "the array's items are not unique".into(),
+            );
         }
         if !ok && self.quick {
             return false;
