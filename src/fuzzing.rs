@@ -260,6 +260,10 @@ pub fn response_stream(data: &[u8]) {
 /// A user message as JSON, lowered for every provider (no resolver).
 pub fn message_json(data: &[u8]) {
     let Some(t) = text(data) else { return };
+    // The fast reader, where it answers, answers as the JSON tree does.
+    if let Some(fast) = crate::message::read_fast(t) {
+        assert_eq!(Ok(fast), UserMessage::from_json_tree(t)); // ok: fuzz oracle
+    }
     if let Ok(m) = UserMessage::from_json(t) {
         for p in PROVIDERS {
             let _ = lower(&m, &LowerOptions::new(p), &NoResolver);

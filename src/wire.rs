@@ -18,13 +18,7 @@ pub fn json_value(text: &str, what: &str, kind: ErrorKind) -> Result<Value> {
 /// Parses a JSON array of messages (a history for `lowerMany` / `lower-many`); anything
 /// else is `InvalidMessage`.
 pub fn message_array(text: &str) -> Result<Vec<Value>> {
-    match json_value(text, "the message", ErrorKind::InvalidMessage)? {
-        Value::Array(items) => Ok(items),
-        _ => Err(Error::new(
-            ErrorKind::InvalidMessage,
-            "messages must be a JSON array",
-        )),
-    }
+    crate::message::array_values(text)
 }
 
 /// Parses the resolver answers into a [`TableResolver`].

@@ -341,14 +341,13 @@ impl Guest for Component {
             )));
         }
         let (opts, _) = options(options_in).map_err(to_wit)?;
-        let list = crate::wire::message_array(&messages).map_err(to_wit)?;
+        let list = UserMessage::many_from_json(&messages).map_err(to_wit)?;
         let tables = answer_tables(list.len(), answers).map_err(to_wit)?;
         Ok(list
             .into_iter()
             .zip(tables.iter())
             .map(|(m, table)| {
-                UserMessage::from_value(m)
-                    .and_then(|msg| lower::lower(&msg, &opts, table))
+                m.and_then(|msg| lower::lower(&msg, &opts, table))
                     .map(|out| wit::Lowered {
                         body: out.body,
                         report: out.report.to_json(),

@@ -101,15 +101,13 @@ pub fn lower_many_inbox(lens: &[u32]) -> Result<String, JsValue> {
         )));
     };
     let opts = parsed_options(options).map_err(js_err)?;
-    let messages = crate::wire::message_array(&messages).map_err(js_err)?;
+    let parsed = UserMessage::many_from_json(&messages).map_err(js_err)?;
     let plan = resolved.starts_with(frame::ASK) && resolved.len() == frame::ASK.len_utf8();
     let tables = if plan {
-        (0..messages.len()).map(|_| Default::default()).collect()
+        (0..parsed.len()).map(|_| Default::default()).collect()
     } else {
-        wire::resolver_tables(&resolved, it.collect(), messages.len()).map_err(js_err)?
+        wire::resolver_tables(&resolved, it.collect(), parsed.len()).map_err(js_err)?
     };
-    let parsed: Vec<crate::error::Result<UserMessage>> =
-        messages.into_iter().map(UserMessage::from_value).collect();
     if plan {
         let lists: Vec<Vec<lower::Request>> = parsed
             .iter()

@@ -14,6 +14,13 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::fields::{At, Fields};
 use serde_json::{Map, Value};
 
+mod read;
+
+/// The fast reader's answer alone (`None`: left to the JSON tree), for the fuzz oracle.
+pub(crate) fn read_fast(text: &str) -> Option<UserMessage> {
+    read::message(text)
+}
+
 /// The message schema version this library writes. Version 1 rows are read through the
 /// read-time adapter in [`crate::versions`].
 pub const SCHEMA_VERSION: u64 = 2;
@@ -318,12 +325,32 @@ impl UserMessage {
 
     /// Parses the wire form from JSON text.
     pub fn from_json(text: &str) -> Result<Self> {
+        match read::message(text) {
+            Some(m) => Ok(m),
+            None => Self::from_json_tree(text),
+        }
+    }
+
+    /// [`UserMessage::from_json`] through the JSON tree only (the fast reader's oracle).
+    pub(crate) fn from_json_tree(text: &str) -> Result<Self> {
         let value: Value = serde_json::from_str(text).map_err(|e| {
             Error::json(ErrorKind::InvalidMessage, "message", &e)
                 .with("line", e.line() as u64)
                 .with("column", e.column() as u64)
         })?;
         Self::from_value(value)
+    }
+
+    /// Parses a JSON array of messages (a history for `lowerMany` / `lower-many`): one
+    /// result per message, in order. Text that is not a JSON array is `InvalidMessage`.
+    pub fn many_from_json(text: &str) -> Result<Vec<Result<Self>>> {
+        if let Some(list) = read::messages(text) {
+            return Ok(list.into_iter().map(Ok).collect());
+        }
+        Ok(array_values(text)?
+            .into_iter()
+            .map(UserMessage::from_value)
+            .collect())
     }
 
     /// Parses the wire form from a JSON value. A message of an older `schema_version` is
@@ -415,6 +442,20 @@ impl UserMessage {
     /// The wire form as JSON text.
     pub fn to_json(&self) -> String {
         self.to_value().to_string()
+    }
+}
+
+/// A JSON array of messages as values (each read by [`UserMessage::from_value`]); anything
+/// else is `InvalidMessage`.
+pub(crate) fn array_values(text: &str) -> Result<Vec<Value>> {
+    let value = serde_json::from_str(text)
+        .map_err(|e| Error::json(ErrorKind::InvalidMessage, "the message", &e))?;
+    match value {
+        Value::Array(items) => Ok(items),
+        _ => Err(Error::new(
+            ErrorKind::InvalidMessage,
+            "messages must be a JSON array",
+        )),
     }
 }
 
