@@ -81,15 +81,18 @@ const web = rows[0];
 // contract schemas digested once (`json_schema::Compiled`) and its memory port on Fx with
 // the output moved into the state (about 12 % off a gateway call in Node) to 926.1 KB: the
 // gate is 927 KB. `errorClass` took the base module from 494.9 to 495.1 KB, the index scans
-// to 495.3 KB and Fx's finisher to 495.5 KB, so its gate is 496 KB (and `promptloom/lower`
-// 235.7 KB). Issue 17 is where they come down.
-const budget = 496 * 1024;
+// to 495.3 KB and Fx's finisher to 495.5 KB (and `promptloom/lower` 235.7 KB). The message
+// reader that builds a message straight from its text (`message::read`, beside the tree
+// reader that stays for errors: `lowerMany` of a 1,000-message history about 35 % faster)
+// cost every module 8.4-8.8 KB: 504.1 KB here (gate 505), the composer's 934.8 KB (gate
+// 935), `promptloom/lower` 244.1 KB (gate 245). Issue 17 is where they come down.
+const budget = 505 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 927 * 1024;
+const fullBudget = 935 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
@@ -103,9 +106,10 @@ if (full.gz > fullBudget) {
 // lowering-only one 244.8 KB (-15.4 KB). The SkillSpec text reader (hand-written serde
 // visitors: a 1,000-state spec validates about 40 % faster) took the full world to 935.7 KB
 // and the lowering-only one to 245.0 KB, and the scanner that replaced them the full world
-// to 936.3 KB; the gateway's digested schemas and Fx memory port to 939.5 KB; gates 940 and
-// 246.
-for (const [row, kbBudget, what] of [[rows[4], 940, 'the full WASI component'], [rows[5], 246, 'the lowering-only WASI component']]) {
+// to 936.3 KB; the gateway's digested schemas and Fx memory port to 939.5 KB; the message
+// reader (`message::read`) to 947.8 KB and the lowering-only one to 253.3 KB: gates 948 and
+// 254.
+for (const [row, kbBudget, what] of [[rows[4], 948, 'the full WASI component'], [rows[5], 254, 'the lowering-only WASI component']]) {
   if (row.gz > kbBudget * 1024) {
     console.error(`${what} is ${kb(row.gz)} gzip, over its budget of ${kb(kbBudget * 1024)}`);
     process.exitCode = 1;
@@ -115,7 +119,7 @@ for (const [row, kbBudget, what] of [[rows[4], 940, 'the full WASI component'], 
 // stores or skills): 234.2 KB gzip at its first build, below the AI SDK with three
 // providers (274 KB); the target of 120 KB is issue 17's.
 const lowerOnly = rows[6];
-if (lowerOnly.gz > 236 * 1024) {
-  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(236 * 1024)}`);
+if (lowerOnly.gz > 245 * 1024) {
+  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(245 * 1024)}`);
   process.exitCode = 1;
 }
