@@ -390,10 +390,18 @@ impl Conversation {
     /// Parses a turn's JSON text and appends it. Errors name the turn's index.
     pub fn append_json(&mut self, text: &str, answers: Answers) -> Result<usize> {
         let at = self.entries.len();
-        let value = serde_json::from_str(text).map_err(|e| {
-            Error::json(ErrorKind::InvalidMessage, "the turn", &e).at(format!("turns[{at}]"))
-        })?;
-        let turn = Turn::from_value(value).map_err(|e| e.within(&format!("turns[{at}]")))?;
+        // A user turn is a message: read straight from its text when the fast reader takes
+        // it (it takes only the `user` role, or none), through the JSON tree otherwise.
+        let turn = match crate::message::read_fast(text) {
+            Some(m) => Turn::User(m),
+            None => {
+                let value = serde_json::from_str(text).map_err(|e| {
+                    Error::json(ErrorKind::InvalidMessage, "the turn", &e)
+                        .at(format!("turns[{at}]"))
+                })?;
+                Turn::from_value(value).map_err(|e| e.within(&format!("turns[{at}]")))?
+            }
+        };
         Ok(self.append(turn, answers))
     }
 

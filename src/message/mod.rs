@@ -16,7 +16,8 @@ use serde_json::{Map, Value};
 
 mod read;
 
-/// The fast reader's answer alone (`None`: left to the JSON tree), for the fuzz oracle.
+/// The fast reader's answer alone (`None`: left to the JSON tree): for a caller that reads
+/// other shapes too (a conversation's turn), and the fuzz oracle.
 pub(crate) fn read_fast(text: &str) -> Option<UserMessage> {
     read::message(text)
 }
