@@ -36,6 +36,7 @@ pub mod fuzzing;
 mod fx;
 #[cfg(feature = "composer")]
 pub mod gateway;
+mod json_scan;
 #[cfg(feature = "composer")]
 pub mod json_schema;
 mod json_text;

@@ -7,6 +7,7 @@ use std::path::Path;
 /// Lowest first.
 const ORDER: &[&str] = &[
     "json_text",
+    "json_scan",
     "error",
     "budget",
     "heap",

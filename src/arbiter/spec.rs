@@ -2,6 +2,7 @@
 //! JSON with every problem of its shape collected, and checked as a graph by
 //! [`super::validate`].
 
+use crate::json_scan::{Scanner, Seen};
 use crate::problems::Problems;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -523,42 +524,19 @@ struct Scan<'a> {
     depth: usize,
 }
 
-/// Which of an object's keys were seen (a key given twice is not read fast: the tree reader
-/// keeps the last).
-#[derive(Default)]
-struct Seen(u16);
-
-impl Seen {
-    fn first(&mut self, bit: u16) -> Option<()> {
-        let new = self.0 & bit == 0;
-        self.0 |= bit;
-        new.then_some(())
+impl<'a> Scanner<'a> for Scan<'a> {
+    fn text(&self) -> &'a str {
+        self.text
+    }
+    fn at_mut(&mut self) -> &mut usize {
+        &mut self.at
+    }
+    fn at(&self) -> usize {
+        self.at
     }
 }
 
 impl<'a> Scan<'a> {
-    fn byte(&self) -> Option<u8> {
-        self.text.as_bytes().get(self.at).copied()
-    }
-
-    /// Skips JSON whitespace.
-    fn ws(&mut self) {
-        while matches!(self.byte(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.at += 1;
-        }
-    }
-
-    /// The next byte after whitespace, not taken.
-    fn peek(&mut self) -> Option<u8> {
-        self.ws();
-        self.byte()
-    }
-
-    /// Takes `c` (after whitespace).
-    fn eat(&mut self, c: u8) -> Option<()> {
-        (self.peek()? == c).then(|| self.at += 1)
-    }
-
     /// A string with no escape, borrowed from the text.
     fn plain(&mut self) -> Option<&'a str> {
         self.eat(b'"')?;
@@ -576,7 +554,7 @@ impl<'a> Scan<'a> {
     }
 
     /// [`Scan::plain`] into `slot`, a key's first time (`bit` in `seen`).
-    fn plain_once(&mut self, seen: &mut Seen, bit: u16, slot: &mut Option<&'a str>) -> Option<()> {
+    fn plain_once(&mut self, seen: &mut Seen, bit: u32, slot: &mut Option<&'a str>) -> Option<()> {
         seen.first(bit)?;
         *slot = Some(self.plain()?);
         Some(())
@@ -686,36 +664,6 @@ impl<'a> Scan<'a> {
     fn nest(&mut self) -> Option<()> {
         self.depth += 1;
         (self.depth <= SKIP_DEPTH).then_some(())
-    }
-
-    /// After a member: `,` (true: another follows) or `close` (false: taken).
-    fn next(&mut self, close: u8) -> Option<bool> {
-        match self.peek()? {
-            b',' => {
-                self.at += 1;
-                Some(true)
-            }
-            c if c == close => {
-                self.at += 1;
-                Some(false)
-            }
-            _ => None,
-        }
-    }
-
-    /// The members of an object or an array up to `close` (the opening taken), `item`
-    /// reading each.
-    fn members(&mut self, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
-        if self.peek()? == close {
-            self.at += 1;
-            return Some(());
-        }
-        loop {
-            item(self)?;
-            if !self.next(close)? {
-                return Some(());
-            }
-        }
     }
 
     /// An object, `member` reading each value after its (unescaped) key.

@@ -20,6 +20,7 @@ use super::{
     Data, EditorContext, FileAttachment, FileRef, HostData, Mention, Metadata, Outcome, Part,
     Range, RangeUnit, RefTarget, Resolution, UserMessage, SCHEMA_VERSION,
 };
+use crate::json_scan::{Scanner, Seen};
 use serde_json::{Map, Value};
 
 /// The oldest version read here (see [`MessageIn::typed`]; a version 3 must revisit it).
@@ -51,7 +52,7 @@ pub(crate) fn messages(text: &str) -> Option<Vec<UserMessage>> {
     };
     scan.eat(b'[')?;
     let mut out = Vec::new();
-    scan.members(b']', |s| {
+    scan.inside(b']', |s| {
         out.push(s.message()?.typed()?);
         Some(())
     })?;
@@ -255,42 +256,19 @@ struct Scan<'a> {
     depth: usize,
 }
 
-/// Which of an object's known keys were seen (a key given twice is left to the tree, which
-/// keeps the last).
-#[derive(Default)]
-struct Seen(u32);
-
-impl Seen {
-    fn first(&mut self, bit: u32) -> Option<()> {
-        let new = self.0 & bit == 0;
-        self.0 |= bit;
-        new.then_some(())
+impl<'a> Scanner<'a> for Scan<'a> {
+    fn text(&self) -> &'a str {
+        self.text
+    }
+    fn at_mut(&mut self) -> &mut usize {
+        &mut self.at
+    }
+    fn at(&self) -> usize {
+        self.at
     }
 }
 
 impl<'a> Scan<'a> {
-    fn byte(&self) -> Option<u8> {
-        self.text.as_bytes().get(self.at).copied()
-    }
-
-    /// Skips JSON whitespace.
-    fn ws(&mut self) {
-        while matches!(self.byte(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.at += 1;
-        }
-    }
-
-    /// The next byte after whitespace, not taken.
-    fn peek(&mut self) -> Option<u8> {
-        self.ws();
-        self.byte()
-    }
-
-    /// Takes `c` (after whitespace).
-    fn eat(&mut self, c: u8) -> Option<()> {
-        (self.peek()? == c).then(|| self.at += 1)
-    }
-
     /// Nothing but whitespace is left.
     fn end(&mut self) -> Option<()> {
         self.ws();
@@ -313,35 +291,11 @@ impl<'a> Scan<'a> {
         (self.depth <= DEPTH).then_some(())
     }
 
-    /// After a member: `,` (true: another follows) or `close` (false: taken).
-    fn next(&mut self, close: u8) -> Option<bool> {
-        match self.peek()? {
-            b',' => {
-                self.at += 1;
-                Some(true)
-            }
-            c if c == close => {
-                self.at += 1;
-                Some(false)
-            }
-            _ => None,
-        }
-    }
-
     /// The members of an array or an object up to `close` (the opening taken), `item`
     /// reading each, one level deeper.
-    fn members(&mut self, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+    fn inside(&mut self, close: u8, item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
         self.nest()?;
-        if self.peek()? == close {
-            self.at += 1;
-        } else {
-            loop {
-                item(self)?;
-                if !self.next(close)? {
-                    break;
-                }
-            }
-        }
+        self.members(close, item)?;
         self.depth -= 1;
         Some(())
     }
@@ -349,7 +303,7 @@ impl<'a> Scan<'a> {
     /// An object's members: `field` reads the value of each key (the colon taken).
     fn object(&mut self, mut field: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
         self.eat(b'{')?;
-        self.members(b'}', |s| {
+        self.inside(b'}', |s| {
             let key = s.key()?;
             s.eat(b':')?;
             field(s, key)
@@ -494,7 +448,7 @@ impl<'a> Scan<'a> {
             }
             b'{' => {
                 self.at += 1;
-                self.members(b'}', |s| {
+                self.inside(b'}', |s| {
                     s.key_any()?;
                     s.eat(b':')?;
                     s.skip()
@@ -502,7 +456,7 @@ impl<'a> Scan<'a> {
             }
             b'[' => {
                 self.at += 1;
-                self.members(b']', Self::skip)
+                self.inside(b']', Self::skip)
             }
             _ => {
                 let start = self.at;
@@ -558,7 +512,7 @@ impl<'a> Scan<'a> {
     fn parts(&mut self) -> Option<Vec<PartIn<'a>>> {
         self.eat(b'[')?;
         let mut out = Vec::new();
-        self.members(b']', |s| {
+        self.inside(b']', |s| {
             out.push(s.part()?);
             Some(())
         })?;
