@@ -35,6 +35,23 @@ pub(crate) trait Scanner<'a> {
         (self.peek()? == c).then(|| *self.at_mut() += 1)
     }
 
+    /// A string with no escape, borrowed from the text (one with an escape or a control
+    /// character is not taken).
+    fn plain(&mut self) -> Option<&'a str> {
+        self.eat(b'"')?;
+        let start = self.at();
+        loop {
+            match self.byte()? {
+                b'"' => break,
+                b'\\' | 0..0x20 => return None,
+                _ => *self.at_mut() += 1,
+            }
+        }
+        let s = self.text().get(start..self.at())?;
+        *self.at_mut() += 1;
+        Some(s)
+    }
+
     /// After a member: `,` (true: another follows) or `close` (false: taken).
     fn next(&mut self, close: u8) -> Option<bool> {
         match self.peek()? {

@@ -537,23 +537,7 @@ impl<'a> Scanner<'a> for Scan<'a> {
 }
 
 impl<'a> Scan<'a> {
-    /// A string with no escape, borrowed from the text.
-    fn plain(&mut self) -> Option<&'a str> {
-        self.eat(b'"')?;
-        let start = self.at;
-        loop {
-            match self.byte()? {
-                b'"' => break,
-                b'\\' | 0..0x20 => return None,
-                _ => self.at += 1,
-            }
-        }
-        let s = self.text.get(start..self.at)?;
-        self.at += 1;
-        Some(s)
-    }
-
-    /// [`Scan::plain`] into `slot`, a key's first time (`bit` in `seen`).
+    /// [`Scanner::plain`] into `slot`, a key's first time (`bit` in `seen`).
     fn plain_once(&mut self, seen: &mut Seen, bit: u32, slot: &mut Option<&'a str>) -> Option<()> {
         seen.first(bit)?;
         *slot = Some(self.plain()?);

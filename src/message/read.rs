@@ -304,26 +304,10 @@ impl<'a> Scan<'a> {
     fn object(&mut self, mut field: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
         self.eat(b'{')?;
         self.inside(b'}', |s| {
-            let key = s.key()?;
+            let key = s.plain()?;
             s.eat(b':')?;
             field(s, key)
         })
-    }
-
-    /// A key, borrowed: one with an escape is not taken.
-    fn key(&mut self) -> Option<&'a str> {
-        self.eat(b'"')?;
-        let start = self.at;
-        loop {
-            match self.byte()? {
-                b'"' => break,
-                b'\\' | 0..0x20 => return None,
-                _ => self.at += 1,
-            }
-        }
-        let k = self.text.get(start..self.at)?;
-        self.at += 1;
-        Some(k)
     }
 
     /// A string the reader only compares (a type, a kind, a unit, an outcome), borrowed:
@@ -332,7 +316,7 @@ impl<'a> Scan<'a> {
         if self.peek()? != b'"' {
             return None;
         }
-        self.key()
+        self.plain()
     }
 
     /// [`Scan::word`] or `null` (`None` inside).
