@@ -84,15 +84,16 @@ const web = rows[0];
 // to 495.3 KB and Fx's finisher to 495.5 KB (and `promptloom/lower` 235.7 KB). The message
 // reader that builds a message straight from its text (`message::read`, beside the tree
 // reader that stays for errors: `lowerMany` of a 1,000-message history about 35 % faster)
-// cost every module 8.4-8.8 KB: 504.1 KB here (gate 505), the composer's 934.8 KB (gate
-// 935), `promptloom/lower` 244.1 KB (gate 245). Issue 17 is where they come down.
+// cost every module 8.4-8.8 KB, and the scanner steps it shares with the SkillSpec reader
+// (`json_scan`) 0.4-1.0 KB more: 504.8 KB here (gate 505), the composer's 935.8 KB (gate
+// 936), `promptloom/lower` 244.7 KB (gate 245). Issue 17 is where they come down.
 const budget = 505 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 935 * 1024;
+const fullBudget = 936 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
@@ -107,9 +108,9 @@ if (full.gz > fullBudget) {
 // visitors: a 1,000-state spec validates about 40 % faster) took the full world to 935.7 KB
 // and the lowering-only one to 245.0 KB, and the scanner that replaced them the full world
 // to 936.3 KB; the gateway's digested schemas and Fx memory port to 939.5 KB; the message
-// reader (`message::read`) to 947.8 KB and the lowering-only one to 253.3 KB: gates 948 and
-// 254.
-for (const [row, kbBudget, what] of [[rows[4], 948, 'the full WASI component'], [rows[5], 254, 'the lowering-only WASI component']]) {
+// reader (`message::read`, with `json_scan`) to 948.3 KB and the lowering-only one to
+// 253.7 KB: gates 949 and 254.
+for (const [row, kbBudget, what] of [[rows[4], 949, 'the full WASI component'], [rows[5], 254, 'the lowering-only WASI component']]) {
   if (row.gz > kbBudget * 1024) {
     console.error(`${what} is ${kb(row.gz)} gzip, over its budget of ${kb(kbBudget * 1024)}`);
     process.exitCode = 1;
