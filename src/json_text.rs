@@ -72,6 +72,27 @@ pub(crate) fn to_string<T: Serialize + ?Sized>(v: &T) -> serde_json::Result<Stri
     Ok(String::from_utf8(bytes).unwrap_or_default())
 }
 
+/// A JSON value's compact text, written through [`Out`]: byte for byte what its `to_string`
+/// gives, without `Display`'s adapter (a `fmt::Formatter` between serde_json and the string
+/// checks every fragment as UTF-8 and copies it through two more calls).
+pub(crate) trait JsonText {
+    /// The compact JSON text.
+    fn json_text(&self) -> String;
+}
+
+impl JsonText for serde_json::Value {
+    fn json_text(&self) -> String {
+        // A `Value` always serializes (its map keys are strings).
+        to_string(self).unwrap_or_default()
+    }
+}
+
+impl JsonText for serde_json::Map<String, serde_json::Value> {
+    fn json_text(&self) -> String {
+        to_string(self).unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 //!   {"error": "…"} }` — a part with no entry is unresolved.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::lower::{Resolved, TableResolver};
 use crate::message::{Data, Part};
 use serde_json::Value;
@@ -104,7 +105,7 @@ fn table_from(value: Value, texts: &mut [Option<String>]) -> Result<TableResolve
             Err(e
                 .as_str()
                 .map(str::to_owned)
-                .unwrap_or_else(|| e.to_string()))
+                .unwrap_or_else(|| e.json_text()))
         } else {
             Ok(Resolved::Missing)
         };

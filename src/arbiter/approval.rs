@@ -13,6 +13,7 @@
 
 use super::{validate_spec, ProposalRecord, SkillRegistry};
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::problems::Problems;
 use crate::store::{Backend, Op, Table};
 use serde_json::{json, Value};
@@ -224,12 +225,12 @@ pub fn decide(
         Op::Put {
             table: Table::Proposals,
             key: id.to_owned(),
-            value: r.to_string(),
+            value: r.json_text(),
         },
         Op::Insert {
             table: Table::ApprovalLog,
             key: decision_key(d.at, id),
-            value: entry.to_string(),
+            value: entry.json_text(),
         },
     ];
     Ok(Decided {
@@ -302,7 +303,7 @@ pub fn decide_json(
 ) -> Result<(String, Option<SkillRegistry>)> {
     let d = decide(id, row, &decision_from_json(decision)?, registry)?;
     let ops: Vec<Value> = d.ops.iter().map(Op::to_value).collect();
-    Ok((json!({"row": d.row, "ops": ops}).to_string(), d.registry))
+    Ok((json!({"row": d.row, "ops": ops}).json_text(), d.registry))
 }
 
 /// Over a synchronous [`Backend`]: decides proposal `id` (read, decided, written).
@@ -326,5 +327,5 @@ pub fn read_in<B: Backend>(backend: &B, status: Option<&str>, history: bool) -> 
     } else {
         list(&backend.scan(Table::Proposals, "")?, status)?
     };
-    Ok(Value::Array(out).to_string())
+    Ok(Value::Array(out).json_text())
 }

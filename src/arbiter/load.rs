@@ -4,6 +4,7 @@
 
 use super::{validate, PROPOSE_SKILL, PROPOSE_TOOL};
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::problems::Severity;
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
@@ -171,5 +172,5 @@ pub fn load_files_json(files: &str, tools: &str) -> Result<String> {
     let mut o = Map::new();
     o.insert("specs".into(), Value::Array(loaded.specs));
     o.insert("warnings".into(), Value::Array(loaded.warnings));
-    Ok(Value::Object(o).to_string())
+    Ok(Value::Object(o).json_text())
 }

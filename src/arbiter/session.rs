@@ -19,6 +19,7 @@
 use super::approval;
 use super::{Arbiter, Event, Outcome, Proposal, Run, SkillRegistry, Status};
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::store::{Backend, Op, Table};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -289,7 +290,7 @@ impl Session {
         self.unsaved.push(Op::Insert {
             table: Table::SessionLog,
             key: log_key(&self.id, seq),
-            value: e.to_string(),
+            value: e.json_text(),
         });
         self.log.push(e);
     }
@@ -416,7 +417,7 @@ impl Session {
             self.unsaved.push(Op::Insert {
                 table: Table::Proposals,
                 key: id.clone(),
-                value: row.to_string(),
+                value: row.json_text(),
             });
         }
         if o.accepted && matches!(p, Proposal::Tool { .. }) && o.status == Status::Running {
@@ -502,7 +503,7 @@ impl Session {
             .iter()
             .take(self.saved)
             .enumerate()
-            .map(|(i, e)| (log_key(&self.id, i as u64), e.to_string()))
+            .map(|(i, e)| (log_key(&self.id, i as u64), e.json_text()))
             .collect();
         *self = Session::replay(self.registry.clone(), self.retries, &self.id, &rows)?;
         Ok(())
@@ -652,19 +653,19 @@ impl Session {
             "cancel" => run(self.cancel(lane, at)?),
             "heartbeat" => self.heartbeat(at).map(|_| String::new())?,
             "stop" => self.stop(at).map(|_| String::new())?,
-            "hierarchy" => self.hierarchy().to_string(),
-            "log" => Value::Array(self.log.clone()).to_string(),
-            "ops" => Value::Array(self.unsaved.iter().map(Op::to_value).collect()).to_string(),
+            "hierarchy" => self.hierarchy().json_text(),
+            "log" => Value::Array(self.log.clone()).json_text(),
+            "ops" => Value::Array(self.unsaved.iter().map(Op::to_value).collect()).json_text(),
             "lane" => self.lane(lane).to_owned(),
             "run" => self.arbiter.run(lane).map(run).unwrap_or_default(),
             "step_context" => self
                 .arbiter
                 .step_context(lane, &json(a, "the context")?)?
-                .to_string(),
+                .json_text(),
             "step_offer" => self
                 .arbiter
                 .step_offer(lane, &json(a, "tools")?)?
-                .to_string(),
+                .json_text(),
             other => {
                 return Err(Error::new(
                     ErrorKind::Internal,

@@ -13,6 +13,7 @@ pub mod rank;
 pub mod sync;
 
 use crate::error::{ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::skill::model::sort_summaries;
 use crate::skill::{ArtifactKind, Skill, SkillArtifact, SkillSummary};
 use crate::store::skills::SkillStore;
@@ -120,7 +121,7 @@ pub fn list_json(
 ) -> crate::error::Result<String> {
     use crate::store::skills::read_summaries;
     let merged = merge(read_summaries(workspace)?, read_summaries(account)?);
-    Ok(Value::Array(merged.iter().map(Entry::to_value).collect()).to_string())
+    Ok(Value::Array(merged.iter().map(Entry::to_value).collect()).json_text())
 }
 
 /// The SkillSpecs the merged catalog's enabled skills carry (a workspace fork of a system
@@ -141,7 +142,7 @@ pub fn skill_specs_json(
         Some(a) => skill_specs(merge(ws, read_summaries(a)?)),
         None => crate::store::seed::skill_specs(ws),
     };
-    Ok(Value::Array(specs).to_string())
+    Ok(Value::Array(specs).json_text())
 }
 
 /// The documents of the phase-1 index from merged catalog entries.

@@ -23,6 +23,7 @@
 use crate::catalog::rank;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fields::Fields;
+use crate::json_text::JsonText;
 use serde_json::{Map, Value};
 
 /// How the decision weighs the recommendations.
@@ -357,7 +358,7 @@ pub fn decide_json(query: &str, recs: &str, policy: &str) -> Result<String> {
     })?;
     Ok(decide(query, &recs, &Policy::from_text(policy)?)?
         .to_value()
-        .to_string())
+        .json_text())
 }
 
 fn round4(x: f64) -> f64 {

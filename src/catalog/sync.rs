@@ -15,6 +15,7 @@
 //! catalog is skipped and reported.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::problems::{Problem, Problems};
 use crate::skill::model::{content_etag, Skill, SkillSummary, Source};
 use crate::skill::read::read_skill;
@@ -188,5 +189,5 @@ pub fn plan_sync_json(
     );
     o.insert("report".into(), plan.report());
     o.insert("state".into(), state_op(url, etag, now).to_value());
-    Ok(Value::Object(o).to_string())
+    Ok(Value::Object(o).json_text())
 }

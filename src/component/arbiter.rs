@@ -10,6 +10,7 @@ use crate::arbiter::approval::{self, Decision};
 use crate::arbiter::session::{self, Session};
 use crate::arbiter::{self, Arbiter, Event, Proposal, SkillRegistry};
 use crate::error::{Error, ErrorKind};
+use crate::json_text::JsonText;
 use serde_json::Value;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -36,7 +37,7 @@ impl Guest for Component {
     type Session = SessionResource;
 
     fn session_machines() -> String {
-        session::machines().to_string()
+        session::machines().json_text()
     }
 
     fn list_proposals(store: String, status: Option<String>) -> Result<String, WitError> {
@@ -65,7 +66,7 @@ impl Guest for Component {
             ))
         })?;
         Ok((
-            d.row.to_string(),
+            d.row.json_text(),
             wit::SkillRegistry::new(RegistryResource {
                 inner: Arc::new(next),
             }),
@@ -82,7 +83,7 @@ impl Guest for Component {
         let none = SkillRegistry::build(&[], &[], &[]).map_err(to_wit)?;
         Ok(decide(&store, &id, false, by, reason, at, &none)?
             .row
-            .to_string())
+            .json_text())
     }
 
     fn install_approved(
@@ -105,7 +106,7 @@ impl Guest for Component {
         let r = v.validate(t.as_ref());
         Ok(
             serde_json::json!({"ok": r.is_valid(), "problems": r.to_value()["problems"]})
-                .to_string(),
+                .json_text(),
         )
     }
 
@@ -116,11 +117,11 @@ impl Guest for Component {
         let pairs: Vec<(String, String)> = files.into_iter().map(|f| (f.path, f.text)).collect();
         let t: Option<BTreeSet<String>> = tools.map(|t| t.into_iter().collect());
         let loaded = arbiter::load::load_files(&pairs, t.as_ref()).map_err(to_wit)?;
-        Ok(serde_json::json!({ "specs": loaded.specs, "warnings": loaded.warnings }).to_string())
+        Ok(serde_json::json!({ "specs": loaded.specs, "warnings": loaded.warnings }).json_text())
     }
 
     fn composition_spec(composition: String) -> Result<String, WitError> {
-        Ok(arbiter::spec_of_composition(&parse(&composition, "the composition")?).to_string())
+        Ok(arbiter::spec_of_composition(&parse(&composition, "the composition")?).json_text())
     }
 
     fn call_proposal(name: String, input: String, names: String) -> Result<String, WitError> {
@@ -131,7 +132,7 @@ impl Guest for Component {
             parse(&names, "names")?
         };
         arbiter::offer::call_proposal(&name, &i, &n)
-            .map(|v| v.to_string())
+            .map(|v| v.json_text())
             .map_err(to_wit)
     }
 
@@ -175,7 +176,7 @@ impl GuestSkillRegistry for RegistryResource {
     }
 
     fn spec(&self, name: String) -> Option<String> {
-        self.inner.get(&name).map(|s| s.to_value().to_string())
+        self.inner.get(&name).map(|s| s.to_value().json_text())
     }
 
     fn summary(&self) -> String {
@@ -239,7 +240,7 @@ impl GuestArbiter for ArbiterResource {
             .borrow()
             .step_offer(&lane, &t)
             .map_err(to_wit)?
-            .to_string())
+            .json_text())
     }
 
     fn step_context(&self, lane: String, context: String) -> Result<String, WitError> {
@@ -253,11 +254,11 @@ impl GuestArbiter for ArbiterResource {
             .borrow()
             .step_context(&lane, &h)
             .map_err(to_wit)?
-            .to_string())
+            .json_text())
     }
 
     fn hierarchy(&self, session: String) -> String {
-        self.inner.borrow().hierarchy(&session).to_string()
+        self.inner.borrow().hierarchy(&session).json_text()
     }
 
     fn replay(&self, log: String) -> Result<String, WitError> {
@@ -368,7 +369,7 @@ impl GuestSession for SessionResource {
     }
 
     fn hierarchy(&self) -> String {
-        self.inner.borrow().hierarchy().to_string()
+        self.inner.borrow().hierarchy().json_text()
     }
 
     fn log(&self) -> String {

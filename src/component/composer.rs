@@ -7,6 +7,7 @@ use super::promptloom::core::types::Error as WitError;
 use super::{options, to_wit, Component};
 use crate::composer::{wire, PreparedSkill, Step};
 use crate::dispatch::optimize;
+use crate::json_text::JsonText;
 use crate::lower;
 use crate::message::UserMessage;
 use serde_json::Value;
@@ -74,7 +75,7 @@ impl Guest for Component {
             )?;
             let msg = UserMessage::from_value(parts.message)?;
             options_in.system = Some(parts.system);
-            options_in.tools = Some(Value::Array(parts.tools).to_string());
+            options_in.tools = Some(Value::Array(parts.tools).json_text());
             let (opts, table) = options(options_in)?;
             let out = lower::lower(&msg, &opts, &table)?;
             Ok(wl::Lowered {

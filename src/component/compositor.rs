@@ -8,6 +8,7 @@ use super::promptloom::core::types::Error as WitError;
 use super::{options, to_wit, Component};
 use crate::compositor::{parse_input, CommandCatalog, Step, SubmitOptions};
 use crate::error::{Error, ErrorKind};
+use crate::json_text::JsonText;
 use crate::lower;
 use crate::message::UserMessage;
 use crate::store::MessageStore;
@@ -40,7 +41,7 @@ impl Guest for Component {
     fn inspect(message: String, options_in: wl::LowerOptions) -> Result<String, WitError> {
         let msg = UserMessage::from_json(&message).map_err(to_wit)?;
         let (opts, table) = options(options_in).map_err(to_wit)?;
-        Ok(crate::compositor::inspect::views(&msg, &opts, &table).to_string())
+        Ok(crate::compositor::inspect::views(&msg, &opts, &table).json_text())
     }
 
     fn parse_input(text: String, c: wit::Catalog) -> Result<String, WitError> {
@@ -51,12 +52,12 @@ impl Guest for Component {
                 .map(|p| p.to_value())
                 .collect(),
         )
-        .to_string())
+        .json_text())
     }
 
     fn complete(typed: String, c: wit::Catalog, limit: u32) -> Result<String, WitError> {
         let cat = catalog(c).map_err(to_wit)?;
-        Ok(Value::Array(cat.complete(&typed, limit as usize)).to_string())
+        Ok(Value::Array(cat.complete(&typed, limit as usize)).json_text())
     }
 }
 
@@ -103,7 +104,7 @@ impl GuestMessageStore for StoreResource {
             let mut store = self.store.borrow_mut();
             Ok(match store.submit(&msg, &cat, &opts, answers.as_ref())? {
                 Step::Needs(reqs) => wit::SubmitStep::Needs(
-                    Value::Array(reqs.into_iter().map(|r| r.request).collect()).to_string(),
+                    Value::Array(reqs.into_iter().map(|r| r.request).collect()).json_text(),
                 ),
                 Step::NeedsData(slots) => {
                     return Err(Error::new(
@@ -115,7 +116,7 @@ impl GuestMessageStore for StoreResource {
                 Step::Done(sub) => {
                     let mut d = sub.summary();
                     d.insert("message".into(), sub.message.to_value());
-                    wit::SubmitStep::Done(Value::Object(d).to_string())
+                    wit::SubmitStep::Done(Value::Object(d).json_text())
                 }
             })
         };
@@ -148,7 +149,7 @@ impl GuestMessageStore for StoreResource {
             o.insert("session".into(), a.session.into());
             o.insert("seq".into(), a.seq.into());
             o.insert("turn".into(), a.turn.to_value());
-            Ok(Value::Object(o).to_string())
+            Ok(Value::Object(o).json_text())
         };
         run().map_err(to_wit)
     }
@@ -159,7 +160,7 @@ impl GuestMessageStore for StoreResource {
             .thread(&session)
             .map(|ts| {
                 Value::Array(ts.iter().map(crate::conversation::Turn::to_value).collect())
-                    .to_string()
+                    .json_text()
             })
             .map_err(to_wit)
     }
@@ -168,7 +169,7 @@ impl GuestMessageStore for StoreResource {
         self.store
             .borrow()
             .history(&session)
-            .map(|ms| Value::Array(ms.iter().map(UserMessage::to_value).collect()).to_string())
+            .map(|ms| Value::Array(ms.iter().map(UserMessage::to_value).collect()).json_text())
             .map_err(to_wit)
     }
 
@@ -176,13 +177,13 @@ impl GuestMessageStore for StoreResource {
         self.store
             .borrow()
             .list(&session)
-            .map(|v| Value::Array(v).to_string())
+            .map(|v| Value::Array(v).json_text())
             .map_err(to_wit)
     }
 
     fn blob(&self, content_id: String) -> Result<Option<String>, WitError> {
         let b = self.store.borrow().blob(&content_id).map_err(to_wit)?;
-        Ok(b.map(|b| serde_json::json!({"content_id": b.content_id, "mime": b.mime, "size": b.size, "data": b.data}).to_string()))
+        Ok(b.map(|b| serde_json::json!({"content_id": b.content_id, "mime": b.mime, "size": b.size, "data": b.data}).json_text()))
     }
 
     fn lower(&self, id: String, o: wl::LowerOptions) -> Result<wl::Lowered, WitError> {
@@ -214,6 +215,6 @@ impl GuestMessageStore for StoreResource {
             .borrow()
             .invocations(&thread_id)
             .map_err(to_wit)?;
-        Ok(Value::Array(list).to_string())
+        Ok(Value::Array(list).json_text())
     }
 }

@@ -13,6 +13,7 @@ use super::{to_wit, Component};
 use crate::error::{Error, ErrorKind};
 use crate::gateway::state::{self, Applied, MemoryState, Op};
 use crate::gateway::{self, Action, Call, CallContext, Event};
+use crate::json_text::JsonText;
 use crate::registry::planner::{vectors_of, PlannerOptions};
 use crate::registry::Registry;
 use serde_json::Value;
@@ -45,7 +46,7 @@ impl GuestContractRegistry for RegistryResource {
 
     fn register(&self, contract: String) -> Result<String, WitError> {
         self.edit(|r| r.register_text(&contract))
-            .map(|c| c.to_value().to_string())
+            .map(|c| c.to_value().json_text())
     }
 
     fn unregister(&self, name: String, version: Option<String>) -> Result<bool, WitError> {
@@ -53,12 +54,12 @@ impl GuestContractRegistry for RegistryResource {
     }
 
     fn contracts(&self) -> String {
-        self.inner.borrow().to_value().to_string()
+        self.inner.borrow().to_value().json_text()
     }
 
     fn get(&self, name: String, version: String) -> Result<String, WitError> {
         let c = self.inner.borrow().get(&name, &version).map_err(to_wit)?;
-        Ok(c.to_value().to_string())
+        Ok(c.to_value().json_text())
     }
 
     fn resolve(
@@ -74,7 +75,7 @@ impl GuestContractRegistry for RegistryResource {
             .borrow()
             .resolve(&name, &surface, &user, version.as_deref(), now_ms)
             .map_err(to_wit)?;
-        Ok(c.to_value().to_string())
+        Ok(c.to_value().json_text())
     }
 
     fn set_canary(
@@ -112,7 +113,7 @@ impl GuestContractRegistry for RegistryResource {
             .borrow()
             .planner_section(&query, &o)
             .map_err(to_wit)?;
-        Ok(s.to_value().to_string())
+        Ok(s.to_value().json_text())
     }
 
     fn set_vectors(&self, vectors: String) -> Result<bool, WitError> {
@@ -133,7 +134,7 @@ impl GuestContractRegistry for RegistryResource {
             .inner
             .borrow()
             .overlap_audit(v.as_ref(), threshold)
-            .to_string())
+            .json_text())
     }
 
     fn review(&self, records: String, min_calls_per_day: f64) -> Result<String, WitError> {
@@ -150,7 +151,7 @@ impl GuestContractRegistry for RegistryResource {
             .inner
             .borrow()
             .review(&r, min_calls_per_day)
-            .to_string())
+            .json_text())
     }
 }
 
@@ -214,9 +215,9 @@ impl GatewayResource {
                 }
                 Action::Invoke(inv) => {
                     let started = handlers::now_ms();
-                    let ctx = inv.to_value().to_string();
+                    let ctx = inv.to_value().json_text();
                     let answer =
-                        handlers::invoke(&inv.contract, &inv.version, &inv.input.to_string(), &ctx);
+                        handlers::invoke(&inv.contract, &inv.version, &inv.input.json_text(), &ctx);
                     let now = handlers::now_ms();
                     let late = now - started > inv.timeout_ms;
                     match answer {
@@ -293,7 +294,7 @@ impl GuestGateway for GatewayResource {
             let extra = recs.len() - MAX_RECORDS;
             recs.drain(..extra);
         }
-        out.map(|v| v.to_string()).map_err(to_wit)
+        out.map(|v| v.json_text()).map_err(to_wit)
     }
 
     fn verify(&self, name: Option<String>) -> Result<String, WitError> {
@@ -307,8 +308,8 @@ impl GuestGateway for GatewayResource {
                 t["version"].as_str(),
                 t.get("input").filter(|i| !i.is_null()),
             ) {
-                let ctx = serde_json::json!({ "contract": n, "version": v, "attempt": 1, "trace_id": "verify", "synthetic": true }).to_string();
-                match handlers::invoke(n, v, &input.to_string(), &ctx) {
+                let ctx = serde_json::json!({ "contract": n, "version": v, "attempt": 1, "trace_id": "verify", "synthetic": true }).json_text();
+                match handlers::invoke(n, v, &input.json_text(), &ctx) {
                     Ok(out) => r["output"] = serde_json::from_str(&out).unwrap_or(Value::Null),
                     Err(f) => r["error"] = Value::String(f),
                 }
@@ -317,12 +318,12 @@ impl GuestGateway for GatewayResource {
         }
         registry
             .verify_report(&Value::Array(results))
-            .map(|v| v.to_string())
+            .map(|v| v.json_text())
             .map_err(to_wit)
     }
 
     fn records(&self) -> String {
-        Value::Array(self.records.borrow().clone()).to_string()
+        Value::Array(self.records.borrow().clone()).json_text()
     }
 }
 
@@ -331,7 +332,7 @@ impl Guest for Component {
     type Gateway = GatewayResource;
 
     fn check_contract(contract: String) -> String {
-        crate::registry::check(&contract).to_string()
+        crate::registry::check(&contract).json_text()
     }
 
     fn apply_state(
@@ -341,14 +342,14 @@ impl Guest for Component {
     ) -> Result<String, WitError> {
         let op = parse(&op, "the state op", ErrorKind::InvalidRequest)?;
         state::apply_value(&op, &values, now_ms)
-            .map(|v| v.to_string())
+            .map(|v| v.json_text())
             .map_err(to_wit)
     }
 
     fn records_to_otel(records: String) -> Result<String, WitError> {
         let v = parse(&records, "the records", ErrorKind::InvalidRequest)?;
         gateway::record::otel_of(&v)
-            .map(|v| v.to_string())
+            .map(|v| v.json_text())
             .map_err(to_wit)
     }
 }

@@ -19,6 +19,7 @@ mod skills;
 
 use crate::conversation::{lower_conversation, Answers, Conversation, ConversationOptions, Turn};
 use crate::error::{Error, ErrorClass, ErrorKind};
+use crate::json_text::JsonText;
 use crate::lower::{self, Capabilities, LowerOptions, Provider, Resolved, TableResolver};
 use crate::message::UserMessage;
 use serde_json::Value;
@@ -65,7 +66,7 @@ pub(crate) fn to_wit(e: Error) -> WitError {
         code: wit_code(e.kind()),
         message: e.to_string(),
         path: e.path().map(str::to_owned),
-        details: e.details().to_string(),
+        details: e.details().json_text(),
     };
     match e.kind().class() {
         ErrorClass::Invalid => WitError::Invalid(info),
@@ -281,7 +282,7 @@ impl wit::GuestConversation for ConversationResource {
 
     fn turns(&self) -> String {
         let c = self.inner.borrow();
-        Value::Array(c.turns().map(Turn::to_value).collect()).to_string()
+        Value::Array(c.turns().map(Turn::to_value).collect()).json_text()
     }
 
     fn len(&self) -> u32 {
@@ -368,7 +369,7 @@ impl Guest for Component {
                     lower::RequestKind::Mention => wit::RequestKind::Mention,
                     lower::RequestKind::Blob => wit::RequestKind::Blob,
                 },
-                request: r.value.to_string(),
+                request: r.value.json_text(),
             })
             .collect())
     }

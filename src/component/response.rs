@@ -3,6 +3,7 @@
 use super::exports::promptloom::core::response::{self as wit, Guest, GuestResponseParser};
 use super::promptloom::core::types::Error as WitError;
 use super::{from_wit, provider, to_wit, Component};
+use crate::json_text::JsonText;
 use crate::response::{errors, events_json, parse_response, ResponseParser};
 use crate::transport::{self, RetryPolicy, TargetOptions};
 use std::cell::RefCell;
@@ -30,7 +31,7 @@ impl GuestResponseParser for ParserResource {
     fn finish(&self) -> String {
         let mut p = self.inner.borrow_mut();
         p.end();
-        p.turn().to_value().to_string()
+        p.turn().to_value().json_text()
     }
 
     fn first_error(&self) -> Option<WitError> {
@@ -52,7 +53,7 @@ impl Guest for Component {
 
     fn parse_response(p: super::wit::Provider, body: Vec<u8>) -> Result<String, WitError> {
         parse_response(provider(p), &body)
-            .map(|parsed| parsed.turn.to_value().to_string())
+            .map(|parsed| parsed.turn.to_value().json_text())
             .map_err(to_wit)
     }
 

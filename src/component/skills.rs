@@ -11,6 +11,7 @@ use super::{to_wit, Component};
 use crate::catalog::{self, rank};
 use crate::dispatch::trace::Export;
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::skill::{self, wire, ArtifactKind, BundledFile};
 use crate::store::skills::Request;
 use crate::store::{SkillStore, SkillTables};
@@ -36,7 +37,7 @@ fn kinds(list: &[String]) -> Result<Vec<ArtifactKind>> {
 }
 
 fn artifacts_json(list: &[skill::SkillArtifact]) -> String {
-    Value::Array(list.iter().map(skill::SkillArtifact::to_value).collect()).to_string()
+    Value::Array(list.iter().map(skill::SkillArtifact::to_value).collect()).json_text()
 }
 
 impl Guest for Component {
@@ -97,7 +98,7 @@ pub struct StoreResource {
 impl StoreResource {
     fn write(&self, op: &str, field: &str, text: &str, now: &str) -> Result<String> {
         let req = request(op, field, text, now)?;
-        Ok(self.store.borrow_mut().write(&req, now)?.to_string())
+        Ok(self.store.borrow_mut().write(&req, now)?.json_text())
     }
 
     /// The traces, filtered, in the export form `how`.
@@ -130,7 +131,7 @@ impl GuestSkillStore for StoreResource {
 
     fn list(&self) -> std::result::Result<String, WitError> {
         let list = self.store.borrow().list().map_err(to_wit)?;
-        Ok(Value::Array(list.iter().map(skill::SkillSummary::to_value).collect()).to_string())
+        Ok(Value::Array(list.iter().map(skill::SkillSummary::to_value).collect()).json_text())
     }
 
     fn list_filtered(&self, filter: String) -> std::result::Result<String, WitError> {
@@ -142,17 +143,17 @@ impl GuestSkillStore for StoreResource {
                 .map(skill::SkillSummary::to_value)
                 .collect(),
         )
-        .to_string())
+        .json_text())
     }
 
     fn get(&self, id: String) -> std::result::Result<Option<String>, WitError> {
         let s = self.store.borrow().get(&id).map_err(to_wit)?;
-        Ok(s.map(|s| s.to_value().to_string()))
+        Ok(s.map(|s| s.to_value().json_text()))
     }
 
     fn get_by_name(&self, name: String) -> std::result::Result<Option<String>, WitError> {
         let s = self.store.borrow().get_by_name(&name).map_err(to_wit)?;
-        Ok(s.map(|s| s.to_value().to_string()))
+        Ok(s.map(|s| s.to_value().json_text()))
     }
 
     fn get_artifacts(
@@ -171,7 +172,7 @@ impl GuestSkillStore for StoreResource {
 
     fn get_artifact(&self, id: String) -> std::result::Result<Option<String>, WitError> {
         let a = self.store.borrow().get_artifact(&id).map_err(to_wit)?;
-        Ok(a.map(|a| a.to_value().to_string()))
+        Ok(a.map(|a| a.to_value().json_text()))
     }
 
     fn create(&self, skill: String, now: String) -> std::result::Result<String, WitError> {
@@ -189,7 +190,7 @@ impl GuestSkillStore for StoreResource {
     fn delete(&self, id: String) -> std::result::Result<String, WitError> {
         let req = Request::Delete(id);
         let out = self.store.borrow_mut().write(&req, "").map_err(to_wit)?;
-        Ok(out.to_string())
+        Ok(out.json_text())
     }
 
     fn add_artifact(&self, artifact: String, now: String) -> std::result::Result<String, WitError> {
@@ -209,14 +210,14 @@ impl GuestSkillStore for StoreResource {
     fn delete_artifact(&self, id: String, now: String) -> std::result::Result<String, WitError> {
         let req = Request::DeleteArtifact(id);
         let out = self.store.borrow_mut().write(&req, &now).map_err(to_wit)?;
-        Ok(out.to_string())
+        Ok(out.json_text())
     }
 
     fn record_trace(&self, trace: String) -> std::result::Result<String, WitError> {
         let v: Value = serde_json::from_str(&trace)
             .map_err(|e| to_wit(Error::json(ErrorKind::InvalidRequest, "the trace", &e)))?;
         let row = self.store.borrow_mut().record_trace(v).map_err(to_wit)?;
-        Ok(row.to_string())
+        Ok(row.json_text())
     }
 
     fn export_traces(
@@ -257,19 +258,19 @@ impl GuestSkillStore for StoreResource {
         let comp = parse(&composition, "composition")?;
         let mut store = self.store.borrow_mut();
         crate::composer::authoring::call(&mut *store, &name, &args, &comp, &now)
-            .map(|v| v.to_string())
+            .map(|v| v.json_text())
             .map_err(to_wit)
     }
 
     fn seed(&self, document: String, now: String) -> std::result::Result<String, WitError> {
         let seed = crate::store::seed::read_seed(&document, &now).map_err(to_wit)?;
         let report = self.store.borrow_mut().seed(&seed, &now).map_err(to_wit)?;
-        Ok(report.to_string())
+        Ok(report.json_text())
     }
 
     fn skill_specs(&self) -> std::result::Result<String, WitError> {
         let specs = self.store.borrow().skill_specs().map_err(to_wit)?;
-        Ok(Value::Array(specs).to_string())
+        Ok(Value::Array(specs).json_text())
     }
 }
 
@@ -282,7 +283,7 @@ fn scoped(s: skill::Skill, scope: catalog::Scope) -> String {
     if let Value::Object(o) = &mut v {
         o.insert("scope".into(), scope.name().into());
     }
-    v.to_string()
+    v.json_text()
 }
 
 impl GuestSkillCatalog for CatalogResource {
@@ -302,7 +303,7 @@ impl GuestSkillCatalog for CatalogResource {
 
     fn list(&self) -> std::result::Result<String, WitError> {
         let entries = self.inner.borrow().list().map_err(to_wit)?;
-        Ok(Value::Array(entries.iter().map(catalog::Entry::to_value).collect()).to_string())
+        Ok(Value::Array(entries.iter().map(catalog::Entry::to_value).collect()).json_text())
     }
 
     fn get(&self, name: String) -> std::result::Result<Option<String>, WitError> {
@@ -330,7 +331,7 @@ impl GuestSkillCatalog for CatalogResource {
             .borrow_mut()
             .rank(&query, &opts)
             .map_err(to_wit)?;
-        Ok(out.to_string())
+        Ok(out.json_text())
     }
 
     fn decide(
@@ -349,7 +350,7 @@ impl GuestSkillCatalog for CatalogResource {
             .borrow_mut()
             .decide(&query, &opts, &policy)
             .map_err(to_wit)?;
-        Ok(d.to_value().to_string())
+        Ok(d.to_value().json_text())
     }
 
     fn refresh(&self) {
@@ -358,7 +359,7 @@ impl GuestSkillCatalog for CatalogResource {
 
     fn skill_specs(&self) -> std::result::Result<String, WitError> {
         let specs = self.inner.borrow().skill_specs().map_err(to_wit)?;
-        Ok(Value::Array(specs).to_string())
+        Ok(Value::Array(specs).json_text())
     }
 
     fn sync_etag(&self, url: String) -> std::result::Result<Option<String>, WitError> {
@@ -377,6 +378,6 @@ impl GuestSkillCatalog for CatalogResource {
             .borrow_mut()
             .apply_sync(&url, &body, etag.as_deref(), &now)
             .map_err(to_wit)?;
-        Ok(report.to_string())
+        Ok(report.json_text())
     }
 }

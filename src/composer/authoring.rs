@@ -10,6 +10,7 @@
 use super::tool::ToolDescriptor;
 use crate::error::{Error, ErrorKind, Result};
 use crate::json_schema;
+use crate::json_text::JsonText;
 use crate::skill::model::{artifact_id, ListFilter};
 use crate::skill::{import_value, Skill, SkillSummary};
 use crate::store::SkillStore;
@@ -193,7 +194,7 @@ pub fn filter(list: &[SkillSummary], args: &Value) -> Result<Vec<Value>> {
 /// An MCP `CallToolResult` for a value: the JSON as text plus `structuredContent`.
 pub fn tool_result(v: Value) -> Value {
     json!({
-        "content": [{"type": "text", "text": v.to_string()}],
+        "content": [{"type": "text", "text": v.json_text()}],
         "structuredContent": v,
         "isError": false,
     })

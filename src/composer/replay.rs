@@ -6,6 +6,7 @@ use super::record::{prompt_hash, MemoryMark};
 use super::request::MemoryItem;
 use super::{compose_value, Step};
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::skill::{ArtifactKind, Skill};
 use serde_json::{Map, Value};
 
@@ -224,5 +225,5 @@ pub fn verify_json(record: &str, skill: &str, memory: &str) -> Result<String> {
             items.push(super::request::memory_item(m, i)?);
         }
     }
-    Ok(verify(&record, &skill, &items)?.to_string())
+    Ok(verify(&record, &skill, &items)?.json_text())
 }

@@ -4,6 +4,7 @@
 use super::{authoring, compose_value, nested_request, ComposeRequest, ToolDescriptor};
 use crate::dispatch::{self, assertion, trace, Executors, Route};
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::problems::Problems;
 use crate::skill::read::read_artifact;
 use crate::skill::{import_value, ArtifactKind, Skill, SkillArtifact};
@@ -127,7 +128,7 @@ pub fn nested_json(
         r.max_tool_calls.map_or(Value::Null, Value::from),
     );
     o.insert("now".into(), r.now.map_or(Value::Null, Value::String));
-    Ok(Value::Object(o).to_string())
+    Ok(Value::Object(o).json_text())
 }
 
 /// The authoring tools' MCP descriptors (JSON array).
@@ -138,7 +139,7 @@ pub fn authoring_tools_json() -> String {
             .map(ToolDescriptor::to_value)
             .collect(),
     )
-    .to_string()
+    .json_text()
 }
 
 /// One step of an authoring call for a host whose store is asynchronous: `step` is
@@ -155,11 +156,11 @@ pub fn authoring_json(
     match step {
         "authorize" => authoring::authorize(name, &a, &parse(other, "the composition")?)
             .map(|()| String::new()),
-        "create" => authoring::create_package(&a, now).map(|s| s.to_value().to_string()),
+        "create" => authoring::create_package(&a, now).map(|s| s.to_value().json_text()),
         "update" => {
-            authoring::apply_update(&skill_of(other)?, &a).map(|s| s.to_value().to_string())
+            authoring::apply_update(&skill_of(other)?, &a).map(|s| s.to_value().json_text())
         }
-        "artifact" => Ok(authoring::artifact_row(&skill_of(other)?, &a).to_string()),
+        "artifact" => Ok(authoring::artifact_row(&skill_of(other)?, &a).json_text()),
         "list" => {
             let rows: Vec<(String, String)> = match parse(other, "the skill list")? {
                 Value::Array(list) => list
@@ -167,14 +168,14 @@ pub fn authoring_json(
                     .map(|s| {
                         (
                             s.get("id").and_then(Value::as_str).unwrap_or("").to_owned(),
-                            s.to_string(),
+                            s.json_text(),
                         )
                     })
                     .collect(),
                 _ => Vec::new(),
             };
             let list = read_summaries(&rows)?;
-            Ok(Value::Array(authoring::filter(&list, &a)?).to_string())
+            Ok(Value::Array(authoring::filter(&list, &a)?).json_text())
         }
         _ => Err(Error::new(
             ErrorKind::Internal,
@@ -268,7 +269,7 @@ pub fn route_json(
         o.insert("fallback".into(), f.into());
         o.insert("reason".into(), dispatch::NO_DSPY_EXECUTOR.into());
     }
-    Ok(Value::Object(o).to_string())
+    Ok(Value::Object(o).json_text())
 }
 
 /// The fallback after the DSPy executor failed (`reference`: the artifact reference JSON,
@@ -282,7 +283,7 @@ pub fn fallback_json(reference: &str, failure: &str) -> Result<String> {
     o.insert("route".into(), "fallback".into());
     o.insert("fallback".into(), f.into());
     o.insert("reason".into(), reason.into());
-    Ok(Value::Object(o).to_string())
+    Ok(Value::Object(o).json_text())
 }
 
 /// Whether the DSPy executor's manifest (JSON) offers the template of `artifact` (the
@@ -293,7 +294,7 @@ pub fn unsupported_json(artifact: &str, manifest: &str) -> Result<String> {
     let content = a.get("content").and_then(Value::as_str).unwrap_or("");
     Ok(dispatch::unsupported_template(content, &m)
         .map_or(Value::Null, Value::String)
-        .to_string())
+        .json_text())
 }
 
 /// Prepares an artifact (JSON) for a route against a context (JSON object); `replaced` is
@@ -348,7 +349,7 @@ pub fn prepare_json(
     };
     Ok(dispatch::prepare(&a, r, &ctx, replaced, limits)?
         .to_value()
-        .to_string())
+        .json_text())
 }
 
 /// Evaluates assertions (JSON array or empty) on an output with the model's answers so far
@@ -369,7 +370,7 @@ pub fn assertions_json(assertions: &str, output: &str, answers: &str) -> Result<
     };
     Ok(assertion::evaluate(Some(&a), output, &answers)
         .to_value()
-        .to_string())
+        .json_text())
 }
 
 /// A trace row (JSON) from the host's record → `{ key, row }`.
@@ -378,7 +379,7 @@ pub fn trace_json(input: &str) -> Result<String> {
     let mut o = Map::new();
     o.insert("key".into(), crate::store::traces::key(&r).into());
     o.insert("row".into(), Value::Object(r));
-    Ok(Value::Object(o).to_string())
+    Ok(Value::Object(o).json_text())
 }
 
 /// The key of an invocation record (JSON).
@@ -392,7 +393,7 @@ pub fn invocation_key_json(record: &str) -> Result<String> {
 /// The artifact names a whole-skill run executes, in order ([`dispatch::run_order`]), from a
 /// skill or its summary (JSON): a JSON array.
 pub fn run_order_json(summary: &str) -> Result<String> {
-    Ok(Value::from(run_order(summary)?).to_string())
+    Ok(Value::from(run_order(summary)?).json_text())
 }
 
 /// [`run_order_json`] as a list.
@@ -434,7 +435,7 @@ pub fn pick_json(summary: &str, name: &str, kind: &str, model: &str) -> Result<S
         }
     }
     let id = v.get("id").and_then(Value::as_str).unwrap_or("").to_owned();
-    let list = read_summaries(&[(id, v.to_string())])?;
+    let list = read_summaries(&[(id, v.json_text())])?;
     let refs = list.first().map(|s| s.artifacts.as_slice()).unwrap_or(&[]);
     let kind = if kind.is_empty() {
         None
@@ -448,7 +449,7 @@ pub fn pick_json(summary: &str, name: &str, kind: &str, model: &str) -> Result<S
     };
     let skill_name = v.get("name").and_then(Value::as_str).unwrap_or("");
     dispatch::pick(refs, name, kind, model)
-        .map(|r| r.to_value().to_string())
+        .map(|r| r.to_value().json_text())
         .ok_or_else(|| {
             Error::new(
                 ErrorKind::NotFound,
@@ -478,7 +479,7 @@ impl CompositionLowering {
     /// `{ system, message, tools }` as JSON text.
     pub fn to_json(&self) -> String {
         serde_json::json!({ "system": self.system, "message": self.message, "tools": self.tools })
-            .to_string()
+            .json_text()
     }
 }
 

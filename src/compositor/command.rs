@@ -7,6 +7,7 @@ use super::catalog::{Command, CommandKind};
 use super::submit::Cx;
 use super::template::{expand, split_args};
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::message::{Data, FileAttachment, FileRef, Outcome, Part, RefTarget, Resolution};
 use serde_json::{Map, Value};
 
@@ -85,7 +86,7 @@ pub(super) fn scalar_text(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
-        other => other.to_string(),
+        other => other.json_text(),
     }
 }
 

@@ -1,6 +1,7 @@
 //! The user view of a message: one chip per part, as a rich input or a TUI would show it.
 //! The inspector puts it beside the persisted shape and the model view (the lowered body).
 
+use crate::json_text::JsonText;
 use crate::message::{Data, Part, RangeUnit, RefTarget, UserMessage};
 use serde_json::{Map, Value};
 
@@ -113,7 +114,7 @@ fn chip(p: &Part) -> (String, Option<String>) {
                 }
                 other => {
                     label.push(' ');
-                    label.push_str(&other.to_string());
+                    label.push_str(&other.json_text());
                 }
             }
             (

@@ -18,6 +18,7 @@ use super::ids::provider_id;
 use super::turn::{AssistantPart, Reasoning, ToolCall, ToolOutput, ToolPart, ToolResult, Turn};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fields::Fields;
+use crate::json_text::JsonText;
 use crate::lower::json::{self, obj, s, Json, SlotMode};
 use crate::lower::providers;
 use crate::lower::render;
@@ -675,7 +676,7 @@ fn result_content(
 ) -> Result<Vec<RBlock>> {
     Ok(match &r.output {
         ToolOutput::Text(t) => vec![RBlock::Text(t.clone())],
-        ToolOutput::Json(v) => vec![RBlock::Json(v.to_string())],
+        ToolOutput::Json(v) => vec![RBlock::Json(v.json_text())],
         ToolOutput::Parts(parts) => {
             let (blocks, sub, _) = part_blocks(parts, p, cx.caps, &NoResolver)
                 .map_err(|e| e.within(&format!("parts[{i}].output")))?;

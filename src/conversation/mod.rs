@@ -20,6 +20,7 @@ pub use turn::{
 };
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::lower::json::SlotMode;
 use crate::lower::{Capabilities, Provider, ResolveRequest, Resolved, Resolver, TableResolver};
 use lower::{assemble, lower_turn, Assembled, Head, Key, Prev, Resume, TurnCx};
@@ -254,7 +255,7 @@ impl TurnCache {
 /// The digest that names a turn and its resolver answers in the cache.
 fn digest_of(turn: &Turn, answers: &Answers) -> [u8; 32] {
     let mut h = Sha256::new();
-    h.update(turn.to_value().to_string().as_bytes());
+    h.update(turn.to_value().json_text().as_bytes());
     h.update([0u8]);
     for (part, a) in &answers.0 {
         h.update(part.to_string().as_bytes());
@@ -502,7 +503,7 @@ impl Conversation {
                 h.update(opts.provider.name().as_bytes());
                 h.update([0u8]);
                 if let Some(c) = &opts.capabilities {
-                    h.update(c.to_string().as_bytes());
+                    h.update(c.json_text().as_bytes());
                 }
                 let t: [u8; 32] = h.finalize().into();
                 self.target_of = Some((opts.provider, opts.capabilities.clone(), t));

@@ -17,6 +17,7 @@ pub mod trace;
 pub mod used;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::skill::template::{self, Limits};
 use crate::skill::{ArtifactKind, ArtifactRef, SkillArtifact};
 use serde_json::{json, Map, Value};
@@ -250,7 +251,7 @@ pub fn prepare(
                 "state_blob": artifact.state_blob,
                 "parameters": context,
             });
-            (call.to_string(), Some(call))
+            (call.json_text(), Some(call))
         }
         Route::Fallback(name) => {
             return Err(Error::new(

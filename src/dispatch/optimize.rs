@@ -11,6 +11,7 @@
 //!   ([`stale`]): the host lists those and optimises them on request.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use serde_json::{Map, Value};
 
 /// What a DSPy executor's manifest says.
@@ -116,7 +117,7 @@ pub fn stamp(
     let blob =
         match state_blob {
             Value::String(s) if !s.is_empty() => s.clone(),
-            Value::Object(_) | Value::Array(_) => state_blob.to_string(),
+            Value::Object(_) | Value::Array(_) => state_blob.json_text(),
             _ => return Err(Error::new(
                 ErrorKind::AdapterFailed,
                 "the DSPy executor's optimize must return the state blob (JSON text or an object)",
@@ -184,7 +185,7 @@ fn json(text: &str, what: &str) -> Result<Value> {
 /// [`call`] over JSON text (`fallback_id` empty: none).
 pub fn call_json(artifact: &str, dataset: &str, fallback_id: &str) -> Result<String> {
     let fb = (!fallback_id.is_empty()).then_some(fallback_id);
-    Ok(call(&json(artifact, "the artifact")?, dataset, fb)?.to_string())
+    Ok(call(&json(artifact, "the artifact")?, dataset, fb)?.json_text())
 }
 
 /// [`stamp`] over JSON text: `manifest` is the executor's manifest, `state_blob` what its
@@ -205,7 +206,7 @@ pub fn stamp_json(
         examples,
         now,
     )?
-    .to_string())
+    .json_text())
 }
 
 /// [`stale`] over JSON text: `artifacts` an array, `manifest` the executor's manifest.
@@ -220,7 +221,7 @@ pub fn stale_json(artifacts: &str, manifest: &str) -> Result<String> {
             ))
         }
     };
-    Ok(Value::Array(stale(&list, &m.version)).to_string())
+    Ok(Value::Array(stale(&list, &m.version)).json_text())
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fields::Fields;
+use crate::json_text::JsonText;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -102,7 +103,7 @@ pub fn row(input: Value) -> Result<Map<String, Value>> {
         )
         .at(k));
     }
-    let digest = Sha256::digest(Value::Object(r.clone()).to_string().as_bytes());
+    let digest = Sha256::digest(Value::Object(r.clone()).json_text().as_bytes());
     r.insert(
         "id".into(),
         format!("trace-{}", hex(digest.get(..12).unwrap_or(&[]))).into(),
@@ -150,7 +151,7 @@ fn dspy_example(v: &Map<String, Value>, out: &mut String) {
         "dspy_inputs".into(),
         Value::Array(vec!["rendered_input".into()]),
     );
-    out.push_str(&Value::Object(e).to_string());
+    out.push_str(&Value::Object(e).json_text());
     out.push('\n');
 }
 
@@ -211,9 +212,9 @@ pub fn export<'a>(
                 out.push(',');
             }
             first = false;
-            out.push_str(&Value::String(k.to_owned()).to_string());
+            out.push_str(&Value::String(k.to_owned()).json_text());
             out.push(':');
-            out.push_str(&x.to_string());
+            out.push_str(&x.json_text());
         };
         for k in COLUMNS {
             field(k, v.get(k).unwrap_or(&Value::Null), &mut out);

@@ -1,6 +1,7 @@
 //! Which artifacts a composition or a dispatch used, each named with a content hash (so a
 //! replay can tell whether it changed).
 
+use crate::json_text::JsonText;
 use crate::skill::SkillArtifact;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -47,7 +48,7 @@ pub fn content_hash(a: &SkillArtifact) -> String {
         h.update(part.as_bytes());
         h.update([0]);
     }
-    h.update(Value::Object(a.metadata.clone()).to_string().as_bytes());
+    h.update(Value::Object(a.metadata.clone()).json_text().as_bytes());
     h.update([0]);
     h.update(a.state_blob.as_deref().unwrap_or("").as_bytes());
     format!("sha256-{}", hex(&h.finalize()))

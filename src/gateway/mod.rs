@@ -43,6 +43,7 @@ pub mod record;
 pub mod state;
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::registry::contract::{Backoff, LimitScope};
 use crate::registry::{fields, split_target, Contract, Registry, RetryClass};
 use serde_json::{Map, Value};
@@ -483,7 +484,7 @@ impl Call {
         match &c.policy.idempotency_key {
             Some(t) => render_key_into(&mut k, t, &self.input),
             None => {
-                let _ = write!(k, "#{:016x}", fnv(&self.input.to_string()));
+                let _ = write!(k, "#{:016x}", fnv(&self.input.json_text()));
             }
         }
         Some(k)
@@ -986,8 +987,8 @@ impl Action {
                 trace_id: &inv.trace_id,
                 version: &inv.version,
             })
-            .unwrap_or_else(|_| self.to_value().to_string()),
-            other => other.to_value().to_string(),
+            .unwrap_or_else(|_| self.to_value().json_text()),
+            other => other.to_value().json_text(),
         }
     }
 

@@ -1,6 +1,7 @@
 //! One observability record per gateway call, and their export as OpenTelemetry-shaped
 //! JSON (the OTLP/JSON `resourceSpans` layout a collector's HTTP endpoint takes).
 
+use crate::json_text::JsonText;
 use serde_json::{json, Value};
 
 /// What one call did.
@@ -100,7 +101,7 @@ fn attr(k: &str, v: Value) -> Value {
         Value::Bool(b) => json!({ "boolValue": b }),
         Value::Number(n) if n.is_u64() || n.is_i64() => json!({ "intValue": n.to_string() }),
         Value::Number(n) => json!({ "doubleValue": n }),
-        other => json!({ "stringValue": other.to_string() }),
+        other => json!({ "stringValue": other.json_text() }),
     };
     json!({ "key": k, "value": value })
 }

@@ -9,6 +9,7 @@
 //! `{"s":"closed"|"open"|"half-open","at":ms,"w":[[slot_start,calls,failures],…]}`, an
 //! idempotency record `{"s":"pending","at":ms,"trace":id}` or `{"s":"done","at":ms,"out":…}`.
 
+use crate::json_text::JsonText;
 use serde_json::{json, Map, Value};
 
 /// A token bucket one call takes a token from.
@@ -441,7 +442,7 @@ impl Entry {
                 json!({ "s": "done", "at": at, "exp": exp, "out": out })
             }
         }
-        .to_string()
+        .json_text()
     }
 
     /// Whether it no longer changes any decision at `now` (answered records past their

@@ -6,6 +6,7 @@ use super::js_err;
 use crate::arbiter::session::{self, Session};
 use crate::arbiter::{self, approval, Arbiter, Proposal, SkillRegistry};
 use crate::error::{Error, ErrorKind};
+use crate::json_text::JsonText;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -56,7 +57,7 @@ pub fn validate_skill_spec(lens: &[u32], tools: &str) -> Result<String, JsValue>
     let mut o = serde_json::Map::new();
     o.insert("ok".into(), r.is_valid().into());
     o.insert("problems".into(), r.to_value()["problems"].clone());
-    Ok(Value::Object(o).to_string())
+    Ok(Value::Object(o).json_text())
 }
 
 /// A spec (JSON) as a Mermaid state diagram, `current` marking a state ("" for none).
@@ -100,7 +101,7 @@ impl JsSkillRegistry {
 
     /// The spec names (JSON array).
     pub fn names(&self) -> String {
-        Value::from(self.inner.names()).to_string()
+        Value::from(self.inner.names()).json_text()
     }
 
     /// The registry summary for the model's system prompt ([`SkillRegistry::summary`]).
@@ -112,7 +113,7 @@ impl JsSkillRegistry {
     pub fn spec(&self, name: &str) -> String {
         self.inner
             .get(name)
-            .map(|s| s.to_value().to_string())
+            .map(|s| s.to_value().json_text())
             .unwrap_or_default()
     }
 }
@@ -278,7 +279,7 @@ impl JsArbiter {
             .inner
             .step_context(lane, &h)
             .map_err(js_err)?
-            .to_string())
+            .json_text())
     }
 
     /// What the model is offered for the lane's next step (`{ system, tools, names }`
@@ -290,12 +291,12 @@ impl JsArbiter {
         } else {
             parse(tools, "tools")?
         };
-        Ok(self.inner.step_offer(lane, &t).map_err(js_err)?.to_string())
+        Ok(self.inner.step_offer(lane, &t).map_err(js_err)?.json_text())
     }
 
     /// Session → lanes → skill → step (JSON).
     pub fn hierarchy(&self, session: &str) -> String {
-        self.inner.hierarchy(session).to_string()
+        self.inner.hierarchy(session).json_text()
     }
 }
 
@@ -310,7 +311,7 @@ pub fn call_proposal(name: &str, input: &str, names: &str) -> Result<String, JsV
         parse(names, "names")?
     };
     crate::arbiter::offer::call_proposal(name, &i, &n)
-        .map(|v| v.to_string())
+        .map(|v| v.json_text())
         .map_err(js_err)
 }
 
@@ -329,7 +330,7 @@ pub fn replay_log(registry: &JsSkillRegistry, log: &str, retries: u32) -> Result
 /// The SkillSpec (JSON) of a composition's subgraph (JSON).
 #[wasm_bindgen(js_name = compositionSpec)]
 pub fn composition_spec(composition: &str) -> Result<String, JsValue> {
-    Ok(arbiter::spec_of_composition(&parse(composition, "the composition")?).to_string())
+    Ok(arbiter::spec_of_composition(&parse(composition, "the composition")?).json_text())
 }
 
 /// Milliseconds from JS (a time from `now()`, or a timeout): a finite number ≥ 0.
@@ -401,7 +402,7 @@ impl JsSession {
 /// The session and lane machines as SkillSpec-shaped data (JSON).
 #[wasm_bindgen(js_name = sessionMachines)]
 pub fn session_machines() -> String {
-    session::machines().to_string()
+    session::machines().json_text()
 }
 
 /// Proposal rows (`[[key, value], …]` JSON) with `status` ("" for all), oldest first; with
@@ -414,7 +415,7 @@ pub fn read_proposals(rows: &str, status: &str, history: bool) -> Result<String,
     } else {
         approval::list(&rows, Some(status).filter(|s| !s.is_empty()))
     };
-    Ok(Value::Array(out.map_err(js_err)?).to_string())
+    Ok(Value::Array(out.map_err(js_err)?).json_text())
 }
 
 /// A decision on a proposal: its JSON (`{ row, ops }`) and, for an approval, the new

@@ -4,6 +4,7 @@
 use super::{inbox_strings, js_err};
 use crate::compositor::{self, CommandCatalog, SessionState, Step, SubmitOptions};
 use crate::error::{Error, ErrorKind};
+use crate::json_text::JsonText;
 use crate::message::UserMessage;
 use crate::store::messages;
 use serde_json::{Map, Value};
@@ -40,7 +41,7 @@ impl JsCatalog {
     pub fn register(&mut self, entry: &str) -> Result<String, JsValue> {
         let v = json_in(entry, "the command entry", ErrorKind::InvalidCommand)?;
         let old = self.inner.register(v).map_err(js_err)?;
-        Ok(old.map(|c| c.to_value().to_string()).unwrap_or_default())
+        Ok(old.map(|c| c.to_value().json_text()).unwrap_or_default())
     }
 
     /// Registers a mention kind (JSON); returns whether one was replaced.
@@ -57,12 +58,12 @@ impl JsCatalog {
 
     /// `{ commands, mentions }` as JSON.
     pub fn list(&self) -> String {
-        self.inner.list().to_string()
+        self.inner.list().json_text()
     }
 
     /// Palette completions for typed text, as a JSON array.
     pub fn complete(&self, typed: &str, limit: u32) -> String {
-        Value::Array(self.inner.complete(typed, limit as usize)).to_string()
+        Value::Array(self.inner.complete(typed, limit as usize)).json_text()
     }
 }
 
@@ -75,7 +76,7 @@ pub fn parse_input(text: &str, catalog: &JsCatalog) -> String {
             .map(|p| p.to_value())
             .collect(),
     )
-    .to_string()
+    .json_text()
 }
 
 /// One submit step over the inbox strings: message JSON, options JSON, the stored session
@@ -122,7 +123,7 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
             return Ok(done_text(sub.summary(), ops, &message));
         }
     }
-    Ok(Value::Object(out).to_string())
+    Ok(Value::Object(out).json_text())
 }
 
 /// `{"done":{…summary, batch},"message":…}` followed by the row values, each after a NUL:
@@ -145,7 +146,7 @@ fn done_text(mut d: Map<String, Value>, ops: Vec<crate::store::Op>, message: &st
         .collect();
     d.insert("batch".into(), Value::Array(batch));
     let mut text = String::from("{\"done\":");
-    text.push_str(&Value::Object(d).to_string());
+    text.push_str(&Value::Object(d).json_text());
     text.push_str(",\"message\":");
     text.push_str(message);
     text.push('}');
@@ -234,7 +235,7 @@ pub fn read_step_inbox(lens: &[u32]) -> Result<String, JsValue> {
 #[wasm_bindgen(js_name = userView)]
 pub fn user_view(message: &str) -> Result<String, JsValue> {
     let msg = UserMessage::from_json(message).map_err(js_err)?;
-    Ok(Value::Array(compositor::chips(&msg.parts)).to_string())
+    Ok(Value::Array(compositor::chips(&msg.parts)).json_text())
 }
 
 /// The message key of `seq` in `session` (the layout's; the glue reads by it).

@@ -7,6 +7,7 @@ use crate::conversation::{
     LoweredConversation, Turn,
 };
 use crate::error::{Error, ErrorKind};
+use crate::json_text::JsonText;
 use crate::wire;
 use wasm_bindgen::prelude::*;
 
@@ -138,7 +139,7 @@ impl JsConversation {
     /// The turns, as a JSON array.
     pub fn turns(&self) -> String {
         let list: Vec<serde_json::Value> = self.inner.turns().map(Turn::to_value).collect();
-        serde_json::Value::Array(list).to_string()
+        serde_json::Value::Array(list).json_text()
     }
 
     /// How many turns there are.

@@ -7,6 +7,7 @@ use super::{js_err, parse};
 use crate::error::{Error, ErrorKind};
 use crate::gateway::state::{self, Applied, MemoryState};
 use crate::gateway::{self, Action, Call, CallContext, Event};
+use crate::json_text::JsonText;
 use crate::registry::planner::{vectors_of, PlannerOptions};
 use crate::registry::Registry;
 use serde_json::Value;
@@ -38,7 +39,7 @@ impl JsRegistry {
         let c = Arc::make_mut(&mut self.inner)
             .register_text(text)
             .map_err(js_err)?;
-        Ok(c.to_value().to_string())
+        Ok(c.to_value().json_text())
     }
 
     /// Removes a version ("" for every version) → whether any was there.
@@ -50,7 +51,7 @@ impl JsRegistry {
 
     /// Every version and the pins (JSON).
     pub fn list(&self) -> String {
-        self.inner.to_value().to_string()
+        self.inner.to_value().json_text()
     }
 
     /// One version (JSON).
@@ -60,7 +61,7 @@ impl JsRegistry {
             .get(name, version)
             .map_err(js_err)?
             .to_value()
-            .to_string())
+            .json_text())
     }
 
     /// The version a (surface, user) call runs at `now` (JSON contract).
@@ -76,7 +77,7 @@ impl JsRegistry {
             .inner
             .resolve(name, surface, user, opt(version), now)
             .map_err(js_err)?;
-        Ok(c.to_value().to_string())
+        Ok(c.to_value().json_text())
     }
 
     /// Sets a canary percent at run time.
@@ -116,14 +117,14 @@ impl JsRegistry {
             .inner
             .verify_targets(opt(name))
             .map_err(js_err)?
-            .to_string())
+            .json_text())
     }
 
     /// What the handlers answered (JSON) → what was checked, or `InvalidContract`.
     #[wasm_bindgen(js_name = verifyReport)]
     pub fn verify_report(&self, results: &str) -> Result<String, JsValue> {
         let r = parse(results, "the check results", ErrorKind::InvalidRequest)?;
-        Ok(self.inner.verify_report(&r).map_err(js_err)?.to_string())
+        Ok(self.inner.verify_report(&r).map_err(js_err)?.json_text())
     }
 
     /// The planner's section for a query (options JSON: `{ provider, k?, token_budget?,
@@ -141,7 +142,7 @@ impl JsRegistry {
             .planner_section(query, &o)
             .map_err(js_err)?
             .to_value()
-            .to_string())
+            .json_text())
     }
 
     /// Gives contracts embeddings (`{ name: [numbers] }`) for the router → whether they
@@ -162,7 +163,7 @@ impl JsRegistry {
                 vectors_of(&parse(t, "the vectors", ErrorKind::InvalidOptions)?).map_err(js_err)?,
             ),
         };
-        Ok(self.inner.overlap_audit(v.as_ref(), threshold).to_string())
+        Ok(self.inner.overlap_audit(v.as_ref(), threshold).json_text())
     }
 
     /// The registry review over call records (a JSON array).
@@ -176,7 +177,7 @@ impl JsRegistry {
                 )))
             }
         };
-        Ok(self.inner.review(&r, min_calls_per_day).to_string())
+        Ok(self.inner.review(&r, min_calls_per_day).json_text())
     }
 }
 
@@ -231,7 +232,7 @@ pub fn gateway_apply(op: &str, values: &str, now: f64) -> Result<String, JsValue
             }
         };
     state::apply_value(&op, &values, now)
-        .map(|v| v.to_string())
+        .map(|v| v.json_text())
         .map_err(js_err)
 }
 
@@ -240,14 +241,14 @@ pub fn gateway_apply(op: &str, values: &str, now: f64) -> Result<String, JsValue
 pub fn gateway_otel(records: &str) -> Result<String, JsValue> {
     let v = parse(records, "the records", ErrorKind::InvalidRequest)?;
     gateway::record::otel_of(&v)
-        .map(|v| v.to_string())
+        .map(|v| v.json_text())
         .map_err(js_err)
 }
 
 /// Reads a contract document without registering it → `{ ok, problems, contract? }`.
 #[wasm_bindgen(js_name = checkContract)]
 pub fn check_contract(text: &str) -> String {
-    crate::registry::check(text).to_string()
+    crate::registry::check(text).json_text()
 }
 
 /// One gateway call.
@@ -350,7 +351,7 @@ impl JsCall {
 
     /// The observability record (JSON).
     pub fn record(&self) -> String {
-        self.inner.record().to_value().to_string()
+        self.inner.record().to_value().json_text()
     }
 }
 

@@ -4,6 +4,8 @@
 
 use crate::error::{Error, ErrorKind};
 use crate::frame;
+#[cfg(not(feature = "lowering-only"))]
+use crate::json_text::JsonText;
 use crate::lower::{self, Capabilities, LowerOptions, Provider};
 use crate::message::UserMessage;
 use crate::wire;
@@ -287,7 +289,7 @@ pub fn kv_undo(prefix: &str, journal: &str, journal_raw: &str) -> Result<String,
             .map(|(k, v)| serde_json::json!([k, v]))
             .collect(),
     )
-    .to_string())
+    .json_text())
 }
 
 /// What readers see while an interrupted commit cannot be rolled back: `{ rawKey: old raw
@@ -306,7 +308,7 @@ pub fn kv_overlay(journal: &str) -> Result<String, JsValue> {
             })
             .collect(),
     )
-    .to_string())
+    .json_text())
 }
 
 /// The chunk keys a chunked row's raw value points to, in order, NUL-separated ("" for a

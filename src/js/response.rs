@@ -4,6 +4,7 @@
 
 use super::js_err;
 use crate::error::{Error, ErrorKind};
+use crate::json_text::JsonText;
 use crate::lower::Provider;
 use crate::response::{self, events_json, ResponseParser};
 use crate::transport::{self, RetryPolicy, TargetOptions};
@@ -56,7 +57,7 @@ impl JsResponseParser {
     /// The assistant turn so far (JSON).
     #[wasm_bindgen(js_name = turnJson)]
     pub fn turn_json(&self) -> String {
-        self.inner.turn().to_value().to_string()
+        self.inner.turn().to_value().json_text()
     }
 
     /// The first error so far (its JSON wire form), or "".
@@ -72,7 +73,7 @@ impl JsResponseParser {
 pub fn parse_response_inbox(provider_name: &str, len: usize) -> Result<String, JsValue> {
     let p = provider(provider_name)?;
     inbox_bytes(len, |b| response::parse_response(p, b))?
-        .map(|parsed| parsed.turn.to_value().to_string())
+        .map(|parsed| parsed.turn.to_value().json_text())
         .map_err(js_err)
 }
 
@@ -98,7 +99,7 @@ pub fn request_target(provider_name: &str, options: &str) -> Result<String, JsVa
         .map_err(|e| js_err(Error::json(ErrorKind::InvalidOptions, "options", &e)))?;
     let o = TargetOptions::from_value(v).map_err(js_err)?;
     let t = transport::target(p, &o).map_err(js_err)?;
-    Ok(transport::target_value(&t).to_string())
+    Ok(transport::target_value(&t).json_text())
 }
 
 /// Checks a retry policy (`{ max_retries?, … }` JSON); returns it whole (defaults filled).
@@ -113,7 +114,7 @@ pub fn retry_policy(policy: &str) -> Result<String, JsValue> {
         "max_delay_ms": p.max_delay_ms,
         "max_retry_after_ms": p.max_retry_after_ms,
     })
-    .to_string())
+    .json_text())
 }
 
 /// The wait before retry `attempt + 1` after an error (its code and details JSON), or -1

@@ -4,6 +4,7 @@
 use super::{inbox_strings, js_err, parse};
 use crate::catalog::{self, rank, sync};
 use crate::error::ErrorKind;
+use crate::json_text::JsonText;
 use crate::skill::{self, wire};
 use crate::store::seed;
 use crate::store::skills::{self as layout, Plan, Request, Writer};
@@ -249,7 +250,7 @@ pub fn skill_seed(lens: &[u32], now: &str) -> Result<String, JsValue> {
         "plan" => {
             let stored = at(3).map(rows);
             seed::plan_json(at(1).unwrap_or_default(), at(2), stored.as_deref(), now)
-                .map(|v| v.to_string())
+                .map(|v| v.json_text())
         }
         "specs" => {
             catalog::skill_specs_json(&rows(at(1).unwrap_or_default()), at(2).map(rows).as_deref())
@@ -316,6 +317,6 @@ impl JsSkillIndex {
             blend: blend.clamp(0.0, 1.0),
         };
         let recs = self.inner.rank(query, &opts);
-        Ok(self.inner.to_json(&recs).to_string())
+        Ok(self.inner.to_json(&recs).json_text())
     }
 }

@@ -17,6 +17,7 @@
 //! Patterns are compiled with `regex-lite` (Rust regex syntax without Unicode classes,
 //! which covers the ECMA-262 subset schemas use in practice).
 
+use crate::json_text::JsonText;
 use serde_json::{Map, Value};
 
 mod compiled;
@@ -159,7 +160,7 @@ fn escape(seg: &str) -> std::borrow::Cow<'_, str> {
 }
 
 fn short(v: &Value) -> String {
-    let s = v.to_string();
+    let s = v.json_text();
     if s.chars().count() > 60 {
         let cut: String = s.chars().take(57).collect();
         format!("{cut}…")

@@ -4,6 +4,7 @@
 //! Every rendering is byte-stable (prompt caches depend on it) and escaped so that no
 //! payload, path, kind or source can close a marker or add an attribute.
 
+use crate::json_text::JsonText;
 use crate::message::{Range, RangeUnit};
 use serde_json::Value;
 
@@ -57,7 +58,7 @@ pub fn body(text: &str, tag: &str) -> String {
 pub fn payload_text(payload: &Value) -> String {
     match payload {
         Value::String(s) => s.clone(),
-        other => other.to_string(),
+        other => other.json_text(),
     }
 }
 

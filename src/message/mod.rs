@@ -12,6 +12,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fields::{At, Fields};
+use crate::json_text::JsonText;
 use serde_json::{Map, Value};
 
 mod read;
@@ -442,7 +443,7 @@ impl UserMessage {
 
     /// The wire form as JSON text.
     pub fn to_json(&self) -> String {
-        self.to_value().to_string()
+        self.to_value().json_text()
     }
 }
 

@@ -8,6 +8,7 @@
 use super::{Contract, Registry};
 use crate::catalog::rank::{self, Doc, MatchOptions, SkillIndex};
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::lower::json::{write, SlotMode};
 use crate::lower::{providers, LowerOptions, Provider, Report, Tool};
 use serde_json::{json, Map, Value};
@@ -195,7 +196,7 @@ fn tool_description(c: &Contract) -> String {
     }
     if let Some(i) = c.examples.first().and_then(|e| e.get("input")) {
         d.push_str("\nExample input: ");
-        d.push_str(&i.to_string());
+        d.push_str(&i.json_text());
     }
     d
 }

@@ -5,6 +5,7 @@
 
 use super::{fields, Contract, Registry};
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::problems::Problems;
 use serde_json::{json, Value};
 
@@ -74,7 +75,7 @@ impl Registry {
                 let msg = e
                     .as_str()
                     .map(str::to_owned)
-                    .unwrap_or_else(|| e.to_string());
+                    .unwrap_or_else(|| e.json_text());
                 out.error(
                     &format!("{at}.handler"),
                     "handler-failed",

@@ -5,6 +5,7 @@
 use super::event::{Event, FinishReason, Usage};
 use crate::conversation::{AssistantPart, AssistantTurn, Reasoning, ToolCall};
 use crate::error::{Error, ErrorKind};
+use crate::json_text::JsonText;
 use serde_json::{Map, Value};
 
 /// A dialect's name for a block: a kind tag and up to two indices.
@@ -354,7 +355,7 @@ impl Builder {
         signature: Option<&str>,
     ) {
         self.tool_start(key, id, name);
-        let text = input.to_string();
+        let text = input.json_text();
         self.tool_delta(key, &text);
         if let Some(Slot::Tool(t)) = self.find(key).and_then(|i| self.slots.get_mut(i)) {
             t.input = Some(input);

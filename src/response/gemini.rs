@@ -8,6 +8,7 @@
 use super::builder::{Builder, Key};
 use super::event::{FinishReason, Usage};
 use super::{errors, malformed, num, str_of};
+use crate::json_text::JsonText;
 use crate::lower::Provider;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -45,7 +46,7 @@ impl State {
                 let mut h = Sha256::new();
                 h.update(name.as_bytes());
                 h.update([0]);
-                h.update(args.to_string().as_bytes());
+                h.update(args.json_text().as_bytes());
                 h.update(n.to_le_bytes());
                 let d = h.finalize();
                 let hex: String = d.iter().take(4).map(|b| format!("{b:02x}")).collect();

@@ -2,6 +2,7 @@
 //! object for the composer's contract) and its [`SkillArtifact`]s (rows of
 //! `skill_artifacts`). JSON field names are the seed's column names.
 
+use crate::json_text::JsonText;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -406,7 +407,7 @@ fn hex(bytes: &[u8], dashes: &[usize]) -> String {
 /// A package's content ETag (`"sha256-…"`, quoted as HTTP has them): a hash of its JSON
 /// text, for a marketplace entry without an `etag` and for a seeded system skill.
 pub fn content_etag(package: &Value) -> String {
-    format!("\"sha256-{}\"", hex(package.to_string().as_bytes(), &[]))
+    format!("\"sha256-{}\"", hex(package.json_text().as_bytes(), &[]))
 }
 
 /// The id of a skill that arrived without one: UUID-shaped, derived from its name, so the

@@ -22,6 +22,7 @@ use super::model::{artifact_id, skill_id, ArtifactKind, Skill, SkillArtifact, So
 use super::validate::{Problem, Problems, Severity};
 use super::yaml::{self, Node};
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::words::{fold, is_word_char};
 use serde_json::{Map, Value};
 
@@ -343,7 +344,7 @@ pub fn import_skill_md(
                         "wrong-type",
                         "`metadata` maps strings to strings; this value is kept as JSON text",
                     );
-                    v.to_json().to_string()
+                    v.to_json().json_text()
                 });
                 if v.is_typed_scalar() {
                     out.warning(

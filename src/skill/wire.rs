@@ -8,6 +8,7 @@ use super::{
     Problem,
 };
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use serde_json::{Map, Value};
 
 fn problems(p: &[Problem]) -> Value {
@@ -18,7 +19,7 @@ fn problems(p: &[Problem]) -> Value {
 pub fn validate_json(package: &str) -> Result<String> {
     let v: Value = serde_json::from_str(package)
         .map_err(|e| Error::json(ErrorKind::InvalidSkill, "the skill package", &e))?;
-    Ok(validate_skill(&v).to_value().to_string())
+    Ok(validate_skill(&v).to_value().json_text())
 }
 
 /// `{ skill, warnings }` of a package given as JSON text.
@@ -27,7 +28,7 @@ pub fn import_package_json(package: &str, now: &str) -> Result<String> {
     let mut o = Map::new();
     o.insert("skill".into(), s.to_value());
     o.insert("warnings".into(), problems(&warnings));
-    Ok(Value::Object(o).to_string())
+    Ok(Value::Object(o).json_text())
 }
 
 /// `{ skill, problems }` of a `SKILL.md`.
@@ -41,7 +42,7 @@ pub fn import_skill_md_json(
     let mut o = Map::new();
     o.insert("skill".into(), r.skill.to_value());
     o.insert("problems".into(), problems(&r.problems));
-    Ok(Value::Object(o).to_string())
+    Ok(Value::Object(o).json_text())
 }
 
 /// Bundled files from their JSON form `[{ path, content, base64? }]`.
@@ -95,7 +96,7 @@ pub fn export_skill_md_json(skill: &str) -> Result<String> {
         Value::Array(out.files.iter().map(file_to_value).collect()),
     );
     o.insert("dropped".into(), problems(&out.dropped));
-    Ok(Value::Object(o).to_string())
+    Ok(Value::Object(o).json_text())
 }
 
 /// The index of the variant to use for `model` among artifacts given as a JSON array (see

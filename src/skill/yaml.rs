@@ -2,6 +2,7 @@
 //! block-style writer (a loader with ordered hash maps and float parsing, and a general
 //! emitter, would cost the wasm more than this module).
 
+use crate::json_text::JsonText;
 pub use saphyr_parser::ScanError;
 use saphyr_parser::{Event, Parser, ScalarStyle, Span, SpannedEventReceiver};
 
@@ -256,7 +257,7 @@ pub fn write_entry(out: &mut String, indent: usize, key: &str, value: &serde_jso
                     Value::Object(_) | Value::Array(_) => {
                         // Nested collections in a list are written in flow style (JSON is YAML).
                         out.push(' ');
-                        out.push_str(&v.to_string());
+                        out.push_str(&v.json_text());
                         out.push('\n');
                     }
                     _ => {
@@ -282,6 +283,6 @@ fn inline(v: &serde_json::Value) -> String {
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
         Value::String(s) => scalar(s),
-        Value::Array(_) | Value::Object(_) => v.to_string(),
+        Value::Array(_) | Value::Object(_) => v.json_text(),
     }
 }

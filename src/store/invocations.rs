@@ -4,6 +4,7 @@
 
 use super::{Op, Table};
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use serde_json::Value;
 
 /// The write that stores an invocation record (as [`crate::composer::invocation_record`]
@@ -26,7 +27,7 @@ pub fn put(record: &Value) -> Result<Op> {
     Ok(Op::Put {
         table: Table::Invocations,
         key: format!("{thread}/{}/{id}", s("composed_at").unwrap_or("")),
-        value: record.to_string(),
+        value: record.json_text(),
     })
 }
 

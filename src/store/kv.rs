@@ -24,6 +24,7 @@
 
 use super::{conflict, Backend, Op, Table};
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use serde_json::{json, Value};
 
 /// The largest value stored in one key; larger values are chunked.
@@ -206,7 +207,7 @@ pub fn plan(prefix: &str, ops: &[Op], olds: &[Option<String>]) -> Result<KvPlan>
         .zip(olds)
         .map(|((t, k), o)| json!([row_key(prefix, *t, k), o]))
         .collect();
-    let journal = json!({ "v": 1, "undo": undo, "fresh": fresh }).to_string();
+    let journal = json!({ "v": 1, "undo": undo, "fresh": fresh }).json_text();
     let (journal_chunks, journal_raw) = encode(prefix, JOURNAL, &journal, None);
     let journal_key = format!("{prefix}{JOURNAL}");
     let mut begin: Vec<RawWrite> = journal_chunks

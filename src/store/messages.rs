@@ -10,6 +10,7 @@ use crate::compositor::{
 };
 use crate::conversation::Turn;
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::lower::{ResolveRequest, Resolved, Resolver};
 use crate::message::UserMessage;
 use serde_json::{Map, Value};
@@ -45,7 +46,7 @@ pub fn layout(sub: &Submission) -> (Vec<Op>, String) {
         ops.push(Op::Put {
             table: Table::Blobs,
             key: b.content_id.clone(),
-            value: Value::Object(o).to_string(),
+            value: Value::Object(o).json_text(),
         });
     }
     ops.extend(message_rows(
@@ -75,7 +76,7 @@ pub fn layout(sub: &Submission) -> (Vec<Op>, String) {
     ops.push(Op::Insert {
         table: Table::Messages,
         key,
-        value: Value::Object(head).to_string(),
+        value: Value::Object(head).json_text(),
     });
     (ops, message)
 }
@@ -89,7 +90,7 @@ fn message_rows<'p>(
     state: &SessionState,
     id: &str,
 ) -> Vec<Op> {
-    let key_json = Value::String(key.to_owned()).to_string();
+    let key_json = Value::String(key.to_owned()).json_text();
     let mut ops = Vec::new();
     for (i, p) in parts.enumerate() {
         // `{"index":…,"message":…,"part":…}`: the keys in the order serde_json sorts them.
@@ -102,7 +103,7 @@ fn message_rows<'p>(
     ops.push(Op::Put {
         table: Table::Sessions,
         key: session.to_owned(),
-        value: state.to_value().to_string(),
+        value: state.to_value().json_text(),
     });
     ops.push(Op::Insert {
         table: Table::Ids,
@@ -187,14 +188,14 @@ pub fn turn_layout(a: &TurnAppend) -> (Vec<Op>, String) {
     let key = message_key(&a.session, a.seq);
     let value = a.turn.to_value();
     if a.stored {
-        return (Vec::new(), value.to_string());
+        return (Vec::new(), value.json_text());
     }
     let empty = Vec::new();
     let parts = value
         .get("parts")
         .and_then(Value::as_array)
         .unwrap_or(&empty);
-    let texts: Vec<String> = parts.iter().map(Value::to_string).collect();
+    let texts: Vec<String> = parts.iter().map(Value::json_text).collect();
     let mut ops = message_rows(
         &key,
         texts.iter().map(String::as_str),
@@ -217,9 +218,9 @@ pub fn turn_layout(a: &TurnAppend) -> (Vec<Op>, String) {
     ops.push(Op::Insert {
         table: Table::Messages,
         key,
-        value: Value::Object(head).to_string(),
+        value: Value::Object(head).json_text(),
     });
-    (ops, value.to_string())
+    (ops, value.json_text())
 }
 
 /// The role a head row names (`user` when it names none: rows written before
@@ -359,13 +360,13 @@ fn part_json(p: &crate::message::Part) -> String {
             });
             // The object's own `data` key is written once, and any `"data":""` inside a
             // string value would be escaped, so the first match is the field.
-            blank.to_value().to_string().replacen(
+            blank.to_value().json_text().replacen(
                 "\"data\":\"\"",
                 &format!("\"data\":\"\u{1}{}\u{1}\"", h.slot),
                 1,
             )
         }
-        other => other.to_value().to_string(),
+        other => other.to_value().json_text(),
     }
 }
 
@@ -386,7 +387,7 @@ struct PartRow<'a> {
 pub fn assemble_json(key: &str, head: &str, parts: &[(String, String)]) -> Result<String> {
     let head_row = parse_row(Table::Messages, key, head)?;
     if head_role(&head_row) != "user" {
-        return assemble_turn(key, head, parts).map(|t| t.to_value().to_string());
+        return assemble_turn(key, head, parts).map(|t| t.to_value().json_text());
     }
     user_json(key, head, head_row, parts)
 }
@@ -433,7 +434,7 @@ fn user_json(
     }
     let mut out = String::with_capacity(parts.iter().map(|(_, v)| v.len()).sum::<usize>() + 256);
     out.push_str("{\"metadata\":");
-    out.push_str(&Value::Object(meta).to_string());
+    out.push_str(&Value::Object(meta).json_text());
     out.push_str(",\"parts\":[");
     for (i, p) in slots.into_iter().enumerate() {
         let p = p.ok_or_else(|| bad_row(Table::Messages, key, format!("part {i} is missing")))?;
@@ -476,7 +477,7 @@ fn many_json(
         } else if users_only {
             continue;
         } else {
-            assemble_turn(key, head, rows)?.to_value().to_string()
+            assemble_turn(key, head, rows)?.to_value().json_text()
         };
         if out.len() > 1 {
             out.push(',');

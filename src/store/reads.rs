@@ -13,6 +13,7 @@ use super::skills;
 use super::{bad_row, Table};
 use crate::error::{Error, ErrorKind, Result};
 use crate::frame::FIELD;
+use crate::json_text::JsonText;
 use serde_json::{Map, Value};
 
 /// What a host reads from a message store or a skill store.
@@ -263,7 +264,7 @@ impl Query {
                         serde_json::from_str(&v).map_err(|e| bad_row(Table::Messages, &k, e))?;
                     out.push(Value::Object(row));
                 }
-                Ok(Step::Done(Value::Array(out).to_string()))
+                Ok(Step::Done(Value::Array(out).json_text()))
             }
             Query::Blob { content_id } => match rows.gets.first() {
                 // The row is the answer (`{ content_id, mime, size, data }`), once checked.
@@ -289,7 +290,7 @@ impl Query {
             Query::Skill { id } => match rows.gets.first() {
                 Some(Some(row)) => {
                     let s = skills::assemble(id, row, &scan(0))?;
-                    Ok(Step::Done(s.to_value().to_string()))
+                    Ok(Step::Done(s.to_value().json_text()))
                 }
                 _ => Ok(Step::Done("null".into())),
             },
@@ -317,7 +318,7 @@ impl Query {
                 }
                 crate::skill::model::sort_artifacts(&mut arts);
                 Ok(Step::Done(
-                    Value::Array(arts.iter().map(|a| a.to_value()).collect()).to_string(),
+                    Value::Array(arts.iter().map(|a| a.to_value()).collect()).json_text(),
                 ))
             }
             Query::Artifact { id } => match rows.gets.first() {
@@ -328,7 +329,7 @@ impl Query {
             },
             Query::ArtifactAt { key } => match rows.gets.first() {
                 Some(Some(row)) => Ok(Step::Done(
-                    skills::read_artifact_row(key, row)?.to_value().to_string(),
+                    skills::read_artifact_row(key, row)?.to_value().json_text(),
                 )),
                 _ => Ok(Step::Done("null".into())),
             },
@@ -469,7 +470,7 @@ fn traces(rows: &[(String, String)], skill: &str, artifact: &str, format: &str) 
         Some(artifact).filter(|s| !s.is_empty()),
         how,
     )?;
-    Ok(Step::Done(Value::String(lines).to_string()))
+    Ok(Step::Done(Value::String(lines).json_text()))
 }
 
 /// Trace rows are read by the Skill Composer's module.
@@ -494,7 +495,7 @@ impl Plan {
                 out.push_str("[\"");
                 out.push_str(t.name());
                 out.push_str("\",");
-                out.push_str(&Value::from(k.as_str()).to_string());
+                out.push_str(&Value::from(k.as_str()).json_text());
                 out.push(']');
             }
             out.push(']');

@@ -21,6 +21,7 @@
 
 use super::{bad_row, Op, Table};
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::problems::{Problem, Problems, Severity};
 use crate::skill::model::{content_etag, sort_summaries, Skill, SkillSummary, Source};
 use crate::skill::read::read_skill;
@@ -296,7 +297,7 @@ pub fn state_op(seed: &Seed, now: &str) -> Op {
     Op::Put {
         table: Table::SkillSync,
         key: SEED_ROW.into(),
-        value: Value::Object(o).to_string(),
+        value: Value::Object(o).json_text(),
     }
 }
 
@@ -416,7 +417,7 @@ pub fn plan_json(
 
 /// The SkillSpecs of a seed document's text ([`Seed::skill_specs`]) as a JSON array.
 pub fn specs_json(seed: &str) -> Result<String> {
-    Ok(Value::Array(read_seed(seed, "")?.skill_specs()).to_string())
+    Ok(Value::Array(read_seed(seed, "")?.skill_specs()).json_text())
 }
 
 /// The SkillSpecs the listed skills carry in `metadata.skill_spec`, by name, disabled skills

@@ -18,6 +18,7 @@
 
 use super::{bad_row, is_conflict, Backend, Op, Table};
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::problems::{Problems, Severity};
 use crate::skill::checks::check_skill;
 use crate::skill::model::{
@@ -161,7 +162,7 @@ pub(crate) fn text(v: &Value) -> String {
 }
 
 fn json_str(s: &str) -> String {
-    Value::String(s.to_owned()).to_string()
+    Value::String(s.to_owned()).json_text()
 }
 
 fn not_found(what: &str, id: &str) -> Error {
@@ -232,7 +233,7 @@ pub fn state_op(url: &str, etag: &str, now: &str) -> Op {
     Op::Put {
         table: Table::SkillSync,
         key: url.to_owned(),
-        value: Value::Object(o).to_string(),
+        value: Value::Object(o).json_text(),
     }
 }
 
@@ -1083,7 +1084,7 @@ pub fn filter_json(summaries: &str, filter: &str) -> Result<String> {
         .map(|v| {
             (
                 v.get("id").and_then(Value::as_str).unwrap_or("").to_owned(),
-                v.to_string(),
+                v.json_text(),
             )
         })
         .collect();
@@ -1093,5 +1094,5 @@ pub fn filter_json(summaries: &str, filter: &str) -> Result<String> {
         .filter(|(s, _)| f.keeps(s))
         .map(|(_, v)| v)
         .collect();
-    Ok(Value::Array(kept).to_string())
+    Ok(Value::Array(kept).json_text())
 }

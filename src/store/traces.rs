@@ -3,6 +3,7 @@
 //! each the row [`crate::dispatch::trace::row`] builds.
 
 use super::{Op, Table};
+use crate::json_text::JsonText;
 use serde_json::{Map, Value};
 
 /// The key of a trace row: `<session_id>/<started_at>/<id>`.
@@ -16,7 +17,7 @@ pub fn put(r: &Map<String, Value>) -> Op {
     Op::Put {
         table: Table::Traces,
         key: key(r),
-        value: Value::Object(r.clone()).to_string(),
+        value: Value::Object(r.clone()).json_text(),
     }
 }
 
