@@ -104,6 +104,11 @@ trait Source {
     fn listed(&self) -> [&str; 3];
     /// Calls `f` with each text of field `field`.
     fn each(&self, field: Field, f: &mut dyn FnMut(&str));
+    /// Calls `f` with texts holding the words of field `field`, in order: its texts, or
+    /// text that joins them with a character that is not a word character.
+    fn words(&self, field: Field, f: &mut dyn FnMut(&str)) {
+        self.each(field, f);
+    }
     /// Whether it may be matched.
     fn enabled(&self) -> bool;
 }
@@ -136,18 +141,17 @@ impl Source for TextDoc<'_> {
     fn listed(&self) -> [&str; 3] {
         [self.0[0], self.0[1], self.0[6]]
     }
+    fn words(&self, field: Field, f: &mut dyn FnMut(&str)) {
+        // A list's items are joined by `\u{1d}`, which no word holds: the field is scanned
+        // whole rather than split first.
+        f(self.0[TextDoc::at(field)]);
+    }
     fn enabled(&self) -> bool {
         let field = serde_json::from_str::<serde_json::Value>(self.0[7]).ok();
         crate::skill::model::enabled(field.as_ref())
     }
     fn each(&self, field: Field, f: &mut dyn FnMut(&str)) {
-        let at = match field {
-            Field::Name => 1,
-            Field::Description => 2,
-            Field::Tag => 3,
-            Field::Intent => 4,
-            Field::Trigger => 5,
-        };
+        let at = TextDoc::at(field);
         if at <= 2 {
             f(self.0[at]);
         } else {
@@ -155,6 +159,19 @@ impl Source for TextDoc<'_> {
                 .split('\u{1d}')
                 .filter(|x| !x.is_empty())
                 .for_each(f);
+        }
+    }
+}
+
+impl TextDoc<'_> {
+    /// Where `field` is among the document's fields.
+    fn at(field: Field) -> usize {
+        match field {
+            Field::Name => 1,
+            Field::Description => 2,
+            Field::Tag => 3,
+            Field::Intent => 4,
+            Field::Trigger => 5,
         }
     }
 }
@@ -378,6 +395,13 @@ fn normalize_into(text: &str, out: &mut String) -> usize {
     n
 }
 
+/// A word of up to eight bytes as one integer: its bytes little-endian, zero-padded (a word
+/// holds no NUL byte, so two words never share one). Looked up by it, a word costs one
+/// integer hash and compare instead of hashing and comparing its bytes.
+fn packed(w: &[u8]) -> Option<u64> {
+    (w.len() <= 8).then(|| w.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b)))
+}
+
 /// A 64-bit hash of a normalized phrase (exact hits are looked up by it; at catalog sizes a
 /// collision is about as likely as a cosmic-ray bit flip).
 fn hash(s: &str) -> u64 {
@@ -519,15 +543,17 @@ impl SkillIndex {
         // Per term: the last (document, field) stamp that counted it (0: a term of no
         // field yet, so ids that are phrases or names are never terms) and where.
         let mut last: Vec<(u32, u32)> = Vec::new();
-        // Lower-cased word → term id (u32::MAX: a stop word).
+        // Lower-cased word → term id (u32::MAX: a stop word); words of up to eight bytes
+        // (most of a catalog's) keyed by their bytes as one integer (see `packed`).
         let mut raw: FxMap<String, u32> = FxMap::default();
+        let mut short: FxMap<u64, u32> = FxMap::default();
         for (d_index, doc) in docs.iter().enumerate() {
             let start = counts.len();
             let mut lens = [0u16; 5];
             for (fi, f) in FIELDS.iter().enumerate() {
                 // This (document, field), to find a term's count of it in O(1).
                 let stamp = (d_index * 5 + fi) as u32 + 1;
-                doc.each(*f, &mut |text: &str| {
+                doc.words(*f, &mut |text: &str| {
                     each_word_plain(text, |w, plain| {
                         // A word seen before skips the stop list, the stemmer and the
                         // term lookup: the catalog's vocabulary is small beside its words.
@@ -537,13 +563,21 @@ impl SkillIndex {
                             lower_into(w, &mut buf);
                         }
                         let key = if plain { w } else { buf.as_str() };
-                        let id = match raw.get(key) {
+                        let packed = packed(key.as_bytes());
+                        let seen = match packed {
+                            Some(k) => short.get(&k),
+                            None => raw.get(key),
+                        };
+                        let id = match seen {
                             Some(&id) => id,
                             None => {
                                 if plain {
                                     lower_into(w, &mut buf);
                                 }
-                                let word = buf.clone();
+                                let word = match packed {
+                                    Some(_) => None,
+                                    None => Some(buf.clone()),
+                                };
                                 let id = if is_stop(&buf) {
                                     u32::MAX
                                 } else {
@@ -553,7 +587,11 @@ impl SkillIndex {
                                         None => ix.id(buf.clone()) as u32,
                                     }
                                 };
-                                raw.insert(word, id);
+                                match (packed, word) {
+                                    (Some(k), _) => short.insert(k, id),
+                                    (None, Some(word)) => raw.insert(word, id),
+                                    (None, None) => None,
+                                };
                                 id
                             }
                         };
@@ -993,6 +1031,133 @@ mod tests {
         for t in texts() {
             let got: Vec<[&str; 8]> = text_docs(&t).into_iter().map(|d| d.0).collect();
             assert_eq!(got, text_docs_by_split(&t), "{t:?}");
+        }
+    }
+
+    /// Words of up to eight bytes get one integer each, no two the same; longer ones none.
+    #[test]
+    fn packed_words_are_distinct() {
+        let mut seen = std::collections::HashMap::new();
+        let alphabet = ["a", "b", "z", "0", "9", "é", "日"];
+        let mut words: Vec<String> = alphabet.iter().map(|s| s.to_string()).collect();
+        for _ in 0..4 {
+            let longer: Vec<String> = words
+                .iter()
+                .flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}")))
+                .filter(|w| w.len() <= 9)
+                .collect();
+            words.extend(longer);
+        }
+        words.sort();
+        words.dedup();
+        for w in &words {
+            match packed(w.as_bytes()) {
+                Some(k) => {
+                    assert!(w.len() <= 8, "{w}");
+                    if let Some(other) = seen.insert(k, w.clone()) {
+                        panic!("{w:?} and {other:?} share {k:#x}");
+                    }
+                }
+                None => assert!(w.len() > 8, "{w}"),
+            }
+        }
+        // Words that differ only in their last byte, or by one more byte, rank apart.
+        let text = "1\u{1f}abcdefgh\u{1f}\u{1f}\u{1f}\u{1f}\u{1f}x\u{1f}\u{1e}\
+                    2\u{1f}abcdefgi\u{1f}\u{1f}\u{1f}\u{1f}\u{1f}x\u{1f}\u{1e}\
+                    3\u{1f}abcdefghi\u{1f}\u{1f}\u{1f}\u{1f}\u{1f}x\u{1f}\u{1e}";
+        let ix = SkillIndex::from_text(text);
+        let opts = MatchOptions {
+            prefix: false,
+            ..MatchOptions::default()
+        };
+        for (q, doc) in [("abcdefgh", 0), ("abcdefgi", 1), ("abcdefghi", 2)] {
+            let r = ix.rank(q, &opts);
+            assert_eq!(r.iter().map(|r| r.doc).collect::<Vec<_>>(), [doc], "{q}");
+        }
+    }
+
+    /// The index built from the compact text form (fields scanned whole, short words keyed
+    /// as integers) ranks as the one built from owned documents (items one by one), over
+    /// words short and long, cased, stop words, stems and characters outside ASCII.
+    #[test]
+    fn the_text_form_indexes_as_owned_documents_do() {
+        const WORDS: [&str; 24] = [
+            "the",
+            "Check",
+            "checks",
+            "timeline",
+            "timelines",
+            "contradictions",
+            "a",
+            "Übersicht",
+            "review",
+            "reviewing",
+            "pull",
+            "requests",
+            "eight888",
+            "nine99999",
+            "ÉTÉ",
+            "日本",
+            "budgets",
+            "please",
+            "my",
+            "audit",
+            "x",
+            "Stale",
+            "stale",
+            "report",
+        ];
+        let mut seed = 0x9e37_79b9u32;
+        let mut next = |n: usize| {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (seed >> 16) as usize % n
+        };
+        let mut phrase = |len: usize, next: &mut dyn FnMut(usize) -> usize| {
+            (0..1 + next(len))
+                .map(|_| WORDS[next(WORDS.len())])
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let docs: Vec<Doc> = (0..300)
+            .map(|i| Doc {
+                id: format!("s{i}"),
+                name: phrase(4, &mut next),
+                description: phrase(20, &mut next),
+                tags: (0..next(4)).map(|_| phrase(2, &mut next)).collect(),
+                intent_patterns: (0..next(3)).map(|_| phrase(3, &mut next)).collect(),
+                trigger_phrases: (0..next(3)).map(|_| phrase(4, &mut next)).collect(),
+                scope: "account".into(),
+                enabled: true,
+            })
+            .collect();
+        let mut text = String::new();
+        for d in &docs {
+            let fields = [
+                d.id.clone(),
+                d.name.clone(),
+                d.description.clone(),
+                d.tags.join("\u{1d}"),
+                d.intent_patterns.join("\u{1d}"),
+                d.trigger_phrases.join("\u{1d}"),
+                d.scope.clone(),
+                String::new(),
+            ];
+            text.push_str(&fields.join("\u{1f}"));
+            text.push('\u{1e}');
+        }
+        let queries: Vec<String> = (0..200).map(|_| phrase(5, &mut next)).collect();
+        let from_text = SkillIndex::from_text(&text);
+        let owned = SkillIndex::build(docs);
+        for prefix in [true, false] {
+            let opts = MatchOptions {
+                k: 10,
+                prefix,
+                ..MatchOptions::default()
+            };
+            for q in &queries {
+                let (a, b) = (from_text.rank(q, &opts), owned.rank(q, &opts));
+                assert_eq!(from_text.to_json(&a), owned.to_json(&b), "{q:?}");
+            }
         }
     }
 
