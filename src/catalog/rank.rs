@@ -1112,7 +1112,7 @@ mod tests {
             seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
             (seed >> 16) as usize % n
         };
-        let mut phrase = |len: usize, next: &mut dyn FnMut(usize) -> usize| {
+        let phrase = |len: usize, next: &mut dyn FnMut(usize) -> usize| {
             (0..1 + next(len))
                 .map(|_| WORDS[next(WORDS.len())])
                 .collect::<Vec<_>>()
