@@ -463,6 +463,9 @@ const list = (a) => {
   return s;
 };
 
+/** Skills per piece of a SkillIndex's text. */
+const CHUNK = 256;
+
 /** `metadata.enabled` as JSON text for the index, or '' (the core decides what it means). */
 function enabledField(s) {
   const m = s.metadata;
@@ -478,8 +481,9 @@ function enabledField(s) {
 export class SkillIndex {
   #inner;
   #gen;
-  // The index text and vectors stay in JS: the index is rebuilt from them if the wasm
-  // instance is ever replaced after a trap.
+  // The index text (in pieces) and vectors stay in JS: the index is rebuilt from them if
+  // the wasm instance is ever replaced after a trap.
+  /** @type {string[]} */
   #text;
   /** @type {[Float32Array, number] | null} */
   #vectors = null;
@@ -487,12 +491,21 @@ export class SkillIndex {
   constructor(summaries, options) {
     const { vectors } = __opts(options, 'new SkillIndex()');
     if (!Array.isArray(summaries)) throw new PromptloomError('InvalidOptions', 'a SkillIndex is built from an array of summaries', { path: '$' });
+    // The compact text in pieces of CHUNK skills: one string of a whole catalog is a rope
+    // of ~170,000 pieces that the engine must flatten before encoding it (a tenth of a
+    // 10,000-skill build); short ropes flatten in cache. The core reads the pieces as one text.
+    const pieces = [];
     let text = '';
     summaries.forEach((s, i) => {
       if (s === null || typeof s !== 'object') throw new PromptloomError('InvalidOptions', `summaries[${i}] must be a skill summary object (at summaries[${i}])`, { path: `summaries[${i}]` });
       text += `${clean(s.id)}\u001f${clean(s.name)}\u001f${clean(s.description)}\u001f${list(s.tags)}\u001f${list(s.intent_patterns)}\u001f${list(s.trigger_phrases)}\u001f${clean(s.scope)}\u001f${enabledField(s)}\u001e`;
+      if ((i + 1) % CHUNK === 0) {
+        pieces.push(text);
+        text = '';
+      }
     });
-    this.#text = text;
+    pieces.push(text);
+    this.#text = pieces;
     this.size = summaries.length;
     this.#build();
     if (vectors) this.setVectors(vectors);
@@ -500,7 +513,7 @@ export class SkillIndex {
   #build() {
     const M = __module();
     this.#gen = __generation();
-    this.#inner = __inbox((lens) => new M.SkillIndex(lens), [this.#text]);
+    this.#inner = __inbox((lens) => new M.SkillIndex(lens), this.#text);
     if (this.#vectors) {
       const [flat, dim] = this.#vectors;
       __call(() => this.#inner.setVectors(flat, dim));

@@ -51,6 +51,24 @@ pub fn inbox(len: usize) -> usize {
     })
 }
 
+/// Calls `f` with the glue's pieces in the inbox read as one text (they lie one after the
+/// other), borrowed in place: a large input (a catalog) is not copied first.
+#[cfg(not(feature = "lowering-only"))]
+fn with_inbox_text<T>(lens: &[u32], f: impl FnOnce(&str) -> T) -> Result<T, JsValue> {
+    let total = lens.iter().map(|&n| n as usize).sum::<usize>();
+    INBOX
+        .with(|b| -> Result<T, Error> {
+            let b = b.borrow();
+            let bytes = b
+                .get(..total)
+                .ok_or_else(|| Error::new(ErrorKind::Internal, "inbox overrun"))?;
+            let text = std::str::from_utf8(bytes)
+                .map_err(|_| Error::new(ErrorKind::InvalidMessage, "input is not UTF-8"))?;
+            Ok(f(text))
+        })
+        .map_err(js_err)
+}
+
 /// The strings the glue wrote into the inbox, by their byte lengths.
 fn inbox_strings(lens: &[u32]) -> Result<Vec<String>, JsValue> {
     INBOX

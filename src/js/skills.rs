@@ -1,7 +1,7 @@
 //! Skill packages, the skill store's plans and the catalog for JS: conversions only. The
 //! glue (`pkg/src/skills.js`) drives the storage backends and `fetch`.
 
-use super::{inbox_strings, js_err, parse};
+use super::{inbox_strings, js_err, parse, with_inbox_text};
 use crate::catalog::{self, rank, sync};
 use crate::error::ErrorKind;
 use crate::json_text::JsonText;
@@ -277,15 +277,12 @@ pub struct JsSkillIndex {
 
 #[wasm_bindgen(js_class = SkillIndex)]
 impl JsSkillIndex {
-    /// Builds the index from documents in the compact text form (in the inbox; see
-    /// `catalog::rank::SkillIndex::from_text`).
+    /// Builds the index from documents in the compact text form (in the inbox, in pieces
+    /// the glue wrote one after the other; see `catalog::rank::SkillIndex::from_text`).
     #[wasm_bindgen(constructor)]
     pub fn new(lens: &[u32]) -> Result<JsSkillIndex, JsValue> {
-        let input = inbox_strings(lens)?;
-        let text = input.first().map(String::as_str).unwrap_or_default();
-        Ok(JsSkillIndex {
-            inner: rank::SkillIndex::from_text(text),
-        })
+        let inner = with_inbox_text(lens, rank::SkillIndex::from_text)?;
+        Ok(JsSkillIndex { inner })
     }
 
     /// How many skills are indexed.
