@@ -39,6 +39,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("template", template_source),
     ("kv_journal", kv_journal),
     ("response_stream", response_stream),
+    ("catalog_text", catalog_text),
     #[cfg(feature = "composer")]
     ("contract", contract),
     #[cfg(feature = "composer")]
@@ -305,6 +306,29 @@ pub fn yaml(data: &[u8]) {
     let Some(t) = text(data) else { return };
     if let Ok(node) = skill::yaml::parse(t) {
         let _ = node.to_json();
+    }
+}
+
+/// A catalog in the compact text form the JS glue writes (documents split by `\u{1e}`,
+/// fields by `\u{1f}`, list items by `\u{1d}`), then queries (the text after the last
+/// `\n`, split by `|`): the index of the text must rank as the index of the same documents
+/// read into owned `Doc`s does (the text form scans list fields whole; owned documents give
+/// their items one by one).
+pub fn catalog_text(data: &[u8]) {
+    use crate::catalog::rank::{docs_of_text, MatchOptions, SkillIndex};
+    let Some(t) = text(data) else { return };
+    let (catalog, queries) = t.rsplit_once('\n').unwrap_or((t, ""));
+    let from_text = SkillIndex::from_text(catalog);
+    let owned = SkillIndex::build(docs_of_text(catalog));
+    for (i, q) in queries.split('|').take(8).enumerate() {
+        let opts = MatchOptions {
+            k: 1 + i * 3,
+            prefix: i % 2 == 0,
+            ..MatchOptions::default()
+        };
+        let a = from_text.to_json(&from_text.rank(q, &opts));
+        let b = owned.to_json(&owned.rank(q, &opts));
+        assert_eq!(a, b, "{q:?}"); // ok: fuzz oracle
     }
 }
 

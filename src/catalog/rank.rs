@@ -163,6 +163,33 @@ impl Source for TextDoc<'_> {
     }
 }
 
+/// The documents of the compact text form as owned [`Doc`]s, their lists split into items:
+/// what the fuzz target compares an index of the text with.
+#[doc(hidden)]
+pub fn docs_of_text(text: &str) -> Vec<Doc> {
+    let items = |d: &TextDoc, field: Field| {
+        let mut out = Vec::new();
+        d.each(field, &mut |t: &str| out.push(t.to_owned()));
+        out
+    };
+    text_docs(text)
+        .iter()
+        .map(|d| {
+            let [id, name, scope] = d.listed();
+            Doc {
+                id: id.to_owned(),
+                name: name.to_owned(),
+                description: d.0[2].to_owned(),
+                tags: items(d, Field::Tag),
+                intent_patterns: items(d, Field::Intent),
+                trigger_phrases: items(d, Field::Trigger),
+                scope: scope.to_owned(),
+                enabled: d.enabled(),
+            }
+        })
+        .collect()
+}
+
 impl TextDoc<'_> {
     /// Where `field` is among the document's fields.
     fn at(field: Field) -> usize {
