@@ -106,6 +106,9 @@ mod tests {
         let ours = to_string(&v).unwrap(); // ok: test
         assert_eq!(ours, serde_json::to_string(&v).unwrap()); // ok: test
         assert_eq!(ours, v.to_string());
+        assert_eq!(v.json_text(), v.to_string());
+        let map = v.as_object().unwrap(); // ok: test
+        assert_eq!(map.json_text(), v.to_string());
         assert_eq!(to_string("").unwrap(), "\"\""); // ok: test
                                                     // A failure is serde_json's: a map whose keys are not strings.
         let m: std::collections::BTreeMap<Vec<u8>, u8> = [(vec![1], 1)].into_iter().collect();
