@@ -49,6 +49,7 @@ pub mod problems;
 pub mod registry;
 pub mod response;
 pub mod skill;
+mod sort;
 pub mod store;
 pub mod transport;
 pub mod versions;

@@ -12,6 +12,7 @@ const ORDER: &[&str] = &[
     "budget",
     "heap",
     "fx",
+    "sort",
     "words",
     "json_schema",
     "frame",

@@ -78,7 +78,9 @@ pub fn list(rows: &[(String, String)], status: Option<&str>) -> Result<Vec<Value
         }
     }
     // Oldest first; ties (one instant) stay in key order, which is log order.
-    out.sort_by_key(|r| r.get("proposed_at").and_then(Value::as_u64).unwrap_or(0));
+    crate::sort::sort_by_key(&mut out, |r| {
+        r.get("proposed_at").and_then(Value::as_u64).unwrap_or(0)
+    });
     Ok(out)
 }
 

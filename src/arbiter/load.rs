@@ -159,12 +159,9 @@ pub fn load_files_json(files: &str, tools: &str) -> Result<String> {
     } else {
         match serde_json::from_str::<Value>(tools) {
             Ok(Value::Null) => None,
-            Ok(Value::Array(a)) if a.iter().all(Value::is_string) => Some(
-                a.iter()
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect(),
-            ),
+            Ok(Value::Array(a)) if a.iter().all(Value::is_string) => Some(crate::sort::set_of(
+                a.iter().filter_map(Value::as_str).map(str::to_owned),
+            )),
             _ => return Err(bad("`tools` must be an array of tool names")),
         }
     };

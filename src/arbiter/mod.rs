@@ -52,7 +52,7 @@ impl SkillRegistry {
     /// skills ([`crate::store::seed`]) gives their specs (`skill_specs`), passed here with
     /// the rest.
     pub fn build(global: &[Value], overrides: &[Value], tools: &[String]) -> Result<Self> {
-        let mut reg: BTreeSet<String> = tools.iter().cloned().collect();
+        let mut reg: BTreeSet<String> = crate::sort::set_of(tools.iter().cloned());
         reg.insert(PROPOSE_TOOL.into());
         reg.insert(PROPOSE_SKILL.into());
         let mut all: Vec<(&'static str, Value)> = Vec::new();

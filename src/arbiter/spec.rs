@@ -347,7 +347,7 @@ impl SkillSpec {
     /// kept, as a JSON object's map keeps it) and each transition's target index.
     fn assemble(mut spec: SkillSpec, mut states: Vec<State>) -> SkillSpec {
         // Stable, and linear when the states come sorted (the tree's map gives them so).
-        states.sort_by(|a, b| a.name.cmp(&b.name));
+        crate::sort::sort_by(&mut states, |a, b| a.name.cmp(&b.name));
         let mut kept: Vec<State> = Vec::with_capacity(states.len());
         for st in states {
             match kept.last_mut() {
@@ -836,7 +836,7 @@ mod tests {
                 (n.name.to_owned(), n.terminal, tools, edges)
             })
             .collect();
-        states.sort();
+        crate::sort::sort(&mut states);
         (o.initial_state.to_owned(), name(o.initial), states)
     }
 

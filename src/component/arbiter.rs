@@ -102,7 +102,7 @@ impl Guest for Component {
 
     fn validate_skill_spec(spec: String, tools: Option<Vec<String>>) -> Result<String, WitError> {
         let v = arbiter::validate::SpecText::parse(&spec).map_err(to_wit)?;
-        let t: Option<BTreeSet<String>> = tools.map(|t| t.into_iter().collect());
+        let t: Option<BTreeSet<String>> = tools.map(crate::sort::set_of);
         let r = v.validate(t.as_ref());
         Ok(
             serde_json::json!({"ok": r.is_valid(), "problems": r.to_value()["problems"]})
@@ -115,7 +115,7 @@ impl Guest for Component {
         tools: Option<Vec<String>>,
     ) -> Result<String, WitError> {
         let pairs: Vec<(String, String)> = files.into_iter().map(|f| (f.path, f.text)).collect();
-        let t: Option<BTreeSet<String>> = tools.map(|t| t.into_iter().collect());
+        let t: Option<BTreeSet<String>> = tools.map(crate::sort::set_of);
         let loaded = arbiter::load::load_files(&pairs, t.as_ref()).map_err(to_wit)?;
         Ok(serde_json::json!({ "specs": loaded.specs, "warnings": loaded.warnings }).json_text())
     }

@@ -678,7 +678,7 @@ fn over_budget(
 ) -> Error {
     let mut order: Vec<&Section> = Vec::new();
     let mut ex: Vec<&Section> = sections.iter().filter(|s| s.kind == "example").collect();
-    ex.sort_by_key(|s| {
+    crate::sort::sort_by_key(&mut ex, |s| {
         let matched = examples
             .iter()
             .find(|e| s.artifact.as_ref().is_some_and(|a| a.id == e.artifact.id))

@@ -18,10 +18,7 @@ fn change(kind: &str, what: Map<String, Value>) -> Value {
 }
 
 fn fields(pairs: &[(&str, Value)]) -> Map<String, Value> {
-    pairs
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), v.clone()))
-        .collect()
+    crate::sort::json_map_of(pairs.iter().map(|(k, v)| ((*k).to_owned(), v.clone())))
 }
 
 /// The kind a changed artifact is reported as: `template` for a prompt template (what a
@@ -171,7 +168,7 @@ pub fn verify(record: &Value, skill: &Skill, memory: &[MemoryItem]) -> Result<Va
         }
         if let Some(before) = record.get("parameters").and_then(Value::as_object) {
             let mut names: Vec<&String> = before.keys().chain(c.parameters.keys()).collect();
-            names.sort();
+            crate::sort::sort(&mut names);
             names.dedup();
             for n in names {
                 if before.get(n) != c.parameters.get(n) {

@@ -207,14 +207,11 @@ impl ComposeRequest {
         artifact_hashes: Arc<[String]>,
         mut o: Map<String, Value>,
     ) -> Result<Self> {
-        let replay: Map<String, Value> = REPLAY_FIELDS
-            .iter()
-            .filter_map(|k| {
-                o.get(*k)
-                    .filter(|v| !v.is_null())
-                    .map(|v| ((*k).to_owned(), v.clone()))
-            })
-            .collect();
+        let replay = crate::sort::json_map_of(REPLAY_FIELDS.iter().filter_map(|k| {
+            o.get(*k)
+                .filter(|v| !v.is_null())
+                .map(|v| ((*k).to_owned(), v.clone()))
+        }));
         let mut f = Fields::new(&mut o, "", ErrorKind::InvalidRequest);
         let user_request = f.opt_string("user_request")?.unwrap_or_default();
         let invocation_source = match f.opt_string("invocation_source")? {

@@ -81,7 +81,9 @@ pub fn resolved<'a>(skill: &'a Skill, kind: ArtifactKind, model: &str) -> Vec<&'
         .into_iter()
         .filter_map(|n| select_variant(skill.artifacts_of(kind).filter(|a| a.name == n), model))
         .collect();
-    out.sort_by(|a, b| (a.ordinal, &a.name, &a.id).cmp(&(b.ordinal, &b.name, &b.id)));
+    crate::sort::sort_by(&mut out, |a, b| {
+        (a.ordinal, &a.name, &a.id).cmp(&(b.ordinal, &b.name, &b.id))
+    });
     out
 }
 
@@ -137,7 +139,7 @@ fn invocation_terms(req: &ComposeRequest, params: &Map<String, Value>) -> Vec<St
         }
         string_words(v, &mut out, 0);
     }
-    out.sort_unstable();
+    crate::sort::sort(&mut out);
     out.dedup();
     out
 }
@@ -198,14 +200,14 @@ pub fn examples<'a>(
         ));
     }
     // Tagged matches first (by score), then untagged; stable on the ordinal order.
-    ranked.sort_by(|(sa, a), (sb, b)| {
+    crate::sort::sort_by(&mut ranked, |(sa, a), (sb, b)| {
         sb.cmp(sa).then(
             (a.artifact.ordinal, &a.artifact.name).cmp(&(b.artifact.ordinal, &b.artifact.name)),
         )
     });
     ranked.truncate(req.max_examples);
     let mut out: Vec<Ranked<'a>> = ranked.into_iter().map(|(_, r)| r).collect();
-    out.sort_by(|a, b| {
+    crate::sort::sort_by(&mut out, |a, b| {
         (a.artifact.ordinal, &a.artifact.name).cmp(&(b.artifact.ordinal, &b.artifact.name))
     });
     out

@@ -51,7 +51,7 @@ pub fn validate_skill_spec(lens: &[u32], tools: &str) -> Result<String, JsValue>
             .map_err(js_err)?;
     let t: Option<BTreeSet<String>> = match parse(tools, "the tools")? {
         Value::Null => None,
-        _ => Some(names(tools)?.into_iter().collect()),
+        _ => Some(crate::sort::set_of(names(tools)?)),
     };
     let r = v.validate(t.as_ref());
     let mut o = serde_json::Map::new();

@@ -316,17 +316,15 @@ pub fn kv_undo(prefix: &str, journal: &str, journal_raw: &str) -> Result<String,
 #[wasm_bindgen(js_name = kvOverlay)]
 pub fn kv_overlay(journal: &str) -> Result<String, JsValue> {
     let o = crate::store::kv::overlay(journal).map_err(js_err)?;
-    Ok(serde_json::Value::Object(
-        o.into_iter()
-            .map(|(k, v)| {
-                (
-                    k,
-                    v.map_or(serde_json::Value::Null, serde_json::Value::String),
-                )
-            })
-            .collect(),
+    Ok(
+        serde_json::Value::Object(crate::sort::json_map_of(o.into_iter().map(|(k, v)| {
+            (
+                k,
+                v.map_or(serde_json::Value::Null, serde_json::Value::String),
+            )
+        })))
+        .json_text(),
     )
-    .json_text())
 }
 
 /// The chunk keys a chunked row's raw value points to, in order, NUL-separated ("" for a

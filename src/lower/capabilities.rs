@@ -61,17 +61,18 @@ fn support(mimes: &[&str], max_mb: u64, urls: bool) -> MediaSupport {
 }
 
 fn routes() -> BTreeMap<String, String> {
-    [
-        ("image", "read_image"),
-        ("pdf", "pdf_to_text"),
-        ("audio", "transcribe_audio"),
-        ("video", "extract_frames"),
-        ("text", "read_file"),
-        ("url", "web_fetch"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_owned(), v.to_owned()))
-    .collect()
+    crate::sort::map_of(
+        [
+            ("image", "read_image"),
+            ("pdf", "pdf_to_text"),
+            ("audio", "transcribe_audio"),
+            ("video", "extract_frames"),
+            ("text", "read_file"),
+            ("url", "web_fetch"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned())),
+    )
 }
 
 const OPENAI_IMAGES: &[&str] = &["image/png", "image/jpeg", "image/webp", "image/gif"];

@@ -105,15 +105,12 @@ pub fn to_openapi(schema: &Value, path: &str, dropped: &mut Vec<String>) -> Valu
             }
             "properties" => {
                 if let Value::Object(props) = v {
-                    let conv = props
-                        .iter()
-                        .map(|(name, p)| {
-                            (
-                                name.clone(),
-                                to_openapi(p, &format!("{here}.{name}"), dropped),
-                            )
-                        })
-                        .collect();
+                    let conv = crate::sort::json_map_of(props.iter().map(|(name, p)| {
+                        (
+                            name.clone(),
+                            to_openapi(p, &format!("{here}.{name}"), dropped),
+                        )
+                    }));
                     out.insert(k.clone(), Value::Object(conv));
                 } else {
                     dropped.push(here);

@@ -250,12 +250,11 @@ impl Contract {
         o.insert("surfaces".into(), self.surfaces.clone().into());
         o.insert(
             "canary".into(),
-            Value::Object(
+            Value::Object(crate::sort::json_map_of(
                 self.canary
                     .iter()
-                    .map(|(k, v)| (k.clone(), Value::from(*v)))
-                    .collect(),
-            ),
+                    .map(|(k, v)| (k.clone(), Value::from(*v))),
+            )),
         );
         o.insert(
             "sunset".into(),

@@ -162,17 +162,17 @@ pub fn vectors_of(v: &Value) -> Result<BTreeMap<String, Vec<f32>>> {
         .at("vectors")
     };
     let o = v.as_object().ok_or_else(bad)?;
-    o.iter()
-        .map(|(k, a)| {
-            let a = a.as_array().ok_or_else(bad)?;
-            let v = a
-                .iter()
-                .map(|x| x.as_f64().map(|f| f as f32))
-                .collect::<Option<Vec<f32>>>()
-                .ok_or_else(bad)?;
-            Ok((k.clone(), v))
-        })
-        .collect()
+    let mut out = BTreeMap::new();
+    for (k, a) in o {
+        let a = a.as_array().ok_or_else(bad)?;
+        let v = a
+            .iter()
+            .map(|x| x.as_f64().map(|f| f as f32))
+            .collect::<Option<Vec<f32>>>()
+            .ok_or_else(bad)?;
+        out.insert(k.clone(), v);
+    }
+    Ok(out)
 }
 
 /// A provider-safe tool name (`^[a-zA-Z0-9_-]{1,64}$`), as the arbiter's offers make them.
@@ -306,7 +306,7 @@ impl Registry {
     pub fn planner_section(&self, query: &str, o: &PlannerOptions) -> Result<PlannerSection> {
         let callable = self.callable(o);
         let by_name: BTreeMap<&str, &Arc<Contract>> =
-            callable.iter().map(|c| (c.name.as_str(), c)).collect();
+            crate::sort::map_of(callable.iter().map(|c| (c.name.as_str(), c)));
         // Rank every callable contract: the lexical (and embedding) rank first, then the
         // rest by name, so a query with no hit still offers something.
         let mut order: Vec<&Arc<Contract>> = Vec::new();
@@ -455,7 +455,7 @@ impl Registry {
                 }
             }
         }
-        pairs.sort_by(|x, y| y.0.total_cmp(&x.0));
+        crate::sort::sort_by(&mut pairs, |x, y| y.0.total_cmp(&x.0));
         Value::Array(pairs.into_iter().map(|(_, v)| v).collect())
     }
 

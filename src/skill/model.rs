@@ -174,8 +174,9 @@ impl SkillArtifact {
 /// Sorts artifacts into their display / execution order: by ordinal, then name, then id
 /// (ids are unique, so the order is total and the same on every run).
 pub fn sort_artifacts(artifacts: &mut [SkillArtifact]) {
-    artifacts
-        .sort_unstable_by(|a, b| (a.ordinal, &a.name, &a.id).cmp(&(b.ordinal, &b.name, &b.id)));
+    crate::sort::sort_by(artifacts, |a, b| {
+        (a.ordinal, &a.name, &a.id).cmp(&(b.ordinal, &b.name, &b.id))
+    });
 }
 
 /// Sorts summaries by name (then id).
@@ -295,7 +296,9 @@ impl Skill {
     /// The summary (metadata plus artifact references, no content).
     pub fn summary(&self) -> SkillSummary {
         let mut refs: Vec<ArtifactRef> = self.artifacts.iter().map(|a| a.to_ref()).collect();
-        refs.sort_unstable_by(|a, b| (a.ordinal, &a.name, &a.id).cmp(&(b.ordinal, &b.name, &b.id)));
+        crate::sort::sort_by(&mut refs, |a, b| {
+            (a.ordinal, &a.name, &a.id).cmp(&(b.ordinal, &b.name, &b.id))
+        });
         SkillSummary {
             head: self.head(),
             artifacts: refs,
@@ -435,7 +438,7 @@ pub fn enabled(field: Option<&Value>) -> bool {
 /// templates that only stand in as a `dspy_module`'s fallback.
 pub fn run_order(refs: &[ArtifactRef]) -> Vec<String> {
     let mut list: Vec<&ArtifactRef> = refs.iter().collect();
-    list.sort_by_key(|a| a.ordinal);
+    crate::sort::sort_by_key(&mut list, |a| a.ordinal);
     let fallbacks: Vec<&str> = list.iter().filter_map(|a| a.fallback.as_deref()).collect();
     let mut names: Vec<String> = Vec::new();
     for a in list {

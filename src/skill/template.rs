@@ -419,11 +419,9 @@ pub fn to_template_value(v: &Value) -> minijinja::Value {
         Value::Array(a) => {
             minijinja::Value::from(a.iter().map(to_template_value).collect::<Vec<_>>())
         }
-        Value::Object(o) => minijinja::Value::from(
-            o.iter()
-                .map(|(k, v)| (k.clone(), to_template_value(v)))
-                .collect::<std::collections::BTreeMap<String, minijinja::Value>>(),
-        ),
+        Value::Object(o) => minijinja::Value::from(crate::sort::map_of(
+            o.iter().map(|(k, v)| (k.clone(), to_template_value(v))),
+        )),
     }
 }
 

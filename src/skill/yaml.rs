@@ -74,9 +74,9 @@ impl Node {
             },
             Node::Scalar { text, .. } => Value::String(text.clone()),
             Node::Seq(s) => Value::Array(s.iter().map(Node::to_json).collect()),
-            Node::Map(m) => {
-                Value::Object(m.iter().map(|(k, v)| (k.clone(), v.to_json())).collect())
-            }
+            Node::Map(m) => Value::Object(crate::sort::json_map_of(
+                m.iter().map(|(k, v)| (k.clone(), v.to_json())),
+            )),
         }
     }
 }

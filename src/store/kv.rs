@@ -512,7 +512,7 @@ impl<K: RawKv> Backend for Journaled<K> {
                     .map(|(k, _)| k.clone()),
             );
         }
-        keys.sort();
+        crate::sort::sort(&mut keys);
         keys.dedup();
         let mut out = Vec::with_capacity(keys.len());
         for k in keys {
