@@ -91,14 +91,12 @@ impl GuestMessageStore for StoreResource {
             )?)?;
             let answers = answers
                 .map(|list| {
-                    list.into_iter()
-                        .map(|a| {
-                            Ok((
-                                a.part.to_string(),
-                                json(&a.value, "an answer", ErrorKind::InvalidOptions)?,
-                            ))
-                        })
-                        .collect::<Result<Map<String, Value>, Error>>()
+                    let mut m = Map::new();
+                    for a in list {
+                        let v = json(&a.value, "an answer", ErrorKind::InvalidOptions)?;
+                        m.insert(a.part.to_string(), v);
+                    }
+                    Ok::<_, Error>(m)
                 })
                 .transpose()?;
             let mut store = self.store.borrow_mut();

@@ -464,7 +464,7 @@ impl<K: RawKv> Journaled<K> {
                 let key = format!("{}{JOURNAL}", self.prefix);
                 let raw = self.kv.borrow().get(&key)?.unwrap_or_default();
                 let journal = self.value(JOURNAL, raw)?;
-                *self.overlay.borrow_mut() = Some(overlay(&journal)?.into_iter().collect());
+                *self.overlay.borrow_mut() = Some(crate::sort::map_of(overlay(&journal)?));
                 Ok(())
             }
             Err(e) => Err(e),
