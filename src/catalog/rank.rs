@@ -147,6 +147,10 @@ impl Source for TextDoc<'_> {
         f(self.0[TextDoc::at(field)]);
     }
     fn enabled(&self) -> bool {
+        // Most skills leave `metadata.enabled` out: nothing to parse.
+        if self.0[7].is_empty() {
+            return crate::skill::model::enabled(None);
+        }
         let field = serde_json::from_str::<serde_json::Value>(self.0[7]).ok();
         crate::skill::model::enabled(field.as_ref())
     }
@@ -331,13 +335,14 @@ fn is_stop(w: &str) -> bool {
 /// Calls `f` with each word of `text` (see [`is_word_char`]).
 /// (One copy for every caller but the index build, whose loop is the hot one.)
 fn each_word(text: &str, f: &mut dyn FnMut(&str)) {
-    each_word_plain(text, |w, _| f(w));
+    each_word_plain(text, |w, _, _| f(w));
 }
 
 /// [`each_word`], telling `f` whether the word is plain: only ASCII lower-case letters and
-/// digits, so already its own lower case. ASCII is scanned byte by byte, other characters
-/// are decoded only where they occur.
-fn each_word_plain(text: &str, mut f: impl FnMut(&str, bool)) {
+/// digits, so already its own lower case — and, for a plain word of up to sixteen bytes, its
+/// [`packed`] key. ASCII is scanned eight bytes at a time (one load classifies them, and the
+/// same load is the key), other characters are decoded only where they occur.
+fn each_word_plain(text: &str, mut f: impl FnMut(&str, bool, Option<u128>)) {
     let bytes = text.as_bytes();
     // Whether the character at `i` is a word character, and its length in bytes.
     let at = |i: usize| -> (bool, usize) {
@@ -349,17 +354,52 @@ fn each_word_plain(text: &str, mut f: impl FnMut(&str, bool)) {
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
         let start = i;
-        let (word, len) = if b < 0x80 {
-            (b.is_ascii_alphanumeric(), 1)
+        let mut plain = b.is_ascii_lowercase() || b.is_ascii_digit();
+        if plain {
+            // Plain bytes eight at a time (zero past the end, which ends a word): `i` stops
+            // at the first byte that is not plain.
+            let first = load8(bytes, start);
+            let mut chunk = first;
+            let mut second = 0;
+            loop {
+                let n = ((!plain_bytes(chunk) & HIGH).trailing_zeros() / 8) as usize;
+                i += n;
+                if n < 8 {
+                    break;
+                }
+                chunk = load8(bytes, i);
+                if i == start + 8 {
+                    second = chunk;
+                }
+            }
+            let next = bytes.get(i).copied().unwrap_or(b' ');
+            if next < 0x80 && !next.is_ascii_alphanumeric() {
+                // The key (see `packed`): the loads, cut to the word.
+                let cut = |w: u64, n: usize| u128::from(w & (u64::MAX >> (64 - 8 * n)));
+                let key = match i - start {
+                    len @ 1..=8 => Some(cut(first, len)),
+                    len @ 9..=16 => Some(u128::from(first) | cut(second, len - 8) << 64),
+                    _ => None,
+                };
+                if let Some(w) = text.get(start..i) {
+                    f(w, true, key);
+                }
+                i += 1;
+                continue;
+            }
+            // A capital or a character outside ASCII follows: the word goes on below.
         } else {
-            at(i)
-        };
-        i += len;
-        if !word {
-            continue;
+            let (word, len) = if b < 0x80 {
+                (b.is_ascii_uppercase(), 1)
+            } else {
+                at(i)
+            };
+            i += len;
+            if !word {
+                continue;
+            }
         }
-        // In a word that began at `start`.
-        let mut plain = b < 0x80 && !b.is_ascii_uppercase();
+        // In a word that began at `start` (plain so far if `plain`).
         while let Some(&b) = bytes.get(i) {
             if b < 0x80 {
                 if !b.is_ascii_alphanumeric() {
@@ -377,9 +417,42 @@ fn each_word_plain(text: &str, mut f: impl FnMut(&str, bool)) {
             }
         }
         if let Some(w) = text.get(start..i) {
-            f(w, plain);
+            f(w, plain, None);
         }
     }
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The eight bytes at `i`, little-endian; past the end, zero bytes.
+fn load8(bytes: &[u8], i: usize) -> u64 {
+    match bytes
+        .get(i..i + 8)
+        .and_then(|c| <[u8; 8]>::try_from(c).ok())
+    {
+        Some(c) => u64::from_le_bytes(c),
+        None => bytes
+            .get(i..)
+            .unwrap_or(&[])
+            .iter()
+            .rev()
+            .fold(0, |a, &b| (a << 8) | u64::from(b)),
+    }
+}
+
+/// The high bit of each byte of `w` that is in `lo..=hi` (both below 0x80). Bytes of 0x80
+/// and above are not, and may disturb the answer for the bytes after them, never before.
+fn bytes_in(w: u64, lo: u8, hi: u8) -> u64 {
+    let at_least = w.wrapping_add(ONES * u64::from(0x80 - lo));
+    let above = w.wrapping_add(ONES * u64::from(0x7f - hi));
+    at_least & !above & !w & HIGH
+}
+
+/// The high bit of each plain byte of `w` (ASCII lower case or digit): exact up to the first
+/// byte that is not.
+fn plain_bytes(w: u64) -> u64 {
+    bytes_in(w, b'a', b'z') | bytes_in(w, b'0', b'9')
 }
 
 /// `w` in lower case, into `buf`.
@@ -422,11 +495,20 @@ fn normalize_into(text: &str, out: &mut String) -> usize {
     n
 }
 
-/// A word of up to eight bytes as one integer: its bytes little-endian, zero-padded (a word
-/// holds no NUL byte, so two words never share one). Looked up by it, a word costs one
-/// integer hash and compare instead of hashing and comparing its bytes.
-fn packed(w: &[u8]) -> Option<u64> {
-    (w.len() <= 8).then(|| w.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b)))
+/// A word of up to sixteen bytes as one integer: its bytes little-endian, zero-padded (a
+/// word holds no NUL byte, so two words never share one). Looked up by it, a word costs one
+/// integer hash and compare instead of hashing and comparing its bytes (nearly every word of
+/// a catalog's prose is that short).
+fn packed(w: &[u8]) -> Option<u128> {
+    let fold = |b: &[u8]| b.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b));
+    match w.len() {
+        0..=8 => Some(u128::from(fold(w))),
+        9..=16 => {
+            let (lo, hi) = w.split_at(8);
+            Some(u128::from(fold(lo)) | u128::from(fold(hi)) << 64)
+        }
+        _ => None,
+    }
 }
 
 /// A 64-bit hash of a normalized phrase (exact hits are looked up by it; at catalog sizes a
@@ -570,10 +652,10 @@ impl SkillIndex {
         // Per term: the last (document, field) stamp that counted it (0: a term of no
         // field yet, so ids that are phrases or names are never terms) and where.
         let mut last: Vec<(u32, u32)> = Vec::new();
-        // Lower-cased word → term id (u32::MAX: a stop word); words of up to eight bytes
+        // Lower-cased word → term id (u32::MAX: a stop word); words of up to sixteen bytes
         // (most of a catalog's) keyed by their bytes as one integer (see `packed`).
         let mut raw: FxMap<String, u32> = FxMap::default();
-        let mut short: FxMap<u64, u32> = FxMap::default();
+        let mut short: FxMap<u128, u32> = FxMap::default();
         for (d_index, doc) in docs.iter().enumerate() {
             let start = counts.len();
             let mut lens = [0u16; 5];
@@ -581,7 +663,7 @@ impl SkillIndex {
                 // This (document, field), to find a term's count of it in O(1).
                 let stamp = (d_index * 5 + fi) as u32 + 1;
                 doc.words(*f, &mut |text: &str| {
-                    each_word_plain(text, |w, plain| {
+                    each_word_plain(text, |w, plain, fast| {
                         // A word seen before skips the stop list, the stemmer and the
                         // term lookup: the catalog's vocabulary is small beside its words.
                         // Most words are already lower case: looked up as they are,
@@ -590,7 +672,7 @@ impl SkillIndex {
                             lower_into(w, &mut buf);
                         }
                         let key = if plain { w } else { buf.as_str() };
-                        let packed = packed(key.as_bytes());
+                        let packed = fast.or_else(|| packed(key.as_bytes()));
                         let seen = match packed {
                             Some(k) => short.get(&k),
                             None => raw.get(key),
@@ -1036,9 +1118,13 @@ mod tests {
     /// Deterministic texts mixing separators, cases, digits, and word and non-word
     /// characters outside ASCII.
     fn texts() -> Vec<String> {
-        const ALPHABET: [&str; 16] = [
+        // Bytes at the edges of the word classes ('`' and '{' beside the lower case, '/'
+        // and ':' beside the digits, '@' and '[' beside the capitals, DEL, NUL) and runs of
+        // plain letters long enough to cross the scanner's eight-byte loads.
+        const ALPHABET: [&str; 28] = [
             "a", "Z", "7", " ", "-", "\u{1e}", "\u{1f}", "\u{1d}", "é", "Ж", "—", "、", "ab", "Q",
-            "·", "x\u{1e}",
+            "·", "x\u{1e}", "`", "{", "/", ":", "@", "[", "\u{7f}", "\u{0}", "abcdefg", "z09",
+            "\u{80}", "ÿ",
         ];
         let mut seed = 0x2545_f491u32;
         (0..400)
@@ -1061,7 +1147,7 @@ mod tests {
         }
     }
 
-    /// Words of up to eight bytes get one integer each, no two the same; longer ones none.
+    /// Words of up to sixteen bytes get one integer each, no two the same; longer ones none.
     #[test]
     fn packed_words_are_distinct() {
         let mut seen = std::collections::HashMap::new();
@@ -1075,29 +1161,48 @@ mod tests {
                 .collect();
             words.extend(longer);
         }
+        // Words of 7 to 18 bytes that differ in one byte, on either side of the halves.
+        for len in 7..=18 {
+            for at in 0..len {
+                for c in ["a", "b", "é"] {
+                    words.push(format!("{}{c}{}", "x".repeat(at), "x".repeat(len - at - 1)));
+                }
+            }
+        }
         words.sort();
         words.dedup();
         for w in &words {
             match packed(w.as_bytes()) {
                 Some(k) => {
-                    assert!(w.len() <= 8, "{w}");
+                    assert!(w.len() <= 16, "{w}");
                     if let Some(other) = seen.insert(k, w.clone()) {
                         panic!("{w:?} and {other:?} share {k:#x}");
                     }
                 }
-                None => assert!(w.len() > 8, "{w}"),
+                None => assert!(w.len() > 16, "{w}"),
             }
         }
         // Words that differ only in their last byte, or by one more byte, rank apart.
         let text = "1\u{1f}abcdefgh\u{1f}\u{1f}\u{1f}\u{1f}\u{1f}x\u{1f}\u{1e}\
                     2\u{1f}abcdefgi\u{1f}\u{1f}\u{1f}\u{1f}\u{1f}x\u{1f}\u{1e}\
-                    3\u{1f}abcdefghi\u{1f}\u{1f}\u{1f}\u{1f}\u{1f}x\u{1f}\u{1e}";
+                    3\u{1f}abcdefghi\u{1f}\u{1f}\u{1f}\u{1f}\u{1f}x\u{1f}\u{1e}\
+                    4\u{1f}abcdefghijklmnop\u{1f}\u{1f}\u{1f}\u{1f}\u{1f}x\u{1f}\u{1e}\
+                    5\u{1f}abcdefghijklmnoq\u{1f}\u{1f}\u{1f}\u{1f}\u{1f}x\u{1f}\u{1e}\
+                    6\u{1f}abcdefghijklmnopq\u{1f}\u{1f}\u{1f}\u{1f}\u{1f}x\u{1f}\u{1e}";
         let ix = SkillIndex::from_text(text);
         let opts = MatchOptions {
             prefix: false,
             ..MatchOptions::default()
         };
-        for (q, doc) in [("abcdefgh", 0), ("abcdefgi", 1), ("abcdefghi", 2)] {
+        let queries = [
+            ("abcdefgh", 0),
+            ("abcdefgi", 1),
+            ("abcdefghi", 2),
+            ("abcdefghijklmnop", 3),
+            ("abcdefghijklmnoq", 4),
+            ("abcdefghijklmnopq", 5),
+        ];
+        for (q, doc) in queries {
             let r = ix.rank(q, &opts);
             assert_eq!(r.iter().map(|r| r.doc).collect::<Vec<_>>(), [doc], "{q}");
         }
@@ -1190,10 +1295,20 @@ mod tests {
 
     #[test]
     fn words_and_their_plainness_are_found_as_by_chars() {
+        let mut keyed = 0;
         for t in texts() {
             let mut got = Vec::new();
-            each_word_plain(&t, |w, plain| got.push((w.to_owned(), plain)));
+            each_word_plain(&t, |w, plain, key| {
+                // The key the scan hands out is the word's own, and only a plain word's.
+                if key.is_some() {
+                    assert!(plain, "{w:?} in {t:?}");
+                    assert_eq!(key, packed(w.as_bytes()), "{w:?} in {t:?}");
+                    keyed += 1;
+                }
+                got.push((w.to_owned(), plain));
+            });
             assert_eq!(got, words_by_char(&t), "{t:?}");
         }
+        assert!(keyed > 100, "the eight-byte scan found {keyed} words");
     }
 }
