@@ -40,11 +40,6 @@ impl Hasher for Fx {
             self.mix(tail ^ rest.len() as u64);
         }
     }
-    fn write_u128(&mut self, i: u128) {
-        // A packed word (the catalog index's keys): two steps, not a call to `write`.
-        self.mix(i as u64);
-        self.mix((i >> 64) as u64);
-    }
     fn write_u8(&mut self, i: u8) {
         // `Hash for str` ends every key with 0xff: one step, not a call to `write`.
         self.mix(u64::from(i));

@@ -335,14 +335,14 @@ fn is_stop(w: &str) -> bool {
 /// Calls `f` with each word of `text` (see [`is_word_char`]).
 /// (One copy for every caller but the index build, whose loop is the hot one.)
 fn each_word(text: &str, f: &mut dyn FnMut(&str)) {
-    each_word_plain(text, |w, _, _| f(w));
+    each_word_plain(text, &mut |w, _, _| f(w));
 }
 
 /// [`each_word`], telling `f` whether the word is plain: only ASCII lower-case letters and
-/// digits, so already its own lower case — and, for a plain word of up to sixteen bytes, its
+/// digits, so already its own lower case — and, for a plain word of up to eight bytes, its
 /// [`packed`] key. ASCII is scanned eight bytes at a time (one load classifies them, and the
 /// same load is the key), other characters are decoded only where they occur.
-fn each_word_plain(text: &str, mut f: impl FnMut(&str, bool, Option<u128>)) {
+fn each_word_plain(text: &str, f: &mut dyn FnMut(&str, bool, Option<u64>)) {
     let bytes = text.as_bytes();
     // Whether the character at `i` is a word character, and its length in bytes.
     let at = |i: usize| -> (bool, usize) {
@@ -360,7 +360,6 @@ fn each_word_plain(text: &str, mut f: impl FnMut(&str, bool, Option<u128>)) {
             // at the first byte that is not plain.
             let first = load8(bytes, start);
             let mut chunk = first;
-            let mut second = 0;
             loop {
                 let n = ((!plain_bytes(chunk) & HIGH).trailing_zeros() / 8) as usize;
                 i += n;
@@ -368,19 +367,12 @@ fn each_word_plain(text: &str, mut f: impl FnMut(&str, bool, Option<u128>)) {
                     break;
                 }
                 chunk = load8(bytes, i);
-                if i == start + 8 {
-                    second = chunk;
-                }
             }
             let next = bytes.get(i).copied().unwrap_or(b' ');
             if next < 0x80 && !next.is_ascii_alphanumeric() {
-                // The key (see `packed`): the loads, cut to the word.
-                let cut = |w: u64, n: usize| u128::from(w & (u64::MAX >> (64 - 8 * n)));
-                let key = match i - start {
-                    len @ 1..=8 => Some(cut(first, len)),
-                    len @ 9..=16 => Some(u128::from(first) | cut(second, len - 8) << 64),
-                    _ => None,
-                };
+                // The key (see `packed`): the first load, cut to the word.
+                let len = i - start;
+                let key = (len <= 8).then(|| first & (u64::MAX >> (64 - 8 * len)));
                 if let Some(w) = text.get(start..i) {
                     f(w, true, key);
                 }
@@ -495,20 +487,11 @@ fn normalize_into(text: &str, out: &mut String) -> usize {
     n
 }
 
-/// A word of up to sixteen bytes as one integer: its bytes little-endian, zero-padded (a
-/// word holds no NUL byte, so two words never share one). Looked up by it, a word costs one
-/// integer hash and compare instead of hashing and comparing its bytes (nearly every word of
-/// a catalog's prose is that short).
-fn packed(w: &[u8]) -> Option<u128> {
-    let fold = |b: &[u8]| b.iter().rev().fold(0u64, |a, &b| (a << 8) | u64::from(b));
-    match w.len() {
-        0..=8 => Some(u128::from(fold(w))),
-        9..=16 => {
-            let (lo, hi) = w.split_at(8);
-            Some(u128::from(fold(lo)) | u128::from(fold(hi)) << 64)
-        }
-        _ => None,
-    }
+/// A word of up to eight bytes as one integer: its bytes little-endian, zero-padded (a word
+/// holds no NUL byte, so two words never share one). Looked up by it, a word costs one
+/// integer hash and compare instead of hashing and comparing its bytes.
+fn packed(w: &[u8]) -> Option<u64> {
+    (w.len() <= 8).then(|| load8(w, 0))
 }
 
 /// A 64-bit hash of a normalized phrase (exact hits are looked up by it; at catalog sizes a
@@ -652,10 +635,10 @@ impl SkillIndex {
         // Per term: the last (document, field) stamp that counted it (0: a term of no
         // field yet, so ids that are phrases or names are never terms) and where.
         let mut last: Vec<(u32, u32)> = Vec::new();
-        // Lower-cased word → term id (u32::MAX: a stop word); words of up to sixteen bytes
+        // Lower-cased word → term id (u32::MAX: a stop word); words of up to eight bytes
         // (most of a catalog's) keyed by their bytes as one integer (see `packed`).
         let mut raw: FxMap<String, u32> = FxMap::default();
-        let mut short: FxMap<u128, u32> = FxMap::default();
+        let mut short: FxMap<u64, u32> = FxMap::default();
         for (d_index, doc) in docs.iter().enumerate() {
             let start = counts.len();
             let mut lens = [0u16; 5];
@@ -663,7 +646,7 @@ impl SkillIndex {
                 // This (document, field), to find a term's count of it in O(1).
                 let stamp = (d_index * 5 + fi) as u32 + 1;
                 doc.words(*f, &mut |text: &str| {
-                    each_word_plain(text, |w, plain, fast| {
+                    each_word_plain(text, &mut |w, plain, fast| {
                         // A word seen before skips the stop list, the stemmer and the
                         // term lookup: the catalog's vocabulary is small beside its words.
                         // Most words are already lower case: looked up as they are,
@@ -1147,7 +1130,7 @@ mod tests {
         }
     }
 
-    /// Words of up to sixteen bytes get one integer each, no two the same; longer ones none.
+    /// Words of up to eight bytes get one integer each, no two the same; longer ones none.
     #[test]
     fn packed_words_are_distinct() {
         let mut seen = std::collections::HashMap::new();
@@ -1161,7 +1144,7 @@ mod tests {
                 .collect();
             words.extend(longer);
         }
-        // Words of 7 to 18 bytes that differ in one byte, on either side of the halves.
+        // Words of 7 to 18 bytes that differ in one byte, on either side of eight bytes.
         for len in 7..=18 {
             for at in 0..len {
                 for c in ["a", "b", "é"] {
@@ -1174,12 +1157,12 @@ mod tests {
         for w in &words {
             match packed(w.as_bytes()) {
                 Some(k) => {
-                    assert!(w.len() <= 16, "{w}");
+                    assert!(w.len() <= 8, "{w}");
                     if let Some(other) = seen.insert(k, w.clone()) {
                         panic!("{w:?} and {other:?} share {k:#x}");
                     }
                 }
-                None => assert!(w.len() > 16, "{w}"),
+                None => assert!(w.len() > 8, "{w}"),
             }
         }
         // Words that differ only in their last byte, or by one more byte, rank apart.
@@ -1298,7 +1281,7 @@ mod tests {
         let mut keyed = 0;
         for t in texts() {
             let mut got = Vec::new();
-            each_word_plain(&t, |w, plain, key| {
+            each_word_plain(&t, &mut |w, plain, key| {
                 // The key the scan hands out is the word's own, and only a plain word's.
                 if key.is_some() {
                     assert!(plain, "{w:?} in {t:?}");
