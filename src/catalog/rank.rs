@@ -333,7 +333,6 @@ fn is_stop(w: &str) -> bool {
 }
 
 /// Calls `f` with each word of `text` (see [`is_word_char`]).
-/// (One copy for every caller but the index build, whose loop is the hot one.)
 fn each_word(text: &str, f: &mut dyn FnMut(&str)) {
     each_word_plain(text, &mut |w, _, _| f(w));
 }
