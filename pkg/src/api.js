@@ -408,16 +408,24 @@ export function __module() {
 
 export { toBase64 as __toBase64, asBytes as __asBytes, optionsJson as __optionsJson, answer as __answer, Lowered as __Lowered, withStore as __withStore };
 
+// `strings` are strings, or UTF-8 already encoded (a Uint8Array, copied as it is).
 function viaInbox(name, strings, ...extra) {
   const f = typeof name === 'function' ? name : exported(name);
   let max = 0;
-  for (const s of strings) max += s.length * 3;
+  for (const s of strings) max += typeof s === 'string' ? s.length * 3 : s.length;
   const ptr = wasm.inbox(max);
   const view = new Uint8Array(memory.buffer, ptr, max);
   const lens = new Uint32Array(strings.length);
   let at = 0;
   for (let i = 0; i < strings.length; i++) {
-    const { written } = encoder.encodeInto(strings[i], at === 0 ? view : view.subarray(at));
+    const s = strings[i];
+    let written;
+    if (typeof s === 'string') {
+      written = encoder.encodeInto(s, at === 0 ? view : view.subarray(at)).written;
+    } else {
+      view.set(s, at);
+      written = s.length;
+    }
     lens[i] = written;
     at += written;
   }

@@ -465,6 +465,7 @@ const list = (a) => {
 
 /** Skills per piece of a SkillIndex's text. */
 const CHUNK = 256;
+const textEncoder = new TextEncoder();
 
 /** `metadata.enabled` as JSON text for the index, or '' (the core decides what it means). */
 function enabledField(s) {
@@ -481,9 +482,9 @@ function enabledField(s) {
 export class SkillIndex {
   #inner;
   #gen;
-  // The index text (in pieces) and vectors stay in JS: the index is rebuilt from them if
-  // the wasm instance is ever replaced after a trap.
-  /** @type {string[]} */
+  // The index text (UTF-8) and vectors stay in JS: the index is rebuilt from them if the
+  // wasm instance is ever replaced after a trap.
+  /** @type {Uint8Array} */
   #text;
   /** @type {[Float32Array, number] | null} */
   #vectors = null;
@@ -491,21 +492,34 @@ export class SkillIndex {
   constructor(summaries, options) {
     const { vectors } = __opts(options, 'new SkillIndex()');
     if (!Array.isArray(summaries)) throw new PromptloomError('InvalidOptions', 'a SkillIndex is built from an array of summaries', { path: '$' });
-    // The compact text in pieces of CHUNK skills: one string of a whole catalog is a rope
-    // of ~170,000 pieces that the engine must flatten before encoding it (a tenth of a
-    // 10,000-skill build); short ropes flatten in cache. The core reads the pieces as one text.
-    const pieces = [];
+    // The compact text, encoded as UTF-8 a piece of CHUNK skills at a time: a piece is a
+    // short rope the engine flattens in cache, and once encoded it is garbage. Strings kept
+    // until the end (2.7 MB for 10,000 skills) were copied by every young-generation
+    // collection the build ran into; the bytes live outside the JS heap. The core reads
+    // them as one text.
+    let bytes = new Uint8Array(1 << 16);
+    let len = 0;
+    const encode = (piece) => {
+      const need = len + piece.length * 3;
+      if (need > bytes.length) {
+        const grown = new Uint8Array(Math.max(need, bytes.length * 2));
+        grown.set(bytes.subarray(0, len));
+        bytes = grown;
+      }
+      len += textEncoder.encodeInto(piece, bytes.subarray(len)).written;
+    };
     let text = '';
     summaries.forEach((s, i) => {
       if (s === null || typeof s !== 'object') throw new PromptloomError('InvalidOptions', `summaries[${i}] must be a skill summary object (at summaries[${i}])`, { path: `summaries[${i}]` });
       text += `${clean(s.id)}\u001f${clean(s.name)}\u001f${clean(s.description)}\u001f${list(s.tags)}\u001f${list(s.intent_patterns)}\u001f${list(s.trigger_phrases)}\u001f${clean(s.scope)}\u001f${enabledField(s)}\u001e`;
       if ((i + 1) % CHUNK === 0) {
-        pieces.push(text);
+        encode(text);
         text = '';
       }
     });
-    pieces.push(text);
-    this.#text = pieces;
+    encode(text);
+    // Kept for a rebuild (see above), without the spare room.
+    this.#text = bytes.slice(0, len);
     this.size = summaries.length;
     this.#build();
     if (vectors) this.setVectors(vectors);
@@ -513,7 +527,7 @@ export class SkillIndex {
   #build() {
     const M = __module();
     this.#gen = __generation();
-    this.#inner = __inbox((lens) => new M.SkillIndex(lens), this.#text);
+    this.#inner = __inbox((lens) => new M.SkillIndex(lens), [this.#text]);
     if (this.#vectors) {
       const [flat, dim] = this.#vectors;
       __call(() => this.#inner.setVectors(flat, dim));
