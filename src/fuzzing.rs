@@ -265,6 +265,13 @@ pub fn message_json(data: &[u8]) {
     if let Some(fast) = crate::message::read_fast(t) {
         assert_eq!(Ok(fast), UserMessage::from_json_tree(t)); // ok: fuzz oracle
     }
+    // A text the store would pass through as canonical is what writing its value again
+    // gives.
+    if crate::store::messages::canonical_value(t) {
+        let again =
+            serde_json::from_str::<Value>(t).map(|v| crate::json_text::JsonText::json_text(&v));
+        assert_eq!(again.ok().as_deref(), Some(t)); // ok: fuzz oracle
+    }
     if let Ok(m) = UserMessage::from_json(t) {
         for p in PROVIDERS {
             let _ = lower(&m, &LowerOptions::new(p), &NoResolver);

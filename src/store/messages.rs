@@ -526,6 +526,13 @@ fn canonical_part_row(text: &str) -> Option<PartRowIn<'_>> {
     (c.at == text.len()).then_some(row)
 }
 
+/// Whether `text` is one JSON value in canonical form (see [`Canon`]): the fuzz oracle's
+/// question (such a text must be what writing its value again gives).
+pub(crate) fn canonical_value(text: &str) -> bool {
+    let mut c = Canon { text, at: 0 };
+    c.value(0).is_some() && c.at == text.len()
+}
+
 /// The deepest nesting read in canonical form (deeper goes through the tree; the message
 /// reader's own limit).
 const CANON_DEPTH: usize = 48;
