@@ -371,10 +371,11 @@ fn part_json(p: &crate::message::Part) -> String {
 }
 
 /// Like [`assemble`], but gives the message's JSON text. Rows of the current
-/// `schema_version` in the form this library writes them are read without a tree and their
-/// text used as written (see [`canonical_user_json`]): for the rows this library wrote,
-/// byte for byte what [`UserMessage::to_json`] gives for the assembled message. Other rows
-/// go through [`assemble`] and the read-time adapter.
+/// `schema_version` in the canonical form compact JSON writes (no whitespace, keys in
+/// order, only the escapes it writes, integers) are read without a tree and their text
+/// used as written: for the rows this library wrote, byte for byte what
+/// [`UserMessage::to_json`] gives for the assembled message. Other rows go through
+/// [`assemble`] and the read-time adapter.
 pub fn assemble_json(key: &str, head: &str, parts: &[(String, String)]) -> Result<String> {
     if let Some(json) = canonical_user_json(key, head, parts) {
         return json;
