@@ -595,8 +595,8 @@ impl<'a> Canon<'a> {
         let start = self.at;
         let mut n = 0u64;
         while let Some(d @ b'0'..=b'9') = self.byte() {
-            // At most 18 digits: no overflow.
-            n = n * 10 + u64::from(d - b'0');
+            // Wrapping: a longer run (whose value is not used) must not overflow.
+            n = n.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
             self.at += 1;
         }
         let len = self.at - start;
@@ -1101,6 +1101,8 @@ mod tests {
             meta(r#"{"a":1e3,"schema_version":2}"#),
             meta(r#"{"a":-0,"schema_version":2}"#),
             meta(r#"{"a":1234567890123456789,"schema_version":2}"#),
+            meta(r#"{"a":123456789012345678901234567890,"schema_version":2}"#),
+            meta(r#"{"schema_version":123456789012345678901234567890}"#),
             meta(&format!(
                 r#"{{"a":{}1{},"schema_version":2}}"#,
                 "[".repeat(48),
