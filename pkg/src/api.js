@@ -322,6 +322,8 @@ export function __holdData(p, i, slots) {
 
 function prepare(message, slots) {
   if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return message;
+  // Most messages have no attachment: nothing to copy.
+  if (!message.parts.some(isAttachment)) return message;
   let changed = false;
   const parts = message.parts.map((p, i) => {
     if (!p || typeof p !== 'object' || p.type !== 'file-attachment') return p;
@@ -332,6 +334,8 @@ function prepare(message, slots) {
   // The message is only copied when a part changed (data moved to a slot).
   return changed ? { ...message, parts } : message;
 }
+
+const isAttachment = (p) => p !== null && typeof p === 'object' && p.type === 'file-attachment';
 
 /**
  * The options the core reads, as JSON (`resolve` and `store` stay in JS); `cache` only for
