@@ -410,7 +410,7 @@ export function __module() {
   return wasm;
 }
 
-export { toBase64 as __toBase64, asBytes as __asBytes, optionsJson as __optionsJson, answer as __answer, Lowered as __Lowered, withStore as __withStore };
+export { toBase64 as __toBase64, asBytes as __asBytes, optionsJson as __optionsJson, answer as __answer, Lowered as __Lowered, withStore as __withStore, encoder as __encoder };
 
 // `strings` are strings, or UTF-8 already encoded (a Uint8Array, copied as it is).
 function viaInbox(name, strings, ...extra) {

@@ -2,7 +2,7 @@
 // write plans, catalog merging, ranking and sync plans live in the core; this file moves
 // rows between the core and a storage backend, and calls `fetch` and the host's embedder.
 
-import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes, __json, __key, __opts, __str, __call, __generation } from './api.js';
+import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes, __json, __key, __opts, __str, __call, __generation, __encoder } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './stores.js';
 
 const nowIso = () => new Date().toISOString();
@@ -465,7 +465,6 @@ const list = (a) => {
 
 /** Skills per piece of a SkillIndex's text. */
 const CHUNK = 256;
-const textEncoder = new TextEncoder();
 
 /** `metadata.enabled` as JSON text for the index, or '' (the core decides what it means). */
 function enabledField(s) {
@@ -506,7 +505,7 @@ export class SkillIndex {
         grown.set(bytes.subarray(0, len));
         bytes = grown;
       }
-      len += textEncoder.encodeInto(piece, bytes.subarray(len)).written;
+      len += __encoder.encodeInto(piece, bytes.subarray(len)).written;
     };
     let text = '';
     summaries.forEach((s, i) => {
