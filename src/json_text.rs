@@ -6,6 +6,10 @@
 //! module: for fragments of a few bytes the call costs more than the copy. [`Out`] copies
 //! fragments of up to [`INLINE`] bytes one byte at a time inside the module and hands longer
 //! ones to `extend_from_slice`.
+//!
+//! [`ObjectText`] writes an object field by field into the same buffer, for the documents
+//! written often enough (stored rows, the compositor's answers) that a `Value` tree built only
+//! to be written costs more than the writing.
 
 use serde::Serialize;
 
@@ -93,10 +97,143 @@ impl JsonText for serde_json::Map<String, serde_json::Value> {
     }
 }
 
+/// A JSON object written field by field straight into bytes, for documents the core writes
+/// often enough that building a `Value` tree first (maps, copied strings, then a walk and a
+/// drop) costs more than writing them. The caller gives the keys in the order they are to
+/// appear: in the order serde_json sorts a map's keys, for text byte-identical to a tree's.
+#[derive(Debug)]
+pub(crate) struct ObjectText {
+    /// The text so far.
+    pub(crate) out: Out,
+    first: bool,
+}
+
+impl ObjectText {
+    /// `{`, with room for `n` bytes.
+    pub(crate) fn new(n: usize) -> ObjectText {
+        let mut f = ObjectText {
+            out: Out::with_capacity(n),
+            first: true,
+        };
+        f.out.0.push(b'{');
+        f
+    }
+
+    /// `,` unless this is the object's first field, then `"k":`.
+    #[inline(never)]
+    pub(crate) fn key(&mut self, k: &str) {
+        if !self.first {
+            self.out.0.push(b',');
+        }
+        self.first = false;
+        self.string(k);
+        self.out.0.push(b':');
+    }
+
+    /// `s` as a JSON string (escaped as serde_json escapes it).
+    #[inline(never)]
+    pub(crate) fn string(&mut self, s: &str) {
+        // Writing a `str` into bytes cannot fail.
+        let _ = serde_json::to_writer(&mut self.out, s);
+    }
+
+    /// A string field.
+    pub(crate) fn str(&mut self, k: &str, v: &str) {
+        self.key(k);
+        self.string(v);
+    }
+
+    /// A field holding any value.
+    #[inline(never)]
+    pub(crate) fn value(&mut self, k: &str, v: &serde_json::Value) {
+        self.key(k);
+        // A `Value` always serializes (its map keys are strings).
+        let _ = serde_json::to_writer(&mut self.out, v);
+    }
+
+    /// A field whose value is JSON text already written.
+    pub(crate) fn raw(&mut self, k: &str, text: &str) {
+        self.key(k);
+        self.out.put(text.as_bytes());
+    }
+
+    /// A field holding an object of these entries, in their order.
+    pub(crate) fn map(&mut self, k: &str, m: &serde_json::Map<String, serde_json::Value>) {
+        self.open(k);
+        for (k, v) in m {
+            self.value(k, v);
+        }
+        self.close();
+    }
+
+    /// A field holding an object written next: `"k":{`.
+    pub(crate) fn open(&mut self, k: &str) {
+        self.key(k);
+        self.begin();
+    }
+
+    /// `{` of an object in value position (after [`ObjectText::open`]'s key, or in an array).
+    pub(crate) fn begin(&mut self) {
+        self.out.0.push(b'{');
+        self.first = true;
+    }
+
+    /// `}` of an inner object.
+    pub(crate) fn close(&mut self) {
+        self.out.0.push(b'}');
+        self.first = false;
+    }
+
+    /// An array of values in value position (after [`ObjectText::key`]).
+    pub(crate) fn array(&mut self, items: &[serde_json::Value]) {
+        // A `Value` always serializes (its map keys are strings).
+        let _ = serde_json::to_writer(&mut self.out, items);
+    }
+
+    /// An array of `n` objects in value position, `item` writing the fields of the i-th.
+    pub(crate) fn items(&mut self, n: usize, mut item: impl FnMut(&mut ObjectText, usize)) {
+        self.out.0.push(b'[');
+        for i in 0..n {
+            if i > 0 {
+                self.out.0.push(b',');
+            }
+            self.begin();
+            item(self, i);
+            self.close();
+        }
+        self.out.0.push(b']');
+    }
+
+    /// The closing `}` and the text.
+    pub(crate) fn finish(mut self) -> String {
+        self.out.0.push(b'}');
+        // Every piece written is UTF-8 (keys and strings from `str`, JSON text).
+        String::from_utf8(self.out.0).unwrap_or_default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn fields_write_what_a_sorted_map_writes() {
+        let inner = json!({"b": [1, null], "a\"": "x\ny"});
+        let mut f = ObjectText::new(0);
+        f.str("a", "é \"q\" \u{1}");
+        f.open("b");
+        f.value("n", &json!(-12));
+        f.close();
+        f.map("c", inner.as_object().unwrap()); // ok: test
+        f.raw("d", "[true]");
+        f.key("e");
+        f.begin();
+        f.close();
+        let want = json!({"a": "é \"q\" \u{1}", "b": {"n": -12}, "c": inner, "d": [true], "e": {}});
+        assert_eq!(f.finish(), want.to_string());
+        assert_eq!(ObjectText::new(0).finish(), "{}");
+    }
 
     #[test]
     fn writes_what_serde_json_writes() {

@@ -197,6 +197,19 @@ impl SessionState {
         }
         Value::Object(o)
     }
+
+    /// The stored form's JSON text: what [`SessionState::to_value`] writes, written
+    /// straight from the fields.
+    pub fn to_json(&self) -> String {
+        let mut w = crate::json_text::ObjectText::new(96);
+        if self.blob_bytes > 0 {
+            w.value("blob_bytes", &self.blob_bytes.into());
+        }
+        w.value("inline_bytes", &self.inline_bytes.into());
+        w.value("messages", &self.messages.into());
+        w.value("next_seq", &self.next_seq.into());
+        w.finish()
+    }
 }
 
 /// A question for the host: `{ part, type: "mention" | "resolve" | "prompt", … }`.
@@ -248,37 +261,46 @@ impl Submission {
     /// What the host gets back besides the message: `{ id, session, seq, actions, skills,
     /// warnings, blobs: [{ content_id, mime, size }] }` (the bindings add the message).
     pub fn summary(&self) -> Map<String, Value> {
-        let mut d = Map::new();
-        d.insert("id".into(), self.id.clone().into());
-        d.insert("session".into(), self.session.clone().into());
-        d.insert("seq".into(), self.seq.into());
-        d.insert("actions".into(), Value::Array(self.actions.clone()));
-        d.insert("skills".into(), Value::Array(self.skills.clone()));
-        let warnings = self
-            .warnings
-            .iter()
-            .map(|w| {
-                let mut o = Map::new();
-                o.insert("part".into(), w.part.map_or(Value::Null, Value::from));
-                o.insert("code".into(), w.code.into());
-                o.insert("message".into(), w.message.clone().into());
-                Value::Object(o)
-            })
-            .collect();
-        d.insert("warnings".into(), Value::Array(warnings));
-        let blobs = self
-            .blobs
-            .iter()
-            .map(|b| {
-                let mut o = Map::new();
-                o.insert("content_id".into(), b.content_id.clone().into());
-                o.insert("mime".into(), b.mime.clone().into());
-                o.insert("size".into(), b.size.into());
-                Value::Object(o)
-            })
-            .collect();
-        d.insert("blobs".into(), Value::Array(blobs));
-        d
+        let mut w = crate::json_text::ObjectText::new(256);
+        self.summary_into(&mut w, |_| {});
+        match serde_json::from_str(&w.finish()) {
+            Ok(Value::Object(o)) => o,
+            _ => Map::new(),
+        }
+    }
+
+    /// Writes the summary's fields into an open object, `batch` called to write its own
+    /// field in the sorted place of a `batch` key (the keys in the order serde_json sorts
+    /// them, as [`Submission::summary`]'s map writes them).
+    pub(crate) fn summary_into(
+        &self,
+        w: &mut crate::json_text::ObjectText,
+        batch: impl FnOnce(&mut crate::json_text::ObjectText),
+    ) {
+        w.key("actions");
+        w.array(&self.actions);
+        batch(w);
+        w.key("blobs");
+        w.items(self.blobs.len(), |w, i| {
+            if let Some(b) = self.blobs.get(i) {
+                w.str("content_id", &b.content_id);
+                w.str("mime", &b.mime);
+                w.value("size", &b.size.into());
+            }
+        });
+        w.str("id", &self.id);
+        w.value("seq", &self.seq.into());
+        w.str("session", &self.session);
+        w.key("skills");
+        w.array(&self.skills);
+        w.key("warnings");
+        w.items(self.warnings.len(), |w, i| {
+            if let Some(x) = self.warnings.get(i) {
+                w.str("code", x.code);
+                w.str("message", &x.message);
+                w.value("part", &x.part.map_or(Value::Null, Value::from));
+            }
+        });
     }
 }
 
@@ -486,5 +508,71 @@ impl Cx<'_> {
             }
             other => other.clone(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The summary written field by field is the document its keys and values describe,
+    /// with `batch` in its sorted place; the state row is what its value tree writes.
+    #[test]
+    fn summaries_and_state_rows_write_their_documents() {
+        let sub = Submission {
+            id: "m \"1\"".into(),
+            session: "s".into(),
+            seq: 3,
+            message: UserMessage::new(Vec::new()),
+            actions: vec![json!({"part": 0, "command": "/x", "args": {"raw": "é"}})],
+            skills: Vec::new(),
+            warnings: vec![
+                Warning {
+                    part: Some(2),
+                    code: "MimeMismatch",
+                    message: "a \n b".into(),
+                },
+                Warning {
+                    part: None,
+                    code: "UnknownSkill",
+                    message: String::new(),
+                },
+            ],
+            blobs: vec![Blob {
+                content_id: "sha256-ab".into(),
+                mime: "image/png".into(),
+                size: 12,
+                data: "AAAA".into(),
+            }],
+            state: SessionState {
+                next_seq: 4,
+                inline_bytes: 10,
+                messages: 3,
+                blob_bytes: 0,
+            },
+        };
+        let want = json!({
+            "actions": [{"part": 0, "command": "/x", "args": {"raw": "é"}}],
+            "blobs": [{"content_id": "sha256-ab", "mime": "image/png", "size": 12}],
+            "id": "m \"1\"",
+            "seq": 3,
+            "session": "s",
+            "skills": [],
+            "warnings": [
+                {"code": "MimeMismatch", "message": "a \n b", "part": 2},
+                {"code": "UnknownSkill", "message": "", "part": null},
+            ],
+        });
+        assert_eq!(Value::Object(sub.summary()), want);
+        let mut w = crate::json_text::ObjectText::new(0);
+        sub.summary_into(&mut w, |w| w.value("batch", &json!([1])));
+        let mut with_batch = want.clone();
+        with_batch["batch"] = json!([1]);
+        assert_eq!(w.finish(), with_batch.to_string());
+        let mut state = sub.state;
+        assert_eq!(state.to_json(), state.to_value().to_string());
+        state.blob_bytes = 7;
+        assert_eq!(state.to_json(), state.to_value().to_string());
     }
 }

@@ -4,7 +4,7 @@
 use super::{inbox_strings, js_err};
 use crate::compositor::{self, CommandCatalog, SessionState, Step, SubmitOptions};
 use crate::error::{Error, ErrorKind};
-use crate::json_text::JsonText;
+use crate::json_text::{JsonText, ObjectText};
 use crate::message::UserMessage;
 use crate::store::messages;
 use serde_json::{Map, Value};
@@ -120,7 +120,11 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
         }
         Step::Done(sub) => {
             let (ops, message) = messages::layout(&sub);
-            return Ok(done_text(sub.summary(), ops, &message));
+            return Ok(done_text(
+                |w, batch| sub.summary_into(w, batch),
+                ops,
+                &message,
+            ));
         }
     }
     Ok(Value::Object(out).json_text())
@@ -129,30 +133,42 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
 /// `{"done":{…summary, batch},"message":…}` followed by the row values, each after a NUL:
 /// no row is escaped a second time inside another JSON string (JSON text never holds a raw
 /// NUL). `batch` lists the rows to write in order, each naming its value by position (`at`).
-fn done_text(mut d: Map<String, Value>, ops: Vec<crate::store::Op>, message: &str) -> String {
-    let mut values = Vec::with_capacity(ops.len());
-    let batch = ops
-        .into_iter()
-        .map(|op| {
-            let mut v = op.to_value();
-            if let Value::Object(o) = &mut v {
-                if let Some(Value::String(text)) = o.remove("value") {
-                    o.insert("at".into(), values.len().into());
-                    values.push(text);
-                }
+fn done_text(
+    summary: impl FnOnce(&mut ObjectText, &mut dyn FnMut(&mut ObjectText)),
+    ops: Vec<crate::store::Op>,
+    message: &str,
+) -> String {
+    use crate::store::Op;
+    let mut values: Vec<&str> = Vec::with_capacity(ops.len());
+    let mut w = ObjectText::new(256 + message.len());
+    w.open("done");
+    // Each op as `{"at"?,"key","op","table"}` (the keys in the order serde_json sorts
+    // them), its value named by position instead of copied; `summary` puts `batch` in its
+    // sorted place among its own fields.
+    summary(&mut w, &mut |w: &mut ObjectText| {
+        w.key("batch");
+        w.items(ops.len(), |w, i| {
+            let Some(op) = ops.get(i) else { return };
+            let (name, table, key, value) = match op {
+                Op::Put { table, key, value } => ("put", table, key, Some(value)),
+                Op::Insert { table, key, value } => ("insert", table, key, Some(value)),
+                Op::Delete { table, key } => ("delete", table, key, None),
+            };
+            if let Some(v) = value {
+                w.value("at", &values.len().into());
+                values.push(v);
             }
-            v
-        })
-        .collect();
-    d.insert("batch".into(), Value::Array(batch));
-    let mut text = String::from("{\"done\":");
-    text.push_str(&Value::Object(d).json_text());
-    text.push_str(",\"message\":");
-    text.push_str(message);
-    text.push('}');
+            w.str("key", key);
+            w.str("op", name);
+            w.str("table", table.name());
+        });
+    });
+    w.close();
+    w.raw("message", message);
+    let mut text = w.finish();
     for v in values {
         text.push('\0');
-        text.push_str(&v);
+        text.push_str(v);
     }
     text
 }
@@ -214,11 +230,13 @@ pub fn append_turn_inbox(lens: &[u32]) -> Result<String, JsValue> {
     let (opts, state) = options_and_session(&options, &session)?;
     let a = messages::append_turn(&turn, &opts, state);
     let (ops, text) = messages::turn_layout(&a);
-    let mut d = Map::new();
-    d.insert("id".into(), a.id.into());
-    d.insert("session".into(), a.session.into());
-    d.insert("seq".into(), a.seq.into());
-    Ok(done_text(d, ops, &text))
+    let summary = |w: &mut ObjectText, batch: &mut dyn FnMut(&mut ObjectText)| {
+        batch(w);
+        w.str("id", &a.id);
+        w.value("seq", &a.seq.into());
+        w.str("session", &a.session);
+    };
+    Ok(done_text(summary, ops, &text))
 }
 
 /// One step of a message-store read (`store::reads`): the inbox holds the query JSON and,

@@ -253,7 +253,7 @@ impl Resolution {
         }
     }
 
-    fn to_value(&self) -> Value {
+    pub(crate) fn to_value(&self) -> Value {
         let mut o = Map::new();
         o.insert("outcome".into(), self.outcome.name().into());
         if !self.parts.is_empty() {

@@ -38,15 +38,15 @@ pub fn layout(sub: &Submission) -> (Vec<Op>, String) {
     let parts: Vec<String> = sub.message.parts.iter().map(part_json).collect();
     let mut ops = Vec::with_capacity(sub.blobs.len() + sub.message.parts.len() + 3);
     for b in &sub.blobs {
-        let mut o = Map::new();
-        o.insert("content_id".into(), b.content_id.clone().into());
-        o.insert("mime".into(), b.mime.clone().into());
-        o.insert("size".into(), b.size.into());
-        o.insert("data".into(), b.data.clone().into());
+        let mut o = crate::json_text::ObjectText::new(64 + b.data.len());
+        o.str("content_id", &b.content_id);
+        o.str("data", &b.data);
+        o.str("mime", &b.mime);
+        o.value("size", &b.size.into());
         ops.push(Op::Put {
             table: Table::Blobs,
             key: b.content_id.clone(),
-            value: Value::Object(o).json_text(),
+            value: o.finish(),
         });
     }
     ops.extend(message_rows(
@@ -61,22 +61,22 @@ pub fn layout(sub: &Submission) -> (Vec<Op>, String) {
         "schema_version".into(),
         sub.message.metadata.schema_version.into(),
     );
-    let meta = Value::Object(meta);
+    let meta = Value::Object(meta).json_text();
     // `{"metadata":…,"parts":[…],"role":"user"}`, as `UserMessage::to_json` writes it.
     let message = format!(
         "{{\"metadata\":{meta},\"parts\":[{}],\"role\":\"user\"}}",
         parts.join(",")
     );
-    let mut head = Map::new();
-    head.insert("id".into(), sub.id.clone().into());
-    head.insert("session".into(), sub.session.clone().into());
-    head.insert("seq".into(), sub.seq.into());
-    head.insert("part_count".into(), sub.message.parts.len().into());
-    head.insert("metadata".into(), meta);
+    let mut head = crate::json_text::ObjectText::new(128 + meta.len());
+    head.str("id", &sub.id);
+    head.raw("metadata", &meta);
+    head.value("part_count", &sub.message.parts.len().into());
+    head.value("seq", &sub.seq.into());
+    head.str("session", &sub.session);
     ops.push(Op::Insert {
         table: Table::Messages,
         key,
-        value: Value::Object(head).json_text(),
+        value: head.finish(),
     });
     (ops, message)
 }
@@ -103,7 +103,7 @@ fn message_rows<'p>(
     ops.push(Op::Put {
         table: Table::Sessions,
         key: session.to_owned(),
-        value: state.to_value().json_text(),
+        value: state.to_json(),
     });
     ops.push(Op::Insert {
         table: Table::Ids,
@@ -342,32 +342,70 @@ fn part_count(key: &str, count: u64, rows: usize) -> Result<usize> {
         })
 }
 
-/// A part's JSON text. Attachment data the host holds (a slot) is written as the marker
-/// `"\u{1}n\u{1}"` with raw control bytes, which JSON text never contains, for the host to
-/// splice its base64 in (as in a lowered body).
+/// A part's JSON text, byte for byte what `part.to_value()` writes through serde_json
+/// (keys in the order it sorts them), except attachment data the host holds (a slot): that
+/// is written as the marker `"\u{1}n\u{1}"` with raw control bytes, which JSON text never
+/// contains, for the host to splice its base64 in (as in a lowered body). Written from the
+/// part's own fields, not through a copy of it as a value tree.
 fn part_json(p: &crate::message::Part) -> String {
-    use crate::message::{Data, FileAttachment, Part};
+    use crate::message::{Data, Part};
+    let mut w = crate::json_text::ObjectText::new(64);
     match p {
-        Part::FileAttachment(
-            a @ FileAttachment {
-                data: Some(Data::Host(h)),
-                ..
-            },
-        ) => {
-            let blank = Part::FileAttachment(FileAttachment {
-                data: Some(Data::Inline(String::new())),
-                ..a.clone()
-            });
-            // The object's own `data` key is written once, and any `"data":""` inside a
-            // string value would be escaped, so the first match is the field.
-            blank.to_value().json_text().replacen(
-                "\"data\":\"\"",
-                &format!("\"data\":\"\u{1}{}\u{1}\"", h.slot),
-                1,
-            )
+        Part::Unknown(v) => return v.json_text(),
+        Part::Text { text } => w.str("text", text),
+        Part::FileRef(r) => w.value("ref", &crate::message::file_ref_value(r)),
+        Part::FileAttachment(a) => {
+            if let Some(c) = &a.content_id {
+                w.open("blob");
+                w.str("content_id", c);
+                w.close();
+            }
+            match &a.data {
+                Some(Data::Inline(d)) => w.str("data", d),
+                Some(Data::Host(h)) => {
+                    let mark = crate::frame::SLOT;
+                    w.raw("data", &format!("\"{mark}{}{mark}\"", h.slot));
+                }
+                None => {}
+            }
+            if let Some(m) = &a.mime {
+                w.str("mime", m);
+            }
+            if let Some(n) = &a.name {
+                w.str("name", n);
+            }
+            if let Some(n) = a.size {
+                w.value("size", &n.into());
+            }
         }
-        other => other.to_value().json_text(),
+        Part::Command { id, args, resolved } => {
+            if !args.is_null() {
+                w.value("args", args);
+            }
+            w.str("id", id);
+            if let Some(r) = resolved {
+                w.value("resolved", &r.to_value());
+            }
+        }
+        Part::Mention(m) => {
+            if let Some(r) = &m.resolved {
+                w.value("resolved", &r.to_value());
+            }
+            w.map("target", &m.target);
+        }
+        Part::EditorContext(c) => {
+            if let Some(t) = c.emitted_at {
+                w.value("emitted_at", &t.into());
+            }
+            w.str("kind", &c.kind);
+            w.value("payload", &c.payload);
+            if let Some(src) = &c.source {
+                w.str("source", src);
+            }
+        }
     }
+    w.str("type", p.type_name());
+    w.finish()
 }
 
 /// Like [`assemble`], but gives the message's JSON text. Rows of the current
@@ -1027,6 +1065,44 @@ mod tests {
     /// match).
     fn by_tree(key: &str, head: &str, parts: &[(String, String)]) -> Result<String> {
         assemble(key, head, parts).map(|m| m.to_json())
+    }
+
+    /// A part row is written from the part's fields: byte for byte what serde_json writes
+    /// for the part's value tree, over every kind of part and each optional field, with
+    /// strings and keys that need escaping; a host slot is the splice marker.
+    #[test]
+    fn part_rows_are_what_the_value_tree_writes() {
+        let parts = [
+            r#"{"type":"text","text":"plain"}"#,
+            r#"{"type":"text","text":"é \"q\" \n \u0001 \\ </script> \u2028"}"#,
+            r#"{"type":"file-ref","ref":{"kind":"path","path":"src/a.ts","range":{"start":1,"end":3}}}"#,
+            r#"{"type":"file-ref","ref":{"kind":"url","url":"https://x.test/a?b=\"c\"","mime":"text/html","name":"a"}}"#,
+            r#"{"type":"file-ref","ref":{"kind":"content-id","content_id":"sha256:ab","range":{"start":4,"unit":"byte"}}}"#,
+            r#"{"type":"file-attachment","name":"d.png","mime":"image/png","data":"iVBORw0KGgo=","size":8}"#,
+            r#"{"type":"file-attachment","name":"n \"x\".md","blob":{"content_id":"sha256:cd"},"size":12345678901}"#,
+            r#"{"type":"file-attachment","data":"aGk="}"#,
+            r#"{"type":"command","id":"/review","args":"src/a.ts high"}"#,
+            r#"{"type":"command","id":"/x","args":{"b":[1,2.5,null],"a":"z"}}"#,
+            r#"{"type":"command","id":"/y"}"#,
+            r#"{"type":"command","id":"/r","args":"a","resolved":{"outcome":"parts","parts":[{"type":"text","text":"t"}],"flags":{"k":true}}}"#,
+            r#"{"type":"mention","target":{"kind":"file","path":"a.ts","range":{"start":1,"end":2}}}"#,
+            r#"{"type":"mention","target":{"kind":"selection","z\"k":1,"a":[{}]},"resolved":{"outcome":"pass-through"}}"#,
+            r#"{"type":"editor-context","kind":"cursor","payload":{"line":3}}"#,
+            r#"{"type":"editor-context","kind":"open","payload":["a","b"],"source":"ed-1","emitted_at":-17}"#,
+            r#"{"type":"editor-context","kind":"k","payload":null,"emitted_at":1700000000000}"#,
+            r#"{"type":"future-part","zeta":1,"alpha":{"b":2,"a":1}}"#,
+        ];
+        for (i, text) in parts.iter().enumerate() {
+            let v: Value = serde_json::from_str(text).unwrap(); // ok: test
+            let p = crate::message::Part::from_value(v, i).unwrap(); // ok: test
+            assert_eq!(part_json(&p), p.to_value().json_text(), "part {i}: {text}");
+        }
+        let held = r#"{"type":"file-attachment","name":"a.png","mime":"image/png","data":{"$slot":7,"head":"iVBO","len":9}}"#;
+        let p = crate::message::Part::from_value(serde_json::from_str(held).unwrap(), 0).unwrap(); // ok: test
+        assert_eq!(
+            part_json(&p),
+            "{\"data\":\"\u{1}7\u{1}\",\"mime\":\"image/png\",\"name\":\"a.png\",\"type\":\"file-attachment\"}"
+        );
     }
 
     /// The canonical reader takes the rows this library writes, and wherever it answers it
