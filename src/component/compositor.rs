@@ -112,9 +112,7 @@ impl GuestMessageStore for StoreResource {
                     .with("slots", slots.iter().map(|s| Value::from(*s)).collect::<Vec<_>>()))
                 }
                 Step::Done(sub) => {
-                    let mut d = sub.summary();
-                    d.insert("message".into(), sub.message.to_value());
-                    wit::SubmitStep::Done(Value::Object(d).json_text())
+                    wit::SubmitStep::Done(sub.summary_json("message", &sub.message.to_json()))
                 }
             })
         };

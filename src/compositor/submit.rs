@@ -258,28 +258,37 @@ pub struct Submission {
 }
 
 impl Submission {
-    /// What the host gets back besides the message: `{ id, session, seq, actions, skills,
-    /// warnings, blobs: [{ content_id, mime, size }] }` (the bindings add the message).
-    pub fn summary(&self) -> Map<String, Value> {
-        let mut w = crate::json_text::ObjectText::new(256);
-        self.summary_into(&mut w, |_| {});
-        match serde_json::from_str(&w.finish()) {
-            Ok(Value::Object(o)) => o,
-            _ => Map::new(),
-        }
+    /// What the host gets back, as JSON text: `{ actions, blobs: [{ content_id, mime, size
+    /// }], id, seq, session, skills, warnings }` and the field `key` holding `json` (JSON
+    /// text: the message, for a binding), every key in the order serde_json sorts them.
+    pub fn summary_json(&self, key: &str, json: &str) -> String {
+        let mut w = crate::json_text::ObjectText::new(256 + json.len());
+        self.summary_into(&mut w, key, |w| w.raw(key, json));
+        w.finish()
     }
 
-    /// Writes the summary's fields into an open object, `batch` called to write its own
-    /// field in the sorted place of a `batch` key (the keys in the order serde_json sorts
-    /// them, as [`Submission::summary`]'s map writes them).
+    /// Writes what the host gets back besides the message into `w`, an open object:
+    /// `{ actions, blobs: [{ content_id, mime, size }], id, seq, session, skills, warnings }`,
+    /// the keys in the order serde_json sorts them, and the face's own field `key` (the
+    /// message, the batch) written by `extra` where that key sorts among them.
     pub(crate) fn summary_into(
         &self,
         w: &mut crate::json_text::ObjectText,
-        batch: impl FnOnce(&mut crate::json_text::ObjectText),
+        key: &str,
+        extra: impl FnOnce(&mut crate::json_text::ObjectText),
     ) {
+        let mut extra = Some(extra);
+        let mut before = |w: &mut crate::json_text::ObjectText, next: &str| {
+            if key < next {
+                if let Some(f) = extra.take() {
+                    f(w);
+                }
+            }
+        };
+        before(w, "actions");
         w.key("actions");
         w.array(&self.actions);
-        batch(w);
+        before(w, "blobs");
         w.key("blobs");
         w.items(self.blobs.len(), |w, i| {
             if let Some(b) = self.blobs.get(i) {
@@ -288,11 +297,16 @@ impl Submission {
                 w.value("size", &b.size.into());
             }
         });
+        before(w, "id");
         w.str("id", &self.id);
+        before(w, "seq");
         w.value("seq", &self.seq.into());
+        before(w, "session");
         w.str("session", &self.session);
+        before(w, "skills");
         w.key("skills");
         w.array(&self.skills);
+        before(w, "warnings");
         w.key("warnings");
         w.items(self.warnings.len(), |w, i| {
             if let Some(x) = self.warnings.get(i) {
@@ -301,6 +315,10 @@ impl Submission {
                 w.value("part", &x.part.map_or(Value::Null, Value::from));
             }
         });
+        // A key after every field's.
+        if let Some(f) = extra.take() {
+            f(w);
+        }
     }
 }
 
@@ -517,7 +535,8 @@ mod tests {
     use serde_json::json;
 
     /// The summary written field by field is the document its keys and values describe,
-    /// with `batch` in its sorted place; the state row is what its value tree writes.
+    /// with the face's own field in its sorted place; the state row is what its value tree
+    /// writes.
     #[test]
     fn summaries_and_state_rows_write_their_documents() {
         let sub = Submission {
@@ -564,12 +583,25 @@ mod tests {
                 {"code": "UnknownSkill", "message": "", "part": null},
             ],
         });
-        assert_eq!(Value::Object(sub.summary()), want);
-        let mut w = crate::json_text::ObjectText::new(0);
-        sub.summary_into(&mut w, |w| w.value("batch", &json!([1])));
-        let mut with_batch = want.clone();
-        with_batch["batch"] = json!([1]);
-        assert_eq!(w.finish(), with_batch.to_string());
+        // The face's own field in its sorted place: first, between two, last.
+        for (key, extra) in [
+            ("a", json!(0)),
+            ("batch", json!([1])),
+            ("message", json!({"m": 1})),
+            ("z", json!(null)),
+        ] {
+            let mut w = crate::json_text::ObjectText::new(0);
+            sub.summary_into(&mut w, key, |w| w.value(key, &extra));
+            let mut with = want.clone();
+            with[key] = extra;
+            assert_eq!(w.finish(), with.to_string(), "{key}");
+        }
+        let mut with = want.clone();
+        with["message"] = json!({"parts": []});
+        assert_eq!(
+            sub.summary_json("message", r#"{"parts":[]}"#),
+            with.to_string()
+        );
         let mut state = sub.state;
         assert_eq!(state.to_json(), state.to_value().to_string());
         state.blob_bytes = 7;

@@ -121,7 +121,7 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
         Step::Done(sub) => {
             let (ops, message) = messages::layout(&sub);
             return Ok(done_text(
-                |w, batch| sub.summary_into(w, batch),
+                |w, batch| sub.summary_into(w, "batch", batch),
                 ops,
                 &message,
             ));
