@@ -138,7 +138,6 @@ fn done_text(
     ops: Vec<crate::store::Op>,
     message: &str,
 ) -> String {
-    use crate::store::Op;
     let mut values: Vec<&str> = Vec::with_capacity(ops.len());
     let mut w = ObjectText::new(256 + message.len());
     w.open("done");
@@ -148,19 +147,9 @@ fn done_text(
     summary(&mut w, &mut |w: &mut ObjectText| {
         w.key("batch");
         w.items(ops.len(), |w, i| {
-            let Some(op) = ops.get(i) else { return };
-            let (name, table, key, value) = match op {
-                Op::Put { table, key, value } => ("put", table, key, Some(value)),
-                Op::Insert { table, key, value } => ("insert", table, key, Some(value)),
-                Op::Delete { table, key } => ("delete", table, key, None),
-            };
-            if let Some(v) = value {
-                w.value("at", &values.len().into());
-                values.push(v);
+            if let Some(op) = ops.get(i) {
+                super::write_op(op, w, &mut values, None);
             }
-            w.str("key", key);
-            w.str("op", name);
-            w.str("table", table.name());
         });
     });
     w.close();

@@ -371,3 +371,27 @@ pub fn media_class(mime: &str, name: &str) -> String {
     }
     crate::media::class_of(&m).name().to_owned()
 }
+
+/// Writes `op` into `w` (an open object) as a batch crosses to the glue:
+/// `{ at?, index?, key, op, table }` (the keys in the order serde_json sorts them), its value
+/// not copied but pushed onto `values` and named by position (`at`); `index` the fields a
+/// backend with native indexes (IndexedDB) indexes the row by.
+#[cfg(not(feature = "lowering-only"))]
+fn write_op<'a>(
+    op: &'a crate::store::Op,
+    w: &mut crate::json_text::ObjectText,
+    values: &mut Vec<&'a str>,
+    index: Option<&serde_json::Map<String, serde_json::Value>>,
+) {
+    let (table, key, value) = op.row();
+    if let Some(v) = value {
+        w.value("at", &values.len().into());
+        values.push(v);
+    }
+    if let Some(ix) = index {
+        w.map("index", ix);
+    }
+    w.str("key", key);
+    w.str("op", op.name());
+    w.str("table", table.name());
+}

@@ -4,11 +4,10 @@
 use super::{inbox_strings, js_err, parse, with_inbox_text};
 use crate::catalog::{self, rank, sync};
 use crate::error::ErrorKind;
-use crate::json_text::JsonText;
+use crate::json_text::{JsonText, ObjectText};
 use crate::skill::{self, wire};
 use crate::store::seed;
 use crate::store::skills::{self as layout, Plan, Request, Writer};
-use crate::store::Op;
 use serde_json::{Map, Value};
 use wasm_bindgen::prelude::*;
 
@@ -123,70 +122,47 @@ impl JsSkillWrite {
 }
 
 fn plan_text(plan: Plan) -> Result<String, JsValue> {
-    let mut o = Map::new();
-    let mut values = Vec::new();
-    match plan {
+    let mut w = ObjectText::new(512);
+    let mut values: Vec<&str> = Vec::new();
+    match &plan {
         Plan::Read(keys) => {
             let keys = keys
-                .into_iter()
-                .map(|(t, k)| Value::Array(vec![t.name().into(), k.into()]))
+                .iter()
+                .map(|(t, k)| Value::Array(vec![t.name().into(), k.as_str().into()]))
                 .collect();
-            o.insert("read".into(), Value::Array(keys));
+            w.value("read", &Value::Array(keys));
         }
         Plan::Write { ops, result, row } => {
             // A skill write's result is the summary its skill row holds: sent once
             // (`result_at` names that row's value), and the row's index fields come from it.
             let mut result_at = None;
-            let ops = ops
-                .into_iter()
-                .enumerate()
-                .map(|(i, op)| {
-                    let index = match &op {
-                        Op::Put { table, key, value } | Op::Insert { table, key, value } => {
-                            if row == Some(i) {
-                                result_at = Some(values.len());
-                                let mut ix = Map::new();
-                                for f in ["name", "source"] {
-                                    ix.insert(
-                                        f.into(),
-                                        result.get(f).cloned().unwrap_or(Value::Null),
-                                    );
-                                }
-                                Some(ix)
-                            } else {
-                                layout::index_fields(*table, key, value)
-                            }
+            w.key("ops");
+            w.items(ops.len(), |w, i| {
+                let Some(op) = ops.get(i) else { return };
+                let index = match op.row() {
+                    (_, _, Some(_)) if *row == Some(i) => {
+                        result_at = Some(values.len());
+                        let mut ix = Map::new();
+                        for f in ["name", "source"] {
+                            ix.insert(f.into(), result.get(f).cloned().unwrap_or(Value::Null));
                         }
-                        Op::Delete { .. } => None,
-                    };
-                    let mut v = op.to_value();
-                    if let Value::Object(o) = &mut v {
-                        if let Some(Value::String(text)) = o.remove("value") {
-                            o.insert("at".into(), values.len().into());
-                            values.push(text);
-                        }
-                        if let Some(ix) = index {
-                            o.insert("index".into(), Value::Object(ix));
-                        }
+                        Some(ix)
                     }
-                    v
-                })
-                .collect();
-            o.insert("ops".into(), Value::Array(ops));
+                    (table, key, Some(value)) => layout::index_fields(table, key, value),
+                    (_, _, None) => None,
+                };
+                super::write_op(op, w, &mut values, index.as_ref());
+            });
             match result_at {
-                Some(at) => {
-                    o.insert("result_at".into(), at.into());
-                }
-                None => {
-                    o.insert("result".into(), result);
-                }
+                Some(at) => w.value("result_at", &at.into()),
+                None => w.value("result", result),
             }
         }
     }
-    let mut text = layout::text(&Value::Object(o));
+    let mut text = w.finish();
     for v in values {
         text.push('\0');
-        text.push_str(&v);
+        text.push_str(v);
     }
     Ok(text)
 }

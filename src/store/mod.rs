@@ -168,26 +168,34 @@ pub enum Op {
 }
 
 impl Op {
-    /// The wire form the JS face executes: `{ op, table, key, value? }`.
-    pub fn to_value(&self) -> Value {
-        let mut o = Map::new();
+    /// The op's wire name: `put`, `insert` or `delete`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Put { .. } => "put",
+            Op::Insert { .. } => "insert",
+            Op::Delete { .. } => "delete",
+        }
+    }
+
+    /// Its table, key and value (a delete has none).
+    pub fn row(&self) -> (Table, &str, Option<&str>) {
         match self {
             Op::Put { table, key, value } | Op::Insert { table, key, value } => {
-                let op = if matches!(self, Op::Put { .. }) {
-                    "put"
-                } else {
-                    "insert"
-                };
-                o.insert("op".into(), op.into());
-                o.insert("table".into(), table.name().into());
-                o.insert("key".into(), key.clone().into());
-                o.insert("value".into(), value.clone().into());
+                (*table, key, Some(value))
             }
-            Op::Delete { table, key } => {
-                o.insert("op".into(), "delete".into());
-                o.insert("table".into(), table.name().into());
-                o.insert("key".into(), key.clone().into());
-            }
+            Op::Delete { table, key } => (*table, key, None),
+        }
+    }
+
+    /// The wire form the JS face executes: `{ op, table, key, value? }`.
+    pub fn to_value(&self) -> Value {
+        let (table, key, value) = self.row();
+        let mut o = Map::new();
+        o.insert("op".into(), self.name().into());
+        o.insert("table".into(), table.name().into());
+        o.insert("key".into(), key.into());
+        if let Some(v) = value {
+            o.insert("value".into(), v.into());
         }
         Value::Object(o)
     }

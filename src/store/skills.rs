@@ -503,8 +503,13 @@ fn put_ops(s: &Skill, create: bool, old: Option<&SkillSummary>) -> Plan {
 /// backend refuses the whole batch (a conflict) if any of its keys is taken — then the
 /// driver plans again with [`plan`], which reads and names the taken one.
 pub fn plan_optimistic(req: &Request) -> Option<Plan> {
+    optimistic_skill(req).map(|s| put_ops(s, true, None))
+}
+
+/// The skill a request writes without reading first: a create's.
+fn optimistic_skill(req: &Request) -> Option<&Skill> {
     match req {
-        Request::Create(s) => Some(put_ops(s, true, None)),
+        Request::Create(s) => Some(s),
         _ => None,
     }
 }
@@ -730,7 +735,8 @@ impl Writer {
     /// A write of `req`, stamping rows with `now`.
     pub fn new(req: Request, now: &str) -> Writer {
         let mut w = Writer {
-            optimistic: plan_optimistic(&req).is_some(),
+            // Whether a plan without reads exists, without laying it out (`build` does).
+            optimistic: optimistic_skill(&req).is_some(),
             req,
             now: now.to_owned(),
             keys: Vec::new(),
