@@ -86,6 +86,10 @@ env.addTemplate('framing', framing);
 const compiled = nunjucks.compile(framing);
 const { skill_package: _package, ...invocation } = request;
 const prepared = pl.prepareSkill(request.skill_package);
+// The floor of any API that hands the composition back as a JS object: its JSON text parsed
+// (the text as the core writes it, decoded once outside the loop), and that beside the
+// framing render alone, compiled once: the one step minijinja-js's row also does.
+const compositionText = JSON.stringify(pl.compose(request));
 const contenders = {
   'promptloom compose() — all nine steps': () => pl.compose(request),
   'promptloom prepared.compose() — all nine steps, package prepared once': () => prepared.compose(invocation),
@@ -93,6 +97,8 @@ const contenders = {
   'minijinja-js renderTemplate — framing only, compiled once': () => env.renderTemplate('framing', parameters),
   'nunjucks renderString — framing only': () => nunjucks.renderString(framing, parameters),
   'nunjucks compiled render — framing only, compiled once': () => compiled.render(parameters),
+  'floor: JSON.parse of the composition text alone': () => JSON.parse(compositionText),
+  'floor: minijinja-js renderTemplate + JSON.parse of the composition text': () => [env.renderTemplate('framing', parameters), JSON.parse(compositionText)],
 };
 
 // The three agree on the framing text (the composer's framing section, trailing newline trimmed).
@@ -132,6 +138,8 @@ console.log(`target (a whole composition faster than minijinja-js renders the fr
 const prep = median(times['promptloom prepared.compose() — all nine steps, package prepared once']);
 const mjOnce = median(times['minijinja-js renderTemplate — framing only, compiled once']);
 console.log(`prepared beside prepared: a whole composition of a prepared skill is ${(prep / mjOnce).toFixed(2)}× minijinja-js rendering the framing compiled once (${(prep / base).toFixed(2)}× its renderStr)`);
+const floor = median(times['floor: minijinja-js renderTemplate + JSON.parse of the composition text']);
+console.log(`floor: rendering the framing (compiled once) and parsing the ${compositionText.length}-char composition into objects, without any of the other steps, is ${(floor / base).toFixed(2)}× minijinja-js renderStr`);
 writeChart('skill-composer', 'Skill Composer (Node): a whole composition vs rendering the framing alone', [
   { label: 'µs per call', bars: Object.entries(times).map(([name, xs]) => ({ name: name.replace(' — ', ': '), value: median(xs), text: `${median(xs).toFixed(1)} µs` })) },
 ]);

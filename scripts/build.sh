@@ -11,6 +11,8 @@ export PATH="$HOME/.cargo/bin:$PWD/node_modules/.bin:$PATH"
 # the `promptloom/composer` entry, and `promptloom_lower` (lowering, conversations,
 # responses) for the `promptloom/lower` entry. Each holds everything the smaller ones do.
 rm -rf pkg/dist/wasm pkg/dist/system-skills.js
+# Each module as cargo linked it, function names kept, for scripts/size-breakdown.mjs.
+mkdir -p target/names
 
 # The composer module and the full component are built with LLVM's inline-hint threshold at
 # 100 instead of 325: a function marked `#[inline]` (most small generics of the standard
@@ -28,6 +30,7 @@ web() { # $1: output name, $2: cargo or lean, $3...: cargo feature flags
   shift 2
   if [ "$run" = lean ]; then dir=$LEAN_DIR; fi
   "$run" build --release --lib --target wasm32-unknown-unknown "$@"
+  cp "$dir/wasm32-unknown-unknown/release/promptloom.wasm" "target/names/${name}.wasm"
   wasm-bindgen --target web --no-typescript --out-dir pkg/dist/wasm --out-name "$name" \
     "$dir/wasm32-unknown-unknown/release/promptloom.wasm"
   node scripts/glue.mjs "pkg/dist/wasm/${name}.js"
@@ -48,8 +51,10 @@ node -e 'const fs=require("fs");const t=fs.readFileSync("pkg/system-skills.json"
 mkdir -p target/component
 cargo build --release --lib --target wasm32-wasip2 --features lowering-only
 cp target/wasm32-wasip2/release/promptloom.wasm target/component/promptloom-lowering.wasm
+cp target/wasm32-wasip2/release/promptloom.wasm target/names/component-lowering.wasm
 lean build --release --lib --target wasm32-wasip2
 cp "$LEAN_DIR/wasm32-wasip2/release/promptloom.wasm" target/component/promptloom.wasm
+cp "$LEAN_DIR/wasm32-wasip2/release/promptloom.wasm" target/names/component.wasm
 # wasm-opt -Oz over each component's core modules, debug info stripped (jco opt runs
 # Binaryen inside the component): about 12 % smaller gzip for the full world, 15 % for the
 # lowering-only one.
