@@ -174,8 +174,29 @@ function table(fns, key, title) {
 
 const kb = (n) => (n / 1024).toFixed(1);
 
+/** A component's largest core module (a component's section 1 holds a core module). */
+function coreModule(buf) {
+  if (buf.readUInt32LE(4) !== 0x1000d) return buf;
+  let p = 8;
+  let best = buf.subarray(0, 0);
+  while (p < buf.length) {
+    const id = buf[p++];
+    let size = 0;
+    let sh = 0;
+    let b;
+    do {
+      b = buf[p++];
+      size |= (b & 0x7f) << sh;
+      sh += 7;
+    } while (b & 0x80);
+    if (id === 1 && size > best.length) best = buf.subarray(p, p + size);
+    p += size;
+  }
+  return best;
+}
+
 function report(file) {
-  const { data, fns } = functions(readFileSync(file));
+  const { data, fns } = functions(coreModule(readFileSync(file)));
   const code = fns.reduce((n, f) => n + f.body.length, 0);
   let out = `\n${file}: ${fns.length} functions, ${kb(code)} KB code, ${kb(data)} KB data\n\n`;
   out += `Where the code is defined (depth ${depth}):\n\n${table(fns, group, 'defined in')}\n`;
