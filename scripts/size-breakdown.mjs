@@ -106,8 +106,10 @@ function functions(buf) {
     const end = p + size;
     if (id === 2) {
       for (let n = u32(); n > 0; n--) {
-        p += u32();
-        p += u32();
+        for (let field = 0; field < 2; field++) {
+          const len = u32(); // read before adding: `p += u32()` would add to the old p
+          p += len;
+        }
         const kind = buf[p++];
         if (kind === 0) {
           u32();
