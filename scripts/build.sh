@@ -64,3 +64,6 @@ for c in promptloom promptloom-lowering; do
 done
 
 node scripts/size.mjs
+# Where each module's bytes are (crates, core modules), for whoever cuts them next.
+node scripts/size-breakdown.mjs > target/size-breakdown.md
+echo "(where the bytes are, per module: target/size-breakdown.md)"

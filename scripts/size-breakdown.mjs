@@ -82,19 +82,34 @@ function owner(path) {
   return m ? `promptloom::${m[1]}` : group(path).split('::')[0];
 }
 
+/** A reader of unsigned LEB128 numbers from `buf`, starting at `at`: `read()`, and `pos`. */
+function reader(buf, at) {
+  const r = {
+    pos: at,
+    read() {
+      let v = 0;
+      let sh = 0;
+      let b;
+      do {
+        b = buf[r.pos++];
+        v |= (b & 0x7f) << sh;
+        sh += 7;
+      } while (b & 0x80);
+      return v >>> 0;
+    },
+  };
+  return r;
+}
+
 /** The code body of each defined function, with its name. */
 function functions(buf) {
+  const r = reader(buf, 8);
   let p = 8;
   const u32 = () => {
-    let r = 0;
-    let sh = 0;
-    let b;
-    do {
-      b = buf[p++];
-      r |= (b & 0x7f) << sh;
-      sh += 7;
-    } while (b & 0x80);
-    return r >>> 0;
+    r.pos = p;
+    const v = r.read();
+    p = r.pos;
+    return v;
   };
   let imported = 0;
   const bodies = [];
@@ -179,26 +194,20 @@ const kb = (n) => (n / 1024).toFixed(1);
 /** A component's largest core module (a component's section 1 holds a core module). */
 function coreModule(buf) {
   if (buf.readUInt32LE(4) !== 0x1000d) return buf;
-  let p = 8;
+  const r = reader(buf, 8);
   let best = buf.subarray(0, 0);
-  while (p < buf.length) {
-    const id = buf[p++];
-    let size = 0;
-    let sh = 0;
-    let b;
-    do {
-      b = buf[p++];
-      size |= (b & 0x7f) << sh;
-      sh += 7;
-    } while (b & 0x80);
-    if (id === 1 && size > best.length) best = buf.subarray(p, p + size);
-    p += size;
+  while (r.pos < buf.length) {
+    const id = buf[r.pos++];
+    const size = r.read();
+    if (id === 1 && size > best.length) best = buf.subarray(r.pos, r.pos + size);
+    r.pos += size;
   }
   return best;
 }
 
 function report(file) {
   const { data, fns } = functions(coreModule(readFileSync(file)));
+  if (!fns.some((f) => f.name.startsWith('promptloom::'))) throw new Error(`${file}: no function of the core is named (was the name section stripped?)`);
   const code = fns.reduce((n, f) => n + f.body.length, 0);
   let out = `\n${file}: ${fns.length} functions, ${kb(code)} KB code, ${kb(data)} KB data\n\n`;
   out += `Where the code is defined (depth ${depth}):\n\n${table(fns, group, 'defined in')}\n`;
