@@ -175,6 +175,13 @@ const PAGES = {
   'promptloom/composer': `import { lower } from 'promptloom/composer';\n${first}\ndocument.body.textContent = lower(msg, { provider: 'anthropic' }).body;\n${report}`,
   'AI SDK (ai + @ai-sdk/anthropic)': `import 'ai';\nimport { createAnthropic } from '@ai-sdk/anthropic';\nconst model = createAnthropic({ apiKey: 'k' })('claude-x');\nconst prompt = [{ role: 'user', content: [{ type: 'text', text: 'Summarise the open file in two sentences.' }] }];\nconst { args } = await model.getArgs({ prompt, providerOptions: {}, headers: {}, userSuppliedBetas: new Set() });\ndocument.body.textContent = JSON.stringify(args);\n${report}`,
 };
+// The part of each entry's start that is its module's bytes: a page that only fetches and
+// compiles the entry's .wasm (streaming, as the entry does), with no glue, instance or call.
+const wasmOf = { 'promptloom/lower': 'promptloom_lower_bg.wasm', promptloom: 'promptloom_bg.wasm', 'promptloom/composer': 'promptloom_composer_bg.wasm' };
+for (const [entry, file] of Object.entries(wasmOf)) {
+  // From bench/node_modules/.cold-start/pages/<page>/src/ to pkg/dist/wasm/.
+  PAGES[`fetch + compile only: ${entry}`] = `const m = await WebAssembly.compileStreaming(fetch(new URL('../../../../../../pkg/dist/wasm/${file}', import.meta.url)));\ndocument.body.textContent = 'Summarise ' + WebAssembly.Module.exports(m).length;\n${report}`;
+}
 const servers = {};
 for (const [name, src] of Object.entries(PAGES)) {
   const app = join(out, 'pages', name.replace(/[^a-z0-9]+/gi, '-'));
@@ -212,8 +219,17 @@ console.log(`\nCold start in Chromium (a Vite-built page in a fresh context: nav
 console.log('| contender | to the first body | above a blank page | vs the AI SDK |');
 console.log('|---|---:|---:|---:|');
 for (const [name, xs] of Object.entries(pages)) {
+  if (name.startsWith('fetch + compile only')) continue;
   const above = median(xs) - pageFloor;
   console.log(`| ${name} | ${median(xs).toFixed(1)} ms | ${name === 'blank page' ? '—' : `${above.toFixed(1)} ms`} | ${name === 'blank page' ? '—' : `${(above / pageSdk).toFixed(2)}×`} |`);
+}
+console.log(`\nOf that, each entry's module fetched and compiled alone (a page with no glue, instance or call)\n`);
+console.log('| entry | fetch + compile above a blank page | its whole cold start above a blank page | the rest (glue, instance, first call) |');
+console.log('|---|---:|---:|---:|');
+for (const entry of Object.keys(wasmOf)) {
+  const fc = median(pages[`fetch + compile only: ${entry}`]) - pageFloor;
+  const whole = median(pages[entry]) - pageFloor;
+  console.log(`| ${entry} | ${fc.toFixed(1)} ms | ${whole.toFixed(1)} ms | ${(whole - fc).toFixed(1)} ms |`);
 }
 // The chart: per host, each contender's cost above the host's floor.
 const above = (xs, floor) => Math.max(0, median(xs) - floor);
@@ -225,5 +241,5 @@ writeChart('cold-start', 'Cold start to the first body, above each host\'s floor
   hostPanel('Node (fresh process), above bare node', Object.entries(samples).map(([n, s]) => [n, s.whole]), 'bare node', floor),
   hostPanel('Deno (fresh process, no code cache), above bare deno', Object.entries(denoSamples), 'bare deno', denoFloor),
   hostPanel('workerd (fresh runtime), above a bare Worker', Object.entries(edge), 'bare Worker', edgeFloor),
-  hostPanel('Chromium (Vite page, fresh context), above a blank page', Object.entries(pages), 'blank page', pageFloor),
+  hostPanel('Chromium (Vite page, fresh context), above a blank page', Object.entries(pages).filter(([n]) => !n.startsWith('fetch + compile only')), 'blank page', pageFloor),
 ]);
