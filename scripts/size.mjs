@@ -94,14 +94,17 @@ const web = rows[0];
 // (`src/sort.rs`: the standard library's sort was copied per element type, 25 copies in the
 // composer module) took the base module to 495.9 KB (gate 496) and the composer's to
 // 896.1 KB (gate 897, -36.2 KB). The composer module built with LLVM's inline-hint threshold
-// at 100 (scripts/build.sh): 858.0 KB (gate 859, -38.0 KB). Issue 17 is where they come down.
+// at 100 (scripts/build.sh): 858.0 KB (gate 859, -38.0 KB). Skill write plans and submit
+// batches written field by field through one op writer: the base module 495.1 KB (gate
+// 496), the composer's 856.8 KB (gate 858). Where the rest is, and why issue 17's targets
+// are below the core's own code: scripts/size-breakdown.mjs and the README.
 const budget = 496 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 859 * 1024;
+const fullBudget = 858 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
