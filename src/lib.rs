@@ -18,6 +18,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod agent;
 #[cfg(feature = "composer")]
 pub mod arbiter;
 pub mod budget;

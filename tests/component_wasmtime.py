@@ -134,6 +134,13 @@ class Handlers:
         self.handlers = {}
         self.t = 1_000_000.0
         self.sleeps = []
+        # Agent and artifact runs: `send(provider, body, step)` -> bytes, `tools` (name ->
+        # function of the call; an exception is a failure), `complete(request)`,
+        # `execute(executor, input)`.
+        self.send = None
+        self.tools = {}
+        self.complete = None
+        self.execute = None
 
     def add_to(self, linker):
         with linker.root() as root:
@@ -141,6 +148,39 @@ class Handlers:
                 h.add_func("invoke", self.invoke)
                 h.add_func("now-ms", lambda store: self.t)
                 h.add_func("sleep-ms", self.sleep)
+                h.add_func("send-request", self.send_request)
+                h.add_func("call-tool", self.call_tool)
+                h.add_func("complete", self.complete_request)
+                h.add_func("execute", self.execute_request)
+
+    def send_request(self, store, provider, body, step):
+        # result<list<u8>, string>: its cases are told apart by type (bytes / str), so
+        # wasmtime-py takes the value itself, not a Variant.
+        try:
+            return bytes(self.send(provider, body, step))
+        except Exception as e:  # noqa: BLE001 - the host's failure goes back as text
+            return str(e)
+
+    def call_tool(self, store, name, call):
+        t = self.tools.get(name)
+        if t is None:
+            return None
+        try:
+            return wc.Variant("ok", json.dumps(t(json.loads(call))))
+        except Exception as e:  # noqa: BLE001
+            return wc.Variant("err", str(e))
+
+    def complete_request(self, store, request):
+        try:
+            return wc.Variant("ok", json.dumps(self.complete(json.loads(request))))
+        except Exception as e:  # noqa: BLE001
+            return wc.Variant("err", str(e))
+
+    def execute_request(self, store, executor, input):
+        try:
+            return wc.Variant("ok", json.dumps(self.execute(executor, json.loads(input))))
+        except Exception as e:  # noqa: BLE001
+            return wc.Variant("err", str(e))
 
     def sleep(self, store, ms):
         self.sleeps.append(ms)
@@ -558,6 +598,120 @@ class ComposerInWasmtime(unittest.TestCase):
         pkg = json.dumps({"name": "Made Here", "description": "x", "metadata": {"framing": "y"}})
         self.assertEqual(h.sk("store.call-authoring-tool", st, "create_skill", pkg, app, NOW).payload.code, "unknown-tool")
         self.assertEqual(json.loads(h.sk("store.call-authoring-tool", st, "create_skill", pkg, auth, NOW))["name"], "Made Here")
+
+
+def agent_cases():
+    """The scripted agent runs of tests/agent with what the Rust driver recorded."""
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests/agent/*.json"))):
+        name = os.path.basename(path)
+        snap = snapshot_content(os.path.join(ROOT, "tests/snapshots", f"agent__runs@{name}.snap"))
+        yield name, json.loads(read(path)), json.loads(snap)
+
+
+class AgentInWasmtime(unittest.TestCase):
+    """The agent loop in Wasmtime: `run-agent` with this host's model and tools, and the
+    `agent-run` machine driven by hand, give the Rust driver's requests and thread."""
+
+    def setup_case(self, h, case, requests):
+        replies = list(case["replies"])
+
+        def send(provider, body, step):
+            requests.append(body)
+            return json.dumps(replies.pop(0)).encode()
+
+        def tool(t):
+            def run(call):
+                if "fail" in t:
+                    raise RuntimeError(t["fail"])
+                return t["output"]
+
+            return run
+
+        h.handlers.send = send
+        h.handlers.tools = {n: tool(t) for n, t in case.get("tools", {}).items()}
+        arbiter = None
+        if "arbiter" in case:
+            a = case["arbiter"]
+            reg = h.ar("[static]skill-registry.build", json.dumps([a["spec"]]), "[]", a["tools"])
+            arbiter = h.ar("[static]arbiter.create", reg, 2)
+            h.ar("[method]arbiter.start", arbiter, a["lane"], a["spec"]["name"], "null")
+        conv = h.conversation["[constructor]conversation"](h.store, None)
+        for t in case["turns"]:
+            h.conversation["[method]conversation.append"](h.store, conv, json.dumps(t), [])
+        return conv, arbiter
+
+    def test_run_agent_and_the_machine(self):
+        h = Host()
+        iface = h.inst.get_export_index(h.store, "promptloom:core/agent@0.1.0")
+        ag = lambda name: h.inst.get_func(h.store, h.inst.get_export_index(h.store, name, iface))
+        run_agent, create, next_ = ag("run-agent"), ag("[static]agent-run.create"), ag("[method]agent-run.next")
+        turns_fn = h.inst.get_func(h.store, h.inst.get_export_index(h.store, "[method]conversation.turns", h.inst.get_export_index(h.store, "promptloom:core/lowering@0.1.0")))
+        parse = h.inst.get_func(h.store, h.inst.get_export_index(h.store, "parse-response", h.inst.get_export_index(h.store, "promptloom:core/response@0.1.0")))
+        n = 0
+        for name, case, expected in agent_cases():
+            o = case["options"]
+            options = {"lower": o["lower"], "tools": o.get("tools"), "max_steps": o.get("max_steps")}
+            requests = []
+            conv, arbiter = self.setup_case(h, case, requests)
+            store = h.open_store(h.store, f"agent-{name}")
+            lane = case.get("arbiter", {}).get("lane")
+            out = run_agent(h.store, conv, json.dumps({**options, "lane": lane}), arbiter, store)
+            self.assertIsInstance(out, wc.Record, f"{name}: {out}")
+            got = {"stop": out.stop.replace("-", "_"), "steps": out.steps, "usage": json.loads(out.usage)}
+            self.assertEqual(got, expected["outcome"], name)
+            self.assertEqual(requests, expected["requests"], name)
+            self.assertEqual(json.loads(turns_fn(h.store, conv)), expected["turns"], name)
+            thread = json.loads(h.call("thread", store, "default"))
+            self.assertEqual([t["role"] for t in thread], [t["role"] for t in expected["turns"][len(case["turns"]) :]], name)
+            if arbiter is not None:
+                self.assertEqual(json.loads(h.ar("[method]arbiter.run", arbiter, lane))["status"], expected["arbiter_status"])
+
+            # The machine, this host performing each action.
+            sent = []
+            conv, arbiter = self.setup_case(h, case, sent)
+            run = create(h.store, json.dumps({**options, "arbiter": arbiter is not None}))
+            step = lambda ev, payload="": json.loads(next_(h.store, run, ev, payload))
+            offer, reply = None, None
+            action = step("start", json.dumps(case["turns"][-1]) if case["turns"] else "")
+            while action["do"] != "done":
+                d = action["do"]
+                if d == "offer":
+                    offer = h.ar("[method]arbiter.step-offer", arbiter, lane, json.dumps(o.get("tools", [])))
+                    action = step("offer", offer)
+                elif d == "propose":
+                    call = action["call"]
+                    p = h.ar("call-proposal", call["name"], json.dumps(call.get("input", {})), json.dumps(action["names"]))
+                    action = step("verdict", h.ar("[method]arbiter.propose", arbiter, lane, p))
+                elif d == "tool":
+                    t = h.handlers.tools.get(action["name"])
+                    if t is None:
+                        action = step("no-tool")
+                    else:
+                        try:
+                            action = step("output", json.dumps(t(action["call"])))
+                        except RuntimeError as e:
+                            action = step("failed", str(e))
+                elif d == "append":
+                    turn = reply if "turn" not in action else json.dumps(action["turn"])
+                    h.conversation["[method]conversation.append"](h.store, conv, turn, [])
+                    action = step("appended")
+                elif d == "send":
+                    opts = action["options"]
+                    body = h.conversation["[method]conversation.lower"](h.store, conv, conversation_options(opts["provider"], opts)).body
+                    reply = parse(h.store, opts["provider"], h.handlers.send(opts["provider"], body, action["step"]))
+                    action = step("received", reply)
+                elif d == "status":
+                    status = json.loads(h.ar("[method]arbiter.run", arbiter, lane))["status"]
+                    action = step("status", "true" if status == "running" else "false")
+                else:
+                    self.fail(f"unknown action {d}")
+            self.assertEqual({k: action[k] for k in ("stop", "steps", "usage")}, expected["outcome"], name)
+            self.assertEqual(sent, expected["requests"], name)
+            self.assertEqual(json.loads(turns_fn(h.store, conv)), expected["turns"], name)
+            n += 1
+        self.assertGreaterEqual(n, 5)
+        bad = create(h.store, '{"max_steps": 0}')
+        self.assertEqual((bad.tag, bad.payload.code), ("invalid", "invalid-options"))
 
 
 class ArbiterInWasmtime(unittest.TestCase):

@@ -27,6 +27,7 @@ const ORDER: &[&str] = &[
     "conversation",
     "response",
     "transport",
+    "agent",
     "compositor",
     "skill",
     "dispatch",

@@ -6,14 +6,12 @@
 //! against the skill's output schema). An agent loop lowers with the offer's `system` and
 //! `tools`, and turns each tool call back into a proposal with [`call_proposal`].
 
-use super::Arbiter;
+use super::{Arbiter, Proposal, Status};
+use crate::agent::{AgentHost, Reply};
 use crate::error::{Error, ErrorKind, Result};
 use serde_json::{json, Map, Value};
 
-/// The tool through which the model proposes a transition.
-pub const TRANSITION_TOOL: &str = "skill_transition";
-/// The tool through which the model finishes a terminal state.
-pub const FINISH_TOOL: &str = "skill_finish";
+pub use crate::agent::{FINISH_TOOL, TRANSITION_TOOL};
 
 /// `name` as a provider tool name: other characters become `_`, at most 64 bytes.
 pub(crate) fn safe_name(name: &str) -> String {
@@ -143,6 +141,57 @@ pub fn call_proposal(name: &str, input: &Value, names: &Value) -> Result<Value> 
             let tool = names.get(name).and_then(Value::as_str).unwrap_or(name);
             Ok(json!({ "type": "tool", "name": tool, "arguments": input }))
         }
+    }
+}
+
+/// An [`AgentHost`] whose runs an [`Arbiter`] governs: the host's model, tools and store, the
+/// lane's step offers, every call proposed to the arbiter, the loop stopping when the lane's
+/// run ends. What the npm package's `runAgent({ arbiter, lane })` and the component's
+/// `run-agent` do.
+pub struct WithArbiter<'a, H> {
+    /// The host doing the I/O.
+    pub host: H,
+    /// The arbiter.
+    pub arbiter: &'a mut Arbiter,
+    /// The lane whose run is offered and proposed to.
+    pub lane: String,
+}
+
+impl<H: AgentHost> AgentHost for WithArbiter<'_, H> {
+    fn send(&mut self, body: &str, step: u32) -> Result<Reply> {
+        self.host.send(body, step)
+    }
+
+    fn call_tool(
+        &mut self,
+        name: &str,
+        call: &Value,
+    ) -> Option<std::result::Result<Value, String>> {
+        self.host.call_tool(name, call)
+    }
+
+    fn persist(&mut self, turn: &Value) -> Result<()> {
+        self.host.persist(turn)
+    }
+
+    fn offer(&mut self, tools: &[Value]) -> Result<Value> {
+        self.arbiter
+            .step_offer(&self.lane, &Value::Array(tools.to_vec()))
+    }
+
+    fn propose(&mut self, call: &Value, names: &Value) -> Result<Value> {
+        let name = call.get("name").and_then(Value::as_str).unwrap_or("");
+        let input = call.get("input").cloned().unwrap_or(Value::Null);
+        let p = Proposal::from_value(&call_proposal(name, &input, names)?)?;
+        let o = self.arbiter.propose(&self.lane, p)?;
+        serde_json::to_value(&o).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
+    }
+
+    fn running(&mut self) -> Result<bool> {
+        Ok(self
+            .arbiter
+            .run(&self.lane)
+            .is_none_or(|r| r.status == Status::Running))
     }
 }
 

@@ -191,6 +191,13 @@ pub struct ArbiterResource {
     retries: u32,
 }
 
+impl ArbiterResource {
+    /// The core's arbiter, to propose to.
+    pub(crate) fn core_mut(&self) -> std::cell::RefMut<'_, Arbiter> {
+        self.inner.borrow_mut()
+    }
+}
+
 fn run_json(r: &arbiter::Run) -> String {
     crate::json_text::to_string(r).unwrap_or_default()
 }

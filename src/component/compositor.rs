@@ -66,6 +66,20 @@ pub struct StoreResource {
     store: RefCell<MessageStore<KvBackend>>,
 }
 
+impl StoreResource {
+    /// Appends a turn to `session` (the agent loop's driver persists each turn with it).
+    pub(crate) fn append_to(
+        &self,
+        turn: &crate::conversation::Turn,
+        session: &str,
+    ) -> Result<(), Error> {
+        let mut o = serde_json::Map::new();
+        o.insert("session".into(), session.into());
+        let opts = SubmitOptions::from_value(Value::Object(o))?;
+        self.store.borrow_mut().append(turn, &opts).map(|_| ())
+    }
+}
+
 impl GuestMessageStore for StoreResource {
     fn open(name: String) -> Result<wit::MessageStore, WitError> {
         let backend = Bucketed::open(&name).map_err(to_wit)?;

@@ -4,6 +4,8 @@
 //! backend is the imported `wasi:keyvalue` bucket.
 
 #[cfg(not(feature = "lowering-only"))]
+mod agent;
+#[cfg(not(feature = "lowering-only"))]
 mod arbiter;
 #[cfg(not(feature = "lowering-only"))]
 mod composer;
@@ -249,7 +251,7 @@ fn lowered(l: crate::conversation::LoweredConversation) -> wit::Lowered {
 
 /// The `conversation` resource: the core's [`Conversation`].
 pub(crate) struct ConversationResource {
-    inner: std::cell::RefCell<Conversation>,
+    pub(crate) inner: std::cell::RefCell<Conversation>,
 }
 
 impl wit::GuestConversation for ConversationResource {

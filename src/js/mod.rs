@@ -12,6 +12,7 @@ use crate::wire;
 use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
+mod agent;
 #[cfg(feature = "composer")]
 mod arbiter;
 #[cfg(feature = "composer")]

@@ -169,3 +169,46 @@ test('runAgent checks its options', async () => {
   await assert.rejects(pl.runAgent({ conversation: new pl.Conversation(), adapter: {} }), (e) => e.details.path === 'adapter');
   await assert.rejects(pl.runAgent({ conversation: new pl.Conversation(), adapter: adapter('gemini'), maxSteps: 0 }), (e) => e.details.path === 'maxSteps');
 });
+
+// The Rust driver's scripted runs (tests/agent), through runAgent with an adapter that
+// answers with the recorded bodies: the same request bodies, byte for byte, the same thread.
+import { agentCases } from './agent-cases.mjs';
+
+for (const c of agentCases()) {
+  test(`the scripted run ${c.name} matches the core's driver`, async () => {
+    const provider = c.options.lower.provider;
+    const requests = [];
+    const replies = [...c.replies];
+    const adapter = {
+      send(body) {
+        requests.push(body);
+        const turn = pl.parseResponse(provider, JSON.stringify(replies.shift()));
+        return { async *[Symbol.asyncIterator]() {}, turn: Promise.resolve(turn) };
+      },
+    };
+    const store = await pl.openMessageStore({ backend: 'memory' });
+    const conversation = new pl.Conversation({ store, session: c.name });
+    for (const t of c.turns) await conversation.append(t);
+    const handlers = {};
+    for (const [name, t] of Object.entries(c.tools ?? {})) {
+      handlers[name] = () => {
+        if (t.fail !== undefined) throw new Error(t.fail);
+        return t.output;
+      };
+    }
+    let arbiter;
+    let lane;
+    if (c.arbiter) {
+      arbiter = new pl.Arbiter(pl.buildSkillRegistry([c.arbiter.spec], { tools: c.arbiter.tools }));
+      lane = c.arbiter.lane;
+      arbiter.start(lane, c.arbiter.spec.name, null);
+    }
+    const out = await pl.runAgent({ conversation, adapter, tools: c.options.tools ?? [], handlers, lower: c.options.lower, maxSteps: c.options.max_steps ?? 8, arbiter, lane });
+    assert.deepEqual({ stop: out.stop, steps: out.steps, usage: out.usage }, c.expected.outcome);
+    assert.deepEqual(requests, c.expected.requests);
+    assert.deepEqual(conversation.turns, c.expected.turns);
+    if (c.arbiter) assert.equal(out.run.status, c.expected.arbiter_status);
+    // Every turn is in the store, in order.
+    assert.deepEqual((await store.thread(c.name)).map((t) => t.role), c.expected.turns.map((t) => t.role));
+  });
+}

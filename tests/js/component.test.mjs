@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import { composerFixtures, arbiterSpecs } from './composer-fixtures.mjs';
 import { sessionConformance } from './session-conformance.mjs';
 import * as plc from '../../pkg/src/composer-node.js';
+import { agentCases } from './agent-cases.mjs';
 
 let lowering;
 let compositor;
@@ -25,6 +26,7 @@ let composer;
 let arbiterApi;
 let response;
 let gatewayApi;
+let agentApi;
 before(async () => {
   const out = join(root, 'tests/js/.out/component');
   execFileSync(join(root, 'node_modules/.bin/jco'), ['transpile', join(root, 'target/component/promptloom.wasm'), '-o', out, '--quiet', '--map', 'wasi:keyvalue/store=../../kv.js', '--map', 'promptloom:core/handlers=../../handlers.js'], { stdio: 'pipe' });
@@ -36,6 +38,7 @@ before(async () => {
   arbiterApi = mod.arbiter;
   response = mod.response;
   gatewayApi = mod.gateway;
+  agentApi = mod.agent;
 });
 
 test('the response parser resource in jco: every recorded response, whole and in chunks; transport rules', () => {
@@ -885,4 +888,100 @@ test('the gateway in jco: the seed contract, typed errors, canary, idempotency, 
   const otel = JSON.parse(gatewayApi.recordsToOtel(JSON.stringify(recs.slice(0, 3))));
   assert.equal(otel.resourceSpans[0].scopeSpans[0].spans.length, 3);
   assert.equal(JSON.parse(gatewayApi.checkContract(contracts['invalid/no-owner-no-budget.yaml'])).problems.length, 2);
+});
+
+/** A case's SkillSpec run started on a fresh arbiter of the component (or none). */
+function caseArbiter(c) {
+  if (!c.arbiter) return undefined;
+  const reg = arbiterApi.SkillRegistry.build(JSON.stringify([c.arbiter.spec]), '[]', c.arbiter.tools);
+  const a = arbiterApi.Arbiter.create(reg, 2);
+  a.start(c.arbiter.lane, c.arbiter.spec.name, 'null');
+  return a;
+}
+
+/** The host side of a case: replies by request, tools by name; every body kept. */
+function caseHost(c, requests) {
+  const replies = [...c.replies];
+  const enc = new TextEncoder();
+  handlerHost.send = (provider, body) => {
+    requests.push(body);
+    return enc.encode(JSON.stringify(replies.shift()));
+  };
+  handlerHost.tools = {};
+  for (const [name, t] of Object.entries(c.tools ?? {})) {
+    handlerHost.tools[name] = () => {
+      if (t.fail !== undefined) throw new Error(t.fail);
+      return t.output;
+    };
+  }
+}
+
+test('the agent loop in jco: run-agent with the host model and tools, and the agent-run machine driven by hand, match the core driver', () => {
+  for (const c of agentCases()) {
+    const options = { lower: c.options.lower, tools: c.options.tools, max_steps: c.options.max_steps };
+    // run-agent: the component drives the machine with the handlers import.
+    const requests = [];
+    caseHost(c, requests);
+    const conv = new lowering.Conversation();
+    for (const t of c.turns) conv.append(JSON.stringify(t), []);
+    const store = compositor.MessageStore.open(`agent-${c.name}`);
+    const arbiter = caseArbiter(c);
+    const out = agentApi.runAgent(conv, JSON.stringify({ ...options, lane: c.arbiter?.lane }), arbiter, store);
+    assert.deepEqual({ stop: out.stop.replace('-', '_'), steps: out.steps, usage: JSON.parse(out.usage) }, c.expected.outcome, c.name);
+    assert.deepEqual(requests, c.expected.requests, c.name);
+    assert.deepEqual(JSON.parse(conv.turns()), c.expected.turns, c.name);
+    // The turns the loop appended are in the store (the initial ones were never stored here).
+    assert.deepEqual(JSON.parse(store.thread('default')).map((t) => t.role), c.expected.turns.slice(c.turns.length).map((t) => t.role), c.name);
+    if (arbiter) assert.equal(JSON.parse(arbiter.run(c.arbiter.lane)).status, c.expected.arbiter_status);
+
+    // agent-run: the same run, the host performing each action itself.
+    const sent = [];
+    caseHost(c, sent);
+    const conv2 = new lowering.Conversation();
+    for (const t of c.turns) conv2.append(JSON.stringify(t), []);
+    const arb2 = caseArbiter(c);
+    const run = agentApi.AgentRun.create(JSON.stringify({ ...options, arbiter: arb2 !== undefined }));
+    const tools = JSON.stringify(c.options.tools ?? []);
+    let offer = null;
+    let reply = null;
+    let action = JSON.parse(run.next('start', c.turns.length ? JSON.stringify(c.turns.at(-1)) : ''));
+    for (;;) {
+      if (action.do === 'done') break;
+      if (action.do === 'offer') {
+        offer = arb2.stepOffer(c.arbiter.lane, tools);
+        action = JSON.parse(run.next('offer', offer));
+      } else if (action.do === 'propose') {
+        const p = arbiterApi.callProposal(action.call.name, JSON.stringify(action.call.input ?? {}), JSON.stringify(action.names));
+        action = JSON.parse(run.next('verdict', arb2.propose(c.arbiter.lane, p)));
+      } else if (action.do === 'tool') {
+        const t = handlerHost.tools[action.name];
+        if (!t) action = JSON.parse(run.next('no-tool', ''));
+        else {
+          try {
+            action = JSON.parse(run.next('output', JSON.stringify(t(action.call))));
+          } catch (e) {
+            action = JSON.parse(run.next('failed', e.message));
+          }
+        }
+      } else if (action.do === 'append') {
+        conv2.append(action.turn === undefined ? reply : JSON.stringify(action.turn), []);
+        action = JSON.parse(run.next('appended', ''));
+      } else if (action.do === 'send') {
+        const o = action.options;
+        const body = conv2.lower(conversationOptions(o.provider, o)).body;
+        reply = response.parseResponse(o.provider, handlerHost.send(o.provider, body, action.step));
+        action = JSON.parse(run.next('received', reply));
+      } else if (action.do === 'status') {
+        action = JSON.parse(run.next('status', String(JSON.parse(arb2.run(c.arbiter.lane)).status === 'running')));
+      } else assert.fail(`unknown action ${action.do}`);
+    }
+    assert.deepEqual({ stop: action.stop, steps: action.steps, usage: action.usage }, c.expected.outcome, c.name);
+    assert.deepEqual(sent, c.expected.requests, c.name);
+    assert.deepEqual(JSON.parse(conv2.turns()), c.expected.turns, c.name);
+  }
+  // An event the run does not wait for is a WIT error, and the run stays where it was.
+  const run = agentApi.AgentRun.create('{"lower":{"provider":"gemini"}}');
+  assert.throws(() => run.next('appended', ''), (e) => e.payload.val.code === 'invalid-request');
+  assert.equal(JSON.parse(run.next('start', '')).do, 'send');
+  assert.throws(() => agentApi.AgentRun.create('{"max_steps":0}'), (e) => e.payload.val.code === 'invalid-options');
 });

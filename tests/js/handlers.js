@@ -22,3 +22,45 @@ export function nowMs() {
 export function sleepMs(ms) {
   host.sleeps.push(ms);
 }
+
+// What agent and artifact runs ask of the host: each test sets `host.send(provider, body,
+// step)` (bytes back), `host.tools` (name → function of the call; a throw is a failure),
+// `host.complete(request)` and `host.execute(executor, input)`.
+host.send = null;
+host.tools = {};
+host.complete = null;
+host.execute = null;
+
+export function sendRequest(provider, body, step) {
+  try {
+    return host.send(provider, body, step);
+  } catch (e) {
+    throw { payload: String(e && e.message ? e.message : e) };
+  }
+}
+
+export function callTool(name, call) {
+  const t = host.tools[name];
+  if (!t) return undefined;
+  try {
+    return { tag: 'ok', val: JSON.stringify(t(JSON.parse(call)) ?? null) };
+  } catch (e) {
+    return { tag: 'err', val: String(e && e.message ? e.message : e) };
+  }
+}
+
+export function complete(request) {
+  try {
+    return JSON.stringify(host.complete(JSON.parse(request)));
+  } catch (e) {
+    throw { payload: String(e && e.message ? e.message : e) };
+  }
+}
+
+export function execute(executor, input) {
+  try {
+    return JSON.stringify(host.execute(executor, JSON.parse(input)) ?? null);
+  } catch (e) {
+    throw { payload: String(e && e.message ? e.message : e) };
+  }
+}
