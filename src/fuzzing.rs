@@ -352,7 +352,7 @@ pub fn seed_package(data: &[u8]) {
 /// then current), its specs read back; the same text as a stored seed state row and as a
 /// skill row the migration plans over.
 pub fn system_skills(data: &[u8]) {
-    use crate::store::seed::{plan_json, read_seed, State};
+    use crate::store::seed::{read_seed, Input, Migrate, State};
     use crate::store::{MemoryBackend, SkillTables};
     let Some(t) = text(data) else { return };
     if let Ok(seed) = read_seed(t, NOW) {
@@ -364,9 +364,15 @@ pub fn system_skills(data: &[u8]) {
     }
     let _ = State::read(Some(t));
     let doc = r#"{"version":2,"skills":[{"name":"a","description":"A."}]}"#;
-    let _ = plan_json(doc, Some(t), None, NOW);
-    let rows = [("a".to_owned(), t.to_owned())];
-    let _ = plan_json(doc, Some(""), Some(&rows), NOW);
+    if let Ok(seed) = read_seed(doc, NOW) {
+        // The text as the seed state row, then as a stored skill row.
+        let (mut m, _) = Migrate::seed(seed.clone(), NOW);
+        let _ = m.next(Input::Row(Some(t.to_owned())));
+        let (mut m, _) = Migrate::seed(seed, NOW);
+        if m.next(Input::Row(None)).is_ok() {
+            let _ = m.next(Input::Rows(vec![("a".to_owned(), t.to_owned())]));
+        }
+    }
 }
 
 /// A SkillSpec (a skill state machine), validated from its text (the fast reader or the

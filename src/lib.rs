@@ -21,6 +21,8 @@
 pub mod agent;
 #[cfg(feature = "composer")]
 pub mod arbiter;
+#[cfg(feature = "composer")]
+pub mod artifact_run;
 pub mod budget;
 pub mod catalog;
 #[cfg(feature = "composer")]

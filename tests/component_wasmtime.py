@@ -245,7 +245,7 @@ class Host:
         gw = inst.get_export_index(self.store, "promptloom:core/gateway@0.1.0")
         q = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, gw))
         self.gateway = {n: q(n) for n in ["check-contract", "apply-state", "records-to-otel", "[constructor]contract-registry", "[method]contract-registry.register", "[method]contract-registry.resolve", "[method]contract-registry.set-canary", "[method]contract-registry.planner-section", "[method]contract-registry.review", "[constructor]gateway", "[method]gateway.call", "[method]gateway.records", "[method]gateway.verify"]}
-        self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "run-order", "route-artifact", "prepare-artifact", "check-assertions", "verify-invocation", "fallback-route", "unsupported-template", "dspy-optimize-call", "dspy-stamp", "dspy-stale", "[static]prepared-skill.prepare", "[method]prepared-skill.name", "[method]prepared-skill.compose"]}
+        self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "run-order", "verify-invocation", "dspy-optimize-call", "run-artifact", "[static]artifact-run.create", "[method]artifact-run.first", "[method]artifact-run.next", "dspy-stamp", "dspy-stale", "[static]prepared-skill.prepare", "[method]prepared-skill.name", "[method]prepared-skill.compose"]}
 
     def gw(self, name, *args):
         return self.gateway[name](self.store, *args)
@@ -544,15 +544,10 @@ class ComposerInWasmtime(unittest.TestCase):
         st = h.sk("open-store", "composer-wasmtime")
         h.sk("store.create", st, json.dumps(self.packages["full-contract"]), NOW)
         summary = json.dumps(json.loads(h.sk("store.list", st))[0])
-        ex = lambda model, code, dspy, handlers=(): record(model=model, code=code, dspy=dspy, handlers=list(handlers))
         ref = h.co("pick-artifact", summary, "DSPy Auditor", "", "")
-        self.assertEqual(json.loads(h.co("route-artifact", ref, ex(True, False, False))), {"route": "fallback", "fallback": "Audit Prompt", "reason": "no DSPy executor is registered"})
-        # The DSPy executor failed: its fallback and why; the manifest; optimisation and re-optimisation.
-        self.assertEqual(json.loads(h.co("fallback-route", ref, "sidecar down"))["reason"], "the DSPy executor failed: sidecar down")
-        self.assertEqual(h.co("fallback-route", json.dumps({"kind": "dspy_module", "name": "M"}), "down").payload.code, "adapter-failed")
+        self.assertEqual(h.co("pick-artifact", summary, "Nope", "", "").payload.code, "not-found")
+        # Optimisation and re-optimisation.
         dspy_art = h.sk("store.get-artifact", st, json.loads(ref)["id"])
-        self.assertIsNone(h.co("unsupported-template", dspy_art, json.dumps({"version": "1", "templates": [{"template_id": "chain_of_thought"}]})))
-        self.assertIn("chain_of_thought", h.co("unsupported-template", dspy_art, json.dumps({"version": "1", "templates": []})))
         m26 = json.dumps({"version": "dspy-2.6"})
         self.assertEqual([x["reason"] for x in json.loads(h.co("dspy-stale", json.dumps([json.loads(dspy_art)]), m26))], ["unstamped"])
         data = json.dumps({"artifact_id": json.loads(ref)["id"], "passed": True, "rendered_input": "i", "raw_output": "o", "score": None})
@@ -562,25 +557,8 @@ class ComposerInWasmtime(unittest.TestCase):
         self.assertEqual(stamped["metadata"]["optimized"], {"executor_version": "dspy-2.6", "optimized_at": NOW, "examples": 1})
         self.assertEqual(json.loads(h.co("dspy-stale", json.dumps([stamped]), m26)), [])
         self.assertEqual(h.co("dspy-stamp", dspy_art, "null", m26, 0, NOW).payload.code, "adapter-failed")
-        # Without a model the fallback is still the route; running it then needs the model.
-        self.assertEqual(json.loads(h.co("route-artifact", ref, ex(False, False, False)))["route"], "fallback")
-        prompt_ref = h.co("pick-artifact", summary, "Audit Prompt", "", "")
-        self.assertEqual(h.co("route-artifact", prompt_ref, ex(False, False, False)).payload.code, "no-model-adapter")
-        code_ref = h.co("pick-artifact", summary, "Collect Events", "", "")
-        self.assertEqual(h.co("route-artifact", code_ref, ex(True, False, False)).payload.code, "no-executor")
-        self.assertEqual(json.loads(h.co("route-artifact", code_ref, ex(False, False, False, ["code_template"])))["route"], "handler")
-        self.assertEqual(h.co("route-artifact", json.dumps({"kind": "video_template", "name": "V"}), ex(True, True, True)).payload.code, "no-handler")
         fb = json.loads(h.co("pick-artifact", summary, "Audit Prompt", "prompt_template", "gpt-4o"))
         self.assertEqual(fb["model_variant"], "openai")
-        art = h.sk("store.get-artifact", st, fb["id"])
-        prepared = json.loads(h.co("prepare-artifact", art, "model", json.dumps({"entity_name": "Mara"}), ref, ""))
-        starved = h.co("prepare-artifact", art, "model", json.dumps({"entity_name": "Mara"}), ref, '{"fuel": 1}')
-        self.assertEqual(starved.payload.code, "malformed-template")
-        self.assertEqual(prepared["input"], "You audit timelines. Entity: Mara")
-        self.assertEqual(prepared["replaced"]["name"], "DSPy Auditor")
-        asserts = json.dumps([{"type": "pattern", "pattern": "Mara"}, {"type": "length", "max": 5, "severity": "soft"}])
-        report = json.loads(h.co("check-assertions", asserts, "About Mara", ""))
-        self.assertEqual((report["run"], report["passed"], report["hard_failure"]), (2, 1, None))
         row = json.loads(h.sk("store.record-trace", st, json.dumps({"session_id": "w", "skill_id": "k", "artifact_id": fb["id"], "artifact_kind": "prompt_template", "started_at": NOW, "rendered_input": "Tell me about Mara", "raw_output": "About Mara", "assertions_run": 2, "assertions_passed": 1})))
         self.assertEqual(row["created_at"], NOW)
         examples = [json.loads(l) for l in h.sk("store.export-dspy-dataset", st, "w", None, None).strip().split("\n")]
@@ -712,6 +690,125 @@ class AgentInWasmtime(unittest.TestCase):
         self.assertGreaterEqual(n, 5)
         bad = create(h.store, '{"max_steps": 0}')
         self.assertEqual((bad.tag, bad.payload.code), ("invalid", "invalid-options"))
+
+
+def artifact_cases():
+    """The scripted artifact runs of tests/artifact_run with what the Rust driver recorded."""
+    for path in sorted(glob.glob(os.path.join(ROOT, "tests/artifact_run/*.json"))):
+        name = os.path.basename(path)
+        snap = snapshot_content(os.path.join(ROOT, "tests/snapshots", f"artifact_run__runs@{name}.snap"))
+        case = json.loads(read(path))
+        yield case, read(os.path.join(ROOT, f"tests/skills/packages/{case['package']}.json")), json.loads(snap)
+
+
+class ScriptedRunHost:
+    """Answers a run's calls in order (a `{"fail": …}` answer fails), a clock ticking a second
+    per reading; records the calls."""
+
+    def __init__(self, run):
+        self.answers = json.loads(json.dumps(run.get("answers", {})))
+        self.calls = []
+        self.tick = 0
+
+    def answer(self, executor, request, kind=None):
+        c = {"executor": executor, "request": request}
+        if kind is not None:
+            c["kind"] = kind
+        self.calls.append(c)
+        a = self.answers[executor].pop(0)
+        if isinstance(a, dict) and "fail" in a:
+            raise RuntimeError(a["fail"])
+        return a
+
+    def time(self):
+        self.tick += 1
+        return {"now": f"2026-11-22T10:00:{self.tick:02d}.000Z", "ms": self.tick * 1000}
+
+
+def run_options(skill, run):
+    o = {"skill": skill}
+    for k in ["artifact", "model_id", "executors", "parameters", "context", "session_id", "pricing", "render_limits"]:
+        if k in run:
+            o[k] = run[k]
+    return o
+
+
+def kebab(code):
+    return "".join(("-" + c.lower() if c.isupper() and i else c.lower()) for i, c in enumerate(code))
+
+
+class ArtifactRunsInWasmtime(unittest.TestCase):
+    """Artifact and skill runs in Wasmtime: `run-artifact` with this host's executors and the
+    `artifact-run` machine driven by hand give the Rust driver's calls, traces and results."""
+
+    def test_run_artifact_and_the_machine(self):
+        h = Host()
+        n = 0
+        strip_keys = {"started_at", "completed_at", "created_at", "id", "trace"}
+
+        def strip(x):
+            if isinstance(x, dict):
+                return {k: strip(v) for k, v in x.items() if k not in strip_keys}
+            if isinstance(x, list):
+                return [strip(v) for v in x]
+            return x
+
+        for case, pkg, expected in artifact_cases():
+            skill = json.loads(h.sk("import-package", pkg, case["now"]))["skill"]
+            for i, run in enumerate(case["runs"]):
+                want = expected[i]
+                names = json.dumps(run["skill_run"]) if "skill_run" in run else None
+                s = ScriptedRunHost(run)
+                h.handlers.complete = lambda request: s.answer("model", request)
+                h.handlers.execute = lambda e, request: s.answer(e, request) if e in ("code", "dspy", "dspy-manifest") else s.answer("handler", request, e)
+                store = h.sk("open-store", f"artifact-run-w{i}")
+                out = h.co("run-artifact", json.dumps(run_options(skill, run)), names, store)
+                if "error" in want:
+                    self.assertEqual(out.payload.code, kebab(want["error"]["code"]), run["name"])
+                    self.assertEqual(out.payload.message, want["error"]["message"], run["name"])
+                else:
+                    self.assertEqual(strip(json.loads(out)), strip(want["result"]), run["name"])
+                self.assertEqual(s.calls, want["calls"], run["name"])
+                lines = [l for l in h.sk("store.export-traces", store, None, None, None).split("\n") if l.strip()]
+                self.assertEqual(len(lines), len(want["traces"]), run["name"])
+
+                # The machine, this host performing each action with the scripted clock.
+                s = ScriptedRunHost(run)
+                r = h.co("[static]artifact-run.create", json.dumps(run_options(skill, run)), names)
+                if hasattr(r, "tag"):
+                    self.assertEqual(r.payload.code, kebab(want["error"]["code"]), run["name"])
+                    continue
+                a = json.loads(h.co("[method]artifact-run.first", r))
+                traces = []
+
+                def answer(f):
+                    try:
+                        return "output", json.dumps(f())
+                    except RuntimeError as e:
+                        return "failed", str(e)
+
+                while a["do"] != "done":
+                    d = a["do"]
+                    if d == "load":
+                        found = next((x for x in skill["artifacts"] if x["id"] == a["id"]), None)
+                        ev = ("loaded", json.dumps(found))
+                    elif d == "time":
+                        ev = ("time", json.dumps(s.time()))
+                    elif d == "manifest":
+                        ev = answer(lambda: s.answer("dspy-manifest", None))
+                    elif d == "trace":
+                        traces.append({"key": a["key"], "row": a["row"]})
+                        ev = ("stored", "")
+                    else:
+                        ev = answer(lambda: s.answer(a["executor"], a["request"], a.get("kind")))
+                    out = h.co("[method]artifact-run.next", r, ev[0], ev[1])
+                    self.assertIsInstance(out, str, f"{run['name']}: {ev[0]} {ev[1][:200]} -> {getattr(out, 'payload', out)}")
+                    a = json.loads(out)
+                got = {"name": run["name"], "calls": s.calls, "traces": traces}
+                got.update({"error": a["error"]} if "error" in a else {"result": a["result"]})
+                self.assertEqual(got, want, run["name"])
+                n += 1
+        self.assertGreaterEqual(n, 10)
 
 
 class ArbiterInWasmtime(unittest.TestCase):

@@ -505,12 +505,9 @@ fn dispatch_routes_every_kind() {
         ErrorKind::InvalidOptions
     );
     // An unknown kind is NoHandler, with the kind.
-    let e = promptloom::composer::wire::route_json(
-        &json!({ "kind": "video_template", "name": "V" }).to_string(),
-        true,
-        true,
-        true,
-        &[],
+    let e = promptloom::artifact_run::known_kind(
+        &json!({ "artifacts": [{ "kind": "video_template", "name": "V" }] }),
+        "V",
     )
     .unwrap_err(); // ok: test
     assert_eq!(

@@ -32,6 +32,7 @@ const ORDER: &[&str] = &[
     "skill",
     "dispatch",
     "store",
+    "artifact_run",
     "catalog",
     "composer",
     "arbiter",

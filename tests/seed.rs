@@ -246,8 +246,6 @@ fn an_invalid_seed_is_refused_whole_with_every_problem() {
             "{bad}"
         ); // ok: test
     }
-    // Nothing is read or written for an invalid seed: the face's plan fails first.
-    assert!(seed::plan_json("{}", None, None, T0).is_err());
 }
 
 /// A backend whose commits fail after `left` more succeed.
@@ -337,26 +335,47 @@ fn a_disabled_skill_or_a_workspace_fork_changes_the_specs() {
 }
 
 #[test]
-fn the_face_protocol_asks_for_the_state_then_the_skills() {
-    let mut store = SkillTables::new(MemoryBackend::new());
-    let ask = seed::plan_json(SYSTEM_SKILLS, None, None, T0).unwrap(); // ok: test
+fn the_migration_machine_reads_the_state_then_the_skills_then_writes() {
+    use seed::{Input, Migrate, Step};
+    let (mut m, step) = Migrate::seed(system(), T0);
     assert_eq!(
-        ask,
-        json!({"read": "state", "table": "skill_sync", "key": SEED_ROW})
+        step.to_json(),
+        json!({"do": "read", "table": "skill_sync", "key": SEED_ROW}).to_string()
     );
-    let ask = seed::plan_json(SYSTEM_SKILLS, Some(""), None, T0).unwrap(); // ok: test
-    assert_eq!(ask, json!({"read": "skills"}));
-    let plan = seed::plan_json(SYSTEM_SKILLS, Some(""), Some(&[]), T0).unwrap(); // ok: test
-    assert_eq!(plan["upserts"].as_array().map(Vec::len), Some(2));
-    assert_eq!(plan["state"]["table"], "skill_sync");
+    assert_eq!(m.next(Input::Row(None)).unwrap(), Step::Scan); // ok: test
+    let Step::Put(first) = m.next(Input::Rows(Vec::new())).unwrap() else {
+        panic!("a put") // ok: test
+    };
+    // A put refused for its name is reported, not fatal; a failing store stops it.
+    let taken = promptloom::Error::new(ErrorKind::AlreadyExists, "taken");
+    assert!(matches!(
+        m.next(Input::Put(Some(taken))).unwrap(),
+        Step::Put(_)
+    )); // ok: test
+    let Step::Commit(op) = m.next(Input::Put(None)).unwrap() else {
+        panic!("the state row last") // ok: test
+    };
+    assert_eq!(op.to_value()["table"], "skill_sync");
+    let Step::Done(report) = m.next(Input::Done).unwrap() else {
+        panic!("done") // ok: test
+    };
+    assert_eq!(report["skipped"][0]["name"], json!(first.name));
+    assert_eq!(report["upserted"].as_array().map(Vec::len), Some(1));
+    let (mut m, _) = Migrate::seed(system(), T0);
+    m.next(Input::Row(None)).unwrap(); // ok: test
+    m.next(Input::Rows(Vec::new())).unwrap(); // ok: test
+    let down = promptloom::Error::new(ErrorKind::StoreFailed, "down");
+    assert_eq!(
+        m.next(Input::Put(Some(down))).unwrap_err().kind(), // ok: test
+        ErrorKind::StoreFailed
+    );
     // A current store needs no skill rows.
+    let mut store = SkillTables::new(MemoryBackend::new());
     store.seed(&system(), T0).unwrap(); // ok: test
-    let row = store
-        .backend()
-        .get(Table::SkillSync, SEED_ROW)
-        .unwrap()
-        .unwrap(); // ok: test
-    let plan = seed::plan_json(SYSTEM_SKILLS, Some(&row), None, T1).unwrap(); // ok: test
-    assert_eq!(plan["report"]["status"], "current");
-    assert_eq!(plan["state"], Value::Null);
+    let row = store.backend().get(Table::SkillSync, SEED_ROW).unwrap(); // ok: test
+    let (mut m, _) = Migrate::seed(system(), T1);
+    let Step::Done(report) = m.next(Input::Row(row)).unwrap() else {
+        panic!("current: done after one read") // ok: test
+    };
+    assert_eq!(report["status"], "current");
 }

@@ -1097,30 +1097,37 @@ fn the_orchestrator_decides_from_the_catalog() {
 
 #[test]
 fn a_failed_dspy_executor_falls_back_with_the_reason() {
-    use promptloom::composer::wire::{fallback_json, route_json, unsupported_json};
-    let m = json!({ "kind": "dspy_module", "name": "M", "fallback": "P" }).to_string();
-    let r: Value = serde_json::from_str(&route_json(&m, true, false, false, &[]).unwrap()).unwrap(); // ok: test
+    use promptloom::dispatch::{
+        fallback_after_failure, route, unsupported_template, Executors, Route,
+    };
+    use promptloom::skill::ArtifactKind;
+    let model = Executors {
+        model: true,
+        ..Executors::default()
+    };
+    let r = route(ArtifactKind::DspyModule, "M", Some("P"), model).unwrap(); // ok: test
+    assert_eq!(r, Route::Fallback("P".into()));
+    let (f, why) =
+        fallback_after_failure(ArtifactKind::DspyModule, "M", Some("P"), "sidecar down").unwrap(); // ok: test
     assert_eq!(
-        r,
-        json!({ "route": "fallback", "fallback": "P", "reason": "no DSPy executor is registered" })
+        (f.as_str(), why.as_str()),
+        ("P", "the DSPy executor failed: sidecar down")
     );
-    let f: Value = serde_json::from_str(&fallback_json(&m, "sidecar down").unwrap()).unwrap(); // ok: test
-    assert_eq!(f["reason"], "the DSPy executor failed: sidecar down");
-    let lone = json!({ "kind": "dspy_module", "name": "M" }).to_string();
-    let e = fallback_json(&lone, "down").unwrap_err(); // ok: test
+    let e = fallback_after_failure(ArtifactKind::DspyModule, "M", None, "down").unwrap_err(); // ok: test
     assert_eq!(e.kind(), ErrorKind::AdapterFailed);
-    let p = json!({ "kind": "prompt_template", "name": "P" }).to_string();
+    let e = fallback_after_failure(ArtifactKind::PromptTemplate, "P", None, "x").unwrap_err(); // ok: test
+    assert_eq!(e.kind(), ErrorKind::AdapterFailed);
+    let content = "{\"template_id\":\"cot\"}";
+    let offered = json!({ "version": "1", "templates": [{ "template_id": "cot" }] });
+    assert_eq!(unsupported_template(content, &offered), None);
+    let other = json!({ "version": "1", "templates": [{ "template_id": "predict" }] });
+    assert!(unsupported_template(content, &other)
+        .unwrap()
+        .contains("`cot`")); // ok: test
     assert_eq!(
-        fallback_json(&p, "x").unwrap_err().kind(), // ok: test
-        ErrorKind::AdapterFailed
+        unsupported_template(content, &json!({ "version": "1" })),
+        None
     );
-    let art = json!({ "kind": "dspy_module", "content": "{\"template_id\":\"cot\"}" }).to_string();
-    let offered = json!({ "version": "1", "templates": [{ "template_id": "cot" }] }).to_string();
-    assert_eq!(unsupported_json(&art, &offered).unwrap(), "null"); // ok: test
-    let other = json!({ "version": "1", "templates": [{ "template_id": "predict" }] }).to_string();
-    assert!(unsupported_json(&art, &other).unwrap().contains("`cot`")); // ok: test
-    let any = json!({ "version": "1" }).to_string();
-    assert_eq!(unsupported_json(&art, &any).unwrap(), "null"); // ok: test
 }
 
 #[test]

@@ -2,7 +2,7 @@
 // routing, rendering, assertion checks and trace rows live in the core; this file calls the
 // host's model adapter and executors, and moves rows to and from the stores.
 
-import { PromptloomError, __inbox, __core, __json, __opts, __key, __str, __module, __generation, lower } from './api.js';
+import { PromptloomError, __inbox, __core, __json, __opts, __key, __str, __module, __generation, __call, lower } from './api.js';
 
 const nowIso = () => new Date().toISOString();
 const clockMs = () => (typeof performance === 'object' && performance.now ? performance.now() : Date.now());
@@ -225,22 +225,6 @@ function dspyModes(executors) {
   return d;
 }
 
-function executorFlags(model, executors) {
-  return [typeof model === 'function', typeof executors.code === 'function', dspyModes(executors) !== null];
-}
-
-/** A host's answer as the output text (a string stays; anything else is written as JSON). */
-const outputText = (out) => (typeof out === 'string' ? out : JSON.stringify(out ?? null));
-
-/** Calls a host executor mode; what it throws becomes the message a fallback records. */
-async function callExecutor(f, arg) {
-  try {
-    return { out: await f(arg) };
-  } catch (e) {
-    return { failed: String(e?.message ?? e) };
-  }
-}
-
 /** The skill (or its summary) to pick artifacts from, and a loader for their content. */
 async function source(skill, store) {
   if (skill && typeof skill === 'object') {
@@ -260,6 +244,98 @@ function pick(summaryJson, name, kind, modelId) {
   return JSON.parse(__inbox('pickArtifact', [summaryJson, artifact, kind, modelId == null ? '' : __key(modelId, 'modelId')]));
 }
 
+/** Calls a host executor mode; what it throws becomes the message a failure names. */
+async function callExecutor(f, arg) {
+  try {
+    return { out: await f(arg) };
+  } catch (e) {
+    return { failed: String(e?.message ?? e) };
+  }
+}
+
+/** A host answer as the payload of an `output` event, or a message for `failed`. */
+function answered(out) {
+  try {
+    return ['output', JSON.stringify(out ?? null) ?? 'null'];
+  } catch (e) {
+    return ['failed', `the answer cannot be written as JSON: ${e?.message ?? e}`];
+  }
+}
+
+/** Calls a host function; what it throws becomes the `failed` event's message. */
+async function settle(f, arg) {
+  try {
+    return answered(await f(arg));
+  } catch (e) {
+    return ['failed', String(e?.message ?? e)];
+  }
+}
+
+/**
+ * Drives the core's artifact run (src/artifact_run.rs): every rule — the artifact picked,
+ * the route, the DSPy manifest and fallbacks, the render, the assertions, the trace row and
+ * its key, the result and its errors — is the core's; this performs the I/O it asks for.
+ */
+async function drive(options, names, what) {
+  __opts(options, what);
+  for (const f of ['now', 'clock', 'model']) {
+    if (options[f] !== undefined && typeof options[f] !== 'function') throw new PromptloomError('InvalidOptions', `\`${f}\` must be a function (at ${f})`, { path: f });
+  }
+  if (options.executors !== undefined && (options.executors === null || typeof options.executors !== 'object')) throw new PromptloomError('InvalidOptions', '`executors` must be an object of functions (at executors)', { path: 'executors' });
+  if (options.session_id !== undefined) __key(options.session_id, 'session_id');
+  const { skill, store, artifact, parameters = {}, context, model, executors = {}, session_id, pricing, modelId, now = nowIso, clock = clockMs } = options;
+  const traces = options.traces === undefined ? store : options.traces;
+  if (traces != null && typeof traces.__putTrace !== 'function') throw new PromptloomError('InvalidOptions', '`traces` must be a skill store from openSkillStore() (at traces)', { path: 'traces' });
+  const handlers = options.handlers ?? {};
+  if (handlers === null || typeof handlers !== 'object' || Array.isArray(handlers)) throw new PromptloomError('InvalidOptions', '`handlers` must be an object of functions by artifact kind (at handlers)', { path: 'handlers' });
+  for (const [k, f] of Object.entries(handlers)) {
+    if (typeof f !== 'function') throw new PromptloomError('InvalidOptions', `\`handlers.${k}\` must be a function (at handlers.${k})`, { path: `handlers.${k}` });
+  }
+  const dspy = dspyModes(executors);
+  if (executors.code !== undefined && typeof executors.code !== 'function') throw new PromptloomError('InvalidOptions', '`executors.code` must be a function (at executors.code)', { path: 'executors.code' });
+  const { summary, load } = await source(skill, store);
+  const config = {
+    skill: summary,
+    artifact: artifact === undefined ? undefined : __key(artifact, 'artifact'),
+    model_id: modelId == null ? undefined : __key(modelId, 'modelId'),
+    executors: { model: typeof model === 'function', code: typeof executors.code === 'function', dspy: dspy !== null, manifest: typeof dspy?.manifest === 'function', handlers: Object.keys(handlers) },
+    parameters,
+    context,
+    session_id,
+    pricing,
+    render_limits: options.render_limits,
+  };
+  const M = __module();
+  if (typeof M.ArtifactRunCore !== 'function') __core('pickArtifact'); // throws, naming promptloom/composer
+  const run = __inbox((lens) => new M.ArtifactRunCore(lens), [__json(config, 'the run options', 'InvalidOptions', { text: false }), names]);
+  try {
+    let a = JSON.parse(run.first());
+    const next = (event, payload = '') => JSON.parse(__call(() => run.next(event, payload)));
+    for (;;) {
+      if (a.do === 'done') {
+        if (a.error) throw new PromptloomError(a.error.code, a.error.message, a.error.details);
+        return a.result;
+      }
+      if (a.do === 'load') {
+        const art = await load({ id: a.id });
+        a = next('loaded', art ? JSON.stringify(art) : '');
+      } else if (a.do === 'time') {
+        a = next('time', JSON.stringify({ now: now(), ms: clock() }));
+      } else if (a.do === 'manifest') {
+        a = next(...(await settle(dspy.manifest)));
+      } else if (a.do === 'trace') {
+        if (traces) await traces.__putTrace(a.key, a.row);
+        a = next('stored');
+      } else if (a.do === 'call') {
+        const f = a.executor === 'model' ? model : a.executor === 'code' ? executors.code : a.executor === 'dspy' ? dspy.execute : handlers[a.kind];
+        a = next(...(await settle(f, a.request)));
+      } else throw new PromptloomError('Internal', `the artifact run asked for \`${a.do}\``, {});
+    }
+  } finally {
+    run.free();
+  }
+}
+
 /**
  * Runs one artifact of a skill through its handler: `description` → context;
  * `prompt_template` → rendered, then `model`; `code_template` → rendered, then
@@ -270,153 +346,7 @@ function pick(summaryJson, name, kind, modelId) {
  * A trace row is recorded in `traces` (a skill store; `store` by default).
  */
 export async function runArtifact(options = {}) {
-  __opts(options, 'runArtifact()');
-  for (const f of ['now', 'clock', 'model']) {
-    if (options[f] !== undefined && typeof options[f] !== 'function') throw new PromptloomError('InvalidOptions', `\`${f}\` must be a function (at ${f})`, { path: f });
-  }
-  if (options.executors !== undefined && (options.executors === null || typeof options.executors !== 'object')) throw new PromptloomError('InvalidOptions', '`executors` must be an object of functions (at executors)', { path: 'executors' });
-  if (options.session_id !== undefined) __key(options.session_id, 'session_id');
-  const { skill, store, artifact, parameters = {}, context, model, executors = {}, session_id = 'default', pricing, modelId, now = nowIso, clock = clockMs } = options;
-  const traces = options.traces === undefined ? store : options.traces;
-  const { summary, load } = await source(skill, store);
-  const summaryJson = JSON.stringify(summary);
-  const [m, c, d] = executorFlags(model, executors);
-  const handlers = options.handlers ?? {};
-  if (handlers === null || typeof handlers !== 'object' || Array.isArray(handlers)) throw new PromptloomError('InvalidOptions', '`handlers` must be an object of functions by artifact kind (at handlers)', { path: 'handlers' });
-  for (const [k, f] of Object.entries(handlers)) {
-    if (typeof f !== 'function') throw new PromptloomError('InvalidOptions', `\`handlers.${k}\` must be a function (at handlers.${k})`, { path: `handlers.${k}` });
-  }
-  // The kinds the host serves itself: the core checks the names and routes to them.
-  const h = Object.keys(handlers).join(',');
-  const dspy = dspyModes(executors);
-  let ref = pick(summaryJson, artifact, '', modelId);
-  let replaced = /** @type {any} */ (null);
-  let fallbackReason = /** @type {string | null} */ (null);
-  let route = JSON.parse(__core('routeArtifact', JSON.stringify(ref), m, c, d, h));
-  // The dspy_module's fallback template stands in (the core names it and says why).
-  const fallBack = (to) => {
-    replaced = ref;
-    fallbackReason = to.reason;
-    ref = pick(summaryJson, to.fallback, 'prompt_template', modelId);
-    route = JSON.parse(__core('routeArtifact', JSON.stringify(ref), m, c, d, h));
-  };
-  if (route.route === 'fallback') fallBack(route);
-  // Only the artifact that runs is loaded (again after a fallback).
-  const loadRef = async () => {
-    const a = await load(ref);
-    if (!a) throw new PromptloomError('NotFound', `the artifact \`${ref.name}\` is not stored`, { artifact: ref.id });
-    return a;
-  };
-  let art = await loadRef();
-  if (route.route === 'dspy' && dspy?.manifest) {
-    const got = await callExecutor(dspy.manifest);
-    const why = got.failed !== undefined ? null : JSON.parse(__inbox('unsupportedTemplate', [JSON.stringify(art), __json(got.out ?? null, 'the DSPy manifest', 'AdapterFailed', { nullable: true })]));
-    const failure = got.failed !== undefined ? `manifest: ${got.failed}` : why;
-    if (failure != null) {
-      fallBack(JSON.parse(__inbox('fallbackRoute', [JSON.stringify(ref), failure])));
-      art = await loadRef();
-    }
-  }
-  const assertions = art.metadata?.assertions ?? null;
-  if (!m && Array.isArray(assertions) && assertions.some((a) => a?.type === 'semantic')) {
-    throw new PromptloomError('NoModelAdapter', `the artifact \`${art.name}\` has semantic assertions: pass \`model\` to evaluate them`, { artifact: art.name });
-  }
-  const ctx = { ...parameters, ...(context ?? {}) };
-  const limits = options.render_limits === undefined ? '' : __json(options.render_limits, '`render_limits`', 'InvalidRequest', { path: 'render_limits' });
-  const prepare = () => JSON.parse(__inbox('prepareArtifact', [JSON.stringify(art), route.route, JSON.stringify(ctx), replaced ? JSON.stringify(replaced) : '', limits]));
-  let prepared = prepare();
-  const started_at = now();
-  const t0 = clock();
-  let output;
-  let usage;
-  let model_id = modelId ?? null;
-  /** @type {any} */
-  let failure = null;
-  try {
-    if (route.route === 'dspy') {
-      const got = await callExecutor(/** @type {any} */ (dspy).execute, prepared.dspy);
-      if (got.failed === undefined) output = outputText(got.out);
-      else {
-        // A failed DSPy run degrades to the fallback template (AdapterFailed without one).
-        fallBack(JSON.parse(__inbox('fallbackRoute', [JSON.stringify(ref), got.failed])));
-        art = await loadRef();
-        prepared = prepare();
-      }
-    }
-    if (route.route === 'context') output = prepared.input;
-    else if (route.route === 'model') {
-      const r = await ask(model, { purpose: 'artifact', prompt: prepared.input, artifact: prepared.artifact, model: modelId });
-      output = r.text;
-      usage = r.usage;
-      model_id = r.model ?? model_id;
-    } else if (route.route === 'handler') {
-      const got = await callExecutor(handlers[art.kind], { kind: art.kind, input: prepared.input, artifact: prepared.artifact, parameters: ctx, metadata: art.metadata ?? {} });
-      if (got.failed !== undefined) throw new PromptloomError('AdapterFailed', `the ${art.kind} handler failed: ${got.failed}`, { artifact: art.name, kind: art.kind });
-      output = outputText(got.out);
-    } else if (route.route === 'code') {
-      const got = await callExecutor(executors.code, { code: prepared.input, language: art.metadata?.language ?? null, artifact: prepared.artifact, parameters: ctx });
-      if (got.failed !== undefined) throw new PromptloomError('AdapterFailed', `the code executor failed: ${got.failed}`, { artifact: art.name });
-      output = outputText(got.out);
-    }
-  } catch (e) {
-    failure = e;
-  }
-  const trace = async (report) => {
-    const row = {
-      session_id: String(session_id),
-      skill_id: art.skill_id,
-      artifact_id: art.id,
-      artifact_kind: art.kind,
-      rendered_input: prepared.input,
-      raw_output: output ?? null,
-      error: failure ? `${failure.code ?? 'Error'}: ${failure.message}` : null,
-      started_at,
-      completed_at: now(),
-      duration_ms: Math.max(0, Math.round(clock() - t0)),
-      input_tokens: usage?.input_tokens ?? null,
-      output_tokens: usage?.output_tokens ?? null,
-      model_id: route.route === 'model' ? model_id : null,
-      pricing: pricing ?? null,
-      assertions_run: report?.run ?? 0,
-      assertions_passed: report?.passed ?? 0,
-      assertions: report?.outcomes ?? null,
-      route: route.route,
-      fallback_from: replaced ? replaced.id : null,
-      fallback_reason: fallbackReason,
-    };
-    for (const k of Object.keys(row)) if (row[k] === null) delete row[k];
-    const { key, row: stored } = JSON.parse(__inbox('traceRow', [JSON.stringify(row)]));
-    if (traces) await traces.__putTrace(key, stored);
-    return stored;
-  };
-  if (failure) {
-    const t = await trace(null);
-    failure.details = { ...(failure.details ?? {}), trace: t };
-    throw failure;
-  }
-  const aJson = assertions ? JSON.stringify(assertions) : '';
-  let report = JSON.parse(__inbox('checkAssertions', [aJson, output, '']));
-  if (report.pending.length > 0) {
-    const answers = {};
-    for (const p of report.pending) answers[p.index] = (await ask(model, { purpose: 'assertion', prompt: p.question, artifact: prepared.artifact, model: modelId })).text;
-    report = JSON.parse(__inbox('checkAssertions', [aJson, output, JSON.stringify(answers)]));
-  }
-  const row = await trace(report);
-  const result = {
-    output,
-    route: route.route,
-    artifact: prepared.artifact,
-    replaced: prepared.replaced,
-    fallback_reason: fallbackReason,
-    assertions: report,
-    warnings: report.outcomes.filter((o) => o.status === 'failed' && o.severity === 'soft'),
-    trace: row,
-  };
-  if (report.hard_failure != null) {
-    const o = report.outcomes[report.hard_failure];
-    throw new PromptloomError('AssertionFailed', `the ${o.type} assertion on \`${art.name}\` failed: ${o.explanation}`, { assertion: o, artifact: art.name, output, trace: row });
-  }
-  return result;
+  return drive(options, '', 'runArtifact()');
 }
 
 /**
@@ -428,23 +358,9 @@ export async function runArtifact(options = {}) {
  */
 export async function runSkill(options = {}) {
   __opts(options, 'runSkill()');
-  const { skill, store, artifacts, parameters = {} } = options;
-  const { summary } = await source(skill, store);
-  // Which artifacts run, in which order, is the core's (dispatch::run_order).
-  const names = Array.isArray(artifacts) ? artifacts : JSON.parse(__inbox('runOrder', [JSON.stringify(summary)]));
-  const results = [];
-  const outputs = {};
-  for (const name of names) {
-    try {
-      const r = await runArtifact({ ...options, skill: typeof skill === 'object' ? skill : summary.name, artifact: name, context: { ...(options.context ?? {}), ...parameters, outputs: { ...outputs } } });
-      outputs[name] = r.output;
-      results.push(r);
-    } catch (e) {
-      if (e instanceof PromptloomError) e.details = { ...e.details, results };
-      throw e;
-    }
-  }
-  return { outputs, results, warnings: results.flatMap((r) => r.warnings) };
+  const { artifacts } = options;
+  if (artifacts !== undefined && !Array.isArray(artifacts)) throw new PromptloomError('InvalidOptions', '`artifacts` must be an array of artifact names (at artifacts)', { path: 'artifacts' });
+  return drive({ ...options, artifact: undefined }, artifacts === undefined ? 'null' : __json(artifacts, '`artifacts`', 'InvalidOptions', { text: false, path: 'artifacts' }), 'runSkill()');
 }
 
 /** The DSPy executor's manifest (`{ version, templates? }`) as JSON text, or AdapterFailed. */

@@ -407,7 +407,7 @@ export class Gateway {
     this.#random = random;
     this.#max = Math.max(0, Number(maxRecords) || 0);
     this.#onRecord = typeof onRecord === 'function' ? onRecord : null;
-    // Trace ids: 64 random bits per gateway, then a counter (32 hex digits, OTLP's length).
+    // Trace ids (the core's rule): 64 random bits per gateway, then the call's number.
     this.#prefix = hex(random).slice(0, 16);
   }
 
@@ -439,8 +439,7 @@ export class Gateway {
     }
     const Core = coreClass('GatewayCall');
     this.#seq += 1;
-    const trace = `${this.#prefix}${this.#seq.toString(16).padStart(16, '0')}`;
-    const c = call(() => new Core(this.#registry.__inner, name, inputText, ctxText, trace));
+    const c = call(() => new Core(this.#registry.__inner, name, inputText, ctxText, this.#prefix, this.#seq));
     const mem = this.#state.kind === 'memory' ? this.#state.__inner : null;
     const step = (f) => JSON.parse(call(f));
     try {
@@ -551,8 +550,9 @@ export class Gateway {
       else if (!h) results.push({ ...t, no_handler: true });
       else {
         try {
-          const output = await h(t.input, { contract: t.name, version: t.version, attempt: 1, idempotencyKey: null, traceId: 'verify', synthetic: true, signal: new AbortController().signal });
-          results.push({ ...t, output: output === undefined ? null : output });
+          const c = t.context;
+          const output = await h(t.input, { contract: c.contract, version: c.version, attempt: c.attempt, idempotencyKey: c.idempotency_key, traceId: c.trace_id, synthetic: c.synthetic, signal: new AbortController().signal });
+          results.push({ ...t, context: undefined, output: output === undefined ? null : output });
         } catch (e) {
           results.push({ ...t, error: String(e?.message ?? e) });
         }

@@ -293,26 +293,17 @@ class SkillStore {
    * is `InvalidSkill` (every problem listed) before anything is read or written.
    */
   async seed(document) {
-    const inputs = ['plan', __json(document, 'the seed', 'InvalidSkill')];
-    const b = this.#backend;
-    const now = this.#now();
-    let plan;
-    // The core asks for the rows it needs: the seed state row, then (when it writes) the skills.
-    for (let i = 0; i < 3; i++) {
-      plan = JSON.parse(__inbox('skillSeed', inputs, now));
-      if (plan.read === 'state') inputs.push((await b.get(plan.table, plan.key)) ?? '');
-      else if (plan.read === 'skills') inputs.push(rowsText(await b.scan('skills', '')));
-      else break;
+    const M = __module();
+    const m = __inbox((lens) => new M.SkillMigration(lens, this.#now()), ['seed', __json(document, 'the seed', 'InvalidSkill')]);
+    try {
+      return await migrate(this, m);
+    } finally {
+      m.free();
     }
-    const report = plan.report;
-    await upsertAll(this, plan.upserts, report);
-    for (const id of plan.removes) await this.delete(id);
-    if (plan.state) await b.commitAfterRead([], () => [plan.state]);
-    return report;
   }
   /** The SkillSpecs this store's enabled skills carry in `metadata.skill_spec`, by name (for buildSkillRegistry). */
   async skillSpecs() {
-    return JSON.parse(__inbox('skillSeed', ['specs', rowsText(await this.#backend.scan('skills', ''))], ''));
+    return JSON.parse(__inbox('skillSeed', ['specs', rowsText(await this.#backend.scan('skills', ''))]));
   }
   /** Closes the backend. */
   close() {
@@ -367,14 +358,48 @@ class SkillStore {
  * Puts each skill; one the store refuses (a name another skill holds) moves from
  * `report.upserted` to `report.skipped` instead of failing the rest.
  */
-async function upsertAll(store, skills, report) {
-  for (const skill of skills) {
-    try {
-      await store.put(skill);
-    } catch (e) {
-      if (!(e instanceof PromptloomError) || e.code === 'StoreFailed') throw e;
-      report.upserted = report.upserted.filter((n) => n !== skill.name);
-      report.skipped.push({ name: skill.name, problems: [{ path: 'name', code: e.code, message: e.message, severity: 'error' }] });
+/**
+ * Runs a migration (or a sync's writes) on `store`: the core's machine (store::seed::Migrate)
+ * names each read and write — what is skipped, what stops it, the state row last — and this
+ * performs them.
+ */
+async function migrate(store, m) {
+  const b = store.__backend;
+  let step = JSON.parse(m.first());
+  const next = (what, payload = '') => JSON.parse(call(() => m.next(what, payload)));
+  for (;;) {
+    switch (step.do) {
+      case 'done':
+        return step.report;
+      case 'read': {
+        const row = await b.get(step.table, step.key);
+        step = row == null ? next('absent') : next('row', row);
+        break;
+      }
+      case 'scan':
+        step = next('rows', rowsText(await b.scan('skills', '')));
+        break;
+      case 'put': {
+        let failed = '';
+        try {
+          await store.put(step.skill);
+        } catch (e) {
+          if (!(e instanceof PromptloomError)) throw e;
+          failed = `${e.code}\0${e.message}`;
+        }
+        step = next('put', failed);
+        break;
+      }
+      case 'delete':
+        await store.delete(step.id);
+        step = next('done');
+        break;
+      case 'commit':
+        await b.commitAfterRead([], () => [step.op]);
+        step = next('done');
+        break;
+      default:
+        throw new PromptloomError('Internal', `the migration asked for \`${step.do}\``, {});
     }
   }
 }
@@ -397,7 +422,7 @@ export async function systemSkills() {
 
 /** The SkillSpecs a seed document carries (`await systemSkills()` for the package's), by name. */
 export function seedSkillSpecs(document) {
-  return JSON.parse(__inbox('skillSeed', ['seed-specs', __json(document, 'the seed', 'InvalidSkill')], ''));
+  return JSON.parse(__inbox('skillSeed', ['seed-specs', __json(document, 'the seed', 'InvalidSkill')]));
 }
 
 /** A plan from the core: JSON, then each row value after a NUL (ops name theirs by `at`). */
@@ -678,7 +703,7 @@ export class SkillCatalog {
   /** The SkillSpecs of both stores' enabled skills (a workspace fork wins by name), by name: what buildSkillRegistry takes. */
   async skillSpecs() {
     const [w, a] = await Promise.all([this.workspace.__backend.scan('skills', ''), this.account.__backend.scan('skills', '')]);
-    return JSON.parse(__inbox('skillSeed', ['specs', rowsText(w), rowsText(a)], ''));
+    return JSON.parse(__inbox('skillSeed', ['specs', rowsText(w), rowsText(a)]));
   }
   /** Forces the next match to rebuild the index (after writes through other instances or tabs). */
   refresh() {
@@ -711,11 +736,14 @@ export class SkillCatalog {
     const body = await res.text();
     const etag = res.headers.get('ETag') ?? '';
     const [rows, ws] = await Promise.all([account.__backend.scan('skills', ''), this.workspace.list()]);
-    const plan = JSON.parse(__inbox('planSync', [body, rowsText(rows), ws.map((s) => s.name).join('\0'), etag, url], stamp));
-    const report = plan.report;
-    // One package that cannot be stored (a name another account skill holds) is reported, not fatal.
-    await upsertAll(account, plan.upserts, report);
-    await account.__backend.commitAfterRead([], () => [plan.state]);
+    const M = __module();
+    const m = __inbox((lens) => new M.SkillMigration(lens, stamp), ['sync', body, rowsText(rows), ws.map((s) => s.name).join('\0'), etag, url]);
+    let report;
+    try {
+      report = await migrate(account, m);
+    } finally {
+      m.free();
+    }
     this.refresh();
     return { status: 'updated', etag: etag || null, ...report };
   }

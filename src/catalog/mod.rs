@@ -12,7 +12,7 @@ pub mod orchestrator;
 pub mod rank;
 pub mod sync;
 
-use crate::error::{ErrorKind, Result};
+use crate::error::Result;
 use crate::json_text::JsonText;
 use crate::skill::model::sort_summaries;
 use crate::skill::{ArtifactKind, Skill, SkillArtifact, SkillSummary};
@@ -277,21 +277,17 @@ impl<W: SkillStore, A: SkillStore> SkillCatalog<W, A> {
             .collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let plan = sync::plan_sync(body, &self.account.list_skills()?, &names, now)?;
-        let mut report = plan.report();
-        for s in &plan.upserts {
-            if let Err(e) = self.account.put_skill(s, now) {
-                if e.kind() == ErrorKind::StoreFailed {
-                    return Err(e);
-                }
-                if let Some(Value::Array(up)) = report.get_mut("upserted") {
-                    up.retain(|n| n.as_str() != Some(s.name.as_str()));
-                }
-                if let Some(Value::Array(sk)) = report.get_mut("skipped") {
-                    let p = crate::store::seed::failed_upsert(&e);
-                    sk.push(crate::store::seed::skipped_entry(&s.name, &[p]));
-                }
-            }
-        }
+        let report = plan.report();
+        // The migration's writer: one package that cannot be stored is reported, not fatal.
+        use crate::store::seed::{Input, Migrate, Step};
+        let (mut m, mut step) = Migrate::writes(plan.upserts, None, report);
+        let mut report = loop {
+            step = match step {
+                Step::Done(r) => break r,
+                Step::Put(s) => m.next(Input::Put(self.account.put_skill(&s, now).err()))?,
+                _ => m.next(Input::Done)?,
+            };
+        };
         self.account.set_sync_etag(url, etag, now)?;
         self.index = None;
         if let Value::Object(o) = &mut report {

@@ -15,7 +15,6 @@
 //! catalog is skipped and reported.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::json_text::JsonText;
 use crate::problems::{Problem, Problems};
 use crate::skill::model::{content_etag, Skill, SkillSummary, Source};
 use crate::skill::read::read_skill;
@@ -169,25 +168,3 @@ pub fn plan_sync(
 }
 
 pub use crate::store::skills::state_op;
-
-/// A sync plan as JSON (`{ upserts: [package…], report, state }`) from the account's skill
-/// rows and the workspace's names; `state` is the op recording `etag` for `url`.
-pub fn plan_sync_json(
-    body: &str,
-    account_rows: &[(String, String)],
-    workspace_names: &[&str],
-    url: &str,
-    etag: &str,
-    now: &str,
-) -> Result<String> {
-    let account = crate::store::skills::read_summaries(account_rows)?;
-    let plan = plan_sync(body, &account, workspace_names, now)?;
-    let mut o = Map::new();
-    o.insert(
-        "upserts".into(),
-        Value::Array(plan.upserts.iter().map(Skill::to_value).collect()),
-    );
-    o.insert("report".into(), plan.report());
-    o.insert("state".into(), state_op(url, etag, now).to_value());
-    Ok(Value::Object(o).json_text())
-}

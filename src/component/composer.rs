@@ -3,14 +3,18 @@
 
 use super::exports::promptloom::core::composer::{self as wit, Guest};
 use super::exports::promptloom::core::lowering as wl;
+use super::promptloom::core::handlers;
 use super::promptloom::core::types::Error as WitError;
 use super::{options, to_wit, Component};
+use crate::artifact_run::{ArtifactRun, Event, RunHost, RunOptions, SkillRun};
 use crate::composer::{wire, PreparedSkill, Step};
 use crate::dispatch::optimize;
+use crate::error::{Error, ErrorKind};
 use crate::json_text::JsonText;
 use crate::lower;
 use crate::message::UserMessage;
 use serde_json::Value;
+use std::cell::RefCell;
 
 /// The step as the WIT variant.
 fn step(s: Step) -> wit::ComposeStep {
@@ -39,7 +43,164 @@ impl wit::GuestPreparedSkill for PreparedSkillResource {
     }
 }
 
+/// `artifact-run`: the core's artifact or skill run, driven by the host.
+pub struct ArtifactRunResource {
+    run: RefCell<Run>,
+    first: RefCell<String>,
+}
+
+enum Run {
+    One(Box<ArtifactRun>),
+    Skill(Box<SkillRun>),
+}
+
+/// The run's options and the names of a skill run (`None`: one artifact).
+fn run_inputs(
+    options: &str,
+    artifacts: Option<String>,
+) -> crate::error::Result<(RunOptions, Option<Option<Vec<String>>>)> {
+    let o = RunOptions::from_value(crate::wire::json_value(
+        options,
+        "the run options",
+        ErrorKind::InvalidOptions,
+    )?)?;
+    let names = match artifacts {
+        None => None,
+        Some(t) => Some(serde_json::from_str(&t).map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidOptions,
+                format!("`artifacts` must be a JSON array of names or null: {e}"),
+            )
+            .at("artifacts")
+        })?),
+    };
+    Ok((o, names))
+}
+
+impl wit::GuestArtifactRun for ArtifactRunResource {
+    fn create(options: String, artifacts: Option<String>) -> Result<wit::ArtifactRun, WitError> {
+        let run = || -> crate::error::Result<ArtifactRunResource> {
+            let (o, names) = run_inputs(&options, artifacts)?;
+            let (run, a) = match names {
+                None => {
+                    let (r, a) = ArtifactRun::start(o)?;
+                    (Run::One(Box::new(r)), a)
+                }
+                Some(list) => {
+                    let (r, a) = SkillRun::start(o, list)?;
+                    (Run::Skill(Box::new(r)), a)
+                }
+            };
+            Ok(ArtifactRunResource {
+                run: RefCell::new(run),
+                first: RefCell::new(a.to_json()),
+            })
+        };
+        run().map(wit::ArtifactRun::new).map_err(to_wit)
+    }
+
+    fn first(&self) -> String {
+        std::mem::take(&mut *self.first.borrow_mut())
+    }
+
+    fn next(&self, event: String, payload: String) -> Result<String, WitError> {
+        let (e, v) = Event::from_wire(&event, &payload).map_err(to_wit)?;
+        let a = match &mut *self.run.borrow_mut() {
+            Run::One(r) => r.next(e, v),
+            Run::Skill(r) => r.next(e, v),
+        };
+        a.map(|a| a.to_json()).map_err(to_wit)
+    }
+}
+
+/// `run-artifact`'s host: the `handlers` import and the skill store.
+struct Host<'a> {
+    skill: Value,
+    store: Option<&'a super::skills::StoreResource>,
+}
+
+impl RunHost for Host<'_> {
+    fn load(&mut self, id: &str) -> crate::error::Result<Option<Value>> {
+        let inline = self
+            .skill
+            .get("artifacts")
+            .and_then(Value::as_array)
+            .and_then(|l| {
+                l.iter().find(|a| {
+                    a.get("id").and_then(Value::as_str) == Some(id) && a.get("content").is_some()
+                })
+            })
+            .cloned();
+        match (inline, self.store) {
+            (Some(a), _) => Ok(Some(a)),
+            (None, Some(s)) => Ok(s.tables().get_artifact(id)?.map(|a| a.to_value())),
+            (None, None) => Ok(None),
+        }
+    }
+
+    fn call(
+        &mut self,
+        executor: &str,
+        kind: Option<&str>,
+        request: &Value,
+    ) -> Result<Value, String> {
+        let text = request.json_text();
+        let out = match (executor, kind) {
+            ("model", _) => handlers::complete(&text)?,
+            ("handler", Some(k)) => handlers::execute(k, &text)?,
+            (e, _) => handlers::execute(e, &text)?,
+        };
+        serde_json::from_str(&out).map_err(|e| format!("the host's answer is not JSON: {e}"))
+    }
+
+    fn time(&mut self) -> (String, f64) {
+        let ms = handlers::now_ms();
+        (crate::artifact_run::iso_time(ms), ms)
+    }
+
+    fn trace(&mut self, _key: &str, row: &Value) -> crate::error::Result<()> {
+        if let (Some(s), Value::Object(r)) = (self.store, row) {
+            s.tables_mut().put_trace(r)?;
+        }
+        Ok(())
+    }
+}
+
 impl Guest for Component {
+    type ArtifactRun = ArtifactRunResource;
+
+    fn run_artifact(
+        options: String,
+        artifacts: Option<String>,
+        store: Option<wit::SkillStoreBorrow<'_>>,
+    ) -> Result<String, WitError> {
+        let run = || -> crate::error::Result<String> {
+            let store = store
+                .as_ref()
+                .map(|s| s.get::<super::skills::StoreResource>());
+            // A skill named by its name is read from the store.
+            let mut v =
+                crate::wire::json_value(&options, "the run options", ErrorKind::InvalidOptions)?;
+            if let (Some(Value::String(name)), Some(s)) = (v.get("skill").cloned(), store) {
+                let skill = s.tables().get_by_name(&name)?.ok_or_else(|| {
+                    Error::new(
+                        ErrorKind::NotFound,
+                        format!("no skill `{name}` in the store"),
+                    )
+                    .with("skill", name.as_str())
+                })?;
+                v["skill"] = skill.to_value();
+            }
+            let (o, names) = run_inputs(&v.json_text(), artifacts)?;
+            let mut host = Host {
+                skill: o.skill.clone(),
+                store,
+            };
+            crate::artifact_run::run(o, names, &mut host).map(|r| r.json_text())
+        };
+        run().map_err(to_wit)
+    }
+
     type PreparedSkill = PreparedSkillResource;
 
     fn compose(request: String) -> Result<wit::ComposeStep, WitError> {
@@ -103,31 +264,12 @@ impl Guest for Component {
         wire::pick_json(&skill, &artifact, &kind, &model_id).map_err(to_wit)
     }
 
-    fn route_artifact(reference: String, ex: wit::Executors) -> Result<String, WitError> {
-        let kinds: Vec<&str> = ex.handlers.iter().map(String::as_str).collect();
-        wire::route_json(&reference, ex.model, ex.code, ex.dspy, &kinds).map_err(to_wit)
-    }
-
     fn verify_invocation(
         invocation: String,
         skill: String,
         memory: String,
     ) -> Result<String, WitError> {
         crate::composer::replay::verify_json(&invocation, &skill, &memory).map_err(to_wit)
-    }
-
-    fn fallback_route(reference: String, failure: String) -> Result<String, WitError> {
-        wire::fallback_json(&reference, &failure).map_err(to_wit)
-    }
-
-    fn unsupported_template(
-        artifact: String,
-        manifest: String,
-    ) -> Result<Option<String>, WitError> {
-        let v: Value =
-            serde_json::from_str(&wire::unsupported_json(&artifact, &manifest).map_err(to_wit)?)
-                .unwrap_or(Value::Null);
-        Ok(v.as_str().map(str::to_owned))
     }
 
     fn dspy_optimize_call(
@@ -151,23 +293,5 @@ impl Guest for Component {
 
     fn dspy_stale(artifacts: String, manifest: String) -> Result<String, WitError> {
         optimize::stale_json(&artifacts, &manifest).map_err(to_wit)
-    }
-
-    fn prepare_artifact(
-        artifact: String,
-        route: String,
-        context: String,
-        replaced: String,
-        render_limits: String,
-    ) -> Result<String, WitError> {
-        wire::prepare_json(&artifact, &route, &context, &replaced, &render_limits).map_err(to_wit)
-    }
-
-    fn check_assertions(
-        assertions: String,
-        output: String,
-        answers: String,
-    ) -> Result<String, WitError> {
-        wire::assertions_json(&assertions, &output, &answers).map_err(to_wit)
     }
 }

@@ -198,10 +198,11 @@ pub struct GatewayResource {
     port: RefCell<Port>,
     records: RefCell<Vec<Value>>,
     calls: Cell<u64>,
+    /// The trace ids' prefix, seeded by the host's clock when the gateway was made.
+    seed: u64,
 }
 
-/// How many records a gateway keeps (the oldest are dropped).
-const MAX_RECORDS: usize = 10_000;
+use crate::gateway::MAX_RECORDS;
 
 impl GatewayResource {
     fn run(&self, call: &mut Call) -> Result<Value, Error> {
@@ -272,6 +273,7 @@ impl GuestGateway for GatewayResource {
             port: RefCell::new(port),
             records: RefCell::new(Vec::new()),
             calls: Cell::new(0),
+            seed: handlers::now_ms().to_bits(),
         }
     }
 
@@ -281,10 +283,9 @@ impl GuestGateway for GatewayResource {
         let ctx = CallContext::from_value(&o).map_err(to_wit)?;
         let n = self.calls.get() + 1;
         self.calls.set(n);
-        let trace = match o.get("trace_id").and_then(Value::as_str) {
-            Some(t) => t.to_owned(),
-            None => format!("{:016x}{:016x}", handlers::now_ms().to_bits(), n),
-        };
+        // The gateway's trace prefix is seeded by the host's clock (it has no randomness).
+        let prefix = format!("{:016x}", self.seed);
+        let trace = crate::gateway::trace_id(&prefix, n, &o);
         let registry = self.registry.borrow().clone();
         let mut call = Call::new(registry, &name, input, ctx, &trace);
         let out = self.run(&mut call);
@@ -308,7 +309,7 @@ impl GuestGateway for GatewayResource {
                 t["version"].as_str(),
                 t.get("input").filter(|i| !i.is_null()),
             ) {
-                let ctx = serde_json::json!({ "contract": n, "version": v, "attempt": 1, "trace_id": "verify", "synthetic": true }).json_text();
+                let ctx = t["context"].json_text();
                 match handlers::invoke(n, v, &input.json_text(), &ctx) {
                     Ok(out) => r["output"] = serde_json::from_str(&out).unwrap_or(Value::Null),
                     Err(f) => r["error"] = Value::String(f),

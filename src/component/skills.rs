@@ -121,6 +121,18 @@ impl StoreResource {
     }
 }
 
+impl StoreResource {
+    /// The core's tables (for the artifact run's driver).
+    pub(crate) fn tables(&self) -> std::cell::Ref<'_, SkillTables<KvBackend>> {
+        self.store.borrow()
+    }
+
+    /// The core's tables, to write.
+    pub(crate) fn tables_mut(&self) -> std::cell::RefMut<'_, SkillTables<KvBackend>> {
+        self.store.borrow_mut()
+    }
+}
+
 impl GuestSkillStore for StoreResource {
     fn open(name: String) -> std::result::Result<wit::SkillStore, WitError> {
         let backend = Bucketed::open(&name).map_err(to_wit)?;

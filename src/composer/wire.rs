@@ -2,12 +2,10 @@
 //! authoring tools and dispatch; the faces only pass strings through.
 
 use super::{authoring, compose_value, nested_request, ComposeRequest, ToolDescriptor};
-use crate::dispatch::{self, assertion, trace, Executors, Route};
+use crate::dispatch::{self, trace};
 use crate::error::{Error, ErrorKind, Result};
 use crate::json_text::JsonText;
-use crate::problems::Problems;
-use crate::skill::read::read_artifact;
-use crate::skill::{import_value, ArtifactKind, Skill, SkillArtifact};
+use crate::skill::{import_value, ArtifactKind, Skill};
 use crate::store::skills::read_summaries;
 use serde_json::{Map, Value};
 
@@ -184,195 +182,6 @@ pub fn authoring_json(
     }
 }
 
-/// An artifact from its JSON form (a stored artifact).
-pub fn artifact_of(text: &str) -> Result<SkillArtifact> {
-    let v = parse(text, "the artifact")?;
-    let skill = v
-        .get("skill_id")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_owned();
-    let mut problems = Problems::default();
-    match read_artifact(&v, "artifact", &skill, 0, "", &mut problems) {
-        Some(a) if !problems.has_errors() => Ok(a),
-        _ => Err(problems.into_error("the artifact is not valid")),
-    }
-}
-
-/// An artifact reference (`{ id, kind, name, ordinal?, model_variant?, fallback? }`) from
-/// JSON.
-fn ref_of(text: &str) -> Result<crate::skill::ArtifactRef> {
-    let v = parse(text, "the artifact reference")?;
-    let s = |k: &str| v.get(k).and_then(Value::as_str).map(str::to_owned);
-    let kind = s("kind")
-        .as_deref()
-        .and_then(ArtifactKind::parse)
-        .ok_or_else(|| {
-            Error::new(
-                ErrorKind::InvalidRequest,
-                "the artifact reference has no known `kind`",
-            )
-        })?;
-    Ok(crate::skill::ArtifactRef {
-        id: s("id").unwrap_or_default(),
-        kind,
-        name: s("name").unwrap_or_default(),
-        ordinal: v.get("ordinal").and_then(Value::as_i64).unwrap_or(0),
-        model_variant: s("model_variant"),
-        fallback: s("fallback"),
-    })
-}
-
-/// Routes an artifact reference (`{ kind, name, fallback? }` JSON) for the executors given
-/// The kind, name and `dspy_module` fallback of an artifact reference (or whole artifact).
-fn reference_parts(v: &Value) -> Result<(ArtifactKind, &str, Option<&str>)> {
-    let s = |k: &str| v.get(k).and_then(Value::as_str);
-    let kind = match s("kind") {
-        Some(k) => ArtifactKind::parse(k)
-            .ok_or_else(|| dispatch::no_handler(k, s("name").unwrap_or("")))?,
-        None => {
-            return Err(Error::new(
-                ErrorKind::InvalidRequest,
-                "the artifact reference has no `kind`",
-            ))
-        }
-    };
-    let fallback = s("fallback").or_else(|| {
-        v.pointer("/metadata/fallback_artifact")
-            .and_then(Value::as_str)
-    });
-    Ok((kind, s("name").unwrap_or(""), fallback))
-}
-
-/// (`model`, `code`, `dspy` flags, the kinds the host registered handlers for) → `{ route,
-/// fallback?, reason? }`.
-pub fn route_json(
-    reference: &str,
-    model: bool,
-    code: bool,
-    dspy: bool,
-    handlers: &[&str],
-) -> Result<String> {
-    let handlers = Executors::handler_bits(handlers.iter().copied())?;
-    let v = parse(reference, "the artifact reference")?;
-    let (kind, name, fallback) = reference_parts(&v)?;
-    let ex = Executors {
-        model,
-        code,
-        dspy,
-        handlers,
-    };
-    let r = dispatch::route(kind, name, fallback, ex)?;
-    let mut o = Map::new();
-    o.insert("route".into(), r.name().into());
-    if let Route::Fallback(f) = r {
-        o.insert("fallback".into(), f.into());
-        o.insert("reason".into(), dispatch::NO_DSPY_EXECUTOR.into());
-    }
-    Ok(Value::Object(o).json_text())
-}
-
-/// The fallback after the DSPy executor failed (`reference`: the artifact reference JSON,
-/// `failure`: what the executor said) → `{ route: "fallback", fallback, reason }`, or
-/// `AdapterFailed` when the artifact names no fallback.
-pub fn fallback_json(reference: &str, failure: &str) -> Result<String> {
-    let v = parse(reference, "the artifact reference")?;
-    let (kind, name, fallback) = reference_parts(&v)?;
-    let (f, reason) = dispatch::fallback_after_failure(kind, name, fallback, failure)?;
-    let mut o = Map::new();
-    o.insert("route".into(), "fallback".into());
-    o.insert("fallback".into(), f.into());
-    o.insert("reason".into(), reason.into());
-    Ok(Value::Object(o).json_text())
-}
-
-/// Whether the DSPy executor's manifest (JSON) offers the template of `artifact` (the
-/// `dspy_module` JSON): `null`, or the reason to run its fallback (a JSON string).
-pub fn unsupported_json(artifact: &str, manifest: &str) -> Result<String> {
-    let a = parse(artifact, "the artifact")?;
-    let m = parse(manifest, "the DSPy manifest")?;
-    let content = a.get("content").and_then(Value::as_str).unwrap_or("");
-    Ok(dispatch::unsupported_template(content, &m)
-        .map_or(Value::Null, Value::String)
-        .json_text())
-}
-
-/// Prepares an artifact (JSON) for a route against a context (JSON object); `replaced` is
-/// the dspy_module a fallback stands in for (JSON, or empty).
-/// `limits`: the render's bounds as JSON (`{ fuel?, recursion?, max_output?, max_value? }`),
-/// or "" for the defaults.
-pub fn prepare_json(
-    artifact: &str,
-    route: &str,
-    context: &str,
-    replaced: &str,
-    limits: &str,
-) -> Result<String> {
-    let replaced = if replaced.is_empty() {
-        None
-    } else {
-        Some(ref_of(replaced)?)
-    };
-    let a = artifact_of(artifact)?;
-    let r = match route {
-        "context" => Route::Context,
-        "model" => Route::Model,
-        "code" => Route::Code,
-        "dspy" => Route::Dspy,
-        "handler" => Route::Handler,
-        other => {
-            return Err(Error::new(
-                ErrorKind::InvalidRequest,
-                format!("`{other}` is not a route to prepare"),
-            ))
-        }
-    };
-    let ctx = parse(context, "the context")?;
-    let limits = if limits.is_empty() {
-        crate::skill::template::Limits::default()
-    } else {
-        match parse(limits, "render_limits")? {
-            Value::Object(m) => crate::skill::template::Limits::from_map(
-                m,
-                "render_limits",
-                ErrorKind::InvalidRequest,
-            )?,
-            Value::Null => crate::skill::template::Limits::default(),
-            _ => {
-                return Err(Error::new(
-                    ErrorKind::InvalidRequest,
-                    "render_limits must be an object",
-                )
-                .at("render_limits"))
-            }
-        }
-    };
-    Ok(dispatch::prepare(&a, r, &ctx, replaced, limits)?
-        .to_value()
-        .json_text())
-}
-
-/// Evaluates assertions (JSON array or empty) on an output with the model's answers so far
-/// (JSON object by index, or empty) → the report.
-pub fn assertions_json(assertions: &str, output: &str, answers: &str) -> Result<String> {
-    let a = if assertions.is_empty() {
-        Value::Null
-    } else {
-        parse(assertions, "the assertions")?
-    };
-    let answers = match if answers.is_empty() {
-        Value::Null
-    } else {
-        parse(answers, "the answers")?
-    } {
-        Value::Object(o) => o,
-        _ => Map::new(),
-    };
-    Ok(assertion::evaluate(Some(&a), output, &answers)
-        .to_value()
-        .json_text())
-}
-
 /// A trace row (JSON) from the host's record → `{ key, row }`.
 pub fn trace_json(input: &str) -> Result<String> {
     let r = trace::row(parse(input, "the trace")?)?;
@@ -398,19 +207,10 @@ pub fn run_order_json(summary: &str) -> Result<String> {
 
 /// [`run_order_json`] as a list.
 pub fn run_order(summary: &str) -> Result<Vec<String>> {
-    Ok(dispatch::run_order(&summary_refs(summary)?))
-}
-
-/// The artifact references of a skill or summary (JSON text).
-fn summary_refs(summary: &str) -> Result<Vec<crate::skill::ArtifactRef>> {
-    let v = parse(summary, "the skill")?;
-    let id = v.get("id").and_then(Value::as_str).unwrap_or("").to_owned();
-    let list = read_summaries(&[(id, summary.to_owned())])?;
-    Ok(list
-        .into_iter()
-        .next()
-        .map(|s| s.artifacts)
-        .unwrap_or_default())
+    Ok(dispatch::run_order(&crate::artifact_run::refs_of(&parse(
+        summary,
+        "the skill",
+    )?)?))
 }
 
 /// The artifact reference to run: `summary` is a skill or its summary (JSON), `name` an
@@ -419,24 +219,6 @@ fn summary_refs(summary: &str) -> Result<Vec<crate::skill::ArtifactRef>> {
 /// `dspy_module`), or `NotFound`.
 pub fn pick_json(summary: &str, name: &str, kind: &str, model: &str) -> Result<String> {
     let v = parse(summary, "the skill")?;
-    // The named artifact is of a kind this library has no handler for (a skill written by
-    // a newer version, or built by hand): NoHandler, before the skill is read.
-    for a in v
-        .get("artifacts")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let s = |k: &str| a.get(k).and_then(Value::as_str);
-        if (s("name") == Some(name) || s("id") == Some(name))
-            && s("kind").is_some_and(|k| ArtifactKind::parse(k).is_none())
-        {
-            return Err(dispatch::no_handler(s("kind").unwrap_or(""), name));
-        }
-    }
-    let id = v.get("id").and_then(Value::as_str).unwrap_or("").to_owned();
-    let list = read_summaries(&[(id, v.json_text())])?;
-    let refs = list.first().map(|s| s.artifacts.as_slice()).unwrap_or(&[]);
     let kind = if kind.is_empty() {
         None
     } else {
@@ -447,19 +229,9 @@ pub fn pick_json(summary: &str, name: &str, kind: &str, model: &str) -> Result<S
             )
         })?)
     };
-    let skill_name = v.get("name").and_then(Value::as_str).unwrap_or("");
-    dispatch::pick(refs, name, kind, model)
-        .map(|r| r.to_value().json_text())
-        .ok_or_else(|| {
-            Error::new(
-                ErrorKind::NotFound,
-                format!(
-                    "the skill `{skill_name}` has no {}artifact `{name}`",
-                    kind.map(|k| format!("{} ", k.name())).unwrap_or_default()
-                ),
-            )
-            .with("artifact", name)
-        })
+    crate::artifact_run::known_kind(&v, name)?;
+    let refs = crate::artifact_run::refs_of(&v)?;
+    crate::artifact_run::pick_ref(&v, &refs, name, kind, model).map(|r| r.to_value().json_text())
 }
 
 /// How a composition is lowered: the user turn, and the system text and tools to lower it

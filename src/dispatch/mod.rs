@@ -332,6 +332,21 @@ pub fn dispatch_in(
 
 pub use crate::skill::model::run_order;
 
+/// An artifact from its JSON form (a stored artifact), or `InvalidSkill` listing what is
+/// wrong with it.
+pub fn artifact_from(v: &Value) -> Result<SkillArtifact> {
+    let skill = v
+        .get("skill_id")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    let mut problems = crate::problems::Problems::default();
+    match crate::skill::read::read_artifact(v, "artifact", &skill, 0, "", &mut problems) {
+        Some(a) if !problems.has_errors() => Ok(a),
+        _ => Err(problems.into_error("the artifact is not valid")),
+    }
+}
+
 /// The artifact reference named `name` (a name or an id) among `refs`, the variant for
 /// `model`; `kind` restricts the kinds (a fallback is a `prompt_template`).
 pub fn pick<'a>(

@@ -50,6 +50,19 @@ use serde_json::{Map, Value};
 use state::{Applied, BreakerOp, BucketOp, IdemEnd, Op};
 use std::sync::Arc;
 
+/// How many call records a gateway keeps by default (the oldest are dropped first).
+pub const MAX_RECORDS: usize = 10_000;
+
+/// A call's trace id: the `trace_id` its options give, else the gateway's 16 hex digits
+/// (`prefix`, which the host seeds: random bits, or its clock) and the call's number in 16
+/// more — 32 hex digits, OpenTelemetry's length.
+pub fn trace_id(prefix: &str, seq: u64, options: &Value) -> String {
+    match options.get("trace_id").and_then(Value::as_str) {
+        Some(t) => t.to_owned(),
+        None => format!("{prefix}{seq:016x}"),
+    }
+}
+
 /// Who calls, from where, with what rights.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CallContext {

@@ -72,20 +72,6 @@ pub fn authoring_step(lens: &[u32]) -> Result<String, JsValue> {
     wire::authoring_json(arg(&i, 0), arg(&i, 1), arg(&i, 2), arg(&i, 3), arg(&i, 4)).map_err(js_err)
 }
 
-/// Routes an artifact reference (JSON) for the registered executors and the host's handler
-/// kinds (comma-separated) → `{ route, fallback?, reason? }`.
-#[wasm_bindgen(js_name = routeArtifact)]
-pub fn route_artifact(
-    reference: &str,
-    model: bool,
-    code: bool,
-    dspy: bool,
-    handlers: &str,
-) -> Result<String, JsValue> {
-    let kinds: Vec<&str> = handlers.split(',').filter(|k| !k.is_empty()).collect();
-    wire::route_json(reference, model, code, dspy, &kinds).map_err(js_err)
-}
-
 /// The orchestrator decision (inbox: the query, the recommendations JSON, the policy JSON
 /// or "") → the decision JSON.
 #[wasm_bindgen(js_name = decideSkills)]
@@ -101,22 +87,6 @@ pub fn decide_skills(lens: &[u32]) -> Result<String, JsValue> {
 pub fn verify_invocation(lens: &[u32]) -> Result<String, JsValue> {
     let i = inbox_strings(lens)?;
     crate::composer::replay::verify_json(arg(&i, 0), arg(&i, 1), arg(&i, 2)).map_err(js_err)
-}
-
-/// The fallback after the DSPy executor failed (inbox: the artifact reference JSON, what
-/// the executor said) → `{ route: "fallback", fallback, reason }`.
-#[wasm_bindgen(js_name = fallbackRoute)]
-pub fn fallback_route(lens: &[u32]) -> Result<String, JsValue> {
-    let i = inbox_strings(lens)?;
-    wire::fallback_json(arg(&i, 0), arg(&i, 1)).map_err(js_err)
-}
-
-/// Whether the DSPy manifest offers a dspy_module's template (inbox: artifact JSON,
-/// manifest JSON) → `null` or the reason to fall back (JSON).
-#[wasm_bindgen(js_name = unsupportedTemplate)]
-pub fn unsupported_template(lens: &[u32]) -> Result<String, JsValue> {
-    let i = inbox_strings(lens)?;
-    wire::unsupported_json(arg(&i, 0), arg(&i, 1)).map_err(js_err)
 }
 
 /// The DSPy optimise call (inbox: the dspy_module JSON, the traces' DSPy dataset, the
@@ -147,20 +117,6 @@ pub fn dspy_stamp(lens: &[u32], examples: u32) -> Result<String, JsValue> {
 pub fn dspy_stale(lens: &[u32]) -> Result<String, JsValue> {
     let i = inbox_strings(lens)?;
     optimize::stale_json(arg(&i, 0), arg(&i, 1)).map_err(js_err)
-}
-
-/// Prepares an artifact (inbox: artifact, route, context, replaced) → the prepared step.
-#[wasm_bindgen(js_name = prepareArtifact)]
-pub fn prepare_artifact(lens: &[u32]) -> Result<String, JsValue> {
-    let i = inbox_strings(lens)?;
-    wire::prepare_json(arg(&i, 0), arg(&i, 1), arg(&i, 2), arg(&i, 3), arg(&i, 4)).map_err(js_err)
-}
-
-/// Evaluates assertions (inbox: assertions JSON, output, answers JSON) → the report.
-#[wasm_bindgen(js_name = checkAssertions)]
-pub fn check_assertions(lens: &[u32]) -> Result<String, JsValue> {
-    let i = inbox_strings(lens)?;
-    wire::assertions_json(arg(&i, 0), arg(&i, 1), arg(&i, 2)).map_err(js_err)
 }
 
 /// A trace row (inbox: the host's record JSON) → `{ key, row }`.
@@ -199,4 +155,71 @@ pub fn composition_lowering(lens: &[u32]) -> Result<String, JsValue> {
     wire::composition_lowering(arg(&i, 0), Some(arg(&i, 1)), Some(arg(&i, 2)))
         .map(|l| l.to_json())
         .map_err(js_err)
+}
+
+/// An artifact run or a skill run kept in wasm ([`crate::artifact_run`]).
+#[wasm_bindgen(js_name = ArtifactRunCore)]
+pub struct JsArtifactRun {
+    run: Run,
+    first: Option<String>,
+}
+
+enum Run {
+    One(Box<crate::artifact_run::ArtifactRun>),
+    Skill(Box<crate::artifact_run::SkillRun>),
+}
+
+#[wasm_bindgen(js_class = ArtifactRunCore)]
+impl JsArtifactRun {
+    /// A run (inbox: the options JSON, then the artifact names: "" for one artifact run,
+    /// `null` for the skill's run order, or a JSON array of names); its first action waits
+    /// in [`Self::first`].
+    #[wasm_bindgen(constructor)]
+    pub fn new(lens: &[u32]) -> Result<JsArtifactRun, JsValue> {
+        use crate::artifact_run::{ArtifactRun, RunOptions, SkillRun};
+        let i = inbox_strings(lens)?;
+        let o = RunOptions::from_value(super::parse(
+            arg(&i, 0),
+            "the run options",
+            crate::error::ErrorKind::InvalidOptions,
+        )?)
+        .map_err(js_err)?;
+        let names = arg(&i, 1);
+        let (run, a) = if names.is_empty() {
+            let (r, a) = ArtifactRun::start(o).map_err(js_err)?;
+            (Run::One(Box::new(r)), a)
+        } else {
+            let list: Option<Vec<String>> = serde_json::from_str(names).map_err(|e| {
+                js_err(
+                    crate::error::Error::new(
+                        crate::error::ErrorKind::InvalidOptions,
+                        format!("`artifacts` must be an array of names: {e}"),
+                    )
+                    .at("artifacts"),
+                )
+            })?;
+            let (r, a) = SkillRun::start(o, list).map_err(js_err)?;
+            (Run::Skill(Box::new(r)), a)
+        };
+        Ok(JsArtifactRun {
+            run,
+            first: Some(a.to_json()),
+        })
+    }
+
+    /// The first action (JSON).
+    pub fn first(&mut self) -> String {
+        self.first.take().unwrap_or_default()
+    }
+
+    /// Feeds an event (`loaded`, `output`, `failed`, `time`, `stored`) with its payload →
+    /// the next action (JSON).
+    pub fn next(&mut self, event: &str, payload: &str) -> Result<String, JsValue> {
+        let (e, v) = crate::artifact_run::Event::from_wire(event, payload).map_err(js_err)?;
+        let a = match &mut self.run {
+            Run::One(r) => r.next(e, v),
+            Run::Skill(r) => r.next(e, v),
+        };
+        a.map(|a| a.to_json()).map_err(js_err)
+    }
 }

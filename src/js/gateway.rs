@@ -271,21 +271,23 @@ impl JsCall {
         }
     }
 
-    /// A call of `name` (input and context JSON) on `registry`.
+    /// A call of `name` (input and context JSON) on `registry`, the gateway's `seq`-th,
+    /// traced under its `prefix` ([`crate::gateway::trace_id`]).
     #[wasm_bindgen(constructor)]
     pub fn new(
         registry: &JsRegistry,
         name: &str,
         input: &str,
         ctx: &str,
-        trace_id: &str,
+        prefix: &str,
+        seq: f64,
     ) -> Result<JsCall, JsValue> {
         let input = parse(input, "the input", ErrorKind::InvalidInput)?;
-        let ctx =
-            CallContext::from_value(&parse(ctx, "the call options", ErrorKind::InvalidOptions)?)
-                .map_err(js_err)?;
+        let o = parse(ctx, "the call options", ErrorKind::InvalidOptions)?;
+        let ctx = CallContext::from_value(&o).map_err(js_err)?;
+        let trace = crate::gateway::trace_id(prefix, seq as u64, &o);
         Ok(JsCall {
-            inner: Call::new(registry.inner.clone(), name, input, ctx, trace_id),
+            inner: Call::new(registry.inner.clone(), name, input, ctx, &trace),
         })
     }
 

@@ -199,35 +199,74 @@ pub fn catalog_list(lens: &[u32]) -> Result<String, JsValue> {
     catalog::list_json(&ws, &acc).map_err(js_err)
 }
 
-/// Plans a marketplace sync (inbox: the 200 body, the account's skill rows, the workspace
-/// names NUL-separated, the response's ETag, the catalog URL) → `{ upserts: [package…],
-/// report, state }` (`state`: the op that records the ETag, written after the upserts).
-#[wasm_bindgen(js_name = planSync)]
-pub fn plan_sync(lens: &[u32], now: &str) -> Result<String, JsValue> {
-    let input = inbox_strings(lens)?;
-    let at = |i: usize| input.get(i).map(String::as_str).unwrap_or_default();
-    let names: Vec<&str> = at(2).split('\0').filter(|n| !n.is_empty()).collect();
-    sync::plan_sync_json(at(0), &rows(at(1)), &names, at(4), at(3), now).map_err(js_err)
+/// A migration to a seed, or a marketplace sync's writes ([`seed::Migrate`]), which the glue
+/// runs on its backend one step at a time.
+#[wasm_bindgen(js_name = SkillMigration)]
+pub struct JsMigration {
+    m: seed::Migrate,
+    first: String,
 }
 
-/// The system skills seed, one export for its three questions (inbox: the question, then
-/// its strings):
-/// - `plan`: the seed document, then each row the plan asked for (the seed state row, ""
-///   when absent; the store's skill rows) → the next question or the plan
-///   (`store::seed::plan_json`);
+#[wasm_bindgen(js_class = SkillMigration)]
+impl JsMigration {
+    /// A migration (inbox: `seed`, then the seed document) or a sync (inbox: `sync`, the
+    /// 200 body, the account's skill rows, the workspace names NUL-separated, the response's
+    /// ETag, the catalog URL); its first step waits in [`Self::first`].
+    #[wasm_bindgen(constructor)]
+    pub fn new(lens: &[u32], now: &str) -> Result<JsMigration, JsValue> {
+        let input = inbox_strings(lens)?;
+        let at = |i: usize| input.get(i).map(String::as_str).unwrap_or_default();
+        let (m, step) = if at(0) == "seed" {
+            seed::Migrate::seed(seed::read_seed(at(1), now).map_err(js_err)?, now)
+        } else {
+            let names: Vec<&str> = at(3).split('\0').filter(|n| !n.is_empty()).collect();
+            let account = crate::store::skills::read_summaries(&rows(at(2))).map_err(js_err)?;
+            let plan = sync::plan_sync(at(1), &account, &names, now).map_err(js_err)?;
+            let report = plan.report();
+            let commit = crate::store::skills::state_op(at(5), at(4), now);
+            seed::Migrate::writes(plan.upserts, Some(commit), report)
+        };
+        Ok(JsMigration {
+            m,
+            first: step.to_json(),
+        })
+    }
+
+    /// The first step (JSON: `{ do, … }`, see [`seed::Step::to_json`]).
+    pub fn first(&mut self) -> String {
+        std::mem::take(&mut self.first)
+    }
+
+    /// What the backend did: `row` (the row's text), `absent`, `rows` (the skill rows, NUL
+    /// framed), `put` (the put's error JSON, or "" when written), `done` → the next step.
+    pub fn next(&mut self, what: &str, payload: &str) -> Result<String, JsValue> {
+        let input = match what {
+            "row" => seed::Input::Row(Some(payload.to_owned())),
+            "absent" => seed::Input::Row(None),
+            "rows" => seed::Input::Rows(rows(payload)),
+            "put" if payload.is_empty() => seed::Input::Put(None),
+            "put" => {
+                // The glue's error: its code, then its message.
+                let (code, message) = payload.split_once('\0').unwrap_or((payload, ""));
+                let kind = crate::error::ErrorKind::from_code(code)
+                    .unwrap_or(crate::error::ErrorKind::StoreFailed);
+                seed::Input::Put(Some(crate::error::Error::new(kind, message.to_owned())))
+            }
+            _ => seed::Input::Done,
+        };
+        self.m.next(input).map(|s| s.to_json()).map_err(js_err)
+    }
+}
+
+/// The system skills' SkillSpecs (inbox: the question, then its strings):
 /// - `specs`: one store's skill rows, or a workspace's then an account's (merged as the
 ///   catalog merges them) → the SkillSpecs they carry, a JSON array;
 /// - `seed-specs`: a seed document → the SkillSpecs it carries.
 #[wasm_bindgen(js_name = skillSeed)]
-pub fn skill_seed(lens: &[u32], now: &str) -> Result<String, JsValue> {
+pub fn skill_seed(lens: &[u32]) -> Result<String, JsValue> {
     let input = inbox_strings(lens)?;
     let at = |i: usize| input.get(i).map(String::as_str);
     let out = match at(0).unwrap_or_default() {
-        "plan" => {
-            let stored = at(3).map(rows);
-            seed::plan_json(at(1).unwrap_or_default(), at(2), stored.as_deref(), now)
-                .map(|v| v.json_text())
-        }
         "specs" => {
             catalog::skill_specs_json(&rows(at(1).unwrap_or_default()), at(2).map(rows).as_deref())
         }

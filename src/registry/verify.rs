@@ -30,7 +30,12 @@ impl Registry {
         let list: Vec<Value> = self
             .iter()
             .filter(|c| name.is_none_or(|n| c.name == n))
-            .map(|c| json!({ "name": c.name, "version": c.version.to_string(), "input": c.synthetic_input() }))
+            .map(|c| {
+                let version = c.version.to_string();
+                // What the handler receives beside the input, as a call's invoke gives it.
+                let context = json!({ "contract": c.name, "version": version, "attempt": 1, "idempotency_key": null, "trace_id": "verify", "synthetic": true });
+                json!({ "name": c.name, "version": version, "input": c.synthetic_input(), "context": context })
+            })
             .collect();
         if let (Some(n), true) = (name, list.is_empty()) {
             return Err(Error::new(

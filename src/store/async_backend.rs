@@ -376,34 +376,30 @@ impl<B: AsyncBackend> AsyncSkillStore<B> {
         self.write(&Request::Delete(id.to_owned()), "").await
     }
 
-    /// Migrates this store to the system skills of `seed`, as
-    /// [`super::SkillTables::seed`] does; returns the report.
+    /// Migrates this store to the system skills of the seed document `seed`, as
+    /// [`super::SkillTables::seed`] does (the same machine); returns the report.
     pub async fn seed(&self, seed: &super::seed::Seed, now: &str) -> Result<Value> {
-        use super::seed::{plan, State, SEED_ROW};
-        let row = get(&self.backend, Table::SkillSync, SEED_ROW).await?;
-        let state = State::read(row.as_deref())?;
-        let stored = match state.status(seed.version).writes() {
-            true => Some(self.list().await?),
-            false => None,
-        };
-        let mut m = plan(seed, &state, stored.as_deref(), now);
-        for s in m.upserts.clone() {
-            if let Err(e) = self.put(&s, now).await {
-                if e.kind() == ErrorKind::StoreFailed {
-                    return Err(e);
+        use super::seed::{Input, Migrate, Step};
+        let (mut m, mut step) = Migrate::seed(seed.clone(), now);
+        loop {
+            let input = match step {
+                Step::Done(report) => return Ok(report),
+                Step::Read { table, key } => Input::Row(get(&self.backend, table, &key).await?),
+                Step::Scan => Input::Rows(scan(&self.backend, Table::Skills, "").await?),
+                Step::Put(s) => Input::Put(self.put(&s, now).await.err()),
+                Step::Delete(id) => {
+                    self.delete(&id).await?;
+                    Input::Done
                 }
-                m.skip(&s.name, &e);
-            }
+                Step::Commit(op) => {
+                    self.backend
+                        .commit_after_read(&[], &mut |_| Ok(vec![op.clone()]))
+                        .await?;
+                    Input::Done
+                }
+            };
+            step = m.next(input)?;
         }
-        for (id, _) in &m.removes {
-            self.delete(id).await?;
-        }
-        if let Some(op) = m.state.clone() {
-            self.backend
-                .commit_after_read(&[], &mut |_| Ok(vec![op.clone()]))
-                .await?;
-        }
-        Ok(m.report())
     }
 
     /// The SkillSpecs this store's enabled skills carry ([`super::seed::skill_specs`]).

@@ -384,35 +384,213 @@ pub fn skipped_value(skipped: &[(String, Vec<Problem>)]) -> Value {
     Value::Array(skipped.iter().map(|(n, p)| skipped_entry(n, p)).collect())
 }
 
-/// Plans a migration from JSON text, for a face that reads rows as asked: `state` is the
-/// [`SEED_ROW`] of `skill_sync` ("" when absent), `rows` the store's skill rows. Without
-/// `state` the answer is `{ "read": "state", "table", "key" }`; when the status writes and
-/// `rows` were not given, `{ "read": "skills" }`; otherwise the plan
-/// ([`Migration::to_value`]). The seed is checked first: an invalid one fails before any read.
-pub fn plan_json(
-    seed: &str,
-    state: Option<&str>,
-    rows: Option<&[(String, String)]>,
-    now: &str,
-) -> Result<Value> {
-    let seed = read_seed(seed, now)?;
-    let mut ask = Map::new();
-    let Some(state) = state else {
-        ask.insert("read".into(), "state".into());
-        ask.insert("table".into(), Table::SkillSync.name().into());
-        ask.insert("key".into(), SEED_ROW.into());
-        return Ok(Value::Object(ask));
-    };
-    let state = State::read(Some(state).filter(|s| !s.is_empty()))?;
-    let stored = match rows {
-        Some(r) => Some(super::skills::read_summaries(r)?),
-        None if state.status(seed.version).writes() => {
-            ask.insert("read".into(), "skills".into());
-            return Ok(Value::Object(ask));
+/// What a migration (or a marketplace sync's writes) asks a backend for next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Read one row; answer [`Input::Row`].
+    Read {
+        /// The table.
+        table: Table,
+        /// The key.
+        key: String,
+    },
+    /// Read every skill row; answer [`Input::Rows`].
+    Scan,
+    /// Write the skill as `put` does; answer [`Input::Put`] (its error, if it failed).
+    Put(Box<Skill>),
+    /// Delete the skill (and its artifacts) with this id; answer [`Input::Done`].
+    Delete(String),
+    /// Commit this op (the state row, written last); answer [`Input::Done`].
+    Commit(Op),
+    /// Finished: the report.
+    Done(Value),
+}
+
+/// What the backend did for a [`Step`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Input {
+    /// The row read (`None`: absent).
+    Row(Option<String>),
+    /// The skill rows, `(key, value)`.
+    Rows(Vec<(String, String)>),
+    /// The put's outcome: `None` when written.
+    Put(Option<Error>),
+    /// The delete or the commit is done.
+    Done,
+}
+
+/// A migration to a seed, or a sync's plan, run by any backend one [`Step`] at a time (the
+/// store over a synchronous backend, the async stores, the JS glue over IndexedDB or a host
+/// KV drive this one machine): the seed state row read, the skills listed when the status
+/// writes, each upsert written (one whose name another skill holds is reported in `skipped`;
+/// a failing store stops the migration), each dropped skill deleted, the state row committed
+/// last, so an interrupted migration runs again.
+#[derive(Debug, Clone)]
+pub struct Migrate {
+    seed: Option<Seed>,
+    state: State,
+    now: String,
+    upserts: Vec<Skill>,
+    removes: Vec<String>,
+    commit: Option<Op>,
+    report: Value,
+    at: usize,
+}
+
+impl Migrate {
+    /// Migrating to `seed` (read with [`read_seed`], which fails on an invalid seed before
+    /// anything is read) → the machine and its first step.
+    pub fn seed(seed: Seed, now: &str) -> (Migrate, Step) {
+        let m = Migrate {
+            seed: Some(seed),
+            state: State::default(),
+            now: now.to_owned(),
+            upserts: Vec::new(),
+            removes: Vec::new(),
+            commit: None,
+            report: Value::Null,
+            at: 0,
+        };
+        (
+            m,
+            Step::Read {
+                table: Table::SkillSync,
+                key: SEED_ROW.into(),
+            },
+        )
+    }
+
+    /// Writing a plan made elsewhere (a marketplace sync's): `upserts`, then `commit`; its
+    /// `report` holds `upserted` and `skipped`.
+    pub fn writes(upserts: Vec<Skill>, commit: Option<Op>, report: Value) -> (Migrate, Step) {
+        let mut m = Migrate {
+            seed: None,
+            state: State::default(),
+            now: String::new(),
+            upserts,
+            removes: Vec::new(),
+            commit,
+            report,
+            at: 0,
+        };
+        let s = m.write();
+        (m, s)
+    }
+
+    /// The next step, given what the backend did.
+    pub fn next(&mut self, input: Input) -> Result<Step> {
+        match input {
+            Input::Row(row) => {
+                self.state = State::read(row.as_deref())?;
+                let Some(seed) = &self.seed else {
+                    return Err(Error::new(
+                        ErrorKind::Internal,
+                        "a row this migration did not ask for",
+                    ));
+                };
+                if self.state.status(seed.version).writes() {
+                    return Ok(Step::Scan);
+                }
+                Ok(Step::Done(
+                    plan(seed, &self.state, None, &self.now).report(),
+                ))
+            }
+            Input::Rows(rows) => {
+                let stored = super::skills::read_summaries(&rows)?;
+                let Some(seed) = &self.seed else {
+                    return Err(Error::new(
+                        ErrorKind::Internal,
+                        "rows this migration did not ask for",
+                    ));
+                };
+                let m = plan(seed, &self.state, Some(&stored), &self.now);
+                self.report = m.report();
+                self.upserts = m.upserts;
+                self.removes = m.removes.into_iter().map(|(id, _)| id).collect();
+                self.commit = m.state;
+                Ok(self.write())
+            }
+            Input::Put(failed) => {
+                if let Some(e) = failed {
+                    if e.kind() == ErrorKind::StoreFailed {
+                        return Err(e);
+                    }
+                    let name = self
+                        .upserts
+                        .get(self.at.wrapping_sub(1))
+                        .map(|s| s.name.clone())
+                        .unwrap_or_default();
+                    self.skip(&name, &e);
+                }
+                Ok(self.write())
+            }
+            Input::Done => Ok(self.write()),
         }
-        None => None,
-    };
-    Ok(plan(&seed, &state, stored.as_deref(), now).to_value())
+    }
+
+    /// One package that cannot be stored (a name another skill holds) is reported, not fatal.
+    fn skip(&mut self, name: &str, e: &Error) {
+        if let Some(Value::Array(up)) = self.report.get_mut("upserted") {
+            up.retain(|n| n.as_str() != Some(name));
+        }
+        if let Some(Value::Array(sk)) = self.report.get_mut("skipped") {
+            sk.push(skipped_entry(name, &[failed_upsert(e)]));
+        }
+    }
+
+    /// The next write: each upsert, each delete, the commit, then the report.
+    fn write(&mut self) -> Step {
+        let n = self.upserts.len();
+        let i = self.at;
+        self.at += 1;
+        if let Some(s) = self.upserts.get(i) {
+            return Step::Put(Box::new(s.clone()));
+        }
+        if let Some(id) = self.removes.get(i - n) {
+            return Step::Delete(id.clone());
+        }
+        match self.commit.take() {
+            Some(op) => Step::Commit(op),
+            None => Step::Done(std::mem::take(&mut self.report)),
+        }
+    }
+}
+
+impl Step {
+    /// The step as JSON for a face: `{ do: "read", table, key }`, `{ do: "scan" }`, `{ do:
+    /// "put", skill }`, `{ do: "delete", id }`, `{ do: "commit", op }` or `{ do: "done",
+    /// report }`.
+    pub fn to_json(&self) -> String {
+        let mut o = Map::new();
+        let mut put = |k: &str, v: Value| {
+            o.insert(k.into(), v);
+        };
+        match self {
+            Step::Read { table, key } => {
+                put("do", "read".into());
+                put("table", table.name().into());
+                put("key", key.as_str().into());
+            }
+            Step::Scan => put("do", "scan".into()),
+            Step::Put(s) => {
+                put("do", "put".into());
+                put("skill", s.to_value());
+            }
+            Step::Delete(id) => {
+                put("do", "delete".into());
+                put("id", id.as_str().into());
+            }
+            Step::Commit(op) => {
+                put("do", "commit".into());
+                put("op", op.to_value());
+            }
+            Step::Done(r) => {
+                put("do", "done".into());
+                put("report", r.clone());
+            }
+        }
+        Value::Object(o).json_text()
+    }
 }
 
 /// The SkillSpecs of a seed document's text ([`Seed::skill_specs`]) as a JSON array.

@@ -931,8 +931,14 @@ impl<B: Backend> SkillTables<B> {
     #[cfg(feature = "composer")]
     pub fn record_trace(&mut self, trace: serde_json::Value) -> Result<serde_json::Value> {
         let r = crate::dispatch::trace::row(trace)?;
-        self.backend.commit(&[super::traces::put(&r)])?;
+        self.put_trace(&r)?;
         Ok(serde_json::Value::Object(r))
+    }
+
+    /// Stores a trace row (one an artifact run built) under its key.
+    #[cfg(feature = "composer")]
+    pub fn put_trace(&mut self, row: &serde_json::Map<String, serde_json::Value>) -> Result<()> {
+        self.backend.commit(&[super::traces::put(row)])
     }
 
     /// The traces of a session (all sessions for `None`), in start order, filtered by
@@ -983,28 +989,35 @@ impl<B: Backend> SkillTables<B> {
     /// and new ones written, the dropped ones deleted, then the version recorded. Returns the
     /// report; a store already at the version is one read.
     pub fn seed(&mut self, seed: &super::seed::Seed, now: &str) -> Result<Value> {
-        use super::seed::{plan, State, SEED_ROW};
-        let state = State::read(self.backend.get(Table::SkillSync, SEED_ROW)?.as_deref())?;
-        let stored = match state.status(seed.version).writes() {
-            true => Some(self.list()?),
-            false => None,
-        };
-        let mut m = plan(seed, &state, stored.as_deref(), now);
-        for s in m.upserts.clone() {
-            if let Err(e) = self.put_skill(&s, now) {
-                if e.kind() == ErrorKind::StoreFailed {
-                    return Err(e);
+        let (m, step) = super::seed::Migrate::seed(seed.clone(), now);
+        self.migrate(m, step, now)
+    }
+
+    /// Runs a migration's steps ([`super::seed::Migrate`]) on this store.
+    pub fn migrate(
+        &mut self,
+        mut m: super::seed::Migrate,
+        mut step: super::seed::Step,
+        now: &str,
+    ) -> Result<Value> {
+        use super::seed::{Input, Step};
+        loop {
+            let input = match step {
+                Step::Done(report) => return Ok(report),
+                Step::Read { table, key } => Input::Row(self.backend.get(table, &key)?),
+                Step::Scan => Input::Rows(self.backend.scan(Table::Skills, "")?),
+                Step::Put(s) => Input::Put(self.put_skill(&s, now).err()),
+                Step::Delete(id) => {
+                    self.delete_skill(&id)?;
+                    Input::Done
                 }
-                m.skip(&s.name, &e);
-            }
+                Step::Commit(op) => {
+                    self.backend.commit(std::slice::from_ref(&op))?;
+                    Input::Done
+                }
+            };
+            step = m.next(input)?;
         }
-        for (id, _) in &m.removes {
-            self.delete_skill(id)?;
-        }
-        if let Some(op) = &m.state {
-            self.backend.commit(std::slice::from_ref(op))?;
-        }
-        Ok(m.report())
     }
 
     /// The SkillSpecs this store's enabled skills carry ([`super::seed::skill_specs`]).

@@ -18,6 +18,7 @@ import { composerFixtures, arbiterSpecs } from './composer-fixtures.mjs';
 import { sessionConformance } from './session-conformance.mjs';
 import * as plc from '../../pkg/src/composer-node.js';
 import { agentCases } from './agent-cases.mjs';
+import { artifactCases, scriptedHost } from './artifact-cases.mjs';
 
 let lowering;
 let compositor;
@@ -535,27 +536,11 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   const tl = wrap(() => skills.SkillStore.open('composer-dispatch'));
   wrap(() => tl.create(JSON.stringify(fx.packages['full-contract']), NOW));
   const summary = JSON.stringify(JSON.parse(wrap(() => tl.list()))[0]);
-  const ex = (model, code, dspy, handlers = []) => ({ model, code, dspy, handlers });
-  const route = (name, e) => {
-    const ref = wrap(() => composer.pickArtifact(summary, name, '', ''));
-    return [JSON.parse(ref), JSON.parse(wrap(() => composer.routeArtifact(ref, e)))];
-  };
-  assert.equal(route('Overview', ex(false, false, false))[1].route, 'context');
-  assert.throws(() => route('Audit Prompt', ex(false, false, false)), (e) => e.code === 'NoModelAdapter');
-  assert.throws(() => route('Collect Events', ex(true, false, false)), (e) => e.code === 'NoExecutor');
-  assert.equal(route('Collect Events', ex(true, true, false))[1].route, 'code');
-  assert.equal(route('DSPy Auditor', ex(true, false, true))[1].route, 'dspy');
-  assert.equal(route('Collect Events', ex(false, false, false, ['code_template']))[1].route, 'handler');
-  assert.throws(() => route('Overview', ex(false, false, false, ['video'])), (e) => e.code === 'InvalidOptions');
-  assert.throws(() => composer.routeArtifact(JSON.stringify({ kind: 'video_template', name: 'V' }), ex(true, true, true)), (e) => e.payload.val.code === 'no-handler');
-  const [dspyRef, fb] = route('DSPy Auditor', ex(true, false, false));
-  assert.deepEqual(fb, { route: 'fallback', fallback: 'Audit Prompt', reason: 'no DSPy executor is registered' });
-  // The executor failed: the fallback and why; a manifest without the template; optimisation.
-  assert.deepEqual(JSON.parse(wrap(() => composer.fallbackRoute(JSON.stringify(dspyRef), 'sidecar down'))), { route: 'fallback', fallback: 'Audit Prompt', reason: 'the DSPy executor failed: sidecar down' });
-  assert.throws(() => composer.fallbackRoute(JSON.stringify({ kind: 'dspy_module', name: 'M' }), 'down'), (e) => e.payload.val.code === 'adapter-failed');
+  const ref = (name, kind = '') => JSON.parse(wrap(() => composer.pickArtifact(summary, name, kind, '')));
+  const dspyRef = ref('DSPy Auditor');
+  assert.throws(() => composer.pickArtifact(summary, 'Nope', '', ''), (e) => e.payload.val.code === 'not-found');
+  // Optimisation: the executor's manifest, the stamp, staleness.
   const dspyArt = wrap(() => tl.getArtifact(dspyRef.id));
-  assert.equal(wrap(() => composer.unsupportedTemplate(dspyArt, JSON.stringify({ version: '1', templates: [{ template_id: 'chain_of_thought' }] }))), undefined);
-  assert.match(wrap(() => composer.unsupportedTemplate(dspyArt, JSON.stringify({ version: '1', templates: [] }))), /chain_of_thought/);
   const m26 = JSON.stringify({ version: 'dspy-2.6' });
   assert.deepEqual(JSON.parse(wrap(() => composer.dspyStale(JSON.stringify([JSON.parse(dspyArt)]), m26))).map((x) => x.reason), ['unstamped']);
   const call = JSON.parse(wrap(() => composer.dspyOptimizeCall(dspyArt, '', '')));
@@ -567,19 +552,8 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   assert.deepEqual(JSON.parse(wrap(() => composer.dspyStale(JSON.stringify([restored]), m26))), []);
   assert.deepEqual(JSON.parse(wrap(() => composer.dspyStale(JSON.stringify([restored]), JSON.stringify({ version: 'dspy-3' })))).map((x) => x.optimized_with), ['dspy-2.6']);
   assert.throws(() => composer.dspyStamp(dspyArt, '{}', '{}', 0, NOW), (e) => e.payload.val.code === 'adapter-failed');
-  const fbRef = JSON.parse(wrap(() => composer.pickArtifact(summary, fb.fallback, 'prompt_template', '')));
+  const fbRef = ref('Audit Prompt', 'prompt_template');
   const art = wrap(() => tl.getArtifact(fbRef.id));
-  const prepared = JSON.parse(wrap(() => composer.prepareArtifact(art, 'model', JSON.stringify({ entity_name: 'Mara', strict: true, events: [{ date: '1900', text: 'born' }] }), JSON.stringify(dspyRef), '')));
-  // The render's bounds come from the host too.
-  assert.throws(() => composer.prepareArtifact(art, 'model', '{}', JSON.stringify(dspyRef), '{"fuel": 1}'), (e) => e.payload.val.code === 'malformed-template');
-  assert.equal(prepared.input, 'Audit the timeline of Mara. Be strict.\n- 1900: born\n');
-  assert.equal(prepared.replaced.name, 'DSPy Auditor');
-  // Assertions, two-phase for the semantic one.
-  const asserts = JSON.stringify(JSON.parse(art).metadata.assertions);
-  let report = JSON.parse(wrap(() => composer.checkAssertions(asserts, '{"issues": [{"d": "1900"}]}', '')));
-  assert.deepEqual([report.run, report.passed, report.pending.length], [3, 3, 1]);
-  report = JSON.parse(wrap(() => composer.checkAssertions(asserts, '{"issues": [{"d": "1900"}]}', '{"3": "no"}')));
-  assert.equal(report.hard_failure, 3);
   // Traces per bucket, JSON lines; invocation records beside the turn.
   const row = JSON.parse(wrap(() => tl.recordTrace(JSON.stringify({ session_id: 's', skill_id: JSON.parse(art).skill_id, artifact_id: fbRef.id, artifact_kind: 'prompt_template', started_at: NOW, input_tokens: 10, output_tokens: 5, pricing: { input_per_mtok: 1, output_per_mtok: 2 } }))));
   assert.equal(row.estimated_cost, 0.00002);
@@ -984,4 +958,76 @@ test('the agent loop in jco: run-agent with the host model and tools, and the ag
   assert.throws(() => run.next('appended', ''), (e) => e.payload.val.code === 'invalid-request');
   assert.equal(JSON.parse(run.next('start', '')).do, 'send');
   assert.throws(() => agentApi.AgentRun.create('{"max_steps":0}'), (e) => e.payload.val.code === 'invalid-options');
+});
+
+/** A case's run options, as the Rust driver's test writes them. */
+function runOptions(skill, run) {
+  const o = { skill };
+  for (const k of ['artifact', 'model_id', 'executors', 'parameters', 'context', 'session_id', 'pricing', 'render_limits']) if (run[k] !== undefined) o[k] = run[k];
+  return o;
+}
+
+test('artifact runs in jco: run-artifact with the host executors, and the artifact-run machine driven by hand, match the core driver', () => {
+  for (const c of artifactCases()) {
+    const skill = JSON.parse(wrap(() => skills.importPackage(c.pkg, c.now))).skill;
+    for (const [i, run] of c.runs.entries()) {
+      const want = c.expected[i];
+      const names = 'skill_run' in run ? JSON.stringify(run.skill_run) : undefined;
+      // run-artifact: the component drives the run with the handlers import.
+      let h = scriptedHost(run);
+      handlerHost.complete = (request) => h.answer('model', request);
+      handlerHost.execute = (executor, request) => (executor === 'code' || executor === 'dspy' || executor === 'dspy-manifest' ? h.answer(executor, request) : h.answer('handler', request, executor));
+      let ms = 0;
+      handlerHost.now = () => (ms += 1000);
+      const store = wrap(() => skills.SkillStore.open(`artifact-run-${i}`));
+      let got;
+      try {
+        got = { result: JSON.parse(composer.runArtifact(JSON.stringify(runOptions(skill, run)), names, store)) };
+      } catch (e) {
+        got = { error: { code: e.payload.val.code, message: e.payload.val.message, details: JSON.parse(e.payload.val.details) } };
+      }
+      const code = (x) => x.replace(/[A-Z]/g, (m, k) => (k ? '-' : '') + m.toLowerCase());
+      // The clock here is the host's now-ms: the traces' times (and ids) differ; the rest is the same.
+      const strip = (x) => JSON.parse(JSON.stringify(x, (k, v) => (/^(started_at|completed_at|created_at|id|trace)$/.test(k) ? undefined : v)));
+      if (want.error) assert.deepEqual(strip(got.error), strip({ ...want.error, code: code(want.error.code) }), run.name);
+      else assert.deepEqual(strip(got.result), strip(want.result), run.name);
+      assert.deepEqual(h.calls, want.calls, run.name);
+      // Each trace is in the store.
+      assert.equal(wrap(() => store.exportTraces(undefined, undefined, undefined)).trim().split('\n').filter(Boolean).length, want.traces.length, run.name);
+      handlerHost.now = () => Date.now();
+
+      // artifact-run: the same run, the host performing each action (the scripted clock).
+      h = scriptedHost(run);
+      const traces = [];
+      let r;
+      try {
+        r = composer.ArtifactRun.create(JSON.stringify(runOptions(skill, run)), names);
+      } catch (e) {
+        assert.equal(e.payload.val.code, code(want.error.code), run.name);
+        continue;
+      }
+      let a = JSON.parse(r.first());
+      let last;
+      const answer = (f) => {
+        try {
+          return ['output', JSON.stringify(f())];
+        } catch (e) {
+          return ['failed', e.message];
+        }
+      };
+      while (a.do !== 'done') {
+        let ev;
+        if (a.do === 'load') ev = ['loaded', JSON.stringify(skill.artifacts.find((x) => x.id === a.id) ?? null)];
+        else if (a.do === 'time') ev = ['time', JSON.stringify((last = h.time()))];
+        else if (a.do === 'manifest') ev = answer(() => h.answer('dspy-manifest', null));
+        else if (a.do === 'trace') {
+          traces.push({ key: a.key, row: a.row });
+          ev = ['stored', ''];
+        } else if (a.do === 'call') ev = answer(() => h.answer(a.executor, a.request, a.kind));
+        a = JSON.parse(r.next(ev[0], ev[1]));
+      }
+      const out = { name: run.name, calls: h.calls, traces, ...(a.error ? { error: a.error } : { result: a.result }) };
+      assert.deepEqual(out, want, run.name);
+    }
+  }
 });

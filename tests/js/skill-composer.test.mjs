@@ -22,3 +22,49 @@ test('composer conformance: memory backends', async () => {
 test('composer conformance: host KV objects', async () => {
   report(await composerConformance(pl, () => pl.openSkillStore({ backend: kv(), name: 'ws', now }), () => pl.openMessageStore({ backend: kv() }), fx));
 });
+
+// The Rust driver's scripted artifact and skill runs (tests/artifact_run) through runArtifact
+// and runSkill: the same calls, traces, results and errors.
+import { artifactCases, scriptedHost } from './artifact-cases.mjs';
+
+test('the scripted artifact runs match the core driver', async () => {
+  for (const c of artifactCases()) {
+    const skill = pl.importPackage(c.pkg, { now: c.now }).skill;
+    for (const [i, run] of c.runs.entries()) {
+      const h = scriptedHost(run);
+      const ex = run.executors ?? {};
+      const options = {
+        skill,
+        artifact: run.artifact,
+        modelId: run.model_id,
+        parameters: run.parameters,
+        context: run.context,
+        session_id: run.session_id,
+        pricing: run.pricing,
+        model: ex.model ? (request) => h.answer('model', request) : undefined,
+        executors: {
+          code: ex.code ? (request) => h.answer('code', request) : undefined,
+          dspy: ex.dspy ? { execute: (request) => h.answer('dspy', request), manifest: ex.manifest ? () => h.answer('dspy-manifest', null) : undefined } : undefined,
+        },
+        handlers: Object.fromEntries((ex.handlers ?? []).map((k) => [k, (request) => h.answer('handler', request, k)])),
+        now: () => h.time().now,
+        traces: { __putTrace: async (key, row) => h.traces.push({ key, row }) },
+      };
+      // `now` and `clock` read one tick: the core asks for both at once.
+      let last;
+      options.now = () => (last = h.time()).now;
+      options.clock = () => last.ms;
+      const want = c.expected[i];
+      let got;
+      try {
+        const result = 'skill_run' in run ? await pl.runSkill({ ...options, artifacts: run.skill_run ?? undefined }) : await pl.runArtifact(options);
+        got = { name: run.name, calls: h.calls, traces: h.traces, result };
+      } catch (e) {
+        assert.ok(e instanceof pl.PromptloomError, `${run.name}: ${e}`);
+        got = { name: run.name, calls: h.calls, traces: h.traces, error: { code: e.code, message: e.message, details: e.details } };
+      }
+      assert.deepEqual(got, want, run.name);
+      assert.ok(h.done(), `${run.name}: every answer asked for`);
+    }
+  }
+});
