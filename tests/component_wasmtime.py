@@ -14,14 +14,38 @@ import wasmtime
 import wasmtime.component as wc
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The WIT `error` variant's cases: one per class, each carrying the exact `code`.
-ERROR_CLASSES = ("invalid", "refused", "unavailable", "failed", "internal")
 PROVIDERS = ["anthropic", "openai-chat", "openai-responses", "gemini"]
 
 
 def read(path):
     with open(path, encoding="utf-8") as f:
         return f.read()
+
+
+class Func:
+    """An exported function whose `result<T, error>` comes back as T, or as the `error`
+    record itself. wasmtime-py tags a result only when its two sides are the same kind of
+    Python value (a record and the error record: `Variant("ok" | "err", …)`); this removes
+    the tag, so every test reads an error the same way (`e.code`, `error_class(e)`)."""
+
+    def __init__(self, f):
+        self.f = f
+
+    def __call__(self, store, *args):
+        out = self.f(store, *args)
+        if isinstance(out, wc.Variant) and out.tag in ("ok", "err"):
+            return out.payload
+        return out
+
+
+def is_error(v):
+    """Whether a value is the WIT `error` record."""
+    return isinstance(v, wc.Record) and hasattr(v, "code") and hasattr(v, "details") and hasattr(v, "message")
+
+
+def error_class(e):
+    """The `class` of a WIT `error` record (a Python keyword, so read by name)."""
+    return getattr(e, "class")
 
 
 def snapshot_content(path):
@@ -212,18 +236,18 @@ class Host:
         inst = linker.instantiate(self.store, component)
         self.inst = inst
         iface = inst.get_export_index(self.store, "promptloom:core/lowering@0.1.0")
-        self.lower_fn = inst.get_func(self.store, inst.get_export_index(self.store, "lower", iface))
-        self.caps_fn = inst.get_func(self.store, inst.get_export_index(self.store, "default-capabilities", iface))
-        self.requests_fn = inst.get_func(self.store, inst.get_export_index(self.store, "resolve-requests", iface))
-        lo = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, iface))
+        self.lower_fn = Func(inst.get_func(self.store, inst.get_export_index(self.store, "lower", iface)))
+        self.caps_fn = Func(inst.get_func(self.store, inst.get_export_index(self.store, "default-capabilities", iface)))
+        self.requests_fn = Func(inst.get_func(self.store, inst.get_export_index(self.store, "resolve-requests", iface)))
+        lo = lambda name: Func(inst.get_func(self.store, inst.get_export_index(self.store, name, iface)))
         self.conversation = {n: lo(n) for n in ["lower-conversation", "[constructor]conversation", "[method]conversation.append", "[method]conversation.lower", "[method]conversation.len"]}
         comp = inst.get_export_index(self.store, "promptloom:core/compositor@0.1.0")
-        f = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, comp))
+        f = lambda name: Func(inst.get_func(self.store, inst.get_export_index(self.store, name, comp)))
         self.parse_input = f("parse-input")
         self.open_store = f("[static]message-store.open")
         self.store_fns = {n: f(f"[method]message-store.{n}") for n in ["submit", "get", "history", "list", "blob", "lower"]}
         sk = inst.get_export_index(self.store, "promptloom:core/skills@0.1.0")
-        g = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, sk))
+        g = lambda name: Func(inst.get_func(self.store, inst.get_export_index(self.store, name, sk)))
         self.skills = {n: g(n) for n in ["validate-skill", "import-package", "import-skill-md", "export-skill-md", "model-family", "decide", "seed-skill-specs"]}
         self.skills["open-store"] = g("[static]skill-store.open")
         self.skills["open-catalog"] = g("[static]skill-catalog.open")
@@ -238,12 +262,12 @@ class Host:
         self.store_fns["thread"] = f("[method]message-store.thread")
         self.store_fns["invocations"] = f("[method]message-store.invocations")
         co = inst.get_export_index(self.store, "promptloom:core/composer@0.1.0")
-        h = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, co))
+        h = lambda name: Func(inst.get_func(self.store, inst.get_export_index(self.store, name, co)))
         ar = inst.get_export_index(self.store, "promptloom:core/arbiter@0.1.0")
-        k = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, ar))
+        k = lambda name: Func(inst.get_func(self.store, inst.get_export_index(self.store, name, ar)))
         self.arbiter = {n: k(n) for n in ["validate-skill-spec", "load-skill-specs", "to-mermaid", "call-proposal", "[method]arbiter.step-offer", "[static]skill-registry.build", "[method]skill-registry.names", "[method]skill-registry.summary", "[static]arbiter.create", "[method]arbiter.start", "[method]arbiter.propose", "[method]arbiter.run", "[method]arbiter.replay", "[static]session.open", "[method]session.start-skill", "[method]session.propose", "[method]session.lane-event", "[method]session.heartbeat", "[method]session.stop", "[method]session.hierarchy", "[method]session.log", "[method]session.run", "[method]session.lane", "[method]session.stale", "session-machines", "list-proposals", "approval-log", "approve-proposal", "reject-proposal", "install-approved"]}
         gw = inst.get_export_index(self.store, "promptloom:core/gateway@0.1.0")
-        q = lambda name: inst.get_func(self.store, inst.get_export_index(self.store, name, gw))
+        q = lambda name: Func(inst.get_func(self.store, inst.get_export_index(self.store, name, gw)))
         self.gateway = {n: q(n) for n in ["check-contract", "apply-state", "records-to-otel", "[constructor]contract-registry", "[method]contract-registry.register", "[method]contract-registry.resolve", "[method]contract-registry.set-canary", "[method]contract-registry.planner-section", "[method]contract-registry.review", "[constructor]gateway", "[method]gateway.call", "[method]gateway.records", "[method]gateway.verify"]}
         self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "run-order", "verify-invocation", "dspy-optimize-call", "run-artifact", "[static]artifact-run.create", "[method]artifact-run.first", "[method]artifact-run.next", "dspy-stamp", "dspy-stale", "[static]prepared-skill.prepare", "[method]prepared-skill.name", "[method]prepared-skill.compose"]}
 
@@ -328,10 +352,10 @@ class ConversationInWasmtime(unittest.TestCase):
         h = self.host
         bad = json.dumps([{"role": "user", "parts": [{"type": "text", "text": "a"}]}, {"role": "tool", "parts": [{"type": "tool-result", "output": 1}]}])
         out = h.conversation["lower-conversation"](h.store, bad, conversation_options("anthropic", {}), [])
-        self.assertIsInstance(out, wc.Variant)
-        self.assertEqual(out.payload.code, "invalid-message")
-        self.assertEqual(out.tag, "invalid")
-        self.assertEqual(out.payload.path, "turns[1].parts[0].call_id")
+        self.assertTrue(is_error(out))
+        self.assertEqual(out.code, "invalid-message")
+        self.assertEqual(error_class(out), "invalid")
+        self.assertEqual(out.path, "turns[1].parts[0].call_id")
         name, provider, case, body, _ = next(conversation_cases())
         ok = h.conversation["lower-conversation"](h.store, json.dumps(case["turns"]), conversation_options(provider, case.get("options", {})), [])
         self.assertEqual(ok.body, body)
@@ -393,7 +417,7 @@ class ResponseInWasmtime(unittest.TestCase):
         cls.host = Host()
         h = cls.host
         iface = h.inst.get_export_index(h.store, "promptloom:core/response@0.1.0")
-        r = lambda name: h.inst.get_func(h.store, h.inst.get_export_index(h.store, name, iface))
+        r = lambda name: Func(h.inst.get_func(h.store, h.inst.get_export_index(h.store, name, iface)))
         cls.fns = {n: r(n) for n in ["[constructor]response-parser", "[method]response-parser.push", "[method]response-parser.end", "[method]response-parser.finish", "[method]response-parser.first-error", "parse-response", "request-target", "provider-error", "default-retry-policy", "retry-delay"]}
 
     def call(self, name, *args):
@@ -414,7 +438,7 @@ class ResponseInWasmtime(unittest.TestCase):
                 if error is None:
                     self.assertIsNone(err, name)
                 else:
-                    self.assertEqual(err.payload.code, "".join("-" + c.lower() if c.isupper() else c for c in error["code"]).lstrip("-"), name)
+                    self.assertEqual(err.code, "".join("-" + c.lower() if c.isupper() else c for c in error["code"]).lstrip("-"), name)
                 p.drop(self.host.store)
             n += 1
         self.assertGreaterEqual(n, 25)
@@ -423,10 +447,10 @@ class ResponseInWasmtime(unittest.TestCase):
         out = self.call("parse-response", "anthropic", read(os.path.join(ROOT, "tests/response/anthropic/text.json")).encode())
         self.assertEqual(json.loads(out)["parts"][0]["text"], "Hi! My name is Claude.")
         err = self.call("parse-response", "gemini", read(os.path.join(ROOT, "tests/response/gemini/error_body.json")).encode())
-        self.assertEqual(err.payload.code, "rate-limited")
-        self.assertEqual(json.loads(err.payload.details)["retry_after_ms"], 45000)
+        self.assertEqual(err.code, "rate-limited")
+        self.assertEqual(json.loads(err.details)["retry_after_ms"], 45000)
         busy = self.call("provider-error", "anthropic", 529, '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', None)
-        self.assertEqual(busy.payload.code, "overloaded")
+        self.assertEqual(busy.code, "overloaded")
         policy = self.call("default-retry-policy")
         self.assertEqual(getattr(policy, "max-retries"), 2)
         self.assertEqual(self.call("retry-delay", busy, 0, 0.0, policy), 250)
@@ -442,7 +466,7 @@ class ResponseInWasmtime(unittest.TestCase):
         self.assertTrue(t.url.endswith("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"))
         self.assertIn(("x-goog-api-key", "k"), [tuple(x) for x in t.headers])
         bad = self.call("request-target", "gemini", target_options())
-        self.assertEqual(bad.payload.code, "invalid-options")
+        self.assertEqual(bad.code, "invalid-options")
         a = self.call("request-target", "anthropic", target_options(base_url="http://127.0.0.1:1/", api_key="k", browser=True))
         self.assertEqual(a.url, "http://127.0.0.1:1/v1/messages")
         self.assertIn(("anthropic-dangerous-direct-browser-access", "true"), [tuple(x) for x in a.headers])
@@ -475,22 +499,20 @@ class ComposerInWasmtime(unittest.TestCase):
         package = read(os.path.join(ROOT, "tests/skills/packages/consistency-checker.json"))
         skill = json.dumps(json.loads(self.host.sk("import-package", package, "2026-11-22T10:00:00Z"))["skill"])
         self.assertEqual(self.host.co("run-order", skill), ["Overview", "Cross-Reference Script", "DSPy Checker"])
-        self.assertEqual(self.host.co("run-order", "[").payload.code, "invalid-request")
+        self.assertEqual(self.host.co("run-order", "[").code, "invalid-request")
 
     def test_golden_compositions_and_variants(self):
         h = self.host
         kebab = lambda code: "".join("-" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(code))
         def compose(req):
-            # result<compose-step, error>: both sides are variants, so wasmtime-py tags them.
-            out = h.co("compose", json.dumps(req))
-            return out.payload if out.tag in ("ok", "err") else out
+            return h.co("compose", json.dumps(req))
 
         for name, want in self.expected.items():
             out = compose(self.requests[name])
             if "error" in want:
-                self.assertEqual(out.payload.code, kebab(want["error"]["code"]), name)
-                self.assertEqual(out.payload.message, want["error"]["message"], name)
-                self.assertEqual(json.loads(out.payload.details), want["error"]["details"], name)
+                self.assertEqual(out.code, kebab(want["error"]["code"]), name)
+                self.assertEqual(out.message, want["error"]["message"], name)
+                self.assertEqual(json.loads(out.details), want["error"]["details"], name)
             elif "needs_shape" in want:
                 self.assertEqual(out.tag, "needs-shape")
                 self.assertEqual(json.loads(out.payload), want["needs_shape"])
@@ -505,7 +527,7 @@ class ComposerInWasmtime(unittest.TestCase):
         gone = json.loads(h.co("verify-invocation", json.dumps(rec), json.dumps(rn["skill_package"]), json.dumps(rn["memory_context"][:1])))
         self.assertEqual([(c["kind"], c["change"], c["id"]) for c in gone["changes"]], [("memory", "missing", "mem-3")])
         self.assertFalse(gone["identical"])
-        self.assertEqual(h.co("verify-invocation", "{}", json.dumps(rn["skill_package"]), "").payload.code, "invalid-request")
+        self.assertEqual(h.co("verify-invocation", "{}", json.dumps(rn["skill_package"]), "").code, "invalid-request")
         answered = dict(self.requests["planner-needs-shape"], delegated_shape={"kind": "loop", "tools": ["web_search"]})
         c = json.loads(compose(answered).payload)
         self.assertEqual(([t["name"] for t in c["subgraph"]["tool_availability"]], c["subgraph"]["decided_by"]), (["web_search"], "model"))
@@ -516,20 +538,18 @@ class ComposerInWasmtime(unittest.TestCase):
         that does not validate fails when prepared, with compose's variant and message."""
         h = self.host
         def tagged(out):
-            # result<compose-step, error>: both sides are variants, so wasmtime-py tags them.
-            v = out.payload
-            if out.tag == "err":
-                return (v.tag, v.payload.code, v.payload.message, v.payload.details)
-            return (v.tag, v.payload)
+            if is_error(out):
+                return (error_class(out), out.code, out.message, out.details)
+            return (out.tag, out.payload)
         prepared = refused = 0
         for name in self.expected:
             req = self.requests[name]
             invocation = {k: v for k, v in req.items() if k != "skill_package"}
             p = h.co("[static]prepared-skill.prepare", json.dumps(req["skill_package"]))
             want = tagged(h.co("compose", json.dumps(req)))
-            if hasattr(p, "tag"):
-                # result<prepared-skill, error>: the error variant itself, or the resource.
-                self.assertEqual((p.tag, p.payload.code, p.payload.message), want[:3], name)
+            if is_error(p):
+                # result<prepared-skill, error>: the error record itself, or the resource.
+                self.assertEqual((error_class(p), p.code, p.message), want[:3], name)
                 refused += 1
                 continue
             res = p
@@ -545,7 +565,7 @@ class ComposerInWasmtime(unittest.TestCase):
         h.sk("store.create", st, json.dumps(self.packages["full-contract"]), NOW)
         summary = json.dumps(json.loads(h.sk("store.list", st))[0])
         ref = h.co("pick-artifact", summary, "DSPy Auditor", "", "")
-        self.assertEqual(h.co("pick-artifact", summary, "Nope", "", "").payload.code, "not-found")
+        self.assertEqual(h.co("pick-artifact", summary, "Nope", "", "").code, "not-found")
         # Optimisation and re-optimisation.
         dspy_art = h.sk("store.get-artifact", st, json.loads(ref)["id"])
         m26 = json.dumps({"version": "dspy-2.6"})
@@ -556,7 +576,7 @@ class ComposerInWasmtime(unittest.TestCase):
         stamped = json.loads(h.co("dspy-stamp", dspy_art, '{"demos": [1]}', m26, 1, NOW))
         self.assertEqual(stamped["metadata"]["optimized"], {"executor_version": "dspy-2.6", "optimized_at": NOW, "examples": 1})
         self.assertEqual(json.loads(h.co("dspy-stale", json.dumps([stamped]), m26)), [])
-        self.assertEqual(h.co("dspy-stamp", dspy_art, "null", m26, 0, NOW).payload.code, "adapter-failed")
+        self.assertEqual(h.co("dspy-stamp", dspy_art, "null", m26, 0, NOW).code, "adapter-failed")
         fb = json.loads(h.co("pick-artifact", summary, "Audit Prompt", "prompt_template", "gpt-4o"))
         self.assertEqual(fb["model_variant"], "openai")
         row = json.loads(h.sk("store.record-trace", st, json.dumps({"session_id": "w", "skill_id": "k", "artifact_id": fb["id"], "artifact_kind": "prompt_template", "started_at": NOW, "rendered_input": "Tell me about Mara", "raw_output": "About Mara", "assertions_run": 2, "assertions_passed": 1})))
@@ -574,7 +594,7 @@ class ComposerInWasmtime(unittest.TestCase):
         app = json.dumps(self.expected["application-skill-writer"]["composition"])
         auth = json.dumps(self.expected["authoring-skill-writer"]["composition"])
         pkg = json.dumps({"name": "Made Here", "description": "x", "metadata": {"framing": "y"}})
-        self.assertEqual(h.sk("store.call-authoring-tool", st, "create_skill", pkg, app, NOW).payload.code, "unknown-tool")
+        self.assertEqual(h.sk("store.call-authoring-tool", st, "create_skill", pkg, app, NOW).code, "unknown-tool")
         self.assertEqual(json.loads(h.sk("store.call-authoring-tool", st, "create_skill", pkg, auth, NOW))["name"], "Made Here")
 
 
@@ -621,10 +641,10 @@ class AgentInWasmtime(unittest.TestCase):
     def test_run_agent_and_the_machine(self):
         h = Host()
         iface = h.inst.get_export_index(h.store, "promptloom:core/agent@0.1.0")
-        ag = lambda name: h.inst.get_func(h.store, h.inst.get_export_index(h.store, name, iface))
+        ag = lambda name: Func(h.inst.get_func(h.store, h.inst.get_export_index(h.store, name, iface)))
         run_agent, create, next_ = ag("run-agent"), ag("[static]agent-run.create"), ag("[method]agent-run.next")
-        turns_fn = h.inst.get_func(h.store, h.inst.get_export_index(h.store, "[method]conversation.turns", h.inst.get_export_index(h.store, "promptloom:core/lowering@0.1.0")))
-        parse = h.inst.get_func(h.store, h.inst.get_export_index(h.store, "parse-response", h.inst.get_export_index(h.store, "promptloom:core/response@0.1.0")))
+        turns_fn = Func(h.inst.get_func(h.store, h.inst.get_export_index(h.store, "[method]conversation.turns", h.inst.get_export_index(h.store, "promptloom:core/lowering@0.1.0"))))
+        parse = Func(h.inst.get_func(h.store, h.inst.get_export_index(h.store, "parse-response", h.inst.get_export_index(h.store, "promptloom:core/response@0.1.0"))))
         n = 0
         for name, case, expected in agent_cases():
             o = case["options"]
@@ -689,7 +709,7 @@ class AgentInWasmtime(unittest.TestCase):
             n += 1
         self.assertGreaterEqual(n, 5)
         bad = create(h.store, '{"max_steps": 0}')
-        self.assertEqual((bad.tag, bad.payload.code), ("invalid", "invalid-options"))
+        self.assertEqual((error_class(bad), bad.code), ("invalid", "invalid-options"))
 
 
 def artifact_cases():
@@ -764,8 +784,8 @@ class ArtifactRunsInWasmtime(unittest.TestCase):
                 store = h.sk("open-store", f"artifact-run-w{i}")
                 out = h.co("run-artifact", json.dumps(run_options(skill, run)), names, store)
                 if "error" in want:
-                    self.assertEqual(out.payload.code, kebab(want["error"]["code"]), run["name"])
-                    self.assertEqual(out.payload.message, want["error"]["message"], run["name"])
+                    self.assertEqual(out.code, kebab(want["error"]["code"]), run["name"])
+                    self.assertEqual(out.message, want["error"]["message"], run["name"])
                 else:
                     self.assertEqual(strip(json.loads(out)), strip(want["result"]), run["name"])
                 self.assertEqual(s.calls, want["calls"], run["name"])
@@ -775,8 +795,8 @@ class ArtifactRunsInWasmtime(unittest.TestCase):
                 # The machine, this host performing each action with the scripted clock.
                 s = ScriptedRunHost(run)
                 r = h.co("[static]artifact-run.create", json.dumps(run_options(skill, run)), names)
-                if hasattr(r, "tag"):
-                    self.assertEqual(r.payload.code, kebab(want["error"]["code"]), run["name"])
+                if is_error(r):
+                    self.assertEqual(r.code, kebab(want["error"]["code"]), run["name"])
                     continue
                 a = json.loads(h.co("[method]artifact-run.first", r))
                 traces = []
@@ -822,10 +842,10 @@ class ArbiterInWasmtime(unittest.TestCase):
         self.assertEqual((v["ok"], v["problems"][0]["code"]), (False, "unreachable-state"))
         files = [record(path="skills/b.json", text=specs["build-feature"]), record(path="skills/a.json", text=specs["broken-trap"]), record(path="skills/c.json", text="[1]")]
         bad = h.ar("load-skill-specs", files, tools)
-        self.assertEqual(bad.payload.code, "invalid-skill")
-        self.assertEqual([p["file"] for p in json.loads(bad.payload.details)["problems"]], ["skills/a.json", "skills/c.json"])
+        self.assertEqual(bad.code, "invalid-skill")
+        self.assertEqual([p["file"] for p in json.loads(bad.details)["problems"]], ["skills/a.json", "skills/c.json"])
         self.assertEqual([s["name"] for s in json.loads(h.ar("load-skill-specs", files[:1], None))["specs"]], ["build_feature"])
-        self.assertEqual(h.ar("[static]skill-registry.build", "[" + specs["broken-trap"] + "]", "[]", tools).payload.code, "invalid-skill")
+        self.assertEqual(h.ar("[static]skill-registry.build", "[" + specs["broken-trap"] + "]", "[]", tools).code, "invalid-skill")
         # tool-builder and skill-builder: the package's seed file, read by this host.
         system = json.loads(h.sk("seed-skill-specs", read(os.path.join(ROOT, "pkg/system-skills.json"))))
         reg = h.ar("[static]skill-registry.build", json.dumps(system + [json.loads(specs["build-feature"])]), "[]", tools)
@@ -866,8 +886,8 @@ class SessionsInWasmtime(unittest.TestCase):
         self.assertEqual((first["status"], first["upserted"]), ("created", ["tool-builder", "skill-builder"]))
         self.assertEqual(json.loads(h.sk("store.seed", store, seed, "2026-11-24T10:00:00Z"))["status"], "current")
         bad = h.sk("store.seed", store, '{"version": 2, "skills": [{"name": "x", "source": "user"}]}', "2026-11-24T10:00:00Z")
-        self.assertEqual(bad.payload.code, "invalid-skill")
-        self.assertEqual({p["code"] for p in json.loads(bad.payload.details)["problems"]}, {"not-system", "missing-field"})
+        self.assertEqual(bad.code, "invalid-skill")
+        self.assertEqual({p["code"] for p in json.loads(bad.details)["problems"]}, {"not-system", "missing-field"})
         system = h.sk("store.skill-specs", store)
         self.assertEqual([s["name"] for s in json.loads(system)], ["skill-builder", "tool-builder"])
         # The catalog over an empty workspace and this account gives the same specs.
@@ -882,7 +902,7 @@ class SessionsInWasmtime(unittest.TestCase):
         self.assertEqual(h.ar("[method]session.lane-event", s, "core", "tool_result", 1003), "reasoning")
         h.ar("[method]session.propose", s, "core", '{"type": "transition", "event": "complete"}', 1004)
         bad = h.ar("[method]session.lane-event", s, "core", "tool_result", 1005)
-        self.assertEqual((bad.payload.code, json.loads(bad.payload.details)["reason"]), ("invalid-request", "invalid-lane-event"))
+        self.assertEqual((bad.code, json.loads(bad.details)["reason"]), ("invalid-request", "invalid-lane-event"))
         before = json.loads(h.ar("[method]session.run", s, "core"))
         # Another host opens the same session from the bucket: a recovery.
         r = h.ar("[static]session.open", reg, "agents", "w-1", 9000, 2)
@@ -903,10 +923,10 @@ class SessionsInWasmtime(unittest.TestCase):
         row, reg2 = h.ar("approve-proposal", "agents", pid, reg, "ana", 9100)
         self.assertEqual(json.loads(row)["status"], "approved")
         again = h.ar("reject-proposal", "agents", pid, "bo", "late", 9200)
-        self.assertEqual(json.loads(again.payload.details)["reason"], "not-pending")
+        self.assertEqual(json.loads(again.details)["reason"], "not-pending")
         self.assertEqual([d["decision"] for d in json.loads(h.ar("approval-log", "agents"))], ["approved"])
         spec2 = json.dumps({"name": "fetch", "description": "Fetch.", "initial_state": "go", "states": {"go": {"objective": "Go.", "allowed_tools": ["http.get"], "transitions": [{"on": "complete", "to": "done"}]}, "done": {"terminal": True}}})
-        self.assertEqual(h.ar("[static]skill-registry.build", "[" + spec2 + "]", "[]", tools).payload.code, "invalid-skill")
+        self.assertEqual(h.ar("[static]skill-registry.build", "[" + spec2 + "]", "[]", tools).code, "invalid-skill")
         s3 = h.ar("[static]session.open", reg2, "agents", "w-2", 9300, 2)
         h.ar("[method]session.start-skill", s3, "c", "skill-builder", "{}", 9301)
         for i in range(3):
@@ -930,8 +950,8 @@ class GatewayInWasmtime(unittest.TestCase):
         for f in ["valid/cross-title-link-1.0.yaml", "valid/order-inventory-backup.yaml", "valid/order-inventory.json"]:
             h.gw("[method]contract-registry.register", reg, c(f))
         bad = h.gw("[method]contract-registry.register", reg, c("invalid/retry-without-key.yaml"))
-        self.assertEqual(bad.payload.code, "invalid-contract")
-        self.assertEqual([p["code"] for p in json.loads(bad.payload.details)["problems"]], ["unsafe-retry", "unsafe-retry"])
+        self.assertEqual(bad.code, "invalid-contract")
+        self.assertEqual([p["code"] for p in json.loads(bad.details)["problems"]], ["unsafe-retry", "unsafe-retry"])
         snap = read(os.path.join(ROOT, "tests/snapshots/gateway__the_planner_section_is_generated_per_provider_and_byte_stable.snap"))
         want = json.loads(snap[snap.index("\n---\n", 4) + 5 :])
         for provider in PROVIDERS:
@@ -953,24 +973,24 @@ class GatewayInWasmtime(unittest.TestCase):
         chat = {"surface": "chat", "user": "u1", "session": "s1", "flags": ["cross_title_link_enabled"], "tier": "adult", "version": "0.9"}
         call = lambda name, inp, o=chat: h.gw("[method]gateway.call", g, name, json.dumps(inp), json.dumps(o))
         self.assertEqual(json.loads(call("cross-title-link", {"title_id": "BRSK_001", "locale": "en-US"}))["recommendations"][0]["reason"], "k=10")
-        self.assertEqual(call("cross-title-link", {"title_id": "BRSK_001", "locale": "en-US"}, dict(chat, flags=[])).payload.code, "capability-denied")
-        self.assertEqual(call("cross-title-link", {"title_id": "x", "locale": "en-US"}).payload.code, "invalid-input")
-        self.assertEqual(call("order-inventory", {"order_id": "ORD-1"}, dict(chat, version=None, tier="teen")).payload.code, "capability-denied")
+        self.assertEqual(call("cross-title-link", {"title_id": "BRSK_001", "locale": "en-US"}, dict(chat, flags=[])).code, "capability-denied")
+        self.assertEqual(call("cross-title-link", {"title_id": "x", "locale": "en-US"}).code, "invalid-input")
+        self.assertEqual(call("order-inventory", {"order_id": "ORD-1"}, dict(chat, version=None, tier="teen")).code, "capability-denied")
         self.assertEqual(json.loads(call("order-inventory", {"order_id": "ORD-1"}, dict(chat, version=None))), {"hold_id": "H-ORD-1"})
         # Duplicates, retries by class (the host's waits), a declared do-not-retry error.
         call("cross-title-link", {"title_id": "ABCD_001", "locale": "en-US"})
         call("cross-title-link", {"title_id": "ABCD_001", "locale": "en-US"})
         self.assertEqual(runs["ABCD_001"], 1)
-        self.assertEqual(call("cross-title-link", {"title_id": "DOWN_001", "locale": "en-US"}).payload.code, "handler-failed")
+        self.assertEqual(call("cross-title-link", {"title_id": "DOWN_001", "locale": "en-US"}).code, "handler-failed")
         self.assertEqual((runs["DOWN_001"], len(h.handlers.sleeps)), (2, 1))
         gone = call("cross-title-link", {"title_id": "GONE_001", "locale": "en-US"})
-        self.assertEqual((gone.tag, gone.payload.code, json.loads(gone.payload.details)["error_code"], runs["GONE_001"]), ("failed", "handler-failed", "TITLE_NOT_FOUND", 1))
+        self.assertEqual((error_class(gone), gone.code, json.loads(gone.details)["error_code"], runs["GONE_001"]), ("failed", "handler-failed", "TITLE_NOT_FOUND", 1))
         # 60 calls per user per minute: the 61st is refused with a retry-after.
         tags = [call("cross-title-link", {"title_id": "RATE_%03d" % i, "locale": "en-US"}, dict(chat, user="burst")) for i in range(61)]
         limited = tags[-1]
-        self.assertEqual(limited.payload.code, "rate-limited")
-        self.assertEqual(limited.tag, "unavailable")
-        self.assertGreater(json.loads(limited.payload.details)["retry_after_ms"], 0)
+        self.assertEqual(limited.code, "rate-limited")
+        self.assertEqual(error_class(limited), "unavailable")
+        self.assertGreater(json.loads(limited.details)["retry_after_ms"], 0)
         # The canary: 5 % of chat users on 1.0, ±1 %.
         on = sum(1 for i in range(20000) if json.loads(h.gw("[method]contract-registry.resolve", reg, "cross-title-link", "chat", "user-%d" % i, None, 0.0))["version"] == "1.0.0")
         self.assertLess(abs(on / 20000 - 0.05), 0.01)
@@ -982,8 +1002,8 @@ class GatewayInWasmtime(unittest.TestCase):
         checked = json.loads(h.gw("[method]gateway.verify", g, "order-inventory"))
         self.assertEqual([(c["input"]["order_id"], c["ok"]) for c in checked], [("ORD-0", True)])
         bad = h.gw("[method]gateway.verify", g, "cross-title-link")
-        self.assertEqual(bad.payload.code, "invalid-contract")
-        self.assertIn("cross-title-link@1.0.0.output", [p["path"] for p in json.loads(bad.payload.details)["problems"]])
+        self.assertEqual(bad.code, "invalid-contract")
+        self.assertIn("cross-title-link@1.0.0.output", [p["path"] for p in json.loads(bad.details)["problems"]])
         review = json.loads(h.gw("[method]contract-registry.review", reg, json.dumps(recs), 1.0))
         self.assertIn("order-inventory-backup", [r["contract"] for r in review["rarely_called"]])
 
@@ -1022,11 +1042,11 @@ class ComponentInWasmtime(unittest.TestCase):
                     continue
                 want = json.loads(rest)
                 tag = "".join("-" + c.lower() if c.isupper() else c for c in want["code"]).lstrip("-")
-                self.assertIsInstance(out, wc.Variant, f"{name}/{provider}")
-                self.assertEqual(out.payload.code, tag)
-                self.assertEqual(out.payload.message, want["message"])
-                self.assertEqual(json.loads(out.payload.details), want["details"])
-                self.assertEqual(out.payload.path, want["details"].get("path"))
+                self.assertTrue(is_error(out), f"{name}/{provider}")
+                self.assertEqual(out.code, tag)
+                self.assertEqual(out.message, want["message"])
+                self.assertEqual(json.loads(out.details), want["details"])
+                self.assertEqual(out.path, want["details"].get("path"))
         alive = self.host.lower({"parts": [{"type": "text", "text": "alive"}]}, "gemini", {}, {})
         self.assertEqual(alive.body, '{"contents":[{"role":"user","parts":[{"text":"alive"}]}]}')
 
@@ -1042,7 +1062,7 @@ class ComponentInWasmtime(unittest.TestCase):
         got = self.host.requests_fn(self.host.store, json.dumps(blob))
         self.assertEqual([(r.part, r.kind) for r in got], [(0, "blob")])
         bad = self.host.requests_fn(self.host.store, "[1")
-        self.assertEqual(bad.payload.code, "invalid-message")
+        self.assertEqual(bad.code, "invalid-message")
 
     def test_default_capabilities(self):
         caps = json.loads(self.host.caps_fn(self.host.store, "gemini"))
@@ -1064,11 +1084,8 @@ class CompositorInWasmtime(unittest.TestCase):
         return res
 
     def submit(self, res, message, cat, options, answers=None):
-        # Both cases of result<submit-step, error> are variants, so wasmtime-py tags the
-        # result itself: Variant("ok", step) or Variant("err", error).
-        r = self.host.call("submit", res, json.dumps(message), cat, json.dumps(options), answers)
-        self.assertIn(r.tag, ("ok", "err"))
-        return r.payload
+        # result<submit-step, error>: the step (a variant), or the error record.
+        return self.host.call("submit", res, json.dumps(message), cat, json.dumps(options), answers)
 
     def test_submit_get_history_lower(self):
         h = self.host
@@ -1121,21 +1138,21 @@ class CompositorInWasmtime(unittest.TestCase):
         self.assertEqual(ok.tag, "done")
         before = dict(h.kv.buckets["failing"])
         err = self.submit(res, {"parts": [{"type": "command", "id": "/review"}]}, cat, {})
-        self.assertIsInstance(err, wc.Variant)
-        self.assertEqual(err.payload.code, "missing-argument")
-        self.assertEqual(json.loads(err.payload.details)["missing"], ["file"])
+        self.assertTrue(is_error(err))
+        self.assertEqual(err.code, "missing-argument")
+        self.assertEqual(json.loads(err.details)["missing"], ["file"])
         h.kv.fail_after = 1  # the first part row lands, then the store fails
         err = self.submit(res, {"parts": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}, cat, {})
         h.kv.fail_after = None
-        self.assertEqual(err.payload.code, "store-failed")
-        self.assertIn("disk full", err.payload.message)
+        self.assertEqual(err.code, "store-failed")
+        self.assertIn("disk full", err.message)
         history = json.loads(h.call("history", res, "default"))
         self.assertEqual([m["parts"][0]["text"] for m in history], ["kept"])
         again = self.submit(res, {"parts": [{"type": "text", "text": "after"}]}, cat, {})
         self.assertEqual(json.loads(again.payload)["seq"], 2)
         missing = h.call("get", res, "nope")
-        self.assertEqual(missing.payload.code, "not-found")
-        self.assertEqual(missing.tag, "refused")
+        self.assertEqual(missing.code, "not-found")
+        self.assertEqual(error_class(missing), "refused")
         self.assertEqual(set(before) - set(h.kv.buckets["failing"]), set())
 
 
@@ -1162,11 +1179,11 @@ class SkillsInWasmtime(unittest.TestCase):
         self.assertEqual(json.loads(h.sk("store.get-artifact", st, arts[0]["id"])), arts[0])
         self.assertEqual([s["name"] for s in json.loads(h.sk("store.list", st))], ["Consistency Checker"])
         # Errors are WIT variants: already-exists, invalid-skill (every problem), not-found.
-        self.assertEqual(h.sk("store.create", st, self.seed, NOW).payload.code, "already-exists")
+        self.assertEqual(h.sk("store.create", st, self.seed, NOW).code, "already-exists")
         bad = h.sk("store.put", st, json.dumps({"name": "x", "description": "", "version": "1"}), NOW)
-        self.assertEqual(bad.payload.code, "invalid-skill")
-        self.assertEqual([p["path"] for p in json.loads(bad.payload.details)["problems"]], ["description", "version"])
-        self.assertEqual(h.sk("store.delete", st, "nope").payload.code, "not-found")
+        self.assertEqual(bad.code, "invalid-skill")
+        self.assertEqual([p["path"] for p in json.loads(bad.details)["problems"]], ["description", "version"])
+        self.assertEqual(h.sk("store.delete", st, "nope").code, "not-found")
         self.assertEqual(json.loads(h.sk("store.delete", st, imported["id"]))["artifacts"], 4)
         self.assertEqual(h.kv.buckets["skills-a"], {})
 
@@ -1176,7 +1193,7 @@ class SkillsInWasmtime(unittest.TestCase):
         h.kv.fail_after = 3  # three artifact rows land, then the store fails
         err = h.sk("store.create", st, self.seed, NOW)
         h.kv.fail_after = None
-        self.assertEqual(err.payload.code, "store-failed")
+        self.assertEqual(err.code, "store-failed")
         self.assertEqual(json.loads(h.sk("store.list", st)), [])
         self.assertIsNone(h.sk("store.get-by-name", st, "Consistency Checker"))
         # Writing again completes it (the half-written rows are replaced).
@@ -1192,7 +1209,7 @@ class SkillsInWasmtime(unittest.TestCase):
         out = json.loads(h.sk("export-skill-md", json.dumps(imp["skill"])))
         self.assertEqual(out["text"], md)
         self.assertEqual(out["files"], [{"path": "scripts/x.py", "content": "print(1)\n", "base64": False}])
-        self.assertEqual(h.sk("import-skill-md", "no frontmatter", [], None, NOW).payload.code, "invalid-skill")
+        self.assertEqual(h.sk("import-skill-md", "no frontmatter", [], None, NOW).code, "invalid-skill")
         self.assertEqual(h.sk("model-family", "claude-opus-4"), "anthropic")
         ws = h.sk("open-store", "cat-ws")
         h.sk("store.create", ws, json.dumps(imp["skill"]), NOW)
@@ -1203,7 +1220,7 @@ class SkillsInWasmtime(unittest.TestCase):
         self.assertEqual(h.sk("catalog.sync-etag", cat, "https://m.test/c.json"), '"e1"')
         r = json.loads(h.sk("catalog.match", cat, "are there any contradictions in chapter 2", 3))
         self.assertEqual((r[0]["name"], r[0]["scope"], r[0]["tier"]), ("Consistency Checker", "account", "exact"))
-        self.assertEqual(h.sk("catalog.apply-sync", cat, "https://m.test/c.json", "{", '"e2"', NOW).payload.code, "sync-failed")
+        self.assertEqual(h.sk("catalog.apply-sync", cat, "https://m.test/c.json", "{", '"e2"', NOW).code, "sync-failed")
         self.assertEqual(h.sk("catalog.sync-etag", cat, "https://m.test/c.json"), '"e1"')
         # A disabled skill (metadata.enabled: false) is listed but never matched.
         off = {"name": "Quiet Checker", "description": "d", "trigger_phrases": ["quietly check it"], "metadata": {"enabled": False}}
@@ -1214,7 +1231,7 @@ class SkillsInWasmtime(unittest.TestCase):
         self.assertEqual((d["action"], d["reason"], d["skills"][0]["name"]), ("activate", "exact", "Consistency Checker"))
         self.assertEqual(d["skills"][0]["artifacts"], ["Overview", "Cross-Reference Script", "DSPy Checker"])
         self.assertEqual(json.loads(h.sk("decide", "zebra", "[]", ""))["action"], "direct")
-        self.assertEqual(h.sk("catalog.decide", cat, "x", 3, '{"activate": 2}').payload.code, "invalid-options")
+        self.assertEqual(h.sk("catalog.decide", cat, "x", 3, '{"activate": 2}').code, "invalid-options")
         names = [r["name"] for r in json.loads(h.sk("catalog.match", cat, "quietly check it", 5))]
         self.assertNotIn("Quiet Checker", names)
 
@@ -1242,17 +1259,16 @@ class FaultsInWasmtime(unittest.TestCase):
 
     def submit(self, res, text, opts):
         cat = record(builtins=True, commands=[], mentions=[])
-        r = self.host.call("submit", res, json.dumps({"role": "user", "parts": [{"type": "text", "text": text}]}), cat, json.dumps(opts), None)
-        return r.payload
+        return self.host.call("submit", res, json.dumps({"role": "user", "parts": [{"type": "text", "text": text}]}), cat, json.dumps(opts), None)
 
     def outcome(self, value):
-        return value.payload.code if isinstance(value, wc.Variant) and value.tag in ERROR_CLASSES else value
+        return value.code if is_error(value) else value
 
     @staticmethod
     def error_tag(value):
         """The WIT error's code, or None for a success (a submit's `done` step is a variant too)."""
-        if isinstance(value, wc.Variant) and value.tag in ERROR_CLASSES:
-            return value.payload.code
+        if is_error(value):
+            return value.code
         return None
 
     def every_position(self, open_store, setup, call, view):
@@ -1325,21 +1341,21 @@ class HardeningInWasmtime(unittest.TestCase):
     def test_deep_yaml_and_templates(self):
         h = self.host
         md = "---\nname: deep\ndescription: d\nmetadata:\n  " + "? " * 10000 + "x\n---\nbody\n"
-        self.assertEqual(h.sk("import-skill-md", md, [], None, NOW).payload.code, "invalid-skill")
+        self.assertEqual(h.sk("import-skill-md", md, [], None, NOW).code, "invalid-skill")
         self.alive()
         for src in ["{{ " + "1 + " * 10000 + "1 }}", "{{ x" + "|upper" * 10000 + " }}", "{% if a %}x" + "{% elif a %}y" * 10000 + "{% endif %}"]:
             skill = {"name": "deep", "description": "d", "metadata": {"framing": {"artifact": "F"}}, "artifacts": [{"kind": "prompt_template", "name": "F", "content": src}]}
             report = json.loads(h.sk("validate-skill", json.dumps(skill)))
             self.assertFalse(report["valid"])
             step = h.co("compose", json.dumps({"skill_package": skill, "user_request": "x", "thread_id": "t"}))
-            self.assertEqual((step.tag, step.payload.tag, step.payload.payload.code), ("err", "invalid", "malformed-template"))
+            self.assertEqual((error_class(step), step.code), ("invalid", "malformed-template"))
             self.alive()
 
     def test_deep_json_is_limit_exceeded(self):
         deep = {"role": "user", "parts": [{"type": "text", "text": "x", "extra": json.loads("[" * 500 + "]" * 500)}]}
         out = self.host.lower(deep, "anthropic", {}, {})
-        self.assertIsInstance(out, wc.Variant)
-        self.assertEqual(out.payload.code, "limit-exceeded")
+        self.assertTrue(is_error(out))
+        self.assertEqual(out.code, "limit-exceeded")
         self.alive()
 
     def test_lower_many_and_inspect(self):
@@ -1347,43 +1363,45 @@ class HardeningInWasmtime(unittest.TestCase):
         ref = {"type": "file-ref", "ref": {"path": "a.txt"}}
         msgs = [{"role": "user", "parts": [{"type": "text", "text": "one"}]}, {"role": "user", "parts": [{"type": "text", "text": "see"}, ref]}, {"role": "user", "parts": []}]
         opts = record(provider="gemini", system=None, tools=None, capabilities=None, params=None, resolved=[], limits=None)
-        lower_many = h.inst.get_func(h.store, h.inst.get_export_index(h.store, "lower-many", h.inst.get_export_index(h.store, "promptloom:core/lowering@0.1.0")))
+        lower_many = Func(h.inst.get_func(h.store, h.inst.get_export_index(h.store, "lower-many", h.inst.get_export_index(h.store, "promptloom:core/lowering@0.1.0"))))
         out = lower_many(h.store, json.dumps(msgs), opts, [record(turn=1, resolved=resolved_list({"1": {"text": "FILE TEXT"}}))])
+        # Each message's result<lowered, error>: two records, so wasmtime-py tags them.
+        out = [x.payload for x in out]
         self.assertEqual(len(out), 3)
         self.assertIn("one", out[0].body)
         self.assertIn("FILE TEXT", out[1].body)
-        self.assertEqual(out[2].payload.code, "empty-message")
-        self.assertEqual(lower_many(h.store, "5", opts, []).payload.code, "invalid-message")
-        inspect = h.inst.get_func(h.store, h.inst.get_export_index(h.store, "inspect", h.inst.get_export_index(h.store, "promptloom:core/compositor@0.1.0")))
+        self.assertEqual(out[2].code, "empty-message")
+        self.assertEqual(lower_many(h.store, "5", opts, []).code, "invalid-message")
+        inspect = Func(h.inst.get_func(h.store, h.inst.get_export_index(h.store, "inspect", h.inst.get_export_index(h.store, "promptloom:core/compositor@0.1.0"))))
         msg = json.dumps({"role": "user", "parts": [{"type": "text", "text": "look at "}, ref]})
         v = json.loads(inspect(h.store, msg, record(provider="anthropic", system=None, tools=None, capabilities=None, params=None, resolved=resolved_list({"1": {"text": "hello"}}), limits=None)))
         self.assertEqual([c["label"] for c in v["user"]], ["look at ", "a.txt"])
         self.assertIn("hello", json.dumps(v["model"]["body"]))
-        self.assertEqual(inspect(h.store, "{", opts).payload.code, "invalid-message")
+        self.assertEqual(inspect(h.store, "{", opts).code, "invalid-message")
         # Skill listing with filters.
         st = h.sk("open-store", "filters-wasmtime")
-        list_filtered = h.inst.get_func(h.store, h.inst.get_export_index(h.store, "[method]skill-store.list-filtered", h.inst.get_export_index(h.store, "promptloom:core/skills@0.1.0")))
+        list_filtered = Func(h.inst.get_func(h.store, h.inst.get_export_index(h.store, "[method]skill-store.list-filtered", h.inst.get_export_index(h.store, "promptloom:core/skills@0.1.0"))))
         for name, tags, enabled in [("On", ["pdf"], True), ("Off", ["pdf"], False), ("Other", [], True)]:
             h.sk("store.create", st, json.dumps({"name": name, "description": "d", "tags": tags, "metadata": {"enabled": enabled}}), NOW)
         names = lambda f: [s["name"] for s in json.loads(list_filtered(h.store, st, json.dumps(f)))]
         self.assertEqual(names({"tags": ["pdf"]}), ["Off", "On"])
         self.assertEqual(names({"tags": ["pdf"], "enabled": True}), ["On"])
         self.assertEqual(names({}), ["Off", "On", "Other"])
-        self.assertEqual(list_filtered(h.store, st, '{"tags": "pdf"}').payload.code, "invalid-options")
+        self.assertEqual(list_filtered(h.store, st, '{"tags": "pdf"}').code, "invalid-options")
         self.alive()
 
     def test_limits_in_the_options_records(self):
         h = self.host
         msg = {"role": "user", "parts": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}, {"type": "text", "text": "c"}]}
         out = h.lower(msg, "anthropic", {"limits": {"max_parts": 2}}, {})
-        self.assertEqual(out.payload.code, "limit-exceeded")
-        self.assertEqual(json.loads(out.payload.details)["limit"], "max_parts")
+        self.assertEqual(out.code, "limit-exceeded")
+        self.assertEqual(json.loads(out.details)["limit"], "max_parts")
         self.assertIsInstance(h.lower(msg, "anthropic", {"limits": {"max_parts": 3}}, {}), wc.Record)
         turns = json.dumps([msg, {"role": "assistant", "parts": [{"type": "text", "text": "ok"}]}, msg])
         out = h.conversation["lower-conversation"](h.store, turns, conversation_options("gemini", {"limits": {"max_turns": 2}}), [])
-        self.assertEqual(out.payload.code, "limit-exceeded")
+        self.assertEqual(out.code, "limit-exceeded")
         bad = h.lower(msg, "anthropic", {"limits": {"max_parts": "many"}}, {})
-        self.assertEqual(bad.payload.code, "invalid-options")
+        self.assertEqual(bad.code, "invalid-options")
         self.alive()
 
 

@@ -1,6 +1,6 @@
 //! The error codes are one list, in the core: the WIT `error-code` enum and the TypeScript
-//! `ErrorCode` union must name the same codes in the same order, and the WIT `error`
-//! variant has one case per [`ErrorClass`].
+//! `ErrorCode` union must name the same codes in the same order, and the WIT
+//! `error-class` enum has one case per [`ErrorClass`].
 #![cfg(not(target_arch = "wasm32"))]
 
 use promptloom::{ErrorClass, ErrorKind};
@@ -43,7 +43,7 @@ fn wit_error_code_matches_the_core() {
 }
 
 #[test]
-fn wit_error_variant_has_a_case_per_class() {
+fn wit_error_class_enum_names_every_class() {
     let wit = std::fs::read_to_string("wit/world.wit").expect("wit/world.wit"); // ok: test
     let classes = [
         (ErrorClass::Invalid, "invalid"),
@@ -53,7 +53,7 @@ fn wit_error_variant_has_a_case_per_class() {
         (ErrorClass::Internal, "internal"),
     ];
     let names: Vec<String> = classes.iter().map(|(_, n)| n.to_string()).collect();
-    assert_eq!(wit_cases(&wit, "variant error {"), names);
+    assert_eq!(wit_cases(&wit, "enum error-class {"), names);
     for (class, name) in classes {
         assert_eq!(class.name(), name);
     }

@@ -40,7 +40,7 @@ wit_bindgen::generate!({
 });
 
 use exports::promptloom::core::lowering::{self as wit, Guest};
-use promptloom::core::types::{Error as WitError, ErrorCode, ErrorInfo};
+use promptloom::core::types::{Error as WitError, ErrorClass as WitClass, ErrorCode};
 
 pub(crate) struct Component;
 
@@ -64,31 +64,26 @@ macro_rules! error_variants {
 }
 
 pub(crate) fn to_wit(e: Error) -> WitError {
-    let info = ErrorInfo {
+    WitError {
+        class: match e.kind().class() {
+            ErrorClass::Invalid => WitClass::Invalid,
+            ErrorClass::Refused => WitClass::Refused,
+            ErrorClass::Unavailable => WitClass::Unavailable,
+            ErrorClass::Failed => WitClass::Failed,
+            ErrorClass::Internal => WitClass::Internal,
+        },
         code: wit_code(e.kind()),
         message: e.to_string(),
         path: e.path().map(str::to_owned),
         details: e.details().json_text(),
-    };
-    match e.kind().class() {
-        ErrorClass::Invalid => WitError::Invalid(info),
-        ErrorClass::Refused => WitError::Refused(info),
-        ErrorClass::Unavailable => WitError::Unavailable(info),
-        ErrorClass::Failed => WitError::Failed(info),
-        ErrorClass::Internal => WitError::Internal(info),
     }
 }
 
 /// The core error of a WIT error a host passes back (to ask whether to retry it). The code
-/// decides; the case a host put it in does not.
+/// decides; the class a host put it in does not.
 pub(crate) fn from_wit(w: &WitError) -> Error {
-    let (WitError::Invalid(info)
-    | WitError::Refused(info)
-    | WitError::Unavailable(info)
-    | WitError::Failed(info)
-    | WitError::Internal(info)) = w;
-    let mut e = Error::new(core_kind(info.code), info.message.clone());
-    if let Ok(Value::Object(d)) = serde_json::from_str::<Value>(&info.details) {
+    let mut e = Error::new(core_kind(w.code), w.message.clone());
+    if let Ok(Value::Object(d)) = serde_json::from_str::<Value>(&w.details) {
         for (k, v) in d {
             e = e.with(&k, v);
         }

@@ -25,7 +25,7 @@ use crate::lower::json::SlotMode;
 use crate::lower::{Capabilities, Provider, ResolveRequest, Resolved, Resolver, TableResolver};
 use lower::{assemble, lower_turn, Assembled, Head, Key, Prev, Resume, TurnCx};
 use sha2::{Digest, Sha256};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::rc::Rc;
 
 /// Supplies the resolver of each turn (a user turn's file-refs, mentions and blobs).
@@ -146,7 +146,7 @@ fn lower_in(
 
 /// A turn's resolver answers, kept with the turn (they are part of what it lowers to).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Answers(pub BTreeMap<usize, std::result::Result<Resolved, String>>);
+pub struct Answers(pub litemap::LiteMap<usize, std::result::Result<Resolved, String>>);
 
 impl Resolver for Answers {
     fn resolve(&self, request: &ResolveRequest<'_>) -> std::result::Result<Resolved, String> {

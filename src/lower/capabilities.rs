@@ -8,7 +8,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::lower::Provider;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use litemap::LiteMap;
 
 const MB: u64 = 1024 * 1024;
 
@@ -49,7 +49,8 @@ pub struct Capabilities {
     /// Tool suggested in a descriptor, by exact media type or by class name (`image`, `pdf`,
     /// `audio`, `video`, `text`, `binary`; `url` for an unresolved text URL); an exact type
     /// wins.
-    pub tool_routes: BTreeMap<String, String>,
+    #[serde(deserialize_with = "routes_from")]
+    pub tool_routes: LiteMap<String, String>,
 }
 
 fn support(mimes: &[&str], max_mb: u64, urls: bool) -> MediaSupport {
@@ -60,19 +61,39 @@ fn support(mimes: &[&str], max_mb: u64, urls: bool) -> MediaSupport {
     }
 }
 
-fn routes() -> BTreeMap<String, String> {
-    crate::sort::map_of(
-        [
-            ("image", "read_image"),
-            ("pdf", "pdf_to_text"),
-            ("audio", "transcribe_audio"),
-            ("video", "extract_frames"),
-            ("text", "read_file"),
-            ("url", "web_fetch"),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_owned(), v.to_owned())),
-    )
+fn routes() -> LiteMap<String, String> {
+    let mut m = LiteMap::new();
+    for (k, v) in [
+        ("image", "read_image"),
+        ("pdf", "pdf_to_text"),
+        ("audio", "transcribe_audio"),
+        ("video", "extract_frames"),
+        ("text", "read_file"),
+        ("url", "web_fetch"),
+    ] {
+        m.insert(k.to_owned(), v.to_owned());
+    }
+    m
+}
+
+/// `tool_routes` read from a JSON object of strings (through the JSON map the module has
+/// anyway, not the map's own generic reader).
+fn routes_from<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<LiteMap<String, String>, D::Error> {
+    let o = serde_json::Map::<String, Value>::deserialize(d)?;
+    let mut m = LiteMap::new();
+    for (k, v) in o {
+        match v {
+            Value::String(s) => {
+                m.insert(k, s);
+            }
+            _ => {
+                return Err(serde::de::Error::custom(format!(
+                    "tool_routes.{k} must be a tool name (a string)"
+                )))
+            }
+        }
+    }
+    Ok(m)
 }
 
 const OPENAI_IMAGES: &[&str] = &["image/png", "image/jpeg", "image/webp", "image/gif"];

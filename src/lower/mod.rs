@@ -35,7 +35,6 @@ use crate::message::{
 use json::{DataSrc, SlotMode};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 /// A lowered request.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,6 +2,7 @@
 //! attachments) and the answers it takes.
 
 use super::*;
+use litemap::LiteMap;
 
 /// What the host is asked to resolve.
 #[derive(Debug, Clone, Copy)]
@@ -85,7 +86,7 @@ impl Resolver for NoResolver {
 /// from the host's answers). Each answer is handed out once, without copying.
 #[derive(Debug, Default)]
 pub struct TableResolver {
-    entries: std::cell::RefCell<BTreeMap<usize, std::result::Result<Resolved, String>>>,
+    entries: std::cell::RefCell<LiteMap<usize, std::result::Result<Resolved, String>>>,
 }
 
 impl TableResolver {
@@ -97,7 +98,7 @@ impl TableResolver {
 
 impl TableResolver {
     /// The answers, by part index.
-    pub fn into_entries(self) -> BTreeMap<usize, std::result::Result<Resolved, String>> {
+    pub fn into_entries(self) -> LiteMap<usize, std::result::Result<Resolved, String>> {
         self.entries.into_inner()
     }
 }

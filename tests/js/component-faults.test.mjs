@@ -29,7 +29,7 @@ function attempt(f) {
   try {
     return { ok: f() };
   } catch (e) {
-    if (e && e.payload && e.payload.val && typeof e.payload.val.code === 'string') return { err: e.payload.val.code, message: e.payload.val && e.payload.val.message };
+    if (e && e.payload && typeof e.payload.code === 'string') return { err: e.payload.code, message: e.payload.message };
     throw e;
   }
 }

@@ -55,14 +55,14 @@ test('the response parser resource in jco: every recorded response, whole and in
       assert.deepEqual(events, c.expected.events, `${c.name} by ${size}`);
       assert.deepEqual(JSON.parse(p.finish()), c.expected.turn, c.name);
       const err = p.firstError();
-      assert.equal(err ? err.val.code : null, c.expected.error ? c.expected.error.code.replace(/[A-Z]/g, (m, i) => (i ? '-' : '') + m.toLowerCase()) : null, c.name);
+      assert.equal(err ? err.code : null, c.expected.error ? c.expected.error.code.replace(/[A-Z]/g, (m, i) => (i ? '-' : '') + m.toLowerCase()) : null, c.name);
     }
     n++;
   }
   assert.ok(n >= 25);
-  assert.throws(() => response.parseResponse('gemini', enc.encode(readFileSync(join(root, 'tests/response/gemini/error_body.json'), 'utf8'))), (e) => e.payload.val.code === 'rate-limited');
+  assert.throws(() => response.parseResponse('gemini', enc.encode(readFileSync(join(root, 'tests/response/gemini/error_body.json'), 'utf8'))), (e) => e.payload.code === 'rate-limited');
   const busy = response.providerError('anthropic', 529, '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}', undefined);
-  assert.deepEqual([busy.tag, busy.val.code], ['unavailable', 'overloaded']);
+  assert.deepEqual([busy.class, busy.code], ['unavailable', 'overloaded']);
   const policy = response.defaultRetryPolicy();
   assert.equal(response.retryDelay(busy, 0, 0, policy), 250n);
   assert.equal(response.retryDelay(busy, 2, 0, policy), undefined);
@@ -109,11 +109,11 @@ test('lower-many and inspect in jco: per-message results and answers, the three 
   assert.match(out[0].val.body, /"one"/);
   assert.match(out[1].val.body, /FILE TEXT/);
   assert.equal(out[2].tag, 'err');
-  assert.deepEqual([out[2].val.tag, out[2].val.val.code], ['invalid', 'empty-message']);
+  assert.deepEqual([out[2].val.class, out[2].val.code], ['invalid', 'empty-message']);
   // The same bodies as lowering one by one.
   assert.equal(out[0].val.body, lowering.lower(JSON.stringify(JSON.parse(msgs)[0]), { provider: 'anthropic', resolved: [] }).body);
-  assert.throws(() => lowering.lowerMany(msgs, { provider: 'anthropic', resolved: [{ part: 0, content: { tag: 'missing' } }] }, []), (e) => e.payload.val.code === 'invalid-options');
-  assert.throws(() => lowering.lowerMany('{}', { provider: 'anthropic', resolved: [] }, []), (e) => e.payload.val.code === 'invalid-message');
+  assert.throws(() => lowering.lowerMany(msgs, { provider: 'anthropic', resolved: [{ part: 0, content: { tag: 'missing' } }] }, []), (e) => e.payload.code === 'invalid-options');
+  assert.throws(() => lowering.lowerMany('{}', { provider: 'anthropic', resolved: [] }, []), (e) => e.payload.code === 'invalid-message');
   const msg = JSON.stringify({ role: 'user', parts: [{ type: 'text', text: 'look at ' }, ref] });
   const v = JSON.parse(wrap(() => compositor.inspect(msg, { provider: 'openai-chat', resolved: [{ part: 1, content: { tag: 'text', val: 'hello' } }] })));
   assert.deepEqual(v.user.map((c) => [c.type, c.label]), [['text', 'look at '], ['file-ref', 'a.txt']]);
@@ -125,9 +125,9 @@ test('lower-many and inspect in jco: per-message results and answers, the three 
 
 test('limits travel in the WIT options records (jco)', () => {
   const msg = JSON.stringify({ role: 'user', parts: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] });
-  assert.throws(() => lowering.lower(msg, { provider: 'anthropic', resolved: [], limits: '{"max_parts":1}' }), (e) => e.payload.val.code === 'limit-exceeded');
+  assert.throws(() => lowering.lower(msg, { provider: 'anthropic', resolved: [], limits: '{"max_parts":1}' }), (e) => e.payload.code === 'limit-exceeded');
   assert.match(lowering.lower(msg, { provider: 'anthropic', resolved: [] }).body, /"b"/);
-  assert.throws(() => lowering.lowerConversation(`[${msg},${msg}]`, { provider: 'gemini', limits: '{"max_turns":1}' }, []), (e) => e.payload.val.code === 'limit-exceeded');
+  assert.throws(() => lowering.lowerConversation(`[${msg},${msg}]`, { provider: 'gemini', limits: '{"max_turns":1}' }, []), (e) => e.payload.code === 'limit-exceeded');
 });
 
 test('every shared case lowers in jco to the recorded body', () => {
@@ -148,9 +148,9 @@ test('errors are the WIT error variant with the recorded message and details', (
     assert.throws(
       () => call(c),
       (e) => {
-        assert.equal(e.payload.val.code, kebab(c.expected.code), `${c.name} / ${c.provider}`);
-        assert.equal(e.payload.val.message, c.expected.message);
-        assert.deepEqual(JSON.parse(e.payload.val.details), c.expected.details);
+        assert.equal(e.payload.code, kebab(c.expected.code), `${c.name} / ${c.provider}`);
+        assert.equal(e.payload.message, c.expected.message);
+        assert.deepEqual(JSON.parse(e.payload.details), c.expected.details);
         return true;
       },
     );
@@ -162,10 +162,10 @@ test('errors are the WIT error variant with the recorded message and details', (
 /** A WIT error as the JS face's error shape (`code` in PascalCase). */
 function jsError(e) {
   if (!e || !e.payload) return e;
-  const code = e.payload.val.code.replace(/(^|-)([a-z])/g, (_, __, c) => c.toUpperCase());
-  const err = new Error(e.payload.val.message);
+  const code = e.payload.code.replace(/(^|-)([a-z])/g, (_, __, c) => c.toUpperCase());
+  const err = new Error(e.payload.message);
   err.code = code;
-  err.details = JSON.parse(e.payload.val.details);
+  err.details = JSON.parse(e.payload.details);
   return err;
 }
 const wrap = (f) => {
@@ -413,7 +413,7 @@ test('the skill catalog in jco: scopes, phase-1 match, sync applied from a host-
   const recs = wrap(() => cat.match('summarize', 3));
   assert.deepEqual(JSON.parse(wrap(() => skills.decide('summarize', recs, ''))).action, 'activate');
   assert.equal(JSON.parse(wrap(() => skills.decide('zebra', '[]', ''))).reason, 'no-match');
-  assert.throws(() => skills.decide('x', recs, '{"max_skills": 0}'), (e) => e.payload.val.code === 'invalid-options');
+  assert.throws(() => skills.decide('x', recs, '{"max_skills": 0}'), (e) => e.payload.code === 'invalid-options');
   // A disabled skill (metadata.enabled: false) is listed but never matched.
   wrap(() => ws.create(JSON.stringify({ name: 'Quiet Checker', description: 'd', trigger_phrases: ['quietly check it'], metadata: { enabled: false } }), NOW));
   wrap(() => cat.refresh());
@@ -436,9 +436,9 @@ test('the Skill Composer in jco: every fixture composes to the Rust snapshot, er
       assert.throws(
         () => composer.compose(req),
         (e) => {
-          assert.equal(e.payload.val.code, kebab(expected.error.code), name);
-          assert.equal(e.payload.val.message, expected.error.message, name);
-          assert.deepEqual(JSON.parse(e.payload.val.details), expected.error.details, name);
+          assert.equal(e.payload.code, kebab(expected.error.code), name);
+          assert.equal(e.payload.message, expected.error.message, name);
+          assert.deepEqual(JSON.parse(e.payload.details), expected.error.details, name);
           return true;
         },
       );
@@ -462,7 +462,7 @@ test('the Skill Composer in jco: every fixture composes to the Rust snapshot, er
   const c = JSON.parse(composer.compose(JSON.stringify(answered)).val);
   assert.deepEqual([c.subgraph.kind, c.subgraph.decided_by], ['staged', 'model']);
   // A runaway template ends with the variant, and the instance keeps composing.
-  assert.throws(() => composer.compose(JSON.stringify(fx.requests['runaway-template'])), (e) => e.payload.val.code === 'malformed-template' && JSON.parse(e.payload.val.details).reason === 'fuel');
+  assert.throws(() => composer.compose(JSON.stringify(fx.requests['runaway-template'])), (e) => e.payload.code === 'malformed-template' && JSON.parse(e.payload.details).reason === 'fuel');
   assert.equal(composer.compose(JSON.stringify(fx.requests['release-notes-developers'])).tag, 'composed');
 });
 
@@ -473,7 +473,7 @@ test('a prepared skill in jco: the same steps as compose, byte for byte; a packa
       const step = f();
       return JSON.stringify([step.tag, step.val]);
     } catch (e) {
-      return JSON.stringify([e.payload.tag, e.payload.val.code, e.payload.val.message, e.payload.val.details]);
+      return JSON.stringify([e.payload.class, e.payload.code, e.payload.message, e.payload.details]);
     }
   };
   let prepared = 0;
@@ -484,7 +484,7 @@ test('a prepared skill in jco: the same steps as compose, byte for byte; a packa
     try {
       p = composer.PreparedSkill.prepare(JSON.stringify(skill_package));
     } catch (e) {
-      assert.throws(() => composer.compose(JSON.stringify(fx.requests[name])), (c) => c.payload.tag === e.payload.tag && c.payload.val.code === e.payload.val.code && c.payload.val.message === e.payload.val.message, name);
+      assert.throws(() => composer.compose(JSON.stringify(fx.requests[name])), (c) => c.payload.class === e.payload.class && c.payload.code === e.payload.code && c.payload.message === e.payload.message, name);
       refused++;
       continue;
     }
@@ -496,9 +496,9 @@ test('a prepared skill in jco: the same steps as compose, byte for byte; a packa
   }
   assert.ok(prepared >= 12 && refused >= 1, `${prepared} prepared, ${refused} refused`);
   const p = composer.PreparedSkill.prepare(JSON.stringify(fx.requests['release-notes-developers'].skill_package));
-  assert.throws(() => p.compose(JSON.stringify(fx.requests['release-notes-developers'])), (e) => e.payload.val.code === 'invalid-request' && /without `skill_package`/.test(e.payload.val.message));
-  assert.throws(() => p.compose('['), (e) => e.payload.val.code === 'invalid-request');
-  assert.throws(() => composer.PreparedSkill.prepare('{'), (e) => e.payload.val.code === 'invalid-request');
+  assert.throws(() => p.compose(JSON.stringify(fx.requests['release-notes-developers'])), (e) => e.payload.code === 'invalid-request' && /without `skill_package`/.test(e.payload.message));
+  assert.throws(() => p.compose('['), (e) => e.payload.code === 'invalid-request');
+  assert.throws(() => composer.PreparedSkill.prepare('{'), (e) => e.payload.code === 'invalid-request');
 });
 
 test('the composer in jco: lowering a composition, nested requests, the authoring tools, dispatch, assertions, traces, invocation records', async () => {
@@ -538,7 +538,7 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   const summary = JSON.stringify(JSON.parse(wrap(() => tl.list()))[0]);
   const ref = (name, kind = '') => JSON.parse(wrap(() => composer.pickArtifact(summary, name, kind, '')));
   const dspyRef = ref('DSPy Auditor');
-  assert.throws(() => composer.pickArtifact(summary, 'Nope', '', ''), (e) => e.payload.val.code === 'not-found');
+  assert.throws(() => composer.pickArtifact(summary, 'Nope', '', ''), (e) => e.payload.code === 'not-found');
   // Optimisation: the executor's manifest, the stamp, staleness.
   const dspyArt = wrap(() => tl.getArtifact(dspyRef.id));
   const m26 = JSON.stringify({ version: 'dspy-2.6' });
@@ -551,7 +551,7 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   assert.deepEqual([restored.state_blob, restored.metadata.optimized.executor_version], ['{"demos":[]}', 'dspy-2.6']);
   assert.deepEqual(JSON.parse(wrap(() => composer.dspyStale(JSON.stringify([restored]), m26))), []);
   assert.deepEqual(JSON.parse(wrap(() => composer.dspyStale(JSON.stringify([restored]), JSON.stringify({ version: 'dspy-3' })))).map((x) => x.optimized_with), ['dspy-2.6']);
-  assert.throws(() => composer.dspyStamp(dspyArt, '{}', '{}', 0, NOW), (e) => e.payload.val.code === 'adapter-failed');
+  assert.throws(() => composer.dspyStamp(dspyArt, '{}', '{}', 0, NOW), (e) => e.payload.code === 'adapter-failed');
   const fbRef = ref('Audit Prompt', 'prompt_template');
   const art = wrap(() => tl.getArtifact(fbRef.id));
   // Traces per bucket, JSON lines; invocation records beside the turn.
@@ -571,7 +571,7 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   const edited = { ...rnReq.skill_package, artifacts: rnReq.skill_package.artifacts.map((a) => (a.name === 'Notes Framing' ? { ...a, content: `${a.content}\nBe brief.` } : a)) };
   const diff = JSON.parse(wrap(() => composer.verifyInvocation(JSON.stringify(rnComp.invocation_record), JSON.stringify(edited), '[]')));
   assert.deepEqual(diff.changes.map((c) => [c.kind, c.change]), [['template', 'modified'], ['memory', 'missing'], ['memory', 'missing']]);
-  assert.throws(() => composer.verifyInvocation('{"outcome":"error"}', rnSkill, ''), (e) => e.payload.val.code === 'invalid-request');
+  assert.throws(() => composer.verifyInvocation('{"outcome":"error"}', rnSkill, ''), (e) => e.payload.code === 'invalid-request');
   const messages = wrap(() => compositor.MessageStore.open('composer-records'));
   wrap(() => messages.recordInvocation(JSON.stringify(comp.invocation_record)));
   assert.deepEqual(JSON.parse(wrap(() => messages.invocations('thread-1'))), [comp.invocation_record]);
@@ -729,9 +729,9 @@ test('conversation errors are WIT variants naming turn and part; the component k
     assert.throws(
       () => lowering.lowerConversation(JSON.stringify(c.turns), conversationOptions(c.provider, c.options), []),
       (e) => {
-        assert.equal(e.payload.val.code, kebab(c.expected.code), `${c.name} / ${c.provider}`);
-        assert.equal(e.payload.val.message, c.expected.message);
-        assert.deepEqual(JSON.parse(e.payload.val.details), c.expected.details);
+        assert.equal(e.payload.code, kebab(c.expected.code), `${c.name} / ${c.provider}`);
+        assert.equal(e.payload.message, c.expected.message);
+        assert.deepEqual(JSON.parse(e.payload.details), c.expected.details);
         return true;
       },
     );
@@ -748,7 +748,7 @@ test('a thread in the wasi:keyvalue message store: turns appended, read back in 
   assert.deepEqual(thread.map((t) => t.role), ['user', 'assistant', 'tool', 'assistant', 'user']);
   const out = lowering.lowerConversation(JSON.stringify(thread), conversationOptions(c.provider, c.options), []);
   assert.equal(out.body, c.expected.body);
-  assert.throws(() => store.appendTurn('{"role":"tool","parts":[{"type":"tool-result"}]}', '{"session":"chat"}'), (e) => e.payload.val.code === 'invalid-message');
+  assert.throws(() => store.appendTurn('{"role":"tool","parts":[{"type":"tool-result"}]}', '{"session":"chat"}'), (e) => e.payload.code === 'invalid-message');
   assert.equal(JSON.parse(store.thread('chat')).length, 5);
 });
 
@@ -777,7 +777,7 @@ test('the gateway in jco: the seed contract, typed errors, canary, idempotency, 
       f();
       return 'ok';
     } catch (e) {
-      return e.payload?.val?.code ?? String(e);
+      return e.payload?.code ?? String(e);
     }
   };
   let bad;
@@ -786,8 +786,8 @@ test('the gateway in jco: the seed contract, typed errors, canary, idempotency, 
   } catch (e) {
     bad = e.payload;
   }
-  assert.deepEqual([bad.tag, bad.val.code], ['invalid', 'invalid-contract']);
-  assert.deepEqual(JSON.parse(bad.val.details).problems.map((p) => p.path), ['input.code.regex', 'input.k.default', 'input.lo.min', 'input.locale.default']);
+  assert.deepEqual([bad.class, bad.code], ['invalid', 'invalid-contract']);
+  assert.deepEqual(JSON.parse(bad.details).problems.map((p) => p.path), ['input.code.regex', 'input.k.default', 'input.lo.min', 'input.locale.default']);
   let t = 1_000_000;
   const runs = {};
   handlerHost.now = () => t;
@@ -819,7 +819,7 @@ test('the gateway in jco: the seed contract, typed errors, canary, idempotency, 
     try {
       f();
     } catch (e) {
-      return [e.payload.tag, e.payload.val.code];
+      return [e.payload.class, e.payload.code];
     }
   };
   assert.deepEqual(classOf(() => call('nope', {})), ['refused', 'not-found']);
@@ -955,9 +955,9 @@ test('the agent loop in jco: run-agent with the host model and tools, and the ag
   }
   // An event the run does not wait for is a WIT error, and the run stays where it was.
   const run = agentApi.AgentRun.create('{"lower":{"provider":"gemini"}}');
-  assert.throws(() => run.next('appended', ''), (e) => e.payload.val.code === 'invalid-request');
+  assert.throws(() => run.next('appended', ''), (e) => e.payload.code === 'invalid-request');
   assert.equal(JSON.parse(run.next('start', '')).do, 'send');
-  assert.throws(() => agentApi.AgentRun.create('{"max_steps":0}'), (e) => e.payload.val.code === 'invalid-options');
+  assert.throws(() => agentApi.AgentRun.create('{"max_steps":0}'), (e) => e.payload.code === 'invalid-options');
 });
 
 /** A case's run options, as the Rust driver's test writes them. */
@@ -984,7 +984,7 @@ test('artifact runs in jco: run-artifact with the host executors, and the artifa
       try {
         got = { result: JSON.parse(composer.runArtifact(JSON.stringify(runOptions(skill, run)), names, store)) };
       } catch (e) {
-        got = { error: { code: e.payload.val.code, message: e.payload.val.message, details: JSON.parse(e.payload.val.details) } };
+        got = { error: { code: e.payload.code, message: e.payload.message, details: JSON.parse(e.payload.details) } };
       }
       const code = (x) => x.replace(/[A-Z]/g, (m, k) => (k ? '-' : '') + m.toLowerCase());
       // The clock here is the host's now-ms: the traces' times (and ids) differ; the rest is the same.
@@ -1003,7 +1003,7 @@ test('artifact runs in jco: run-artifact with the host executors, and the artifa
       try {
         r = composer.ArtifactRun.create(JSON.stringify(runOptions(skill, run)), names);
       } catch (e) {
-        assert.equal(e.payload.val.code, code(want.error.code), run.name);
+        assert.equal(e.payload.code, code(want.error.code), run.name);
         continue;
       }
       let a = JSON.parse(r.first());
