@@ -61,8 +61,20 @@ pub(crate) fn sort<T: Ord>(v: &mut [T]) {
 
 /// The pairs as a map, a later pair replacing an earlier one with an equal key (what
 /// `collect::<BTreeMap<_, _>>()` gives), inserted one by one.
+#[cfg_attr(not(feature = "composer"), allow(dead_code))]
 pub(crate) fn map_of<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTreeMap<K, V> {
     let mut m = BTreeMap::new();
+    for (k, v) in pairs {
+        m.insert(k, v);
+    }
+    m
+}
+
+/// The pairs as a sorted-vector map, a later pair replacing an earlier one with an equal
+/// key, inserted one by one (no sort of its own).
+#[cfg_attr(not(feature = "composer"), allow(dead_code))]
+pub(crate) fn lite_of<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> litemap::LiteMap<K, V> {
+    let mut m = litemap::LiteMap::new();
     for (k, v) in pairs {
         m.insert(k, v);
     }

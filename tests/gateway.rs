@@ -1034,9 +1034,10 @@ fn the_overlap_audit_and_the_review() {
         .unwrap()
         .iter()
         .all(|p| p["a"] != "order-status" && p["b"] != "order-status"));
-    let mut v = BTreeMap::new();
-    v.insert("order-status".to_owned(), vec![1.0, 0.0]);
-    v.insert("order-inventory".to_owned(), vec![0.9, 0.1]);
+    let v = promptloom::registry::planner::vectors_of(
+        &json!({ "order-status": [1.0, 0.0], "order-inventory": [0.9, 0.1] }),
+    )
+    .unwrap(); // ok: test
     let pairs = r.overlap_audit(Some(&v), 0.85);
     assert!(pairs
         .as_array()

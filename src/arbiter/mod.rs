@@ -26,7 +26,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::json_schema;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use litemap::LiteMap;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// The tools the arbiter itself implements: proposals awaiting human approval.
@@ -39,7 +40,7 @@ pub const DEFAULT_RETRIES: u32 = 2;
 /// An immutable set of validated specs and the tool registry they were checked against.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SkillRegistry {
-    specs: BTreeMap<String, Arc<SkillSpec>>,
+    specs: LiteMap<String, Arc<SkillSpec>>,
     tools: BTreeSet<String>,
 }
 
@@ -58,9 +59,9 @@ impl SkillRegistry {
         let mut all: Vec<(&'static str, Value)> = Vec::new();
         all.extend(global.iter().cloned().map(|v| ("global", v)));
         all.extend(overrides.iter().cloned().map(|v| ("override", v)));
-        let mut specs: BTreeMap<String, Arc<SkillSpec>> = BTreeMap::new();
+        let mut specs: LiteMap<String, Arc<SkillSpec>> = LiteMap::new();
         let mut failed = Vec::new();
-        let mut seen: BTreeMap<(String, &'static str), usize> = BTreeMap::new();
+        let mut seen: LiteMap<(String, &'static str), usize> = LiteMap::new();
         for (i, (layer, v)) in all.iter().enumerate() {
             match validate::load(v, Some(&reg)) {
                 Ok(s) => {
@@ -510,7 +511,7 @@ pub struct Outcome {
 #[derive(Debug, Clone)]
 pub struct Arbiter {
     registry: Arc<SkillRegistry>,
-    lanes: BTreeMap<String, Run>,
+    lanes: LiteMap<String, Run>,
     retry_budget: u32,
 }
 
@@ -530,7 +531,7 @@ impl Arbiter {
     pub fn new(registry: Arc<SkillRegistry>) -> Self {
         Arbiter {
             registry,
-            lanes: BTreeMap::new(),
+            lanes: LiteMap::new(),
             retry_budget: DEFAULT_RETRIES,
         }
     }

@@ -22,7 +22,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::json_text::JsonText;
 use crate::store::{Backend, Op, Table};
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
+use litemap::LiteMap;
 use std::sync::Arc;
 
 /// The lane machine: `(from, event, to)`. `stopped` is where every lane is while its
@@ -107,7 +107,7 @@ pub struct Session {
     retries: u32,
     arbiter: Arbiter,
     status: &'static str,
-    lanes: BTreeMap<String, &'static str>,
+    lanes: LiteMap<String, &'static str>,
     started_at: u64,
     last_seen: u64,
     recoveries: u32,
@@ -150,7 +150,7 @@ impl Session {
         } else {
             s.status = "active";
             s.started_at = at;
-            for l in s.lanes.values_mut() {
+            for l in s.lanes.iter_mut().map(|(_, l)| l) {
                 *l = "idle";
             }
             s.push(at, json!({"type": "session", "event": "started"}));
@@ -171,7 +171,7 @@ impl Session {
             registry,
             retries,
             status: "new",
-            lanes: BTreeMap::new(),
+            lanes: LiteMap::new(),
             started_at: 0,
             last_seen: 0,
             recoveries: 0,
@@ -202,13 +202,13 @@ impl Session {
                 "started" => {
                     self.status = "active";
                     self.started_at = at;
-                    for l in self.lanes.values_mut() {
+                    for l in self.lanes.iter_mut().map(|(_, l)| l) {
                         *l = "idle";
                     }
                 }
                 "stopped" => {
                     self.status = "stopped";
-                    for l in self.lanes.values_mut() {
+                    for l in self.lanes.iter_mut().map(|(_, l)| l) {
                         *l = "stopped";
                     }
                 }
@@ -455,7 +455,7 @@ impl Session {
     pub fn stop(&mut self, at: u64) -> Result<()> {
         self.live()?;
         self.status = "stopped";
-        for l in self.lanes.values_mut() {
+        for l in self.lanes.iter_mut().map(|(_, l)| l) {
             *l = "stopped";
         }
         self.push(at, json!({"type": "session", "event": "stopped"}));

@@ -17,7 +17,6 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::fields::Fields;
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
 
 /// What a command does when it is submitted.
 #[derive(Debug, Clone, PartialEq)]
@@ -108,8 +107,8 @@ pub struct MentionKind {
 /// The commands and mention kinds a compositor knows.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CommandCatalog {
-    commands: BTreeMap<String, Command>,
-    mentions: BTreeMap<String, MentionKind>,
+    commands: litemap::LiteMap<String, Command>,
+    mentions: litemap::LiteMap<String, MentionKind>,
 }
 
 /// Names: 1–64 characters of ASCII letters, digits, `_`, `-`, `.` and `:`.

@@ -8,7 +8,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::problems::Problems;
 use semver::Version;
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use litemap::LiteMap;
 
 /// What the gateway may do after a handler error with a declared code.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -175,14 +175,14 @@ pub struct Contract {
     /// The surfaces that may call it (empty: any).
     pub surfaces: Vec<String>,
     /// Percent of each surface's users sent to this version while it is a canary.
-    pub canary: BTreeMap<String, f64>,
+    pub canary: LiteMap<String, f64>,
     /// When calls start failing with `Sunset` (epoch milliseconds), and the text given.
     pub sunset: Option<(f64, String)>,
     /// Marked deprecated (still callable; listed by the registry review).
     pub deprecated: bool,
     /// For callers of an older version: how this version's output reads in that version's
     /// shape (see [`super::adapt`]), by the older version.
-    pub output_adapters: BTreeMap<Version, Value>,
+    pub output_adapters: LiteMap<Version, Value>,
     /// The document as given (YAML read as JSON), for `list()` and the planner section.
     pub source: Value,
     /// `name@version`, made once.
@@ -756,7 +756,7 @@ fn read_into(
         }
     };
     let surfaces = f.texts("surfaces", out);
-    let mut canary = BTreeMap::new();
+    let mut canary = LiteMap::new();
     if let Some(c) = f.object("canary", out) {
         for (s, p) in c {
             match p.as_f64() {
@@ -793,7 +793,7 @@ fn read_into(
         },
     };
     let deprecated = f.boolean("deprecated", out).unwrap_or(false);
-    let mut output_adapters = BTreeMap::new();
+    let mut output_adapters = LiteMap::new();
     if let Some(a) = f.object("output_adapters", out) {
         for (v, m) in a {
             let p = format!("output_adapters.{v}");

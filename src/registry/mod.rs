@@ -24,19 +24,19 @@ pub use contract::{Contract, RetryClass};
 use crate::error::{Error, ErrorKind, Result};
 use semver::{Version, VersionReq};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use litemap::LiteMap;
 use std::sync::Arc;
 
 /// Every contract version, by name; and the versions surfaces pin.
 #[derive(Debug, Clone, Default)]
 pub struct Registry {
-    contracts: BTreeMap<String, BTreeMap<Version, Arc<Contract>>>,
+    contracts: LiteMap<String, LiteMap<Version, Arc<Contract>>>,
     /// (surface, name) → the range that surface calls.
-    pins: BTreeMap<(String, String), VersionReq>,
+    pins: LiteMap<(String, String), VersionReq>,
     /// The router's index over the newest versions, built on first use after a change.
     index: std::sync::OnceLock<Arc<(crate::catalog::rank::SkillIndex, Vec<String>)>>,
     /// The host's embeddings of contracts, by name (the router blends them).
-    vectors: BTreeMap<String, Vec<f32>>,
+    vectors: LiteMap<String, Vec<f32>>,
 }
 
 /// An output adapter a call goes through: the older version whose shape the caller gets,
@@ -153,7 +153,7 @@ impl Registry {
 
     /// How many contract versions are registered.
     pub fn len(&self) -> usize {
-        self.contracts.values().map(BTreeMap::len).sum()
+        self.contracts.values().map(LiteMap::len).sum()
     }
 
     /// Whether none is.

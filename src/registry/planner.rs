@@ -12,7 +12,8 @@ use crate::json_text::JsonText;
 use crate::lower::json::{write, SlotMode};
 use crate::lower::{providers, LowerOptions, Provider, Report, Tool};
 use serde_json::{json, Map, Value};
-use std::collections::{BTreeMap, BTreeSet};
+use litemap::LiteMap;
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 /// The name of the tool that asks for more candidates.
@@ -132,7 +133,7 @@ pub struct PlannerSection {
     /// One line per inlined contract, for the system prompt.
     pub catalog: String,
     /// Offered tool name → `name@version` (names are made provider-safe).
-    pub names: BTreeMap<String, String>,
+    pub names: LiteMap<String, String>,
     /// How many candidates were left out (reachable through `request_more_tools`).
     pub more: usize,
     /// The estimated tokens of `tools`.
@@ -153,7 +154,7 @@ impl PlannerSection {
 }
 
 /// Embeddings by contract name from `{ name: [numbers] }` (the faces' wire form).
-pub fn vectors_of(v: &Value) -> Result<BTreeMap<String, Vec<f32>>> {
+pub fn vectors_of(v: &Value) -> Result<LiteMap<String, Vec<f32>>> {
     let bad = || {
         Error::new(
             ErrorKind::InvalidOptions,
@@ -162,7 +163,7 @@ pub fn vectors_of(v: &Value) -> Result<BTreeMap<String, Vec<f32>>> {
         .at("vectors")
     };
     let o = v.as_object().ok_or_else(bad)?;
-    let mut out = BTreeMap::new();
+    let mut out = LiteMap::new();
     for (k, a) in o {
         let a = a.as_array().ok_or_else(bad)?;
         let v = a
@@ -290,7 +291,7 @@ impl Registry {
 
     /// Gives contract names embeddings for the router (one vector per name, all of one
     /// length); `false` when the lengths differ.
-    pub fn set_vectors(&mut self, vectors: &BTreeMap<String, Vec<f32>>) -> bool {
+    pub fn set_vectors(&mut self, vectors: &LiteMap<String, Vec<f32>>) -> bool {
         let dim = vectors.values().next().map_or(0, Vec::len);
         if dim == 0 || vectors.values().any(|v| v.len() != dim) {
             return false;
@@ -305,8 +306,8 @@ impl Registry {
     /// fit the token budget, the rest behind `request_more_tools`.
     pub fn planner_section(&self, query: &str, o: &PlannerOptions) -> Result<PlannerSection> {
         let callable = self.callable(o);
-        let by_name: BTreeMap<&str, &Arc<Contract>> =
-            crate::sort::map_of(callable.iter().map(|c| (c.name.as_str(), c)));
+        let by_name: LiteMap<&str, &Arc<Contract>> =
+            crate::sort::lite_of(callable.iter().map(|c| (c.name.as_str(), c)));
         // Rank every callable contract: the lexical (and embedding) rank first, then the
         // rest by name, so a query with no hit still offers something.
         let mut order: Vec<&Arc<Contract>> = Vec::new();
@@ -352,7 +353,7 @@ impl Registry {
         let more_tool = lowered(vec![request_more()], o.provider)?;
         let mut used = 0;
         let mut tools = Vec::new();
-        let mut names = BTreeMap::new();
+        let mut names = LiteMap::new();
         let mut catalog = String::new();
         for c in order.iter().take(o.k) {
             let t = Tool {
@@ -399,14 +400,14 @@ impl Registry {
     /// similar first.
     pub fn overlap_audit(
         &self,
-        vectors: Option<&BTreeMap<String, Vec<f32>>>,
+        vectors: Option<&LiteMap<String, Vec<f32>>>,
         threshold: f64,
     ) -> Value {
         let latest: Vec<&Arc<Contract>> = self.latest().collect();
-        let bags: Vec<BTreeMap<String, f64>> = latest
+        let bags: Vec<LiteMap<String, f64>> = latest
             .iter()
             .map(|c| {
-                let mut m = BTreeMap::new();
+                let mut m = LiteMap::new();
                 for t in rank::terms(&format!(
                     "{} {}",
                     c.name.replace(['-', '_', '.'], " "),
@@ -417,7 +418,7 @@ impl Registry {
                 m
             })
             .collect();
-        let cos_bag = |a: &BTreeMap<String, f64>, b: &BTreeMap<String, f64>| {
+        let cos_bag = |a: &LiteMap<String, f64>, b: &LiteMap<String, f64>| {
             let dot: f64 = a.iter().filter_map(|(k, x)| b.get(k).map(|y| x * y)).sum();
             let na = a.values().map(|x| x * x).sum::<f64>().sqrt();
             let nb = b.values().map(|x| x * x).sum::<f64>().sqrt();
@@ -463,7 +464,7 @@ impl Registry {
     /// those called less than `min_calls_per_day` in the call records given (the records'
     /// time span; never-called ones included).
     pub fn review(&self, records: &[Value], min_calls_per_day: f64) -> Value {
-        let mut calls: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut calls: LiteMap<&str, usize> = LiteMap::new();
         let (mut first, mut last) = (f64::INFINITY, f64::NEG_INFINITY);
         for r in records {
             if let Some(n) = r.get("contract").and_then(Value::as_str) {

@@ -263,7 +263,7 @@ pub fn plan_text(prefix: &str, ops: &str, olds: &str) -> Result<String> {
             _ => return Err(bad()),
         });
     }
-    let mut known = std::collections::BTreeMap::new();
+    let mut known: litemap::LiteMap<&str, &str> = litemap::LiteMap::new();
     let mut it = olds.split('\0');
     while let (Some(k), Some(v)) = (it.next(), it.next()) {
         known.insert(k, v);
@@ -374,7 +374,7 @@ pub struct Journaled<K: RawKv> {
     /// Whether no journal is pending (checked on open and after a failed commit).
     clean: std::cell::Cell<bool>,
     /// While a roll-back cannot be written: the old raw values readers see instead.
-    overlay: std::cell::RefCell<Option<std::collections::BTreeMap<String, Option<String>>>>,
+    overlay: std::cell::RefCell<Option<litemap::LiteMap<String, Option<String>>>>,
 }
 
 impl<K: RawKv> Journaled<K> {
@@ -464,7 +464,11 @@ impl<K: RawKv> Journaled<K> {
                 let key = format!("{}{JOURNAL}", self.prefix);
                 let raw = self.kv.borrow().get(&key)?.unwrap_or_default();
                 let journal = self.value(JOURNAL, raw)?;
-                *self.overlay.borrow_mut() = Some(crate::sort::map_of(overlay(&journal)?));
+                let mut m: litemap::LiteMap<String, Option<String>> = litemap::LiteMap::new();
+                for (k, v) in overlay(&journal)? {
+                    m.insert(k, v);
+                }
+                *self.overlay.borrow_mut() = Some(m);
                 Ok(())
             }
             Err(e) => Err(e),
