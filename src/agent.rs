@@ -45,6 +45,14 @@ pub struct AgentOptions {
     pub tools: Vec<Value>,
 }
 
+fn wrong(path: &str) -> Error {
+    Error::new(
+        ErrorKind::InvalidOptions,
+        "`defaults` and `lower` must be objects, `tools` an array, `max_steps` a positive integer, `arbiter` a boolean",
+    )
+    .at(path)
+}
+
 impl AgentOptions {
     /// A run lowering with `lower`, no tools, no arbiter, [`DEFAULT_MAX_STEPS`].
     pub fn new(lower: Map<String, Value>) -> AgentOptions {
@@ -56,49 +64,59 @@ impl AgentOptions {
         }
     }
 
-    /// Reads `{ defaults?, lower?, tools?, max_steps?, arbiter? }`: the lowering options are
-    /// `defaults` (a conversation's own) with `lower`'s keys over them.
-    pub fn from_json(text: &str) -> Result<AgentOptions> {
-        let v = json_value(text, "the agent options", ErrorKind::InvalidOptions)?;
-        let Value::Object(mut o) = v else {
-            return Err(Error::new(
-                ErrorKind::InvalidOptions,
-                "the agent options must be an object",
-            )
-            .at("$"));
-        };
-        // One message for every mistyped field: the faces check shapes before they call.
-        let wrong = |path: &str| {
-            Error::new(
-                ErrorKind::InvalidOptions,
-                "`defaults` and `lower` must be objects, `tools` an array, `max_steps` a positive integer, `arbiter` a boolean",
-            )
-            .at(path)
-        };
-        let mut lower = Map::new();
-        for k in ["defaults", "lower"] {
-            match o.remove(k) {
-                None | Some(Value::Null) => {}
-                Some(Value::Object(m)) => lower.extend(m),
-                Some(_) => return Err(wrong(k)),
+    /// The options from their parts: the lowering options are `defaults` (a conversation's
+    /// own) with `lower`'s keys over them (either may be `null`); `tools` an array or `null`.
+    pub fn from_parts(
+        defaults: Value,
+        lower: Value,
+        tools: Value,
+        max_steps: u32,
+        arbiter: bool,
+    ) -> Result<AgentOptions> {
+        let mut o = Map::new();
+        for (k, v) in [("defaults", defaults), ("lower", lower)] {
+            match v {
+                Value::Null => {}
+                Value::Object(m) => o.extend(m),
+                _ => return Err(wrong(k)),
             }
         }
-        let tools = match o.remove("tools") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(a)) => a,
-            Some(_) => return Err(wrong("tools")),
+        let tools = match tools {
+            Value::Null => Vec::new(),
+            Value::Array(a) => a,
+            _ => return Err(wrong("tools")),
         };
-        let max_steps = match o.remove("max_steps") {
-            None | Some(Value::Null) => DEFAULT_MAX_STEPS,
-            Some(v) => match v.as_u64() {
+        if max_steps == 0 {
+            return Err(wrong("max_steps"));
+        }
+        Ok(AgentOptions {
+            max_steps,
+            arbiter,
+            lower: o,
+            tools,
+        })
+    }
+
+    /// Reads `{ defaults?, lower?, tools?, max_steps?, arbiter? }` ([`AgentOptions::from_parts`]).
+    pub fn from_json(text: &str) -> Result<AgentOptions> {
+        let Value::Object(mut o) =
+            json_value(text, "the agent options", ErrorKind::InvalidOptions)?
+        else {
+            return Err(wrong("$"));
+        };
+        let mut take = |k: &str| o.remove(k).unwrap_or(Value::Null);
+        let (defaults, lower, tools) = (take("defaults"), take("lower"), take("tools"));
+        let max_steps = match take("max_steps") {
+            Value::Null => DEFAULT_MAX_STEPS,
+            v => match v.as_u64() {
                 Some(n @ 1..=0xffff_ffff) => n as u32,
                 _ => return Err(wrong("max_steps")),
             },
         };
-        let arbiter = match o.remove("arbiter") {
-            None | Some(Value::Null) => false,
-            Some(Value::Bool(b)) => b,
-            Some(_) => return Err(wrong("arbiter")),
+        let arbiter = match take("arbiter") {
+            Value::Null => false,
+            Value::Bool(b) => b,
+            _ => return Err(wrong("arbiter")),
         };
         if let Some(k) = o.keys().next() {
             return Err(
@@ -107,12 +125,7 @@ impl AgentOptions {
                     .with("known", "defaults, lower, tools, max_steps, arbiter"),
             );
         }
-        Ok(AgentOptions {
-            max_steps,
-            arbiter,
-            lower,
-            tools,
-        })
+        AgentOptions::from_parts(defaults, lower, tools, max_steps, arbiter)
     }
 }
 
@@ -154,17 +167,6 @@ pub struct Outcome {
     pub turn: Option<Value>,
 }
 
-impl Outcome {
-    /// `{ stop, steps, usage }` as JSON text (the turn stays with the host).
-    pub fn to_json(&self) -> String {
-        let mut o = ObjectText::new(64);
-        o.str("stop", self.stop.name());
-        o.raw("steps", &self.steps.to_string());
-        o.map("usage", &self.usage);
-        o.finish()
-    }
-}
-
 /// What the host tells the run; each comes with a payload (a JSON value).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
@@ -193,6 +195,50 @@ pub enum Event {
     Status,
 }
 
+/// The events by their wire names, in [`Event`]'s order (a face may pass the index).
+pub const EVENTS: [&str; 11] = [
+    "start", "offer", "verdict", "output", "failed", "no-tool", "appended", "received", "cut",
+    "aborted", "status",
+];
+
+impl Event {
+    /// The event at `index` in [`EVENTS`].
+    pub fn at(index: usize) -> Option<Event> {
+        use Event::*;
+        [
+            Start, Offer, Verdict, Output, Failed, NoTool, Appended, Received, Cut, Aborted, Status,
+        ]
+        .get(index)
+        .copied()
+    }
+
+    /// An event from its name and payload text, as the faces pass them: `start` (the last
+    /// turn's JSON, or empty), `offer`, `verdict`, `output`, `received` (JSON), `failed` (a
+    /// message), `no-tool`, `appended`, `cut` (JSON, or empty), `aborted`, `status` (`true`
+    /// / `false`).
+    pub fn from_wire(name: &str, payload: &str) -> Result<(Event, Value)> {
+        let Some(e) = EVENTS.iter().position(|n| *n == name).and_then(Event::at) else {
+            return Err(Error::new(
+                ErrorKind::InvalidRequest,
+                format!("`{name}` is not an agent event"),
+            )
+            .with("known", EVENTS.join(", ")));
+        };
+        Ok((e, e.payload(payload)?))
+    }
+
+    /// This event's payload from its text.
+    pub fn payload(self, text: &str) -> Result<Value> {
+        Ok(match self {
+            Event::Failed => Value::String(text.to_owned()),
+            Event::Status => Value::Bool(text == "true"),
+            _ if text.is_empty() => Value::Null,
+            Event::NoTool | Event::Appended | Event::Aborted => Value::Null,
+            _ => json_value(text, "the event's payload", ErrorKind::InvalidRequest)?,
+        })
+    }
+}
+
 /// What the run asks the host to do next.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
@@ -216,10 +262,10 @@ pub enum Action {
         call: Value,
     },
     /// Append a turn to the conversation (persisted first, where the host keeps a store);
-    /// answer [`Event::Appended`]. `None`: the reply just received.
+    /// answer [`Event::Appended`].
     Append {
-        /// The turn's JSON text, or `None` for the reply of [`Event::Received`].
-        turn: Option<String>,
+        /// The turn (its wire form), or `None` for the reply of [`Event::Received`].
+        turn: Option<Value>,
     },
     /// Lower the conversation with `options` and send it; answer [`Event::Received`],
     /// [`Event::Cut`], or [`Event::Aborted`] when the host aborted before sending.
@@ -255,7 +301,7 @@ impl Action {
             Action::Append { turn } => {
                 o.str("do", "append");
                 if let Some(t) = turn {
-                    o.raw("turn", t);
+                    o.value("turn", t);
                 }
             }
             Action::Send { options, step } => {
@@ -290,7 +336,7 @@ enum Phase {
     Status,
     Reply,
     /// The reply appended.
-    Reply2,
+    Appending,
     /// The kept part of a cut reply appended.
     Cut,
     Done,
@@ -303,33 +349,35 @@ pub struct AgentRun {
     phase: Phase,
     steps: u32,
     usage: Map<String, Value>,
-    offer: Option<Value>,
+    /// The arbiter's last offer (`null` before one).
+    offer: Value,
     /// The calls being answered, the next one's index, and the results so far.
     calls: Vec<Value>,
     next: usize,
-    results: Vec<String>,
+    results: Vec<Value>,
     /// The host's name of the call being run.
     tool: String,
-    /// The last reply received.
-    turn: Option<Value>,
+    /// The last reply received (`null` before one).
+    turn: Value,
 }
 
-/// The `tool-call` parts of an assistant turn.
-fn calls_of(turn: &Value) -> Vec<Value> {
-    turn.get("parts")
-        .and_then(Value::as_array)
-        .map(|parts| {
-            parts
-                .iter()
-                .filter(|p| p.get("type").and_then(Value::as_str) == Some("tool-call"))
-                .cloned()
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
+/// `v[k]` as a string.
+#[inline(never)]
 fn str_of<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
     v.get(k).and_then(Value::as_str)
+}
+
+/// The parts of `turn` of these types (`tool-call`; or `text` and `reasoning`).
+fn parts_of(turn: &Value, types: &[&str]) -> Vec<Value> {
+    let mut out = Vec::new();
+    if let Some(parts) = turn.get("parts").and_then(Value::as_array) {
+        for p in parts {
+            if str_of(p, "type").is_some_and(|t| types.contains(&t)) {
+                out.push(p.clone());
+            }
+        }
+    }
+    out
 }
 
 /// A value as text in a message: a string as it is, anything else as JSON.
@@ -343,25 +391,29 @@ fn shown(v: Option<&Value>) -> String {
 
 /// The names in `v` (an array of strings) joined, or `none`.
 fn listed(v: Option<&Value>) -> String {
-    let names: Vec<&str> = v
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    if names.is_empty() {
-        "none".into()
-    } else {
-        names.join(", ")
+    let mut out = String::new();
+    for n in v.and_then(Value::as_array).into_iter().flatten() {
+        if let Some(n) = n.as_str() {
+            if !out.is_empty() {
+                out.push_str(", ");
+            }
+            out.push_str(n);
+        }
     }
+    if out.is_empty() {
+        out.push_str("none");
+    }
+    out
 }
 
-/// Adds every numeric figure of `u` to `total`.
+/// Adds every numeric figure of `u` to `total` (integers stay integers).
 fn add_usage(total: &mut Map<String, Value>, u: Option<&Value>) {
     let Some(Value::Object(u)) = u else { return };
     for (k, v) in u {
         let Value::Number(n) = v else { continue };
-        let sum = match (total.get(k).and_then(Value::as_u64), n.as_u64()) {
-            (Some(a), Some(b)) => a.checked_add(b).map(Value::from),
-            (None, Some(b)) if !total.contains_key(k) => Some(Value::from(b)),
+        let sum = match (total.get(k), n.as_u64()) {
+            (None, _) => Some(v.clone()),
+            (Some(a), Some(b)) => a.as_u64().and_then(|a| a.checked_add(b)).map(Value::from),
             _ => None,
         };
         let sum = sum.unwrap_or_else(|| {
@@ -381,12 +433,12 @@ impl AgentRun {
             phase: Phase::Start,
             steps: 0,
             usage: Map::new(),
-            offer: None,
+            offer: Value::Null,
             calls: Vec::new(),
             next: 0,
             results: Vec::new(),
             tool: String::new(),
-            turn: None,
+            turn: Value::Null,
         }
     }
 
@@ -402,35 +454,36 @@ impl AgentRun {
 
     /// The last reply received.
     pub fn turn(&self) -> Option<&Value> {
-        self.turn.as_ref()
+        Some(&self.turn).filter(|t| !t.is_null())
     }
 
     /// The next action, given what the host did (`event`, with its `payload`). An event
     /// the run does not wait for is `InvalidRequest` and changes nothing.
     pub fn next(&mut self, event: Event, payload: Value) -> Result<Action> {
+        use Event as E;
         let ok = match self.phase {
-            Phase::Start => event == Event::Start,
-            Phase::Offer { .. } => event == Event::Offer,
-            Phase::Verdict => event == Event::Verdict,
-            Phase::Tool => matches!(event, Event::Output | Event::Failed | Event::NoTool),
-            Phase::Results | Phase::Reply2 | Phase::Cut => event == Event::Appended,
-            Phase::Status => event == Event::Status,
-            Phase::Reply => matches!(event, Event::Received | Event::Cut | Event::Aborted),
+            Phase::Start => event == E::Start,
+            Phase::Offer { .. } => event == E::Offer,
+            Phase::Verdict => event == E::Verdict,
+            Phase::Tool => matches!(event, E::Output | E::Failed | E::NoTool),
+            Phase::Results | Phase::Appending | Phase::Cut => event == E::Appended,
+            Phase::Status => event == E::Status,
+            Phase::Reply => matches!(event, E::Received | E::Cut | E::Aborted),
             Phase::Done => false,
         };
         if !ok {
             return Err(Error::new(
                 ErrorKind::InvalidRequest,
                 format!(
-                    "the agent run waits for {}, not {event:?}",
-                    waits(self.phase)
+                    "the agent run does not wait for `{}` now",
+                    EVENTS.get(event as usize).unwrap_or(&"?")
                 ),
             ));
         }
         Ok(match (self.phase, event) {
             (Phase::Start, _) => {
                 let pending = if str_of(&payload, "role") == Some("assistant") {
-                    calls_of(&payload)
+                    parts_of(&payload, &["tool-call"])
                 } else {
                     Vec::new()
                 };
@@ -438,9 +491,7 @@ impl AgentRun {
                     self.step()
                 } else {
                     // A thread reloaded after a crash: calls left unanswered run first.
-                    self.calls = pending;
-                    self.next = 0;
-                    self.results.clear();
+                    self.answering(pending);
                     if self.options.arbiter {
                         self.phase = Phase::Offer { then_send: false };
                         Action::Offer
@@ -450,7 +501,7 @@ impl AgentRun {
                 }
             }
             (Phase::Offer { then_send }, _) => {
-                self.offer = Some(payload);
+                self.offer = payload;
                 if then_send {
                     self.send()
                 } else {
@@ -458,15 +509,11 @@ impl AgentRun {
                 }
             }
             (Phase::Verdict, _) => self.verdict(&payload),
-            (Phase::Tool, Event::Output) => {
-                let v = if payload.is_null() {
-                    Value::String(String::new())
-                } else {
-                    payload
-                };
-                self.result(v, false)
+            (Phase::Tool, E::Output) if payload.is_null() => {
+                self.result(Value::String(String::new()), false)
             }
-            (Phase::Tool, Event::Failed) => self.result(payload, true),
+            (Phase::Tool, E::Output) => self.result(payload, false),
+            (Phase::Tool, E::Failed) => self.result(payload, true),
             (Phase::Tool, _) => {
                 let text = format!("No tool named `{}` is available.", self.tool);
                 self.result(Value::String(text), true)
@@ -477,39 +524,43 @@ impl AgentRun {
             }
             (Phase::Status, _) if payload != Value::Bool(true) => self.done(Stop::Arbiter),
             (Phase::Results | Phase::Status, _) => self.step(),
-            (Phase::Reply, Event::Aborted) => self.done(Stop::Aborted),
-            (Phase::Reply, Event::Received) => {
+            (Phase::Reply, E::Aborted) => self.done(Stop::Aborted),
+            (Phase::Reply, E::Received) => {
                 self.steps += 1;
-                self.turn = Some(payload);
-                self.phase = Phase::Reply2;
+                self.turn = payload;
+                self.phase = Phase::Appending;
                 Action::Append { turn: None }
             }
             (Phase::Reply, _) => {
                 self.steps += 1;
                 // What was shown stays in the thread: its text, without calls cut mid-way.
-                match kept(&payload) {
-                    Some(t) => {
+                let kept = parts_of(&payload, &["text", "reasoning"]);
+                let shown = kept.iter().any(|p| {
+                    str_of(p, "type") == Some("text")
+                        && str_of(p, "text").is_some_and(|t| !t.is_empty())
+                });
+                match payload {
+                    Value::Object(mut t) if shown => {
+                        t.insert("parts".into(), Value::Array(kept));
                         self.phase = Phase::Cut;
-                        Action::Append { turn: Some(t) }
+                        Action::Append {
+                            turn: Some(Value::Object(t)),
+                        }
                     }
-                    None => self.done(Stop::Aborted),
+                    _ => self.done(Stop::Aborted),
                 }
             }
             (Phase::Cut, _) => self.done(Stop::Aborted),
-            (Phase::Reply2, _) => {
-                let turn = self.turn.take().unwrap_or(Value::Null);
+            (Phase::Appending, _) => {
                 add_usage(
                     &mut self.usage,
-                    turn.get("metadata").and_then(|m| m.get("usage")),
+                    self.turn.get("metadata").and_then(|m| m.get("usage")),
                 );
-                let calls = calls_of(&turn);
-                self.turn = Some(turn);
+                let calls = parts_of(&self.turn, &["tool-call"]);
                 if calls.is_empty() {
                     self.done(Stop::Final)
                 } else {
-                    self.calls = calls;
-                    self.next = 0;
-                    self.results.clear();
+                    self.answering(calls);
                     self.answer()
                 }
             }
@@ -517,39 +568,43 @@ impl AgentRun {
         })
     }
 
+    fn answering(&mut self, calls: Vec<Value>) {
+        self.calls = calls;
+        self.next = 0;
+        self.results.clear();
+    }
+
     /// The arbiter's verdict on the current call: a refusal, a transition or a finish is
     /// answered here; an accepted tool call runs under its own name.
     fn verdict(&mut self, v: &Value) -> Action {
         let call = self.calls.get(self.next).cloned().unwrap_or(Value::Null);
         let name = str_of(&call, "name").unwrap_or("");
-        if v.get("accepted").and_then(Value::as_bool) != Some(true) {
+        let text = if v.get("accepted") != Some(&Value::Bool(true)) {
             let e = v.get("error").unwrap_or(&Value::Null);
-            let why = [e.get("message"), e.get("code")]
-                .into_iter()
-                .flatten()
-                .find(|x| !x.is_null())
-                .map_or_else(|| "not allowed".to_owned(), |x| shown(Some(x)));
+            let why = match (e.get("message"), e.get("code")) {
+                (Some(m), _) if !m.is_null() => shown(Some(m)),
+                (_, Some(c)) if !c.is_null() => shown(Some(c)),
+                _ => "not allowed".into(),
+            };
             let text = format!(
                 "The skill's arbiter refused this call: {why}. Allowed tools: {}; transitions: {}.",
                 listed(e.get("allowed_tools")),
                 listed(e.get("transitions"))
             );
             return self.result(Value::String(text), true);
-        }
-        let text = match name {
-            TRANSITION_TOOL => format!("Moved to state `{}`.", shown(v.get("state"))),
-            FINISH_TOOL => format!("The skill finished ({}).", shown(v.get("status"))),
-            _ => {
-                let mapped = self
-                    .offer
-                    .as_ref()
-                    .and_then(|o| o.get("names"))
-                    .and_then(|n| n.get(name))
-                    .and_then(Value::as_str)
-                    .unwrap_or(name)
-                    .to_owned();
-                return self.call_tool(mapped, call);
-            }
+        } else if name == TRANSITION_TOOL {
+            format!("Moved to state `{}`.", shown(v.get("state")))
+        } else if name == FINISH_TOOL {
+            format!("The skill finished ({}).", shown(v.get("status")))
+        } else {
+            let mapped = self
+                .offer
+                .get("names")
+                .and_then(|n| n.get(name))
+                .and_then(Value::as_str)
+                .unwrap_or(name)
+                .to_owned();
+            return self.call_tool(mapped, call);
         };
         self.result(Value::String(text), false)
     }
@@ -571,29 +626,19 @@ impl AgentRun {
     fn send(&mut self) -> Action {
         let mut o = self.options.lower.clone();
         if self.options.arbiter {
-            let offer = self.offer.as_ref();
-            let tools = offer
-                .and_then(|x| x.get("tools"))
-                .cloned()
-                .unwrap_or(Value::Array(Vec::new()));
-            let offered = offer
-                .and_then(|x| x.get("system"))
-                .cloned()
-                .unwrap_or(Value::Null);
-            let system = match (o.get("system").and_then(Value::as_str), &offered) {
-                (Some(s), Value::String(t)) if !s.is_empty() => {
-                    Value::String(format!("{s}\n\n{t}"))
+            let offered = self.offer.get("system").cloned().unwrap_or(Value::Null);
+            let system = match (o.get("system").and_then(Value::as_str), offered) {
+                (Some(s), t) if !s.is_empty() => {
+                    Value::String(format!("{s}\n\n{}", shown(Some(&t))))
                 }
-                (Some(s), _) if !s.is_empty() => {
-                    Value::String(format!("{s}\n\n{}", shown(Some(&offered))))
-                }
-                _ => offered,
+                (_, t) => t,
             };
-            if tools.as_array().is_some_and(|a| a.is_empty()) {
-                o.remove("tools");
-            } else {
-                o.insert("tools".into(), tools);
-            }
+            match self.offer.get("tools") {
+                Some(Value::Array(t)) if !t.is_empty() => {
+                    o.insert("tools".into(), Value::Array(t.clone()))
+                }
+                _ => o.remove("tools"),
+            };
             if system.is_null() {
                 o.remove("system");
             } else {
@@ -613,27 +658,21 @@ impl AgentRun {
     fn answer(&mut self) -> Action {
         let Some(call) = self.calls.get(self.next).cloned() else {
             self.phase = Phase::Results;
-            let mut t = ObjectText::new(64 + self.results.iter().map(String::len).sum::<usize>());
-            t.str("role", "tool");
-            t.key("parts");
-            t.out.put(b"[");
-            for (i, r) in self.results.iter().enumerate() {
-                if i > 0 {
-                    t.out.put(b",");
-                }
-                t.out.put(r.as_bytes());
-            }
-            t.out.put(b"]");
+            let mut t = Map::new();
+            t.insert("role".into(), "tool".into());
+            t.insert(
+                "parts".into(),
+                Value::Array(std::mem::take(&mut self.results)),
+            );
             return Action::Append {
-                turn: Some(t.finish()),
+                turn: Some(Value::Object(t)),
             };
         };
         if self.options.arbiter {
             self.phase = Phase::Verdict;
             let names = self
                 .offer
-                .as_ref()
-                .and_then(|o| o.get("names"))
+                .get("names")
                 .cloned()
                 .unwrap_or_else(|| Value::Object(Map::new()));
             return Action::Propose { call, names };
@@ -650,16 +689,17 @@ impl AgentRun {
 
     /// Records the current call's result, then moves to the next call.
     fn result(&mut self, output: Value, is_error: bool) -> Action {
-        let call = self.calls.get(self.next).cloned().unwrap_or(Value::Null);
-        let mut r = ObjectText::new(96);
-        r.str("type", "tool-result");
-        r.value("call_id", call.get("id").unwrap_or(&Value::Null));
-        r.value("name", call.get("name").unwrap_or(&Value::Null));
-        r.value("output", &output);
+        let call = self.calls.get(self.next);
+        let field = |k: &str| call.and_then(|c| c.get(k)).cloned().unwrap_or(Value::Null);
+        let mut r = Map::new();
+        r.insert("type".into(), "tool-result".into());
+        r.insert("call_id".into(), field("id"));
+        r.insert("name".into(), field("name"));
+        r.insert("output".into(), output);
         if is_error {
-            r.raw("is_error", "true");
+            r.insert("is_error".into(), Value::Bool(true));
         }
-        self.results.push(r.finish());
+        self.results.push(Value::Object(r));
         self.next += 1;
         self.answer()
     }
@@ -670,89 +710,8 @@ impl AgentRun {
             stop,
             steps: self.steps,
             usage: self.usage.clone(),
-            turn: self.turn.clone(),
+            turn: self.turn().cloned(),
         })
-    }
-}
-
-/// A cut reply's text and reasoning (its calls were cut mid-way), when some text was shown.
-fn kept(turn: &Value) -> Option<String> {
-    let parts = turn.get("parts").and_then(Value::as_array)?;
-    let kept: Vec<Value> = parts
-        .iter()
-        .filter(|p| matches!(str_of(p, "type"), Some("text" | "reasoning")))
-        .cloned()
-        .collect();
-    let shown = kept.iter().any(|p| {
-        str_of(p, "type") == Some("text") && str_of(p, "text").is_some_and(|t| !t.is_empty())
-    });
-    if !shown {
-        return None;
-    }
-    let mut t = ObjectText::new(128);
-    t.str("role", str_of(turn, "role").unwrap_or("assistant"));
-    t.key("parts");
-    t.array(&kept);
-    if let Some(o) = turn.as_object() {
-        for (k, v) in o {
-            if k != "role" && k != "parts" {
-                t.value(k, v);
-            }
-        }
-    }
-    Some(t.finish())
-}
-
-fn waits(phase: Phase) -> &'static str {
-    match phase {
-        Phase::Start => "start",
-        Phase::Offer { .. } => "the arbiter's offer",
-        Phase::Verdict => "the arbiter's verdict",
-        Phase::Tool => "the tool's output",
-        Phase::Results | Phase::Reply2 | Phase::Cut => "the turn appended",
-        Phase::Status => "the arbiter run's status",
-        Phase::Reply => "the model's reply",
-        Phase::Done => "nothing (it is done)",
-    }
-}
-
-impl Event {
-    /// An event from its name and payload text, as the faces pass them: `start` (the last
-    /// turn's JSON, or empty), `offer`, `verdict`, `output`, `received` (JSON), `failed` (a
-    /// message), `no-tool`, `appended`, `cut` (JSON, or empty), `aborted`, `status` (`true`
-    /// / `false`).
-    pub fn from_wire(name: &str, payload: &str) -> Result<(Event, Value)> {
-        const NAMES: [(&str, Event); 11] = [
-            ("start", Event::Start),
-            ("offer", Event::Offer),
-            ("verdict", Event::Verdict),
-            ("output", Event::Output),
-            ("failed", Event::Failed),
-            ("no-tool", Event::NoTool),
-            ("appended", Event::Appended),
-            ("received", Event::Received),
-            ("cut", Event::Cut),
-            ("aborted", Event::Aborted),
-            ("status", Event::Status),
-        ];
-        let Some(&(_, e)) = NAMES.iter().find(|(n, _)| *n == name) else {
-            return Err(Error::new(
-                ErrorKind::InvalidRequest,
-                format!("`{name}` is not an agent event"),
-            )
-            .with(
-                "known",
-                "start, offer, verdict, output, failed, no-tool, appended, received, cut, aborted, status",
-            ));
-        };
-        let value = match e {
-            Event::Failed => Value::String(payload.to_owned()),
-            Event::Status => Value::Bool(payload == "true"),
-            Event::NoTool | Event::Appended | Event::Aborted => Value::Null,
-            _ if payload.is_empty() => Value::Null,
-            _ => json_value(payload, "the event's payload", ErrorKind::InvalidRequest)?,
-        };
-        Ok((e, value))
     }
 }
 
@@ -852,12 +811,7 @@ pub fn run_agent(
                 Some(Err(m)) => (Event::Failed, Value::String(m)),
             },
             Action::Append { turn } => {
-                let value = match turn {
-                    Some(t) => serde_json::from_str(&t).map_err(|e| {
-                        Error::new(ErrorKind::Internal, format!("a turn the run wrote: {e}"))
-                    })?,
-                    None => run.turn().cloned().unwrap_or(Value::Null),
-                };
+                let value = turn.unwrap_or_else(|| run.turn().cloned().unwrap_or(Value::Null));
                 host.persist(&value)?;
                 conversation.append(Turn::from_value(value)?, Default::default());
                 (Event::Appended, Value::Null)
@@ -909,13 +863,10 @@ mod tests {
             run.next(Event::Received, turn).unwrap(),
             Action::Append { turn: None }
         );
-        let Action::Done(out) = run.next(Event::Appended, Value::Null).unwrap() else {
-            panic!()
-        };
-        assert_eq!(out.stop, Stop::Final);
+        let a = run.next(Event::Appended, Value::Null).unwrap();
         assert_eq!(
-            out.to_json(),
-            r#"{"stop":"final","steps":1,"usage":{"input_tokens":3,"output_tokens":2}}"#
+            a.to_json(),
+            r#"{"do":"done","stop":"final","steps":1,"usage":{"input_tokens":3,"output_tokens":2}}"#
         );
     }
 
@@ -941,7 +892,7 @@ mod tests {
         };
         assert_eq!(
             t,
-            r#"{"role":"tool","parts":[{"type":"tool-result","call_id":"1","name":"a","output":{"x":1}},{"type":"tool-result","call_id":"2","name":"b","output":"No tool named `b` is available.","is_error":true},{"type":"tool-result","call_id":"3","name":"a","output":"down","is_error":true}]}"#
+            json!({"role":"tool","parts":[{"type":"tool-result","call_id":"1","name":"a","output":{"x":1}},{"type":"tool-result","call_id":"2","name":"b","output":"No tool named `b` is available.","is_error":true},{"type":"tool-result","call_id":"3","name":"a","output":"down","is_error":true}]})
         );
         let Action::Done(out) = run.next(Event::Appended, Value::Null).unwrap() else {
             panic!()
@@ -965,7 +916,7 @@ mod tests {
         let Action::Append { turn: Some(t) } = run.next(Event::Verdict, verdict).unwrap() else {
             panic!()
         };
-        assert!(t.contains("The skill's arbiter refused this call: `rm` is not allowed. Allowed tools: docs.search; transitions: none."));
+        assert_eq!(t["parts"][0]["output"], "The skill's arbiter refused this call: `rm` is not allowed. Allowed tools: docs.search; transitions: none.");
         assert_eq!(
             run.next(Event::Appended, Value::Null).unwrap(),
             Action::Status
@@ -1004,7 +955,7 @@ mod tests {
         };
         assert_eq!(
             t,
-            r#"{"role":"assistant","parts":[{"text":"Hel","type":"text"}],"metadata":{"finish":"aborted"}}"#
+            json!({"role":"assistant","parts":[{"text":"Hel","type":"text"}],"metadata":{"finish":"aborted"}})
         );
         let Action::Done(out) = run.next(Event::Appended, Value::Null).unwrap() else {
             panic!()

@@ -73,7 +73,9 @@ pub(crate) fn map_of<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> BTre
 /// The pairs as a sorted-vector map, a later pair replacing an earlier one with an equal
 /// key, inserted one by one (no sort of its own).
 #[cfg_attr(not(feature = "composer"), allow(dead_code))]
-pub(crate) fn lite_of<K: Ord, V>(pairs: impl IntoIterator<Item = (K, V)>) -> litemap::LiteMap<K, V> {
+pub(crate) fn lite_of<K: Ord, V>(
+    pairs: impl IntoIterator<Item = (K, V)>,
+) -> litemap::LiteMap<K, V> {
     let mut m = litemap::LiteMap::new();
     for (k, v) in pairs {
         m.insert(k, v);

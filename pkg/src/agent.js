@@ -6,6 +6,9 @@
 
 import { PromptloomError, __opts, __module, __call, __json } from './api.js';
 
+// The events' numbers in the core (crate::agent::EVENTS).
+const EVENTS = { start: 0, offer: 1, verdict: 2, output: 3, failed: 4, 'no-tool': 5, appended: 6, received: 7, cut: 8, aborted: 9, status: 10 };
+
 function invalid(message, path) {
   return new PromptloomError('InvalidOptions', `${message} (at ${path})`, { path });
 }
@@ -44,10 +47,10 @@ export async function runAgent(options) {
   if (lower !== null && typeof lower !== 'object') throw invalid('`lower` must be an object of lowering options', 'lower');
   const onEvent = fn(options.onEvent, 'onEvent');
   const onTurn = fn(options.onTurn, 'onTurn');
-  const config = __json({ defaults: conversation.options ?? null, lower: lower ?? null, tools, max_steps: maxSteps, arbiter: arbiter !== undefined }, 'the agent options', 'InvalidOptions', { text: false });
+  const json = (v, path) => (v == null ? '' : __json(v, `\`${path}\``, 'InvalidOptions', { text: false, path }));
   const M = __module();
-  const run = __call(() => new M.AgentRunCore(config));
-  const next = (event, payload = '') => JSON.parse(__call(() => run.next(event, payload)));
+  const run = __call(() => new M.AgentRunCore(json(conversation.options, 'conversation.options'), json(lower, 'lower'), json(tools, 'tools'), maxSteps, arbiter !== undefined));
+  const next = (event, payload = '') => JSON.parse(__call(() => run.next(EVENTS[event], payload)));
   let offer = null;
   let turn = null;
   let steps = 0;

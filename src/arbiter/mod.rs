@@ -24,9 +24,9 @@ pub use validate::{validate_spec, validate_spec_text};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::json_schema;
+use litemap::LiteMap;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
-use litemap::LiteMap;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 

@@ -21,8 +21,8 @@ use super::{Arbiter, Event, Outcome, Proposal, Run, SkillRegistry, Status};
 use crate::error::{Error, ErrorKind, Result};
 use crate::json_text::JsonText;
 use crate::store::{Backend, Op, Table};
-use serde_json::{json, Map, Value};
 use litemap::LiteMap;
+use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
 /// The lane machine: `(from, event, to)`. `stopped` is where every lane is while its

@@ -6,15 +6,14 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::lower::Provider;
-use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use litemap::LiteMap;
+use serde::Serialize;
+use serde_json::Value;
 
 const MB: u64 = 1024 * 1024;
 
 /// Native support for one class of media.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MediaSupport {
     /// Media types sent as native blocks (canonical lower-case names).
     pub mimes: Vec<String>,
@@ -25,8 +24,7 @@ pub struct MediaSupport {
 }
 
 /// What a target accepts natively, and how the rest is routed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Capabilities {
     /// Images (`image/*`).
     pub images: MediaSupport,
@@ -49,7 +47,6 @@ pub struct Capabilities {
     /// Tool suggested in a descriptor, by exact media type or by class name (`image`, `pdf`,
     /// `audio`, `video`, `text`, `binary`; `url` for an unresolved text URL); an exact type
     /// wins.
-    #[serde(deserialize_with = "routes_from")]
     pub tool_routes: LiteMap<String, String>,
 }
 
@@ -74,26 +71,6 @@ fn routes() -> LiteMap<String, String> {
         m.insert(k.to_owned(), v.to_owned());
     }
     m
-}
-
-/// `tool_routes` read from a JSON object of strings (through the JSON map the module has
-/// anyway, not the map's own generic reader).
-fn routes_from<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<LiteMap<String, String>, D::Error> {
-    let o = serde_json::Map::<String, Value>::deserialize(d)?;
-    let mut m = LiteMap::new();
-    for (k, v) in o {
-        match v {
-            Value::String(s) => {
-                m.insert(k, s);
-            }
-            _ => {
-                return Err(serde::de::Error::custom(format!(
-                    "tool_routes.{k} must be a tool name (a string)"
-                )))
-            }
-        }
-    }
-    Ok(m)
 }
 
 const OPENAI_IMAGES: &[&str] = &["image/png", "image/jpeg", "image/webp", "image/gif"];
@@ -216,18 +193,49 @@ impl Capabilities {
             )
             .at("capabilities"));
         }
-        let mut merged = serde_json::to_value(base)
-            .map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))?;
-        merge(&mut merged, over);
-        serde_json::from_value(merged)
-            .map(std::borrow::Cow::Owned)
-            .map_err(|e| {
-                Error::new(
-                    ErrorKind::InvalidOptions,
-                    format!("invalid capabilities override: {e}"),
-                )
-                .at("capabilities")
-            })
+        let mut caps = base.clone();
+        caps.apply(over).map_err(|why| {
+            Error::new(
+                ErrorKind::InvalidOptions,
+                format!("invalid capabilities override: {why}"),
+            )
+            .at("capabilities")
+        })?;
+        Ok(std::borrow::Cow::Owned(caps))
+    }
+
+    /// Merges an override over these capabilities: an object field by field (a media
+    /// class's too; the tool routes route by route), anything else replaced. Every field
+    /// named must be one a capability table has.
+    fn apply(&mut self, over: &Value) -> std::result::Result<(), String> {
+        let Value::Object(o) = over else {
+            return Err(expected(over, "struct Capabilities"));
+        };
+        for (k, v) in o {
+            match k.as_str() {
+                "images" => self.images.apply(v)?,
+                "pdf" => self.pdf.apply(v)?,
+                "audio" => self.audio.apply(v)?,
+                "video" => self.video.apply(v)?,
+                "max_images" => self.max_images = u64_of(v)?,
+                "max_request_bytes" => self.max_request_bytes = u64_of(v)?,
+                "inline_text_max_bytes" => self.inline_text_max_bytes = u64_of(v)?,
+                "text_documents" => self.text_documents = bool_of(v)?,
+                "tool_routes" => {
+                    let Value::Object(r) = v else {
+                        return Err(expected(v, "a map"));
+                    };
+                    for (m, t) in r {
+                        let Value::String(t) = t else {
+                            return Err(expected(t, "a string"));
+                        };
+                        self.tool_routes.insert(m.clone(), t.clone());
+                    }
+                }
+                _ => return Err(unknown(k, CAPABILITY_FIELDS)),
+            }
+        }
+        Ok(())
     }
 
     /// The native support of a media class, if it has one.
@@ -252,20 +260,80 @@ impl Capabilities {
     }
 }
 
-/// Deep-merges `over` into `base`: objects merge key by key, anything else replaces.
-fn merge(base: &mut Value, over: &Value) {
-    match (base, over) {
-        (Value::Object(b), Value::Object(o)) => {
-            for (k, v) in o {
-                match b.get_mut(k) {
-                    Some(slot) if slot.is_object() && v.is_object() => merge(slot, v),
-                    _ => {
-                        b.insert(k.clone(), v.clone());
+const CAPABILITY_FIELDS: &[&str] = &[
+    "images",
+    "pdf",
+    "audio",
+    "video",
+    "max_images",
+    "max_request_bytes",
+    "inline_text_max_bytes",
+    "text_documents",
+    "tool_routes",
+];
+
+/// `unknown field `k`, expected one of `a`, `b`` (the words serde's readers use).
+fn unknown(k: &str, fields: &[&str]) -> String {
+    let mut m = format!("unknown field `{k}`, expected one of ");
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            m.push_str(", ");
+        }
+        m.push('`');
+        m.push_str(f);
+        m.push('`');
+    }
+    m
+}
+
+/// `invalid type: <what v is>, expected <what>`.
+fn expected(v: &Value, what: &str) -> String {
+    let got = match v {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => format!("boolean `{b}`"),
+        Value::Number(n) => format!("number {n}"),
+        Value::String(s) => format!("string {s:?}"),
+        Value::Array(_) => "sequence".to_owned(),
+        Value::Object(_) => "map".to_owned(),
+    };
+    format!("invalid type: {got}, expected {what}")
+}
+
+fn u64_of(v: &Value) -> std::result::Result<u64, String> {
+    v.as_u64().ok_or_else(|| expected(v, "u64"))
+}
+
+fn bool_of(v: &Value) -> std::result::Result<bool, String> {
+    v.as_bool().ok_or_else(|| expected(v, "a boolean"))
+}
+
+impl MediaSupport {
+    /// Merges an override (an object) over this class's support.
+    fn apply(&mut self, over: &Value) -> std::result::Result<(), String> {
+        let Value::Object(o) = over else {
+            return Err(expected(over, "struct MediaSupport"));
+        };
+        for (k, v) in o {
+            match k.as_str() {
+                "mimes" => {
+                    let Value::Array(a) = v else {
+                        return Err(expected(v, "a sequence"));
+                    };
+                    let mut mimes = Vec::with_capacity(a.len());
+                    for m in a {
+                        let Value::String(m) = m else {
+                            return Err(expected(m, "a string"));
+                        };
+                        mimes.push(m.clone());
                     }
+                    self.mimes = mimes;
                 }
+                "max_bytes" => self.max_bytes = u64_of(v)?,
+                "urls" => self.urls = bool_of(v)?,
+                _ => return Err(unknown(k, &["mimes", "max_bytes", "urls"])),
             }
         }
-        (b, o) => *b = o.clone(),
+        Ok(())
     }
 }
 

@@ -6,9 +6,9 @@
 use super::fields;
 use crate::error::{Error, ErrorKind, Result};
 use crate::problems::Problems;
+use litemap::LiteMap;
 use semver::Version;
 use serde_json::{Map, Value};
-use litemap::LiteMap;
 
 /// What the gateway may do after a handler error with a declared code.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -22,9 +22,9 @@ pub mod verify;
 pub use contract::{Contract, RetryClass};
 
 use crate::error::{Error, ErrorKind, Result};
+use litemap::LiteMap;
 use semver::{Version, VersionReq};
 use serde_json::{Map, Value};
-use litemap::LiteMap;
 use std::sync::Arc;
 
 /// Every contract version, by name; and the versions surfaces pin.

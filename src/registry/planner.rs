@@ -11,8 +11,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::json_text::JsonText;
 use crate::lower::json::{write, SlotMode};
 use crate::lower::{providers, LowerOptions, Provider, Report, Tool};
-use serde_json::{json, Map, Value};
 use litemap::LiteMap;
+use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
