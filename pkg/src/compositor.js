@@ -137,18 +137,30 @@ class MessageStore {
    * already stored in this session (its metadata says so) is not written again.
    */
   async append(turn, options) {
-    let { session = 'default', id, now } = __opts(options, 'append()');
-    session = sessionName(session);
-    if (id !== undefined) id = __key(id, 'id');
-    if (now !== undefined && (typeof now !== 'number' || !Number.isFinite(now))) throw new PromptloomError('InvalidOptions', '`now` must be a time in milliseconds (at now)', { path: 'now' });
+    const { session, optsJson } = appendOptions(options);
     const json = __json(__wireTurn(turn) ?? null, 'the turn', 'InvalidMessage', { text: false, nullable: true, path: 'turn' });
-    const optsJson = JSON.stringify({ session, id, now: now ?? Date.now() });
     const lay = (row) => decodeDone(__inbox('appendTurnInbox', [json, optsJson, row ?? '']));
+    const { message, ...result } = await this.__appendLaidOut(session, lay);
+    return { ...result, turn: message };
+  }
+  /**
+   * @internal Appends a turn a Conversation read already: `layText(optionsText, sessionRow)`
+   * gives the core's layout of it (the rows after the session's last message).
+   */
+  __appendStaged(session, layText) {
+    const { optsJson } = appendOptions({ session });
+    return this.__appendLaidOut(sessionName(session), (row) => decodeDone(__call(() => layText(optsJson, row ?? ''))));
+  }
+  /**
+   * @internal Commits the rows `lay(sessionRow)` lays out for a turn after the session's last
+   * message, one append at a time (a lost race is laid out again from the fresh row).
+   * @returns {Promise<any>}
+   */
+  __appendLaidOut(session, lay) {
     return this.__serial(async () => {
       let row = this.__session(session);
       if (row === undefined) row = await this.#backend.get('sessions', session);
-      const { message, ...result } = await commitLaidOut(this, session, row, lay(row), lay);
-      return { ...result, turn: message };
+      return commitLaidOut(this, session, row, lay(row), lay);
     });
   }
   /** Summaries of the messages of `session`: `{ id, seq, part_count, metadata }`. */
@@ -231,6 +243,15 @@ async function commitLaidOut(store, session, row, done, relay) {
       done = relay(row);
     }
   }
+}
+
+/** `append()`'s options: the session and the options text the core lays out with. */
+function appendOptions(options) {
+  let { session = 'default', id, now } = __opts(options, 'append()');
+  session = sessionName(session);
+  if (id !== undefined) id = __key(id, 'id');
+  if (now !== undefined && (typeof now !== 'number' || !Number.isFinite(now))) throw new PromptloomError('InvalidOptions', '`now` must be a time in milliseconds (at now)', { path: 'now' });
+  return { session, optsJson: JSON.stringify({ session, id, now: now ?? Date.now() }) };
 }
 
 /** The core's laid-out rows: `{ ...summary, batch, message }` with each row's value in place. */

@@ -118,6 +118,7 @@ export function lowerConversation(turns, options) {
 export class Conversation {
   #core;
   #appendInbox;
+  #stageInbox;
   #store;
   #session;
   #queue = Promise.resolve();
@@ -146,6 +147,7 @@ export class Conversation {
     const m = __module();
     this.#core = new m.ConversationCore(Math.min(cacheBytes, 0xffffffff) >>> 0);
     this.#appendInbox = this.#core.appendInbox.bind(this.#core);
+    this.#stageInbox = this.#core.stageInbox.bind(this.#core);
     this.#store = store;
     this.#session = session;
     if (options !== undefined) this.#defaults = __optionsJson(options, 'new Conversation()', true);
@@ -182,27 +184,50 @@ export class Conversation {
     const ask_ = __withStore(resolve, this.#store);
     // Nothing to ask and nothing to persist: the turn goes straight in.
     if (!this.#store && !ask_) return this.#local(turn, null, NONE);
-    const answers = {};
-    const texts = [];
-    let json;
+    // Otherwise the turn crosses once: the core reads it, keeps it under a number, and the
+    // store's rows and the append are made from what it read.
+    let n;
+    let requests;
     try {
-      json = this.#json(turn);
+      const out = __inbox(this.#stageInbox, [this.#json(turn)]);
+      const at = out.indexOf(FIELD);
+      n = Number(out.slice(0, at));
+      requests = JSON.parse(out.slice(at + 1));
     } catch (e) {
       // With a store, append() answers with a Promise: its errors are rejections.
       if (this.#store) return Promise.reject(e);
       throw e;
     }
-    const pending = ask_ ? ask(__requests(`[${json}]`)[0], this.length, ask_, answers, texts) : NONE;
-    if (!this.#store && pending.length === 0) return this.#local(turn, answers, texts, json);
+    const answers = {};
+    const texts = [];
+    const pending = ask_ ? ask(requests, this.length, ask_, answers, texts) : NONE;
+    const finish = (keep) => {
+      const answersJson = texts.length === 0 && Object.keys(answers).length === 0 ? '' : JSON.stringify(answers);
+      return __inbox((lens) => this.#core.appendStagedInbox(n, keep, lens), texts.length === 0 ? [answersJson] : [answersJson, ...texts]);
+    };
+    if (!this.#store && pending.length === 0) return finish(true);
     // One append at a time, in order: the thread's order is the conversation's.
     const run = this.#queue.then(async () => {
-      await Promise.all(pending);
-      // The store does not write a turn it holds already (a message submit() stored).
-      if (this.#store) await this.#store.append(turn, { session: this.#session });
-      return this.#local(turn, answers, texts, json);
+      try {
+        await Promise.all(pending);
+        // The store does not write a turn it holds already (a message submit() stored).
+        if (this.#store) await this.#persist(n, turn);
+      } catch (e) {
+        finish(false);
+        throw e;
+      }
+      return finish(true);
     });
     this.#queue = run.catch(() => {});
     return run;
+  }
+
+  /** Writes staged turn `n` to the store (a store of another kind: through its `append`). */
+  async #persist(n, turn) {
+    const store = this.#store;
+    if (typeof store.__appendStaged !== 'function') return store.append(turn, { session: this.#session });
+    const core = this.#core;
+    return store.__appendStaged(this.#session, (optsJson, row) => core.layoutStaged(n, optsJson, row));
   }
 
   /**

@@ -390,10 +390,16 @@ impl Conversation {
 
     /// Parses a turn's JSON text and appends it. Errors name the turn's index.
     pub fn append_json(&mut self, text: &str, answers: Answers) -> Result<usize> {
+        let turn = self.read_turn(text)?;
+        Ok(self.append(turn, answers))
+    }
+
+    /// Reads the next turn's JSON text (errors name it as `turns[<its index>]`).
+    pub fn read_turn(&self, text: &str) -> Result<Turn> {
         let at = self.entries.len();
         // A user turn is a message: read straight from its text when the fast reader takes
         // it (it takes only the `user` role, or none), through the JSON tree otherwise.
-        let turn = match crate::message::read_fast(text) {
+        Ok(match crate::message::read_fast(text) {
             Some(m) => Turn::User(m),
             None => {
                 let value = serde_json::from_str(text).map_err(|e| {
@@ -402,8 +408,7 @@ impl Conversation {
                 })?;
                 Turn::from_value(value).map_err(|e| e.within(&format!("turns[{at}]")))?
             }
-        };
-        Ok(self.append(turn, answers))
+        })
     }
 
     /// The turns, in order.

@@ -216,8 +216,20 @@ pub fn append_turn_inbox(lens: &[u32]) -> Result<String, JsValue> {
         ErrorKind::InvalidMessage,
     )?)
     .map_err(js_err)?;
-    let (opts, state) = options_and_session(&options, &session)?;
-    let a = messages::append_turn(&turn, &opts, state);
+    turn_done(&turn, &options, &session, true)
+}
+
+/// The rows of `turn` appended after the session's last message (`options`: `{ session?,
+/// id?, now? }`; `session`: the stored session row, "" when new), as [`append_turn_inbox`]
+/// answers; without `message` when the caller holds the turn already.
+pub(super) fn turn_done(
+    turn: &crate::conversation::Turn,
+    options: &str,
+    session: &str,
+    message: bool,
+) -> Result<String, JsValue> {
+    let (opts, state) = options_and_session(options, session)?;
+    let a = messages::append_turn(turn, &opts, state);
     let (ops, text) = messages::turn_layout(&a);
     let summary = |w: &mut ObjectText, batch: &mut dyn FnMut(&mut ObjectText)| {
         batch(w);
@@ -225,7 +237,11 @@ pub fn append_turn_inbox(lens: &[u32]) -> Result<String, JsValue> {
         w.value("seq", &a.seq.into());
         w.str("session", &a.session);
     };
-    Ok(done_text(summary, ops, &text))
+    Ok(done_text(
+        summary,
+        ops,
+        if message { &text } else { "null" },
+    ))
 }
 
 /// One step of a message-store read (`store::reads`): the inbox holds the query JSON and,

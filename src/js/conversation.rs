@@ -60,6 +60,10 @@ pub struct JsConversation {
     generation: u32,
     /// The last options, by their JSON text (a chat passes the same ones every turn).
     options: Option<(String, ConversationOptions)>,
+    /// Turns read by [`JsConversation::stage_inbox`], waiting to be appended, by number.
+    pending: Vec<(u32, Turn)>,
+    /// The number of the next staged turn.
+    staged: u32,
 }
 
 #[wasm_bindgen(js_class = ConversationCore)]
@@ -76,6 +80,8 @@ impl JsConversation {
             reports: std::collections::VecDeque::new(),
             generation: 0,
             options: None,
+            pending: Vec::new(),
+            staged: 0,
         }
     }
 
@@ -94,6 +100,76 @@ impl JsConversation {
         self.inner
             .append_json(&turn, Answers(table.into_entries()))
             .map_err(js_err)
+    }
+
+    /// Reads a turn to append (the inbox holds its JSON) and keeps it under a number: a store
+    /// lays it out ([`Self::layout_staged`]) and [`Self::append_staged_inbox`] appends it,
+    /// without reading it again. Returns the number, a NUL, then the resolver requests of its
+    /// parts (a JSON array; empty for all but a user turn with file-refs, mentions or blobs).
+    #[wasm_bindgen(js_name = stageInbox)]
+    pub fn stage_inbox(&mut self, lens: &[u32]) -> Result<String, JsValue> {
+        let turn = super::with_inbox_text(lens, |t| self.inner.read_turn(t))?.map_err(js_err)?;
+        let requests = match &turn {
+            Turn::User(m) => crate::lower::requests::resolve_requests(&m.parts),
+            _ => Vec::new(),
+        };
+        let n = self.staged;
+        self.staged = self.staged.wrapping_add(1);
+        self.pending.push((n, turn));
+        let list: Vec<serde_json::Value> = requests.into_iter().map(|r| r.value).collect();
+        Ok(format!(
+            "{n}\0{}",
+            serde_json::Value::Array(list).json_text()
+        ))
+    }
+
+    #[cfg(not(feature = "lowering-only"))]
+    fn staged(&self, n: u32) -> Result<&Turn, JsValue> {
+        self.pending
+            .iter()
+            .find(|(k, _)| *k == n)
+            .map(|(_, t)| t)
+            .ok_or_else(|| {
+                js_err(Error::new(
+                    ErrorKind::Internal,
+                    "no turn is staged under this number",
+                ))
+            })
+    }
+
+    /// The store rows of staged turn `n` after the session's last message (`options`: `{
+    /// session?, id?, now? }`; `session`: the stored session row, "" when new), as
+    /// `appendTurnInbox` lays them out (without the message: the glue holds it).
+    #[cfg(not(feature = "lowering-only"))]
+    #[wasm_bindgen(js_name = layoutStaged)]
+    pub fn layout_staged(&self, n: u32, options: &str, session: &str) -> Result<String, JsValue> {
+        super::compositor::turn_done(self.staged(n)?, options, session, false)
+    }
+
+    /// Appends staged turn `n` (or drops it: `keep` false, when its store write failed); the
+    /// inbox holds its resolver answers (an object, or "") and the resolved texts. Returns the
+    /// turn's index.
+    #[wasm_bindgen(js_name = appendStagedInbox)]
+    pub fn append_staged_inbox(
+        &mut self,
+        n: u32,
+        keep: bool,
+        lens: &[u32],
+    ) -> Result<usize, JsValue> {
+        let Some(at) = self.pending.iter().position(|(k, _)| *k == n) else {
+            return Err(js_err(Error::new(
+                ErrorKind::Internal,
+                "no turn is staged under this number",
+            )));
+        };
+        let (_, turn) = self.pending.swap_remove(at);
+        if !keep {
+            return Ok(self.inner.len());
+        }
+        let mut it = inbox_strings(lens)?.into_iter();
+        let answers = it.next().unwrap_or_default();
+        let table = wire::resolver_table_with(&answers, it.collect()).map_err(js_err)?;
+        Ok(self.inner.append(turn, Answers(table.into_entries())))
     }
 
     /// Lowers the conversation (options JSON). Returns the lowering's number (its report

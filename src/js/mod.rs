@@ -54,7 +54,6 @@ pub fn inbox(len: usize) -> usize {
 
 /// Calls `f` with the glue's pieces in the inbox read as one text (they lie one after the
 /// other), borrowed in place: a large input (a catalog) is not copied first.
-#[cfg(not(feature = "lowering-only"))]
 fn with_inbox_text<T>(lens: &[u32], f: impl FnOnce(&str) -> T) -> Result<T, JsValue> {
     let total = lens.iter().map(|&n| n as usize).sum::<usize>();
     INBOX
