@@ -44,7 +44,7 @@ def is_error(v):
 
 
 def error_class(e):
-    """The `class` of a WIT `error` record (a Python keyword, so read by name)."""
+    """The `class` of a WIT `error` record (a Python keyword: read by name)."""
     return getattr(e, "class")
 
 
