@@ -23,7 +23,9 @@ pub mod agent;
 pub mod arbiter;
 #[cfg(feature = "composer")]
 pub mod artifact_run;
+pub(crate) mod body;
 pub mod budget;
+pub mod capabilities;
 pub mod catalog;
 #[cfg(feature = "composer")]
 pub mod composer;
@@ -48,13 +50,16 @@ pub mod lower;
 pub mod media;
 pub mod message;
 pub mod problems;
+pub mod provider;
 #[cfg(feature = "composer")]
 pub mod registry;
 pub mod response;
 pub mod skill;
 mod sort;
 pub mod store;
+pub(crate) mod stream;
 pub mod transport;
+pub mod turn;
 pub mod versions;
 pub mod wire;
 pub mod words;

@@ -10,157 +10,9 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::fields::Fields;
-use crate::lower::Provider;
 use serde_json::{Map, Value};
 
-/// The Anthropic API version header this library's bodies follow.
-pub const ANTHROPIC_VERSION: &str = "2023-06-01";
-
-/// Where and how to send a body.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Target {
-    /// The endpoint.
-    pub url: String,
-    /// The headers, lower-case names, in a fixed order.
-    pub headers: Vec<(String, String)>,
-}
-
-/// What [`target`] needs.
-#[derive(Debug, Clone, Default)]
-pub struct TargetOptions {
-    /// The API base URL (the provider's public API when absent).
-    pub base_url: Option<String>,
-    /// The model (Gemini puts it in the URL; the other providers read it from the body).
-    pub model: Option<String>,
-    /// Gemini: stream (`streamGenerateContent?alt=sse`) or not (`generateContent`). The other
-    /// providers stream when the body says `"stream": true`.
-    pub stream: bool,
-    /// The API key, sent in the provider's header (none: the host adds its own auth).
-    pub api_key: Option<String>,
-    /// Anthropic: the `anthropic-version` header ([`ANTHROPIC_VERSION`] when absent).
-    pub api_version: Option<String>,
-    /// Anthropic: the request comes from a browser page (adds the header Anthropic requires
-    /// for CORS requests that carry a key).
-    pub browser: bool,
-}
-
-impl TargetOptions {
-    /// Parses `{ base_url?, model?, stream?, api_key?, api_version?, browser? }`.
-    pub fn from_value(v: Value) -> Result<TargetOptions> {
-        let Value::Object(mut o) = v else {
-            return Err(Error::new(
-                ErrorKind::InvalidOptions,
-                "target options must be an object",
-            )
-            .at("$"));
-        };
-        let mut f = Fields::new(&mut o, "", ErrorKind::InvalidOptions);
-        let t = TargetOptions {
-            base_url: f.opt_string("base_url")?,
-            model: f.opt_string("model")?,
-            stream: f.opt_bool("stream")?.unwrap_or(true),
-            api_key: f.opt_string("api_key")?,
-            api_version: f.opt_string("api_version")?,
-            browser: f.opt_bool("browser")?.unwrap_or(false),
-        };
-        if let Some(k) = f.leftover() {
-            return Err(
-                Error::new(ErrorKind::InvalidOptions, "unknown target option")
-                    .at(k)
-                    .with(
-                        "known",
-                        "base_url, model, stream, api_key, api_version, browser",
-                    ),
-            );
-        }
-        Ok(t)
-    }
-}
-
-fn default_base(p: Provider) -> &'static str {
-    match p {
-        Provider::Anthropic => "https://api.anthropic.com",
-        Provider::OpenAiChat | Provider::OpenAiResponses => "https://api.openai.com/v1",
-        Provider::Gemini => "https://generativelanguage.googleapis.com/v1beta",
-    }
-}
-
-/// The endpoint and headers for a body of `provider`.
-pub fn target(provider: Provider, o: &TargetOptions) -> Result<Target> {
-    let base = o
-        .base_url
-        .as_deref()
-        .unwrap_or(default_base(provider))
-        .trim_end_matches('/');
-    if !(base.starts_with("https://") || base.starts_with("http://")) {
-        return Err(Error::new(
-            ErrorKind::InvalidOptions,
-            format!("the base URL must start with https:// or http:// (got `{base}`)"),
-        )
-        .at("base_url"));
-    }
-    let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
-    let url = match provider {
-        Provider::Anthropic => {
-            headers.push((
-                "anthropic-version".into(),
-                o.api_version
-                    .clone()
-                    .unwrap_or_else(|| ANTHROPIC_VERSION.into()),
-            ));
-            if let Some(k) = &o.api_key {
-                headers.push(("x-api-key".into(), k.clone()));
-            }
-            if o.browser {
-                headers.push((
-                    "anthropic-dangerous-direct-browser-access".into(),
-                    "true".into(),
-                ));
-            }
-            format!("{base}/v1/messages")
-        }
-        Provider::OpenAiChat | Provider::OpenAiResponses => {
-            if let Some(k) = &o.api_key {
-                headers.push(("authorization".into(), format!("Bearer {k}")));
-            }
-            let path = if provider == Provider::OpenAiChat {
-                "chat/completions"
-            } else {
-                "responses"
-            };
-            format!("{base}/{path}")
-        }
-        Provider::Gemini => {
-            let Some(model) = o.model.as_deref().map(|m| m.trim_start_matches("models/")) else {
-                return Err(Error::new(
-                    ErrorKind::InvalidOptions,
-                    "Gemini needs the model in the URL: pass `model`",
-                )
-                .at("model"));
-            };
-            if model.is_empty()
-                || !model
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-._".contains(c))
-            {
-                return Err(Error::new(
-                    ErrorKind::InvalidOptions,
-                    format!("`{model}` is not a Gemini model name"),
-                )
-                .at("model"));
-            }
-            if let Some(k) = &o.api_key {
-                headers.push(("x-goog-api-key".into(), k.clone()));
-            }
-            if o.stream {
-                format!("{base}/models/{model}:streamGenerateContent?alt=sse")
-            } else {
-                format!("{base}/models/{model}:generateContent")
-            }
-        }
-    };
-    Ok(Target { url, headers })
-}
+pub use crate::provider::{target, Target, TargetOptions, ANTHROPIC_VERSION};
 
 /// How a host retries a failed request.
 #[derive(Debug, Clone, PartialEq)]
@@ -274,6 +126,7 @@ pub fn target_value(t: &Target) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lower::Provider;
     use crate::response::errors::from_http;
 
     #[test]

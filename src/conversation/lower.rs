@@ -14,19 +14,18 @@
 //! | system turn, later | user text `<system_instruction>` (reported) | in place | in place | user text (reported) |
 //! | same role twice | merged (reported) | kept | kept | merged (reported) |
 
-use super::ids::provider_id;
-use super::turn::{AssistantPart, Reasoning, ToolCall, ToolOutput, ToolPart, ToolResult, Turn};
+use crate::body::{self as json, s, Json, SlotMode};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fields::Fields;
 use crate::json_text::JsonText;
-use crate::lower::json::{self, obj, s, Json, SlotMode};
-use crate::lower::providers;
 use crate::lower::render;
 use crate::lower::report::{BlockNote, DropNote, Warning};
 use crate::lower::{
     part_blocks, Block, Capabilities, LowerOptions, NoResolver, Provider, Resolver,
 };
-use crate::media::MediaClass;
+use crate::provider::ids::provider_id;
+use crate::provider::{is_own, Layout, ResultBlock as RBlock, MISSING_RESULT};
+use crate::turn::{AssistantPart, Reasoning, ToolCall, ToolOutput, ToolPart, ToolResult, Turn};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -154,17 +153,6 @@ pub(crate) enum Item {
         lit: String,
         developer: bool,
     },
-}
-
-/// One piece of a tool result's content.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum RBlock {
-    /// Text.
-    Text(String),
-    /// A JSON value, written as JSON text.
-    Json(String),
-    /// A native media block written for the provider (Anthropic, OpenAI Responses).
-    Native(String),
 }
 
 /// How each part of one turn was lowered.
@@ -308,17 +296,6 @@ fn lit(t: &str) -> String {
 
 fn write(j: &Json<'_>, mode: SlotMode) -> Result<String> {
     json::write(j, mode)
-}
-
-fn is_own(provider: Provider, from: Option<&str>) -> bool {
-    let Some(from) = from else { return true };
-    let family = match from {
-        "anthropic" => Provider::Anthropic,
-        "openai" | "openai-responses" | "openai-chat" => Provider::OpenAiResponses,
-        "gemini" | "google" => Provider::Gemini,
-        _ => return false,
-    };
-    family == provider || (family == Provider::OpenAiResponses && provider == Provider::OpenAiChat)
 }
 
 /// Lowers one turn for the provider (no cross-turn context: the result is cacheable).
@@ -468,15 +445,16 @@ pub(crate) fn lower_turn(
                     ToolPart::Result(r) => {
                         let content = result_content(p, r, cx, i, &mut report)?;
                         let refs: Vec<&RBlock> = content.iter().collect();
-                        let frag = match p {
-                            Provider::Anthropic => {
-                                Some(anthropic_result(&r.call_id, &refs, r.is_error, false)?)
-                            }
-                            Provider::Gemini => match &r.name {
-                                Some(n) => Some(gemini_result(n, &refs, r.is_error, false)?),
-                                None => None,
-                            },
-                            _ => Some(openai_result(p, &r.call_id, &refs, false)?),
+                        let d = p.dialect();
+                        let frag = match (&r.name, d.spec().results_by_name) {
+                            (None, true) => None,
+                            (name, _) => Some(d.result(
+                                &r.call_id,
+                                name.as_deref().unwrap_or(""),
+                                &refs,
+                                r.is_error,
+                                false,
+                            )?),
                         };
                         note(&mut report, i, "tool-result");
                         items.push(Item::Result {
@@ -516,88 +494,15 @@ pub(crate) fn lower_turn(
 }
 
 fn block_json(p: Provider, b: Block<'_>, text_documents: bool) -> Json<'_> {
-    match p {
-        Provider::Anthropic => providers::anthropic(b, text_documents),
-        Provider::OpenAiChat => providers::chat(b),
-        Provider::OpenAiResponses => providers::responses(b),
-        Provider::Gemini => providers::gemini(b),
-    }
+    p.dialect().block(b, text_documents)
 }
 
 /// The provider fragment of a reasoning part, or why it cannot be sent.
 fn reasoning(p: Provider, r: &Reasoning) -> Result<std::result::Result<String, String>> {
-    let own = is_own(p, r.provider.as_deref());
-    let from = r.provider.as_deref().unwrap_or("another provider");
-    let j = match p {
-        Provider::OpenAiChat => {
-            return Ok(Err("OpenAI Chat has no way to send reasoning back".into()))
-        }
-        _ if !own => {
-            return Ok(Err(format!(
-                "reasoning made by {from} cannot be verified by {}",
-                p.name()
-            )))
-        }
-        Provider::Anthropic => {
-            if r.redacted {
-                match r.data.as_deref().or(r.signature.as_deref()) {
-                    Some(d) => obj([("type", s("redacted_thinking")), ("data", s(d))]),
-                    None => return Ok(Err("redacted reasoning without its data".into())),
-                }
-            } else {
-                match &r.signature {
-                    Some(sig) => obj([
-                        ("type", s("thinking")),
-                        ("thinking", s(r.text.as_str())),
-                        ("signature", s(sig.as_str())),
-                    ]),
-                    None => {
-                        return Ok(Err(
-                            "Anthropic accepts thinking back only with its signature".into(),
-                        ))
-                    }
-                }
-            }
-        }
-        Provider::OpenAiResponses => {
-            if r.id.is_none() && r.signature.is_none() {
-                return Ok(Err(
-                    "an OpenAI reasoning item needs its id or its encrypted content".into(),
-                ));
-            }
-            let mut o = Json::Obj(Vec::new());
-            o.push("type", s("reasoning"));
-            if let Some(id) = &r.id {
-                o.push("id", s(id.as_str()));
-            }
-            let summary = if r.text.is_empty() {
-                Vec::new()
-            } else {
-                vec![obj([
-                    ("type", s("summary_text")),
-                    ("text", s(r.text.as_str())),
-                ])]
-            };
-            o.push("summary", Json::Arr(summary));
-            if let Some(sig) = &r.signature {
-                o.push("encrypted_content", s(sig.as_str()));
-            }
-            o
-        }
-        Provider::Gemini => match &r.signature {
-            Some(sig) => obj([
-                ("text", s(r.text.as_str())),
-                ("thought", Json::Bool(true)),
-                ("thoughtSignature", s(sig.as_str())),
-            ]),
-            None => {
-                return Ok(Err(
-                    "Gemini thoughts are sent back only with their signature".into(),
-                ))
-            }
-        },
-    };
-    Ok(Ok(write(&j, SlotMode::Forbid)?))
+    match p.dialect().reasoning(r, is_own(p, r.provider.as_deref())) {
+        Ok(j) => Ok(Ok(write(&j, SlotMode::Forbid)?)),
+        Err(why) => Ok(Err(why)),
+    }
 }
 
 /// The arguments as an object, and whether a non-object had to be wrapped.
@@ -619,51 +524,14 @@ fn wrap(v: Value) -> Value {
 }
 
 fn call_json(p: Provider, c: &ToolCall) -> Result<(String, bool)> {
+    let d = p.dialect();
     let id = provider_id(p, &c.id);
     let (input, wrapped) = call_input(c);
-    // OpenAI takes the arguments as a string: one the model wrote is sent back verbatim.
-    let arguments = || match &c.input {
-        Value::String(t) => t.clone(),
-        _ => input.to_string(),
-    };
-    let j = match p {
-        Provider::Anthropic => obj([
-            ("type", s("tool_use")),
-            ("id", s(id)),
-            ("name", s(c.name.as_str())),
-            ("input", Json::Value(Cow::Borrowed(input.as_ref()))),
-        ]),
-        Provider::OpenAiChat => obj([
-            ("id", s(id)),
-            ("type", s("function")),
-            (
-                "function",
-                obj([("name", s(c.name.as_str())), ("arguments", s(arguments()))]),
-            ),
-        ]),
-        Provider::OpenAiResponses => obj([
-            ("type", s("function_call")),
-            ("call_id", s(id)),
-            ("name", s(c.name.as_str())),
-            ("arguments", s(arguments())),
-        ]),
-        Provider::Gemini => {
-            let mut o = obj([(
-                "functionCall",
-                obj([
-                    ("name", s(c.name.as_str())),
-                    ("args", Json::Value(Cow::Borrowed(input.as_ref()))),
-                ]),
-            )]);
-            if let (Some(sig), true) = (&c.signature, is_own(p, c.provider.as_deref())) {
-                o.push("thoughtSignature", s(sig.as_str()));
-            }
-            o
-        }
-    };
-    // A string the model wrote goes to OpenAI verbatim: nothing was wrapped there.
-    let wrapped = wrapped
-        && !(c.input.is_string() && matches!(p, Provider::OpenAiChat | Provider::OpenAiResponses));
+    let own = is_own(p, c.provider.as_deref());
+    let j = d.call(c, id, input.as_ref(), own);
+    // A string the model wrote goes verbatim where arguments travel as text: nothing was
+    // wrapped there.
+    let wrapped = wrapped && !(c.input.is_string() && d.spec().arguments_as_text);
     Ok((write(&j, SlotMode::Forbid)?, wrapped))
 }
 
@@ -698,15 +566,7 @@ fn result_content(
                         source,
                         name,
                     } => {
-                        let native = match p {
-                            Provider::Anthropic => {
-                                matches!(class, MediaClass::Image | MediaClass::Pdf)
-                            }
-                            Provider::OpenAiResponses => {
-                                matches!(class, MediaClass::Image | MediaClass::Pdf)
-                            }
-                            _ => false,
-                        };
+                        let native = p.dialect().native_in_result(class);
                         if native {
                             let b = Block::Media {
                                 class,
@@ -788,8 +648,6 @@ enum Seg<'a> {
         src: usize,
     },
 }
-
-const MISSING_RESULT: &str = "No result was recorded for this tool call.";
 
 /// Puts the turns in an order every provider accepts: each call's results right after the
 /// assistant turn that made it, missing results added, orphan results turned into text.
@@ -1023,13 +881,6 @@ fn result_blocks<'a>(r: &'a Placed<'a>) -> (Vec<&'a RBlock>, bool) {
         (vec![&MISSING_BLOCK], true)
     } else {
         (r.content.clone(), r.is_error)
-    }
-}
-
-fn rtext(b: &RBlock) -> &str {
-    match b {
-        RBlock::Text(t) | RBlock::Json(t) => t,
-        RBlock::Native(_) => "",
     }
 }
 
@@ -1391,6 +1242,8 @@ pub(crate) fn assemble(
 ) -> Result<Option<Assembled>> {
     let opts = &options.lower;
     let p = opts.provider;
+    let d = p.dialect();
+    let layout = d.spec().layout;
     let (mut repairs, mut ids, from) = match &resume {
         Some(r) => (r.repairs.clone(), r.ids.clone(), r.from),
         None => (Vec::new(), Vec::new(), 0),
@@ -1407,7 +1260,7 @@ pub(crate) fn assemble(
             for it in items.iter() {
                 if let Item::Call { id, .. } = it {
                     calls.push((id.clone(), *turn));
-                    if p == Provider::Gemini {
+                    if d.spec().max_id_len.is_none() {
                         continue;
                     }
                     let to = provider_id(p, id);
@@ -1423,10 +1276,10 @@ pub(crate) fn assemble(
         }
     }
     let system_opt = opts.system.as_deref().filter(|s| !s.trim().is_empty());
-    // Anthropic and Gemini take instructions only before the conversation: the leading
-    // system turns join the system option there.
+    // A conversation of blocks takes instructions only before it: the leading system turns
+    // join the system option there.
     let mut system: Vec<&str> = system_opt.into_iter().collect();
-    let hoist = matches!(p, Provider::Anthropic | Provider::Gemini);
+    let hoist = matches!(layout, Layout::Blocks(_));
     let mut leading = 0usize;
     let kept_system: Option<Vec<String>> = match (&resume, head_memo.as_deref()) {
         (Some(_), Some(Some(h))) => Some(h.system.clone()),
@@ -1448,13 +1301,8 @@ pub(crate) fn assemble(
             }
         }
     }
-    let ttl = options.cache.ttl.as_deref();
-    let cache_control = || match ttl {
-        Some(t) => format!("{{\"type\":\"ephemeral\",\"ttl\":\"{t}\"}}"),
-        None => "{\"type\":\"ephemeral\"}".to_owned(),
-    };
-    let anthropic_cache = p == Provider::Anthropic && options.cache.breakpoints;
-    if anthropic_cache && resume.is_some() {
+    let cache = d.spec().breakpoints && options.cache.breakpoints;
+    if cache && resume.is_some() {
         // Breakpoints move with every turn: written whole.
         return Ok(None);
     }
@@ -1499,13 +1347,9 @@ pub(crate) fn assemble(
         ),
     };
 
-    match p {
-        Provider::Anthropic | Provider::Gemini => {
-            let (user, model) = if p == Provider::Anthropic {
-                ("user", "assistant")
-            } else {
-                ("user", "model")
-            };
+    match layout {
+        Layout::Blocks(bl) => {
+            let (user, model) = ("user", bl.model);
             let mut msgs: Vec<Msg<'_>> = Vec::new();
             for seg in segs.iter().skip(leading) {
                 match seg {
@@ -1585,11 +1429,9 @@ pub(crate) fn assemble(
                                 Some(f) => Cow::Borrowed(f),
                                 None => {
                                     let (content, is_error) = result_blocks(r);
-                                    Cow::Owned(if p == Provider::Anthropic {
-                                        anthropic_result(r.id, &content, is_error, r.missing)?
-                                    } else {
-                                        gemini_result(r.name, &content, is_error, r.missing)?
-                                    })
+                                    Cow::Owned(
+                                        d.result(r.id, r.name, &content, is_error, r.missing)?,
+                                    )
                                 }
                             };
                             push_block(
@@ -1606,9 +1448,9 @@ pub(crate) fn assemble(
                     }
                 }
             }
-            // The final assistant text may not end in white space (Anthropic rejects it).
+            // The final assistant text may not end in white space where the provider rejects it.
             if let Some(last) = msgs.last_mut() {
-                if last.role == model && p == Provider::Anthropic {
+                if last.role == model && bl.trims_final_text {
                     if let Some(B::Text(t, l)) = last.blocks.last_mut() {
                         let trimmed = t.trim_end();
                         if trimmed.len() != t.len() {
@@ -1617,13 +1459,13 @@ pub(crate) fn assemble(
                                 turn: last.turn,
                                 part: None,
                                 code: "TrailingWhitespace",
-                                message: "the final assistant text ends in white space, which Anthropic rejects; it is trimmed".into(),
+                                message: format!("the final assistant text ends in white space, which {} rejects; it is trimmed", d.spec().display),
                             });
                         }
                     }
                 }
             }
-            if anthropic_cache {
+            if cache {
                 // The last two messages that hold a user turn.
                 let targets: Vec<usize> = msgs
                     .iter()
@@ -1642,7 +1484,7 @@ pub(crate) fn assemble(
                     else {
                         continue;
                     };
-                    let cc = cache_control();
+                    let cc = cache_control(options);
                     if let Some(b) = m.blocks.get_mut(pos) {
                         let frag = match b {
                             B::Text(_, l) => format!("{{\"type\":\"text\",\"text\":{l}}}"),
@@ -1655,11 +1497,10 @@ pub(crate) fn assemble(
             }
             for m in &msgs {
                 out.begin(m.first, m.last, m.src);
-                out.held(match (p, m.role) {
-                    (Provider::Anthropic, "user") => "{\"role\":\"user\",\"content\":[",
-                    (Provider::Anthropic, _) => "{\"role\":\"assistant\",\"content\":[",
-                    (_, "user") => "{\"role\":\"user\",\"parts\":[",
-                    _ => "{\"role\":\"model\",\"parts\":[",
+                out.held(if m.role == user {
+                    bl.user_open
+                } else {
+                    bl.model_open
                 });
                 for (k, b) in m.blocks.iter().enumerate() {
                     if k > 0 {
@@ -1667,11 +1508,7 @@ pub(crate) fn assemble(
                     }
                     match b {
                         B::Text(_, l) => {
-                            out.held(if p == Provider::Anthropic {
-                                "{\"type\":\"text\",\"text\":"
-                            } else {
-                                "{\"text\":"
-                            });
+                            out.held(bl.text_open);
                             out.cow(l);
                             out.held("}");
                         }
@@ -1681,8 +1518,8 @@ pub(crate) fn assemble(
                 out.held("]}");
             }
         }
-        Provider::OpenAiChat | Provider::OpenAiResponses => {
-            let chat = p == Provider::OpenAiChat;
+        Layout::Chat | Layout::Items => {
+            let chat = layout == Layout::Chat;
             if let (true, Some(sys), None) = (chat, system_opt, &resume) {
                 out.begin(0, 0, 0);
                 out.held("{\"role\":\"system\",\"content\":");
@@ -1753,7 +1590,7 @@ pub(crate) fn assemble(
                                     turn: *turn,
                                     part: None,
                                     code: "EmptyTurn",
-                                    message: "the assistant turn has nothing OpenAI Chat can carry; it is left out".into(),
+                                    message: format!("the assistant turn has nothing {} can carry; it is left out", d.spec().display),
                                 });
                                 continue;
                             }
@@ -1821,18 +1658,19 @@ pub(crate) fn assemble(
                     Seg::Results { results, turn, src } => {
                         for r in results {
                             let (content, is_error) = result_blocks(r);
-                            if is_error && chat && !r.missing {
+                            if is_error && !d.spec().marks_error_results && !r.missing {
                                 repairs.push(Repair {
                                     turn: *turn,
                                     part: None,
                                     code: "ErrorFlagNotCarried",
-                                    message: format!("OpenAI Chat cannot mark a tool result as an error (call `{}`); its text is sent as it is", r.id),
+                                    message: format!("{} cannot mark a tool result as an error (call `{}`); its text is sent as it is", d.spec().display, r.id),
                                 });
                             }
                             out.begin(*turn, *turn, *src);
                             match r.frag {
                                 Some(f) => out.held(f),
-                                None => out.made(&openai_result(p, r.id, &content, r.missing)?),
+                                None => out
+                                    .made(&d.result(r.id, r.name, &content, is_error, r.missing)?),
                             }
                         }
                     }
@@ -1840,8 +1678,8 @@ pub(crate) fn assemble(
             }
         }
     }
-    let has_content = out.before + out.starts.len()
-        > usize::from(p == Provider::OpenAiChat && system_opt.is_some());
+    let has_content =
+        out.before + out.starts.len() > usize::from(layout == Layout::Chat && system_opt.is_some());
     if !has_content {
         return Err(Error::new(
             ErrorKind::EmptyMessage,
@@ -1901,102 +1739,32 @@ fn build_head(
     system_owned: Vec<String>,
 ) -> Result<Head> {
     let opts = &options.lower;
-    let p = opts.provider;
+    let d = opts.provider.dialect();
     let system_opt = opts.system.as_deref().filter(|s| !s.trim().is_empty());
-    let ttl = options.cache.ttl.as_deref();
-    let cache_control = || match ttl {
-        Some(t) => format!("{{\"type\":\"ephemeral\",\"ttl\":\"{t}\"}}"),
-        None => "{\"type\":\"ephemeral\"}".to_owned(),
-    };
-    let anthropic_cache = p == Provider::Anthropic && options.cache.breakpoints;
+    let cache = (d.spec().breakpoints && options.cache.breakpoints).then(|| cache_control(options));
     let mut breakpoints = Vec::new();
     let mut warnings = Vec::new();
     // The top level, with the messages array as a marker to write it in place.
     const MARK: &str = "\u{5}";
     let mut head = Json::Obj(Vec::new());
-    for (k, v) in &opts.params {
-        if providers::reserved(p).contains(&k.as_str()) {
-            return Err(Error::new(
-                ErrorKind::InvalidOptions,
-                format!("`params.{k}` is written by the lowering; pass it through its own option"),
-            )
-            .at(format!("params.{k}")));
-        }
-        head.push(k.as_str(), Json::Value(Cow::Borrowed(v)));
-    }
-    if let Some(key) = &options.cache.key {
-        if matches!(p, Provider::OpenAiChat | Provider::OpenAiResponses)
-            && !opts.params.contains_key("prompt_cache_key")
-        {
-            head.push("prompt_cache_key", s(key.as_str()));
+    crate::lower::params(opts, &mut head)?;
+    if let (Some(key), Some(field)) = (&options.cache.key, d.spec().cache_key_field) {
+        if !opts.params.contains_key(field) {
+            head.push(field, s(key.as_str()));
         }
     }
     let mut report_lower = crate::lower::Report::default();
-    let mut tools = providers::tools(opts, &mut report_lower);
+    let tools = crate::lower::tools(opts, &mut report_lower);
     warnings.extend(report_lower.warnings);
-    match p {
-        Provider::Anthropic => {
-            if !system.is_empty() {
-                if anthropic_cache || system.len() > 1 {
-                    let n = system.len();
-                    let blocks = system
-                        .iter()
-                        .enumerate()
-                        .map(|(k, t)| {
-                            let mut o = obj([("type", s("text")), ("text", s(*t))]);
-                            if anthropic_cache && k + 1 == n {
-                                o.push("cache_control", Json::Raw(Cow::Owned(cache_control())));
-                            }
-                            o
-                        })
-                        .collect();
-                    if anthropic_cache {
-                        breakpoints.push("system".to_owned());
-                    }
-                    head.push("system", Json::Arr(blocks));
-                } else {
-                    head.push("system", s(system[0]));
-                }
-            }
-            if let Some(mut t) = tools.take() {
-                if anthropic_cache && system.is_empty() {
-                    if let Json::Arr(list) = &mut t {
-                        if let Some(last) = list.last_mut() {
-                            last.push("cache_control", Json::Raw(Cow::Owned(cache_control())));
-                            breakpoints.push("tools".to_owned());
-                        }
-                    }
-                }
-                head.push("tools", t);
-            }
-            head.push("messages", Json::Raw(Cow::Borrowed(MARK)));
-        }
-        Provider::OpenAiChat => {
-            head.push("messages", Json::Raw(Cow::Borrowed(MARK)));
-            if let Some(t) = tools.take() {
-                head.push("tools", t);
-            }
-        }
-        Provider::OpenAiResponses => {
-            if let Some(sys) = system_opt {
-                head.push("instructions", s(sys));
-            }
-            head.push("input", Json::Raw(Cow::Borrowed(MARK)));
-            if let Some(t) = tools.take() {
-                head.push("tools", t);
-            }
-        }
-        Provider::Gemini => {
-            if !system.is_empty() {
-                let parts = system.iter().map(|t| obj([("text", s(*t))])).collect();
-                head.push("systemInstruction", obj([("parts", Json::Arr(parts))]));
-            }
-            head.push("contents", Json::Raw(Cow::Borrowed(MARK)));
-            if let Some(t) = tools.take() {
-                head.push("tools", t);
-            }
-        }
-    }
+    d.head(
+        &mut head,
+        system,
+        system_opt,
+        tools,
+        Json::Raw(Cow::Borrowed(MARK)),
+        cache,
+        &mut breakpoints,
+    );
     let head = write(&head, SlotMode::Mark)?;
     let Some((head_pre, head_post)) = head.split_once(MARK) else {
         return Err(Error::new(
@@ -2014,6 +1782,14 @@ fn build_head(
     })
 }
 
+/// The `cache_control` of a breakpoint.
+fn cache_control(options: &ConversationOptions) -> String {
+    match options.cache.ttl.as_deref() {
+        Some(t) => format!("{{\"type\":\"ephemeral\",\"ttl\":\"{t}\"}}"),
+        None => "{\"type\":\"ephemeral\"}".to_owned(),
+    }
+}
+
 /// Repairs in turn order (stable: the order they were found within a turn).
 fn sorted(repairs: Vec<Repair>) -> Vec<Repair> {
     let mut out: Vec<Repair> = Vec::with_capacity(repairs.len());
@@ -2029,95 +1805,4 @@ fn with_key(frag: &str, key: &str, value: &str) -> String {
     let body = frag.strip_suffix('}').unwrap_or(frag);
     let sep = if body.ends_with('{') { "" } else { "," };
     format!("{body}{sep}\"{key}\":{value}}}")
-}
-
-fn anthropic_result(
-    call_id: &str,
-    content: &[&RBlock],
-    is_error: bool,
-    missing: bool,
-) -> Result<String> {
-    let id = provider_id(Provider::Anthropic, call_id);
-    let c = match content {
-        [one @ (RBlock::Text(_) | RBlock::Json(_))] if !missing => s(rtext(one)),
-        _ if missing => s(MISSING_RESULT),
-        many => Json::Arr(
-            many.iter()
-                .filter(|b| !matches!(b, RBlock::Text(t) if t.trim().is_empty()))
-                .map(|b| match b {
-                    RBlock::Native(n) => Json::Raw(Cow::Borrowed(n.as_str())),
-                    other => obj([("type", s("text")), ("text", s(rtext(other)))]),
-                })
-                .collect(),
-        ),
-    };
-    let mut o = obj([
-        ("type", s("tool_result")),
-        ("tool_use_id", s(id)),
-        ("content", c),
-    ]);
-    if is_error {
-        o.push("is_error", Json::Bool(true));
-    }
-    write(&o, SlotMode::Mark)
-}
-
-fn gemini_result(name: &str, content: &[&RBlock], is_error: bool, missing: bool) -> Result<String> {
-    let value = match content {
-        _ if missing => Json::Str(Cow::Borrowed(MISSING_RESULT)),
-        [RBlock::Json(j)] => Json::Raw(Cow::Borrowed(j.as_str())),
-        many => {
-            let mut t = String::new();
-            for b in many {
-                if !t.is_empty() {
-                    t.push_str("\n\n");
-                }
-                t.push_str(rtext(b));
-            }
-            Json::Str(Cow::Owned(t))
-        }
-    };
-    let key = if is_error { "error" } else { "output" };
-    let o = obj([(
-        "functionResponse",
-        obj([("name", s(name)), ("response", obj([(key, value)]))]),
-    )]);
-    write(&o, SlotMode::Mark)
-}
-
-fn openai_result(p: Provider, call_id: &str, content: &[&RBlock], missing: bool) -> Result<String> {
-    let id = provider_id(p, call_id);
-    let text_only = content.iter().all(|b| !matches!(b, RBlock::Native(_)));
-    let c = if missing {
-        s(MISSING_RESULT)
-    } else if content.len() == 1 && text_only {
-        s(rtext(content[0]))
-    } else if p == Provider::OpenAiChat {
-        Json::Arr(
-            content
-                .iter()
-                .map(|b| obj([("type", s("text")), ("text", s(rtext(b)))]))
-                .collect(),
-        )
-    } else {
-        Json::Arr(
-            content
-                .iter()
-                .map(|b| match b {
-                    RBlock::Native(n) => Json::Raw(Cow::Borrowed(n.as_str())),
-                    other => obj([("type", s("input_text")), ("text", s(rtext(other)))]),
-                })
-                .collect(),
-        )
-    };
-    let o = if p == Provider::OpenAiChat {
-        obj([("role", s("tool")), ("tool_call_id", s(id)), ("content", c)])
-    } else {
-        obj([
-            ("type", s("function_call_output")),
-            ("call_id", s(id)),
-            ("output", c),
-        ])
-    };
-    write(&o, SlotMode::Mark)
 }

@@ -6,22 +6,21 @@
 //! bytes. See [`mod@lower`] for each provider's rules and [`ids`] for tool call
 //! ids.
 
-pub mod ids;
+pub use crate::provider::ids;
 pub mod lower;
-pub mod turn;
 
+pub use crate::turn::{
+    AssistantPart, AssistantTurn, Reasoning, SystemTurn, ToolCall, ToolOutput, ToolPart,
+    ToolResult, ToolTurn, Turn, CONVERSATION_SCHEMA_VERSION,
+};
 pub use lower::{
     CacheOptions, CacheReport, ConversationOptions, ConversationReport, IdMapping,
     LoweredConversation, LoweredTurn, Repair, TurnReport,
 };
-pub use turn::{
-    AssistantPart, AssistantTurn, Reasoning, SystemTurn, ToolCall, ToolOutput, ToolPart,
-    ToolResult, ToolTurn, Turn, CONVERSATION_SCHEMA_VERSION,
-};
 
+use crate::body::SlotMode;
 use crate::error::{Error, ErrorKind, Result};
 use crate::json_text::JsonText;
-use crate::lower::json::SlotMode;
 use crate::lower::{Capabilities, Provider, ResolveRequest, Resolved, Resolver, TableResolver};
 use lower::{assemble, lower_turn, Assembled, Head, Key, Prev, Resume, TurnCx};
 use sha2::{Digest, Sha256};

@@ -7,24 +7,23 @@
 //! the [`Report`]. The same inputs give byte-identical output.
 
 mod bytes;
-pub mod capabilities;
-pub(crate) mod json;
 mod options;
-pub(crate) mod providers;
 pub mod render;
 pub mod report;
 pub mod requests;
 mod resolver;
-pub mod schema;
 mod walk;
 
-pub use capabilities::{Capabilities, MediaSupport};
-pub use options::{LowerOptions, Provider, Tool};
+pub use crate::capabilities::{Capabilities, MediaSupport};
+pub(crate) use crate::provider::{Block, Source};
+pub use crate::provider::{Provider, Tool};
+pub use options::LowerOptions;
 pub use report::{BlockNote, DropNote, Report, Warning};
 pub use requests::{resolve_requests, Request, RequestKind};
 pub use resolver::{NoResolver, ResolveRequest, Resolved, Resolver, TableResolver};
-pub(crate) use walk::{part_blocks, Block, Source};
+pub(crate) use walk::part_blocks;
 
+use crate::body::{self as json, obj, s, DataSrc, Json, SlotMode};
 use crate::error::{Error, ErrorKind, Result};
 use crate::fields::{At, Fields};
 use crate::media::{self, MediaClass};
@@ -32,7 +31,7 @@ use crate::message::{
     file_ref_at, Data, EditorContext, FileAttachment, FileRef, HostData, Part, RefTarget,
     UserMessage,
 };
-use json::{DataSrc, SlotMode};
+use crate::provider::Layout;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -114,7 +113,84 @@ fn lower_in(
         )
         .with("dropped", report.dropped.len() as u64));
     }
-    let tree = providers::request(options, caps.text_documents, blocks, &mut report)?;
+    let tree = request(options, caps.text_documents, blocks, &mut report)?;
     let body = json::write(&tree, mode)?;
     Ok(Marked::Lowered(Lowered { body, report }))
+}
+
+/// The caller's params, then what the provider writes itself: an error for a param that
+/// names one of its own keys.
+pub(crate) fn params<'a>(opts: &'a LowerOptions, body: &mut Json<'a>) -> Result<()> {
+    let reserved = opts.provider.spec().reserved;
+    for (k, v) in &opts.params {
+        if reserved.contains(&k.as_str()) {
+            return Err(Error::new(
+                ErrorKind::InvalidOptions,
+                format!("`params.{k}` is written by the lowering; pass it through its own option"),
+            )
+            .at(format!("params.{k}")));
+        }
+        body.push(k.as_str(), Json::Value(Cow::Borrowed(v)));
+    }
+    Ok(())
+}
+
+/// The tool definitions of the options, a warning in `report` for each tool the provider
+/// could not take whole.
+pub(crate) fn tools<'a>(opts: &'a LowerOptions, report: &mut Report) -> Option<Json<'a>> {
+    let mut dropped = Vec::new();
+    let t = crate::provider::tools(opts.provider, &opts.tools, &mut dropped);
+    for (_, message) in dropped {
+        report.warnings.push(Warning {
+            part: None,
+            code: "SchemaKeyDropped",
+            message,
+        });
+    }
+    t
+}
+
+/// One user message's whole request body.
+fn request<'a>(
+    opts: &'a LowerOptions,
+    text_documents: bool,
+    blocks: Vec<Block<'a>>,
+    report: &mut Report,
+) -> Result<Json<'a>> {
+    let mut body = Json::Obj(Vec::new());
+    params(opts, &mut body)?;
+    let system = opts.system.as_deref().filter(|s| !s.is_empty());
+    let tools = tools(opts, report);
+    let d = opts.provider.dialect();
+    let layout = d.spec().layout;
+    let content = match (layout, blocks.as_slice()) {
+        // A chat message of one text is a string.
+        (Layout::Chat, [Block::Text(t)]) => s(t.clone()),
+        _ => Json::Arr(
+            blocks
+                .into_iter()
+                .map(|b| d.block(b, text_documents))
+                .collect(),
+        ),
+    };
+    let mut messages = Vec::with_capacity(2);
+    if let (Layout::Chat, Some(sys)) = (layout, system) {
+        messages.push(obj([("role", s("system")), ("content", s(sys))]));
+    }
+    let key = match layout {
+        Layout::Blocks(b) => b.content,
+        Layout::Chat | Layout::Items => "content",
+    };
+    messages.push(obj([("role", s("user")), (key, content)]));
+    let leading: Vec<&str> = system.into_iter().collect();
+    d.head(
+        &mut body,
+        &leading,
+        system,
+        tools,
+        Json::Arr(messages),
+        None,
+        &mut Vec::new(),
+    );
+    Ok(body)
 }

@@ -33,35 +33,6 @@ pub(crate) fn part_blocks<'a>(
     Ok((cx.blocks, cx.report, cx.needs))
 }
 
-/// A provider-neutral content block.
-#[derive(Debug, Clone)]
-pub(crate) enum Block<'a> {
-    /// Text.
-    Text(Cow<'a, str>),
-    /// A native media block.
-    Media {
-        class: MediaClass,
-        mime: String,
-        source: Source<'a>,
-        name: Option<String>,
-    },
-    /// A text document: native where the target has text documents, else `fenced`.
-    TextDoc {
-        text: String,
-        title: String,
-        fenced: String,
-    },
-}
-
-/// Where a media block's bytes are.
-#[derive(Debug, Clone)]
-pub(crate) enum Source<'a> {
-    /// Base64 data.
-    Data(DataSrc<'a>),
-    /// A URL passed through.
-    Url(Cow<'a, str>),
-}
-
 /// How a descriptor names what it describes.
 struct Describe {
     tag: &'static str,
@@ -154,7 +125,7 @@ impl<'a> Cx<'a, '_> {
             Part::Text { text } => {
                 if text.is_empty() {
                     self.drop(i, "text-empty", "empty text parts are not sent (providers reject them)");
-                } else if self.provider == Provider::Anthropic && text.trim().is_empty() {
+                } else if self.provider.spec().refuses_blank_text && text.trim().is_empty() {
                     self.drop(i, "text-whitespace", "Anthropic rejects text blocks of white space only");
                 } else {
                     self.emit(i, "text".into(), None, Block::Text(Cow::Borrowed(text)));
@@ -415,7 +386,7 @@ impl<'a> Cx<'a, '_> {
                     if media::is_youtube(url)
                         && r.range.is_none()
                         && self.caps.video.urls
-                        && providers::native(self.provider, MediaClass::Video, "", true)
+                        && self.provider.dialect().native(MediaClass::Video, "", true)
                     {
                         self.emit(
                             i,
@@ -437,7 +408,7 @@ impl<'a> Cx<'a, '_> {
                         .caps
                         .support(class)
                         .is_some_and(|s| s.urls && s.mimes.iter().any(|m| m == mime))
-                        && providers::native(self.provider, class, mime, true);
+                        && self.provider.dialect().native(class, mime, true);
                     if ok && r.range.is_none() {
                         if class == MediaClass::Image {
                             self.images += 1;
@@ -742,7 +713,7 @@ impl<'a> Cx<'a, '_> {
                 }
                 let support = self.caps.support(class);
                 let supported = support.is_some_and(|s| s.mimes.contains(&mime))
-                    && providers::native(self.provider, class, &mime, false);
+                    && self.provider.dialect().native(class, &mime, false);
                 if !supported {
                     self.warn(
                         i,

@@ -6,11 +6,11 @@
 //! the review of owner-less, deprecated and rarely-called contracts.
 
 use super::{Contract, Registry};
+use crate::body::{write, SlotMode};
 use crate::catalog::rank::{self, Doc, MatchOptions, SkillIndex};
 use crate::error::{Error, ErrorKind, Result};
 use crate::json_text::JsonText;
-use crate::lower::json::{write, SlotMode};
-use crate::lower::{providers, LowerOptions, Provider, Report, Tool};
+use crate::lower::{LowerOptions, Provider, Report, Tool};
 use litemap::LiteMap;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
@@ -220,7 +220,7 @@ fn lowered(tools: Vec<Tool>, provider: Provider) -> Result<String> {
     let mut opts = LowerOptions::new(provider);
     opts.tools = tools;
     let mut report = Report::default();
-    match providers::tools(&opts, &mut report) {
+    match crate::lower::tools(&opts, &mut report) {
         Some(j) => write(&j, SlotMode::Forbid),
         None => Ok("[]".into()),
     }

@@ -21,68 +21,40 @@
 //! It never fails: a malformed piece, a provider error or a cut stream is an `error` event
 //! with a stable code, and everything parsed before it stays in the turn.
 
-mod anthropic;
-mod builder;
-pub mod errors;
-mod event;
-mod framing;
-mod gemini;
-mod openai_chat;
-mod openai_responses;
+pub use crate::provider::errors;
+pub use crate::stream::{events_json, Event, FinishReason, Usage, MAX_FRAME_BYTES};
 
-pub use event::{events_json, Event, FinishReason, Usage};
-pub use framing::MAX_FRAME_BYTES;
-
-use crate::conversation::{AssistantTurn, Turn};
 use crate::error::{Error, ErrorKind, Result};
-use crate::lower::Provider;
-use builder::Builder;
-use framing::{Frame, Framer, Sink};
+use crate::provider::{malformed, Provider};
+use crate::stream::builder::Builder;
+use crate::stream::framing::{Frame, Framer, Sink};
+use crate::turn::{AssistantTurn, Turn};
 use serde_json::Value;
 
-pub(crate) fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
-    v.get(key).and_then(Value::as_str)
-}
-
-pub(crate) fn num(v: &Value, key: &str) -> Option<u64> {
-    v.get(key).and_then(Value::as_u64)
-}
-
-pub(crate) fn malformed(provider: Provider, what: &str) -> Error {
-    Error::new(
-        ErrorKind::StreamMalformed,
-        format!("{} response: {what}", provider.name()),
-    )
-    .with("provider", provider.name())
-}
-
-#[derive(Debug)]
-enum Dialect {
-    Anthropic,
-    Chat,
-    Responses(openai_responses::State),
-    Gemini(gemini::State),
-}
-
-/// What reads the frames: the provider's dialect and the turn being built.
-#[derive(Debug)]
+/// What reads the frames: the provider's reader and the turn being built.
 struct Reader {
     provider: Provider,
     builder: Builder,
-    dialect: Dialect,
+    dialect: Box<dyn crate::provider::Reader>,
     /// The body ended inside an event.
     cut: bool,
+}
+
+impl std::fmt::Debug for Reader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Reader")
+            .field("provider", &self.provider)
+            .field("builder", &self.builder)
+            .field("cut", &self.cut)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Sink for Reader {
     fn frame(&mut self, f: Frame<'_>) {
         let b = &mut self.builder;
         match f {
-            Frame::Done => {
-                if matches!(self.dialect, Dialect::Chat) {
-                    b.terminal();
-                }
-            }
+            Frame::Done => self.dialect.done(b),
             Frame::Malformed(what) => b.error(malformed(self.provider, &what)),
             Frame::Cut(name, data) => {
                 // The end cut this event: read it if it is whole, else the stream was cut.
@@ -96,38 +68,20 @@ impl Sink for Reader {
                 if b.done {
                     return; // nothing follows the terminal event
                 }
-                let hot = match &self.dialect {
-                    Dialect::Anthropic => anthropic::fast(b, data),
-                    Dialect::Chat => openai_chat::fast(b, data),
-                    Dialect::Responses(_) => openai_responses::fast(b, data),
-                    Dialect::Gemini(_) => false,
-                };
-                if hot {
+                if self.dialect.fast(b, data) {
                     return;
                 }
                 let Some(v) = self.json(name, data, "an event") else {
                     return;
                 };
-                let b = &mut self.builder;
-                match &mut self.dialect {
-                    Dialect::Anthropic => anthropic::event(b, &v),
-                    Dialect::Chat => openai_chat::chunk(b, &v),
-                    Dialect::Responses(st) => openai_responses::event(st, b, &v),
-                    Dialect::Gemini(st) => gemini::chunk(st, b, &v),
-                }
+                self.dialect.event(&mut self.builder, &v);
             }
             Frame::Body(data) => {
                 let Some(v) = self.json(None, data, "the body") else {
                     self.builder.terminal();
                     return;
                 };
-                let b = &mut self.builder;
-                match &mut self.dialect {
-                    Dialect::Anthropic => anthropic::body(b, &v),
-                    Dialect::Chat => openai_chat::body(b, &v),
-                    Dialect::Responses(_) => openai_responses::body(b, &v),
-                    Dialect::Gemini(st) => gemini::body(st, b, &v),
-                }
+                self.dialect.body(&mut self.builder, &v);
             }
         }
     }
@@ -180,18 +134,13 @@ pub struct Finished {
 impl ResponseParser {
     /// A parser for `provider`'s responses.
     pub fn new(provider: Provider) -> Self {
-        let (tag, dialect) = match provider {
-            Provider::Anthropic => ("anthropic", Dialect::Anthropic),
-            Provider::OpenAiChat => ("openai", Dialect::Chat),
-            Provider::OpenAiResponses => ("openai", Dialect::Responses(Default::default())),
-            Provider::Gemini => ("gemini", Dialect::Gemini(Default::default())),
-        };
+        let d = provider.dialect();
         ResponseParser {
             framer: Framer::new(),
             reader: Reader {
                 provider,
-                builder: Builder::new(tag, provider.name()),
-                dialect,
+                builder: Builder::new(d.spec().family, provider.name()),
+                dialect: d.reader(),
                 cut: false,
             },
             seen: false,
@@ -242,12 +191,7 @@ impl ResponseParser {
                 let what = if !self.seen {
                     "the response is empty".to_owned()
                 } else {
-                    let last = match provider {
-                        Provider::Anthropic => "`message_stop`",
-                        Provider::OpenAiChat => "a `finish_reason` and `[DONE]`",
-                        Provider::OpenAiResponses => "`response.completed`",
-                        Provider::Gemini => "a `finishReason`",
-                    };
+                    let last = provider.spec().stream_end;
                     format!("the stream ended before {last}; what came before it is kept")
                 };
                 b.error(

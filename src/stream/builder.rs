@@ -3,9 +3,9 @@
 //! gives each block a part of the turn, in the order the blocks began.
 
 use super::event::{Event, FinishReason, Usage};
-use crate::conversation::{AssistantPart, AssistantTurn, Reasoning, ToolCall};
 use crate::error::{Error, ErrorKind};
 use crate::json_text::JsonText;
+use crate::turn::{AssistantPart, AssistantTurn, Reasoning, ToolCall};
 use serde_json::{Map, Value};
 
 /// A dialect's name for a block: a kind tag and up to two indices.

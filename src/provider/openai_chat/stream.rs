@@ -2,10 +2,10 @@
 //! `data: [DONE]`) and the whole `chat.completion` body. Only the first choice is read.
 //! `reasoning_content` / `reasoning` deltas (OpenAI-compatible servers) become reasoning.
 
-use super::builder::{Builder, Key};
-use super::event::{FinishReason, Usage};
-use super::{errors, malformed, num, str_of};
-use crate::lower::Provider;
+use crate::provider::Provider;
+use crate::provider::{errors, malformed};
+use crate::stream::builder::{Builder, Key};
+use crate::stream::{num, str_of, FinishReason, Usage};
 use serde_json::Value;
 
 const TEXT: Key = (0, 0, 0);
@@ -201,4 +201,23 @@ pub(crate) fn fast(b: &mut Builder, data: &str) -> bool {
         b.text(TEXT, t);
     }
     true
+}
+
+/// The reader of one Chat Completions response.
+#[derive(Debug)]
+pub(super) struct Completions;
+
+impl crate::provider::Reader for Completions {
+    fn fast(&mut self, b: &mut Builder, data: &str) -> bool {
+        fast(b, data)
+    }
+    fn event(&mut self, b: &mut Builder, v: &Value) {
+        chunk(b, v)
+    }
+    fn body(&mut self, b: &mut Builder, v: &Value) {
+        body(b, v)
+    }
+    fn done(&mut self, b: &mut Builder) {
+        b.terminal();
+    }
 }

@@ -5,12 +5,12 @@
 //! JSON object that is merged over the default: `{"images":{"max_bytes":3145728}}`.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::lower::Provider;
 use litemap::LiteMap;
 use serde::Serialize;
 use serde_json::Value;
 
-const MB: u64 = 1024 * 1024;
+/// One MiB.
+pub(crate) const MB: u64 = 1024 * 1024;
 
 /// Native support for one class of media.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -50,7 +50,8 @@ pub struct Capabilities {
     pub tool_routes: LiteMap<String, String>,
 }
 
-fn support(mimes: &[&str], max_mb: u64, urls: bool) -> MediaSupport {
+/// Support for `mimes` up to `max_mb` MiB, URLs passed through or not.
+pub(crate) fn support(mimes: &[&str], max_mb: u64, urls: bool) -> MediaSupport {
     MediaSupport {
         mimes: mimes.iter().map(|m| (*m).to_owned()).collect(),
         max_bytes: max_mb * MB,
@@ -58,7 +59,8 @@ fn support(mimes: &[&str], max_mb: u64, urls: bool) -> MediaSupport {
     }
 }
 
-fn routes() -> LiteMap<String, String> {
+/// The default tool routes every provider's table starts from.
+pub(crate) fn routes() -> LiteMap<String, String> {
     let mut m = LiteMap::new();
     for (k, v) in [
         ("image", "read_image"),
@@ -73,140 +75,29 @@ fn routes() -> LiteMap<String, String> {
     m
 }
 
-const OPENAI_IMAGES: &[&str] = &["image/png", "image/jpeg", "image/webp", "image/gif"];
-
 impl Capabilities {
-    /// The documented defaults of a provider.
-    pub fn default_for(provider: Provider) -> Capabilities {
-        let none = support(&[], 0, false);
-        match provider {
-            Provider::Anthropic => Capabilities {
-                images: support(
-                    &["image/jpeg", "image/png", "image/gif", "image/webp"],
-                    5,
-                    true,
-                ),
-                pdf: support(&["application/pdf"], 32, true),
-                audio: none.clone(),
-                video: none,
-                max_images: 100,
-                max_request_bytes: 32 * MB,
-                inline_text_max_bytes: 256 * 1024,
-                text_documents: true,
-                tool_routes: routes(),
-            },
-            Provider::OpenAiChat => Capabilities {
-                images: support(OPENAI_IMAGES, 20, true),
-                pdf: support(&["application/pdf"], 32, false),
-                audio: support(&["audio/wav", "audio/mpeg"], 20, false),
-                video: none,
-                max_images: 500,
-                max_request_bytes: 50 * MB,
-                inline_text_max_bytes: 256 * 1024,
-                text_documents: false,
-                tool_routes: routes(),
-            },
-            Provider::OpenAiResponses => Capabilities {
-                images: support(OPENAI_IMAGES, 20, true),
-                pdf: support(&["application/pdf"], 32, true),
-                audio: none.clone(),
-                video: none,
-                max_images: 500,
-                max_request_bytes: 50 * MB,
-                inline_text_max_bytes: 256 * 1024,
-                text_documents: false,
-                tool_routes: routes(),
-            },
-            Provider::Gemini => Capabilities {
-                images: support(
-                    &[
-                        "image/png",
-                        "image/jpeg",
-                        "image/webp",
-                        "image/heic",
-                        "image/heif",
-                    ],
-                    100,
-                    true,
-                ),
-                pdf: support(&["application/pdf"], 50, true),
-                audio: support(
-                    &[
-                        "audio/wav",
-                        "audio/mpeg",
-                        "audio/aiff",
-                        "audio/aac",
-                        "audio/ogg",
-                        "audio/flac",
-                    ],
-                    100,
-                    true,
-                ),
-                video: support(
-                    &[
-                        "video/mp4",
-                        "video/mpeg",
-                        "video/quicktime",
-                        "video/x-msvideo",
-                        "video/x-flv",
-                        "video/webm",
-                        "video/x-ms-wmv",
-                        "video/3gpp",
-                    ],
-                    100,
-                    true,
-                ),
-                max_images: 3000,
-                max_request_bytes: 100 * MB,
-                inline_text_max_bytes: 256 * 1024,
-                text_documents: false,
-                tool_routes: routes(),
-            },
-        }
-    }
-
-    /// The documented defaults of a provider, built once.
-    pub fn defaults(provider: Provider) -> &'static Capabilities {
-        static TABLES: std::sync::OnceLock<[Capabilities; 4]> = std::sync::OnceLock::new();
-        let tables = TABLES.get_or_init(|| Provider::ALL.map(Capabilities::default_for));
-        match provider {
-            Provider::Anthropic => &tables[0],
-            Provider::OpenAiChat => &tables[1],
-            Provider::OpenAiResponses => &tables[2],
-            Provider::Gemini => &tables[3],
-        }
-    }
-
-    /// The provider default with a host's partial override merged over it.
-    pub fn with_override(
-        provider: Provider,
-        overrides: Option<&Value>,
-    ) -> Result<std::borrow::Cow<'static, Capabilities>> {
-        let base = Capabilities::defaults(provider);
-        let Some(over) = overrides.filter(|v| !v.is_null()) else {
-            return Ok(std::borrow::Cow::Borrowed(base));
-        };
-        if !over.is_object() {
+    /// These capabilities with a host's partial override merged over them: an object merged
+    /// field by field (a media class's too; the tool routes route by route). Every field
+    /// named must be one a capability table has.
+    pub fn overridden(&self, overrides: &Value) -> Result<Capabilities> {
+        if !overrides.is_object() {
             return Err(Error::new(
                 ErrorKind::InvalidOptions,
                 "`capabilities` must be an object",
             )
             .at("capabilities"));
         }
-        let mut caps = base.clone();
-        caps.apply(over).map_err(|why| {
+        let mut caps = self.clone();
+        caps.apply(overrides).map_err(|why| {
             Error::new(
                 ErrorKind::InvalidOptions,
                 format!("invalid capabilities override: {why}"),
             )
             .at("capabilities")
         })?;
-        Ok(std::borrow::Cow::Owned(caps))
+        Ok(caps)
     }
 
-    /// Merges an override over these capabilities: an object field by field (a media
-    /// class's too; the tool routes route by route), anything else replaced. Every field
-    /// named must be one a capability table has.
     fn apply(&mut self, over: &Value) -> std::result::Result<(), String> {
         let Value::Object(o) = over else {
             return Err(expected(over, "struct Capabilities"));
@@ -334,35 +225,5 @@ impl MediaSupport {
             }
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn override_merges_and_rejects_typos() {
-        let c = Capabilities::with_override(
-            Provider::Anthropic,
-            Some(&json!({"images": {"max_bytes": 10}, "tool_routes": {"image/vnd.adobe.photoshop": "psd_to_png"}})),
-        )
-        .unwrap(); // ok: test
-        assert_eq!(c.images.max_bytes, 10);
-        assert_eq!(c.images.mimes.len(), 4);
-        assert_eq!(
-            c.tool_routes.get("image").map(String::as_str),
-            Some("read_image")
-        );
-        assert_eq!(
-            c.route("image/vnd.adobe.photoshop", crate::media::MediaClass::Image),
-            Some("psd_to_png")
-        );
-        let e = Capabilities::with_override(Provider::Gemini, Some(&json!({"imagez": {}})))
-            .unwrap_err();
-        assert_eq!(e.code(), "InvalidOptions");
-        let e = Capabilities::with_override(Provider::Gemini, Some(&json!(3))).unwrap_err();
-        assert_eq!(e.code(), "InvalidOptions");
     }
 }

@@ -3,11 +3,11 @@
 //! `response.function_call_arguments.delta`, `response.completed` / `.incomplete` /
 //! `.failed`, `error`) and the whole `response` body.
 
-use super::builder::{Builder, Key};
-use super::event::{FinishReason, Usage};
-use super::{errors, malformed, num, str_of};
 use crate::error::{Error, ErrorKind};
-use crate::lower::Provider;
+use crate::provider::Provider;
+use crate::provider::{errors, malformed};
+use crate::stream::builder::{Builder, Key};
+use crate::stream::{num, str_of, FinishReason, Usage};
 use serde_json::Value;
 
 const TEXT: u8 = 0;
@@ -17,7 +17,7 @@ const OTHER: u8 = 3;
 
 /// What the dialect remembers between events.
 #[derive(Debug, Default)]
-pub(crate) struct State {
+pub(super) struct State {
     /// The reasoning summary part last written to: (output index, summary index).
     summary: Option<(u64, u64)>,
 }
@@ -270,4 +270,20 @@ pub(crate) fn fast(b: &mut Builder, data: &str) -> bool {
         _ => return false,
     }
     true
+}
+
+/// The reader of one Responses response.
+#[derive(Debug, Default)]
+pub(super) struct Responses(State);
+
+impl crate::provider::Reader for Responses {
+    fn fast(&mut self, b: &mut Builder, data: &str) -> bool {
+        fast(b, data)
+    }
+    fn event(&mut self, b: &mut Builder, v: &Value) {
+        event(&mut self.0, b, v)
+    }
+    fn body(&mut self, b: &mut Builder, v: &Value) {
+        body(b, v)
+    }
 }

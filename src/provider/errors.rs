@@ -10,8 +10,8 @@
 //! | `ContextTooLong` | "prompt is too long" | `context_length_exceeded` | "exceeds the maximum number of tokens" | — |
 //! | `ProviderRejected` | `invalid_request_error`, `not_found_error`, `request_too_large`, `billing_error` | `invalid_request_error`, `insufficient_quota` | `INVALID_ARGUMENT`, `NOT_FOUND`, `FAILED_PRECONDITION` | other 4xx |
 
+use super::Provider;
 use crate::error::{Error, ErrorKind};
-use crate::lower::Provider;
 use serde_json::Value;
 
 /// The longest text of a non-JSON error body kept in the message.
@@ -59,62 +59,12 @@ fn kind_of_type(
     if code == Some("context_length_exceeded") || too_long(message) {
         return Some(ErrorKind::ContextTooLong);
     }
-    let k = match provider {
-        Provider::Anthropic => match ty {
-            "rate_limit_error" => ErrorKind::RateLimited,
-            "overloaded_error" => ErrorKind::Overloaded,
-            "api_error" | "timeout_error" => ErrorKind::ProviderError,
-            "authentication_error" | "permission_error" => ErrorKind::AuthenticationFailed,
-            "invalid_request_error" | "not_found_error" | "request_too_large" | "billing_error" => {
-                ErrorKind::ProviderRejected
-            }
-            _ => return None,
-        },
-        Provider::OpenAiChat | Provider::OpenAiResponses => match (ty, code) {
-            (_, Some("insufficient_quota")) | ("insufficient_quota", _) => {
-                ErrorKind::ProviderRejected
-            }
-            (_, Some("rate_limit_exceeded"))
-            | ("rate_limit_exceeded" | "tokens" | "requests", _) => ErrorKind::RateLimited,
-            (_, Some("invalid_api_key")) | ("authentication_error" | "permission_error", _) => {
-                ErrorKind::AuthenticationFailed
-            }
-            (_, Some("server_error")) | ("server_error" | "api_error", _) => {
-                ErrorKind::ProviderError
-            }
-            (_, Some("server_is_overloaded" | "slow_down")) => ErrorKind::Overloaded,
-            ("invalid_request_error", _) => ErrorKind::ProviderRejected,
-            _ => return None,
-        },
-        Provider::Gemini => match ty {
-            "RESOURCE_EXHAUSTED" => ErrorKind::RateLimited,
-            "UNAVAILABLE" => ErrorKind::Overloaded,
-            "INTERNAL" | "DEADLINE_EXCEEDED" | "UNKNOWN" => ErrorKind::ProviderError,
-            "UNAUTHENTICATED" | "PERMISSION_DENIED" => ErrorKind::AuthenticationFailed,
-            "INVALID_ARGUMENT"
-            | "NOT_FOUND"
-            | "FAILED_PRECONDITION"
-            | "OUT_OF_RANGE"
-            | "ALREADY_EXISTS"
-            | "ABORTED"
-            | "CANCELLED" => ErrorKind::ProviderRejected,
-            _ => return None,
-        },
-    };
-    Some(k)
-}
-
-/// Gemini's `RetryInfo.retryDelay` (`"30s"`, `"1.5s"`) in milliseconds.
-fn gemini_retry_delay(err: &Value) -> Option<u64> {
-    err.get("details")?.as_array()?.iter().find_map(|d| {
-        let t = str_of(d, "@type")?;
-        if !t.ends_with("RetryInfo") {
-            return None;
-        }
-        let s = str_of(d, "retryDelay")?.strip_suffix('s')?;
-        let secs: f64 = s.trim().parse().ok()?;
-        (secs.is_finite() && secs >= 0.0).then(|| (secs * 1000.0).round() as u64)
-    })
+    provider
+        .spec()
+        .errors
+        .iter()
+        .find(|(name, _)| *name == ty || Some(*name) == code)
+        .map(|(_, kind)| *kind)
 }
 
 /// The error object inside a provider's error payload, if the value is one.
@@ -137,29 +87,9 @@ fn error_object(v: &Value) -> Option<&Value> {
 pub fn from_payload(provider: Provider, payload: &Value, status: Option<u16>) -> Option<Error> {
     let err = error_object(payload)?;
     let message = str_of(err, "message").unwrap_or("").to_owned();
-    let (ty, code) = match provider {
-        Provider::Gemini => (
-            str_of(err, "status").map(str::to_owned),
-            err.get("code")
-                .and_then(Value::as_u64)
-                .map(|c| c.to_string()),
-        ),
-        _ => (
-            str_of(err, "type").map(str::to_owned),
-            match err.get("code") {
-                Some(Value::String(c)) => Some(c.clone()),
-                Some(Value::Number(n)) => Some(n.to_string()),
-                _ => None,
-            },
-        ),
-    };
-    let status = status.or_else(|| match provider {
-        Provider::Gemini => err
-            .get("code")
-            .and_then(Value::as_u64)
-            .and_then(|c| u16::try_from(c).ok()),
-        _ => None,
-    });
+    let d = provider.dialect();
+    let (ty, code, carried) = d.error_fields(err);
+    let status = status.or(carried);
     let kind = ty
         .as_deref()
         .and_then(|t| kind_of_type(provider, t, code.as_deref(), &message))
@@ -190,7 +120,7 @@ pub fn from_payload(provider: Provider, payload: &Value, status: Option<u16>) ->
     if let Some(r) = str_of(payload, "request_id") {
         e = e.with("request_id", r);
     }
-    if let Some(ms) = gemini_retry_delay(err) {
+    if let Some(ms) = d.retry_after_ms(err) {
         e = e.with("retry_after_ms", ms);
     }
     Some(e)

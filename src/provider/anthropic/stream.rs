@@ -1,10 +1,10 @@
 //! Anthropic Messages: the SSE stream (`message_start`, `content_block_start` / `_delta` /
 //! `_stop`, `message_delta`, `message_stop`, `ping`, `error`) and the whole `message` body.
 
-use super::builder::{Builder, Key};
-use super::event::{FinishReason, Usage};
-use super::{errors, malformed, num, str_of};
-use crate::lower::Provider;
+use crate::provider::Provider;
+use crate::provider::{errors, malformed};
+use crate::stream::builder::{Builder, Key};
+use crate::stream::{num, str_of, FinishReason, Usage};
 use serde_json::Value;
 
 const BLOCK: u8 = 0;
@@ -199,4 +199,20 @@ pub(crate) fn fast(b: &mut Builder, data: &str) -> bool {
         _ => return false,
     }
     true
+}
+
+/// The reader of one Anthropic response.
+#[derive(Debug)]
+pub(super) struct Messages;
+
+impl crate::provider::Reader for Messages {
+    fn fast(&mut self, b: &mut Builder, data: &str) -> bool {
+        fast(b, data)
+    }
+    fn event(&mut self, b: &mut Builder, v: &Value) {
+        event(b, v)
+    }
+    fn body(&mut self, b: &mut Builder, v: &Value) {
+        body(b, v)
+    }
 }

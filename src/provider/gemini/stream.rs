@@ -5,11 +5,11 @@
 //! call's number (`<responseId>-call-<n>`), or, without a response id, derived from the
 //! call's name, arguments and number (`call-<8 hex of SHA-256>-<n>`).
 
-use super::builder::{Builder, Key};
-use super::event::{FinishReason, Usage};
-use super::{errors, malformed, num, str_of};
 use crate::json_text::JsonText;
-use crate::lower::Provider;
+use crate::provider::Provider;
+use crate::provider::{errors, malformed};
+use crate::stream::builder::{Builder, Key};
+use crate::stream::{num, str_of, FinishReason, Usage};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -20,7 +20,7 @@ const OTHER: u8 = 3;
 
 /// What the dialect remembers between chunks.
 #[derive(Debug, Default)]
-pub(crate) struct State {
+pub(super) struct State {
     /// The kind of the last part and the number of the run of parts it belongs to.
     last: Option<u8>,
     seg: u64,
@@ -197,4 +197,17 @@ pub(crate) fn body(st: &mut State, b: &mut Builder, v: &Value) {
         b.finish_reason(FinishReason::Error, None);
     }
     b.terminal();
+}
+
+/// The reader of one Gemini response.
+#[derive(Debug, Default)]
+pub(super) struct Chunks(State);
+
+impl crate::provider::Reader for Chunks {
+    fn event(&mut self, b: &mut Builder, v: &Value) {
+        chunk(&mut self.0, b, v)
+    }
+    fn body(&mut self, b: &mut Builder, v: &Value) {
+        body(&mut self.0, b, v)
+    }
 }

@@ -13,15 +13,12 @@
 //! (byte-stable, the same in every turn and every host) and two ids cannot meet. The report
 //! lists every mapping so that a host can map a provider's answer back.
 
-use super::super::lower::Provider;
+use super::Provider;
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
 
 fn max_len(p: Provider) -> usize {
-    match p {
-        Provider::OpenAiChat => 40,
-        _ => 64,
-    }
+    p.spec().max_id_len.unwrap_or(64)
 }
 
 fn accepted(b: u8) -> bool {

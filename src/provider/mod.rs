@@ -1,0 +1,619 @@
+//! Each provider's dialect, in one module per provider behind one trait (`Dialect`):
+//! everything that differs between Anthropic Messages, OpenAI Chat Completions, OpenAI
+//! Responses and Gemini `generateContent` — how a user block, a tool, a reasoning part, a
+//! tool call and its result are written; where the system text, the tools and the messages
+//! go; how a conversation's messages are laid out; the call ids it accepts; its cache
+//! breakpoints; what it takes natively (its default capability table); how its responses
+//! are read; its endpoint and headers; what its errors mean. The lowering, the conversation
+//! assembly, the response parser and the transport rules are written once, against the
+//! trait.
+//!
+//! Adding a provider is one module here implementing `Dialect`, a `Provider` variant,
+//! and its snapshots (ARCHITECTURE.md, "Adding a provider").
+
+mod anthropic;
+pub mod errors;
+mod gemini;
+pub mod ids;
+mod openai_chat;
+mod openai_responses;
+
+use crate::body::{DataSrc, Json};
+use crate::capabilities::Capabilities;
+use crate::error::{Error, ErrorKind, Result};
+use crate::fields::Fields;
+use crate::media::MediaClass;
+use crate::stream::builder::Builder;
+use crate::turn::{Reasoning, ToolCall};
+use serde_json::Value;
+use std::borrow::Cow;
+
+pub use anthropic::VERSION as ANTHROPIC_VERSION;
+
+/// A lowering target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Provider {
+    /// Anthropic Messages.
+    Anthropic,
+    /// OpenAI Chat Completions.
+    OpenAiChat,
+    /// OpenAI Responses.
+    OpenAiResponses,
+    /// Gemini generateContent.
+    Gemini,
+}
+
+impl Provider {
+    /// Every target, in a fixed order.
+    pub const ALL: [Provider; 4] = [
+        Provider::Anthropic,
+        Provider::OpenAiChat,
+        Provider::OpenAiResponses,
+        Provider::Gemini,
+    ];
+
+    /// The wire name: `anthropic`, `openai-chat`, `openai-responses`, `gemini`.
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// Parses a wire name.
+    pub fn parse(name: &str) -> Result<Provider> {
+        Provider::ALL
+            .into_iter()
+            .find(|p| p.name() == name)
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorKind::InvalidOptions,
+                    format!(
+                        "unknown provider `{name}` (expected anthropic, openai-chat, openai-responses or gemini)"
+                    ),
+                )
+                .at("provider")
+                .with("provider", name)
+            })
+    }
+
+    /// What the shared code needs to know of it.
+    pub(crate) fn spec(self) -> &'static Spec {
+        self.dialect().spec()
+    }
+
+    /// Its dialect.
+    pub(crate) fn dialect(self) -> &'static dyn Dialect {
+        match self {
+            Provider::Anthropic => &anthropic::Anthropic,
+            Provider::OpenAiChat => &openai_chat::OpenAiChat,
+            Provider::OpenAiResponses => &openai_responses::OpenAiResponses,
+            Provider::Gemini => &gemini::Gemini,
+        }
+    }
+}
+
+/// A tool definition in the neutral shape (`name`, `description`, JSON Schema `parameters`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tool {
+    /// `^[a-zA-Z0-9_-]{1,64}$`
+    pub name: String,
+    /// What the tool does.
+    pub description: Option<String>,
+    /// The JSON Schema of the arguments (an object schema).
+    pub parameters: Value,
+    /// Strict schema adherence, where the provider has it.
+    pub strict: Option<bool>,
+}
+
+impl Tool {
+    /// Reads tool `i` of an options object: `{ name, description?, parameters |
+    /// input_schema | inputSchema, strict? }`.
+    pub(crate) fn from_value(v: Value, i: usize) -> Result<Tool> {
+        let path = format!("tools[{i}]");
+        let Value::Object(mut o) = v else {
+            return Err(Error::new(ErrorKind::InvalidOptions, "a tool must be an object").at(path));
+        };
+        let mut f = Fields::new(&mut o, path, ErrorKind::InvalidOptions);
+        let name = f.string("name")?;
+        let description = f.opt_string("description")?;
+        let parameters = match f.opt_object("parameters")? {
+            Some(p) => Value::Object(p),
+            None => match f.opt_object("input_schema")? {
+                Some(p) => Value::Object(p),
+                // MCP's descriptor spelling.
+                None => match f.opt_object("inputSchema")? {
+                    Some(p) => Value::Object(p),
+                    None => serde_json::json!({"type": "object", "properties": {}}),
+                },
+            },
+        };
+        let strict = f.opt_bool("strict")?;
+        let tool = Tool {
+            name,
+            description,
+            parameters,
+            strict,
+        };
+        tool.check(i)?;
+        Ok(tool)
+    }
+
+    fn check(&self, i: usize) -> Result<()> {
+        let ok = !self.name.is_empty()
+            && self.name.len() <= 64
+            && self
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !ok {
+            return Err(Error::new(
+                ErrorKind::InvalidOptions,
+                format!(
+                    "tool name `{}` must match ^[a-zA-Z0-9_-]{{1,64}}$",
+                    self.name
+                ),
+            )
+            .at(format!("tools[{i}].name")));
+        }
+        if self
+            .parameters
+            .get("type")
+            .and_then(Value::as_str)
+            .is_some_and(|t| t != "object")
+        {
+            return Err(Error::new(
+                ErrorKind::InvalidOptions,
+                "tool parameters must be an object schema",
+            )
+            .at(format!("tools[{i}].parameters.type")));
+        }
+        Ok(())
+    }
+}
+
+/// A provider-neutral content block, written by the dialect.
+#[derive(Debug, Clone)]
+pub(crate) enum Block<'a> {
+    /// Text.
+    Text(Cow<'a, str>),
+    /// A native media block.
+    Media {
+        class: MediaClass,
+        mime: String,
+        source: Source<'a>,
+        name: Option<String>,
+    },
+    /// A text document: native where the target has text documents, else `fenced`.
+    TextDoc {
+        text: String,
+        title: String,
+        fenced: String,
+    },
+}
+
+/// Where a media block's bytes are.
+#[derive(Debug, Clone)]
+pub(crate) enum Source<'a> {
+    /// Base64 data.
+    Data(DataSrc<'a>),
+    /// A URL passed through.
+    Url(Cow<'a, str>),
+}
+
+/// `data:<mime>;base64,` then the data.
+pub(crate) fn data_url<'a>(mime: &str, d: DataSrc<'a>) -> Json<'a> {
+    Json::Data {
+        prefix: format!("data:{mime};base64,"),
+        data: d,
+    }
+}
+
+/// The data alone.
+pub(crate) fn raw(d: DataSrc<'_>) -> Json<'_> {
+    Json::Data {
+        prefix: String::new(),
+        data: d,
+    }
+}
+
+/// One piece of a tool result's content, as the conversation assembly holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ResultBlock {
+    /// Text.
+    Text(String),
+    /// A JSON value, written as JSON text.
+    Json(String),
+    /// A native media block written for the provider.
+    Native(String),
+}
+
+impl ResultBlock {
+    /// Its text (a native block has none).
+    pub(crate) fn text(&self) -> &str {
+        match self {
+            ResultBlock::Text(t) | ResultBlock::Json(t) => t,
+            ResultBlock::Native(_) => "",
+        }
+    }
+}
+
+/// What a result says when the conversation recorded none for its call.
+pub(crate) const MISSING_RESULT: &str = "No result was recorded for this tool call.";
+
+/// How a provider lays out a conversation's messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Layout {
+    /// Messages of blocks in alternating roles (same roles merged), the instructions before
+    /// the conversation (later ones sent as user text), tool results as blocks first in the
+    /// next user message.
+    Blocks(&'static BlockLayout),
+    /// Chat messages: the instructions in place, an assistant turn as one message (its
+    /// text as `content`, its calls as `tool_calls`), one `tool` message per result.
+    Chat,
+    /// A list of items: the instructions in place, each assistant text, reasoning and call
+    /// an item of its own, each result an item.
+    Items,
+}
+
+/// The strings of a [`Layout::Blocks`] conversation.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct BlockLayout {
+    /// The model's role name.
+    pub(crate) model: &'static str,
+    /// The key of a message's blocks.
+    pub(crate) content: &'static str,
+    /// A user message up to its first block.
+    pub(crate) user_open: &'static str,
+    /// A model message up to its first block.
+    pub(crate) model_open: &'static str,
+    /// A text block up to its text.
+    pub(crate) text_open: &'static str,
+    /// The final assistant text may not end in white space (it is trimmed, reported).
+    pub(crate) trims_final_text: bool,
+}
+
+/// Where the host sends a body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Target {
+    /// The endpoint.
+    pub url: String,
+    /// The headers, lower-case names, in a fixed order.
+    pub headers: Vec<(String, String)>,
+}
+
+/// What a target needs.
+#[derive(Debug, Clone, Default)]
+pub struct TargetOptions {
+    /// The API base URL (the provider's public API when absent).
+    pub base_url: Option<String>,
+    /// The model (Gemini puts it in the URL; the other providers read it from the body).
+    pub model: Option<String>,
+    /// Gemini: stream (`streamGenerateContent?alt=sse`) or not (`generateContent`). The other
+    /// providers stream when the body says `"stream": true`.
+    pub stream: bool,
+    /// The API key, sent in the provider's header (none: the host adds its own auth).
+    pub api_key: Option<String>,
+    /// Anthropic: the `anthropic-version` header ([`ANTHROPIC_VERSION`] when absent).
+    pub api_version: Option<String>,
+    /// Anthropic: the request comes from a browser page (adds the header Anthropic requires
+    /// for CORS requests that carry a key).
+    pub browser: bool,
+}
+
+impl TargetOptions {
+    /// Parses `{ base_url?, model?, stream?, api_key?, api_version?, browser? }`.
+    pub fn from_value(v: Value) -> Result<TargetOptions> {
+        let Value::Object(mut o) = v else {
+            return Err(Error::new(
+                ErrorKind::InvalidOptions,
+                "target options must be an object",
+            )
+            .at("$"));
+        };
+        let mut f = Fields::new(&mut o, "", ErrorKind::InvalidOptions);
+        let t = TargetOptions {
+            base_url: f.opt_string("base_url")?,
+            model: f.opt_string("model")?,
+            stream: f.opt_bool("stream")?.unwrap_or(true),
+            api_key: f.opt_string("api_key")?,
+            api_version: f.opt_string("api_version")?,
+            browser: f.opt_bool("browser")?.unwrap_or(false),
+        };
+        if let Some(k) = f.leftover() {
+            return Err(
+                Error::new(ErrorKind::InvalidOptions, "unknown target option")
+                    .at(k)
+                    .with(
+                        "known",
+                        "base_url, model, stream, api_key, api_version, browser",
+                    ),
+            );
+        }
+        Ok(t)
+    }
+}
+
+/// Reads one response of a provider: the events of a stream (or its chunks) and whole bodies,
+/// into the builder.
+pub(crate) trait Reader {
+    /// A typed fast path for the most frequent events: `true` when it took `data` whole.
+    fn fast(&mut self, b: &mut Builder, data: &str) -> bool {
+        let _ = (b, data);
+        false
+    }
+    /// One event (or chunk) of a stream.
+    fn event(&mut self, b: &mut Builder, v: &Value);
+    /// A whole (non-streamed) body.
+    fn body(&mut self, b: &mut Builder, v: &Value);
+    /// The stream's `[DONE]` marker.
+    fn done(&mut self, b: &mut Builder) {
+        let _ = b;
+    }
+}
+
+/// What the shared code needs to know of a provider, as data (its rules as behaviour are
+/// the [`Dialect`] methods).
+#[derive(Debug)]
+pub(crate) struct Spec {
+    /// The wire name (`anthropic`, `openai-chat`, …).
+    pub(crate) name: &'static str,
+    /// The name people know it by (`Anthropic`, `OpenAI Chat`, …), for messages.
+    pub(crate) display: &'static str,
+    /// The family a turn's reasoning and signatures are stamped with (`anthropic`,
+    /// `openai`, `gemini`): they travel back only to their family.
+    pub(crate) family: &'static str,
+    /// The public API's base URL.
+    pub(crate) base_url: &'static str,
+    /// What a whole stream ends with (said when one stops before it).
+    pub(crate) stream_end: &'static str,
+    /// The top-level keys the lowering writes itself (`params` may not set them).
+    pub(crate) reserved: &'static [&'static str],
+    /// How the conversation's messages are laid out.
+    pub(crate) layout: Layout,
+    /// The longest call id the provider accepts (`None`: ids are not sent).
+    pub(crate) max_id_len: Option<usize>,
+    /// A result is written with its turn only when it names its call's tool (the provider
+    /// matches results to calls by name).
+    pub(crate) results_by_name: bool,
+    /// A tool call's arguments travel as JSON text (a string input is sent as it is, not
+    /// wrapped in an object).
+    pub(crate) arguments_as_text: bool,
+    /// A tool result can be marked as an error (if not, its text is sent as it is,
+    /// reported).
+    pub(crate) marks_error_results: bool,
+    /// A text block of white space only is refused (it is dropped, reported).
+    pub(crate) refuses_blank_text: bool,
+    /// The provider takes `cache_control` breakpoints.
+    pub(crate) breakpoints: bool,
+    /// The error code of each error `type` / `code` / `status` string the provider
+    /// documents; the first entry naming the error's type or its code wins.
+    pub(crate) errors: &'static [(&'static str, ErrorKind)],
+    /// The body field of a prompt cache key, where the provider has one.
+    pub(crate) cache_key_field: Option<&'static str>,
+}
+
+/// One provider's dialect (see the module's documentation). The default methods are what
+/// most providers do.
+pub(crate) trait Dialect: Sync {
+    /// What the shared code needs to know of the provider, as data.
+    fn spec(&self) -> &'static Spec;
+    /// The documented default capability table.
+    fn capabilities(&self) -> Capabilities;
+
+    // --- user content ---
+
+    /// Whether `class` (of type `mime`, from bytes or from a URL) has a native block.
+    fn native(&self, class: MediaClass, mime: &str, url: bool) -> bool;
+    /// Whether a tool result may carry a native block of `class`.
+    fn native_in_result(&self, class: MediaClass) -> bool {
+        let _ = class;
+        false
+    }
+    /// A block of a user turn (or a tool result's native media).
+    fn block<'a>(&self, b: Block<'a>, text_documents: bool) -> Json<'a>;
+
+    // --- tools and the top level ---
+
+    /// Tool `i`'s definition; `warn` takes a warning about it (a schema key left out).
+    fn tool<'a>(&self, t: &'a Tool, i: usize, warn: &mut Option<String>) -> Json<'a>;
+    /// The tool definitions as the `tools` field.
+    fn tools<'a>(&self, list: Vec<Json<'a>>) -> Json<'a> {
+        Json::Arr(list)
+    }
+    // --- conversations ---
+
+    /// A reasoning part written back, or why it cannot be (`own`: made by this family; a
+    /// foreign one is refused, see [`foreign`]).
+    fn reasoning<'a>(&self, r: &'a Reasoning, own: bool) -> std::result::Result<Json<'a>, String>;
+    /// A tool call (`id` in this provider's form; `input` an object; `own`: made by this
+    /// family, so its signature travels).
+    fn call<'a>(&self, c: &'a ToolCall, id: Cow<'a, str>, input: &'a Value, own: bool) -> Json<'a>;
+    /// A tool result: `content` given (or `missing`: none was recorded).
+    fn result(
+        &self,
+        call_id: &str,
+        name: &str,
+        content: &[&ResultBlock],
+        is_error: bool,
+        missing: bool,
+    ) -> Result<String>;
+    /// The body around the messages: the system text (`system`: the leading instructions
+    /// joined with the caller's; `caller`: the caller's alone), the tools, the messages
+    /// (`marker`), and cache breakpoints on the last system block or tool (`cache`: the
+    /// `cache_control` JSON, where the provider places breakpoints).
+    #[allow(clippy::too_many_arguments)]
+    fn head<'a>(
+        &self,
+        head: &mut Json<'a>,
+        system: &[&'a str],
+        caller: Option<&'a str>,
+        tools: Option<Json<'a>>,
+        marker: Json<'a>,
+        cache: Option<String>,
+        breakpoints: &mut Vec<String>,
+    );
+
+    // --- responses ---
+
+    /// A reader for one response.
+    fn reader(&self) -> Box<dyn Reader>;
+
+    // --- transport and errors ---
+
+    /// The endpoint under `base`, adding the provider's headers.
+    fn endpoint(
+        &self,
+        base: &str,
+        o: &TargetOptions,
+        headers: &mut Vec<(String, String)>,
+    ) -> Result<String>;
+    /// An error object's type and code strings, and the HTTP status it carries.
+    fn error_fields(&self, err: &Value) -> (Option<String>, Option<String>, Option<u16>) {
+        let ty = err.get("type").and_then(Value::as_str).map(str::to_owned);
+        let code = match err.get("code") {
+            Some(Value::String(c)) => Some(c.clone()),
+            Some(Value::Number(n)) => Some(n.to_string()),
+            _ => None,
+        };
+        (ty, code, None)
+    }
+    /// How long the error asks to wait before a retry, in milliseconds.
+    fn retry_after_ms(&self, err: &Value) -> Option<u64> {
+        let _ = err;
+        None
+    }
+}
+
+/// Why reasoning another family made cannot go to `to`.
+pub(crate) fn foreign(r: &Reasoning, to: &str) -> String {
+    let from = r.provider.as_deref().unwrap_or("another provider");
+    format!("reasoning made by {from} cannot be verified by {to}")
+}
+
+/// A malformed piece of `provider`'s response.
+pub(crate) fn malformed(provider: Provider, what: &str) -> Error {
+    crate::stream::malformed(provider.name(), what)
+}
+
+/// Whether a part stamped with provider family `from` (none: made here) was made by
+/// `provider`'s family, so its signatures may travel back to it.
+pub(crate) fn is_own(provider: Provider, from: Option<&str>) -> bool {
+    let Some(from) = from else { return true };
+    let family = match from {
+        "openai-responses" | "openai-chat" => "openai",
+        "google" => "gemini",
+        f => f,
+    };
+    family == provider.spec().family
+}
+
+/// The tool definitions of `tools` for `provider`, with a warning for each tool the
+/// provider could not take whole (`None` when there are no tools).
+pub(crate) fn tools<'a>(
+    provider: Provider,
+    tools: &'a [Tool],
+    warnings: &mut Vec<(usize, String)>,
+) -> Option<Json<'a>> {
+    if tools.is_empty() {
+        return None;
+    }
+    let d = provider.dialect();
+    let mut list = Vec::with_capacity(tools.len());
+    for (i, t) in tools.iter().enumerate() {
+        let mut warn = None;
+        list.push(d.tool(t, i, &mut warn));
+        if let Some(w) = warn {
+            warnings.push((i, w));
+        }
+    }
+    Some(d.tools(list))
+}
+
+impl Capabilities {
+    /// The documented defaults of a provider.
+    pub fn default_for(provider: Provider) -> Capabilities {
+        provider.dialect().capabilities()
+    }
+
+    /// The documented defaults of a provider, built once.
+    pub fn defaults(provider: Provider) -> &'static Capabilities {
+        static TABLES: std::sync::OnceLock<[Capabilities; 4]> = std::sync::OnceLock::new();
+        let tables = TABLES.get_or_init(|| Provider::ALL.map(Capabilities::default_for));
+        match provider {
+            Provider::Anthropic => &tables[0],
+            Provider::OpenAiChat => &tables[1],
+            Provider::OpenAiResponses => &tables[2],
+            Provider::Gemini => &tables[3],
+        }
+    }
+
+    /// The provider default with a host's partial override merged over it.
+    pub fn with_override(
+        provider: Provider,
+        overrides: Option<&Value>,
+    ) -> Result<Cow<'static, Capabilities>> {
+        let base = Capabilities::defaults(provider);
+        match overrides.filter(|v| !v.is_null()) {
+            None => Ok(Cow::Borrowed(base)),
+            Some(o) => base.overridden(o).map(Cow::Owned),
+        }
+    }
+}
+
+/// The endpoint and headers for a body of `provider`.
+pub fn target(provider: Provider, o: &TargetOptions) -> Result<Target> {
+    let d = provider.dialect();
+    let base = o
+        .base_url
+        .as_deref()
+        .unwrap_or(d.spec().base_url)
+        .trim_end_matches('/');
+    if !(base.starts_with("https://") || base.starts_with("http://")) {
+        return Err(Error::new(
+            ErrorKind::InvalidOptions,
+            format!("the base URL must start with https:// or http:// (got `{base}`)"),
+        )
+        .at("base_url"));
+    }
+    let mut headers = vec![("content-type".to_owned(), "application/json".to_owned())];
+    let url = d.endpoint(base, o, &mut headers)?;
+    Ok(Target { url, headers })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn override_merges_and_rejects_typos() {
+        let c = Capabilities::with_override(
+            Provider::Anthropic,
+            Some(&json!({"images": {"max_bytes": 10}, "tool_routes": {"image/vnd.adobe.photoshop": "psd_to_png"}})),
+        )
+        .unwrap(); // ok: test
+        assert_eq!(c.images.max_bytes, 10);
+        assert_eq!(c.images.mimes.len(), 4);
+        assert_eq!(
+            c.tool_routes.get("image").map(String::as_str),
+            Some("read_image")
+        );
+        assert_eq!(
+            c.route("image/vnd.adobe.photoshop", crate::media::MediaClass::Image),
+            Some("psd_to_png")
+        );
+        let e = Capabilities::with_override(Provider::Gemini, Some(&json!({"imagez": {}})))
+            .unwrap_err();
+        assert_eq!(e.code(), "InvalidOptions");
+        let e = Capabilities::with_override(Provider::Gemini, Some(&json!(3))).unwrap_err();
+        assert_eq!(e.code(), "InvalidOptions");
+    }
+
+    #[test]
+    fn families() {
+        assert!(is_own(Provider::OpenAiChat, Some("openai")));
+        assert!(is_own(Provider::OpenAiResponses, Some("openai-chat")));
+        assert!(is_own(Provider::Gemini, Some("google")));
+        assert!(!is_own(Provider::Anthropic, Some("gemini")));
+        assert!(!is_own(Provider::Anthropic, Some("other")));
+        assert!(is_own(Provider::Gemini, None));
+    }
+}

@@ -1,0 +1,280 @@
+//! OpenAI Chat Completions (and the servers that speak it).
+//!
+//! | piece | written as |
+//! |---|---|
+//! | text / image / PDF / audio | `text` (a plain string when alone), `image_url` (a data URL or a URL), `file.file_data`, `input_audio` (wav, mp3) |
+//! | text document | fenced `text` |
+//! | system | a `system` message first (a `developer` turn stays in place) |
+//! | reasoning | not sent: Chat has no way to send it back |
+//! | tool call / result | `tool_calls[]` of the assistant message / one `tool` message per result (no error flag) |
+//! | tools | `{ type: function, function: { name, description?, parameters, strict? } }` |
+//! | conversation | messages as the turns give them; an assistant turn is one message |
+//! | caching | `prompt_cache_key` |
+//! | stream | `chat.completion.chunk` SSE ending in `[DONE]`, see `stream` |
+//! | endpoint | `{base}/chat/completions`, `authorization: Bearer` |
+
+mod stream;
+
+use super::{
+    data_url, raw, Block, Dialect, Layout, Reader, ResultBlock, Source, Spec, TargetOptions, Tool,
+    MISSING_RESULT,
+};
+use crate::body::{obj, s, write, Json, SlotMode};
+use crate::capabilities::{routes, support, Capabilities, MB};
+use crate::error::{ErrorKind, Result};
+use crate::media::MediaClass;
+use crate::turn::{Reasoning, ToolCall};
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// The OpenAI Chat dialect.
+pub(crate) struct OpenAiChat;
+
+/// The image types OpenAI takes.
+pub(crate) const IMAGES: &[&str] = &["image/png", "image/jpeg", "image/webp", "image/gif"];
+
+fn audio_format(mime: &str) -> Option<&'static str> {
+    match mime {
+        "audio/wav" => Some("wav"),
+        "audio/mpeg" => Some("mp3"),
+        _ => None,
+    }
+}
+
+/// The OpenAI function-call arguments of a call: a string the model wrote is sent back
+/// verbatim.
+pub(crate) fn arguments(c: &ToolCall, input: &Value) -> String {
+    match &c.input {
+        Value::String(t) => t.clone(),
+        _ => input.to_string(),
+    }
+}
+
+/// An OpenAI tool result (Chat's `tool` message, Responses' `function_call_output` item):
+/// one text as a string, more as content parts (`text_type`: the type of a text part).
+pub(crate) fn result_content<'a>(
+    content: &[&'a ResultBlock],
+    missing: bool,
+    text_type: &'static str,
+    natives: bool,
+) -> Json<'a> {
+    let text_only = content.iter().all(|b| !matches!(b, ResultBlock::Native(_)));
+    if missing {
+        s(MISSING_RESULT)
+    } else if content.len() == 1 && text_only {
+        s(content[0].text())
+    } else {
+        Json::Arr(
+            content
+                .iter()
+                .map(|b| match b {
+                    ResultBlock::Native(n) if natives => Json::Raw(Cow::Borrowed(n.as_str())),
+                    other => obj([("type", s(text_type)), ("text", s(other.text()))]),
+                })
+                .collect(),
+        )
+    }
+}
+
+/// What the shared code needs to know of OpenAI Chat, as data.
+pub(crate) static SPEC: Spec = Spec {
+    name: "openai-chat",
+    display: "OpenAI Chat",
+    family: "openai",
+    base_url: "https://api.openai.com/v1",
+    stream_end: "a `finish_reason` and `[DONE]`",
+    reserved: &["messages", "tools"],
+    layout: Layout::Chat,
+    max_id_len: Some(40),
+    results_by_name: false,
+    arguments_as_text: true,
+    marks_error_results: false,
+    refuses_blank_text: false,
+    breakpoints: false,
+    errors: ERRORS,
+    cache_key_field: Some("prompt_cache_key"),
+};
+
+impl Dialect for OpenAiChat {
+    fn spec(&self) -> &'static Spec {
+        &SPEC
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            images: support(IMAGES, 20, true),
+            pdf: support(&["application/pdf"], 32, false),
+            audio: support(&["audio/wav", "audio/mpeg"], 20, false),
+            video: support(&[], 0, false),
+            max_images: 500,
+            max_request_bytes: 50 * MB,
+            inline_text_max_bytes: 256 * 1024,
+            text_documents: false,
+            tool_routes: routes(),
+        }
+    }
+
+    fn native(&self, class: MediaClass, mime: &str, url: bool) -> bool {
+        match class {
+            MediaClass::Image => true,
+            MediaClass::Pdf => !url,
+            MediaClass::Audio => !url && audio_format(mime).is_some(),
+            _ => false,
+        }
+    }
+
+    fn block<'a>(&self, b: Block<'a>, _text_documents: bool) -> Json<'a> {
+        match b {
+            Block::Text(t) => obj([("type", s("text")), ("text", s(t))]),
+            Block::TextDoc { fenced, .. } => obj([("type", s("text")), ("text", s(fenced))]),
+            Block::Media {
+                class,
+                mime,
+                source,
+                name,
+            } => match (class, source) {
+                (MediaClass::Image, Source::Data(d)) => obj([
+                    ("type", s("image_url")),
+                    ("image_url", obj([("url", data_url(&mime, d))])),
+                ]),
+                (MediaClass::Image, Source::Url(u)) => obj([
+                    ("type", s("image_url")),
+                    ("image_url", obj([("url", s(u))])),
+                ]),
+                (MediaClass::Audio, Source::Data(d)) => obj([
+                    ("type", s("input_audio")),
+                    (
+                        "input_audio",
+                        obj([
+                            ("data", raw(d)),
+                            ("format", s(audio_format(&mime).unwrap_or("wav"))),
+                        ]),
+                    ),
+                ]),
+                (_, Source::Data(d)) => obj([
+                    ("type", s("file")),
+                    (
+                        "file",
+                        obj([
+                            ("filename", s(name.unwrap_or_else(|| "document.pdf".into()))),
+                            ("file_data", data_url(&mime, d)),
+                        ]),
+                    ),
+                ]),
+                // `native` admits no other URL for this target.
+                (_, Source::Url(u)) => obj([("type", s("text")), ("text", s(u))]),
+            },
+        }
+    }
+
+    fn tool<'a>(&self, t: &'a Tool, _i: usize, _warn: &mut Option<String>) -> Json<'a> {
+        let mut f = Json::Obj(Vec::new());
+        f.push("name", s(t.name.as_str()));
+        if let Some(d) = &t.description {
+            f.push("description", s(d.as_str()));
+        }
+        f.push("parameters", Json::Value(Cow::Borrowed(&t.parameters)));
+        if let Some(st) = t.strict {
+            f.push("strict", Json::Bool(st));
+        }
+        obj([("type", s("function")), ("function", f)])
+    }
+
+    fn reasoning<'a>(
+        &self,
+        _r: &'a Reasoning,
+        _own: bool,
+    ) -> std::result::Result<Json<'a>, String> {
+        Err("OpenAI Chat has no way to send reasoning back".into())
+    }
+
+    fn call<'a>(
+        &self,
+        c: &'a ToolCall,
+        id: Cow<'a, str>,
+        input: &'a Value,
+        _own: bool,
+    ) -> Json<'a> {
+        obj([
+            ("id", s(id)),
+            ("type", s("function")),
+            (
+                "function",
+                obj([
+                    ("name", s(c.name.as_str())),
+                    ("arguments", s(arguments(c, input))),
+                ]),
+            ),
+        ])
+    }
+
+    fn result(
+        &self,
+        call_id: &str,
+        _name: &str,
+        content: &[&ResultBlock],
+        _is_error: bool,
+        missing: bool,
+    ) -> Result<String> {
+        let id = super::ids::provider_id(crate::provider::Provider::OpenAiChat, call_id);
+        let c = result_content(content, missing, "text", false);
+        write(
+            &obj([("role", s("tool")), ("tool_call_id", s(id)), ("content", c)]),
+            SlotMode::Mark,
+        )
+    }
+
+    fn head<'a>(
+        &self,
+        head: &mut Json<'a>,
+        _system: &[&'a str],
+        _caller: Option<&'a str>,
+        tools: Option<Json<'a>>,
+        marker: Json<'a>,
+        _cache: Option<String>,
+        _breakpoints: &mut Vec<String>,
+    ) {
+        head.push("messages", marker);
+        if let Some(t) = tools {
+            head.push("tools", t);
+        }
+    }
+
+    fn reader(&self) -> Box<dyn Reader> {
+        Box::new(stream::Completions)
+    }
+
+    fn endpoint(
+        &self,
+        base: &str,
+        o: &TargetOptions,
+        headers: &mut Vec<(String, String)>,
+    ) -> Result<String> {
+        bearer(o, headers);
+        Ok(format!("{base}/chat/completions"))
+    }
+}
+
+/// OpenAI's key header.
+pub(crate) fn bearer(o: &TargetOptions, headers: &mut Vec<(String, String)>) {
+    if let Some(k) = &o.api_key {
+        headers.push(("authorization".into(), format!("Bearer {k}")));
+    }
+}
+
+/// OpenAI's error `code`s and `type`s (Chat and Responses), first match wins: a code
+/// names the cause more precisely than the type it comes with.
+pub(crate) static ERRORS: &[(&str, ErrorKind)] = &[
+    ("insufficient_quota", ErrorKind::ProviderRejected),
+    ("rate_limit_exceeded", ErrorKind::RateLimited),
+    ("tokens", ErrorKind::RateLimited),
+    ("requests", ErrorKind::RateLimited),
+    ("invalid_api_key", ErrorKind::AuthenticationFailed),
+    ("authentication_error", ErrorKind::AuthenticationFailed),
+    ("permission_error", ErrorKind::AuthenticationFailed),
+    ("server_error", ErrorKind::ProviderError),
+    ("api_error", ErrorKind::ProviderError),
+    ("server_is_overloaded", ErrorKind::Overloaded),
+    ("slow_down", ErrorKind::Overloaded),
+    ("invalid_request_error", ErrorKind::ProviderRejected),
+];
