@@ -104,7 +104,8 @@ export interface UserMessage {
   metadata?: { schema_version: number; [key: string]: unknown };
 }
 
-export type Provider = 'anthropic' | 'openai-chat' | 'openai-responses' | 'gemini';
+export type { Provider, ErrorClass, ErrorCode } from './src/constants.js';
+import type { Provider, ErrorClass, ErrorCode } from './src/constants.js';
 
 /** A tool definition in the neutral shape; each provider gets its own form. */
 export interface Tool {
@@ -247,60 +248,6 @@ export interface Lowered {
   /** The body parsed as an object. */
   json(): Record<string, unknown>;
 }
-
-/** What a caller can do about an error: `PromptloomError#class`. */
-export type ErrorClass = 'invalid' | 'refused' | 'unavailable' | 'failed' | 'internal';
-
-export type ErrorCode =
-  | 'InvalidMessage'
-  | 'InvalidOptions'
-  | 'UnresolvedCommand'
-  | 'InvalidRange'
-  | 'InvalidData'
-  | 'EmptyMessage'
-  | 'InvalidCommand'
-  | 'MissingArgument'
-  | 'TooLarge'
-  | 'StoreFailed'
-  | 'NotFound'
-  | 'InvalidSkill'
-  | 'AlreadyExists'
-  | 'SyncFailed'
-  | 'InvalidRequest'
-  | 'MissingRequiredField'
-  | 'MalformedTemplate'
-  | 'UnknownTool'
-  | 'ParameterMismatch'
-  | 'ArtifactBudgetExceeded'
-  | 'CapabilityNarrowing'
-  | 'NoModelAdapter'
-  | 'NoExecutor'
-  | 'AssertionFailed'
-  | 'AdapterFailed'
-  | 'LimitExceeded'
-  | 'QuotaExceeded'
-  | 'InstanceLost'
-  | 'RateLimited'
-  | 'Overloaded'
-  | 'ProviderError'
-  | 'ProviderRejected'
-  | 'AuthenticationFailed'
-  | 'ContextTooLong'
-  | 'StreamMalformed'
-  | 'StreamTruncated'
-  | 'InvalidToolInput'
-  | 'Aborted'
-  | 'InvalidContract'
-  | 'InvalidInput'
-  | 'CapabilityDenied'
-  | 'CircuitOpen'
-  | 'Sunset'
-  | 'Timeout'
-  | 'InvalidOutput'
-  | 'HandlerFailed'
-  | 'InFlight'
-  | 'NoHandler'
-  | 'Internal';
 
 /** Every error promptloom throws. */
 export declare class PromptloomError extends Error {

@@ -1,283 +1,180 @@
 //! The one error type of the core.
 //!
 //! Every failure is an [`Error`]: a [`ErrorKind`] with a stable [`ErrorKind::code`] (what JS
-//! sees as `error.code` and what the WIT `error` variant is named after), a human message,
+//! sees as `error.code` and the WIT `error-code` case), its [`ErrorClass`], a human message,
 //! an optional JSON path into the input, and structured details. Each boundary formats it
-//! once: the JS face as an `Error` object, the component as a WIT variant.
+//! once: the JS face as a `PromptloomError`, the component as the WIT `error` record.
 
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
 
-/// What went wrong, as a closed set of stable codes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ErrorKind {
+/// Declares [`ErrorKind`] from one list — each kind with its documentation and its
+/// [`ErrorClass`] — and from it [`ErrorKind::ALL`], [`ErrorKind::code`] (the variant's name),
+/// [`ErrorKind::class`], and `each_error_kind!`, which hands the list to another macro (the
+/// component maps the WIT `error-code` enum with it; `tests/constants.rs` writes the
+/// TypeScript union from `ALL`).
+macro_rules! error_kinds {
+    ($($(#[doc = $doc:literal])* $kind:ident: $class:ident,)*) => {
+        /// What went wrong, as a closed set of stable codes.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum ErrorKind {
+            $($(#[doc = $doc])* $kind,)*
+        }
+
+        impl ErrorKind {
+            /// Every kind, in declaration order.
+            pub const ALL: [ErrorKind; [$(ErrorKind::$kind),*].len()] = [$(ErrorKind::$kind),*];
+
+            /// The stable code: the variant's name (`InvalidMessage`, …).
+            pub fn code(self) -> &'static str {
+                match self {
+                    $(ErrorKind::$kind => stringify!($kind),)*
+                }
+            }
+
+            /// What a caller can do about an error of this kind: the `class` of the WIT
+            /// `error` record and of a JS `PromptloomError`.
+            pub fn class(self) -> ErrorClass {
+                match self {
+                    $(ErrorKind::$kind => ErrorClass::$class,)*
+                }
+            }
+        }
+
+        /// Calls `$m!(Kind, …)` with every kind, in declaration order.
+        #[allow(unused_macros)]
+        macro_rules! each_error_kind {
+            ($m:ident) => {
+                $m!($($kind),*);
+            };
+        }
+        #[allow(unused_imports)]
+        pub(crate) use each_error_kind;
+    };
+}
+
+error_kinds! {
     /// The message is not shaped as the spec says (not JSON, a missing field, a wrong type).
-    InvalidMessage,
+    InvalidMessage: Invalid,
     /// The lowering options are not valid (unknown provider, malformed tools, capabilities).
-    InvalidOptions,
+    InvalidOptions: Invalid,
     /// A `command` part reached the lowering stage unresolved: the model never sees `/foo`.
-    UnresolvedCommand,
+    UnresolvedCommand: Invalid,
     /// A `file-ref` range is malformed (start after end).
-    InvalidRange,
+    InvalidRange: Invalid,
     /// Attachment bytes are not valid base64 or not a valid data URL.
-    InvalidData,
+    InvalidData: Invalid,
     /// After lowering, the user turn has no content block at all.
-    EmptyMessage,
+    EmptyMessage: Invalid,
     /// A command is malformed: unbalanced quotes in its arguments, or a catalog entry that
     /// cannot be registered.
-    InvalidCommand,
+    InvalidCommand: Invalid,
     /// A command was invoked without an argument it declares as required.
-    MissingArgument,
+    MissingArgument: Invalid,
     /// An attachment is larger than the host allows.
-    TooLarge,
+    TooLarge: Invalid,
     /// A storage backend failed or holds a row this library cannot read; nothing was written.
-    StoreFailed,
+    StoreFailed: Failed,
     /// The store has no record under the requested id.
-    NotFound,
+    NotFound: Refused,
     /// A skill package, `SKILL.md` or artifact is malformed; `details.problems` lists every
     /// problem with its JSON path.
-    InvalidSkill,
+    InvalidSkill: Invalid,
     /// A record with this id or name already exists (a skill name in one scope, an artifact's
     /// name and model variant in one skill).
-    AlreadyExists,
+    AlreadyExists: Refused,
     /// A marketplace sync failed (HTTP error, malformed catalog); nothing was changed.
-    SyncFailed,
+    SyncFailed: Failed,
     /// A compose request, dispatch request or model answer is not shaped as documented.
-    InvalidRequest,
+    InvalidRequest: Invalid,
     /// The skill package lacks a field the composer needs (name, framing, a parameter
     /// schema for the parameters given).
-    MissingRequiredField,
+    MissingRequiredField: Invalid,
     /// A MiniJinja template failed to parse or render (with line and column), ran out of
     /// fuel, recursed too deep or wrote too much.
-    MalformedTemplate,
+    MalformedTemplate: Invalid,
     /// The skill references a tool that is not available to this invocation.
-    UnknownTool,
+    UnknownTool: Invalid,
     /// The invocation parameters do not match the skill's parameter schema.
-    ParameterMismatch,
+    ParameterMismatch: Invalid,
     /// The selected artifacts exceed the context budget; `details.suggested_trimming` says
     /// what to drop.
-    ArtifactBudgetExceeded,
+    ArtifactBudgetExceeded: Invalid,
     /// The skill requires tools and none of its surface is within the caller's capabilities.
-    CapabilityNarrowing,
+    CapabilityNarrowing: Refused,
     /// A step needs the host's model adapter and none was given.
-    NoModelAdapter,
+    NoModelAdapter: Failed,
     /// An artifact needs a host executor (`code_template`: a sandbox; `dspy_module` without
     /// a fallback: a DSPy executor) and none is registered.
-    NoExecutor,
+    NoExecutor: Failed,
     /// A hard assertion on an artifact's output failed; the skill stopped.
-    AssertionFailed,
+    AssertionFailed: Failed,
     /// The host's model adapter or executor failed or answered in an unusable shape.
-    AdapterFailed,
+    AdapterFailed: Failed,
     /// Input past a named resource limit: nesting depth, the size of a value a template
     /// builds, the call stack an input needs. The details name the limit.
-    LimitExceeded,
+    LimitExceeded: Invalid,
     /// The storage backend refused a write for lack of space (IndexedDB's
     /// `QuotaExceededError`, a host store's quota); nothing was written.
-    QuotaExceeded,
+    QuotaExceeded: Refused,
     /// The object was made by a wasm instance that has since been replaced (after a trap,
     /// the JS glue serves later calls from a fresh instance); make the object again.
-    InstanceLost,
+    InstanceLost: Failed,
     /// The provider refused the request for its rate limit (HTTP 429, `rate_limit_error`, `RESOURCE_EXHAUSTED`); retryable, `details.retry_after_ms` when the provider said when.
-    RateLimited,
+    RateLimited: Unavailable,
     /// The provider is overloaded or unavailable (Anthropic `overloaded_error` / 529, HTTP 503, Gemini `UNAVAILABLE`); retryable.
-    Overloaded,
+    Overloaded: Unavailable,
     /// The provider failed on its side (HTTP 5xx, `api_error`, `server_error`, Gemini `INTERNAL`); retryable.
-    ProviderError,
+    ProviderError: Unavailable,
     /// The provider rejected the request as invalid (HTTP 4xx, `invalid_request_error`, `INVALID_ARGUMENT`, an exhausted quota); not retryable, `details` carry the provider's type, code and param.
-    ProviderRejected,
+    ProviderRejected: Refused,
     /// The provider refused the credentials or the permission (HTTP 401 / 403).
-    AuthenticationFailed,
+    AuthenticationFailed: Refused,
     /// The request is longer than the model's context window (`context_length_exceeded`, "prompt is too long").
-    ContextTooLong,
+    ContextTooLong: Invalid,
     /// A response stream or body is not what the provider sends (bytes that are not SSE, an event that is not JSON, a body of another provider); everything parsed before it is kept.
-    StreamMalformed,
+    StreamMalformed: Failed,
     /// A response stream ended before the provider's last event; everything parsed before the cut is kept.
-    StreamTruncated,
+    StreamTruncated: Failed,
     /// A tool call's streamed arguments are not valid JSON; the call keeps the raw text and the rest of the turn is kept.
-    InvalidToolInput,
+    InvalidToolInput: Failed,
     /// The caller's `AbortSignal` cancelled the request, the stream or a retry wait.
-    Aborted,
+    Aborted: Failed,
     /// A skill contract is malformed or breaks a registration rule; `details.problems` lists every problem with its path.
-    InvalidContract,
+    InvalidContract: Invalid,
     /// A gateway call's input does not match the contract's input schema; `details.violations` lists them.
-    InvalidInput,
+    InvalidInput: Invalid,
     /// The caller lacks a feature flag, tier or surface the contract requires.
-    CapabilityDenied,
+    CapabilityDenied: Refused,
     /// The contract version's circuit breaker is open; `details.retry_after_ms` says when a probe is let through.
-    CircuitOpen,
+    CircuitOpen: Unavailable,
     /// The contract version was sunset before the call; pin a newer version.
-    Sunset,
+    Sunset: Refused,
     /// The handler did not answer within the contract's `timeout_ms` (after the retries the policy allows).
-    Timeout,
+    Timeout: Unavailable,
     /// The handler's output does not match the contract's output schema; `details.violations` lists them.
-    InvalidOutput,
+    InvalidOutput: Failed,
     /// The contract's handler failed; `details.error_code` is the code it declared (or none), `details.retry` its retry class.
-    HandlerFailed,
+    HandlerFailed: Failed,
     /// A call with the same idempotency key is still running; `details.retry_after_ms` says when to ask again.
-    InFlight,
+    InFlight: Unavailable,
     /// No handler is registered for the contract (or the artifact kind).
-    NoHandler,
+    NoHandler: Failed,
     /// An internal invariant did not hold (a bug, never caused by input alone).
-    Internal,
+    Internal: Internal,
 }
 
 impl ErrorKind {
-    /// The stable code string (`error.code` in JS, the variant name in WIT is its kebab form).
-    pub fn code(self) -> &'static str {
-        match self {
-            ErrorKind::InvalidMessage => "InvalidMessage",
-            ErrorKind::InvalidOptions => "InvalidOptions",
-            ErrorKind::UnresolvedCommand => "UnresolvedCommand",
-            ErrorKind::InvalidRange => "InvalidRange",
-            ErrorKind::InvalidData => "InvalidData",
-            ErrorKind::EmptyMessage => "EmptyMessage",
-            ErrorKind::InvalidCommand => "InvalidCommand",
-            ErrorKind::MissingArgument => "MissingArgument",
-            ErrorKind::TooLarge => "TooLarge",
-            ErrorKind::StoreFailed => "StoreFailed",
-            ErrorKind::NotFound => "NotFound",
-            ErrorKind::InvalidSkill => "InvalidSkill",
-            ErrorKind::AlreadyExists => "AlreadyExists",
-            ErrorKind::SyncFailed => "SyncFailed",
-            ErrorKind::InvalidRequest => "InvalidRequest",
-            ErrorKind::MissingRequiredField => "MissingRequiredField",
-            ErrorKind::MalformedTemplate => "MalformedTemplate",
-            ErrorKind::UnknownTool => "UnknownTool",
-            ErrorKind::ParameterMismatch => "ParameterMismatch",
-            ErrorKind::ArtifactBudgetExceeded => "ArtifactBudgetExceeded",
-            ErrorKind::CapabilityNarrowing => "CapabilityNarrowing",
-            ErrorKind::NoModelAdapter => "NoModelAdapter",
-            ErrorKind::NoExecutor => "NoExecutor",
-            ErrorKind::AssertionFailed => "AssertionFailed",
-            ErrorKind::AdapterFailed => "AdapterFailed",
-            ErrorKind::LimitExceeded => "LimitExceeded",
-            ErrorKind::QuotaExceeded => "QuotaExceeded",
-            ErrorKind::InstanceLost => "InstanceLost",
-            ErrorKind::RateLimited => "RateLimited",
-            ErrorKind::Overloaded => "Overloaded",
-            ErrorKind::ProviderError => "ProviderError",
-            ErrorKind::ProviderRejected => "ProviderRejected",
-            ErrorKind::AuthenticationFailed => "AuthenticationFailed",
-            ErrorKind::ContextTooLong => "ContextTooLong",
-            ErrorKind::StreamMalformed => "StreamMalformed",
-            ErrorKind::StreamTruncated => "StreamTruncated",
-            ErrorKind::InvalidToolInput => "InvalidToolInput",
-            ErrorKind::Aborted => "Aborted",
-            ErrorKind::InvalidContract => "InvalidContract",
-            ErrorKind::InvalidInput => "InvalidInput",
-            ErrorKind::CapabilityDenied => "CapabilityDenied",
-            ErrorKind::CircuitOpen => "CircuitOpen",
-            ErrorKind::Sunset => "Sunset",
-            ErrorKind::Timeout => "Timeout",
-            ErrorKind::InvalidOutput => "InvalidOutput",
-            ErrorKind::HandlerFailed => "HandlerFailed",
-            ErrorKind::InFlight => "InFlight",
-            ErrorKind::NoHandler => "NoHandler",
-            ErrorKind::Internal => "Internal",
-        }
-    }
-
     /// The kind whose [`code`](ErrorKind::code) is `code`, if any.
     pub fn from_code(code: &str) -> Option<ErrorKind> {
         ErrorKind::ALL.into_iter().find(|k| k.code() == code)
     }
-
-    /// What a caller can do about an error of this kind: the case of the WIT `error`
-    /// variant it travels in.
-    pub fn class(self) -> ErrorClass {
-        use ErrorKind::*;
-        match self {
-            InvalidMessage
-            | InvalidOptions
-            | UnresolvedCommand
-            | InvalidRange
-            | InvalidData
-            | EmptyMessage
-            | InvalidCommand
-            | MissingArgument
-            | TooLarge
-            | InvalidSkill
-            | InvalidRequest
-            | MissingRequiredField
-            | MalformedTemplate
-            | UnknownTool
-            | ParameterMismatch
-            | ArtifactBudgetExceeded
-            | LimitExceeded
-            | ContextTooLong
-            | InvalidContract
-            | InvalidInput => ErrorClass::Invalid,
-            NotFound | AlreadyExists | CapabilityNarrowing | CapabilityDenied | Sunset
-            | QuotaExceeded | AuthenticationFailed | ProviderRejected => ErrorClass::Refused,
-            RateLimited | Overloaded | ProviderError | Timeout | CircuitOpen | InFlight => {
-                ErrorClass::Unavailable
-            }
-            StoreFailed | SyncFailed | NoModelAdapter | NoExecutor | NoHandler | AdapterFailed
-            | HandlerFailed | AssertionFailed | InvalidOutput | StreamMalformed
-            | StreamTruncated | InvalidToolInput | Aborted | InstanceLost => ErrorClass::Failed,
-            Internal => ErrorClass::Internal,
-        }
-    }
-
-    /// Every kind, in the order of the WIT `error-code` enum and the TypeScript `ErrorCode`
-    /// union (a test keeps the three lists equal).
-    pub const ALL: [ErrorKind; 49] = [
-        ErrorKind::InvalidMessage,
-        ErrorKind::InvalidOptions,
-        ErrorKind::UnresolvedCommand,
-        ErrorKind::InvalidRange,
-        ErrorKind::InvalidData,
-        ErrorKind::EmptyMessage,
-        ErrorKind::InvalidCommand,
-        ErrorKind::MissingArgument,
-        ErrorKind::TooLarge,
-        ErrorKind::StoreFailed,
-        ErrorKind::NotFound,
-        ErrorKind::InvalidSkill,
-        ErrorKind::AlreadyExists,
-        ErrorKind::SyncFailed,
-        ErrorKind::InvalidRequest,
-        ErrorKind::MissingRequiredField,
-        ErrorKind::MalformedTemplate,
-        ErrorKind::UnknownTool,
-        ErrorKind::ParameterMismatch,
-        ErrorKind::ArtifactBudgetExceeded,
-        ErrorKind::CapabilityNarrowing,
-        ErrorKind::NoModelAdapter,
-        ErrorKind::NoExecutor,
-        ErrorKind::AssertionFailed,
-        ErrorKind::AdapterFailed,
-        ErrorKind::LimitExceeded,
-        ErrorKind::QuotaExceeded,
-        ErrorKind::InstanceLost,
-        ErrorKind::RateLimited,
-        ErrorKind::Overloaded,
-        ErrorKind::ProviderError,
-        ErrorKind::ProviderRejected,
-        ErrorKind::AuthenticationFailed,
-        ErrorKind::ContextTooLong,
-        ErrorKind::StreamMalformed,
-        ErrorKind::StreamTruncated,
-        ErrorKind::InvalidToolInput,
-        ErrorKind::Aborted,
-        ErrorKind::InvalidContract,
-        ErrorKind::InvalidInput,
-        ErrorKind::CapabilityDenied,
-        ErrorKind::CircuitOpen,
-        ErrorKind::Sunset,
-        ErrorKind::Timeout,
-        ErrorKind::InvalidOutput,
-        ErrorKind::HandlerFailed,
-        ErrorKind::InFlight,
-        ErrorKind::NoHandler,
-        ErrorKind::Internal,
-    ];
 }
 
-/// What a caller can do about an error: [`ErrorKind::class`]. The WIT `error` variant has
-/// one case per class, each carrying the exact code.
+/// What a caller can do about an error: [`ErrorKind::class`]. The WIT `error` record carries
+/// it beside the exact code (`error-class`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ErrorClass {
     /// The input breaks its documented shape or a limit: the same call fails the same way
@@ -296,7 +193,16 @@ pub enum ErrorClass {
 }
 
 impl ErrorClass {
-    /// The class's name: the WIT `error` variant's case and `error.class` in JS.
+    /// Every class, in declaration order.
+    pub const ALL: [ErrorClass; 5] = [
+        ErrorClass::Invalid,
+        ErrorClass::Refused,
+        ErrorClass::Unavailable,
+        ErrorClass::Failed,
+        ErrorClass::Internal,
+    ];
+
+    /// The class's name: the WIT `error-class` case and `error.class` in JS.
     pub fn name(self) -> &'static str {
         match self {
             ErrorClass::Invalid => "invalid",

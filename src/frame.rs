@@ -1,7 +1,7 @@
 //! The control characters that frame text between the JS glue and wasm. None of them can
 //! occur raw in JSON text (JSON escapes every character below U+0020), so a frame never
-//! collides with content. `pkg/src/frame.js` holds the same values (a test keeps them
-//! equal); ARCHITECTURE.md describes each protocol.
+//! collides with content. The glue's `pkg/src/constants.js` is written from these values
+//! (`tests/constants.rs`); ARCHITECTURE.md describes each protocol.
 
 /// Ends a field: between the report and the body of a lowered message, between the
 /// rows of a row list, between a plan's id and its requests.

@@ -59,6 +59,17 @@ pub fn class_of(mime: &str) -> MediaClass {
     }
 }
 
+/// The class the lowering reads a media type as: [`class_of`], with SVG read as text (it is
+/// XML, and no provider takes it as an image). The glue asks this (`mediaClass`) to know
+/// which data the core reads whole.
+pub fn read_class(mime: &str) -> MediaClass {
+    if mime == "image/svg+xml" {
+        MediaClass::Text
+    } else {
+        class_of(mime)
+    }
+}
+
 /// Lower-cases a declared media type and strips its parameters (`; charset=…`).
 pub fn normalize_mime(mime: &str) -> String {
     mime.split(';')

@@ -5,9 +5,7 @@
 // adapter, the tool handlers, the arbiter, the store behind the Conversation).
 
 import { PromptloomError, __opts, __module, __call, __json } from './api.js';
-
-// The events' numbers in the core (crate::agent::EVENTS).
-const EVENTS = { start: 0, offer: 1, verdict: 2, output: 3, failed: 4, 'no-tool': 5, appended: 6, received: 7, cut: 8, aborted: 9, status: 10 };
+import { AGENT_EVENTS as EVENTS, AGENT_MAX_STEPS } from './constants.js';
 
 function invalid(message, path) {
   return new PromptloomError('InvalidOptions', `${message} (at ${path})`, { path });
@@ -37,7 +35,7 @@ const fn = (f, path) => {
  * stored log, with the lane's moves, before the tool runs.
  */
 export async function runAgent(options) {
-  const { conversation, adapter, tools = [], handlers = {}, lower = {}, maxSteps = 8, signal, arbiter, lane = 'main' } = __opts(options, 'runAgent()');
+  const { conversation, adapter, tools = [], handlers = {}, lower = {}, maxSteps = AGENT_MAX_STEPS, signal, arbiter, lane = 'main' } = __opts(options, 'runAgent()');
   if (!conversation || typeof conversation.lower !== 'function' || typeof conversation.append !== 'function') throw invalid('`conversation` must be a Conversation', 'conversation');
   if (!adapter || typeof adapter.send !== 'function') throw invalid('`adapter` must be a model adapter from createAdapter()', 'adapter');
   if (!Array.isArray(tools)) throw invalid('`tools` must be an array of tool definitions', 'tools');

@@ -2,7 +2,7 @@
 // stays in JS and is spliced into the body afterwards), calls the host's resolver, and turns
 // core errors into PromptloomError objects. All logic about messages lives in the core.
 
-import { FIELD, SLOT, NEEDS_DATA, FAILED, NEXT, ASK, LOST } from './frame.js';
+import { FIELD, SLOT, NEEDS_DATA, FAILED, NEXT, ASK, LOST, PROVIDERS, HEAD_CHARS } from './constants.js';
 
 let wasm; // the current glue (wasm-bindgen's functions and classes for one instance)
 let memory;
@@ -192,8 +192,6 @@ export function __str(value, what, code = 'InvalidOptions', path = what) {
   throw new PromptloomError(code, `\`${what}\` must be a string (got ${value === null ? 'null' : typeof value}) (at ${path})`, { path });
 }
 
-const PROVIDERS = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'];
-const HEAD_CHARS = 64; // 48 bytes: what the core's sniffer reads
 // Attachment data at least this long stays in JS (a "slot"): the core sees its first bytes
 // and length, and the body is spliced together here. When the core must read a slot whole
 // (text, or unlabelled bytes that may be text) it says so, and the call is made again with
@@ -230,10 +228,10 @@ function slotable(s) {
   if (s.length > 5 && s.slice(0, 5).toLowerCase() === 'data:') {
     const comma = s.indexOf(',');
     if (comma < 0 || comma > 512) return null;
-    const header = s.slice(5, comma);
-    const params = header.split(';').map((p) => p.trim().toLowerCase());
-    if (!params.slice(1).includes('base64')) return null;
-    mime = params[0] || undefined;
+    // The core reads the header (`media::parse_data_url`), as it reads a data URL it is given.
+    const m = wasm.dataUrlMime(s.slice(0, comma + 1));
+    if (m === undefined) return null;
+    mime = m || undefined;
     b64 = s.slice(comma + 1);
   }
   if (b64.length % 4 !== 0) return null;
@@ -665,4 +663,4 @@ export function resolveRequests(message) {
 }
 
 /** The providers lower() accepts. */
-export const providers = Object.freeze([...PROVIDERS]);
+export const providers = PROVIDERS;

@@ -5,7 +5,7 @@
 import { PromptloomError, lower, __inlineBytes, __fromCore, __call, __json, __str, __opts, __key, __generation, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './stores.js';
 import { __wireTurn } from './conversation.js';
-import { FIELD, SLOT } from './frame.js';
+import { FIELD, SLOT } from './constants.js';
 
 /** Slash commands and `@` mention kinds: register, list, complete. */
 export class CommandCatalog {

@@ -2,7 +2,7 @@
 // answers to the wire form) and delegates; every rule about turns and providers is in the
 // core (src/conversation).
 
-import { FIELD } from './frame.js';
+import { FIELD } from './constants.js';
 import { PromptloomError, __inbox, __optionsJson, __module, __requests, __answer, __Lowered, __withStore, __toBase64, __asBytes, __inlineSlots, __fromCore, __json, __opts } from './api.js';
 
 /** JSON text of a value from the caller; a value JSON cannot hold is a coded error. */

@@ -5,6 +5,7 @@
 // transactions on the chosen port (memory in wasm, IndexedDB, a Durable Object).
 
 import { PromptloomError, __call as call, __core, __json, __opts, __str, __module, __generation } from './api.js';
+import { GATEWAY_MAX_RECORDS } from './constants.js';
 
 const clock = () => Date.now();
 /** The core's answer when the output is valid and passed on as given (src/js/gateway.rs). */
@@ -394,7 +395,7 @@ export class Gateway {
   #seq = 0;
   #deadlines = new Deadlines();
   constructor(options) {
-    const { registry, handlers = {}, state = memoryState(), now = clock, random = Math.random, maxRecords = 10_000, onRecord } = __opts(options, 'createGateway()');
+    const { registry, handlers = {}, state = memoryState(), now = clock, random = Math.random, maxRecords = GATEWAY_MAX_RECORDS, onRecord } = __opts(options, 'createGateway()');
     if (!(registry instanceof ContractRegistry)) throw new PromptloomError('InvalidOptions', 'createGateway() takes `registry`, a ContractRegistry (at registry)', { path: 'registry' });
     if (handlers === null || typeof handlers !== 'object') throw new PromptloomError('InvalidOptions', '`handlers` maps contract names (or `name@version`) to async functions (at handlers)', { path: 'handlers' });
     for (const [k, h] of Object.entries(handlers)) if (typeof h !== 'function') throw new PromptloomError('InvalidOptions', `the handler of \`${k}\` is not a function (at handlers.${k})`, { path: `handlers.${k}` });

@@ -7,7 +7,7 @@ const NONE = /** @type {readonly any[]} */ (Object.freeze([]));
 /** @internal `provider` checked against the targets the package knows. */
 export function __providerName(provider) {
   const p = __str(provider, 'provider');
-  if (!providers.includes(p)) {
+  if (!(/** @type {readonly string[]} */ (providers)).includes(p)) {
     throw new PromptloomError('InvalidOptions', `unknown provider \`${p}\` (expected one of ${providers.join(', ')}) (at provider)`, { path: 'provider' });
   }
   return p;

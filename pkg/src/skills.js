@@ -4,6 +4,7 @@
 
 import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes, __json, __key, __opts, __str, __call, __generation, __encoder } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './stores.js';
+import { FIELD } from './constants.js';
 
 const nowIso = () => new Date().toISOString();
 
@@ -121,25 +122,12 @@ export function selectVariant(artifacts, model) {
 
 const STALE = 'promptloom:stale';
 
-/**
- * Strings in code point order, the order the core sorts by (`sort_summaries`; JS `<` compares
- * UTF-16 code units, which puts U+10000 and above before U+E000–U+FFFF). Surrogates are moved
- * above the rest of the BMP; the skill conformance suite holds every host to one order.
- */
-function byCodePoint(a, b) {
-  if (a === b) return 0;
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    let x = a.charCodeAt(i);
-    let y = b.charCodeAt(i);
-    if (x === y) continue;
-    if (x >= 0xd800) x = x <= 0xdfff ? x + 0x2000 : x - 0x800;
-    if (y >= 0xd800) y = y <= 0xdfff ? y + 0x2000 : y - 0x800;
-    return x - y;
-  }
-  return a.length - b.length;
+/** Summaries in the core's listing order (by name, then id, in code point order). */
+function byName(list) {
+  if (list.length < 2) return list;
+  const order = __module().summaryOrder(list.map((s) => s.name).join(FIELD), list.map((s) => s.id).join(FIELD));
+  return Array.from(order, (i) => list[i]);
 }
-const byName = (a, b) => byCodePoint(a.name, b.name) || byCodePoint(a.id, b.id);
 
 /**
  * Skill rows → summaries sorted by name. The rows are the core's own JSON: they are parsed
@@ -155,7 +143,7 @@ function summaries(rows, backend) {
     list = null;
   }
   const ok = list && list.length === rows.length && list.every((s) => s && typeof s.id === 'string' && typeof s.name === 'string' && Array.isArray(s.artifacts));
-  if (ok) return list.sort(byName);
+  if (ok) return byName(list);
   // A malformed row: the core names it (with its key, read again when it was not kept).
   return (async () => JSON.parse(__inbox('skillSummaries', [rowsText(rows[0][0] === null ? await backend.scan('skills', '') : rows)])))();
 }

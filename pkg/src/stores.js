@@ -11,32 +11,18 @@
 //     commit with a StoreFailed error whose details say `conflict: true`.
 
 import { PromptloomError, __call, __module, __inbox } from './api.js';
-import { FIELD } from './frame.js';
+import { FIELD, TABLES, INDEXES, VIRTUAL, DB_VERSION } from './constants.js';
 
 /** The tables of the layout (src/store/mod.rs); the IndexedDB object stores. */
-export const TABLES = ['messages', 'parts', 'blobs', 'sessions', 'ids', 'skills', 'skill_names', 'skill_artifacts', 'artifact_ids', 'skill_sync', 'skill_invocations', 'skill_traces', 'session_log', 'skill_proposals', 'approval_log'];
-/**
- * Native IndexedDB indexes (field → unique): rows of these tables are stored as
- * `{ v, ...fields }` (the core names the fields on each put as `index`); other backends keep
- * the JSON text alone.
- */
-const INDEXES = { skills: { name: true, source: false }, skill_artifacts: { id: true, skill_id: false, kind: false } };
-/**
- * Tables IndexedDB answers from a unique index instead of keeping rows: a `skill_names` row
- * is the key of the `skills` row with that `name`, an `artifact_ids` row the key of the
- * `skill_artifacts` row with that `id`. Writes to them are dropped (the unique index refuses
- * a taken name or id: the batch fails as a conflict, as an insert into them would), so a
- * skill costs IndexedDB a row per skill and per artifact.
- */
-const VIRTUAL = { skill_names: ['skills', 'name'], artifact_ids: ['skill_artifacts', 'id'] };
+export { TABLES };
+// The IndexedDB schema is the core's (src/store/idb_schema.rs, through constants.js): rows
+// of INDEXES tables are stored as `{ v, ...fields }` (the core names the fields on each put
+// as `index`); a VIRTUAL table keeps no rows (a lookup reads the unique index of the table
+// it names, and writes to it are dropped: the unique index refuses a taken name or id, so
+// the batch fails as a conflict, as an insert into it would).
 const STORES = TABLES.filter((t) => !VIRTUAL[t]);
 /** The object store a table lives in. */
 const storeOf = (t) => (VIRTUAL[t] ? VIRTUAL[t][0] : t);
-/**
- * 1: the message store; 2: the skill store's tables and indexes; 3: invocation records and
- * traces; 4: session logs, proposal records and approval decisions.
- */
-const DB_VERSION = 4;
 
 /** A stored IndexedDB value as JSON text. */
 const text = (v) => (v == null ? null : typeof v === 'string' ? v : v.v);

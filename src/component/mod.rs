@@ -44,9 +44,9 @@ use promptloom::core::types::{Error as WitError, ErrorClass as WitClass, ErrorCo
 
 pub(crate) struct Component;
 
-/// Both directions between the core's error kinds and the WIT `error-code` enum, from one
-/// list (a test keeps the list equal to `ErrorKind::ALL`). The WIT `error` variant has one
-/// case per [`ErrorClass`]: a host's exported function lowers five cases, not one per code.
+/// Both directions between the core's error kinds and the WIT `error-code` enum, written
+/// from the core's list (`each_error_kind!`): a kind the WIT lacks, or a WIT code the core
+/// lacks, fails to compile.
 macro_rules! error_variants {
     ($($k:ident),* $(,)?) => {
         fn wit_code(k: ErrorKind) -> ErrorCode {
@@ -91,57 +91,7 @@ pub(crate) fn from_wit(w: &WitError) -> Error {
     e
 }
 
-error_variants!(
-    InvalidMessage,
-    InvalidOptions,
-    UnresolvedCommand,
-    InvalidRange,
-    InvalidData,
-    EmptyMessage,
-    InvalidCommand,
-    MissingArgument,
-    TooLarge,
-    StoreFailed,
-    NotFound,
-    InvalidSkill,
-    AlreadyExists,
-    SyncFailed,
-    InvalidRequest,
-    MissingRequiredField,
-    MalformedTemplate,
-    UnknownTool,
-    ParameterMismatch,
-    ArtifactBudgetExceeded,
-    CapabilityNarrowing,
-    NoModelAdapter,
-    NoExecutor,
-    AssertionFailed,
-    AdapterFailed,
-    LimitExceeded,
-    QuotaExceeded,
-    InstanceLost,
-    RateLimited,
-    Overloaded,
-    ProviderError,
-    ProviderRejected,
-    AuthenticationFailed,
-    ContextTooLong,
-    StreamMalformed,
-    StreamTruncated,
-    InvalidToolInput,
-    Aborted,
-    InvalidContract,
-    InvalidInput,
-    CapabilityDenied,
-    CircuitOpen,
-    Sunset,
-    Timeout,
-    InvalidOutput,
-    HandlerFailed,
-    InFlight,
-    NoHandler,
-    Internal,
-);
+crate::error::each_error_kind!(error_variants);
 
 fn provider(p: wit::Provider) -> Provider {
     match p {

@@ -369,7 +369,16 @@ pub fn media_class(mime: &str, name: &str) -> String {
     if m.is_empty() {
         return String::new();
     }
-    crate::media::class_of(&m).name().to_owned()
+    crate::media::read_class(&m).name().to_owned()
+}
+
+/// The media type of a base64 `data:` URL's header (`data:<type>[;params];base64,`, up to
+/// and with its comma): `""` when the header names none, `undefined` when it is not a
+/// base64 data URL. The glue asks this before it keeps a data URL's payload on its side.
+#[wasm_bindgen(js_name = dataUrlMime)]
+pub fn data_url_mime(header: &str) -> Option<String> {
+    let d = crate::media::parse_data_url(header)?;
+    (d.base64 && d.payload.is_empty()).then(|| d.mime.unwrap_or_default())
 }
 
 /// Writes `op` into `w` (an open object) as a batch crosses to the glue:

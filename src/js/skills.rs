@@ -54,6 +54,26 @@ pub fn model_family(model: &str) -> String {
     skill::model_family(model)
 }
 
+/// The order to list skills in (`skill::model::listing_order`), given their names and ids, each
+/// list joined by the field frame: the indices, in listing order.
+#[wasm_bindgen(js_name = summaryOrder)]
+pub fn summary_order(names: &str, ids: &str) -> Vec<u32> {
+    let names: Vec<&str> = names.split(crate::frame::FIELD).collect();
+    let ids: Vec<&str> = ids.split(crate::frame::FIELD).collect();
+    let key = |i: u32| {
+        let i = i as usize;
+        (
+            names.get(i).copied().unwrap_or(""),
+            ids.get(i).copied().unwrap_or(""),
+        )
+    };
+    let mut order: Vec<u32> = (0..names.len() as u32).collect();
+    crate::sort::sort_by(&mut order, |&a, &b| {
+        skill::model::listing_order(key(a), key(b))
+    });
+    order
+}
+
 /// The index (in the given JSON array of artifacts) of the variant to use for `model`, or
 /// -1 when the array is empty.
 #[wasm_bindgen(js_name = selectVariant)]

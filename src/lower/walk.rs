@@ -74,15 +74,6 @@ fn is_generic(m: &str) -> bool {
     ) || m.ends_with("/*")
 }
 
-/// The class of a media type, with SVG read as text (it is XML).
-fn class_for(mime: &str) -> MediaClass {
-    if mime == "image/svg+xml" {
-        MediaClass::Text
-    } else {
-        media::class_of(mime)
-    }
-}
-
 /// `12.3 MB` (tenths, rounded half to even as float formatting would) or `900 bytes`, in
 /// integers: float formatting would add ~5 KB gzip of wasm for this one line.
 fn size_text(n: u64) -> String {
@@ -342,7 +333,7 @@ impl<'a> Cx<'a, '_> {
                 let textual = media::sniff(&data).is_none() && media::looks_textual(&data);
                 let texty = mime
                     .as_deref()
-                    .map(class_for)
+                    .map(media::read_class)
                     .is_none_or(|c| c == MediaClass::Text || c == MediaClass::Binary);
                 if textual && texty {
                     let text = String::from_utf8_lossy(&data).into_owned();
@@ -403,7 +394,7 @@ impl<'a> Cx<'a, '_> {
                     }
                 }
                 if let (RefTarget::Url(url), Some(mime)) = (&r.target, declared.as_deref()) {
-                    let class = class_for(mime);
+                    let class = media::read_class(mime);
                     let ok = self
                         .caps
                         .support(class)
@@ -464,7 +455,7 @@ impl<'a> Cx<'a, '_> {
     /// The tool a reference to an unread file suggests: by its media type, and `url` (a
     /// fetch tool) for a text or unknown URL.
     fn ref_route(&self, r: &FileRef, declared: Option<&str>) -> Option<String> {
-        let class = declared.map(class_for).unwrap_or(MediaClass::Text);
+        let class = declared.map(media::read_class).unwrap_or(MediaClass::Text);
         match (&r.target, class) {
             (RefTarget::Url(_), MediaClass::Text | MediaClass::Binary) => {
                 self.caps.tool_routes.get("url").cloned()
@@ -653,7 +644,7 @@ impl<'a> Cx<'a, '_> {
             }
             mime = s.to_owned();
         }
-        let mut class = class_for(&mime);
+        let mut class = media::read_class(&mime);
         if let Some(b) = &bytes {
             d.attrs.push(("mime", mime.clone()));
             d.attrs.push(("size", b.len.to_string()));

@@ -181,7 +181,15 @@ pub fn sort_artifacts(artifacts: &mut [SkillArtifact]) {
 
 /// Sorts summaries by name (then id).
 pub fn sort_summaries(list: &mut [SkillSummary]) {
-    list.sort_unstable_by(|a, b| (a.name(), a.id()).cmp(&(b.name(), b.id())));
+    crate::sort::sort_by(list, |a, b| {
+        listing_order((a.name(), a.id()), (b.name(), b.id()))
+    });
+}
+
+/// The order skills are listed in: by name, then by id, each in code point order (the JS
+/// glue asks it through `summaryOrder`: JS compares strings by UTF-16 code units).
+pub fn listing_order(a: (&str, &str), b: (&str, &str)) -> std::cmp::Ordering {
+    a.cmp(&b)
 }
 
 /// An artifact without its content: what listings and phase 1 see.

@@ -1,7 +1,7 @@
 //! The IndexedDB schema of the stores, shared by every IndexedDB driver (the JS glue's
 //! `pkg/src/stores.js`, and the `indexeddb` feature's Rust backend), so one database opened
 //! from JS and from a Rust web app holds the same object stores, indexes and rows.
-//! `tests/idb_schema.rs` checks that the glue's constants say the same.
+//! The glue reads it from `pkg/src/constants.js`, written from here by `tests/constants.rs`.
 //!
 //! - One object store per [`Table`], with out-of-line string keys, except the virtual
 //!   tables below.

@@ -4,17 +4,10 @@
 // Error carrying a known `code`; afterwards the instance answers byte-identically.
 // `pl` is the entry's module namespace; runs wherever a JS host runs the package.
 
-export const CODES = [
-  'InvalidMessage', 'InvalidOptions', 'UnresolvedCommand', 'InvalidRange', 'InvalidData',
-  'EmptyMessage', 'InvalidCommand', 'MissingArgument', 'TooLarge', 'StoreFailed', 'NotFound',
-  'InvalidSkill', 'AlreadyExists', 'SyncFailed', 'InvalidRequest', 'MissingRequiredField',
-  'MalformedTemplate', 'UnknownTool', 'ParameterMismatch', 'ArtifactBudgetExceeded',
-  'CapabilityNarrowing', 'NoModelAdapter', 'NoExecutor', 'AssertionFailed', 'AdapterFailed',
-  'LimitExceeded', 'QuotaExceeded', 'InstanceLost', 'RateLimited', 'Overloaded', 'ProviderError',
-  'ProviderRejected', 'AuthenticationFailed', 'ContextTooLong', 'StreamMalformed', 'StreamTruncated',
-  'InvalidToolInput', 'Aborted', 'InvalidContract', 'InvalidInput', 'CapabilityDenied', 'CircuitOpen',
-  'Sunset', 'Timeout', 'InvalidOutput', 'HandlerFailed', 'InFlight', 'NoHandler', 'Internal',
-];
+import { ERROR_CODES } from '../../pkg/src/constants.js';
+
+/** The codes the core can answer with (written from `ErrorKind::ALL`). */
+export const CODES = ERROR_CODES;
 
 /** A seeded xorshift generator. */
 export function rng(seed) {

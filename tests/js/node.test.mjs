@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { lower, lowerMany, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError } from 'promptloom';
 import { successCases, errorCases, resolverFor } from './cases.mjs';
+import { __holdData } from '../../pkg/src/api.js';
 
 const PNG_HEAD = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64');
 
@@ -127,6 +128,28 @@ test('a 1 MB image stays in JS and splices to the same body as the inline path',
     assert.equal(asBytes.body, sliced.body, `${provider} from Uint8Array`);
     const dataUrl = lower({ ...msg, parts: [msg.parts[0], { ...msg.parts[1], data: `data:image/png;base64,${b64}` }] }, { provider, capabilities: { images: { max_bytes: 8 << 20 } } });
     assert.equal(dataUrl.body, sliced.body, `${provider} from a data URL`);
+  }
+});
+
+test('the glue holds back only data the core never reads whole, by the core\'s rules (SVG is text; data URL headers)', () => {
+  const svg = '<svg xmlns="http://www.w3.org/2000/svg">' + '<rect width="1" height="1"/>'.repeat(200) + '</svg>';
+  const b64 = Buffer.from(svg).toString('base64');
+  for (const label of [{ mime: 'image/svg+xml' }, { name: 'logo.svg' }]) {
+    const slots = [];
+    __holdData({ type: 'file-attachment', data: b64, ...label }, 0, slots);
+    assert.equal(slots.length, 0, `an SVG is read whole by the core (${JSON.stringify(label)})`);
+    const out = lower({ parts: [{ type: 'file-attachment', data: b64, ...label }] }, { provider: 'anthropic' });
+    assert.ok(out.body.includes('<rect width=\\"1\\"'), 'the SVG goes in as text');
+  }
+  const png = bigPng(4096).toString('base64');
+  const slots = [];
+  const held = __holdData({ type: 'file-attachment', data: `DATA:Image/PNG;name=a.png;BASE64,${png}` }, 0, slots);
+  assert.equal(slots.length, 1, 'a base64 data URL stays in JS');
+  assert.equal(held.data.mime, 'image/png', 'its media type as the core reads the header');
+  for (const data of [`data:image/png,${png}`, `data:image/png;charset=base64,${png}`]) {
+    const none = [];
+    __holdData({ type: 'file-attachment', data }, 0, none);
+    assert.equal(none.length, 0, `not a base64 data URL: ${data.slice(0, 30)}`);
   }
 });
 
