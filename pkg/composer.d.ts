@@ -4,6 +4,9 @@
  * lower messages never download the template renderer).
  */
 export * from './index.js';
+// The composition and its parts, generated from the Rust types (tests/documents.rs).
+export type { Composition, ComposedPrompt, ExitCondition, Interrupt, InvocationRecord, MemoryMark, PromptSection, RecordError, SkillRef, SubgraphEdge, SubgraphNode, SubgraphShape, UsedArtifact } from './src/documents.js';
+import type { Composition, InvocationRecord, UsedArtifact } from './src/documents.js';
 
 /**
  * The orchestrator decision from phase-1 recommendations (what `match()` returned): direct
@@ -61,98 +64,6 @@ export interface ComposeRequest {
   delegated_shape?: { kind: 'loop' | 'staged'; tools?: string[]; stages?: Array<{ name: string; description?: string; tools?: string[] }>; expected_tool_calls?: string[] };
   /** Bounds of the framing template's render: fuel (200 000), recursion (64), max_output bytes (1 MiB), max_value bytes (32 MiB). */
   render_limits?: { fuel?: number; recursion?: number; max_output?: number; max_value?: number };
-}
-
-/** An artifact a composition read, with a hash that proves it unchanged on replay. */
-export interface UsedArtifact {
-  id: string;
-  name: string;
-  kind: ArtifactKind;
-  model_variant: string | null;
-  role: 'framing' | 'description' | 'example' | 'approach' | 'dispatch';
-  /** `sha256-<hex>` of kind, name, variant, content, metadata and state. */
-  content_hash: string;
-  updated_at: string | null;
-}
-
-export interface PromptSection {
-  kind: 'framing' | 'heading' | 'description' | 'example' | 'request';
-  artifact: { id: string; name: string; kind: ArtifactKind } | null;
-  text: string;
-  /** Estimated tokens (characters / 4). */
-  tokens: number;
-}
-
-export interface SubgraphNode {
-  id: string;
-  kind: 'input_validation' | 'planner' | 'executor' | 'stage' | 'output_validation';
-  name?: string;
-  description?: string;
-  tools: string[];
-  interrupts: string[];
-}
-
-export interface SubgraphShape {
-  kind: 'loop' | 'staged';
-  entry: string;
-  decided_by: 'approach' | 'model' | 'default';
-  /** Never wider than `available_tools` ∩ `caller_capabilities`. */
-  tool_availability: Array<Exclude<ToolDescriptor, string>>;
-  nodes: SubgraphNode[];
-  edges: Array<{ from: string; to: string; on: 'valid' | 'tool_call' | 'result' | 'answer' | 'invalid' | 'done' }>;
-}
-
-export interface ExitCondition {
-  kind: 'output_schema' | 'tool_budget' | 'cancellation';
-  output_schema: object | null;
-  max_tool_calls: number | null;
-  interrupts: string[];
-  cancellable: true;
-}
-
-/** The invocation record to store beside the turn (`MessageStore.recordInvocation`). */
-export interface InvocationRecord {
-  id: string;
-  thread_id: string;
-  turn_id: string | null;
-  skill_id: string;
-  skill_name: string;
-  skill_version: string;
-  invocation_source: string;
-  purpose: 'application' | 'authoring';
-  channel_id: string | null;
-  used_artifacts: UsedArtifact[];
-  /** Memory marks: the items the prompt rendered, with a hash of tier and content (absent when none). */
-  memory_refs?: Array<{ id: string; content_hash: string }>;
-  expected_tool_calls: string[];
-  outcome: 'success' | 'error';
-  error: { code: string; message: string } | null;
-  composed_at: string | null;
-  /** Replay inputs (a successful composition): the request's own fields as given. */
-  request?: Record<string, unknown>;
-  /** `sha256-…` of the prompt text (a successful composition). */
-  prompt_hash?: string;
-  /** The parameters after schema defaults (a successful composition). */
-  parameters?: Record<string, unknown>;
-}
-
-/** The seed's `Composition`. */
-export interface Composition {
-  skill: { id: string; name: string; version: string };
-  thread_id: string;
-  purpose: 'application' | 'authoring';
-  prompt: { text: string; sections: PromptSection[] };
-  subgraph: SubgraphShape;
-  used_artifacts: UsedArtifact[];
-  expected_tool_calls: string[];
-  declared_interrupts: Array<{ name: string; nodes: string[]; when: unknown; description: string | null }>;
-  exit_condition: ExitCondition;
-  model_preference: string | null;
-  /** The parameters after schema defaults. */
-  parameters: Record<string, unknown>;
-  /** The memory items the prompt renders and so depends on (each id once; empty items are not rendered). */
-  memory_refs: string[];
-  invocation_record: InvocationRecord;
 }
 
 /** What a model adapter is asked. */

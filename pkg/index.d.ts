@@ -106,6 +106,10 @@ export interface UserMessage {
 
 export type { Provider, ErrorClass, ErrorCode } from './src/constants.js';
 import type { Provider, ErrorClass, ErrorCode } from './src/constants.js';
+// The documents the core writes (reports, capabilities, response events): generated from
+// the Rust types (tests/documents.rs).
+export type { BlockNote, CacheReport, CacheStats, Capabilities, ConversationReport, DropNote, FinishReason, IdMapping, LoweringReport, MediaSupport, Repair, RepairCode, ResponseEvent, TurnReport, Usage, Warning, WarningCode } from './src/documents.js';
+import type { CacheStats, Capabilities, ConversationReport, FinishReason, LoweringReport, MediaSupport, ResponseEvent, Usage, WarningCode } from './src/documents.js';
 
 /** A tool definition in the neutral shape; each provider gets its own form. */
 export interface Tool {
@@ -119,28 +123,6 @@ export interface Tool {
   /** The same, in MCP's spelling. */
   inputSchema?: Record<string, unknown>;
   strict?: boolean;
-}
-
-export interface MediaSupport {
-  mimes: string[];
-  /** The largest item, counted as sent: base64 characters (4/3 of the bytes). */
-  max_bytes: number;
-  urls: boolean;
-}
-
-/** What a target accepts natively. Override any part of it per model. */
-export interface Capabilities {
-  images: MediaSupport;
-  pdf: MediaSupport;
-  audio: MediaSupport;
-  video: MediaSupport;
-  max_images: number;
-  /** Base64 characters of inline media per request. */
-  max_request_bytes: number;
-  inline_text_max_bytes: number;
-  text_documents: boolean;
-  /** Tool named in descriptors, by exact media type or class (`image`, `pdf`, `audio`, `video`, `text`, `binary`, `url`). */
-  tool_routes: Record<string, string>;
 }
 
 export type CapabilityOverrides = {
@@ -194,51 +176,6 @@ export interface MessageLimits {
   max_message_bytes?: number;
   /** Turns of one conversation. Default 100 000. */
   max_turns?: number;
-}
-
-export interface BlockNote {
-  /** Index of the source part. */
-  part: number;
-  /** The rule applied: `text`, `file-ref-text`, `attachment-image`, `attachment-descriptor`, `editor-context`, … */
-  rule: string;
-  mime?: string;
-}
-
-export interface DropNote {
-  part: number;
-  rule: string;
-  reason: string;
-}
-
-export type WarningCode =
-  | 'MimeMismatch'
-  | 'UnsupportedMedia'
-  | 'UnrecognizedMedia'
-  | 'TooLarge'
-  | 'RequestLimit'
-  | 'Unresolved'
-  | 'ResolverFailed'
-  | 'RangeClamped'
-  | 'UnknownPartType'
-  | 'UnresolvedMention'
-  | 'SchemaKeyDropped'
-  | 'NotText'
-  | 'UnknownSkill'
-  | 'PromptRole';
-
-export interface Warning {
-  /** The part, or null for options (tools). */
-  part: number | null;
-  code: WarningCode;
-  message: string;
-}
-
-/** Every decision the lowering made: one note per output block, every drop and fallback. */
-export interface LoweringReport {
-  provider: Provider;
-  blocks: BlockNote[];
-  dropped: DropNote[];
-  warnings: Warning[];
 }
 
 export interface Lowered {
@@ -563,48 +500,6 @@ export interface ConversationOptions extends Omit<LowerOptions, 'resolve'> {
   cache?: CacheOption;
 }
 
-export type RepairCode =
-  | 'MissingToolResult'
-  | 'OrphanToolResult'
-  | 'ToolResultMoved'
-  | 'ToolResultsMerged'
-  | 'SystemAsUser'
-  | 'TurnsMerged'
-  | 'EmptyTurn'
-  | 'TrailingWhitespace'
-  | 'ErrorFlagNotCarried';
-
-/** A change made so that the provider accepts the conversation. */
-export interface Repair {
-  turn: number;
-  part?: number;
-  code: RepairCode;
-  message: string;
-}
-
-export interface TurnReport {
-  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool';
-  blocks: BlockNote[];
-  dropped: DropNote[];
-  warnings: Array<Omit<Warning, 'code'> & { code: WarningCode | 'ToolInputWrapped' }>;
-}
-
-/** Every decision the conversation lowering made. */
-export interface ConversationReport {
-  provider: Provider;
-  turns: TurnReport[];
-  repairs: Repair[];
-  /** Tool call ids sent in another form: map the provider's answers back with these. */
-  ids: Array<{ from: string; to: string }>;
-  warnings: Warning[];
-  cache: {
-    /** Anthropic breakpoints placed: `tools`, `system`, `messages[n]`. */
-    breakpoints: string[];
-    /** Bytes of the body before its last message (what the previous request sent identically). */
-    prefix_bytes: number;
-  };
-}
-
 export interface LoweredConversation {
   readonly body: string;
   readonly report: ConversationReport;
@@ -615,14 +510,6 @@ export interface LoweredConversation {
 export declare function lowerConversation(turns: Turn[], options: ConversationOptions & { resolve?: (request: ResolveRequest & { turn: number }) => ResolveAnswer }): LoweredConversation;
 export declare function lowerConversation(turns: Turn[], options: ConversationOptions & { resolve: (request: ResolveRequest & { turn: number }) => Promise<ResolveAnswer> }): Promise<LoweredConversation>;
 export declare function lowerConversation(turns: Turn[], options: ConversationOptions & { resolve?: Resolve }): LoweredConversation | Promise<LoweredConversation>;
-
-export interface CacheStats {
-  entries: number;
-  bytes: number;
-  limit: number;
-  hits: number;
-  misses: number;
-}
 
 /**
  * A conversation kept in wasm with a bounded cache of its lowered turns. With a `store`,
@@ -652,31 +539,6 @@ export declare class Conversation {
 
 // ---------------------------------------------------------------------------------------
 // The response side: parsing what a provider sends back, and model adapters
-
-/** Token counts, the same for every provider (`input_tokens` includes cached ones). */
-export interface Usage {
-  input_tokens: number;
-  output_tokens: number;
-  cached_tokens?: number;
-  cache_write_tokens?: number;
-  reasoning_tokens?: number;
-}
-
-/** Why the model stopped, normalised. */
-export type FinishReason = 'stop' | 'length' | 'tool-calls' | 'content-filter' | 'pause' | 'error' | 'other';
-
-/** One normalised event; `part` is the index of the part it builds in the final turn. */
-export type ResponseEvent =
-  | { type: 'start'; id?: string; model?: string }
-  | { type: 'text-delta'; part: number; text: string }
-  | { type: 'reasoning-delta'; part: number; text: string }
-  | { type: 'reasoning-end'; part: number; signature?: string; redacted?: true; data?: string; id?: string }
-  | { type: 'tool-call-start'; part: number; id: string; name: string }
-  | { type: 'tool-call-delta'; part: number; id: string; delta: string }
-  | { type: 'tool-call-end'; part: number; id: string; name: string; input: unknown }
-  | ({ type: 'usage' } & Usage)
-  | { type: 'finish'; reason: FinishReason; raw?: string }
-  | { type: 'error'; code: ErrorCode; message: string; details: Record<string, unknown> };
 
 /** What the parser records in the final turn's `metadata`. */
 export interface ResponseMetadata {

@@ -56,11 +56,12 @@ run_tier() {
       step "setup"
       bash scripts/setup.sh ;;
     lint)
-      step "lint: cargo fmt --check, cargo doc -D warnings, cargo clippy -D warnings (7 targets)"
+      step "lint: cargo fmt --check, cargo doc -D warnings, cargo clippy -D warnings (8 targets)"
       cargo fmt --all -- --check
       RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
       RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet --target wasm32-unknown-unknown --features indexeddb
       cargo clippy --all-targets -- -D warnings
+      cargo clippy --features ts --test documents -- -D warnings
       cargo clippy --lib --target wasm32-unknown-unknown -- -D warnings
       cargo clippy --lib --target wasm32-unknown-unknown --no-default-features -- -D warnings
       cargo clippy --lib --target wasm32-unknown-unknown --no-default-features --features lowering-only -- -D warnings
@@ -71,8 +72,9 @@ run_tier() {
       step "build (web wasm, component) and size report"
       bash scripts/build.sh ;;
     rust)
-      step "native Rust tests (unit, snapshots, doc tests, README examples)"
-      cargo test ;;
+      step "native Rust tests (unit, snapshots, doc tests, README examples, the generated TypeScript documents)"
+      cargo test
+      cargo test --features ts --test documents ;;
     wasm)
       step "the core in headless Chromium (wasm-bindgen-test; the Rust IndexedDB stores)"
       CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --features indexeddb --test web ;;

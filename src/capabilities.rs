@@ -14,6 +14,7 @@ pub(crate) const MB: u64 = 1024 * 1024;
 
 /// Native support for one class of media.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct MediaSupport {
     /// Media types sent as native blocks (canonical lower-case names).
     pub mimes: Vec<String>,
@@ -25,6 +26,7 @@ pub struct MediaSupport {
 
 /// What a target accepts natively, and how the rest is routed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Capabilities {
     /// Images (`image/*`).
     pub images: MediaSupport,
@@ -47,6 +49,7 @@ pub struct Capabilities {
     /// Tool suggested in a descriptor, by exact media type or by class name (`image`, `pdf`,
     /// `audio`, `video`, `text`, `binary`; `url` for an unresolved text URL); an exact type
     /// wins.
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, string>"))]
     pub tool_routes: LiteMap<String, String>,
 }
 

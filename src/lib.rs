@@ -18,12 +18,19 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+// The surface (ARCHITECTURE.md, "The Rust surface"): the items re-exported below and the
+// public modules are the API; the modules marked `#[doc(hidden)]` (the bindings' frames and
+// wire forms, the allocation budget, the word tables, the fuzzing entry points) are public
+// only so the JS face, the component, the fuzzers and the tests can reach them, and may
+// change in any release.
+
 pub mod agent;
 #[cfg(feature = "composer")]
 pub mod arbiter;
 #[cfg(feature = "composer")]
 pub mod artifact_run;
 pub(crate) mod body;
+#[doc(hidden)]
 pub mod budget;
 pub mod capabilities;
 pub mod catalog;
@@ -35,6 +42,7 @@ pub mod conversation;
 pub mod dispatch;
 pub mod error;
 mod fields;
+#[doc(hidden)]
 pub mod frame;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -61,7 +69,9 @@ pub(crate) mod stream;
 pub mod transport;
 pub mod turn;
 pub mod versions;
+#[doc(hidden)]
 pub mod wire;
+#[doc(hidden)]
 pub mod words;
 
 #[cfg(all(feature = "indexeddb", target_arch = "wasm32", target_os = "unknown"))]
@@ -84,6 +94,9 @@ pub use error::{Error, ErrorClass, ErrorKind, Result};
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+pub use agent::{run_agent, AgentHost, AgentOptions, AgentRun};
+#[cfg(feature = "composer")]
+pub use artifact_run::{run as run_artifact, ArtifactRun, RunHost, RunOptions, SkillRun};
 pub use conversation::{
     lower_conversation, Conversation, ConversationOptions, LoweredConversation, Turn,
 };
@@ -92,3 +105,5 @@ pub use lower::{
     Resolved, Resolver, TableResolver, Tool,
 };
 pub use message::{Part, UserMessage};
+pub use response::{parse_response, ResponseParser};
+pub use transport::{retry_delay, target, RetryPolicy, Target, TargetOptions};

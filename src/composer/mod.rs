@@ -47,12 +47,21 @@ use std::sync::Arc;
 
 /// One section of the composed prompt and where it came from.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "PromptSection"))]
 pub struct Section {
     /// `framing`, `heading`, `description`, `example` or `request`.
+    #[cfg_attr(
+        feature = "ts",
+        ts(type = "'framing' | 'heading' | 'description' | 'example' | 'request'")
+    )]
     pub kind: &'static str,
-    /// The artifact the text came from (`None` for prose framing, headings and the request);
+    /// The artifact the text came from (none for prose framing, headings and the request);
     /// written as `{ id, name, kind }`.
     #[serde(serialize_with = "artifact_ref")]
+    #[cfg_attr(
+        feature = "ts",
+        ts(type = "{ id: string; name: string; kind: ArtifactKind } | null")
+    )]
     pub artifact: Option<UsedArtifact>,
     /// The section's text as it appears in the prompt.
     pub text: String,
@@ -62,6 +71,7 @@ pub struct Section {
 
 /// The composed prompt: its text, and the sections it is made of (joined by a blank line).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ComposedPrompt {
     /// The concrete prompt.
     pub text: String,
@@ -71,6 +81,7 @@ pub struct ComposedPrompt {
 
 /// The skill a composition is for.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SkillRef {
     /// Id.
     pub id: String,
@@ -101,12 +112,14 @@ fn artifact_ref<S: serde::Serializer>(
 
 /// The composition result (the seed's `Composition`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Composition {
     /// The skill.
     pub skill: SkillRef,
     /// The thread, carried through.
     pub thread_id: String,
     /// Application or authoring.
+    #[cfg_attr(feature = "ts", ts(type = "'application' | 'authoring'"))]
     pub purpose: Purpose,
     /// The prompt.
     pub prompt: ComposedPrompt,
@@ -123,6 +136,7 @@ pub struct Composition {
     /// From the skill's metadata.
     pub model_preference: Option<String>,
     /// The parameters after schema defaults.
+    #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
     pub parameters: Map<String, Value>,
     /// Memory items the prompt renders and so depends on (ids, each once; empty items are
     /// not rendered).

@@ -30,6 +30,7 @@ pub fn identity_of(pkg: &Value) -> Option<SkillIdentity> {
 
 /// The error variant an invocation record names.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RecordError {
     /// The stable code (`UnknownTool`, …).
     pub code: &'static str,
@@ -40,6 +41,7 @@ pub struct RecordError {
 /// The invocation record (seed: skill id and version, source, used artifacts, expected tool
 /// calls, success or the error variant), with an id derived from its content.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct InvocationRecord {
     /// `inv-<hex>`: a hash of the other fields.
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -57,6 +59,7 @@ pub struct InvocationRecord {
     /// Invocation source (wire name).
     pub invocation_source: String,
     /// Purpose (wire name).
+    #[cfg_attr(feature = "ts", ts(type = "'application' | 'authoring'"))]
     pub purpose: String,
     /// Channel.
     pub channel_id: Option<String>,
@@ -65,10 +68,12 @@ pub struct InvocationRecord {
     /// The memory items the prompt depends on (those it rendered), with a hash of what was
     /// rendered, so a replay can name the item that changed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "ts", ts(as = "Option<Vec<MemoryMark>>", optional))]
     pub memory_refs: Vec<MemoryMark>,
     /// The tool-call sequence hint.
     pub expected_tool_calls: Vec<String>,
     /// `success` or `error`.
+    #[cfg_attr(feature = "ts", ts(type = "'success' | 'error'"))]
     pub outcome: &'static str,
     /// The error variant, for `error`.
     pub error: Option<RecordError>,
@@ -76,13 +81,16 @@ pub struct InvocationRecord {
     pub composed_at: Option<String>,
     /// The request's inputs as given (a successful composition only), for replay.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional, type = "Record<string, unknown>"))]
     pub request: Option<Map<String, Value>>,
     /// `sha256-<hex>` of the prompt text (a successful composition only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub prompt_hash: Option<String>,
     /// The parameters after schema defaults (a successful composition only), so a replay
     /// names a parameter whose default changed.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional, type = "Record<string, unknown>"))]
     pub parameters: Option<Map<String, Value>>,
 }
 
@@ -121,6 +129,7 @@ impl InvocationRecord {
 
 /// A memory item the prompt rendered: its id and `sha256-<hex>` of its tier and content.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct MemoryMark {
     /// The item id.
     pub id: String,

@@ -14,17 +14,24 @@ use serde_json::{Map, Value};
 
 /// One node of the subgraph.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "SubgraphNode"))]
 pub struct Node {
     /// Stable id (`input_validation`, `planner`, `executor`, `output_validation`,
     /// `stage-1`, …).
     pub id: String,
     /// `input_validation`, `planner`, `executor`, `stage` or `output_validation`.
+    #[cfg_attr(
+        feature = "ts",
+        ts(type = "'input_validation' | 'planner' | 'executor' | 'stage' | 'output_validation'")
+    )]
     pub kind: &'static str,
     /// A stage's name.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub name: Option<String>,
     /// A stage's description.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub description: Option<String>,
     /// Tools callable at this node (names).
     pub tools: Vec<String>,
@@ -34,23 +41,30 @@ pub struct Node {
 
 /// One edge: `from` → `to` when `on` happens.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "SubgraphEdge"))]
 pub struct Edge {
     /// Source node id.
     pub from: String,
     /// Target node id (`exit` ends the subgraph).
     pub to: String,
     /// The event (`valid`, `tool_call`, `result`, `answer`, `invalid`, `done`).
+    #[cfg_attr(
+        feature = "ts",
+        ts(type = "'valid' | 'tool_call' | 'result' | 'answer' | 'invalid' | 'done'")
+    )]
     pub on: &'static str,
 }
 
 /// A declared interrupt and the nodes that fire it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Interrupt {
     /// The contract name (`on_ambiguous_input`).
     pub name: String,
     /// The node ids.
     pub nodes: Vec<String>,
     /// The contract's condition, as declared.
+    #[cfg_attr(feature = "ts", ts(type = "unknown"))]
     pub when: Option<Value>,
     /// The contract's description.
     pub description: Option<String>,
@@ -58,23 +72,32 @@ pub struct Interrupt {
 
 /// What "done" looks like.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ExitCondition {
     /// The primary condition: `output_schema`, `tool_budget` or `cancellation`.
+    #[cfg_attr(
+        feature = "ts",
+        ts(type = "'output_schema' | 'tool_budget' | 'cancellation'")
+    )]
     pub kind: &'static str,
     /// Output matching this schema ends the subgraph.
+    #[cfg_attr(feature = "ts", ts(type = "object | null"))]
     pub output_schema: Option<Value>,
     /// At most this many tool calls (the lower of the skill's and the caller's ceilings).
     pub max_tool_calls: Option<u64>,
     /// Interrupts that end the run when they fire.
     pub interrupts: Vec<String>,
     /// The caller can always cancel.
+    #[cfg_attr(feature = "ts", ts(type = "true"))]
     pub cancellable: bool,
 }
 
 /// The shape of the subgraph.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct SubgraphShape {
     /// `loop` (planner–executor) or `staged`.
+    #[cfg_attr(feature = "ts", ts(type = "'loop' | 'staged'"))]
     pub kind: &'static str,
     /// The entry node id.
     pub entry: String,
@@ -83,8 +106,10 @@ pub struct SubgraphShape {
     /// Edges in order.
     pub edges: Vec<Edge>,
     /// The tools of the whole subgraph, descriptors as the caller gave them.
+    #[cfg_attr(feature = "ts", ts(type = "Array<Exclude<ToolDescriptor, string>>"))]
     pub tool_availability: Vec<ToolDescriptor>,
     /// `approach` (declared by the skill), `model` (the planner decided) or `default`.
+    #[cfg_attr(feature = "ts", ts(type = "'approach' | 'model' | 'default'"))]
     pub decided_by: &'static str,
 }
 

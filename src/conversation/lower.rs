@@ -157,8 +157,13 @@ pub(crate) enum Item {
 
 /// How each part of one turn was lowered.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct TurnReport {
     /// `user`, `assistant`, `tool`, `system` or `developer`.
+    #[cfg_attr(
+        feature = "ts",
+        ts(type = "'system' | 'developer' | 'user' | 'assistant' | 'tool'")
+    )]
     pub role: &'static str,
     /// One note per output block, in order.
     pub blocks: Vec<BlockNote>,
@@ -216,15 +221,18 @@ impl LoweredTurn {
 
 /// A change made so that the provider accepts the conversation.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Repair {
     /// The turn it concerns.
     pub turn: usize,
     /// The part, when one part is concerned.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub part: Option<usize>,
     /// A stable code: `MissingToolResult`, `OrphanToolResult`, `ToolResultMoved`,
     /// `ToolResultsMerged`, `SystemAsUser`, `TurnsMerged`, `EmptyTurn`,
     /// `TrailingWhitespace`, `ErrorFlagNotCarried`.
+    #[cfg_attr(feature = "ts", ts(type = "RepairCode"))]
     pub code: &'static str,
     /// What was done, for a person.
     pub message: String,
@@ -232,6 +240,7 @@ pub struct Repair {
 
 /// A tool call id sent in another form.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct IdMapping {
     /// The id in the conversation.
     pub from: String,
@@ -241,6 +250,7 @@ pub struct IdMapping {
 
 /// Where the body's cacheable prefix ends.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CacheReport {
     /// Anthropic `cache_control` breakpoints placed (`tools`, `system`, `messages[3]`).
     pub breakpoints: Vec<String>,
@@ -251,10 +261,13 @@ pub struct CacheReport {
 
 /// Everything the conversation lowering decided.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ConversationReport {
     /// The target.
+    #[cfg_attr(feature = "ts", ts(type = "Provider"))]
     pub provider: &'static str,
     /// One report per input turn.
+    #[cfg_attr(feature = "ts", ts(as = "Vec<TurnReport>"))]
     pub turns: Vec<Rc<TurnReport>>,
     /// Changes made so that the provider accepts the conversation.
     pub repairs: Vec<Repair>,

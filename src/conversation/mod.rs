@@ -168,6 +168,7 @@ struct Entry {
 
 /// How the cache of lowered turns is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CacheStats {
     /// Lowered turns held.
     pub entries: usize,

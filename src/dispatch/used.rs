@@ -8,20 +8,26 @@ use sha2::{Digest, Sha256};
 
 /// One artifact the composition read.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct UsedArtifact {
     /// Artifact id.
     pub id: String,
     /// Name.
     pub name: String,
     /// Kind (wire name).
+    #[cfg_attr(feature = "ts", ts(type = "ArtifactKind"))]
     pub kind: &'static str,
-    /// Model variant (`None` is the default).
+    /// Model variant (none: the default).
     pub model_variant: Option<String>,
     /// What the composition used it for (`framing`, `description`, `example`, `approach`).
+    #[cfg_attr(
+        feature = "ts",
+        ts(type = "'framing' | 'description' | 'example' | 'approach' | 'dispatch'")
+    )]
     pub role: &'static str,
     /// `sha256-<hex>` of the kind, name, variant, content, metadata and state.
     pub content_hash: String,
-    /// The artifact's `updated_at` (`None` when the package carries no timestamps).
+    /// The artifact's `updated_at` (none when the package carries no timestamps).
     pub updated_at: Option<String>,
 }
 

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 /// One output content block: which part it came from and by which rule.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct BlockNote {
     /// Index of the source part in `message.parts`.
     pub part: usize,
@@ -13,11 +14,13 @@ pub struct BlockNote {
     pub rule: String,
     /// The media type sent, for media blocks.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub mime: Option<String>,
 }
 
 /// A part that produced no block.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct DropNote {
     /// Index of the part.
     pub part: usize,
@@ -29,12 +32,14 @@ pub struct DropNote {
 
 /// A fallback, adjustment or drop the host should know about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Warning {
-    /// Index of the part, or `None` for options (tools, system).
+    /// Index of the part, or none (null) for options (tools, system).
     pub part: Option<usize>,
     /// A stable code (`MimeMismatch`, `UnsupportedMedia`, `TooLarge`, `RequestLimit`,
     /// `Unresolved`, `ResolverFailed`, `RangeClamped`, `UnknownPartType`,
     /// `UnresolvedMention`, `SchemaKeyDropped`, `UnrecognizedMedia`, `NotText`).
+    #[cfg_attr(feature = "ts", ts(type = "WarningCode"))]
     pub code: &'static str,
     /// What happened, for a person.
     pub message: String,
@@ -42,8 +47,10 @@ pub struct Warning {
 
 /// Everything the lowering decided.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "LoweringReport"))]
 pub struct Report {
     /// The target (`anthropic`, `openai-chat`, `openai-responses`, `gemini`).
+    #[cfg_attr(feature = "ts", ts(type = "Provider"))]
     pub provider: &'static str,
     /// One note per output content block of the user turn, in order.
     pub blocks: Vec<BlockNote>,

@@ -21,6 +21,7 @@ use serde_json::Value;
 
 /// Token counts, the same for every provider.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Usage {
     /// Every input token, cached or not (Anthropic's `input_tokens` plus its cache reads and
     /// writes; OpenAI's `prompt_tokens` / `input_tokens`; Gemini's `promptTokenCount`).
@@ -29,18 +30,22 @@ pub struct Usage {
     pub output_tokens: u64,
     /// Input tokens read from the provider's prompt cache.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub cached_tokens: Option<u64>,
     /// Input tokens written to the prompt cache (Anthropic).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub cache_write_tokens: Option<u64>,
     /// Output tokens spent on reasoning.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
     pub reasoning_tokens: Option<u64>,
 }
 
 /// Why the model stopped, the same for every provider.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum FinishReason {
     /// The model finished its answer (or hit a stop sequence).
     Stop,
@@ -62,14 +67,17 @@ pub enum FinishReason {
 /// One normalised event.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "kebab-case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "ResponseEvent"))]
 pub enum Event {
     /// The response began: the provider's response id and model, when it says them.
     Start {
         /// The provider's response id.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
         id: Option<String>,
         /// The model that answers.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
         model: Option<String>,
     },
     /// Text appended to a text part.
@@ -92,15 +100,19 @@ pub enum Event {
         part: usize,
         /// Anthropic's signature, OpenAI's encrypted content, Gemini's thought signature.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
         signature: Option<String>,
         /// Anthropic redacted thinking.
         #[serde(skip_serializing_if = "std::ops::Not::not")]
+        #[cfg_attr(feature = "ts", ts(optional, type = "true"))]
         redacted: bool,
         /// The redacted reasoning's opaque data.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
         data: Option<String>,
         /// OpenAI's reasoning item id.
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
         id: Option<String>,
     },
     /// The model began a tool call.
@@ -131,6 +143,7 @@ pub enum Event {
         name: String,
         /// The arguments (the raw text when they are not valid JSON: an `InvalidToolInput`
         /// error event follows).
+        #[cfg_attr(feature = "ts", ts(type = "unknown"))]
         input: Value,
     },
     /// Token counts (once, before `finish`).
@@ -141,15 +154,18 @@ pub enum Event {
         reason: FinishReason,
         /// The provider's own value (`end_turn`, `tool_calls`, `MAX_TOKENS`, …).
         #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
         raw: Option<String>,
     },
     /// A provider error, a malformed or cut stream, invalid tool arguments.
     Error {
         /// The stable code (`Overloaded`, `StreamTruncated`, `InvalidToolInput`, …).
+        #[cfg_attr(feature = "ts", ts(type = "ErrorCode"))]
         code: &'static str,
         /// What happened.
         message: String,
         /// Structured details (provider type and code, call id, retry-after, …).
+        #[cfg_attr(feature = "ts", ts(type = "Record<string, unknown>"))]
         details: Value,
     },
 }
