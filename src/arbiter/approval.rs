@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 /// The id of the proposal record made by event `seq` of `session`'s log: that event's log
 /// key (`<session>/<seq>`, zero-padded, so ids sort in log order).
 pub fn proposal_id(session: &str, seq: u64) -> String {
-    super::session::log_key(session, seq)
+    crate::store::session_log_key(session, seq)
 }
 
 /// The key of a decision in the `approval_log` table (zero-padded time first: key order is

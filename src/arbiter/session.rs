@@ -63,10 +63,7 @@ pub fn log_prefix(session: &str) -> String {
     format!("{session}/")
 }
 
-/// The key of log row `seq` (zero-padded: key order is log order).
-pub fn log_key(session: &str, seq: u64) -> String {
-    format!("{session}/{seq:012}")
-}
+pub use crate::store::session_log_key as log_key;
 
 /// Checks a session or lane name: 1–200 characters, no `/`, no control character.
 pub fn check_name(name: &str, what: &str) -> Result<()> {

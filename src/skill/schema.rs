@@ -4,7 +4,7 @@
 //! keywords are annotations and pass. This is a well-formedness check, not a validator of
 //! instances.
 
-use super::validate::Problems;
+use crate::problems::Problems;
 use serde_json::Value;
 
 const TYPES: [&str; 7] = [

@@ -16,9 +16,13 @@ pub mod idb_schema;
 #[cfg(feature = "composer")]
 pub mod invocations;
 pub mod kv;
+mod message_read;
+mod message_rows;
 pub mod messages;
 pub mod reads;
 pub mod seed;
+mod skill_plans;
+mod skill_rows;
 pub mod skills;
 #[cfg(feature = "composer")]
 pub mod traces;
@@ -34,6 +38,12 @@ pub use skills::{SkillStore, SkillTables};
 /// The scan prefix of a thread's invocation records (keys `<thread_id>/<composed_at>/<id>`).
 pub fn invocations_prefix(thread_id: &str) -> String {
     format!("{thread_id}/")
+}
+
+/// The key of row `seq` of a session's log (`session_log`; zero-padded: key order is log
+/// order). A proposal record made by that event has it as its id.
+pub fn session_log_key(session: &str, seq: u64) -> String {
+    format!("{session}/{seq:012}")
 }
 
 /// The key of a trace row: `<session_id>/<started_at>/<id>` (a session's traces are one

@@ -496,7 +496,7 @@ impl Migrate {
                 ))
             }
             Input::Rows(rows) => {
-                let stored = super::skills::read_summaries(&rows)?;
+                let stored = super::skill_rows::read_summaries(&rows)?;
                 let Some(seed) = &self.seed else {
                     return Err(Error::new(
                         ErrorKind::Internal,
