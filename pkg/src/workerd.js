@@ -18,4 +18,5 @@ export { lowerConversation, Conversation } from './conversation.js';
 export { createResponseParser, ResponseParser, parseResponse, providerError } from './response.js';
 export { createAdapter, ResponseStream } from './adapter.js';
 export { runAgent } from './agent.js';
-export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, systemSkills, seedSkillSpecs, SkillIndex, SkillCatalog } from './skills.js';
+export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, systemSkills, seedSkillSpecs } from './skills.js';
+export { SkillIndex, SkillCatalog } from './catalog.js';

@@ -1,0 +1,288 @@
+// The skill catalog: the two scopes (workspace and account) merged, phase-1 matching
+// (SkillIndex), the orchestrator's decision, and the marketplace sync. Merging, ranking,
+// decisions and sync plans are the core's (src/catalog); this file holds the host's
+// stores, calls `fetch` and the host's embedder.
+
+import { PromptloomError, __inbox, __module, __json, __key, __opts, __str, __call, __generation, __encoder } from './api.js';
+import { __object as object, __rowsText as rowsText, __summaries as summaries, __SkillStore as SkillStore, __migrate as migrate, openSkillStore } from './skills.js';
+
+// The compact text form's separators must not occur inside a field (a stateless test, a
+// global replace).
+const HAS_SEP = /[\u001d-\u001f]/;
+
+const SEPS = /[\u001d-\u001f]/g;
+
+const clean = (s) => (typeof s === 'string' ? (HAS_SEP.test(s) ? s.replace(SEPS, ' ') : s) : '');
+
+// A list's items joined by one string concatenation each: `map(clean).join` took V8 about
+// twice as long, a third of the JS side of a 10,000-skill index build.
+const list = (a) => {
+  if (!Array.isArray(a)) return '';
+  let s = '';
+  for (let i = 0; i < a.length; i++) {
+    if (i > 0) s += '\u001d';
+    s += clean(a[i]);
+  }
+  return s;
+};
+
+/** Skills per piece of a SkillIndex's text. */
+const CHUNK = 256;
+
+/** `metadata.enabled` as JSON text for the index, or '' (the core decides what it means). */
+function enabledField(s) {
+  const m = s.metadata;
+  if (m === null || typeof m !== 'object' || !('enabled' in m)) return '';
+  try {
+    return JSON.stringify(m.enabled) ?? '';
+  } catch {
+    return '';
+  }
+}
+
+/** The phase-1 index over catalog summaries (synchronous matching). */
+export class SkillIndex {
+  #inner;
+  #gen;
+  // The index text (UTF-8) and vectors stay in JS: the index is rebuilt from them if the
+  // wasm instance is ever replaced after a trap.
+  /** @type {Uint8Array} */
+  #text;
+  /** @type {[Float32Array, number] | null} */
+  #vectors = null;
+  /** @param summaries skill summaries (from `store.list()` or `catalog.list()`) */
+  constructor(summaries, options) {
+    const { vectors } = __opts(options, 'new SkillIndex()');
+    if (!Array.isArray(summaries)) throw new PromptloomError('InvalidOptions', 'a SkillIndex is built from an array of summaries', { path: '$' });
+    // The compact text, encoded as UTF-8 a piece of CHUNK skills at a time: a piece is a
+    // short rope the engine flattens in cache, and once encoded it is garbage. Strings kept
+    // until the end (2.7 MB for 10,000 skills) were copied by every young-generation
+    // collection the build ran into; the bytes live outside the JS heap. The core reads
+    // them as one text.
+    let bytes = new Uint8Array(1 << 16);
+    let len = 0;
+    const encode = (piece) => {
+      const need = len + piece.length * 3;
+      if (need > bytes.length) {
+        const grown = new Uint8Array(Math.max(need, bytes.length * 2));
+        grown.set(bytes.subarray(0, len));
+        bytes = grown;
+      }
+      len += __encoder.encodeInto(piece, bytes.subarray(len)).written;
+    };
+    let text = '';
+    summaries.forEach((s, i) => {
+      if (s === null || typeof s !== 'object') throw new PromptloomError('InvalidOptions', `summaries[${i}] must be a skill summary object (at summaries[${i}])`, { path: `summaries[${i}]` });
+      text += `${clean(s.id)}\u001f${clean(s.name)}\u001f${clean(s.description)}\u001f${list(s.tags)}\u001f${list(s.intent_patterns)}\u001f${list(s.trigger_phrases)}\u001f${clean(s.scope)}\u001f${enabledField(s)}\u001e`;
+      if ((i + 1) % CHUNK === 0) {
+        encode(text);
+        text = '';
+      }
+    });
+    encode(text);
+    // Kept for a rebuild (see above), without the spare room.
+    this.#text = bytes.slice(0, len);
+    this.size = summaries.length;
+    this.#build();
+    if (vectors) this.setVectors(vectors);
+  }
+  #build() {
+    const M = __module();
+    this.#gen = __generation();
+    this.#inner = __inbox((lens) => new M.SkillIndex(lens), [this.#text]);
+    if (this.#vectors) {
+      const [flat, dim] = this.#vectors;
+      __call(() => this.#inner.setVectors(flat, dim));
+    }
+  }
+  #current() {
+    if (this.#gen !== __generation()) this.#build();
+    return this.#inner;
+  }
+  /** One embedding per skill, in the same order (arrays or Float32Arrays of one length). */
+  setVectors(vectors) {
+    const bad = (why) => new PromptloomError('InvalidOptions', `\`vectors\` must be one array of numbers per skill, all of one length: ${why} (at vectors)`, { path: 'vectors' });
+    if (!Array.isArray(vectors)) throw bad('not an array');
+    const rows = vectors.map((v, i) => {
+      if (!(Array.isArray(v) || ArrayBuffer.isView(v)) || ArrayBuffer.isView(v) && !(v instanceof Float32Array || v instanceof Float64Array)) throw bad(`vectors[${i}] is not an array of numbers`);
+      return v;
+    });
+    const dim = rows.length > 0 ? rows[0].length : 0;
+    const flat = new Float32Array(dim * rows.length);
+    rows.forEach((v, i) => {
+      if (v.length !== dim) throw bad(`vectors[${i}] has ${v.length} numbers, vectors[0] has ${dim}`);
+      for (let j = 0; j < dim; j++) {
+        const x = v[j];
+        if (typeof x !== 'number' || !Number.isFinite(x)) throw bad(`vectors[${i}][${j}] is not a finite number`);
+        flat[i * dim + j] = x;
+      }
+    });
+    if (!__call(() => this.#current().setVectors(flat, dim))) throw bad(`${rows.length} vectors for ${this.size} skills`);
+    this.#vectors = [flat, dim];
+  }
+  /** Ranked recommendations: `[{ id, name, scope, score, tier: exact | scored, matched, trigger?, similarity? }]`. */
+  match(query, options) {
+    const { k = 5, prefix = true, vector, blend = 0.3 } = __opts(options, 'match()');
+    let q;
+    if (vector !== undefined && vector !== null) {
+      if (!(Array.isArray(vector) || ArrayBuffer.isView(vector))) throw new PromptloomError('InvalidOptions', '`vector` must be an array of numbers (at vector)', { path: 'vector' });
+      q = Float32Array.from(/** @type {ArrayLike<number>} */ (vector), Number);
+    }
+    const text = __str(query, 'query');
+    const inner = this.#current();
+    return JSON.parse(__inbox((lens) => inner.rank(lens, Number(k) >>> 0, prefix !== false, q, Number(blend)), [text]));
+  }
+  /**
+   * The orchestrator decision for `query` over this index: `match()` (same options), then
+   * `decide()` with `options.policy`.
+   */
+  decide(query, options) {
+    const { policy, ...rest } = __opts(options, 'decide()');
+    return decide(query, this.match(query, rest), policy);
+  }
+  /** Frees the wasm memory now (otherwise when collected). */
+  free() {
+    this.#inner.free();
+  }
+}
+
+const policyText = (policy) => (policy === undefined || policy === null ? '' : __json(policy, '`policy`', 'InvalidOptions', { text: false, path: 'policy' }));
+
+/**
+ * The orchestrator decision from phase-1 recommendations (what `match()` returned):
+ * `{ action: direct | activate | research | clarify, reason, skills, scores, terms }`. The
+ * rule is the core's (`catalog::orchestrator`); `policy` tunes it (`{ activate, margin,
+ * max_skills, similarity }`).
+ */
+export function decide(query, recommendations, policy) {
+  if (!Array.isArray(recommendations)) throw new PromptloomError('InvalidRequest', '`recommendations` must be the array match() returned (at recommendations)', { path: 'recommendations' });
+  const recs = __json(recommendations, '`recommendations`', 'InvalidRequest', { text: false, path: 'recommendations' });
+  return JSON.parse(__inbox('decideSkills', [__str(query, 'query'), recs, policyText(policy)]));
+}
+
+/** The merged catalog of a workspace store and an account store (workspace wins by name). */
+export class SkillCatalog {
+  #index;
+  #key;
+  #embed;
+  #blend;
+  constructor(workspace, account, options) {
+    const { embed, blend = 0.3 } = __opts(options, 'new SkillCatalog()');
+    for (const [s, n] of [[workspace, 'workspace'], [account, 'account']]) {
+      if (!(s instanceof SkillStore)) throw new PromptloomError('InvalidOptions', `the ${n} store must come from openSkillStore() (at ${n})`, { path: n });
+    }
+    if (embed !== undefined && typeof embed !== 'function') throw new PromptloomError('InvalidOptions', '`embed` must be a function from texts to vectors (at embed)', { path: 'embed' });
+    this.workspace = workspace;
+    this.account = account;
+    this.#embed = embed;
+    this.#blend = blend;
+  }
+  /** Every skill once (workspace first by name), each with `scope` and, when it hides an account skill, `overrides`. */
+  async list() {
+    const [w, a] = await Promise.all([this.workspace.__backend.scan('skills', ''), this.account.__backend.scan('skills', '')]);
+    return JSON.parse(__inbox('catalogList', [rowsText(w), rowsText(a)]));
+  }
+  /** The skill named `name` (workspace first), with `scope`, or null. */
+  async get(name) {
+    for (const [store, scope] of [[this.workspace, 'workspace'], [this.account, 'account']]) {
+      const s = await store.getByName(name);
+      if (s) return { ...s, scope };
+    }
+    return null;
+  }
+  /** Phase 2: the artifacts of the given kinds of the skill named `name` (workspace first), or null. */
+  async load(name, kinds) {
+    for (const store of [this.workspace, this.account]) {
+      const id = await store.__backend.get('skill_names', __key(name, 'name'));
+      if (id != null) return store.getArtifacts(JSON.parse(id), kinds);
+    }
+    return null;
+  }
+  /** The phase-1 index, rebuilt when a store changed through these instances. */
+  async index(options) {
+    const { refresh = false } = __opts(options, 'index()');
+    const key = `${this.workspace.version}:${this.account.version}`;
+    if (!refresh && this.#index && this.#key === key) return this.#index;
+    const summaries = await this.list();
+    const ix = new SkillIndex(summaries);
+    if (this.#embed && summaries.length > 0) {
+      ix.setVectors(await this.#embed(summaries.map((s) => `${s.name}: ${s.description}`)));
+    }
+    this.#index?.free();
+    this.#index = ix;
+    this.#key = key;
+    return ix;
+  }
+  /** Phase 1: ranked recommendations for `query` (exact trigger-phrase hits first). */
+  async match(query, options) {
+    const { k = 5, prefix = true } = __opts(options, 'match()');
+    query = __str(query, 'query');
+    const ix = await this.index();
+    const vector = this.#embed && ix.size > 0 ? (await this.#embed([query]))[0] : undefined;
+    return ix.match(query, { k, prefix, vector, blend: this.#blend });
+  }
+  /**
+   * Phase 1 then the orchestrator decision (see `decide()`): an activated skill also lists
+   * `artifacts`, the names its run loads in order (phase 2 loads each when its step runs).
+   */
+  async decide(query, options) {
+    const { policy, ...rest } = __opts(options, 'decide()');
+    query = __str(query, 'query');
+    const d = decide(query, await this.match(query, rest), policy);
+    if (d.action === 'activate') {
+      // Each activated skill's run order is the core's (runOrder), read from its summary.
+      for (const s of d.skills) {
+        const summary = await (s.scope === 'account' ? this.account : this.workspace).summary(s.id);
+        if (summary) s.artifacts = JSON.parse(__inbox('runOrder', [JSON.stringify(summary)]));
+      }
+    }
+    return d;
+  }
+  /** The SkillSpecs of both stores' enabled skills (a workspace fork wins by name), by name: what buildSkillRegistry takes. */
+  async skillSpecs() {
+    const [w, a] = await Promise.all([this.workspace.__backend.scan('skills', ''), this.account.__backend.scan('skills', '')]);
+    return JSON.parse(__inbox('skillSeed', ['specs', rowsText(w), rowsText(a)]));
+  }
+  /** Forces the next match to rebuild the index (after writes through other instances or tabs). */
+  refresh() {
+    this.#key = undefined;
+  }
+  /**
+   * Syncs from a marketplace catalog URL with a conditional GET (`If-None-Match`): 304 keeps
+   * the cache; changed packages are upserted into the account store; workspace skills are
+   * never touched; offline (fetch rejects) changes nothing and reports `status: "offline"`.
+   * An HTTP error or a malformed catalog throws `SyncFailed` before anything is written.
+   */
+  async syncMarketplace(url, options) {
+    const { fetch: get = globalThis.fetch, now } = __opts(options, 'syncMarketplace()');
+    if (typeof url !== 'string' || url === '') throw new PromptloomError('InvalidOptions', 'syncMarketplace() takes the catalog URL', { path: 'url' });
+    if (typeof get !== 'function') throw new PromptloomError('InvalidOptions', '`fetch` must be a function (at fetch)', { path: 'fetch' });
+    if (now !== undefined && typeof now !== 'string') throw new PromptloomError('InvalidOptions', '`now` must be an ISO 8601 string (at now)', { path: 'now' });
+    const account = this.account;
+    const stamp = now ?? account.__now();
+    const state = await account.__backend.get('skill_sync', url);
+    const last = state == null ? null : JSON.parse(state).etag ?? null;
+    const empty = { upserted: [], unchanged: [], shadowed: [], skipped: [] };
+    let res;
+    try {
+      res = await get(url, { headers: last ? { 'If-None-Match': last } : {} });
+    } catch (e) {
+      return { status: 'offline', etag: last, error: String(e?.message ?? e), ...empty };
+    }
+    if (res.status === 304) return { status: 'not-modified', etag: last, ...empty };
+    if (!res.ok) throw new PromptloomError('SyncFailed', `the marketplace answered HTTP ${res.status} for ${url}; nothing was changed`, { status: res.status, url });
+    const body = await res.text();
+    const etag = res.headers.get('ETag') ?? '';
+    const [rows, ws] = await Promise.all([account.__backend.scan('skills', ''), this.workspace.list()]);
+    const M = __module();
+    const m = __inbox((lens) => new M.SkillMigration(lens, stamp), ['sync', body, rowsText(rows), ws.map((s) => s.name).join('\0'), etag, url]);
+    let report;
+    try {
+      report = await migrate(account, m);
+    } finally {
+      m.free();
+    }
+    this.refresh();
+    return { status: 'updated', etag: etag || null, ...report };
+  }
+}

@@ -1,0 +1,282 @@
+// The instance behind every entry: which wasm module and glue serve the calls, how a trap
+// is survived (a fresh instance; objects holding the old one's state fail with
+// InstanceLost), PromptloomError, and the helpers every face file crosses the boundary with
+// (strings through the inbox, bytes, checked arguments, core errors as PromptloomErrors).
+
+let wasm; // the current glue (wasm-bindgen's functions and classes for one instance)
+
+let memory;
+
+let renew; // makes a fresh glue and instance, synchronously, after a trap
+
+let loadedEntry;
+
+let generation = 0;
+
+/**
+ * @internal Installs the glue of an entry and how to make another one (each entry calls it
+ * once). The entries share this module and one instance serves every call. Each entry's
+ * module holds everything the smaller ones do (`promptloom/lower` ⊂ `promptloom` ⊂
+ * `promptloom/composer`), so entries compose in any order: a larger one loaded first serves
+ * the smaller ones too; loaded after a smaller one (the lazy
+ * `await import('promptloom/composer')` of a skill panel), it takes over. The smaller
+ * instance is then released like one that trapped: objects holding its wasm state fail
+ * with `InstanceLost` (make them again), objects that are JS state (stores, catalogs,
+ * command catalogs, indexes) carry on.
+ */
+export function __setWasm(glue, fresh, entry) {
+  if (wasm && ENTRIES.indexOf(entry) <= ENTRIES.indexOf(loadedEntry)) return;
+  if (wasm) {
+    retire(wasm);
+    generation += 1;
+  }
+  wasm = glue;
+  memory = glue.__exports().memory;
+  renew = fresh;
+  loadedEntry = entry;
+}
+
+/** The entries, each module a superset of the one before. */
+const ENTRIES = ['promptloom/lower', 'promptloom', 'promptloom/composer'];
+
+/** Neuters a glue that no longer serves calls: its objects fail with `InstanceLost`. */
+function retire(glue) {
+  try {
+    glue.__kill();
+  } catch {
+    // a glue without __kill: nothing to neuter
+  }
+}
+
+/** An error from promptloom, with a stable `code` and structured `details`. */
+export class PromptloomError extends Error {
+  constructor(code, message, details) {
+    super(message);
+    this.name = 'PromptloomError';
+    this.code = code;
+    this.details = details ?? {};
+  }
+
+  /**
+   * What the caller can do about it — `invalid`, `refused`, `unavailable`, `failed` or
+   * `internal`: the core's class of `code` (the case of the WIT `error` variant), asked when
+   * read; undefined for a code that is not the core's.
+   */
+  get class() {
+    try {
+      return (wasm && wasm.errorClass(String(this.code))) || undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** Why the core refused an allocation before trapping (`trapReason`), as an error. */
+function trapError(raw) {
+  let reason = 0;
+  try {
+    reason = typeof wasm.trapReason === 'function' ? wasm.trapReason() : 0;
+  } catch {
+    reason = 0;
+  }
+  const what = raw && raw.message ? raw.message : String(raw);
+  if (reason > 0) {
+    return new PromptloomError('LimitExceeded', `a template built a value of ${reason} bytes, past the render budget; nothing was kept (a fresh wasm instance serves the next call)`, { limit: 'template_value_bytes', size: reason });
+  }
+  if (raw instanceof RangeError) {
+    return new PromptloomError('LimitExceeded', `the input nests too deeply for the call stack (${what}); a fresh wasm instance serves the next call`, { limit: 'call_stack' });
+  }
+  return new PromptloomError('Internal', `the wasm instance trapped (${what}); a fresh instance serves the next call`, { trap: what });
+}
+
+/**
+ * A trap leaves the instance in an unknown state (its stack pointer, allocator, borrowed
+ * objects): it is never called again. Its glue is killed (objects it made fail with
+ * `InstanceLost`, their finalizers do nothing) and a fresh instance serves the next call.
+ */
+function replaceInstance() {
+  retire(wasm);
+  const next = renew();
+  wasm = next;
+  memory = next.__exports().memory;
+  generation += 1;
+}
+
+/** Whether a thrown value is a wasm trap (or a stack overflow inside wasm). */
+function isTrap(raw) {
+  if (typeof WebAssembly === 'object' && raw instanceof WebAssembly.RuntimeError) return true;
+  // A stack overflow is a RangeError; one raised in JS (JSON.stringify of a deep value)
+  // leaves the instance whole, one raised in wasm does not (engines that name no frames
+  // are taken at their word).
+  return raw instanceof RangeError && /call stack/i.test(raw.message) &&
+    (typeof raw.stack !== 'string' || /wasm/.test(raw.stack) || !/\n\s+at /.test(raw.stack));
+}
+
+/** @internal A core error (its JSON wire form), a trap or a glue error as a PromptloomError. */
+export function __fromCore(raw) {
+  if (raw instanceof PromptloomError) return raw;
+  if (raw && raw.instanceLost) {
+    return new PromptloomError('InstanceLost', 'this object was made by a wasm instance that was replaced (one that trapped, or a smaller entry\'s once a larger one loaded and took over every call: promptloom after promptloom/lower, promptloom/composer after either); make it again', {});
+  }
+  if (isTrap(raw)) {
+    const e = trapError(raw);
+    replaceInstance();
+    return e;
+  }
+  if (raw instanceof Error) {
+    if (/^expected instance of /.test(raw.message)) {
+      return new PromptloomError(generation > 0 ? 'InstanceLost' : 'InvalidOptions', `${raw.message}: pass an object this promptloom instance made`, {});
+    }
+    return new PromptloomError('InvalidOptions', `an argument has the wrong type: ${raw.message}`, {});
+  }
+  try {
+    const e = JSON.parse(String(raw));
+    return new PromptloomError(e.code, e.message, e.details);
+  } catch {
+    return new PromptloomError('Internal', String(raw), {});
+  }
+}
+
+/** @internal Calls into the glue; core errors, traps and glue errors become PromptloomErrors. */
+export function __call(fn, ...args) {
+  if (!wasm) throw new PromptloomError('Internal', 'promptloom is not initialised yet', {});
+  try {
+    return fn(...args);
+  } catch (raw) {
+    throw __fromCore(raw);
+  }
+}
+
+const call = __call;
+
+/** @internal How many times the instance was replaced after a trap (tests read it). */
+export function __generation() {
+  return generation;
+}
+
+/**
+ * @internal `value` as JSON text for the core: a string is taken as JSON text when `text`
+ * allows; anything JSON cannot hold (undefined, a function, a cycle, a BigInt, nesting
+ * past the engine's stack) is a PromptloomError with `code` naming the argument.
+ */
+export function __json(value, what, code = 'InvalidOptions', { text = true, path = '$', nullable = false } = {}) {
+  if (typeof value === 'string' && text) return value;
+  if (value === undefined || typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint' || (value === null && !nullable)) {
+    throw new PromptloomError(code, `${what} is missing or not a JSON value (got ${value === null ? 'null' : typeof value}) (at ${path})`, { path });
+  }
+  try {
+    return JSON.stringify(value);
+  } catch (e) {
+    if (e instanceof RangeError) {
+      throw new PromptloomError('LimitExceeded', `${what} nests too deeply to be written as JSON (at ${path})`, { path, limit: 'depth' });
+    }
+    throw new PromptloomError(code, `${what} cannot be written as JSON: ${e && e.message ? e.message : e} (at ${path})`, { path });
+  }
+}
+
+/** @internal A key argument (an id, a name, a session): a string, or a finite number as text. */
+export function __key(value, what, code = 'InvalidOptions') {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  throw new PromptloomError(code, `\`${what}\` must be a string (got ${value === null ? 'null' : typeof value}) (at ${what})`, { path: what });
+}
+
+/** @internal An options argument: undefined is `{}`, anything but an object a coded error. */
+export function __opts(options, what, code = 'InvalidOptions') {
+  if (options === undefined) return {};
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new PromptloomError(code, `${what} takes an options object (got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : typeof options}) (at options)`, { path: 'options' });
+  }
+  return options;
+}
+
+/** @internal A string argument: strings pass, anything else is a coded error naming it. */
+export function __str(value, what, code = 'InvalidOptions', path = what) {
+  if (typeof value === 'string') return value;
+  throw new PromptloomError(code, `\`${what}\` must be a string (got ${value === null ? 'null' : typeof value}) (at ${path})`, { path });
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * @internal Writes strings into the core's inbox and calls the core function `name` (or the
+ * function itself, for constructors and methods) with their byte lengths (and any `extra`
+ * arguments); core errors become PromptloomErrors.
+ */
+export function __inbox(name, strings, ...extra) {
+  return call(viaInbox, name, strings, ...extra);
+}
+
+/** @internal Calls a core export by name; core errors become PromptloomErrors. */
+export function __core(name, ...args) {
+  return call((...a) => exported(name)(...a), ...args);
+}
+
+/** A core export; one only the composer module has is a clear error in the other. */
+function exported(name) {
+  const f = wasm[name];
+  if (typeof f !== 'function') {
+    const needs = loadedEntry === 'promptloom' ? 'promptloom/composer' : 'promptloom';
+    throw new PromptloomError('InvalidOptions', `\`${name}\` is not in the module of the "${loadedEntry}" entry, the only one loaded: import "${needs}" (statically or with \`await import()\`; once loaded it serves every call)`, { needs, loaded: loadedEntry });
+  }
+  return f;
+}
+
+/** @internal The wasm-bindgen module (for its classes). */
+export function __module() {
+  if (!wasm) throw new PromptloomError('Internal', 'promptloom is not initialised yet', {});
+  return wasm;
+}
+
+// `strings` are strings, or UTF-8 already encoded (a Uint8Array, copied as it is).
+function viaInbox(name, strings, ...extra) {
+  const f = typeof name === 'function' ? name : exported(name);
+  let max = 0;
+  for (const s of strings) max += typeof s === 'string' ? s.length * 3 : s.length;
+  const ptr = wasm.inbox(max);
+  const view = new Uint8Array(memory.buffer, ptr, max);
+  const lens = new Uint32Array(strings.length);
+  let at = 0;
+  for (let i = 0; i < strings.length; i++) {
+    const s = strings[i];
+    let written;
+    if (typeof s === 'string') {
+      written = encoder.encodeInto(s, at === 0 ? view : view.subarray(at)).written;
+    } else {
+      view.set(s, at);
+      written = s.length;
+    }
+    lens[i] = written;
+    at += written;
+  }
+  return f(lens, ...extra);
+}
+
+/**
+ * @internal Writes response bytes (a Uint8Array, an ArrayBuffer or view, or a string) into
+ * the inbox and calls `f(length)`; core errors, traps and glue errors become PromptloomErrors.
+ */
+export function __withBytes(f, chunk, what) {
+  if (!wasm) throw new PromptloomError('Internal', 'promptloom is not initialised yet', {});
+  /** @type {Uint8Array | null} */
+  let bytes = null;
+  if (typeof chunk !== 'string') {
+    bytes = chunk instanceof Uint8Array ? chunk : ArrayBuffer.isView(chunk) ? new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength) : chunk instanceof ArrayBuffer ? new Uint8Array(chunk) : null;
+    if (!bytes) {
+      throw new PromptloomError('InvalidOptions', `${what} must be a Uint8Array, an ArrayBuffer or a string (got ${chunk === null ? 'null' : typeof chunk}) (at ${what})`, { path: what });
+    }
+  }
+  return call(() => {
+    if (bytes) {
+      const ptr = wasm.inbox(bytes.length);
+      new Uint8Array(memory.buffer, ptr, bytes.length).set(bytes);
+      return f(bytes.length);
+    }
+    const max = chunk.length * 3;
+    const ptr = wasm.inbox(max);
+    const { written } = encoder.encodeInto(chunk, new Uint8Array(memory.buffer, ptr, max));
+    return f(written);
+  });
+}
+
+export { encoder as __encoder };
