@@ -589,10 +589,13 @@ impl Conversation {
                 .min(l.first_open.unwrap_or(usize::MAX))
                 .min(l.msg_first.last().copied().unwrap_or(0));
             let mut m = l.msg_src.iter().take_while(|s| **s < b_turn).count();
-            // Where roles merge (Anthropic, Gemini), a changed turn may join the message
+            // Where roles merge (a layout of blocks), a changed turn may join the message
             // before it: that one is written again too (its own first turn is unchanged,
             // so it does not join the one before it).
-            if matches!(opts.provider, Provider::Anthropic | Provider::Gemini) {
+            if matches!(
+                opts.provider.spec().layout,
+                crate::provider::Layout::Blocks(_)
+            ) {
                 m = m.saturating_sub(1);
             }
             let mut from = l.msg_first.get(m).copied().unwrap_or(b_turn).min(b_turn);

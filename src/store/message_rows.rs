@@ -107,7 +107,7 @@ pub(super) fn message_rows<'p>(
 }
 
 /// A turn laid out for the store by [`append_turn`]: any role (the compositor's
-/// [`compositor::submit()`] is what resolves a user's message first).
+/// [`crate::compositor::submit()`] is what resolves a user's message first).
 #[derive(Debug, Clone, PartialEq)]
 pub struct TurnAppend {
     /// The turn id.

@@ -504,7 +504,7 @@ const WRITE_ROUNDS: u32 = 10;
 
 /// One skill write as a machine a host drives, without I/O: the rule for which rows to
 /// read, when a batch may be written without reads, and when a conflict is retried. Every
-/// driver (the synchronous [`SkillTables`], the async store over IndexedDB in Rust, the JS
+/// driver (the synchronous [`SkillTables`](super::skills::SkillTables), the async store over IndexedDB in Rust, the JS
 /// glue) runs the same loop:
 ///
 /// 1. open a write transaction and read [`Writer::keys`] in it;
