@@ -151,7 +151,51 @@ export type ResolveAnswer =
 
 export type Resolve = (request: ResolveRequest) => ResolveAnswer | Promise<ResolveAnswer>;
 
-export interface LowerOptions {
+/** A reasoning effort (each provider gets its nearest: a budget, a level or the effort). */
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+
+/**
+ * The call settings, one set for every provider: each is written where and how the
+ * provider wants it, and every setting translated, clamped, defaulted or dropped is a
+ * report warning with a code (`SettingTranslated`, `SettingClamped`, `SettingDefaulted`,
+ * `SettingDropped`, `SettingInUrl`, `ModelUnknown`).
+ */
+export interface CallSettings {
+  /** The model id (Gemini's goes in the URL: the adapter's `model`). */
+  model?: string;
+  /** The longest answer in tokens (Anthropic requires one: the model's largest answer by default). */
+  maxOutputTokens?: number;
+  /** 0 to 2 (Anthropic's 0 to 1: clamped). */
+  temperature?: number;
+  /** 0 to 1. */
+  topP?: number;
+  topK?: number;
+  stopSequences?: string[];
+  seed?: number;
+  /** -2 to 2. */
+  presencePenalty?: number;
+  /** -2 to 2. */
+  frequencyPenalty?: number;
+  /** `'auto'`, `'none'`, `'required'`, a declared tool's name, or `{ tool }`. */
+  toolChoice?: 'auto' | 'none' | 'required' | (string & {}) | { tool: string };
+  parallelToolCalls?: boolean;
+  /** An effort, or an effort and/or a token budget, and whether the reasoning text comes back. */
+  reasoning?: ReasoningEffort | { effort?: ReasoningEffort; budgetTokens?: number; include?: boolean };
+  /** The answer as JSON: `'json'` (any JSON) or following a JSON Schema. */
+  output?: 'json' | { schema?: Record<string, unknown>; name?: string; description?: string; strict?: boolean };
+  /** The end user's id (Anthropic `metadata.user_id`, OpenAI `safety_identifier`). */
+  user?: string;
+  /** String metadata (OpenAI). */
+  metadata?: Record<string, string>;
+  /** A streamed answer (OpenAI Chat also gets `stream_options.include_usage`). */
+  stream?: boolean;
+  /** Each provider family's own top-level fields, merged over the finished body last, verbatim. */
+  providerOptions?: { anthropic?: Record<string, unknown>; openai?: Record<string, unknown>; gemini?: Record<string, unknown> };
+  /** The model's row over (or instead of) the built-in table's. */
+  modelInfo?: { contextWindow?: number; maxOutputTokens?: number; reasoning?: 'none' | 'budget' | 'effort' | 'level'; sampling?: boolean; structuredOutput?: boolean; prices?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number } };
+}
+
+export interface LowerOptions extends CallSettings {
   provider: Provider;
   /** Reads split-out attachments (`blob.content_id`) back from this store. */
   store?: MessageStore;
@@ -162,8 +206,6 @@ export interface LowerOptions {
   tools?: Tool[];
   /** Merged over the provider's default capability table. */
   capabilities?: CapabilityOverrides;
-  /** Top-level body fields written first, verbatim (`model`, `max_tokens`, …). */
-  params?: Record<string, unknown>;
   /** Bounds on what is handed in; past one, `LimitExceeded` with `details.limit`. */
   limits?: MessageLimits;
 }

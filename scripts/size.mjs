@@ -99,15 +99,20 @@ const web = rows[0];
 // 496), the composer's 856.8 KB (gate 858). The loops as core machines and each provider one
 // dialect (issue 45: the agent step, the artifact run, the migration and the message append
 // in the core; one module per provider with its rules as static data): the base module
-// 494.0 KB (gate 495), the composer's 845.6 KB (gate 846). Where the rest is, and why issue 17's targets
+// 494.0 KB (gate 495), the composer's 845.6 KB (gate 846). The call settings (issue 51:
+// one set for every provider written from each dialect's table, the model table, tool
+// choice, reasoning budgets and efforts, structured output, provider options merged over
+// the body, every translation a report note) cost every module about 16 KB gzip (the
+// parsing and checking 7 KB raw code, the writers 9 KB, the notes' texts): the base module
+// 510.0 KB (gate 511), the composer's 862.1 KB (gate 863). Where the rest is, and why issue 17's targets
 // are below the core's own code: scripts/size-breakdown.mjs and the README.
-const budget = 495 * 1024;
+const budget = 511 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 846 * 1024;
+const fullBudget = 863 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
@@ -126,8 +131,9 @@ if (full.gz > fullBudget) {
 // 253.7 KB; JSON text through `json_text` to 944.0 and 253.2 KB; the shared sort
 // (`src/sort.rs`) to 913.4 and 248.2 KB; the full world built with the inline-hint threshold
 // at 100 (scripts/build.sh) to 878.2 KB: gates 879 and 249. The loops in the core and the
-// provider dialects (issue 45): 863.6 and 237.9 KB, gates 864 and 238.
-for (const [row, kbBudget, what] of [[rows[4], 864, 'the full WASI component'], [rows[5], 238, 'the lowering-only WASI component']]) {
+// provider dialects (issue 45): 863.6 and 237.9 KB; the call settings (issue 51): 879.5
+// and 254.8 KB, gates 880 and 255.
+for (const [row, kbBudget, what] of [[rows[4], 880, 'the full WASI component'], [rows[5], 255, 'the lowering-only WASI component']]) {
   if (row.gz > kbBudget * 1024) {
     console.error(`${what} is ${kb(row.gz)} gzip, over its budget of ${kb(kbBudget * 1024)}`);
     process.exitCode = 1;
@@ -136,9 +142,10 @@ for (const [row, kbBudget, what] of [[rows[4], 864, 'the full WASI component'], 
 // The `promptloom/lower` entry's module (lowering, conversations, responses; no compositor,
 // stores or skills): 234.2 KB gzip at its first build, below the AI SDK with three
 // providers (274 KB); the target of 120 KB is issue 17's. 239.0 KB with the shared sort,
-// 238.9 KB with the agent machine and the provider dialects (issue 45).
+// 238.9 KB with the agent machine and the provider dialects (issue 45), 255.1 KB with the
+// call settings (issue 51).
 const lowerOnly = rows[6];
-if (lowerOnly.gz > 239 * 1024) {
-  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(239 * 1024)}`);
+if (lowerOnly.gz > 256 * 1024) {
+  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(256 * 1024)}`);
   process.exitCode = 1;
 }

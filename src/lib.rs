@@ -57,11 +57,13 @@ pub mod limits;
 pub mod lower;
 pub mod media;
 pub mod message;
+pub mod models;
 pub mod problems;
 pub mod provider;
 #[cfg(feature = "composer")]
 pub mod registry;
 pub mod response;
+pub mod settings;
 pub mod skill;
 mod sort;
 pub mod store;

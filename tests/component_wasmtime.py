@@ -286,17 +286,24 @@ class Host:
     def call(self, name, res, *args):
         return self.store_fns[name](self.store, res, *args)
 
-    def lower(self, message, provider, options, resolve):
+    def lower(self, message, provider, options, resolve, by_provider=None):
+        options = {**options, **((by_provider or {}).get(provider, {}))}
         opts = record(
             provider=provider,
             system=options.get("system"),
             tools=json.dumps(options["tools"]) if "tools" in options else None,
             capabilities=json.dumps(options["capabilities"]) if "capabilities" in options else None,
-            params=json.dumps(options["params"]) if "params" in options else None,
+            settings=settings_json(options),
             resolved=resolved_list(resolve),
             limits=json.dumps(options["limits"]) if "limits" in options else None,
         )
         return self.lower_fn(self.store, json.dumps(message), opts)
+
+
+def settings_json(o):
+    """The settings of an options object: every field that is not one of the record's own."""
+    s = {k: v for k, v in o.items() if k not in ("system", "tools", "capabilities", "cache", "limits")}
+    return json.dumps(s) if s else None
 
 
 def conversation_options(provider, o):
@@ -305,7 +312,7 @@ def conversation_options(provider, o):
         system=o.get("system"),
         tools=json.dumps(o["tools"]) if "tools" in o else None,
         capabilities=json.dumps(o["capabilities"]) if "capabilities" in o else None,
-        params=json.dumps(o["params"]) if "params" in o else None,
+        settings=settings_json(o),
         cache=json.dumps(o["cache"]) if "cache" in o else None,
         limits=json.dumps(o["limits"]) if "limits" in o else None,
     )
@@ -1022,7 +1029,7 @@ class ComponentInWasmtime(unittest.TestCase):
                 snap = snapshot_content(os.path.join(ROOT, "tests/snapshots", f"lower__lowered@{name}.{provider}.snap"))
                 body = snap.split("\n", 1)[0]
                 report = json.loads(snap[snap.index("report:\n") + 8 :])
-                out = self.host.lower(case["message"], provider, case.get("options", {}), case.get("resolve", {}))
+                out = self.host.lower(case["message"], provider, case.get("options", {}), case.get("resolve", {}), case.get("byProvider"))
                 self.assertIsInstance(out, wc.Record, f"{name}/{provider}: {out}")
                 self.assertEqual(out.body, body, f"{name}/{provider}")
                 self.assertEqual(json.loads(out.report), report, f"{name}/{provider}")
@@ -1036,7 +1043,7 @@ class ComponentInWasmtime(unittest.TestCase):
             lines = snapshot_content(os.path.join(ROOT, "tests/snapshots", f"lower__errors@{name}.json.snap")).strip().split("\n")
             for line in lines:
                 provider, rest = line.split(": ", 1)
-                out = self.host.lower(case["message"], provider, case.get("options", {}), {})
+                out = self.host.lower(case["message"], provider, case.get("options", {}), {}, case.get("byProvider"))
                 if rest == "ok":
                     self.assertIsInstance(out, wc.Record)
                     continue
@@ -1103,7 +1110,7 @@ class CompositorInWasmtime(unittest.TestCase):
         self.assertEqual(json.loads(h.call("get", res, done["id"])), done["message"])
         self.assertEqual(len(json.loads(h.call("history", res, "default"))), 1)
         self.assertEqual([x["seq"] for x in json.loads(h.call("list", res, "default"))], [1])
-        opts = record(provider="anthropic", system=None, tools=None, capabilities=None, params=None, resolved=[], limits=None)
+        opts = record(provider="anthropic", system=None, tools=None, capabilities=None, settings=None, resolved=[], limits=None)
         out = h.call("lower", res, done["id"], opts)
         self.assertEqual(
             out.body,
@@ -1362,7 +1369,7 @@ class HardeningInWasmtime(unittest.TestCase):
         h = self.host
         ref = {"type": "file-ref", "ref": {"path": "a.txt"}}
         msgs = [{"role": "user", "parts": [{"type": "text", "text": "one"}]}, {"role": "user", "parts": [{"type": "text", "text": "see"}, ref]}, {"role": "user", "parts": []}]
-        opts = record(provider="gemini", system=None, tools=None, capabilities=None, params=None, resolved=[], limits=None)
+        opts = record(provider="gemini", system=None, tools=None, capabilities=None, settings=None, resolved=[], limits=None)
         lower_many = Func(h.inst.get_func(h.store, h.inst.get_export_index(h.store, "lower-many", h.inst.get_export_index(h.store, "promptloom:core/lowering@0.1.0"))))
         out = lower_many(h.store, json.dumps(msgs), opts, [record(turn=1, resolved=resolved_list({"1": {"text": "FILE TEXT"}}))])
         # Each message's result<lowered, error>: two records, so wasmtime-py tags them.
@@ -1374,7 +1381,7 @@ class HardeningInWasmtime(unittest.TestCase):
         self.assertEqual(lower_many(h.store, "5", opts, []).code, "invalid-message")
         inspect = Func(h.inst.get_func(h.store, h.inst.get_export_index(h.store, "inspect", h.inst.get_export_index(h.store, "promptloom:core/compositor@0.1.0"))))
         msg = json.dumps({"role": "user", "parts": [{"type": "text", "text": "look at "}, ref]})
-        v = json.loads(inspect(h.store, msg, record(provider="anthropic", system=None, tools=None, capabilities=None, params=None, resolved=resolved_list({"1": {"text": "hello"}}), limits=None)))
+        v = json.loads(inspect(h.store, msg, record(provider="anthropic", system=None, tools=None, capabilities=None, settings=None, resolved=resolved_list({"1": {"text": "hello"}}), limits=None)))
         self.assertEqual([c["label"] for c in v["user"]], ["look at ", "a.txt"])
         self.assertIn("hello", json.dumps(v["model"]["body"]))
         self.assertEqual(inspect(h.store, "{", opts).code, "invalid-message")

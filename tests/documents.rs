@@ -39,7 +39,13 @@ export type WarningCode =
   | 'NotText'
   | 'UnknownSkill'
   | 'PromptRole'
-  | 'ToolInputWrapped';
+  | 'ToolInputWrapped'
+  | 'SettingTranslated'
+  | 'SettingClamped'
+  | 'SettingDefaulted'
+  | 'SettingDropped'
+  | 'SettingInUrl'
+  | 'ModelUnknown';
 
 /** A conversation repair's code. */
 export type RepairCode =

@@ -26,6 +26,8 @@ const ORDER: &[&str] = &[
     "turn",
     "stream",
     "capabilities",
+    "models",
+    "settings",
     "provider",
     "limits",
     "lower",

@@ -16,6 +16,8 @@ use common::body_snapshot;
 struct Case {
     message: Value,
     options: serde_json::Map<String, Value>,
+    /// Options for one provider over `options` (a model id, its provider options).
+    by_provider: serde_json::Map<String, Value>,
     resolve: String,
 }
 
@@ -28,15 +30,28 @@ fn load(path: &Path) -> Case {
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default(),
+        by_provider: v
+            .get("byProvider")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
         resolve: v.get("resolve").map(Value::to_string).unwrap_or_default(),
     }
 }
 
+/// The case's options for `p`: `options`, then `byProvider[p]` over them.
+fn options_for(case: &Case, p: Provider) -> serde_json::Map<String, Value> {
+    let mut o = case.options.clone();
+    if let Some(Value::Object(over)) = case.by_provider.get(p.name()) {
+        o.extend(over.clone());
+    }
+    o.insert("provider".into(), p.name().into());
+    o
+}
+
 fn run(case: &Case, p: Provider) -> promptloom::Result<promptloom::Lowered> {
     let msg = UserMessage::from_value(case.message.clone())?;
-    let mut o = case.options.clone();
-    o.insert("provider".into(), p.name().into());
-    let opts = LowerOptions::from_value(Value::Object(o))?;
+    let opts = LowerOptions::from_value(Value::Object(options_for(case, p)))?;
     let table = resolver_table(&case.resolve)?;
     lower(&msg, &opts, &table)
 }
@@ -57,6 +72,7 @@ fn lowered() {
                 &Case {
                     message: round,
                     options: case.options.clone(),
+                    by_provider: case.by_provider.clone(),
                     resolve: case.resolve.clone(),
                 },
                 p,
@@ -114,9 +130,8 @@ fn planned_requests_are_the_walks() {
                 .map(|r| r.value)
                 .collect();
             for p in Provider::ALL {
-                let mut o = case.options.clone();
-                o.insert("provider".into(), p.name().into());
-                let Ok(opts) = LowerOptions::from_value(Value::Object(o)) else {
+                let Ok(opts) = LowerOptions::from_value(Value::Object(options_for(&case, p)))
+                else {
                     continue;
                 };
                 let table = resolver_table(&case.resolve).unwrap();

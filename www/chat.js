@@ -130,8 +130,8 @@ function adapter() {
 function lowerOptions() {
   const provider = $('chat-provider').value;
   const model = $('chat-model').value;
-  const params = provider === 'gemini' ? {} : provider === 'anthropic' ? { model, max_tokens: 1024, stream: true } : { model, stream: true };
-  return { provider, params, system: 'You are a coding assistant in a small TypeScript workspace.' };
+  const settings = provider === 'gemini' ? {} : { model, maxOutputTokens: 1024, stream: true };
+  return { provider, ...settings, system: 'You are a coding assistant in a small TypeScript workspace.' };
 }
 
 function status(text, cls = '') {

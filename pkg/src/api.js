@@ -29,12 +29,14 @@ function optionsJson(options, what = 'lower()', conversation = false) {
   if (!options || typeof options !== 'object') {
     throw new PromptloomError('InvalidOptions', `${what} needs an options object with a provider (at $)`, { path: '$' });
   }
-  const { provider, system, tools, capabilities, params, cache, limits } = options;
-  if (options.resolve !== undefined && typeof options.resolve !== 'function') {
+  // `resolve` and `store` stay in JS; the rest (the settings among them) is the core's to read.
+  const { resolve, store, ...core } = options;
+  if (resolve !== undefined && typeof resolve !== 'function') {
     throw new PromptloomError('InvalidOptions', '`resolve` must be a function (at resolve)', { path: 'resolve' });
   }
+  if (!conversation) delete core.cache;
   try {
-    return JSON.stringify(conversation ? { provider, system, tools, capabilities, params, cache, limits } : { provider, system, tools, capabilities, params, limits });
+    return JSON.stringify(core);
   } catch (e) {
     throw new PromptloomError('InvalidOptions', `the options cannot be written as JSON: ${e && e.message ? e.message : e} (at options)`, { path: 'options' });
   }

@@ -21,7 +21,13 @@ export type WarningCode =
   | 'NotText'
   | 'UnknownSkill'
   | 'PromptRole'
-  | 'ToolInputWrapped';
+  | 'ToolInputWrapped'
+  | 'SettingTranslated'
+  | 'SettingClamped'
+  | 'SettingDefaulted'
+  | 'SettingDropped'
+  | 'SettingInUrl'
+  | 'ModelUnknown';
 
 /** A conversation repair's code. */
 export type RepairCode =
@@ -107,7 +113,9 @@ export type Warning = {
   /**
    * A stable code (`MimeMismatch`, `UnsupportedMedia`, `TooLarge`, `RequestLimit`,
    * `Unresolved`, `ResolverFailed`, `RangeClamped`, `UnknownPartType`,
-   * `UnresolvedMention`, `SchemaKeyDropped`, `UnrecognizedMedia`, `NotText`).
+   * `UnresolvedMention`, `SchemaKeyDropped`, `UnrecognizedMedia`, `NotText`; for the
+   * call settings `SettingTranslated`, `SettingClamped`, `SettingDefaulted`,
+   * `SettingDropped`, `SettingInUrl`, `ModelUnknown`).
    */
   code: WarningCode;
   /** What happened, for a person. */

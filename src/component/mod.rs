@@ -123,8 +123,35 @@ fn options_value(
         v.insert("system".into(), s.into());
     }
     for (key, text) in json_fields {
-        if let Some(val) = json_opt(key, text)? {
-            v.insert(key.into(), val);
+        match json_opt(key, text)? {
+            // The settings sit beside the other options in the core's object.
+            Some(Value::Object(s)) if key == "settings" => {
+                if let Some(k) = s.keys().find(|k| {
+                    v.contains_key(*k)
+                        || matches!(
+                            k.as_str(),
+                            "provider" | "system" | "tools" | "capabilities" | "cache" | "limits"
+                        )
+                }) {
+                    return Err(Error::new(
+                        ErrorKind::InvalidOptions,
+                        format!("`{k}` is a field of the options record, not a setting"),
+                    )
+                    .at(format!("settings.{k}")));
+                }
+                v.extend(s)
+            }
+            Some(_) if key == "settings" => {
+                return Err(Error::new(
+                    ErrorKind::InvalidOptions,
+                    "`settings` must be a JSON object",
+                )
+                .at("settings"))
+            }
+            Some(val) => {
+                v.insert(key.into(), val);
+            }
+            None => {}
         }
     }
     Ok(Value::Object(v))
@@ -134,7 +161,7 @@ pub(crate) fn options(o: wit::LowerOptions) -> Result<(LowerOptions, TableResolv
     let fields = [
         ("tools", o.tools),
         ("capabilities", o.capabilities),
-        ("params", o.params),
+        ("settings", o.settings),
         ("cache", None),
         ("limits", o.limits),
     ];
@@ -180,7 +207,7 @@ fn conversation_options(o: wit::ConversationOptions) -> Result<ConversationOptio
     let fields = [
         ("tools", o.tools),
         ("capabilities", o.capabilities),
-        ("params", o.params),
+        ("settings", o.settings),
         ("cache", o.cache),
         ("limits", o.limits),
     ];

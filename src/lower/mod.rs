@@ -32,6 +32,7 @@ use crate::message::{
     UserMessage,
 };
 use crate::provider::Layout;
+use crate::settings::Cx;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 
@@ -118,28 +119,59 @@ fn lower_in(
     Ok(Marked::Lowered(Lowered { body, report }))
 }
 
-/// The caller's params, then what the provider writes itself: an error for a param that
-/// names one of its own keys.
-pub(crate) fn params<'a>(opts: &'a LowerOptions, body: &mut Json<'a>) -> Result<()> {
-    let reserved = opts.provider.spec().reserved;
-    for (k, v) in &opts.params {
-        if reserved.contains(&k.as_str()) {
-            return Err(Error::new(
-                ErrorKind::InvalidOptions,
-                format!("`params.{k}` is written by the lowering; pass it through its own option"),
-            )
-            .at(format!("params.{k}")));
-        }
-        body.push(k.as_str(), Json::Value(Cow::Borrowed(v)));
-    }
-    Ok(())
+/// The call settings written into `body` where the provider wants them (before the
+/// head), each note a warning in `report`; the answer's forced tool, where it goes through
+/// one.
+#[inline(never)]
+pub(crate) fn settings<'a>(
+    opts: &'a LowerOptions,
+    body: &mut Json<'a>,
+    report: &mut Report,
+) -> Result<Option<&'a Tool>> {
+    let d = opts.provider.dialect();
+    let spec = d.spec();
+    let tools = !opts.tools.is_empty();
+    let native = |r: Option<&crate::models::Model>| d.native_output(r);
+    let mut cx = Cx::new(&opts.settings, spec.family, spec.display, tools, &native)?;
+    d.settings(&mut cx, body);
+    let forced = cx.output_tool.is_some();
+    report
+        .warnings
+        .extend(cx.notes.into_iter().map(|(code, message)| Warning {
+            part: None,
+            code,
+            message,
+        }));
+    Ok(if forced {
+        opts.output_tool.as_ref()
+    } else {
+        None
+    })
 }
 
-/// The tool definitions of the options, a warning in `report` for each tool the provider
-/// could not take whole.
-pub(crate) fn tools<'a>(opts: &'a LowerOptions, report: &mut Report) -> Option<Json<'a>> {
+/// The caller's `providerOptions` for this provider, merged over the finished body.
+pub(crate) fn provider_options<'a>(opts: &'a LowerOptions, body: &mut Json<'a>) -> Result<()> {
+    let spec = opts.provider.spec();
+    match opts.settings.provider_options.get(spec.family) {
+        Some(Value::Object(o)) => crate::settings::merge(
+            body,
+            o,
+            spec.reserved,
+            &format!("providerOptions.{}", spec.family),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// The tool definitions of the options (and the answer's forced tool, `extra`), a warning
+/// in `report` for each tool the provider could not take whole.
+pub(crate) fn tools<'a>(
+    opts: &'a LowerOptions,
+    extra: Option<&'a Tool>,
+    report: &mut Report,
+) -> Option<Json<'a>> {
     let mut dropped = Vec::new();
-    let t = crate::provider::tools(opts.provider, &opts.tools, &mut dropped);
+    let t = crate::provider::tools(opts.provider, &opts.tools, extra, &mut dropped);
     for (_, message) in dropped {
         report.warnings.push(Warning {
             part: None,
@@ -158,9 +190,9 @@ fn request<'a>(
     report: &mut Report,
 ) -> Result<Json<'a>> {
     let mut body = Json::Obj(Vec::new());
-    params(opts, &mut body)?;
+    let forced = settings(opts, &mut body, report)?;
     let system = opts.system.as_deref().filter(|s| !s.is_empty());
-    let tools = tools(opts, report);
+    let tools = tools(opts, forced, report);
     let d = opts.provider.dialect();
     let layout = d.spec().layout;
     let content = match (layout, blocks.as_slice()) {
@@ -192,5 +224,6 @@ fn request<'a>(
         None,
         &mut Vec::new(),
     );
+    provider_options(opts, &mut body)?;
     Ok(body)
 }

@@ -2,6 +2,7 @@
 //! passes (the provider and the tool shape are [`crate::provider`]'s).
 
 use super::*;
+use crate::settings::{Output, Settings, ToolChoice};
 
 /// What to lower to, and what goes beside the user turn.
 #[derive(Debug, Clone, PartialEq)]
@@ -14,8 +15,13 @@ pub struct LowerOptions {
     pub tools: Vec<Tool>,
     /// A partial override of the target's capability table (per model).
     pub capabilities: Option<Value>,
-    /// Top-level request fields written first (`model`, `max_tokens`, `temperature`, …).
-    pub params: Map<String, Value>,
+    /// The call settings (`model`, `maxOutputTokens`, `temperature`, `toolChoice`,
+    /// `reasoning`, `output`, …, and `providerOptions`), written the way the provider wants
+    /// them.
+    pub settings: Settings,
+    /// The answer's forced tool, where the provider takes no JSON Schema for it (built
+    /// from `settings.output`).
+    pub(crate) output_tool: Option<Tool>,
     /// Bounds on what the caller hands in (parts, bytes, turns).
     pub limits: crate::limits::Limits,
 }
@@ -28,13 +34,15 @@ impl LowerOptions {
             system: None,
             tools: Vec::new(),
             capabilities: None,
-            params: Map::new(),
+            settings: Settings::default(),
+            output_tool: None,
             limits: crate::limits::Limits::default(),
         }
     }
 
     /// Parses the options object of the bindings:
-    /// `{ provider, system?, tools?, capabilities?, params?, limits? }`.
+    /// `{ provider, system?, tools?, capabilities?, limits?, …settings }` (the settings'
+    /// fields, [`Settings`], sit beside the others).
     pub fn from_value(value: Value) -> Result<LowerOptions> {
         let Value::Object(mut o) = value else {
             return Err(Error::new(ErrorKind::InvalidOptions, "options must be an object").at("$"));
@@ -45,14 +53,47 @@ impl LowerOptions {
             None => return Err(f.error("provider", "options need a string `provider`")),
         };
         let system = f.opt_string("system")?;
-        let tools = f
+        let tools: Vec<Tool> = f
             .opt_array("tools")?
             .unwrap_or_default()
             .into_iter()
             .enumerate()
             .map(|(i, t)| Tool::from_value(t, i))
             .collect::<Result<_>>()?;
-        let params = f.opt_object("params")?.unwrap_or_default();
+        let settings = Settings::take(&mut f)?;
+        match &settings.tool_choice {
+            Some(ToolChoice::Tool(n)) if !tools.iter().any(|t| &t.name == n) => {
+                return Err(f.error(
+                    "toolChoice",
+                    format!("`toolChoice` names `{n}`, which is not among the tools"),
+                ));
+            }
+            Some(ToolChoice::Required) if tools.is_empty() => {
+                return Err(f.error(
+                    "toolChoice",
+                    "`toolChoice` is \"required\" but no tools are declared",
+                ));
+            }
+            _ => {}
+        }
+        let output_tool = match &settings.output {
+            Some(Output {
+                schema: Some(schema),
+                name,
+                description,
+                strict,
+            }) => Some(Tool {
+                name: name.clone(),
+                description: Some(
+                    description
+                        .clone()
+                        .unwrap_or_else(|| "Give the answer as this tool's input.".into()),
+                ),
+                parameters: schema.clone(),
+                strict: *strict,
+            }),
+            _ => None,
+        };
         let capabilities = f.take("capabilities");
         let limits = match f.take("limits") {
             Some(v) => crate::limits::Limits::from_value(v, "limits")?,
@@ -63,7 +104,10 @@ impl LowerOptions {
                 .at(k)
                 .with(
                     "known",
-                    "provider, system, tools, capabilities, params, limits",
+                    format!(
+                        "provider, system, tools, capabilities, limits, {}",
+                        crate::settings::KEYS
+                    ),
                 ));
         }
         Ok(LowerOptions {
@@ -71,7 +115,8 @@ impl LowerOptions {
             system,
             tools,
             capabilities,
-            params,
+            settings,
+            output_tool,
             limits,
         })
     }

@@ -38,7 +38,9 @@ pub struct Warning {
     pub part: Option<usize>,
     /// A stable code (`MimeMismatch`, `UnsupportedMedia`, `TooLarge`, `RequestLimit`,
     /// `Unresolved`, `ResolverFailed`, `RangeClamped`, `UnknownPartType`,
-    /// `UnresolvedMention`, `SchemaKeyDropped`, `UnrecognizedMedia`, `NotText`).
+    /// `UnresolvedMention`, `SchemaKeyDropped`, `UnrecognizedMedia`, `NotText`; for the
+    /// call settings `SettingTranslated`, `SettingClamped`, `SettingDefaulted`,
+    /// `SettingDropped`, `SettingInUrl`, `ModelUnknown`).
     #[cfg_attr(feature = "ts", ts(type = "WarningCode"))]
     pub code: &'static str,
     /// What happened, for a person.

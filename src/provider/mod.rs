@@ -23,6 +23,8 @@ use crate::capabilities::Capabilities;
 use crate::error::{Error, ErrorKind, Result};
 use crate::fields::Fields;
 use crate::media::MediaClass;
+use crate::models::Model;
+use crate::settings::{Cx, Places};
 use crate::stream::builder::Builder;
 use crate::turn::{Reasoning, ToolCall};
 use serde_json::Value;
@@ -388,6 +390,8 @@ pub(crate) struct Spec {
     pub(crate) errors: &'static [(&'static str, ErrorKind)],
     /// The body field of a prompt cache key, where the provider has one.
     pub(crate) cache_key_field: Option<&'static str>,
+    /// Where the simple call settings go.
+    pub(crate) settings: Places,
 }
 
 /// One provider's dialect (see the module's documentation). The default methods are what
@@ -417,6 +421,18 @@ pub(crate) trait Dialect: Sync {
     /// The tool definitions as the `tools` field.
     fn tools<'a>(&self, list: Vec<Json<'a>>) -> Json<'a> {
         Json::Arr(list)
+    }
+
+    // --- settings ---
+
+    /// Writes the call settings where the provider wants them (before the system text,
+    /// the tools and the messages), each one translated, clamped, defaulted or dropped
+    /// noted in `cx`.
+    fn settings<'a>(&self, cx: &mut Cx<'a>, body: &mut Json<'a>);
+    /// Whether the model (its row, if known) takes a JSON Schema for its answer natively.
+    fn native_output(&self, row: Option<&Model>) -> bool {
+        let _ = row;
+        true
     }
     // --- conversations ---
 
@@ -510,14 +526,15 @@ pub(crate) fn is_own(provider: Provider, from: Option<&str>) -> bool {
 pub(crate) fn tools<'a>(
     provider: Provider,
     tools: &'a [Tool],
+    extra: Option<&'a Tool>,
     warnings: &mut Vec<(usize, String)>,
 ) -> Option<Json<'a>> {
-    if tools.is_empty() {
+    if tools.is_empty() && extra.is_none() {
         return None;
     }
     let d = provider.dialect();
-    let mut list = Vec::with_capacity(tools.len());
-    for (i, t) in tools.iter().enumerate() {
+    let mut list = Vec::with_capacity(tools.len() + 1);
+    for (i, t) in tools.iter().chain(extra).enumerate() {
         let mut warn = None;
         list.push(d.tool(t, i, &mut warn));
         if let Some(w) = warn {

@@ -220,7 +220,7 @@ fn lowered(tools: Vec<Tool>, provider: Provider) -> Result<String> {
     let mut opts = LowerOptions::new(provider);
     opts.tools = tools;
     let mut report = Report::default();
-    match crate::lower::tools(&opts, &mut report) {
+    match crate::lower::tools(&opts, None, &mut report) {
         Some(j) => write(&j, SlotMode::Forbid),
         None => Ok("[]".into()),
     }

@@ -16,7 +16,7 @@ after(async () => {
 
 const tools = [{ name: 'search', description: 'Searches the docs.', input_schema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } }];
 const adapter = (provider, extra = {}) => pl.createAdapter({ provider, apiKey: 'k', baseURL: mockBaseURL(mock.url, provider), model: 'mock-model', retry: { initialDelayMs: 1 }, ...extra });
-const lower = (provider) => ({ provider, params: provider === 'gemini' ? {} : provider === 'anthropic' ? { model: 'm', max_tokens: 256, stream: true } : { model: 'm', stream: true } });
+const lower = (provider) => ({ provider, ...(provider === 'gemini' ? {} : provider === 'anthropic' ? { model: 'm', maxOutputTokens: 256, stream: true } : { model: 'm', stream: true }) });
 
 for (const provider of ['anthropic', 'openai-chat', 'openai-responses', 'gemini']) {
   test(`${provider}: the loop runs the tool and stops on the final answer, every turn persisted`, async () => {

@@ -66,7 +66,7 @@ export function hostile() {
     { role: 'user', parts: [{ type: 'text', text: '\uD800' }] },
     { role: 'user', parts: [{ type: 'file-attachment', data: new Uint8Array(16), mime: 'image/png' }] },
     { role: 'assistant', parts: [{ type: 'tool-call', id: 'c', name: 'n', input: 10n }] },
-    { provider: 'anthropic' }, { provider: 'nope' }, { provider: 'gemini', tools: 'x', params: cyclic },
+    { provider: 'anthropic' }, { provider: 'nope' }, { provider: 'gemini', tools: 'x', providerOptions: cyclic },
     { provider: 'anthropic', resolve: 5 }, { provider: 'openai-chat', system: deep(5000, 'x') },
     { id: 'x', name: 'x', description: 'd', artifacts: null }, { id: 'x', name: 'x', artifacts: [{ kind: 'prompt_template', content: '{{' }] },
     { skill_package: { name: 'a' }, thread_id: 5 }, { now: 5 }, { dir: 5, now: {} }, { k: -1, vector: 'x', blend: 'y' },

@@ -27,7 +27,7 @@ export function successCases() {
     const name = file.replace(/\.json$/, '');
     for (const provider of PROVIDERS) {
       const snap = readFileSync(join(root, 'tests', 'snapshots', `lower__lowered@${name}.${provider}.snap`), 'utf8');
-      out.push({ name, provider, message: c.message, options: c.options ?? {}, resolve: c.resolve ?? {}, expected: snapshotBody(snap) });
+      out.push({ name, provider, message: c.message, options: { ...c.options, ...c.byProvider?.[provider] }, resolve: c.resolve ?? {}, expected: snapshotBody(snap) });
     }
   }
   return out;
@@ -45,7 +45,7 @@ export function errorCases() {
     for (const line of lines) {
       const provider = line.slice(0, line.indexOf(':'));
       const rest = line.slice(provider.length + 2);
-      out.push({ name, provider, message: c.message, options: c.options ?? {}, resolve: {}, expected: rest === 'ok' ? 'ok' : JSON.parse(rest) });
+      out.push({ name, provider, message: c.message, options: { ...c.options, ...c.byProvider?.[provider] }, resolve: {}, expected: rest === 'ok' ? 'ok' : JSON.parse(rest) });
     }
   }
   return out;

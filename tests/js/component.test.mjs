@@ -85,6 +85,12 @@ function resolved(table) {
     });
 }
 
+/** The settings of a case's options: every field that is not one of the record's own. */
+function settingsJson(o) {
+  const { system, tools, capabilities, cache, limits, ...settings } = o;
+  return Object.keys(settings).length ? JSON.stringify(settings) : undefined;
+}
+
 function call(c) {
   const o = c.options;
   return lowering.lower(JSON.stringify(c.message), {
@@ -92,7 +98,7 @@ function call(c) {
     system: o.system,
     tools: o.tools && JSON.stringify(o.tools),
     capabilities: o.capabilities && JSON.stringify(o.capabilities),
-    params: o.params && JSON.stringify(o.params),
+    settings: settingsJson(o),
     resolved: resolved(c.resolve),
   });
 }
@@ -705,7 +711,7 @@ function conversationOptions(provider, o) {
     system: o.system,
     tools: o.tools && JSON.stringify(o.tools),
     capabilities: o.capabilities && JSON.stringify(o.capabilities),
-    params: o.params && JSON.stringify(o.params),
+    settings: settingsJson(o),
     cache: o.cache === undefined ? undefined : JSON.stringify(o.cache),
   };
 }

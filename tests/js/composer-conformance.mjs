@@ -190,7 +190,7 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
 
   await check('lowerComposition: system = framing, context and examples; user = the request; tools from the availability', async () => {
     const c = pl.compose(req('release-notes-developers'));
-    const l = await pl.lowerComposition(c, { provider: 'anthropic', params: { model: 'claude-sonnet-4-5', max_tokens: 1024 } });
+    const l = await pl.lowerComposition(c, { provider: 'anthropic', model: 'claude-sonnet-4-5', maxOutputTokens: 1024 });
     const body = JSON.parse(l.body);
     assert(typeof body.system === 'string' && body.system.startsWith('You write the release notes for Acme 5.0.0') && body.system.includes('## Examples'), 'system');
     assert(body.messages[0].content[0].text.startsWith('## Request'), 'user turn');

@@ -151,7 +151,7 @@ test('responses in Chromium: recorded events and turns, re-chunked; a streamed r
       const pl = await import('/pkg/src/web.js');
       const { responseConformance } = await import('/tests/js/response-conformance.mjs');
       const results = responseConformance(pl, { cases });
-      const body = pl.lowerConversation([{ role: 'user', parts: [{ type: 'text', text: 'in a page' }] }], { provider: 'openai-chat', params: { model: 'm', stream: true } }).body;
+      const body = pl.lowerConversation([{ role: 'user', parts: [{ type: 'text', text: 'in a page' }] }], { provider: 'openai-chat', model: 'm', stream: true }).body;
       const adapter = pl.createAdapter({ provider: 'openai-chat', apiKey: 'k', baseURL: base });
       const text = await adapter.send(body).text();
       results.push({ name: 'a streamed reply through fetch in the page', ok: /in a page/.test(text), detail: text });

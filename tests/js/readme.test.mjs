@@ -32,13 +32,19 @@ before(() => {
 });
 
 test('the README has an example for every host', () => {
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'sessions', 'skills', 'streaming', 'wasmtime', 'worker']);
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'sessions', 'settings', 'skills', 'streaming', 'wasmtime', 'worker']);
 });
 
 test('README: Node', () => {
   const file = join(out, 'node.mjs');
   writeFileSync(file, ex.node.code);
   assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.node.output);
+});
+
+test('README: one set of settings for every provider', () => {
+  const file = join(out, 'settings.mjs');
+  writeFileSync(file, ex.settings.code);
+  assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.settings.output);
 });
 
 test('README: the compositor in Node', () => {

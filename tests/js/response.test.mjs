@@ -29,12 +29,12 @@ const fast = { initialDelayMs: 5, maxDelayMs: 20 };
 function adapter(provider, extra = {}) {
   return pl.createAdapter({ provider, apiKey: 'test-key', baseURL: mockBaseURL(mock.url, provider), model: 'mock-model', retry: fast, ...extra });
 }
-const params = (provider) => (provider === 'gemini' ? {} : provider === 'anthropic' ? { model: 'mock-model', max_tokens: 256, stream: true } : { model: 'mock-model', stream: true });
+const settings = (provider) => (provider === 'gemini' ? {} : provider === 'anthropic' ? { model: 'mock-model', maxOutputTokens: 256, stream: true } : { model: 'mock-model', stream: true });
 const tools = [{ name: 'search', description: 'Searches the docs.', input_schema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } }];
 
 for (const provider of PROVIDERS) {
   test(`${provider}: a conversation with a tool round trip through the adapter and the mock provider`, async () => {
-    const conv = new pl.Conversation({ options: { provider, tools, params: params(provider) } });
+    const conv = new pl.Conversation({ options: { provider, tools, ...settings(provider) } });
     conv.append({ role: 'user', parts: [{ type: 'text', text: 'How do I stream?' }] });
     const first = adapter(provider).send(conv.lower().body);
     const seen = [];
@@ -69,7 +69,7 @@ for (const provider of PROVIDERS) {
 }
 
 test('a non-streaming body gets a whole JSON answer, read by the same adapter', async () => {
-  const { body } = pl.lowerConversation([{ role: 'user', parts: [{ type: 'text', text: 'hi' }] }], { provider: 'openai-chat', params: { model: 'm' } });
+  const { body } = pl.lowerConversation([{ role: 'user', parts: [{ type: 'text', text: 'hi' }] }], { provider: 'openai-chat', model: 'm' });
   const s = adapter('openai-chat').send(body);
   const turn = await s.turn;
   assert.match(turn.parts[0].text, /You said: "hi"/);
@@ -79,7 +79,7 @@ test('a non-streaming body gets a whole JSON answer, read by the same adapter', 
   assert.match(mock.requests.at(-1).url, /:generateContent$/);
 });
 
-const hi = (provider) => pl.lowerConversation([{ role: 'user', parts: [{ type: 'text', text: 'hi' }] }], { provider, params: params(provider) }).body;
+const hi = (provider) => pl.lowerConversation([{ role: 'user', parts: [{ type: 'text', text: 'hi' }] }], { provider, ...settings(provider) }).body;
 
 test('429 with retry-after is retried after the wait the provider asked for', async () => {
   for (const provider of PROVIDERS) {

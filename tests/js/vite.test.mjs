@@ -40,7 +40,7 @@ const [best] = await new SkillCatalog(ws, acc).match('timeline');
 // A streamed reply read by the adapter (the page's fetch answers from memory).
 const sse = 'data: {"id":"c","choices":[{"index":0,"delta":{"content":"Hel"}}]}\\n\\ndata: {"id":"c","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"stop"}]}\\n\\ndata: [DONE]\\n\\n';
 const adapter = createAdapter({ provider: 'openai-chat', fetch: async () => new Response(sse, { headers: { 'content-type': 'text/event-stream' } }) });
-const chat = new Conversation({ options: { provider: 'openai-chat', params: { model: 'm', stream: true } } });
+const chat = new Conversation({ options: { provider: 'openai-chat', model: 'm', stream: true } });
 chat.append({ role: 'user', parts: [{ type: 'text', text: 'hi' }] });
 const reply = await adapter.send(chat.lower().body).text();
 const p = createResponseParser('anthropic');

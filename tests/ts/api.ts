@@ -30,7 +30,7 @@ const pending: Promise<Lowered> = lower(message, { provider: 'gemini', resolve: 
 lower(message, { provider: 'bedrock' });
 // @ts-expect-error: capabilities fields are typed
 lower(message, { provider: 'gemini', capabilities: { images: { max_bytes: 'big' } } });
-lower(message, { provider: 'openai-chat', capabilities: { images: { max_bytes: 1 } }, tools: [{ name: 't' }], params: { model: 'm' } });
+lower(message, { provider: 'openai-chat', capabilities: { images: { max_bytes: 1 } }, tools: [{ name: 't' }], model: 'm' });
 const max: number = defaultCapabilities('openai-responses').images.max_bytes;
 
 try {

@@ -690,14 +690,12 @@ pub(super) fn build_head(
     // The top level, with the messages array as a marker to write it in place.
     const MARK: &str = "\u{5}";
     let mut head = Json::Obj(Vec::new());
-    crate::lower::params(opts, &mut head)?;
-    if let (Some(key), Some(field)) = (&options.cache.key, d.spec().cache_key_field) {
-        if !opts.params.contains_key(field) {
-            head.push(field, s(key.as_str()));
-        }
-    }
     let mut report_lower = crate::lower::Report::default();
-    let tools = crate::lower::tools(opts, &mut report_lower);
+    let forced = crate::lower::settings(opts, &mut head, &mut report_lower)?;
+    if let (Some(key), Some(field)) = (&options.cache.key, d.spec().cache_key_field) {
+        head.push(field, s(key.as_str()));
+    }
+    let tools = crate::lower::tools(opts, forced, &mut report_lower);
     warnings.extend(report_lower.warnings);
     d.head(
         &mut head,
@@ -708,6 +706,7 @@ pub(super) fn build_head(
         cache,
         &mut breakpoints,
     );
+    crate::lower::provider_options(opts, &mut head)?;
     let head = write(&head, SlotMode::Mark)?;
     let Some((head_pre, head_post)) = head.split_once(MARK) else {
         return Err(Error::new(

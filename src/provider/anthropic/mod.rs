@@ -23,7 +23,9 @@ use crate::body::{obj, s, write, Json, SlotMode};
 use crate::capabilities::{routes, support, Capabilities, MB};
 use crate::error::{ErrorKind, Result};
 use crate::media::MediaClass;
-use crate::turn::{Reasoning, ToolCall};
+use crate::models::{Model, Reasoning};
+use crate::settings::{num, Cx, Place::*, Places, Simple, ToolChoice};
+use crate::turn::{Reasoning as Thought, ToolCall};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -70,6 +72,25 @@ pub(crate) static SPEC: Spec = Spec {
         ("billing_error", ErrorKind::ProviderRejected),
     ],
     cache_key_field: None,
+    settings: Places {
+        at: [
+            Top("model"),
+            Top("max_tokens"),
+            Top("temperature"),
+            Top("top_p"),
+            Top("top_k"),
+            Top("stop_sequences"),
+            No,
+            No,
+            No,
+            Own,
+            Own,
+            No,
+            Top("stream"),
+        ],
+        max_temperature: 1,
+        max_stops: usize::MAX,
+    },
 };
 
 impl Dialect for Anthropic {
@@ -170,7 +191,103 @@ impl Dialect for Anthropic {
         o
     }
 
-    fn reasoning<'a>(&self, r: &'a Reasoning, own: bool) -> std::result::Result<Json<'a>, String> {
+    fn settings<'a>(&self, cx: &mut Cx<'a>, b: &mut Json<'a>) {
+        let st = cx.s;
+        let max = cx.max_tokens(true);
+        let mut thinking = match cx.reasoning_rule(Reasoning::Budget {
+            min: 1024,
+            max: u32::MAX,
+            off: true,
+        }) {
+            Reasoning::Budget { min, max, off } => cx.budget(min, max, off),
+            _ => {
+                cx.no_reasoning();
+                None
+            }
+        }
+        .filter(|n| *n > 0);
+        if let (Some(t), Some(m)) = (thinking, max) {
+            // The budget counts within max_tokens and must stay below it.
+            if t >= m && m > 1024 {
+                cx.note(
+                    "SettingClamped",
+                    "reasoning.budgetTokens",
+                    format!("{t} must be below max_tokens ({m}): {} sent", m - 1),
+                );
+                thinking = Some(m - 1);
+            } else if t >= m {
+                cx.drop(
+                    "reasoning",
+                    "Anthropic's smallest budget (1024) must be below max_tokens",
+                );
+                thinking = None;
+            }
+        }
+        if thinking.is_some() && cx.output_tool.is_some() {
+            cx.drop("reasoning", "Anthropic takes no forced tool with extended thinking, and the answer is asked for as a tool call");
+            thinking = None;
+        }
+        cx.thinking_locks_sampling = thinking.is_some();
+        cx.write(&SPEC.settings, max, b, &mut Json::Obj(Vec::new()));
+        let choice = match cx.output_tool {
+            Some(name) => {
+                if st.tool_choice.is_some() {
+                    cx.drop(
+                        "toolChoice",
+                        "the answer is asked for as a forced tool call",
+                    );
+                }
+                Some(obj([("type", s("tool")), ("name", s(name))]))
+            }
+            None => cx.tool_choice().map(|c| match c {
+                ToolChoice::Auto => obj([("type", s("auto"))]),
+                ToolChoice::None => obj([("type", s("none"))]),
+                ToolChoice::Required => obj([("type", s("any"))]),
+                ToolChoice::Tool(n) => obj([("type", s("tool")), ("name", s(n.as_str()))]),
+            }),
+        };
+        let serial = st.get(Simple::ParallelToolCalls) == Some(&Value::Bool(false)) && cx.tools;
+        if let Some(mut c) = choice.or_else(|| serial.then(|| obj([("type", s("auto"))]))) {
+            if serial {
+                c.push("disable_parallel_tool_use", Json::Bool(true));
+            }
+            b.push("tool_choice", c);
+        }
+        if let Some(t) = thinking {
+            let mut o = obj([("type", s("enabled")), ("budget_tokens", num(t))]);
+            if st.reasoning.as_ref().and_then(|r| r.include) == Some(false) {
+                o.push("display", s("omitted"));
+            }
+            b.push("thinking", o);
+        }
+        if let (Some(o), None) = (&st.output, cx.output_tool) {
+            match &o.schema {
+                Some(schema) => b.push(
+                    "output_config",
+                    obj([(
+                        "format",
+                        obj([
+                            ("type", s("json_schema")),
+                            ("schema", Json::Value(Cow::Borrowed(schema))),
+                        ]),
+                    )]),
+                ),
+                None => cx.drop("output", "Anthropic has no JSON mode without a schema"),
+            }
+        }
+        if let Some(u) = st.get(Simple::User) {
+            b.push(
+                "metadata",
+                obj([("user_id", Json::Value(Cow::Borrowed(u)))]),
+            );
+        }
+    }
+
+    fn native_output(&self, row: Option<&Model>) -> bool {
+        row.is_some_and(|r| r.structured_output)
+    }
+
+    fn reasoning<'a>(&self, r: &'a Thought, own: bool) -> std::result::Result<Json<'a>, String> {
         if !own {
             return Err(foreign(r, SPEC.name));
         }

@@ -23,7 +23,9 @@ use crate::body::{obj, s, write, Json, SlotMode};
 use crate::capabilities::{routes, support, Capabilities, MB};
 use crate::error::{Error, ErrorKind, Result};
 use crate::media::MediaClass;
-use crate::turn::{Reasoning, ToolCall};
+use crate::models::Reasoning;
+use crate::settings::{num, Cx, Place::*, Places, Simple, ToolChoice};
+use crate::turn::{Reasoning as Thought, ToolCall};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -76,6 +78,25 @@ pub(crate) static SPEC: Spec = Spec {
         ("CANCELLED", ErrorKind::ProviderRejected),
     ],
     cache_key_field: None,
+    settings: Places {
+        at: [
+            Own,
+            Config("maxOutputTokens"),
+            Config("temperature"),
+            Config("topP"),
+            Config("topK"),
+            Config("stopSequences"),
+            Config("seed"),
+            Config("presencePenalty"),
+            Config("frequencyPenalty"),
+            No,
+            No,
+            No,
+            Own,
+        ],
+        max_temperature: 2,
+        max_stops: 5,
+    },
 };
 
 impl Dialect for Gemini {
@@ -183,7 +204,93 @@ impl Dialect for Gemini {
         Json::Arr(vec![obj([("functionDeclarations", Json::Arr(list))])])
     }
 
-    fn reasoning<'a>(&self, r: &'a Reasoning, own: bool) -> std::result::Result<Json<'a>, String> {
+    fn settings<'a>(&self, cx: &mut Cx<'a>, b: &mut Json<'a>) {
+        let st = cx.s;
+        for (key, what) in [
+            (Simple::Model, "the model"),
+            (
+                Simple::Stream,
+                "streaming (`:streamGenerateContent?alt=sse`)",
+            ),
+        ] {
+            if st.get(key).is_some_and(|v| v != &Value::Bool(false)) {
+                cx.note("SettingInUrl", key.name(), format!("Gemini takes {what} in the URL: the adapter (or `requestTarget`) puts it there"));
+            }
+        }
+        let mut gc = Json::Obj(Vec::new());
+        let max = cx.max_tokens(false);
+        cx.write(&SPEC.settings, max, b, &mut gc);
+        if let Some(o) = &st.output {
+            gc.push("responseMimeType", s("application/json"));
+            if let Some(schema) = &o.schema {
+                let mut dropped = Vec::new();
+                let conv = schema::to_openapi(schema, "output.schema", &mut dropped);
+                if !dropped.is_empty() {
+                    cx.note(
+                        "SettingTranslated",
+                        "output.schema",
+                        format!(
+                            "Gemini reads an OpenAPI subset of JSON Schema; left out: {}",
+                            dropped.join(", ")
+                        ),
+                    );
+                }
+                gc.push("responseSchema", Json::Value(Cow::Owned(conv)));
+            }
+        }
+        let r = st.reasoning.as_ref();
+        let mut thinking = Json::Obj(Vec::new());
+        match cx.reasoning_rule(Reasoning::Level) {
+            Reasoning::Budget { min, max, off } => {
+                if let Some(n) = cx.budget(min, max, off) {
+                    thinking.push("thinkingBudget", num(n));
+                }
+            }
+            Reasoning::Level => {
+                let level = match (r.and_then(|r| r.effort), r.and_then(|r| r.budget_tokens)) {
+                    (Some("none"), _) => {
+                        cx.drop("reasoning.effort", "this model always reasons");
+                        None
+                    }
+                    (Some(e @ ("minimal" | "low")), _) => Some((e, "LOW")),
+                    (Some(e), _) => Some((e, "HIGH")),
+                    (None, Some(n)) if n < 8192 => Some(("budgetTokens", "LOW")),
+                    (None, Some(_)) => Some(("budgetTokens", "HIGH")),
+                    (None, None) => None,
+                };
+                if let Some((from, level)) = level {
+                    if !matches!(from, "low" | "high") {
+                        cx.note("SettingTranslated", "reasoning", format!("this model takes a thinking level (low or high): `{from}` sent as {level}"));
+                    }
+                    thinking.push("thinkingLevel", s(level));
+                }
+            }
+            _ => cx.no_reasoning(),
+        }
+        if let Some(i) = r.and_then(|r| r.include) {
+            thinking.push("includeThoughts", Json::Bool(i));
+        }
+        if matches!(&thinking, Json::Obj(p) if !p.is_empty()) {
+            gc.push("thinkingConfig", thinking);
+        }
+        if let Some(c) = cx.tool_choice() {
+            let mode = match c {
+                ToolChoice::Auto => "AUTO",
+                ToolChoice::None => "NONE",
+                ToolChoice::Required | ToolChoice::Tool(_) => "ANY",
+            };
+            let mut f = obj([("mode", s(mode))]);
+            if let ToolChoice::Tool(n) = c {
+                f.push("allowedFunctionNames", Json::Arr(vec![s(n.as_str())]));
+            }
+            b.push("toolConfig", obj([("functionCallingConfig", f)]));
+        }
+        if matches!(&gc, Json::Obj(p) if !p.is_empty()) {
+            b.push("generationConfig", gc);
+        }
+    }
+
+    fn reasoning<'a>(&self, r: &'a Thought, own: bool) -> std::result::Result<Json<'a>, String> {
         if !own {
             return Err(foreign(r, SPEC.name));
         }

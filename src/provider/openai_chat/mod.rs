@@ -23,7 +23,9 @@ use crate::body::{obj, s, write, Json, SlotMode};
 use crate::capabilities::{routes, support, Capabilities, MB};
 use crate::error::{ErrorKind, Result};
 use crate::media::MediaClass;
-use crate::turn::{Reasoning, ToolCall};
+use crate::models::Reasoning;
+use crate::settings::{Cx, Place::*, Places, Simple, ToolChoice};
+use crate::turn::{Reasoning as Thought, ToolCall};
 use serde_json::Value;
 use std::borrow::Cow;
 
@@ -76,6 +78,99 @@ pub(crate) fn result_content<'a>(
     }
 }
 
+/// The settings of both OpenAI APIs (`responses`: the Responses API's places).
+pub(crate) fn settings<'a>(cx: &mut Cx<'a>, b: &mut Json<'a>, responses: bool) {
+    let st = cx.s;
+    let places = if responses {
+        &super::openai_responses::SPEC.settings
+    } else {
+        &SPEC.settings
+    };
+    let max = cx.max_tokens(false);
+    cx.write(places, max, b, &mut Json::Obj(Vec::new()));
+    if let Some(c) = cx.tool_choice() {
+        let c = match c {
+            ToolChoice::Auto => s("auto"),
+            ToolChoice::None => s("none"),
+            ToolChoice::Required => s("required"),
+            ToolChoice::Tool(n) if responses => {
+                obj([("type", s("function")), ("name", s(n.as_str()))])
+            }
+            ToolChoice::Tool(n) => obj([
+                ("type", s("function")),
+                ("function", obj([("name", s(n.as_str()))])),
+            ]),
+        };
+        b.push("tool_choice", c);
+    }
+    let effort = match cx.reasoning_rule(Reasoning::Effort) {
+        Reasoning::Effort => cx.effort(),
+        _ => {
+            cx.no_reasoning();
+            None
+        }
+    };
+    let include = st.reasoning.as_ref().and_then(|r| r.include) == Some(true);
+    match effort {
+        Some(e) if responses => {
+            let mut r = obj([("effort", s(e))]);
+            if include {
+                r.push("summary", s("auto"));
+            }
+            b.push("reasoning", r);
+            // A caller that does not store responses gets the reasoning back encrypted, to
+            // send with the next turn.
+            let stored = st
+                .provider_options
+                .get("openai")
+                .and_then(|o| o.get("store"));
+            if stored == Some(&Value::Bool(false)) {
+                b.push("include", Json::Arr(vec![s("reasoning.encrypted_content")]));
+            }
+        }
+        Some(e) => {
+            b.push("reasoning_effort", s(e));
+            if include {
+                cx.drop("reasoning.include", "Chat Completions returns no reasoning text (the Responses API returns a summary)");
+            }
+        }
+        None => {}
+    }
+    if let Some(o) = &st.output {
+        let mut f = vec![(
+            Cow::Borrowed("type"),
+            s(if o.schema.is_some() {
+                "json_schema"
+            } else {
+                "json_object"
+            }),
+        )];
+        if let Some(schema) = &o.schema {
+            let mut inner = vec![(Cow::Borrowed("name"), s(o.name.as_str()))];
+            if let Some(d) = &o.description {
+                inner.push((Cow::Borrowed("description"), s(d.as_str())));
+            }
+            inner.push((Cow::Borrowed("schema"), Json::Value(Cow::Borrowed(schema))));
+            if let Some(strict) = o.strict {
+                inner.push((Cow::Borrowed("strict"), Json::Bool(strict)));
+            }
+            if responses {
+                f.extend(inner);
+            } else {
+                f.push((Cow::Borrowed("json_schema"), Json::Obj(inner)));
+            }
+        }
+        if responses {
+            b.push("text", obj([("format", Json::Obj(f))]));
+        } else {
+            b.push("response_format", Json::Obj(f));
+        }
+    }
+    if !responses && st.get(Simple::Stream) == Some(&Value::Bool(true)) {
+        b.push("stream_options", obj([("include_usage", Json::Bool(true))]));
+    }
+}
+
 /// What the shared code needs to know of OpenAI Chat, as data.
 pub(crate) static SPEC: Spec = Spec {
     name: "openai-chat",
@@ -93,6 +188,25 @@ pub(crate) static SPEC: Spec = Spec {
     breakpoints: false,
     errors: ERRORS,
     cache_key_field: Some("prompt_cache_key"),
+    settings: Places {
+        at: [
+            Top("model"),
+            Top("max_completion_tokens"),
+            Top("temperature"),
+            Top("top_p"),
+            No,
+            Top("stop"),
+            Top("seed"),
+            Top("presence_penalty"),
+            Top("frequency_penalty"),
+            Top("parallel_tool_calls"),
+            Top("safety_identifier"),
+            Top("metadata"),
+            Top("stream"),
+        ],
+        max_temperature: 2,
+        max_stops: 4,
+    },
 };
 
 impl Dialect for OpenAiChat {
@@ -180,11 +294,11 @@ impl Dialect for OpenAiChat {
         obj([("type", s("function")), ("function", f)])
     }
 
-    fn reasoning<'a>(
-        &self,
-        _r: &'a Reasoning,
-        _own: bool,
-    ) -> std::result::Result<Json<'a>, String> {
+    fn settings<'a>(&self, cx: &mut Cx<'a>, b: &mut Json<'a>) {
+        settings(cx, b, false);
+    }
+
+    fn reasoning<'a>(&self, _r: &'a Thought, _own: bool) -> std::result::Result<Json<'a>, String> {
         Err("OpenAI Chat has no way to send reasoning back".into())
     }
 

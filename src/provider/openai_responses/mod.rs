@@ -24,6 +24,7 @@ use crate::body::{obj, s, write, Json, SlotMode};
 use crate::capabilities::{routes, support, Capabilities, MB};
 use crate::error::Result;
 use crate::media::MediaClass;
+use crate::settings::{Cx, Place::*, Places};
 use crate::turn::{Reasoning, ToolCall};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -48,6 +49,25 @@ pub(crate) static SPEC: Spec = Spec {
     breakpoints: false,
     errors: ERRORS,
     cache_key_field: Some("prompt_cache_key"),
+    settings: Places {
+        at: [
+            Top("model"),
+            Top("max_output_tokens"),
+            Top("temperature"),
+            Top("top_p"),
+            No,
+            No,
+            No,
+            No,
+            No,
+            Top("parallel_tool_calls"),
+            Top("safety_identifier"),
+            Top("metadata"),
+            Top("stream"),
+        ],
+        max_temperature: 2,
+        max_stops: 0,
+    },
 };
 
 impl Dialect for OpenAiResponses {
@@ -118,6 +138,10 @@ impl Dialect for OpenAiResponses {
         o.push("parameters", Json::Value(Cow::Borrowed(&t.parameters)));
         o.push("strict", Json::Bool(t.strict.unwrap_or(false)));
         o
+    }
+
+    fn settings<'a>(&self, cx: &mut Cx<'a>, b: &mut Json<'a>) {
+        super::openai_chat::settings(cx, b, true);
     }
 
     fn reasoning<'a>(&self, r: &'a Reasoning, own: bool) -> std::result::Result<Json<'a>, String> {

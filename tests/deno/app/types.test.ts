@@ -10,7 +10,7 @@ function check(cond: boolean, what: string): void {
 
 Deno.test('the package types type-check in Deno and describe what the calls return', async () => {
   const message: UserMessage = { role: 'user', parts: [{ type: 'text', text: 'hi' }] };
-  const lowered: Lowered = lower(message, { provider: 'openai-chat', params: { model: 'gpt-x' } });
+  const lowered: Lowered = lower(message, { provider: 'openai-chat', model: 'gpt-x' });
   check(lowered.body === '{"model":"gpt-x","messages":[{"role":"user","content":"hi"}]}', lowered.body);
   const conv = new Conversation({ options: { provider: 'anthropic' } });
   conv.append(message);

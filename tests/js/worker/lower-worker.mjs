@@ -25,7 +25,7 @@ export default {
       const { conversations, responses, mock } = await request.json();
       const results = await conversationConformance(pl, conversations);
       results.push(...responseConformance(pl, { cases: responses }));
-      const conv = new pl.Conversation({ options: { provider: 'anthropic', params: { model: 'm', max_tokens: 64, stream: true } } });
+      const conv = new pl.Conversation({ options: { provider: 'anthropic', model: 'm', maxOutputTokens: 64, stream: true } });
       conv.append({ role: 'user', parts: [{ type: 'text', text: 'from the edge' }] });
       const stream = pl.createAdapter({ provider: 'anthropic', apiKey: 'k', baseURL: mock }).send(conv.lower().body);
       const text = await stream.text();

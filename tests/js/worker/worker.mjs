@@ -47,7 +47,7 @@ export default {
       // from the mock provider the test runs (the Worker's own fetch).
       const { cases, mock } = await request.json();
       const results = responseConformance(pl, { cases });
-      const conv = new pl.Conversation({ options: { provider: 'anthropic', params: { model: 'm', max_tokens: 64, stream: true } } });
+      const conv = new pl.Conversation({ options: { provider: 'anthropic', model: 'm', maxOutputTokens: 64, stream: true } });
       conv.append({ role: 'user', parts: [{ type: 'text', text: 'from the edge' }] });
       const stream = pl.createAdapter({ provider: 'anthropic', apiKey: 'k', baseURL: mock }).send(conv.lower().body);
       const types = [];
