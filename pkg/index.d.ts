@@ -108,7 +108,7 @@ export type { Provider, ErrorClass, ErrorCode } from './src/constants.js';
 import type { Provider, ErrorClass, ErrorCode } from './src/constants.js';
 // The documents the core writes (reports, capabilities, response events): generated from
 // the Rust types (tests/documents.rs).
-export type { BlockNote, CacheReport, CacheStats, Capabilities, ConversationReport, DropNote, FinishReason, IdMapping, LoweringReport, MediaSupport, Repair, RepairCode, ResponseEvent, TurnReport, Usage, Warning, WarningCode } from './src/documents.js';
+export type { BlockNote, CacheReport, CacheStats, Capabilities, ConversationReport, DropNote, FinishReason, IdMapping, LoweringReport, ObjectEdit, ObjectPathStep, MediaSupport, Repair, RepairCode, ResponseEvent, TurnReport, Usage, Warning, WarningCode } from './src/documents.js';
 import type { CacheStats, Capabilities, ConversationReport, FinishReason, LoweringReport, MediaSupport, ResponseEvent, Usage, WarningCode } from './src/documents.js';
 
 /** A tool definition in the neutral shape; each provider gets its own form. */
@@ -604,9 +604,22 @@ export interface ResponseTurn extends AssistantTurn {
 }
 
 /** Reads one response chunk by chunk (an SSE stream, a Gemini JSON-array stream, or a whole body). */
+/** Options of a response parser. */
+export interface ResponseParserOptions {
+  /**
+   * The lowered request (its body, or the Lowered). When it asked for a JSON answer
+   * (`output`), `object-delta` events carry the answer's edits and `object` (the partial
+   * object so far, one object updated in place), and the turn's `metadata.object` is the
+   * whole answer parsed (an `InvalidOutput` error keeps the text when it is not JSON).
+   */
+  request?: string | Lowered;
+}
+
 export declare class ResponseParser {
-  constructor(provider: Provider);
+  constructor(provider: Provider, options?: ResponseParserOptions);
   readonly provider: Provider;
+  /** The JSON answer so far (a request that asked for one), or undefined. */
+  readonly object: unknown;
   /** Feeds the next bytes (split anywhere); returns the events they complete. */
   push(chunk: Uint8Array | ArrayBuffer | ArrayBufferView | string): ResponseEvent[];
   /** Ends the response; returns the closing events (a cut call, usage, finish, a `StreamTruncated` error). */
@@ -620,7 +633,7 @@ export declare class ResponseParser {
   free(): void;
 }
 
-export declare function createResponseParser(provider: Provider): ResponseParser;
+export declare function createResponseParser(provider: Provider, options?: ResponseParserOptions): ResponseParser;
 
 /** Parses a whole response body; a provider error body throws its code. */
 export declare function parseResponse(provider: Provider, body: string | Uint8Array | ArrayBuffer | object): ResponseTurn;

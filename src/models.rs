@@ -51,6 +51,25 @@ pub struct Prices {
     pub cache_write: f64,
 }
 
+impl Prices {
+    /// The cost in USD of a call's tokens: `input` every input token (cached ones and cache
+    /// writes among them), `output` every output token.
+    pub fn cost(&self, input: u64, output: u64, cached: u64, cache_write: u64) -> f64 {
+        let fresh = input.saturating_sub(cached).saturating_sub(cache_write);
+        let write = if self.cache_write > 0.0 {
+            self.cache_write
+        } else {
+            self.input
+        };
+        let usd = fresh as f64 * self.input
+            + cached as f64 * self.cache_read
+            + cache_write as f64 * write
+            + output as f64 * self.output;
+        // Rounded to a millionth of a cent, so the figure reads the same everywhere.
+        (usd / 1e6 * 1e8).round() / 1e8
+    }
+}
+
 /// One model's row.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Model {

@@ -164,15 +164,6 @@ pub struct Settings {
 
 const EFFORTS: [&str; 7] = ["none", "minimal", "low", "medium", "high", "xhigh", "max"];
 
-/// A number as JSON writes it (the core never formats a float with `Display`: its float
-/// printer is large in wasm; serde_json's is already there).
-fn text(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        return (v as i64).to_string();
-    }
-    serde_json::Number::from_f64(v).map_or_else(|| "NaN".into(), |n| n.to_string())
-}
-
 /// Whether `v` is a value of kind `k`.
 fn fits(k: Kind, v: &Value) -> bool {
     match k {
@@ -227,10 +218,6 @@ impl Settings {
     /// The model id, if given.
     pub fn model(&self) -> Option<&str> {
         self.get(Simple::Model).and_then(Value::as_str)
-    }
-
-    fn number(&self, key: Simple) -> Option<f64> {
-        self.get(key).and_then(Value::as_f64)
     }
 
     /// Takes the settings out of an options object (the other options stay).
@@ -450,9 +437,6 @@ pub(crate) struct Cx<'a> {
     /// The answer goes through a forced tool of this name (Anthropic without native
     /// structured output).
     pub(crate) output_tool: Option<&'a str>,
-    /// Extended thinking is on, and the provider then refuses `temperature` and `top_k`
-    /// and takes `top_p` only from 0.95 (Anthropic).
-    pub(crate) thinking_locks_sampling: bool,
     /// `(code, message)` for the report: `SettingDropped`, `SettingClamped`,
     /// `SettingDefaulted`, `SettingTranslated`, `SettingInUrl`, `ModelUnknown`.
     pub(crate) notes: Vec<(&'static str, String)>,
@@ -468,8 +452,6 @@ pub const DEFAULT_MAX_TOKENS: u64 = 4096;
 pub(crate) struct Places {
     /// Where each simple setting goes, by [`Simple`].
     pub(crate) at: [Place; 13],
-    /// The highest temperature it takes.
-    pub(crate) max_temperature: u8,
     /// The most stop sequences it takes.
     pub(crate) max_stops: usize,
 }
@@ -495,7 +477,6 @@ impl<'a> Cx<'a> {
             row,
             tools,
             output_tool: None,
-            thinking_locks_sampling: false,
             notes: Vec::new(),
             who,
         };
@@ -526,23 +507,6 @@ impl<'a> Cx<'a> {
     /// Notes that `key` is not sent.
     pub(crate) fn drop(&mut self, key: &str, why: &str) {
         self.note("SettingDropped", key, format!("not sent: {why}"));
-    }
-
-    /// `v` within `lo..=hi`, noted when it was not.
-    fn clamp(&mut self, key: &str, v: f64, lo: f64, hi: f64) -> f64 {
-        let c = v.max(lo).min(hi); // not f64::clamp: its assertion formats floats
-        if c != v {
-            let why = format!(
-                "{} is outside {}'s {} to {}: {} sent",
-                text(v),
-                self.who,
-                text(lo),
-                text(hi),
-                text(c)
-            );
-            self.note("SettingClamped", key, why);
-        }
-        c
     }
 
     /// Whether the model samples (takes temperature, top_p and penalties); an unknown one
@@ -640,22 +604,6 @@ impl<'a> Cx<'a> {
                 continue;
             }
             match key {
-                Simple::Temperature | Simple::TopK if self.thinking_locks_sampling => {
-                    self.drop(
-                        name,
-                        &format!("{} takes none with extended thinking", self.who),
-                    );
-                    continue;
-                }
-                Simple::Temperature | Simple::TopP => {
-                    let (lo, hi) = match key {
-                        Simple::TopP if self.thinking_locks_sampling => (0.95, 1.0),
-                        Simple::TopP => (0.0, 1.0),
-                        _ => (0.0, f64::from(p.max_temperature)),
-                    };
-                    let x = s.number(key).unwrap_or(0.0);
-                    v = float(self.clamp(name, x, lo, hi));
-                }
                 Simple::StopSequences => {
                     let all = s
                         .get(key)
@@ -781,16 +729,6 @@ impl<'a> Cx<'a> {
 /// A number node.
 pub(crate) fn num<'a>(v: impl Into<serde_json::Number>) -> Json<'a> {
     Json::Value(Cow::Owned(Value::Number(v.into())))
-}
-
-/// A float node (a whole float is written as an integer: `1`, not `1.0`).
-pub(crate) fn float<'a>(v: f64) -> Json<'a> {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        return num(v as i64);
-    }
-    Json::Value(Cow::Owned(
-        serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number),
-    ))
 }
 
 /// Merges `over` into the object `body`, key by key (objects the lowering wrote into

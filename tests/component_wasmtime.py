@@ -425,10 +425,25 @@ class ResponseInWasmtime(unittest.TestCase):
         h = cls.host
         iface = h.inst.get_export_index(h.store, "promptloom:core/response@0.1.0")
         r = lambda name: Func(h.inst.get_func(h.store, h.inst.get_export_index(h.store, name, iface)))
-        cls.fns = {n: r(n) for n in ["[constructor]response-parser", "[method]response-parser.push", "[method]response-parser.end", "[method]response-parser.finish", "[method]response-parser.first-error", "parse-response", "request-target", "provider-error", "default-retry-policy", "retry-delay"]}
+        cls.fns = {n: r(n) for n in ["[constructor]response-parser", "[static]response-parser.for-request", "[method]response-parser.push", "[method]response-parser.end", "[method]response-parser.finish", "[method]response-parser.first-error", "parse-response", "request-target", "provider-error", "default-retry-policy", "retry-delay"]}
 
     def call(self, name, *args):
         return self.fns[name](self.host.store, *args)
+
+    def test_a_json_answer_streams_as_object_edits(self):
+        cases = sorted(glob.glob(os.path.join(ROOT, "tests/object/*.json")))
+        self.assertGreaterEqual(len(cases), 5)
+        for path in cases:
+            c = json.loads(read(path))
+            p = self.call("[static]response-parser.for-request", c["provider"], c["request"])
+            body = c["stream"].encode()
+            deltas = 0
+            for i in range(0, len(body), 9):
+                deltas += sum(1 for e in json.loads(self.call("[method]response-parser.push", p, body[i : i + 9])) if e["type"] == "object-delta")
+            self.call("[method]response-parser.end", p)
+            self.assertGreater(deltas, 0, path)
+            self.assertEqual(json.loads(self.call("[method]response-parser.finish", p))["metadata"]["object"], c["object"], path)
+            self.assertIsNone(self.call("[method]response-parser.first-error", p), path)
 
     def test_every_recorded_response_whole_and_in_chunks(self):
         n = 0

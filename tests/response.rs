@@ -202,3 +202,172 @@ fn hostile_bytes_never_fail_the_parser() {
         }
     }
 }
+
+/// The JSON answer's pieces, as each provider streams text (or, for Anthropic's forced
+/// tool, a tool call's input).
+fn object_stream(p: Provider, pieces: &[&str], tool: bool) -> String {
+    let q = |s: &str| serde_json::to_string(s).unwrap();
+    let mut out = String::new();
+    match (p, tool) {
+        (Provider::Anthropic, _) => {
+            out += "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n";
+            let start = if tool {
+                "{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"release_note\",\"input\":{}}"
+            } else {
+                "{\"type\":\"text\",\"text\":\"\"}"
+            };
+            out += &format!("event: content_block_start\ndata: {{\"type\":\"content_block_start\",\"index\":0,\"content_block\":{start}}}\n\n");
+            for s in pieces {
+                let delta = if tool {
+                    format!(
+                        "{{\"type\":\"input_json_delta\",\"partial_json\":{}}}",
+                        q(s)
+                    )
+                } else {
+                    format!("{{\"type\":\"text_delta\",\"text\":{}}}", q(s))
+                };
+                out += &format!("event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{delta}}}\n\n");
+            }
+            let reason = if tool { "tool_use" } else { "end_turn" };
+            out += &format!("event: content_block_stop\ndata: {{\"type\":\"content_block_stop\",\"index\":0}}\n\nevent: message_delta\ndata: {{\"type\":\"message_delta\",\"delta\":{{\"stop_reason\":\"{reason}\"}},\"usage\":{{\"output_tokens\":9}}}}\n\nevent: message_stop\ndata: {{\"type\":\"message_stop\"}}\n\n");
+        }
+        (Provider::OpenAiChat, _) => {
+            for s in pieces {
+                out += &format!("data: {{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4.1\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":{}}},\"finish_reason\":null}}]}}\n\n", q(s));
+            }
+            out += "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4.1\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n";
+        }
+        (Provider::OpenAiResponses, _) => {
+            out += "event: response.created\ndata: {\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\",\"model\":\"gpt-5\",\"status\":\"in_progress\",\"output\":[]}}\n\n";
+            for s in pieces {
+                out += &format!("event: response.output_text.delta\ndata: {{\"type\":\"response.output_text.delta\",\"item_id\":\"msg_1\",\"output_index\":0,\"content_index\":0,\"delta\":{}}}\n\n", q(s));
+            }
+            out += "event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_1\",\"model\":\"gpt-5\",\"status\":\"completed\",\"output\":[],\"usage\":{\"input_tokens\":5,\"output_tokens\":9,\"total_tokens\":14}}}\n\n";
+        }
+        (Provider::Gemini, _) => {
+            let n = pieces.len();
+            for (i, s) in pieces.iter().enumerate() {
+                let finish = if i + 1 == n {
+                    ",\"finishReason\":\"STOP\""
+                } else {
+                    ""
+                };
+                out += &format!("data: {{\"candidates\":[{{\"content\":{{\"parts\":[{{\"text\":{}}}],\"role\":\"model\"}},\"index\":0{finish}}}],\"modelVersion\":\"gemini-2.5-flash\"}}\n\n", q(s));
+            }
+        }
+    }
+    out
+}
+
+/// A request that asked for JSON is answered with object edits as the answer streams, and
+/// the whole object in `metadata.object`; the edits rebuild it exactly, in every provider,
+/// in pieces of any size.
+#[test]
+fn json_answers_stream_as_object_edits() {
+    use promptloom::lower::{lower, LowerOptions, NoResolver};
+    use promptloom::response::apply_edits;
+    let answer = r#"{"title": "Version 2.0 \"Lisbon\"", "tags": ["fast", "small", "\u00e9t\u00e9"], "n": 42.5, "ok": true, "none": null, "deep": {"list": [{"a": 1}, []]}}"#;
+    let want: Value = serde_json::from_str(answer).unwrap();
+    let msg = promptloom::UserMessage::from_value(
+        serde_json::json!({"role": "user", "parts": [{"type": "text", "text": "Write the note."}]}),
+    )
+    .unwrap();
+    let schema = serde_json::json!({"type": "object", "properties": {"title": {"type": "string"}}});
+    let mut stale = Vec::new();
+    for p in Provider::ALL {
+        for (model, tool) in [("native", false), ("claude-3-7-sonnet", true)] {
+            if tool && p != Provider::Anthropic {
+                continue;
+            }
+            let model = match (p, tool) {
+                (Provider::Anthropic, false) => "claude-sonnet-4-5",
+                (Provider::Gemini, _) => "gemini-2.5-flash",
+                _ => model,
+            };
+            let opts = LowerOptions::from_value(serde_json::json!({
+                "provider": p.name(), "model": model, "output": {"schema": schema, "name": "release_note"}
+            }))
+            .unwrap();
+            let request = lower(&msg, &opts, &NoResolver).unwrap().body;
+            for n in [1, 7, 20, 4096] {
+                let pieces: Vec<&str> = {
+                    let mut v = Vec::new();
+                    let mut rest = answer;
+                    while !rest.is_empty() {
+                        let mut k = n.min(rest.len());
+                        while !rest.is_char_boundary(k) {
+                            k += 1;
+                        }
+                        let (a, b) = rest.split_at(k);
+                        v.push(a);
+                        rest = b;
+                    }
+                    v
+                };
+                let stream = object_stream(p, &pieces, tool);
+                let mut parser = ResponseParser::for_request(p, &request);
+                let mut built = Value::Null;
+                let mut events = parser.push(stream.as_bytes());
+                let f = parser.finish();
+                events.extend(f.events);
+                for e in &events {
+                    if let Event::ObjectDelta { edits } = e {
+                        apply_edits(&mut built, edits);
+                    }
+                }
+                let name = format!("{p:?}, tool {tool}, pieces of {n}");
+                assert!(f.error.is_none(), "{name}: {:?}", f.error);
+                assert_eq!(built, want, "{name}: the edits rebuild the answer");
+                assert_eq!(
+                    f.turn.metadata.get("object"),
+                    Some(&want),
+                    "{name}: metadata.object"
+                );
+                if n == 7 {
+                    // The case every other host replays (tests/js, the component hosts).
+                    let case = json!({ "provider": p.name(), "request": request, "stream": stream, "object": want });
+                    let file = format!(
+                        "{}/tests/object/{}{}.json",
+                        env!("CARGO_MANIFEST_DIR"),
+                        p.name(),
+                        if tool { "-tool" } else { "" }
+                    );
+                    let text = serde_json::to_string_pretty(&case).unwrap() + "\n";
+                    if std::fs::read_to_string(&file).ok().as_deref() != Some(text.as_str()) {
+                        std::fs::create_dir_all(format!(
+                            "{}/tests/object",
+                            env!("CARGO_MANIFEST_DIR")
+                        ))
+                        .unwrap();
+                        std::fs::write(&file, text).unwrap(); // ok: test
+                        stale.push(file);
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "rewritten (review and commit them): {stale:?}"
+    );
+    // Text that is not the JSON asked for: InvalidOutput, the text kept, the turn read.
+    let opts = LowerOptions::from_value(
+        serde_json::json!({"provider": "openai-chat", "model": "gpt-4.1", "output": "json"}),
+    )
+    .unwrap();
+    let request = lower(&msg, &opts, &NoResolver).unwrap().body;
+    let mut parser = ResponseParser::for_request(Provider::OpenAiChat, &request);
+    parser.push(object_stream(Provider::OpenAiChat, &["Sorry, ", "{\"a\": tru"], false).as_bytes());
+    let f = parser.finish();
+    let e = f.error.expect("an InvalidOutput error");
+    assert_eq!(e.code(), "InvalidOutput");
+    assert_eq!(e.details()["text"], "Sorry, {\"a\": tru");
+    // A request that asked for no JSON gets no object edits.
+    let plain = ResponseParser::for_request(
+        Provider::OpenAiChat,
+        "{\"model\":\"gpt-4.1\",\"messages\":[]}",
+    );
+    let mut plain = plain;
+    let evs = plain.push(object_stream(Provider::OpenAiChat, &[answer], false).as_bytes());
+    assert!(!evs.iter().any(|e| matches!(e, Event::ObjectDelta { .. })));
+}

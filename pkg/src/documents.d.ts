@@ -231,6 +231,24 @@ export type Usage = {
 /** Why the model stopped, the same for every provider. */
 export type FinishReason = 'stop' | 'length' | 'tool-calls' | 'content-filter' | 'pause' | 'error' | 'other';
 
+/** A step of a path: an object's key or an array's index. */
+export type ObjectPathStep = string | number;
+
+/** One edit of the partial object. */
+export type ObjectEdit =
+  | {
+      /** Where. */
+      path: Array<ObjectPathStep>;
+      /** The value (a whole scalar, or an empty object, array or string that opens). */
+      set: unknown;
+    }
+  | {
+      /** Where. */
+      path: Array<ObjectPathStep>;
+      /** The text added. */
+      append: string;
+    };
+
 /** One normalised event. */
 export type ResponseEvent =
   | {
@@ -298,6 +316,11 @@ export type ResponseEvent =
        * error event follows).
        */
       input: unknown;
+    }
+  | {
+      type: 'object-delta';
+      /** The edits. */
+      edits: Array<ObjectEdit>;
     }
   | ({ type: 'usage' } & Usage)
   | {

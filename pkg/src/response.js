@@ -33,12 +33,25 @@ export class ResponseParser {
   #push;
   #generation;
   #ended = false;
+  #object;
 
-  constructor(provider) {
+  /**
+   * `options.request`: the lowered request (its body text, or a Lowered). When it asked for
+   * a JSON answer (`output`), the parser reads the answer as it streams: `object-delta`
+   * events carry its edits and `object` (the partial object so far, one object updated in
+   * place), and the turn's `metadata.object` is the whole answer parsed.
+   */
+  constructor(provider, options = {}) {
     const p = providerName(provider);
     const m = __module();
+    let request = options?.request;
+    if (request !== undefined && typeof request !== 'string') request = request?.body;
+    if (request !== undefined && typeof request !== 'string') {
+      throw new PromptloomError('InvalidOptions', '`request` must be the lowered body (a string or a Lowered) (at request)', { path: 'request' });
+    }
     try {
-      this.#core = new m.ResponseParserCore(p);
+      // The settings come before the messages: the start of a body is enough.
+      this.#core = new m.ResponseParserCore(p, request === undefined ? undefined : request.slice(0, 65536));
     } catch (e) {
       throw __fromCore(e);
     }
@@ -56,7 +69,33 @@ export class ResponseParser {
   /** Feeds the next bytes (a Uint8Array or a string); returns the events they complete. */
   push(chunk) {
     this.#alive();
-    return events(__withBytes(this.#push, chunk, 'chunk'));
+    return this.#objects(events(__withBytes(this.#push, chunk, 'chunk')));
+  }
+
+  /** The JSON answer so far (a request that asked for one), or undefined. */
+  get object() {
+    return this.#object;
+  }
+
+  /** Applies each `object-delta`'s edits to the object so far, and hands it on the event. */
+  #objects(evs) {
+    for (const e of evs) {
+      if (e.type !== 'object-delta') continue;
+      for (const { path, set, append } of e.edits) {
+        if (path.length === 0) {
+          this.#object = set;
+          continue;
+        }
+        let at = this.#object;
+        for (let i = 0; i < path.length - 1 && at != null; i++) at = at[path[i]];
+        if (at == null || typeof at !== 'object') continue;
+        const k = path[path.length - 1];
+        if (append !== undefined) at[k] += append;
+        else at[k] = set;
+      }
+      e.object = this.#object;
+    }
+    return evs;
   }
 
   /** Ends the response; returns the events that completes (closing a cut call, usage, finish, errors). */
@@ -65,7 +104,7 @@ export class ResponseParser {
     if (this.#ended) return NONE;
     this.#ended = true;
     try {
-      return events(this.#core.end());
+      return this.#objects(events(this.#core.end()));
     } catch (e) {
       throw __fromCore(e);
     }
@@ -104,8 +143,8 @@ export class ResponseParser {
 }
 
 /** A parser for `provider`'s responses (an SSE stream, or a whole JSON body). */
-export function createResponseParser(provider) {
-  return new ResponseParser(provider);
+export function createResponseParser(provider, options) {
+  return new ResponseParser(provider, options);
 }
 
 /**

@@ -20,6 +20,12 @@ impl GuestResponseParser for ParserResource {
         }
     }
 
+    fn for_request(p: super::wit::Provider, request: String) -> wit::ResponseParser {
+        wit::ResponseParser::new(ParserResource {
+            inner: RefCell::new(ResponseParser::for_request(provider(p), &request)),
+        })
+    }
+
     fn push(&self, chunk: Vec<u8>) -> String {
         events_json(&self.inner.borrow_mut().push(&chunk))
     }

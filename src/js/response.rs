@@ -33,11 +33,16 @@ pub struct JsResponseParser {
 
 #[wasm_bindgen(js_class = ResponseParserCore)]
 impl JsResponseParser {
-    /// A parser for `provider`'s responses.
+    /// A parser for `provider`'s responses; `request` (the lowered body, or its start)
+    /// says whether a JSON answer is expected (see `ResponseParser::for_request`).
     #[wasm_bindgen(constructor)]
-    pub fn new(provider_name: &str) -> Result<JsResponseParser, JsValue> {
+    pub fn new(provider_name: &str, request: Option<String>) -> Result<JsResponseParser, JsValue> {
+        let p = provider(provider_name)?;
         Ok(JsResponseParser {
-            inner: ResponseParser::new(provider(provider_name)?),
+            inner: match request {
+                Some(r) => ResponseParser::for_request(p, &r),
+                None => ResponseParser::new(p),
+            },
         })
     }
 

@@ -26,6 +26,7 @@ use crate::media::MediaClass;
 use crate::models::Model;
 use crate::settings::{Cx, Places};
 use crate::stream::builder::Builder;
+use crate::stream::partial::ObjectSource;
 use crate::turn::{Reasoning, ToolCall};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -471,6 +472,12 @@ pub(crate) trait Dialect: Sync {
 
     /// A reader for one response.
     fn reader(&self) -> Box<dyn Reader>;
+    /// Where the JSON answer is, when `request` (a body this crate lowered, or its start:
+    /// the settings come before the messages) asked for one.
+    fn object_source(&self, request: &str) -> Option<ObjectSource> {
+        let _ = request;
+        None
+    }
 
     // --- transport and errors ---
 

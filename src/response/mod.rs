@@ -22,6 +22,7 @@
 //! with a stable code, and everything parsed before it stays in the turn.
 
 pub use crate::provider::errors;
+pub use crate::stream::partial::{apply as apply_edits, Edit, ObjectSource, Partial, Step};
 pub use crate::stream::{events_json, Event, FinishReason, Usage, MAX_FRAME_BYTES};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -148,6 +149,26 @@ impl ResponseParser {
         }
     }
 
+    /// A parser for the response to `request` (the lowered body, or its start): when the
+    /// request asked for a JSON answer, the parser reads it as it streams (`object-delta`
+    /// events) and parses it whole at the end (`metadata.object` of the turn, or an
+    /// `InvalidOutput` error keeping the text).
+    pub fn for_request(provider: Provider, request: &str) -> Self {
+        let mut p = ResponseParser::new(provider);
+        if let Some(source) = provider.dialect().object_source(request) {
+            p.reader.builder.expect_object(source);
+        }
+        p
+    }
+
+    /// A parser that reads the answer's JSON from `source` (see
+    /// [`ResponseParser::for_request`]).
+    pub fn with_object(provider: Provider, source: ObjectSource) -> Self {
+        let mut p = ResponseParser::new(provider);
+        p.reader.builder.expect_object(source);
+        p
+    }
+
     /// The provider this parser reads.
     pub fn provider(&self) -> Provider {
         self.reader.provider
@@ -247,7 +268,14 @@ pub fn parse_response(provider: Provider, body: &[u8]) -> Result<Parsed> {
     let f = p.finish();
     events.extend(f.events);
     match f.error {
-        Some(e) if e.kind() != ErrorKind::InvalidToolInput => Err(e),
+        Some(e)
+            if !matches!(
+                e.kind(),
+                ErrorKind::InvalidToolInput | ErrorKind::InvalidOutput
+            ) =>
+        {
+            Err(e)
+        }
         _ => Ok(Parsed {
             events,
             turn: f.turn,

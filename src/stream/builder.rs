@@ -3,6 +3,7 @@
 //! gives each block a part of the turn, in the order the blocks began.
 
 use super::event::{Event, FinishReason, Usage};
+use super::partial::{ObjectSource, Partial};
 use crate::error::{Error, ErrorKind};
 use crate::json_text::JsonText;
 use crate::turn::{AssistantPart, AssistantTurn, Reasoning, ToolCall};
@@ -49,6 +50,8 @@ pub(crate) struct Builder {
     pub(crate) done: bool,
     errors: Vec<Error>,
     extra: Map<String, Value>,
+    /// Where the JSON answer is, when the request asked for one, and its reader.
+    object: Option<(ObjectSource, Partial)>,
 }
 
 impl Builder {
@@ -67,6 +70,85 @@ impl Builder {
             done: false,
             errors: Vec::new(),
             extra: Map::new(),
+            object: None,
+        }
+    }
+
+    /// The request asked for a JSON answer, found at `source`.
+    pub(crate) fn expect_object(&mut self, source: ObjectSource) {
+        self.object = Some((source, Partial::new()));
+    }
+
+    /// Feeds `text` of the answer to the object reader (`tool`: the call it came from).
+    fn object_text(&mut self, tool: Option<&str>, text: &str) {
+        let Some((source, p)) = &mut self.object else {
+            return;
+        };
+        let ours = match (source, tool) {
+            (ObjectSource::Text, None) => true,
+            (ObjectSource::Tool(name), Some(t)) => name == t,
+            _ => false,
+        };
+        if ours {
+            let edits = p.push(text);
+            if !edits.is_empty() {
+                self.events.push(Event::ObjectDelta { edits });
+            }
+        }
+    }
+
+    /// The answer's object, when the request asked for one: its last edits, then the
+    /// whole text parsed (into `metadata.object`), or an `InvalidOutput` error keeping
+    /// the text.
+    fn object_end(&mut self) {
+        let Some((source, mut p)) = self.object.take() else {
+            return;
+        };
+        let edits = p.end();
+        if !edits.is_empty() {
+            self.events.push(Event::ObjectDelta { edits });
+        }
+        let text: String = match &source {
+            ObjectSource::Text => self
+                .slots
+                .iter()
+                .filter_map(|s| match s {
+                    Slot::Text(t) => Some(t.as_str()),
+                    _ => None,
+                })
+                .collect(),
+            ObjectSource::Tool(name) => {
+                match self.slots.iter().find_map(|s| match s {
+                    Slot::Tool(t) if &t.name == name => Some(t),
+                    _ => None,
+                }) {
+                    Some(t) => match &t.input {
+                        Some(v) => v.json_text(),
+                        None => t.args.clone(),
+                    },
+                    None => String::new(),
+                }
+            }
+        };
+        // The JSON itself, past a fence or a sentence around it.
+        let json = match (text.find(['{', '[']), text.rfind(['}', ']'])) {
+            (Some(a), Some(b)) if a < b => text.get(a..=b).unwrap_or(""),
+            _ => text.trim(),
+        };
+        match serde_json::from_str::<Value>(json) {
+            Ok(v) => {
+                self.extra.insert("object".into(), v);
+            }
+            Err(e) => {
+                let excerpt: String = text.chars().take(2000).collect();
+                self.error(
+                    Error::new(
+                        ErrorKind::InvalidOutput,
+                        format!("the answer is not the JSON the request asked for: {e}"),
+                    )
+                    .with("text", excerpt),
+                );
+            }
         }
     }
 
@@ -125,6 +207,7 @@ impl Builder {
             part: i,
             text: text.to_owned(),
         });
+        self.object_text(None, text);
     }
 
     fn reasoning_slot(&mut self, key: Key) -> usize {
@@ -332,6 +415,10 @@ impl Builder {
                 id: t.id.clone(),
                 delta: delta.to_owned(),
             });
+            if self.object.is_some() {
+                let name = t.name.clone();
+                self.object_text(Some(&name), delta);
+            }
         }
     }
 
@@ -432,6 +519,7 @@ impl Builder {
         for i in 0..self.slots.len() {
             self.end_part(i);
         }
+        self.object_end();
         if let Some(u) = &self.usage {
             self.events.push(Event::Usage(u.clone()));
         }
@@ -495,6 +583,23 @@ impl Builder {
                 "usage".into(),
                 serde_json::to_value(u).unwrap_or(Value::Null),
             );
+            // What the call cost, where the model table has its prices.
+            let prices = self
+                .model
+                .as_deref()
+                .and_then(|id| crate::models::find(tag, id))
+                .and_then(|row| row.prices);
+            if let Some(p) = prices {
+                let cost = p.cost(
+                    u.input_tokens,
+                    u.output_tokens,
+                    u.cached_tokens.unwrap_or(0),
+                    u.cache_write_tokens.unwrap_or(0),
+                );
+                if let Some(n) = serde_json::Number::from_f64(cost) {
+                    m.insert("cost".into(), Value::Number(n));
+                }
+            }
         }
         if let Some(e) = self.errors.first() {
             let mut o = Map::new();

@@ -146,6 +146,12 @@ pub enum Event {
         #[cfg_attr(feature = "ts", ts(type = "unknown"))]
         input: Value,
     },
+    /// The JSON answer grew (a request that asked for JSON output): edits that, applied in
+    /// order, rebuild the object so far.
+    ObjectDelta {
+        /// The edits.
+        edits: Vec<crate::stream::partial::Edit>,
+    },
     /// Token counts (once, before `finish`).
     Usage(Usage),
     /// The model stopped.

@@ -6,6 +6,7 @@
 pub(crate) mod builder;
 mod event;
 pub(crate) mod framing;
+pub mod partial;
 
 pub use event::{events_json, Event, FinishReason, Usage};
 pub use framing::MAX_FRAME_BYTES;

@@ -131,6 +131,15 @@ export function responseCases() {
   return out;
 }
 
+/** The JSON-answer cases (tests/object, written by tests/response.rs): { name, provider, request, stream, object }. */
+export function objectCases() {
+  const dir = join(root, 'tests', 'object');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => ({ name: f.replace(/\.json$/, ''), ...JSON.parse(readFileSync(join(dir, f), 'utf8')) }));
+}
+
 /** The contract files of tests/contracts (valid/ and invalid/), by relative path. */
 export function gatewayContracts() {
   const out = {};

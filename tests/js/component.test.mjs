@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { successCases, errorCases, root, v1, conversationCases, conversationErrors, responseCases } from './cases.mjs';
+import { successCases, errorCases, root, v1, conversationCases, conversationErrors, responseCases, objectCases } from './cases.mjs';
 import { conformance } from './store-conformance.mjs';
 import { skillConformance } from './skill-conformance.mjs';
 import { buckets } from './kv.js';
@@ -40,6 +40,22 @@ before(async () => {
   response = mod.response;
   gatewayApi = mod.gateway;
   agentApi = mod.agent;
+});
+
+test('the response parser resource in jco: a JSON answer streams as object edits (for-request) and ends in metadata.object', () => {
+  const enc = new TextEncoder();
+  const cases = objectCases();
+  assert.ok(cases.length >= 5);
+  for (const c of cases) {
+    const p = response.ResponseParser.forRequest(c.provider, c.request);
+    const bytes = enc.encode(c.stream);
+    let deltas = 0;
+    for (let i = 0; i < bytes.length; i += 9) for (const e of JSON.parse(p.push(bytes.subarray(i, i + 9)))) if (e.type === 'object-delta') deltas++;
+    p.end();
+    assert.ok(deltas > 0, c.name);
+    assert.deepEqual(JSON.parse(p.finish()).metadata.object, c.object, c.name);
+    assert.equal(p.firstError(), undefined, c.name);
+  }
 });
 
 test('the response parser resource in jco: every recorded response, whole and in chunks; transport rules', () => {

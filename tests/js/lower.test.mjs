@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as pl from '../../pkg/src/lower-node.js';
-import { successCases, errorCases, resolverFor, conversationCases, conversationErrors, responseCases } from './cases.mjs';
+import { successCases, errorCases, resolverFor, conversationCases, conversationErrors, responseCases, objectCases } from './cases.mjs';
 import { conversationConformance } from './conversation-conformance.mjs';
 import { responseConformance } from './response-conformance.mjs';
 
@@ -35,8 +35,8 @@ test('promptloom/lower: the conversation suite (no store) and the response suite
   const conv = await conversationConformance(pl, { cases: conversationCases(), errors: conversationErrors() });
   assert.ok(conv.length >= 4, `${conv.length} checks`);
   for (const r of conv) assert.ok(r.ok, `${r.name}\n${r.detail}`);
-  const res = responseConformance(pl, { cases: responseCases() });
-  assert.ok(res.length >= 4, `${res.length} checks`);
+  const res = responseConformance(pl, { cases: responseCases(), objects: objectCases() });
+  assert.ok(res.length >= 5, `${res.length} checks`);
   for (const r of res) assert.ok(r.ok, `${r.name}\n${r.detail}`);
 });
 

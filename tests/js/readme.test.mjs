@@ -193,7 +193,7 @@ test('README: edge worker (bundled by wrangler, run in workerd)', async () => {
   try {
     const ok = await mf.dispatchFetch('http://x/', { method: 'POST', body: JSON.stringify({ parts: [{ type: 'text', text: 'hi' }] }) });
     assert.equal(ok.status, 200);
-    assert.equal(await ok.text(), '{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}');
+    assert.equal(await ok.text(), '{"generationConfig":{"maxOutputTokens":512},"contents":[{"role":"user","parts":[{"text":"hi"}]}]}');
     const bad = await mf.dispatchFetch('http://x/', { method: 'POST', body: JSON.stringify({ parts: [{ type: 'command', id: '/x' }] }) });
     assert.equal(bad.status, 400);
     assert.equal((await bad.json()).code, 'UnresolvedCommand');

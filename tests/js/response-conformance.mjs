@@ -16,10 +16,39 @@ function feed(pl, provider, pieces) {
   return { events, turn, error };
 }
 
-export function responseConformance(pl, { cases }) {
+/** Deep equality of JSON values, whatever the order of object keys. */
+function deepSame(a, b) {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a);
+  return ka.length === Object.keys(b).length && ka.every((k) => k in b && deepSame(a[k], b[k]));
+}
+
+export function responseConformance(pl, { cases, objects }) {
   const results = [];
   const check = (name, ok, detail = '') => results.push({ name, ok: !!ok, detail: ok ? '' : String(detail).slice(0, 2000) });
   const enc = new TextEncoder();
+
+  if (objects) {
+    // A request that asked for JSON: the answer streams as object edits, in pieces of any
+    // size, and ends whole in the turn's metadata.object.
+    const bad = [];
+    for (const c of objects) {
+      for (const n of [1, 7, 64, c.stream.length]) {
+        const p = pl.createResponseParser(c.provider, { request: c.request });
+        let seen;
+        let deltas = 0;
+        for (let i = 0; i < c.stream.length; i += n) {
+          for (const e of p.push(c.stream.slice(i, i + n))) if (e.type === 'object-delta') (seen = e.object), deltas++;
+        }
+        p.end();
+        const turn = p.finish();
+        if (!deepSame(p.object, c.object) || !deepSame(turn.metadata.object, c.object) || seen !== p.object || deltas === 0) bad.push(`${c.name} (pieces of ${n}): ${JSON.stringify(p.object).slice(0, 300)}`);
+        p.free();
+      }
+    }
+    check('a JSON answer streams as object edits and ends in metadata.object', objects.length >= 5 && bad.length === 0, bad.join('\n'));
+  }
 
   let bad = [];
   for (const c of cases) {

@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import * as pl from 'promptloom';
-import { responseCases } from './cases.mjs';
+import { responseCases, objectCases } from './cases.mjs';
 import { responseConformance } from './response-conformance.mjs';
 import { startMockProvider, mockBaseURL } from '../../scripts/mock-provider.mjs';
 
@@ -20,8 +20,8 @@ after(async () => {
 });
 
 test('response conformance in Node: recorded events and turns, re-chunked, parseResponse, hostile bytes', () => {
-  const results = responseConformance(pl, { cases: responseCases() });
-  assert.equal(results.length, 4);
+  const results = responseConformance(pl, { cases: responseCases(), objects: objectCases() });
+  assert.equal(results.length, 5);
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
 });
 

@@ -16,7 +16,7 @@ import { responseCases } from './cases.mjs';
 // A body lowered without a model (most recorded cases) is complete but for it: the model
 // (and Anthropic's max_tokens) may be absent; every field the settings write is checked.
 const TYPES = {
-  anthropic: 'Omit<Anthropic.MessageCreateParamsBase, "model" | "max_tokens"> & Partial<Pick<Anthropic.MessageCreateParamsBase, "model" | "max_tokens">>',
+  anthropic: 'Omit<MessageCreateParamsBase, "model" | "max_tokens"> & Partial<Pick<MessageCreateParamsBase, "model" | "max_tokens">>',
   'openai-chat': 'Omit<ChatCompletionCreateParamsBase, "model"> & Partial<Pick<ChatCompletionCreateParamsBase, "model">>',
   'openai-responses': 'ResponseCreateParamsBase',
   gemini: 'GeminiRequest',
@@ -31,6 +31,7 @@ const geminiEnums = (text) => text
 test('recorded bodies and lowered compositions satisfy the official SDK request types, and the package types compile', async () => {
   let src = `// Generated from tests/snapshots by tests/js/types.test.mjs.
 import type Anthropic from '@anthropic-ai/sdk';
+import type { MessageCreateParamsBase } from '@anthropic-ai/sdk/resources/messages';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
 import type { ResponseCreateParamsBase } from 'openai/resources/responses/responses';
 import { Type, ThinkingLevel, FunctionCallingConfigMode, type Content, type Tool, type GenerationConfig, type ToolConfig } from '@google/genai';

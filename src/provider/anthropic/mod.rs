@@ -25,6 +25,7 @@ use crate::error::{ErrorKind, Result};
 use crate::media::MediaClass;
 use crate::models::{Model, Reasoning};
 use crate::settings::{num, Cx, Place::*, Places, Simple, ToolChoice};
+use crate::stream::partial::ObjectSource;
 use crate::turn::{Reasoning as Thought, ToolCall};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -76,9 +77,11 @@ pub(crate) static SPEC: Spec = Spec {
         at: [
             Top("model"),
             Top("max_tokens"),
-            Top("temperature"),
-            Top("top_p"),
-            Top("top_k"),
+            // The Messages API of the SDK types this crate checks against (1.12) has no
+            // sampling settings.
+            No,
+            No,
+            No,
             Top("stop_sequences"),
             No,
             No,
@@ -88,7 +91,6 @@ pub(crate) static SPEC: Spec = Spec {
             No,
             Top("stream"),
         ],
-        max_temperature: 1,
         max_stops: usize::MAX,
     },
 };
@@ -227,7 +229,6 @@ impl Dialect for Anthropic {
             cx.drop("reasoning", "Anthropic takes no forced tool with extended thinking, and the answer is asked for as a tool call");
             thinking = None;
         }
-        cx.thinking_locks_sampling = thinking.is_some();
         cx.write(&SPEC.settings, max, b, &mut Json::Obj(Vec::new()));
         let choice = match cx.output_tool {
             Some(name) => {
@@ -399,6 +400,16 @@ impl Dialect for Anthropic {
             head.push("tools", t);
         }
         head.push("messages", marker);
+    }
+
+    fn object_source(&self, request: &str) -> Option<ObjectSource> {
+        if request.contains("\"output_config\":{\"format\":") {
+            return Some(ObjectSource::Text);
+        }
+        // An answer asked for as a forced tool call (a model without native output).
+        let (_, rest) = request.split_once("\"tool_choice\":{\"type\":\"tool\",\"name\":\"")?;
+        let (name, _) = rest.split_once('"')?;
+        Some(ObjectSource::Tool(name.to_owned()))
     }
 
     fn reader(&self) -> Box<dyn Reader> {

@@ -25,6 +25,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::media::MediaClass;
 use crate::models::Reasoning;
 use crate::settings::{num, Cx, Place::*, Places, Simple, ToolChoice};
+use crate::stream::partial::ObjectSource;
 use crate::turn::{Reasoning as Thought, ToolCall};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -94,7 +95,6 @@ pub(crate) static SPEC: Spec = Spec {
             No,
             Own,
         ],
-        max_temperature: 2,
         max_stops: 5,
     },
 };
@@ -372,6 +372,12 @@ impl Dialect for Gemini {
         if let Some(t) = tools {
             head.push("tools", t);
         }
+    }
+
+    fn object_source(&self, request: &str) -> Option<ObjectSource> {
+        request
+            .contains("\"responseMimeType\":\"application/json\"")
+            .then_some(ObjectSource::Text)
     }
 
     fn reader(&self) -> Box<dyn Reader> {

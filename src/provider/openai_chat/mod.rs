@@ -25,6 +25,7 @@ use crate::error::{ErrorKind, Result};
 use crate::media::MediaClass;
 use crate::models::Reasoning;
 use crate::settings::{Cx, Place::*, Places, Simple, ToolChoice};
+use crate::stream::partial::ObjectSource;
 use crate::turn::{Reasoning as Thought, ToolCall};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -78,14 +79,10 @@ pub(crate) fn result_content<'a>(
     }
 }
 
-/// The settings of both OpenAI APIs (`responses`: the Responses API's places).
-pub(crate) fn settings<'a>(cx: &mut Cx<'a>, b: &mut Json<'a>, responses: bool) {
+/// The settings of both OpenAI APIs (`responses`: the Responses API's names; `places`: its
+/// table).
+pub(crate) fn settings<'a>(cx: &mut Cx<'a>, b: &mut Json<'a>, responses: bool, places: &Places) {
     let st = cx.s;
-    let places = if responses {
-        &super::openai_responses::SPEC.settings
-    } else {
-        &SPEC.settings
-    };
     let max = cx.max_tokens(false);
     cx.write(places, max, b, &mut Json::Obj(Vec::new()));
     if let Some(c) = cx.tool_choice() {
@@ -204,7 +201,6 @@ pub(crate) static SPEC: Spec = Spec {
             Top("metadata"),
             Top("stream"),
         ],
-        max_temperature: 2,
         max_stops: 4,
     },
 };
@@ -295,7 +291,7 @@ impl Dialect for OpenAiChat {
     }
 
     fn settings<'a>(&self, cx: &mut Cx<'a>, b: &mut Json<'a>) {
-        settings(cx, b, false);
+        settings(cx, b, false, &SPEC.settings);
     }
 
     fn reasoning<'a>(&self, _r: &'a Thought, _own: bool) -> std::result::Result<Json<'a>, String> {
@@ -352,6 +348,12 @@ impl Dialect for OpenAiChat {
         if let Some(t) = tools {
             head.push("tools", t);
         }
+    }
+
+    fn object_source(&self, request: &str) -> Option<ObjectSource> {
+        request
+            .contains("\"response_format\":{\"type\":\"json_")
+            .then_some(ObjectSource::Text)
     }
 
     fn reader(&self) -> Box<dyn Reader> {

@@ -25,6 +25,7 @@ use crate::capabilities::{routes, support, Capabilities, MB};
 use crate::error::Result;
 use crate::media::MediaClass;
 use crate::settings::{Cx, Place::*, Places};
+use crate::stream::partial::ObjectSource;
 use crate::turn::{Reasoning, ToolCall};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -65,7 +66,6 @@ pub(crate) static SPEC: Spec = Spec {
             Top("metadata"),
             Top("stream"),
         ],
-        max_temperature: 2,
         max_stops: 0,
     },
 };
@@ -141,7 +141,7 @@ impl Dialect for OpenAiResponses {
     }
 
     fn settings<'a>(&self, cx: &mut Cx<'a>, b: &mut Json<'a>) {
-        super::openai_chat::settings(cx, b, true);
+        super::openai_chat::settings(cx, b, true, &SPEC.settings);
     }
 
     fn reasoning<'a>(&self, r: &'a Reasoning, own: bool) -> std::result::Result<Json<'a>, String> {
@@ -223,6 +223,12 @@ impl Dialect for OpenAiResponses {
         if let Some(t) = tools {
             head.push("tools", t);
         }
+    }
+
+    fn object_source(&self, request: &str) -> Option<ObjectSource> {
+        request
+            .contains("\"text\":{\"format\":{\"type\":\"json_")
+            .then_some(ObjectSource::Text)
     }
 
     fn reader(&self) -> Box<dyn Reader> {

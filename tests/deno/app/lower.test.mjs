@@ -3,7 +3,7 @@
 // gives the Rust snapshot's body byte for byte, the error cases their codes, the conversation
 // and response suites pass; then `promptloom/composer`, imported lazily, takes over.
 import assert from 'node:assert/strict';
-import { successCases, errorCases, resolverFor, conversationCases, conversationErrors, responseCases } from '../../js/cases.mjs';
+import { successCases, errorCases, resolverFor, conversationCases, conversationErrors, responseCases, objectCases } from '../../js/cases.mjs';
 import { conversationConformance } from '../../js/conversation-conformance.mjs';
 import { responseConformance } from '../../js/response-conformance.mjs';
 
@@ -28,7 +28,7 @@ Deno.test('promptloom/lower in Deno: recorded bodies and errors, conversations, 
     if (c.expected === 'ok') assert.equal(got, 'ok', `${c.name} / ${c.provider}`);
     else assert.equal(got.code, c.expected.code, `${c.name} / ${c.provider}`);
   }
-  const results = [...(await conversationConformance(pl, { cases: conversationCases(), errors: conversationErrors() })), ...responseConformance(pl, { cases: responseCases() })];
+  const results = [...(await conversationConformance(pl, { cases: conversationCases(), errors: conversationErrors() })), ...responseConformance(pl, { cases: responseCases(), objects: objectCases() })];
   assert.ok(results.length >= 8, `${results.length} checks`);
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
 
