@@ -4,14 +4,14 @@
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { openBlank } from './chromium.mjs';
-import { successCases, conversationCases, conversationErrors, responseCases } from './cases.mjs';
+import { successCases, conversationCases, conversationErrors, responseCases, objectCases } from './cases.mjs';
 
 let blank;
 after(async () => blank?.close());
 
 test('promptloom/lower in Chromium: recorded bodies, conversations, responses; a lazy promptloom/composer after it', async () => {
   blank = await openBlank();
-  const out = await blank.page.evaluate(async ({ cases, conversations, responses }) => {
+  const out = await blank.page.evaluate(async ({ cases, conversations, responses, objects }) => {
     const pl = await import('/pkg/src/lower-web.js');
     const wasm = performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.endsWith('.wasm'));
     const bodies = [];
@@ -36,12 +36,12 @@ test('promptloom/lower in Chromium: recorded bodies, conversations, responses; a
     }
     const { conversationConformance } = await import('/tests/js/conversation-conformance.mjs');
     const { responseConformance } = await import('/tests/js/response-conformance.mjs');
-    const results = [...(await conversationConformance(pl, conversations)), ...responseConformance(pl, { cases: responses })];
+    const results = [...(await conversationConformance(pl, conversations)), ...responseConformance(pl, { cases: responses, objects })];
     const comp = await import('/pkg/src/composer-web.js');
     const spec = { name: 'one', description: 'One step.', initial_state: 'a', states: { a: { objective: 'A.', allowed_tools: [], transitions: [{ on: 'complete', to: 'done' }] }, done: { terminal: true } } };
     const late = [comp.validateSkillSpec(spec).ok, pl.lower({ role: 'user', parts: [{ type: 'text', text: 'x' }] }, { provider: 'gemini' }).body];
     return { wasm, bodies, results, late };
-  }, { cases: successCases(), conversations: { cases: conversationCases(), errors: conversationErrors() }, responses: responseCases() });
+  }, { cases: successCases(), conversations: { cases: conversationCases(), errors: conversationErrors() }, responses: responseCases(), objects: objectCases() });
   assert.equal(out.wasm.length, 1, out.wasm.join());
   assert.match(out.wasm[0], /promptloom_lower_bg\.wasm$/, 'the page fetched the lowering-only module alone');
   const cases = successCases();
