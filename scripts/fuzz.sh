@@ -18,7 +18,7 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(message_json conversation_json command_text skill_md yaml seed_package skill_spec template kv_journal response_stream catalog_text contract session_log system_skills json_schema)
+  targets=(message_json conversation_json command_text skill_md yaml seed_package skill_spec template kv_journal response_stream partial_json catalog_text contract session_log system_skills json_schema)
 fi
 export RUSTC_BOOTSTRAP=1
 cargo fuzz build -s none -O

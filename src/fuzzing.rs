@@ -39,6 +39,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("template", template_source),
     ("kv_journal", kv_journal),
     ("response_stream", response_stream),
+    ("partial_json", partial_json),
     ("catalog_text", catalog_text),
     #[cfg(feature = "composer")]
     ("contract", contract),
@@ -256,6 +257,41 @@ pub fn response_stream(data: &[u8]) {
     assert_eq!(whole, split, "a split changed what the parser read");
     let back = Turn::from_value(whole.1.to_value());
     assert!(back.is_ok(), "the turn does not read back: {back:?}");
+}
+
+/// A JSON answer read as it streams, in pieces the first byte sizes: the edits applied
+/// must give what the whole text parses to whenever it is JSON (from its first `{` or
+/// `[`), and the same object whole or split.
+pub fn partial_json(data: &[u8]) {
+    use crate::stream::partial::{apply, Partial};
+    let Some((&size, rest)) = data.split_first() else {
+        return;
+    };
+    let Some(text) = text(rest) else { return };
+    let read = |n: usize| {
+        let mut p = Partial::new();
+        let mut v = Value::Null;
+        let mut at = 0;
+        while at < text.len() {
+            let mut end = (at + n).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            apply(&mut v, &p.push(&text[at..end]));
+            at = end;
+        }
+        apply(&mut v, &p.end());
+        (v, p.done())
+    };
+    let whole = read(text.len().max(1));
+    let split = read(usize::from(size % 16).max(1));
+    assert_eq!(whole, split, "a split changed the object");
+    if let Some(start) = text.find(['{', '[']) {
+        if let Ok(v) = serde_json::from_str::<Value>(&text[start..]) {
+            assert!(whole.1, "valid JSON left the reader unfinished");
+            assert_eq!(whole.0, v, "the edits do not rebuild the JSON");
+        }
+    }
 }
 
 /// A user message as JSON, lowered for every provider (no resolver).

@@ -603,33 +603,25 @@ impl<'a> Cx<'a> {
                 );
                 continue;
             }
-            match key {
-                Simple::StopSequences => {
-                    let all = s
-                        .get(key)
-                        .and_then(Value::as_array)
-                        .map_or(&[][..], Vec::as_slice);
-                    if all.len() > p.max_stops {
-                        self.note(
-                            "SettingClamped",
-                            name,
-                            format!(
-                                "{} takes up to {}: the first {} of {} sent",
-                                self.who,
-                                p.max_stops,
-                                p.max_stops,
-                                all.len()
-                            ),
-                        );
-                        v = Json::Arr(
-                            all.iter()
-                                .take(p.max_stops)
-                                .map(|x| Json::Value(Cow::Borrowed(x)))
-                                .collect(),
-                        );
-                    }
-                }
-                _ => {}
+            let all = match key {
+                Simple::StopSequences => s.get(key).and_then(Value::as_array),
+                _ => None,
+            };
+            if let Some(all) = all.filter(|a| a.len() > p.max_stops) {
+                let why = format!(
+                    "{} takes up to {}: the first {} of {} sent",
+                    self.who,
+                    p.max_stops,
+                    p.max_stops,
+                    all.len()
+                );
+                self.note("SettingClamped", name, why);
+                v = Json::Arr(
+                    all.iter()
+                        .take(p.max_stops)
+                        .map(|x| Json::Value(Cow::Borrowed(x)))
+                        .collect(),
+                );
             }
             match place {
                 Place::Top(k) => body.push(k, v),

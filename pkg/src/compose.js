@@ -141,14 +141,16 @@ export function nestedRequest(parent, subSkill, options) {
   return JSON.parse(__inbox('nestedRequest', [requestText(parent), text(subSkill, 'the sub-skill'), value(toolCatalog, 'toolCatalog'), __key(user_request, 'user_request', 'InvalidRequest'), value(parameters, 'parameters')]));
 }
 
-/** `{ system, message, tools }` → lower(): the composition as a provider request. */
+/** `{ system, message, tools, output? }` → lower(): the composition as a provider request (its output_schema as the request's `output`). */
 export function lowerComposition(composition, options = {}) {
   __opts(options, 'lowerComposition()');
   const system = options.system === undefined ? '' : __str(options.system, 'system');
   const tools = options.tools === undefined ? '' : __json(options.tools, '`tools`', 'InvalidOptions', { text: false, path: 'tools' });
   // The core merges the caller's system text and tools with the composition's.
   const parts = JSON.parse(__inbox('compositionLowering', [text(composition, 'the composition'), system, tools]));
-  return lower(parts.message, { ...options, system: parts.system, tools: parts.tools });
+  // The composition's answer schema becomes the request's output, unless the caller asks for one.
+  const output = options.output === undefined && parts.output !== undefined ? { output: { schema: parts.output } } : {};
+  return lower(parts.message, { ...options, system: parts.system, tools: parts.tools, ...output });
 }
 
 const mcpResult = (value) => ({ content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value, isError: false });

@@ -237,6 +237,10 @@ impl Guest for Component {
             let msg = UserMessage::from_value(parts.message)?;
             options_in.system = Some(parts.system);
             options_in.tools = Some(Value::Array(parts.tools).json_text());
+            if let Some(schema) = &parts.output {
+                options_in.settings =
+                    wire::settings_with_output(options_in.settings.take(), schema)?;
+            }
             let (opts, table) = options(options_in)?;
             let out = lower::lower(&msg, &opts, &table)?;
             Ok(wl::Lowered {

@@ -245,13 +245,18 @@ pub struct CompositionLowering {
     pub message: Value,
     /// The composition's tool availability as tool definitions, then the caller's tools.
     pub tools: Vec<Value>,
+    /// The composition's `output_schema` (its exit condition), for the request's `output`.
+    pub output: Option<Value>,
 }
 
 impl CompositionLowering {
     /// `{ system, message, tools }` as JSON text.
     pub fn to_json(&self) -> String {
-        serde_json::json!({ "system": self.system, "message": self.message, "tools": self.tools })
-            .json_text()
+        let mut v = serde_json::json!({ "system": self.system, "message": self.message, "tools": self.tools });
+        if let (Some(o), Value::Object(m)) = (&self.output, &mut v) {
+            m.insert("output".into(), o.clone());
+        }
+        v.json_text()
     }
 }
 
@@ -325,5 +330,31 @@ pub fn composition_lowering(
         },
         message: Value::Object(msg),
         tools,
+        output: c
+            .pointer("/exit_condition/output_schema")
+            .filter(|s| !s.is_null())
+            .cloned(),
     })
+}
+
+/// The settings (JSON text of an object, or none) with `output: { schema }` added when
+/// they ask for no output of their own: a composition's answer schema becomes the
+/// request's.
+pub fn settings_with_output(settings: Option<String>, schema: &Value) -> Result<Option<String>> {
+    let mut s = match settings.as_deref().map(str::trim).filter(|t| !t.is_empty()) {
+        None => Map::new(),
+        Some(t) => match serde_json::from_str(t) {
+            Ok(Value::Object(m)) => m,
+            _ => {
+                return Err(Error::new(
+                    ErrorKind::InvalidOptions,
+                    "`settings` must be a JSON object",
+                )
+                .at("settings"))
+            }
+        },
+    };
+    s.entry("output")
+        .or_insert_with(|| serde_json::json!({ "schema": schema }));
+    Ok(Some(Value::Object(s).json_text()))
 }
