@@ -302,7 +302,7 @@ class Host:
 
 def settings_json(o):
     """The settings of an options object: every field that is not one of the record's own."""
-    s = {k: v for k, v in o.items() if k not in ("system", "tools", "capabilities", "cache", "limits")}
+    s = {k: v for k, v in o.items() if k not in ("provider", "system", "tools", "capabilities", "cache", "limits")}
     return json.dumps(s) if s else None
 
 

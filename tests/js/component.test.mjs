@@ -103,7 +103,7 @@ function resolved(table) {
 
 /** The settings of a case's options: every field that is not one of the record's own. */
 function settingsJson(o) {
-  const { system, tools, capabilities, cache, limits, ...settings } = o;
+  const { provider, system, tools, capabilities, cache, limits, ...settings } = o;
   return Object.keys(settings).length ? JSON.stringify(settings) : undefined;
 }
 
