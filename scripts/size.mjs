@@ -136,8 +136,8 @@ if (full.gz > fullBudget) {
 // at 100 (scripts/build.sh) to 878.2 KB: gates 879 and 249. The loops in the core and the
 // provider dialects (issue 45): 863.6 and 237.9 KB; the call settings (issue 51): 879.5
 // and 254.8 KB; the JSON answer as it streams and the cost: 883.6 and 258.9 KB, gates 884
-// and 259.
-for (const [row, kbBudget, what] of [[rows[4], 884, 'the full WASI component'], [rows[5], 259, 'the lowering-only WASI component']]) {
+// and 259 (885 and 260: the edits of one batch as one event, 884.3 and 259.0 KB).
+for (const [row, kbBudget, what] of [[rows[4], 885, 'the full WASI component'], [rows[5], 260, 'the lowering-only WASI component']]) {
   if (row.gz > kbBudget * 1024) {
     console.error(`${what} is ${kb(row.gz)} gzip, over its budget of ${kb(kbBudget * 1024)}`);
     process.exitCode = 1;

@@ -3,7 +3,7 @@
 //! gives each block a part of the turn, in the order the blocks began.
 
 use super::event::{Event, FinishReason, Usage};
-use super::partial::{ObjectSource, Partial};
+use super::partial::{Edit, ObjectSource, Partial};
 use crate::error::{Error, ErrorKind};
 use crate::json_text::JsonText;
 use crate::turn::{AssistantPart, AssistantTurn, Reasoning, ToolCall};
@@ -52,6 +52,9 @@ pub(crate) struct Builder {
     extra: Map<String, Value>,
     /// Where the JSON answer is, when the request asked for one, and its reader.
     object: Option<(ObjectSource, Partial)>,
+    /// The answer's edits since the events were last taken: one `object-delta` per batch
+    /// (appends to the same string merged), after the batch's text.
+    edits: Vec<Edit>,
 }
 
 impl Builder {
@@ -71,6 +74,7 @@ impl Builder {
             errors: Vec::new(),
             extra: Map::new(),
             object: None,
+            edits: Vec::new(),
         }
     }
 
@@ -90,9 +94,17 @@ impl Builder {
             _ => false,
         };
         if ours {
-            let edits = p.push(text);
-            if !edits.is_empty() {
-                self.events.push(Event::ObjectDelta { edits });
+            for e in p.push(text) {
+                match (self.edits.last_mut(), e) {
+                    (
+                        Some(Edit::Append { path, append }),
+                        Edit::Append {
+                            path: p2,
+                            append: more,
+                        },
+                    ) if *path == p2 => append.push_str(&more),
+                    (_, e) => self.edits.push(e),
+                }
             }
         }
     }
@@ -104,10 +116,8 @@ impl Builder {
         let Some((source, mut p)) = self.object.take() else {
             return;
         };
-        let edits = p.end();
-        if !edits.is_empty() {
-            self.events.push(Event::ObjectDelta { edits });
-        }
+        self.edits.extend(p.end());
+        self.flush_edits();
         let text: String = match &source {
             ObjectSource::Text => self
                 .slots
@@ -533,8 +543,17 @@ impl Builder {
         self.events.push(Event::Finish { reason, raw });
     }
 
+    /// The batch's answer edits as one event.
+    fn flush_edits(&mut self) {
+        if !self.edits.is_empty() {
+            let edits = std::mem::take(&mut self.edits);
+            self.events.push(Event::ObjectDelta { edits });
+        }
+    }
+
     /// Takes the events emitted so far.
     pub(crate) fn take_events(&mut self) -> Vec<Event> {
+        self.flush_edits();
         std::mem::take(&mut self.events)
     }
 

@@ -135,10 +135,32 @@ impl Partial {
 
     /// Reads `text`, the next piece of the answer; the edits it makes.
     pub fn push(&mut self, text: &str) -> Vec<Edit> {
-        for c in text.chars() {
-            if matches!(self.mode, Mode::Done | Mode::Failed) {
-                break;
+        let mut rest = text;
+        while !matches!(self.mode, Mode::Done | Mode::Failed) {
+            // Inside a string, the characters up to the next quote, backslash or control
+            // character are taken as one run.
+            if let Mode::Str { key } = self.mode {
+                let n = rest
+                    .bytes()
+                    .position(|b| b == b'"' || b == b'\\' || b < 0x20)
+                    .unwrap_or(rest.len());
+                if n > 0 {
+                    if self.high.take().is_some() {
+                        self.put(key, '\u{fffd}');
+                    }
+                    let (run, tail) = rest.split_at(n);
+                    if key {
+                        self.pending.push_str(run);
+                    } else {
+                        self.run.push_str(run);
+                    }
+                    rest = tail;
+                    continue;
+                }
             }
+            let mut chars = rest.chars();
+            let Some(c) = chars.next() else { break };
+            rest = chars.as_str();
             self.char(c);
         }
         self.flush_run();
