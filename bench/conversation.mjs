@@ -68,8 +68,9 @@ const models = {
   'openai-responses': createOpenAI({ apiKey: 'k' }).responses('gpt-x'),
   gemini: createGoogleGenerativeAI({ apiKey: 'k' })('gemini-x'),
 };
-const params = {
-  anthropic: { model: 'claude-x', max_tokens: 4096 },
+// The call settings each provider gets (the same fields the AI SDK's models are made with).
+const settings = {
+  anthropic: { model: 'claude-x', maxOutputTokens: 4096 },
   'openai-chat': { model: 'gpt-x' },
   'openai-responses': { model: 'gpt-x' },
   gemini: {},
@@ -99,7 +100,7 @@ for (const n of (process.env.TURNS ?? '25,76,301').split(',').map(Number)) {
   const { ours, sdk } = conversation(n);
   for (const provider of Object.keys(models)) {
     const model = models[provider];
-    const options = { provider, system: SYSTEM, tools, params: params[provider] };
+    const options = { provider, system: SYSTEM, tools, ...settings[provider] };
     const conv = new Conversation({ options }); // a chat's options, given once
     for (const t of ours) conv.append(t);
     conv.lower(); // every earlier turn lowered once, as the chat's earlier requests did

@@ -118,15 +118,16 @@ const stubFetch = (provider) => async (_url, init) => {
   return new Response(JSON.stringify(replies[provider]), { status: 200, headers: { 'content-type': 'application/json' } });
 };
 const models = {
-  anthropic: createAnthropic({ apiKey: 'k', fetch: stubFetch('anthropic') })('claude-x'),
-  'openai-chat': createOpenAI({ apiKey: 'k', fetch: stubFetch('openai-chat') }).chat('gpt-x'),
-  'openai-responses': createOpenAI({ apiKey: 'k', fetch: stubFetch('openai-responses') }).responses('gpt-x'),
+  anthropic: createAnthropic({ apiKey: 'k', fetch: stubFetch('anthropic') })('claude-sonnet-4-5'),
+  'openai-chat': createOpenAI({ apiKey: 'k', fetch: stubFetch('openai-chat') }).chat('gpt-4.1'),
+  'openai-responses': createOpenAI({ apiKey: 'k', fetch: stubFetch('openai-responses') }).responses('gpt-4.1'),
   gemini: createGoogleGenerativeAI({ apiKey: 'k', fetch: stubFetch('gemini') })('gemini-x'),
 };
-const params = {
-  anthropic: { model: 'claude-x', max_tokens: 4096 },
-  'openai-chat': { model: 'gpt-x' },
-  'openai-responses': { model: 'gpt-x' },
+// The call settings each provider gets (the same fields the AI SDK's models are made with).
+const settings = {
+  anthropic: { model: 'claude-sonnet-4-5', maxOutputTokens: 4096 },
+  'openai-chat': { model: 'gpt-4.1' },
+  'openai-responses': { model: 'gpt-4.1' },
   gemini: {},
 };
 
@@ -162,7 +163,7 @@ for (const row of rows) {
     const model = models[provider];
     const content = typeof row.sdk === 'function' ? row.sdk : () => row.sdk;
     const genContent = typeof row.gen === 'function' ? row.gen : () => row.gen;
-    const options = { provider, resolve, params: params[provider] };
+    const options = { provider, resolve, ...settings[provider] };
     const ours = () => lower(row.ours, options).body;
     const sdk = async () => {
       const prompt = [{ role: 'user', content: content() }];
