@@ -636,7 +636,7 @@ export declare class ResponseParser {
 export declare function createResponseParser(provider: Provider, options?: ResponseParserOptions): ResponseParser;
 
 /** Parses a whole response body; a provider error body throws its code. */
-export declare function parseResponse(provider: Provider, body: string | Uint8Array | ArrayBuffer | object): ResponseTurn;
+export declare function parseResponse(provider: Provider, body: string | Uint8Array | ArrayBuffer | object, options?: ResponseParserOptions): ResponseTurn;
 
 /** The PromptloomError of an HTTP error response (`retry-after` read from `headers`). */
 export declare function providerError(

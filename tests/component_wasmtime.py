@@ -425,7 +425,7 @@ class ResponseInWasmtime(unittest.TestCase):
         h = cls.host
         iface = h.inst.get_export_index(h.store, "promptloom:core/response@0.1.0")
         r = lambda name: Func(h.inst.get_func(h.store, h.inst.get_export_index(h.store, name, iface)))
-        cls.fns = {n: r(n) for n in ["[constructor]response-parser", "[static]response-parser.for-request", "[method]response-parser.push", "[method]response-parser.end", "[method]response-parser.finish", "[method]response-parser.first-error", "parse-response", "request-target", "provider-error", "default-retry-policy", "retry-delay"]}
+        cls.fns = {n: r(n) for n in ["[constructor]response-parser", "[static]response-parser.for-request", "parse-response-for", "[method]response-parser.push", "[method]response-parser.end", "[method]response-parser.finish", "[method]response-parser.first-error", "parse-response", "request-target", "provider-error", "default-retry-policy", "retry-delay"]}
 
     def call(self, name, *args):
         return self.fns[name](self.host.store, *args)
@@ -444,6 +444,8 @@ class ResponseInWasmtime(unittest.TestCase):
             self.assertGreater(deltas, 0, path)
             self.assertEqual(json.loads(self.call("[method]response-parser.finish", p))["metadata"]["object"], c["object"], path)
             self.assertIsNone(self.call("[method]response-parser.first-error", p), path)
+            whole = self.call("parse-response-for", c["provider"], c["request"], body)
+            self.assertEqual(json.loads(whole)["metadata"]["object"], c["object"], path)
 
     def test_every_recorded_response_whole_and_in_chunks(self):
         n = 0

@@ -149,13 +149,20 @@ export function createResponseParser(provider, options) {
 
 /**
  * Parses a whole response body (a string, bytes, or the parsed JSON object) into the
- * assistant turn. A provider error body throws its code (`RateLimited`, `ProviderRejected`, …).
+ * assistant turn (`options.request`: the lowered request, for a JSON answer's
+ * `metadata.object`). A provider error body throws its code (`RateLimited`, `ProviderRejected`, …).
  */
-export function parseResponse(provider, body) {
+export function parseResponse(provider, body, options = {}) {
   const p = providerName(provider);
   const text = body !== null && typeof body === 'object' && !ArrayBuffer.isView(body) && !(body instanceof ArrayBuffer) ? JSON.stringify(body) : body;
+  let request = options?.request;
+  if (request !== undefined && typeof request !== 'string') request = request?.body;
+  if (request !== undefined && typeof request !== 'string') {
+    throw new PromptloomError('InvalidOptions', '`request` must be the lowered body (a string or a Lowered) (at request)', { path: 'request' });
+  }
+  const head = request === undefined ? undefined : request.slice(0, 65536);
   const m = __module();
-  return JSON.parse(__withBytes((len) => m.parseResponseInbox(p, len), text, 'body'));
+  return JSON.parse(__withBytes((len) => m.parseResponseInbox(p, len, head), text, 'body'));
 }
 
 /**

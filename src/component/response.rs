@@ -63,6 +63,16 @@ impl Guest for Component {
             .map_err(to_wit)
     }
 
+    fn parse_response_for(
+        p: super::wit::Provider,
+        request: String,
+        body: Vec<u8>,
+    ) -> Result<String, WitError> {
+        crate::response::parse_response_for(provider(p), &request, &body)
+            .map(|parsed| parsed.turn.to_value().json_text())
+            .map_err(to_wit)
+    }
+
     fn request_target(
         p: super::wit::Provider,
         o: wit::TargetOptions,

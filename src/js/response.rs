@@ -75,11 +75,18 @@ impl JsResponseParser {
 /// Parses the whole body in the first `len` bytes of the inbox: the assistant turn (JSON),
 /// or the provider's error.
 #[wasm_bindgen(js_name = parseResponseInbox)]
-pub fn parse_response_inbox(provider_name: &str, len: usize) -> Result<String, JsValue> {
+pub fn parse_response_inbox(
+    provider_name: &str,
+    len: usize,
+    request: Option<String>,
+) -> Result<String, JsValue> {
     let p = provider(provider_name)?;
-    inbox_bytes(len, |b| response::parse_response(p, b))?
-        .map(|parsed| parsed.turn.to_value().json_text())
-        .map_err(js_err)
+    inbox_bytes(len, |b| match &request {
+        Some(r) => response::parse_response_for(p, r, b),
+        None => response::parse_response(p, b),
+    })?
+    .map(|parsed| parsed.turn.to_value().json_text())
+    .map_err(js_err)
 }
 
 /// The error of an HTTP error response (its JSON wire form); `retry_after_ms` < 0: none.

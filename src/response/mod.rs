@@ -263,7 +263,17 @@ pub struct Parsed {
 /// error payload or a body that is not the provider's is an error with the provider's code;
 /// invalid tool arguments are not (the turn names them in `metadata.error`).
 pub fn parse_response(provider: Provider, body: &[u8]) -> Result<Parsed> {
-    let mut p = ResponseParser::new(provider);
+    parse_with(ResponseParser::new(provider), body)
+}
+
+/// Parses a whole response body to `request` (the lowered body, or its start): as
+/// [`parse_response`], and when the request asked for a JSON answer, the turn's
+/// `metadata.object` holds it (see [`ResponseParser::for_request`]).
+pub fn parse_response_for(provider: Provider, request: &str, body: &[u8]) -> Result<Parsed> {
+    parse_with(ResponseParser::for_request(provider, request), body)
+}
+
+fn parse_with(mut p: ResponseParser, body: &[u8]) -> Result<Parsed> {
     let mut events = p.push(body);
     let f = p.finish();
     events.extend(f.events);

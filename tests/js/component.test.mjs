@@ -55,6 +55,7 @@ test('the response parser resource in jco: a JSON answer streams as object edits
     assert.ok(deltas > 0, c.name);
     assert.deepEqual(JSON.parse(p.finish()).metadata.object, c.object, c.name);
     assert.equal(p.firstError(), undefined, c.name);
+    assert.deepEqual(JSON.parse(response.parseResponseFor(c.provider, c.request, bytes)).metadata.object, c.object, `${c.name} whole`);
   }
 });
 

@@ -46,6 +46,8 @@ export function responseConformance(pl, { cases, objects }) {
         if (!deepSame(p.object, c.object) || !deepSame(turn.metadata.object, c.object) || seen !== p.object || deltas === 0) bad.push(`${c.name} (pieces of ${n}): ${JSON.stringify(p.object).slice(0, 300)}`);
         p.free();
       }
+      const whole = pl.parseResponse(c.provider, c.stream, { request: c.request });
+      if (!deepSame(whole.metadata.object, c.object)) bad.push(`${c.name} (parseResponse): ${JSON.stringify(whole.metadata.object).slice(0, 300)}`);
     }
     check('a JSON answer streams as object edits and ends in metadata.object', objects.length >= 5 && bad.length === 0, bad.join('\n'));
   }
