@@ -612,7 +612,7 @@ export interface ResponseParserOptions {
    * object so far, one object updated in place), and the turn's `metadata.object` is the
    * whole answer parsed (an `InvalidOutput` error keeps the text when it is not JSON).
    */
-  request?: string | Lowered;
+  request?: string | Uint8Array | Lowered;
 }
 
 export declare class ResponseParser {

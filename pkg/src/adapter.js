@@ -232,9 +232,6 @@ export function createAdapter(options) {
       if (body && typeof body.body === 'string') body = body.body; // a Lowered
       else throw invalid('`body` must be the lowered body (a string, a Uint8Array, or a Lowered)', 'body');
     }
-    // The request, for the parser to know whether a JSON answer was asked for (its start
-    // is enough: the settings come before the messages).
-    const request = typeof body === 'string' ? body.slice(0, 65536) : new TextDecoder().decode(body.subarray(0, 65536));
     // The consumer's signal, and the stream's own stop (a consumer that breaks off).
     const inner = new AbortController();
     const sig = inner.signal;
@@ -279,7 +276,7 @@ export function createAdapter(options) {
           }
           return { failure: __fromCore(__core('providerError', provider, res.status, text, __retryAfter(res.headers, Date.now()) ?? -1)) };
         }
-        const out = await read(res, sig, emit, arm, idle, request);
+        const out = await read(res, sig, emit, arm, idle, body);
         return out.retry ? { failure: out.retry } : out;
       } finally {
         clearTimeout(idle.timer);

@@ -28,6 +28,20 @@ function coreError(json) {
  * Reads one response of `provider`, chunk by chunk: `push(chunk)` returns the events the
  * chunk completes, `end()` the closing ones, `finish()` the assistant turn.
  */
+/**
+ * The start of a lowered request (its text, bytes or a Lowered), which is all the core reads
+ * to learn whether a JSON answer was asked for: the settings come before the messages.
+ */
+function requestHead(request) {
+  if (request === undefined) return undefined;
+  if (request instanceof Uint8Array) return new TextDecoder().decode(request.subarray(0, 65536));
+  const text = typeof request === 'string' ? request : request?.body;
+  if (typeof text !== 'string') {
+    throw new PromptloomError('InvalidOptions', '`request` must be the lowered body (a string, bytes or a Lowered) (at request)', { path: 'request' });
+  }
+  return text.slice(0, 65536);
+}
+
 export class ResponseParser {
   #core;
   #push;
@@ -44,14 +58,9 @@ export class ResponseParser {
   constructor(provider, options = {}) {
     const p = providerName(provider);
     const m = __module();
-    let request = options?.request;
-    if (request !== undefined && typeof request !== 'string') request = request?.body;
-    if (request !== undefined && typeof request !== 'string') {
-      throw new PromptloomError('InvalidOptions', '`request` must be the lowered body (a string or a Lowered) (at request)', { path: 'request' });
-    }
+    const head = requestHead(options?.request);
     try {
-      // The settings come before the messages: the start of a body is enough.
-      this.#core = new m.ResponseParserCore(p, request === undefined ? undefined : request.slice(0, 65536));
+      this.#core = new m.ResponseParserCore(p, head);
     } catch (e) {
       throw __fromCore(e);
     }
@@ -155,12 +164,7 @@ export function createResponseParser(provider, options) {
 export function parseResponse(provider, body, options = {}) {
   const p = providerName(provider);
   const text = body !== null && typeof body === 'object' && !ArrayBuffer.isView(body) && !(body instanceof ArrayBuffer) ? JSON.stringify(body) : body;
-  let request = options?.request;
-  if (request !== undefined && typeof request !== 'string') request = request?.body;
-  if (request !== undefined && typeof request !== 'string') {
-    throw new PromptloomError('InvalidOptions', '`request` must be the lowered body (a string or a Lowered) (at request)', { path: 'request' });
-  }
-  const head = request === undefined ? undefined : request.slice(0, 65536);
+  const head = requestHead(options?.request);
   const m = __module();
   return JSON.parse(__withBytes((len) => m.parseResponseInbox(p, len, head), text, 'body'));
 }
