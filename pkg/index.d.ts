@@ -108,8 +108,8 @@ export type { Provider, ErrorClass, ErrorCode } from './src/constants.js';
 import type { Provider, ErrorClass, ErrorCode } from './src/constants.js';
 // The documents the core writes (reports, capabilities, response events): generated from
 // the Rust types (tests/documents.rs).
-export type { BlockNote, CacheReport, CacheStats, Capabilities, ConversationReport, DropNote, FinishReason, IdMapping, LoweringReport, ObjectEdit, ObjectPathStep, MediaSupport, Repair, RepairCode, ResponseEvent, TurnReport, Usage, Warning, WarningCode } from './src/documents.js';
-import type { CacheStats, Capabilities, ConversationReport, FinishReason, LoweringReport, MediaSupport, ResponseEvent, Usage, WarningCode } from './src/documents.js';
+export type { BlockNote, CacheReport, Call, CacheStats, Capabilities, ConversationReport, DropNote, FinishReason, IdMapping, LoweringReport, ObjectEdit, ObjectPathStep, MediaSupport, Repair, RepairCode, ResponseEvent, TurnReport, Usage, Warning, WarningCode } from './src/documents.js';
+import type { Call, CacheStats, Capabilities, ConversationReport, FinishReason, LoweringReport, MediaSupport, ResponseEvent, Usage, WarningCode } from './src/documents.js';
 
 /** A tool definition in the neutral shape; each provider gets its own form. */
 export interface Tool {
@@ -663,9 +663,15 @@ export interface AdapterOptions {
   headers?: Record<string, string>;
   /** The SDK convention: Anthropic without a version, OpenAI ending in `/v1`, Gemini in `/v1beta`. */
   baseURL?: string;
-  /** Gemini: the model (it goes in the URL). */
+  /**
+   * Gemini: the model (it goes in the URL). Optional when each request is sent as its
+   * `Lowered` with the `model` setting (its `report.call` wins).
+   */
   model?: string;
-  /** Gemini: stream (default) or `generateContent`. The others stream when the body says `"stream": true`. */
+  /**
+   * Gemini: stream (default) or `generateContent`; a `Lowered` with the `stream` setting
+   * decides for itself. The others stream when the body says `"stream": true`.
+   */
   stream?: boolean;
   fetch?: typeof fetch;
   retry?: RetryOptions;
@@ -704,11 +710,24 @@ export interface RetryInfo {
   error: PromptloomError;
 }
 
+/** What `send` and `generate` take beside the body. */
+export interface SendOptions {
+  signal?: AbortSignal;
+  onRetry?: (info: RetryInfo) => void;
+}
+
 export interface Adapter {
   readonly provider: Provider;
-  readonly url: string;
-  /** Posts the lowered body's bytes as they are. */
-  send(body: string | Uint8Array | { body: string }, options?: { signal?: AbortSignal; onRetry?: (info: RetryInfo) => void }): ResponseStream;
+  /** The adapter's own URL (undefined for Gemini without a `model`: each Lowered names it). */
+  readonly url: string | undefined;
+  /**
+   * Posts the lowered body's bytes as they are. Given a `Lowered` (from `lower`,
+   * `lowerConversation`, `Conversation.lower`), the URL follows the model and streaming
+   * it was lowered with (`report.call`), and a JSON answer (`output`) is read as it comes.
+   */
+  send(body: string | Uint8Array | { body: string; report?: { call?: Call } }, options?: SendOptions): ResponseStream;
+  /** Sends and waits for the whole answer: the assistant turn (`send(body).turn`). */
+  generate(body: string | Uint8Array | { body: string; report?: { call?: Call } }, options?: SendOptions): Promise<ResponseTurn>;
 }
 
 export declare function createAdapter(options: AdapterOptions): Adapter;

@@ -220,6 +220,19 @@ impl Settings {
         self.get(Simple::Model).and_then(Value::as_str)
     }
 
+    /// The model and streaming the request asks for, when either was given (the report's
+    /// `call`, a [`Call`] as JSON, which an adapter reads to build the URL: Gemini takes both
+    /// there).
+    pub fn call(&self) -> Option<Value> {
+        let mut o = Map::new();
+        for key in [Simple::Model, Simple::Stream] {
+            if let Some(v) = self.get(key) {
+                o.insert(key.name().to_owned(), v.clone());
+            }
+        }
+        (!o.is_empty()).then_some(Value::Object(o))
+    }
+
     /// Takes the settings out of an options object (the other options stay).
     pub(crate) fn take(f: &mut Fields) -> Result<Settings> {
         if f.take_raw("params").is_some() {
@@ -423,6 +436,20 @@ fn not_schema(at: At, why: &str) -> Error {
         format!("not a JSON Schema: {why}"),
     )
     .at(at.text())
+}
+
+/// The model and streaming a request was lowered with: what an adapter needs beside the
+/// body to send it (Gemini's URL names both; the other providers read them in the body).
+/// (The reports hold it as JSON; this type describes it.)
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
+pub struct Call {
+    /// The model id, when given.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub model: Option<String>,
+    /// Whether the answer streams, when given.
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub stream: Option<bool>,
 }
 
 /// What one provider's writer works from: the settings, the model's row, and the notes it

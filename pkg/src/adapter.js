@@ -211,27 +211,49 @@ export function createAdapter(options) {
   if (typeof fetchFn !== 'function') throw invalid('`fetch` must be a function (this host has no global fetch)', 'fetch');
   if (apiKey !== undefined && typeof apiKey !== 'string') throw invalid('`apiKey` must be a string', 'apiKey');
   if (headers === null || typeof headers !== 'object') throw invalid('`headers` must be an object', 'headers');
-  const targetOptions = JSON.stringify({
-    base_url: baseURL,
-    model,
-    stream: !!stream,
-    api_key: apiKey,
-    api_version: apiVersion,
-    browser: browser ?? (typeof window === 'object' && typeof document === 'object'),
-  });
-  const target = JSON.parse(__core('requestTarget', provider, targetOptions));
-  const allHeaders = { ...target.headers };
-  for (const [k, v] of Object.entries(headers)) allHeaders[k.toLowerCase()] = String(v);
+  const isBrowser = browser ?? (typeof window === 'object' && typeof document === 'object');
+  /** The URL and headers for one (model, stream) pair, from the core; kept per pair. */
+  const targets = new Map();
+  const targetFor = (m, st) => {
+    const key = `${m ?? ''}\u0000${st ? 1 : 0}`;
+    let t = targets.get(key);
+    if (!t) {
+      t = JSON.parse(__core('requestTarget', provider, JSON.stringify({ base_url: baseURL, model: m, stream: !!st, api_key: apiKey, api_version: apiVersion, browser: isBrowser })));
+      const h = { ...t.headers };
+      for (const [k, v] of Object.entries(headers)) h[k.toLowerCase()] = String(v);
+      t.headers = h;
+      targets.set(key, t);
+    }
+    return t;
+  };
+  // The adapter's own target, checked now; without a model, a provider that names it in
+  // the URL (Gemini) takes it from each Lowered's `report.call`.
+  let target;
+  try {
+    target = targetFor(model, stream);
+  } catch (e) {
+    if (!(model === undefined && e instanceof PromptloomError && e.details.path === 'model')) throw e;
+    targetFor('model', stream); // the other options are still checked now
+  }
   const policy = __core('retryPolicy', JSON.stringify(retry === null || typeof retry !== 'object' ? {} : snake(retry)));
 
   function send(body, options) {
     const { signal, onRetry } = __opts(options, 'send()');
     if (signal !== undefined && (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean')) throw invalid('`signal` must be an AbortSignal', 'signal');
     if (onRetry !== undefined && typeof onRetry !== 'function') throw invalid('`onRetry` must be a function', 'onRetry');
+    // A Lowered says which model and streaming it was lowered with (`report.call`).
+    let to = target;
     if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
-      if (body && typeof body.body === 'string') body = body.body; // a Lowered
-      else throw invalid('`body` must be the lowered body (a string, a Uint8Array, or a Lowered)', 'body');
+      if (!body || typeof body.body !== 'string') throw invalid('`body` must be the lowered body (a string, a Uint8Array, or a Lowered)', 'body');
+      const call = body.report && body.report.call;
+      if (call && ((call.model !== undefined && call.model !== model) || (call.stream !== undefined && call.stream !== !!stream))) {
+        to = targetFor(call.model ?? model, call.stream ?? stream);
+      }
+      body = body.body;
     }
+    if (!to) throw invalid(`${provider} names the model in the URL: pass \`model\` to createAdapter(), or send the Lowered of a request lowered with the \`model\` setting`, 'model');
+    const url = to.url;
+    const allHeaders = to.headers;
     // The consumer's signal, and the stream's own stop (a consumer that breaks off).
     const inner = new AbortController();
     const sig = inner.signal;
@@ -260,7 +282,7 @@ export function createAdapter(options) {
       try {
         let res;
         try {
-          res = await fetchFn(target.url, { method: 'POST', headers: allHeaders, body, signal: ctl.signal });
+          res = await fetchFn(url, { method: 'POST', headers: allHeaders, body, signal: ctl.signal });
         } catch (e) {
           if (sig.aborted) throw aborted(sig);
           const why = idle.out ? `no answer from ${provider} within ${idleTimeoutMs} ms` : `the request to ${provider} failed: ${e && e.message ? e.message : e}`;
@@ -364,7 +386,16 @@ export function createAdapter(options) {
     return { turn };
   }
 
-  return { provider, url: target.url, send };
+  /**
+   * Sends `body` and waits for the whole answer: the assistant turn (the same as
+   * `send(body, options).turn`). Whether the answer streams on the wire is the request's
+   * (its `stream` setting).
+   */
+  function generate(body, options) {
+    return send(body, options).turn;
+  }
+
+  return { provider, url: target ? target.url : undefined, send, generate };
 }
 
 /** camelCase retry options to the core's snake_case. */

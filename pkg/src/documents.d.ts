@@ -122,6 +122,18 @@ export type Warning = {
   message: string;
 };
 
+/**
+ * The model and streaming a request was lowered with: what an adapter needs beside the
+ * body to send it (Gemini's URL names both; the other providers read them in the body).
+ * (The reports hold it as JSON; this type describes it.)
+ */
+export type Call = {
+  /** The model id, when given. */
+  model?: string;
+  /** Whether the answer streams, when given. */
+  stream?: boolean;
+};
+
 /** Everything the lowering decided. */
 export type LoweringReport = {
   /** The target (`anthropic`, `openai-chat`, `openai-responses`, `gemini`). */
@@ -132,6 +144,11 @@ export type LoweringReport = {
   dropped: Array<DropNote>;
   /** Fallbacks and adjustments. */
   warnings: Array<Warning>;
+  /**
+   * The model and streaming the request asks for (when the settings name either): the
+   * adapter builds the URL from them.
+   */
+  call?: Call;
 };
 
 /** A change made so that the provider accepts the conversation. */
@@ -195,6 +212,11 @@ export type ConversationReport = {
   warnings: Array<Warning>;
   /** Prompt caching. */
   cache: CacheReport;
+  /**
+   * The model and streaming the request asks for (when the settings name either): the
+   * adapter builds the URL from them.
+   */
+  call?: Call;
 };
 
 /** How the cache of lowered turns is doing. */

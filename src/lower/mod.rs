@@ -135,6 +135,7 @@ pub(crate) fn settings<'a>(
     let mut cx = Cx::new(&opts.settings, spec.family, spec.display, tools, &native)?;
     d.settings(&mut cx, body);
     let forced = cx.output_tool.is_some();
+    report.call = opts.settings.call();
     report
         .warnings
         .extend(cx.notes.into_iter().map(|(code, message)| Warning {

@@ -48,7 +48,7 @@ pub struct Warning {
 }
 
 /// Everything the lowering decided.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(rename = "LoweringReport"))]
 pub struct Report {
     /// The target (`anthropic`, `openai-chat`, `openai-responses`, `gemini`).
@@ -60,6 +60,11 @@ pub struct Report {
     pub dropped: Vec<DropNote>,
     /// Fallbacks and adjustments.
     pub warnings: Vec<Warning>,
+    /// The model and streaming the request asks for (when the settings name either): the
+    /// adapter builds the URL from them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional, type = "Call"))]
+    pub call: Option<serde_json::Value>,
 }
 
 impl Report {

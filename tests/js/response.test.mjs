@@ -79,6 +79,44 @@ test('a non-streaming body gets a whole JSON answer, read by the same adapter', 
   assert.match(mock.requests.at(-1).url, /:generateContent$/);
 });
 
+test('the settings a request was lowered with pick the URL; generate() returns the whole turn', async () => {
+  const base = mockBaseURL(mock.url, 'gemini');
+  const g = pl.createAdapter({ provider: 'gemini', apiKey: 'k', baseURL: base });
+  const msg = { role: 'user', parts: [{ type: 'text', text: 'hi' }] };
+  // The same adapter serves two models, streamed and whole, from each Lowered's report.call.
+  const streamed = pl.lower(msg, { provider: 'gemini', model: 'gemini-2.5-flash', stream: true });
+  assert.deepEqual(streamed.report.call, { model: 'gemini-2.5-flash', stream: true });
+  const turn = await g.generate(streamed);
+  assert.match(turn.parts.find((p) => p.type === 'text').text, /You said: "hi"/);
+  assert.match(mock.requests.at(-1).url, /models\/gemini-2\.5-flash:streamGenerateContent\?alt=sse$/);
+  const conv = new pl.Conversation({ options: { provider: 'gemini', model: 'gemini-2.5-pro' } });
+  conv.append(msg);
+  const whole = conv.lower();
+  assert.deepEqual(whole.report.call, { model: 'gemini-2.5-pro' });
+  // No `stream` setting: the adapter's own (streaming by default).
+  await g.generate(whole);
+  assert.match(mock.requests.at(-1).url, /models\/gemini-2\.5-pro:streamGenerateContent\?alt=sse$/);
+  await g.generate(pl.lower(msg, { provider: 'gemini', model: 'gemini-2.5-pro', stream: false }));
+  assert.match(mock.requests.at(-1).url, /models\/gemini-2\.5-pro:generateContent$/);
+  conv.free();
+  // An adapter's model is the default; a Lowered naming another wins.
+  const fixed = pl.createAdapter({ provider: 'gemini', baseURL: base, model: 'gemini-2.0-flash', stream: false });
+  await fixed.generate(pl.lower(msg, { provider: 'gemini' }).body);
+  assert.match(mock.requests.at(-1).url, /models\/gemini-2\.0-flash:generateContent$/);
+  await fixed.generate(pl.lower(msg, { provider: 'gemini', model: 'gemini-2.5-flash' }));
+  assert.match(mock.requests.at(-1).url, /models\/gemini-2\.5-flash:generateContent$/);
+  // The other providers read model and stream in the body; generate() gives the turn too.
+  for (const provider of ['anthropic', 'openai-chat', 'openai-responses']) {
+    const a = pl.createAdapter({ provider, apiKey: 'k', baseURL: mockBaseURL(mock.url, provider) });
+    const t = await a.generate(pl.lower(msg, { provider, model: provider === 'anthropic' ? 'claude-sonnet-4-5' : 'gpt-4.1', stream: true }));
+    assert.match(t.parts.find((p) => p.type === 'text').text, /You said: "hi"/, provider);
+    assert.equal(t.metadata.finish_reason, 'stop');
+  }
+  // A failure rejects generate() with the coded error.
+  const failing = pl.createAdapter({ provider: 'anthropic', baseURL: mockBaseURL(mock.url, 'anthropic'), retry: { maxRetries: 0 }, headers: { 'x-mock': 'status=400', 'x-mock-id': 'gen400' } });
+  await assert.rejects(failing.generate(pl.lower(msg, { provider: 'anthropic', model: 'claude-sonnet-4-5' })), (e) => e instanceof pl.PromptloomError && typeof e.code === 'string');
+});
+
 const hi = (provider) => pl.lowerConversation([{ role: 'user', parts: [{ type: 'text', text: 'hi' }] }], { provider, ...settings(provider) }).body;
 
 test('429 with retry-after is retried after the wait the provider asked for', async () => {
@@ -237,7 +275,11 @@ test('a network failure is retried, then reported as AdapterFailed', async () =>
 test('adapter options and bodies are checked with coded errors', () => {
   const bad = (o, path) => assert.throws(() => pl.createAdapter(o), (e) => e instanceof pl.PromptloomError && e.code === 'InvalidOptions' && e.details.path === path);
   bad({ provider: 'bedrock' }, 'provider');
-  bad({ provider: 'gemini' }, 'model');
+  // Gemini without a model: each Lowered names it; a bare body cannot.
+  const g = pl.createAdapter({ provider: 'gemini' });
+  assert.equal(g.url, undefined);
+  assert.throws(() => g.send('{}'), (e) => e.code === 'InvalidOptions' && e.details.path === 'model' && /model/.test(e.message));
+  bad({ provider: 'gemini', baseURL: 'ftp://x' }, 'base_url');
   bad({ provider: 'anthropic', baseURL: 'ftp://x' }, 'base_url');
   bad({ provider: 'anthropic', fetch: 3 }, 'fetch');
   assert.throws(() => pl.createAdapter({ provider: 'anthropic', retry: { maxRetries: -1 } }), (e) => e.code === 'InvalidOptions');

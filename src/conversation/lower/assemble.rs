@@ -293,6 +293,7 @@ pub(crate) fn assemble(
                 breakpoints,
                 prefix_bytes,
             },
+            call: options.lower.settings.call(),
         },
         keep,
         tail,

@@ -286,6 +286,11 @@ pub struct ConversationReport {
     pub warnings: Vec<Warning>,
     /// Prompt caching.
     pub cache: CacheReport,
+    /// The model and streaming the request asks for (when the settings name either): the
+    /// adapter builds the URL from them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional, type = "Call"))]
+    pub call: Option<serde_json::Value>,
 }
 
 impl ConversationReport {
