@@ -108,7 +108,7 @@ export type { Provider, ErrorClass, ErrorCode } from './src/constants.js';
 import type { Provider, ErrorClass, ErrorCode } from './src/constants.js';
 // The documents the core writes (reports, capabilities, response events): generated from
 // the Rust types (tests/documents.rs).
-export type { BlockNote, CacheReport, Call, CacheStats, Capabilities, ConversationReport, DropNote, FinishReason, IdMapping, LoweringReport, ObjectEdit, ObjectPathStep, MediaSupport, Repair, RepairCode, ResponseEvent, TurnReport, Usage, Warning, WarningCode } from './src/documents.js';
+export type { BlockNote, CacheReport, Call, CacheStats, Capabilities, ConversationReport, DropNote, FinishReason, IdMapping, LoweringReport, FitReport, ObjectEdit, ObjectPathStep, MediaSupport, Repair, RepairCode, ResponseEvent, TurnReport, Usage, Warning, WarningCode } from './src/documents.js';
 import type { Call, CacheStats, Capabilities, ConversationReport, FinishReason, LoweringReport, MediaSupport, ResponseEvent, Usage, WarningCode } from './src/documents.js';
 
 /** A tool definition in the neutral shape; each provider gets its own form. */
@@ -538,8 +538,19 @@ export type Turn = SystemTurn | UserMessage | AssistantTurn | ToolTurn;
 /** Prompt caching: Anthropic `cache_control` breakpoints (`ttl`), OpenAI `prompt_cache_key` (`key`). */
 export type CacheOption = boolean | { breakpoints?: boolean; ttl?: '5m' | '1h'; key?: string };
 
+/**
+ * Context fit: leave the oldest turns out so the request fits the model's context window
+ * (from the model table, or `modelInfo.contextWindow`) with `reserve` tokens left for the
+ * answer (default: `maxOutputTokens`, else the model's largest output). Whole turns go,
+ * up to a user turn, so tool calls stay with their results; system turns stay. `'mark'`
+ * puts a short note where they were. Each turn left out is a `TurnDropped` repair; the
+ * estimate is `report.fit`. A last user turn that alone does not fit: `ContextTooLong`.
+ */
+export type FitOption = true | { reserve?: number; strategy?: 'drop' | 'mark' };
+
 export interface ConversationOptions extends Omit<LowerOptions, 'resolve'> {
   cache?: CacheOption;
+  fit?: FitOption;
 }
 
 export interface LoweredConversation {

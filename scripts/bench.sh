@@ -21,6 +21,7 @@ node bench/conversation.mjs 2> >(grep -v '^AI SDK Warning' >&2)
 ( cd bench && node --expose-gc stream.mjs 2> >(grep -v '^AI SDK Warning' >&2) )
 # A JSON answer as it streams: object edits beside the AI SDK's parsePartialJson per delta (Node).
 ( cd bench && node partial-object.mjs )
+( cd bench && node token-estimate.mjs )
 # The invocation gateway: what a validated, rate-limited, idempotent call adds beside calling the handler, and beside ajv + cockatiel (Node).
 ( cd bench && node gateway.mjs )
 # Cold start: a fresh Node process, a fresh workerd and a fresh Chromium context importing each entry and making its first body, beside the AI SDK's.

@@ -452,6 +452,16 @@ pub struct Call {
     pub stream: Option<bool>,
 }
 
+/// The model's row for a provider of `family`: the table's, under the caller's
+/// `modelInfo`; none for an unknown model without one.
+pub(crate) fn row_of(s: &Settings, family: &'static str) -> Result<Option<Model>> {
+    let base = s.model().and_then(|m| models::find(family, m));
+    Ok(match &s.model_info {
+        Some(info) => Some(models::with_info(base, family, info)?),
+        None => base.copied(),
+    })
+}
+
 /// What one provider's writer works from: the settings, the model's row, and the notes it
 /// adds to the report.
 pub(crate) struct Cx<'a> {
@@ -494,11 +504,7 @@ impl<'a> Cx<'a> {
         tools: bool,
         native_output: &dyn Fn(Option<&Model>) -> bool,
     ) -> Result<Cx<'a>> {
-        let base = s.model().and_then(|m| models::find(family, m));
-        let row = match &s.model_info {
-            Some(info) => Some(models::with_info(base, family, info)?),
-            None => base.copied(),
-        };
+        let row = row_of(s, family)?;
         let mut cx = Cx {
             s,
             row,

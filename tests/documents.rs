@@ -10,6 +10,7 @@ use promptloom::capabilities::{Capabilities, MediaSupport};
 use promptloom::composer::record::{InvocationRecord, MemoryMark, RecordError};
 use promptloom::composer::shape::{Edge, ExitCondition, Interrupt, Node, SubgraphShape};
 use promptloom::composer::{ComposedPrompt, Composition, Section, SkillRef};
+use promptloom::conversation::lower::fit::FitReport;
 use promptloom::conversation::{
     CacheReport, CacheStats, ConversationReport, IdMapping, Repair, TurnReport,
 };
@@ -57,6 +58,7 @@ export type RepairCode =
   | 'SystemAsUser'
   | 'TurnsMerged'
   | 'EmptyTurn'
+  | 'TurnDropped'
   | 'TrailingWhitespace'
   | 'ErrorFlagNotCarried';
 ";
@@ -245,6 +247,7 @@ fn render() -> String {
         decl::<TurnReport>(&cfg),
         decl::<IdMapping>(&cfg),
         decl::<CacheReport>(&cfg),
+        decl::<FitReport>(&cfg),
         decl::<ConversationReport>(&cfg),
         decl::<CacheStats>(&cfg),
         decl::<Usage>(&cfg),

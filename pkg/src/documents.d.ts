@@ -38,6 +38,7 @@ export type RepairCode =
   | 'SystemAsUser'
   | 'TurnsMerged'
   | 'EmptyTurn'
+  | 'TurnDropped'
   | 'TrailingWhitespace'
   | 'ErrorFlagNotCarried';
 
@@ -159,7 +160,7 @@ export type Repair = {
   part?: number;
   /**
    * A stable code: `MissingToolResult`, `OrphanToolResult`, `ToolResultMoved`,
-   * `ToolResultsMerged`, `SystemAsUser`, `TurnsMerged`, `EmptyTurn`,
+   * `ToolResultsMerged`, `SystemAsUser`, `TurnsMerged`, `EmptyTurn`, `TurnDropped`,
    * `TrailingWhitespace`, `ErrorFlagNotCarried`.
    */
   code: RepairCode;
@@ -198,6 +199,22 @@ export type CacheReport = {
   prefix_bytes: number;
 };
 
+/** What the fit found (the conversation report's `fit`). */
+export type FitReport = {
+  /** The model's context window, in tokens. */
+  window: number;
+  /** The most the request may hold: the window less the reserve. */
+  budget: number;
+  /** The estimated tokens of the request sent (after any turns were left out). */
+  tokens: number;
+  /** The estimated tokens of the whole conversation. */
+  before: number;
+  /** The turns left out, oldest first. */
+  dropped: Array<number>;
+  /** Whether a note stands in for them (`strategy: 'mark'`). */
+  marked: boolean;
+};
+
 /** Everything the conversation lowering decided. */
 export type ConversationReport = {
   /** The target. */
@@ -217,6 +234,11 @@ export type ConversationReport = {
    * adapter builds the URL from them.
    */
   call?: Call;
+  /**
+   * The context fit, when asked for (`fit`): the estimate, the window and what was left
+   * out.
+   */
+  fit?: FitReport;
 };
 
 /** How the cache of lowered turns is doing. */

@@ -50,6 +50,8 @@ impl TurnResolvers for Vec<TableResolver> {
 
 /// What [`lower_conversation_marked`] gives back.
 #[derive(Debug, Clone, PartialEq)]
+// One per lowering, moved once: boxing the body would cost more than the size does.
+#[allow(clippy::large_enum_variant)]
 pub enum ConversationOutcome {
     /// The body, host-held data written as `\u{1}n\u{1}` markers.
     Lowered(LoweredConversation),
@@ -131,7 +133,8 @@ fn lower_in(
         return Ok(ConversationOutcome::NeedsData(needs));
     }
     let refs: Vec<&LoweredTurn> = lowered.iter().collect();
-    match assemble(&refs, options, 0, None, None, None)? {
+    let plan = lower::fit::plan(&refs, options, &caps)?;
+    match assemble(&refs, options, 0, None, None, None, plan.as_ref())? {
         Some(a) => Ok(ConversationOutcome::Lowered(LoweredConversation {
             body: a.tail,
             report: a.report,
@@ -327,6 +330,8 @@ struct Last {
     ids: Vec<(usize, IdMapping)>,
     /// The whole body, when the caller asked for it (the delta form does not keep it).
     body: Option<String>,
+    /// A context fit left turns out of it.
+    fitted: bool,
     /// Never read: held so that no other text takes the addresses in `keys`.
     _held: Vec<Rc<LoweredTurn>>,
 }
@@ -567,12 +572,15 @@ impl Conversation {
         }
         self.memo_target = Some(target);
         let refs: Vec<&LoweredTurn> = lowered.iter().map(|r| r.as_ref()).collect();
+        let plan = lower::fit::plan(&refs, options, &caps)?;
+        let fitted = plan.as_ref().is_some_and(|p| !p.dropped.is_empty());
         // The previous lowering, when it can be built on: same target, and (for a whole
-        // body) its body kept.
+        // body) its body kept. A lowering that left turns out is written whole, and not
+        // built on (its records name a stand-in that is gone).
         let prev = self
             .last
             .as_ref()
-            .filter(|l| l.target == target && (!whole || l.body.is_some()));
+            .filter(|l| l.target == target && (!whole || l.body.is_some()) && !l.fitted && !fitted);
         // Continue it from the first message a changed turn, an open call or the last
         // message touches; else write it whole, measuring the messages that repeat.
         let resume = prev.and_then(|l| {
@@ -630,7 +638,15 @@ impl Conversation {
                     .collect(),
                 last_start: l.starts.get(m - 1).copied().unwrap_or(0),
             };
-            a = assemble(&refs, options, 0, None, Some(&mut self.head), Some(r))?;
+            a = assemble(
+                &refs,
+                options,
+                0,
+                None,
+                Some(&mut self.head),
+                Some(r),
+                plan.as_ref(),
+            )?;
             if a.is_some() {
                 resumed = Some((m, from));
             }
@@ -650,6 +666,7 @@ impl Conversation {
                     }),
                     Some(&mut self.head),
                     None,
+                    plan.as_ref(),
                 )?;
                 match full {
                     Some(a) => a,
@@ -719,9 +736,11 @@ impl Conversation {
                 repairs: Vec::new(),
                 ids: Vec::new(),
                 body: None,
+                fitted: false,
                 _held: Vec::new(),
             },
         };
+        last.fitted = fitted;
         if resumed.is_none() {
             last.ends_utf16 = matched_utf16;
         }

@@ -50,3 +50,48 @@ test('a Conversation lowers with the options it was made with, and with others w
   assert.throws(() => new pl.Conversation({ options: { provider: 'bedrock' } }).lower(), (e) => e.code === 'InvalidOptions');
   assert.throws(() => new pl.Conversation().lower(), (e) => e.code === 'InvalidOptions');
 });
+
+test('context fit: a growing chat keeps to its window, oldest turns out first, tool calls kept with their results', () => {
+  const options = { model: 'chat-1', modelInfo: { contextWindow: 900, maxOutputTokens: 200 }, fit: { strategy: 'mark' }, tools: [{ name: 'lookup', description: 'Looks a word up.', parameters: { type: 'object', properties: { w: { type: 'string' } } } }] };
+  for (const provider of ['anthropic', 'openai-chat', 'openai-responses', 'gemini']) {
+    const conv = new pl.Conversation({ options: { provider, ...options } });
+    const turns = [];
+    const add = (t) => {
+      turns.push(t);
+      conv.append(t);
+    };
+    let dropped = 0;
+    for (let i = 0; i < 30; i++) {
+      add({ role: 'user', parts: [{ type: 'text', text: `Question ${i}: what does the word number ${i} mean in this text, and where else does it appear?` }] });
+      if (i % 3 === 0) {
+        add({ role: 'assistant', parts: [{ type: 'tool-call', id: `c${i}`, name: 'lookup', input: { w: `w${i}` } }] });
+        add({ role: 'tool', parts: [{ type: 'tool-result', call_id: `c${i}`, name: 'lookup', output: { meaning: `meaning ${i}`, seen: [1, 2, 3] } }] });
+      }
+      add({ role: 'assistant', parts: [{ type: 'text', text: `Answer ${i}: it means what the glossary says, and it appears twice more.` }] });
+      const out = conv.lower();
+      // The same bytes as lowering the whole list statelessly.
+      assert.equal(out.body, pl.lowerConversation(turns, { provider, ...options }).body, `${provider} turn ${i}`);
+      const { fit } = out.report;
+      assert.equal(fit.window, 900);
+      assert.equal(fit.budget, 700);
+      assert.ok(fit.tokens <= fit.budget, JSON.stringify(fit));
+      assert.ok(fit.dropped.length >= dropped, 'a turn once left out stays out while the chat grows');
+      dropped = fit.dropped.length;
+      const repairs = out.report.repairs.filter((r) => r.code === 'TurnDropped').map((r) => r.turn);
+      assert.deepEqual(repairs, fit.dropped);
+      // The first turn kept is a user turn; no call is kept without its result or the reverse.
+      if (dropped > 0) assert.equal(turns[fit.dropped.at(-1) + 1].role, 'user');
+      assert.ok(!out.report.repairs.some((r) => r.code === 'MissingToolResult' || r.code === 'OrphanToolResult'));
+      assert.equal(fit.marked, dropped > 0);
+      if (dropped > 0) assert.match(out.body, new RegExp(`\\[${dropped} earlier turns of this conversation were left out`));
+    }
+    assert.ok(dropped > 40, `${provider}: ${dropped}`);
+    // Without `fit`, nothing is left out and there is no estimate.
+    const whole = pl.lowerConversation(turns, { provider, model: 'chat-1' });
+    assert.equal(whole.report.fit, undefined);
+    assert.equal(whole.report.repairs.filter((r) => r.code === 'TurnDropped').length, 0);
+    conv.free();
+  }
+  assert.throws(() => pl.lowerConversation([{ role: 'user', parts: [{ type: 'text', text: 'x' }] }], { provider: 'anthropic', model: 'unknown-9', fit: true }), (e) => e.code === 'InvalidOptions' && e.details.path === 'fit');
+  assert.throws(() => pl.lowerConversation([{ role: 'user', parts: [{ type: 'text', text: 'x' }] }], { provider: 'anthropic', model: 'claude-sonnet-4-5', fit: 'yes' }), (e) => e.code === 'InvalidOptions' && e.details.path === 'fit');
+});

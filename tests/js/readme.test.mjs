@@ -32,7 +32,7 @@ before(() => {
 });
 
 test('the README has an example for every host', () => {
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'sessions', 'settings', 'skills', 'streaming', 'wasmtime', 'worker']);
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'sessions', 'settings', 'skills', 'streaming', 'wasmtime', 'worker']);
 });
 
 test('README: Node', () => {
@@ -57,6 +57,12 @@ test('README: a conversation in Node', () => {
   const file = join(out, 'conversation.mjs');
   writeFileSync(file, ex.conversation.code);
   assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.conversation.output);
+});
+
+test('README: the context fit of a conversation', () => {
+  const file = join(out, 'fit.mjs');
+  writeFileSync(file, ex.fit.code);
+  assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.fit.output);
 });
 
 test('README: streaming, tools and the agent loop in Node, against the mock provider', async () => {

@@ -139,6 +139,7 @@ pub(crate) fn assemble(
     prev: Option<Prev<'_>>,
     head_memo: Option<&mut Option<Head>>,
     resume: Option<Resume<'_>>,
+    fit: Option<&super::fit::Plan>,
 ) -> Result<Option<Assembled>> {
     let opts = &options.lower;
     let p = opts.provider;
@@ -147,6 +148,39 @@ pub(crate) fn assemble(
     let (mut repairs, mut ids, from) = match &resume {
         Some(r) => (r.repairs.clone(), r.ids.clone(), r.from),
         None => (Vec::new(), Vec::new(), 0),
+    };
+    // A fit leaves its turns out (an empty stand-in each; the note in the last one's place).
+    let gone = LoweredTurn::left_out();
+    let fitted: Vec<&LoweredTurn>;
+    let turns = match fit.filter(|f| !f.dropped.is_empty()) {
+        Some(f) => {
+            let last = f.dropped.last().copied();
+            fitted = turns
+                .iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    if f.dropped.binary_search(&i).is_err() {
+                        *t
+                    } else {
+                        repairs.push(Repair {
+                            turn: i,
+                            part: None,
+                            code: "TurnDropped",
+                            message: format!(
+                                "the {} turn is left out to fit the context window",
+                                t.report.role
+                            ),
+                        });
+                        match (&f.marker, Some(i) == last) {
+                            (Some(m), true) => m,
+                            _ => &gone,
+                        }
+                    }
+                })
+                .collect();
+            fitted.as_slice()
+        }
+        None => turns,
     };
     let Some(canon) = canonical(turns, &mut repairs, from, resume.as_ref().map(|r| r.calls))?
     else {
@@ -294,6 +328,7 @@ pub(crate) fn assemble(
                 prefix_bytes,
             },
             call: options.lower.settings.call(),
+            fit: fit.map(|f| f.report.clone()),
         },
         keep,
         tail,

@@ -63,7 +63,8 @@ pub(super) fn canonical<'a>(
     for (t, lt) in turns.iter().enumerate().skip(from) {
         let items = lt.items.as_slice();
         if items.is_empty() {
-            if lt.report.role != "tool" {
+            // An empty tool turn has nothing to answer; a turn a fit left out is reported there.
+            if !matches!(lt.report.role, "tool" | "left-out") {
                 repairs.push(Repair {
                     turn: t,
                     part: None,

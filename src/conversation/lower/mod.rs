@@ -16,6 +16,7 @@
 
 mod assemble;
 mod canonical;
+pub mod fit;
 mod out;
 mod turn;
 
@@ -61,6 +62,8 @@ pub struct ConversationOptions {
     pub lower: LowerOptions,
     /// Prompt caching; none when absent.
     pub cache: CacheOptions,
+    /// Context fit; none when absent.
+    pub fit: Option<fit::Fit>,
 }
 
 impl ConversationOptions {
@@ -69,6 +72,7 @@ impl ConversationOptions {
         ConversationOptions {
             lower: LowerOptions::new(provider),
             cache: CacheOptions::default(),
+            fit: None,
         }
     }
 
@@ -115,17 +119,18 @@ impl ConversationOptions {
                 .at("cache"))
             }
         };
+        let fit = fit::Fit::from_value(o.remove("fit").unwrap_or(Value::Null))?;
         let lower = LowerOptions::from_value(Value::Object(o)).map_err(|e| {
             if e.message() == "unknown option" {
                 e.with(
                     "known",
-                    "provider, system, tools, capabilities, params, cache",
+                    "provider, system, tools, capabilities, the call settings, cache, fit",
                 )
             } else {
                 e
             }
         })?;
-        Ok(ConversationOptions { lower, cache })
+        Ok(ConversationOptions { lower, cache, fit })
     }
 }
 
@@ -190,9 +195,26 @@ pub struct LoweredTurn {
     pub report: Rc<TurnReport>,
     /// Host slots the core must read whole before it can lower this turn.
     pub(crate) needs: Vec<u32>,
+    /// Its estimated tokens, once a fit asked (see [`fit`]).
+    pub(crate) tokens: std::cell::OnceCell<u64>,
 }
 
 impl LoweredTurn {
+    /// The stand-in of a turn a context fit leaves out: nothing to send, nothing reported.
+    pub(crate) fn left_out() -> LoweredTurn {
+        LoweredTurn {
+            items: Vec::new(),
+            report: Rc::new(TurnReport {
+                role: "left-out",
+                blocks: Vec::new(),
+                dropped: Vec::new(),
+                warnings: Vec::new(),
+            }),
+            needs: Vec::new(),
+            tokens: std::cell::OnceCell::new(),
+        }
+    }
+
     /// About how many bytes the turn holds (for the cache's bound).
     pub fn weight(&self) -> usize {
         let items: usize = self
@@ -239,7 +261,7 @@ pub struct Repair {
     #[cfg_attr(feature = "ts", ts(optional))]
     pub part: Option<usize>,
     /// A stable code: `MissingToolResult`, `OrphanToolResult`, `ToolResultMoved`,
-    /// `ToolResultsMerged`, `SystemAsUser`, `TurnsMerged`, `EmptyTurn`,
+    /// `ToolResultsMerged`, `SystemAsUser`, `TurnsMerged`, `EmptyTurn`, `TurnDropped`,
     /// `TrailingWhitespace`, `ErrorFlagNotCarried`.
     #[cfg_attr(feature = "ts", ts(type = "RepairCode"))]
     pub code: &'static str,
@@ -291,6 +313,11 @@ pub struct ConversationReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "ts", ts(optional, type = "Call"))]
     pub call: Option<serde_json::Value>,
+    /// The context fit, when asked for (`fit`): the estimate, the window and what was left
+    /// out.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    pub fit: Option<fit::FitReport>,
 }
 
 impl ConversationReport {

@@ -204,6 +204,7 @@ pub(crate) fn lower_turn(
         items,
         report: Rc::new(report),
         needs,
+        tokens: std::cell::OnceCell::new(),
     })
 }
 
