@@ -107,15 +107,17 @@ const web = rows[0];
 // 510.0 KB (gate 511), the composer's 862.1 KB (gate 863). The JSON answer read as it
 // streams (the incremental reader and its edits, `metadata.object`, `InvalidOutput`) and
 // each call's cost from the model table's prices: about 4.4 KB more, 514.4 KB (gate 515)
-// and 866.1 KB (gate 867). Where the rest is, and why issue 17's targets
+// and 866.1 KB (gate 867). The context fit (the estimate, the plan, `report.fit`, the
+// `TurnDropped` repairs) and `report.call`: about 4.6 KB more, 519.2 KB (gate 520) and
+// 869.8 KB (gate 870). Where the rest is, and why issue 17's targets
 // are below the core's own code: scripts/size-breakdown.mjs and the README.
-const budget = 515 * 1024;
+const budget = 520 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 867 * 1024;
+const fullBudget = 870 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
@@ -136,8 +138,9 @@ if (full.gz > fullBudget) {
 // at 100 (scripts/build.sh) to 878.2 KB: gates 879 and 249. The loops in the core and the
 // provider dialects (issue 45): 863.6 and 237.9 KB; the call settings (issue 51): 879.5
 // and 254.8 KB; the JSON answer as it streams and the cost: 883.6 and 258.9 KB, gates 884
-// and 259 (885 and 260: the edits of one batch as one event, 884.3 and 259.0 KB).
-for (const [row, kbBudget, what] of [[rows[4], 885, 'the full WASI component'], [rows[5], 260, 'the lowering-only WASI component']]) {
+// and 259 (885 and 260: the edits of one batch as one event, 884.3 and 259.0 KB); the
+// context fit and `report.call`: gates 890 and 265.
+for (const [row, kbBudget, what] of [[rows[4], 890, 'the full WASI component'], [rows[5], 265, 'the lowering-only WASI component']]) {
   if (row.gz > kbBudget * 1024) {
     console.error(`${what} is ${kb(row.gz)} gzip, over its budget of ${kb(kbBudget * 1024)}`);
     process.exitCode = 1;
@@ -147,9 +150,10 @@ for (const [row, kbBudget, what] of [[rows[4], 885, 'the full WASI component'], 
 // stores or skills): 234.2 KB gzip at its first build, below the AI SDK with three
 // providers (274 KB); the target of 120 KB is issue 17's. 239.0 KB with the shared sort,
 // 238.9 KB with the agent machine and the provider dialects (issue 45), 255.1 KB with the
-// call settings (issue 51), 259.6 KB with the streamed JSON answer and the cost.
+// call settings (issue 51), 259.6 KB with the streamed JSON answer and the cost, 264.7 KB
+// with the context fit and `report.call`.
 const lowerOnly = rows[6];
-if (lowerOnly.gz > 260 * 1024) {
-  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(260 * 1024)}`);
+if (lowerOnly.gz > 265 * 1024) {
+  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(265 * 1024)}`);
   process.exitCode = 1;
 }
