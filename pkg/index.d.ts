@@ -773,6 +773,11 @@ export interface AgentResult {
   turn: ResponseTurn | null;
   /** Token counts summed over the steps. */
   usage: Partial<Usage>;
+  /**
+   * The final answer parsed as JSON, when the request asked for one (the `output` setting
+   * in the options `lower` gives): the last turn's `metadata.object`.
+   */
+  object?: unknown;
   /** The arbiter's run, when there is one. */
   run?: unknown;
   error?: PromptloomError;

@@ -39,6 +39,12 @@ export function planFor(provider, request, salt = '1') {
       calls: [{ id: `call_mock_${salt}`, name: tools[0], input: { query: last.text.slice(0, 80) || 'anything' } }],
     };
   }
+  // A request that asks for a JSON answer gets one (the words of the last user text).
+  const wantsJson = request.response_format || request.text?.format || request.output_config?.format || request.generationConfig?.responseMimeType === 'application/json';
+  if (wantsJson) {
+    const words = last.text.split(/\s+/).filter(Boolean);
+    return { reasoning: 'Answering in JSON.', text: JSON.stringify({ said: last.text, words: words.length, first: words[0] ?? null }), calls: [] };
+  }
   const text = last.afterTool
     ? `The tool answered. Here is what it said: ${last.text.slice(0, 200)}`
     : `You said: "${last.text}". This answer comes from the promptloom mock provider, streamed word by word so the page can show it arriving.`;

@@ -20,7 +20,7 @@ const fn = (f, path) => {
  * Runs a conversation until the model gives its final answer:
  * `runAgent({ conversation, adapter, tools?, handlers?, lower?, maxSteps?, signal?,
  * arbiter?, lane?, onEvent?, onTurn? })` →
- * `{ stop: 'final' | 'arbiter' | 'max_steps' | 'aborted', steps, turn, usage, run? }`.
+ * `{ stop: 'final' | 'arbiter' | 'max_steps' | 'aborted', steps, turn, usage, object?, run? }`.
  *
  * Each step lowers the conversation (`lower`: the lowering options, `tools`: the tool
  * definitions), sends it with `adapter`, reads the stream (`onEvent(event, step)` sees
@@ -119,7 +119,7 @@ export async function runAgent(options) {
           action = next('status', String((arbiter.run(lane)?.status ?? 'running') === 'running'));
           break;
         case 'done':
-          return { stop: action.stop, steps: action.steps, turn, usage: action.usage, ...(arbiter ? { run: arbiter.run(lane) } : {}), ...(action.stop === 'aborted' ? { error: cut } : {}) };
+          return { stop: action.stop, steps: action.steps, turn, usage: action.usage, ...(turn && turn.metadata && turn.metadata.object !== undefined ? { object: turn.metadata.object } : {}), ...(arbiter ? { run: arbiter.run(lane) } : {}), ...(action.stop === 'aborted' ? { error: cut } : {}) };
         default:
           throw new PromptloomError('Internal', `the agent run asked for \`${action.do}\``, {});
       }

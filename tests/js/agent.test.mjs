@@ -212,3 +212,17 @@ for (const c of agentCases()) {
     assert.deepEqual((await store.thread(c.name)).map((t) => t.role), c.expected.turns.map((t) => t.role));
   });
 }
+
+test('runAgent asks for a JSON answer with the output setting, and gives the object parsed', async () => {
+  const schema = { type: 'object', properties: { said: { type: 'string' }, words: { type: 'integer' }, first: { type: 'string' } }, required: ['said', 'words'] };
+  for (const provider of ['anthropic', 'openai-chat', 'openai-responses', 'gemini']) {
+    const conversation = new pl.Conversation();
+    await conversation.append({ role: 'user', parts: [{ type: 'text', text: 'count these four words' }] });
+    const model = provider === 'anthropic' ? 'claude-sonnet-4-5' : provider === 'gemini' ? 'gemini-2.5-flash' : 'gpt-4.1';
+    const out = await pl.runAgent({ conversation, adapter: adapter(provider, { model }), lower: { provider, model, stream: true, output: { schema, name: 'count' } } });
+    assert.equal(out.stop, 'final', provider);
+    assert.deepEqual(out.object, { said: 'count these four words', words: 4, first: 'count' }, provider);
+    assert.deepEqual(out.turn.metadata.object, out.object);
+    conversation.free();
+  }
+});
