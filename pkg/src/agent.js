@@ -50,6 +50,7 @@ export async function runAgent(options) {
   const run = __call(() => new M.AgentRunCore(json(conversation.options, 'conversation.options'), json(lower, 'lower'), json(tools, 'tools'), maxSteps, arbiter !== undefined));
   const next = (event, payload = '') => JSON.parse(__call(() => run.next(EVENTS[event], payload)));
   let offer = null;
+  /** @type {any} */
   let turn = null;
   let steps = 0;
   /** @type {PromptloomError | null} */
