@@ -35,10 +35,21 @@ test('the README has an example for every host', () => {
   assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'sessions', 'settings', 'skills', 'streaming', 'wasmtime', 'worker']);
 });
 
-test('README: Node', () => {
-  const file = join(out, 'node.mjs');
-  writeFileSync(file, ex.node.code);
-  assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.node.output);
+test('README: Node, the request sent to the mock provider (ANTHROPIC_BASE_URL)', async () => {
+  const { startMockProvider, mockBaseURL } = await import('../../scripts/mock-provider.mjs');
+  const mock = await startMockProvider();
+  try {
+    const file = join(out, 'node.mjs');
+    writeFileSync(file, ex.node.code);
+    const env = { ...process.env, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: mockBaseURL(mock.url, 'anthropic') };
+    const { execFile } = await import('node:child_process');
+    const text = await new Promise((res, rej) => execFile('node', [file], { encoding: 'utf8', env }, (e, so, se) => (e ? rej(new Error(`${e.message}\n${se}`)) : res(so))));
+    assert.equal(text.trimEnd(), ex.node.output);
+    // What the example sent is the body it printed.
+    assert.equal(mock.requests.at(-1).body, ex.node.output.split('\n')[0]);
+  } finally {
+    await mock.close();
+  }
 });
 
 test('README: one set of settings for every provider', () => {
