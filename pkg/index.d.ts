@@ -192,7 +192,7 @@ export interface CallSettings {
   /** Each provider family's own top-level fields, merged over the finished body last, verbatim. */
   providerOptions?: { anthropic?: Record<string, unknown>; openai?: Record<string, unknown>; gemini?: Record<string, unknown> };
   /** The model's row over (or instead of) the built-in table's. */
-  modelInfo?: { contextWindow?: number; maxOutputTokens?: number; reasoning?: 'none' | 'budget' | 'effort' | 'level'; sampling?: boolean; structuredOutput?: boolean; prices?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number } };
+  modelInfo?: { contextWindow?: number; maxOutputTokens?: number; reasoning?: 'none' | 'budget' | 'effort' | 'level'; sampling?: boolean; structuredOutput?: boolean; vision?: boolean; prices?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number } };
 }
 
 export interface LowerOptions extends CallSettings {

@@ -109,7 +109,8 @@ const web = rows[0];
 // each call's cost from the model table's prices: about 4.4 KB more, 514.4 KB (gate 515)
 // and 866.1 KB (gate 867). The context fit (the estimate, the plan, `report.fit`, the
 // `TurnDropped` repairs) and `report.call`: about 4.6 KB more, 519.2 KB (gate 520) and
-// 869.8 KB (gate 870). Where the rest is, and why issue 17's targets
+// 869.8 KB (gate 870); media per model (a text-only model's row narrows the table):
+// 519.6 and 870.1 KB (gate 871). Where the rest is, and why issue 17's targets
 // are below the core's own code: scripts/size-breakdown.mjs and the README.
 const budget = 520 * 1024;
 if (web.gz > budget) {
@@ -117,7 +118,7 @@ if (web.gz > budget) {
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 870 * 1024;
+const fullBudget = 871 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
@@ -151,9 +152,9 @@ for (const [row, kbBudget, what] of [[rows[4], 890, 'the full WASI component'], 
 // providers (274 KB); the target of 120 KB is issue 17's. 239.0 KB with the shared sort,
 // 238.9 KB with the agent machine and the provider dialects (issue 45), 255.1 KB with the
 // call settings (issue 51), 259.6 KB with the streamed JSON answer and the cost, 264.7 KB
-// with the context fit and `report.call`.
+// with the context fit and `report.call`, 265.1 KB with media per model.
 const lowerOnly = rows[6];
-if (lowerOnly.gz > 265 * 1024) {
-  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(265 * 1024)}`);
+if (lowerOnly.gz > 266 * 1024) {
+  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(266 * 1024)}`);
   process.exitCode = 1;
 }

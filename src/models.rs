@@ -89,6 +89,9 @@ pub struct Model {
     /// Whether it takes a JSON Schema for its answer natively (if not, Anthropic gets a
     /// forced tool).
     pub structured_output: bool,
+    /// Whether it takes images and PDFs (the provider's media table applies); a text-only
+    /// model gets them as descriptors, each reported.
+    pub vision: bool,
     /// What it costs, where published.
     pub prices: Option<Prices>,
 }
@@ -127,8 +130,14 @@ const fn row(
         reasoning,
         sampling,
         structured_output,
+        vision: true,
         prices,
     }
+}
+
+/// `m`, taking no images or PDFs.
+const fn text_only(m: Model) -> Model {
+    Model { vision: false, ..m }
 }
 
 /// The table.
@@ -345,7 +354,8 @@ pub static MODELS: &[Model] = &[
         true,
         p(1.1, 4.4, 0.275, 0.0),
     ),
-    row(
+    // Text only: OpenAI refuses image input for o3-mini.
+    text_only(row(
         &["o3-mini"],
         "openai",
         200_000,
@@ -354,7 +364,7 @@ pub static MODELS: &[Model] = &[
         false,
         true,
         p(1.1, 4.4, 0.55, 0.0),
-    ),
+    )),
     row(
         &["o1"],
         "openai",
@@ -483,6 +493,7 @@ pub(crate) fn with_info(
         reasoning: Reasoning::None,
         sampling: true,
         structured_output: false,
+        vision: true,
         prices: None,
     });
     let count = |v: &Value| v.as_u64().and_then(|n| u32::try_from(n).ok());
@@ -510,6 +521,10 @@ pub(crate) fn with_info(
             }
             ("structuredOutput", Value::Bool(b)) => {
                 m.structured_output = *b;
+                true
+            }
+            ("vision", Value::Bool(b)) => {
+                m.vision = *b;
                 true
             }
             ("prices", Value::Object(p)) => {

@@ -183,6 +183,7 @@ fn models_json() -> String {
                 "reasoning": reasoning,
                 "sampling": m.sampling,
                 "structuredOutput": m.structured_output,
+                "vision": m.vision,
                 "prices": m.prices.map(|p| serde_json::json!({
                     "input": p.input, "output": p.output, "cacheRead": p.cache_read, "cacheWrite": p.cache_write
                 })),

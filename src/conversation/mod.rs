@@ -109,7 +109,7 @@ fn lower_in(
 ) -> Result<ConversationOutcome> {
     check_limits(turns.iter(), turns.len(), 0, &options.lower.limits)?;
     let opts = &options.lower;
-    let caps = Capabilities::with_override(opts.provider, opts.capabilities.as_ref())?;
+    let caps = Capabilities::for_call(opts.provider, &opts.settings, opts.capabilities.as_ref())?;
     let cx = TurnCx {
         provider: opts.provider,
         caps: &caps,
@@ -300,7 +300,7 @@ pub struct Conversation {
     /// The body around the messages array, for the last options.
     head: Option<Head>,
     /// The last target and its name.
-    target_of: Option<(Provider, Option<serde_json::Value>, [u8; 32])>,
+    target_of: Option<(Provider, Option<serde_json::Value>, bool, [u8; 32])>,
     /// The limits the first turns were last checked against, and how many of them.
     checked: Option<(crate::limits::Limits, usize)>,
 }
@@ -504,19 +504,26 @@ impl Conversation {
         check_limits(self.turns(), self.len(), from, &limits)?;
         self.checked = Some((limits, self.len()));
         let opts = &options.lower;
-        let caps = Capabilities::with_override(opts.provider, opts.capabilities.as_ref())?;
-        // The target's name: the provider and the capability table it was given.
+        let caps =
+            Capabilities::for_call(opts.provider, &opts.settings, opts.capabilities.as_ref())?;
+        // The target's name: the provider, the capability table it was given, and whether
+        // the model's row narrowed it (a text-only model).
+        let narrowed = Capabilities::text_only(opts.provider, &opts.settings)?;
         let target = match &self.target_of {
-            Some((p, c, t)) if *p == opts.provider && *c == opts.capabilities => *t,
+            Some((p, c, n, t))
+                if *p == opts.provider && *c == opts.capabilities && *n == narrowed =>
+            {
+                *t
+            }
             _ => {
                 let mut h = Sha256::new();
                 h.update(opts.provider.name().as_bytes());
-                h.update([0u8]);
+                h.update([u8::from(narrowed)]);
                 if let Some(c) = &opts.capabilities {
                     h.update(c.json_text().as_bytes());
                 }
                 let t: [u8; 32] = h.finalize().into();
-                self.target_of = Some((opts.provider, opts.capabilities.clone(), t));
+                self.target_of = Some((opts.provider, opts.capabilities.clone(), narrowed, t));
                 t
             }
         };

@@ -94,7 +94,11 @@ fn lower_in(
     mode: SlotMode,
 ) -> Result<Marked> {
     options.limits.check_message(message, "the message")?;
-    let caps = Capabilities::with_override(options.provider, options.capabilities.as_ref())?;
+    let caps = Capabilities::for_call(
+        options.provider,
+        &options.settings,
+        options.capabilities.as_ref(),
+    )?;
     let (blocks, mut report, needs) =
         part_blocks(&message.parts, options.provider, &caps, resolver)?;
     if !needs.is_empty() {

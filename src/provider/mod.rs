@@ -569,6 +569,36 @@ impl Capabilities {
         }
     }
 
+    /// What one call's options allow: the provider default, narrowed by the model's row
+    /// (a text-only model takes no images or PDFs), the host's partial override merged
+    /// over it.
+    pub fn for_call(
+        provider: Provider,
+        settings: &crate::settings::Settings,
+        overrides: Option<&Value>,
+    ) -> Result<Cow<'static, Capabilities>> {
+        if !Capabilities::text_only(provider, settings)? {
+            return Capabilities::with_override(provider, overrides);
+        }
+        let none: Value =
+            serde_json::from_str(r#"{"images":{"mimes":[]},"pdf":{"mimes":[]},"max_images":0}"#)
+                .unwrap_or_default();
+        let c = Capabilities::defaults(provider).overridden(&none)?;
+        match overrides.filter(|v| !v.is_null()) {
+            None => Ok(Cow::Owned(c)),
+            Some(v) => c.overridden(v).map(Cow::Owned),
+        }
+    }
+
+    /// Whether the settings' model is known to take no images or PDFs.
+    pub(crate) fn text_only(
+        provider: Provider,
+        settings: &crate::settings::Settings,
+    ) -> Result<bool> {
+        let row = crate::settings::row_of(settings, provider.spec().family)?;
+        Ok(row.is_some_and(|r| !r.vision))
+    }
+
     /// The provider default with a host's partial override merged over it.
     pub fn with_override(
         provider: Provider,

@@ -95,3 +95,20 @@ test('context fit: a growing chat keeps to its window, oldest turns out first, t
   assert.throws(() => pl.lowerConversation([{ role: 'user', parts: [{ type: 'text', text: 'x' }] }], { provider: 'anthropic', model: 'unknown-9', fit: true }), (e) => e.code === 'InvalidOptions' && e.details.path === 'fit');
   assert.throws(() => pl.lowerConversation([{ role: 'user', parts: [{ type: 'text', text: 'x' }] }], { provider: 'anthropic', model: 'claude-sonnet-4-5', fit: 'yes' }), (e) => e.code === 'InvalidOptions' && e.details.path === 'fit');
 });
+
+test('a text-only model gets images and PDFs as descriptors; the conversation cache tells the models apart', () => {
+  const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+  const conv = new pl.Conversation();
+  conv.append({ role: 'user', parts: [{ type: 'text', text: 'What is this?' }, { type: 'file-attachment', data: png, mime: 'image/png', name: 'a.png' }] });
+  const seeing = conv.lower({ provider: 'openai-chat', model: 'gpt-4.1' });
+  assert.match(seeing.body, /"image_url"/);
+  const blind = conv.lower({ provider: 'openai-chat', model: 'o3-mini' });
+  assert.doesNotMatch(blind.body, /"image_url"/);
+  assert.match(blind.body, /not readable by this model directly/);
+  assert.ok(blind.report.turns[0].warnings.some((w) => w.code === 'UnsupportedMedia'));
+  // Back to the first model: its lowering again, byte for byte.
+  assert.equal(conv.lower({ provider: 'openai-chat', model: 'gpt-4.1' }).body, seeing.body);
+  // modelInfo says what the table does not know.
+  assert.doesNotMatch(conv.lower({ provider: 'openai-chat', model: 'my-finetune', modelInfo: { vision: false } }).body, /"image_url"/);
+  conv.free();
+});
