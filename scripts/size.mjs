@@ -110,15 +110,17 @@ const web = rows[0];
 // and 866.1 KB (gate 867). The context fit (the estimate, the plan, `report.fit`, the
 // `TurnDropped` repairs) and `report.call`: about 4.6 KB more, 519.2 KB (gate 520) and
 // 869.8 KB (gate 870); media per model (a text-only model's row narrows the table):
-// 519.6 and 870.1 KB (gate 871). Where the rest is, and why issue 17's targets
+// 519.6 and 870.1 KB (gate 871). What providers really send (issue 46: Gemini's streamed
+// call arguments, inputs that come whole at a block's start, chunked Chat content,
+// usage over iterations): 522.1 and 872.7 KB (gates 523 and 873). Where the rest is, and why issue 17's targets
 // are below the core's own code: scripts/size-breakdown.mjs and the README.
-const budget = 520 * 1024;
+const budget = 523 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 871 * 1024;
+const fullBudget = 873 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
@@ -140,8 +142,9 @@ if (full.gz > fullBudget) {
 // provider dialects (issue 45): 863.6 and 237.9 KB; the call settings (issue 51): 879.5
 // and 254.8 KB; the JSON answer as it streams and the cost: 883.6 and 258.9 KB, gates 884
 // and 259 (885 and 260: the edits of one batch as one event, 884.3 and 259.0 KB); the
-// context fit and `report.call`: gates 890 and 265.
-for (const [row, kbBudget, what] of [[rows[4], 890, 'the full WASI component'], [rows[5], 265, 'the lowering-only WASI component']]) {
+// context fit and `report.call`: gates 890 and 265; the provider shapes of issue 46:
+// gates 892 and 267.
+for (const [row, kbBudget, what] of [[rows[4], 892, 'the full WASI component'], [rows[5], 267, 'the lowering-only WASI component']]) {
   if (row.gz > kbBudget * 1024) {
     console.error(`${what} is ${kb(row.gz)} gzip, over its budget of ${kb(kbBudget * 1024)}`);
     process.exitCode = 1;
@@ -152,9 +155,10 @@ for (const [row, kbBudget, what] of [[rows[4], 890, 'the full WASI component'], 
 // providers (274 KB); the target of 120 KB is issue 17's. 239.0 KB with the shared sort,
 // 238.9 KB with the agent machine and the provider dialects (issue 45), 255.1 KB with the
 // call settings (issue 51), 259.6 KB with the streamed JSON answer and the cost, 264.7 KB
-// with the context fit and `report.call`, 265.1 KB with media per model.
+// with the context fit and `report.call`, 265.1 KB with media per model, 267.6 KB with the
+// provider shapes of issue 46.
 const lowerOnly = rows[6];
-if (lowerOnly.gz > 266 * 1024) {
-  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(266 * 1024)}`);
+if (lowerOnly.gz > 268 * 1024) {
+  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(268 * 1024)}`);
   process.exitCode = 1;
 }

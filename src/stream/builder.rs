@@ -49,6 +49,8 @@ pub(crate) struct Builder {
     /// The terminal event was seen (its usage and finish events are out).
     pub(crate) done: bool,
     errors: Vec<Error>,
+    /// Argument text of blocks kept as provider data (a server tool's call), by part.
+    other_args: Vec<(usize, String)>,
     extra: Map<String, Value>,
     /// Where the JSON answer is, when the request asked for one, and its reader.
     object: Option<(ObjectSource, Partial)>,
@@ -72,6 +74,7 @@ impl Builder {
             finish: None,
             done: false,
             errors: Vec::new(),
+            other_args: Vec::new(),
             extra: Map::new(),
             object: None,
             edits: Vec::new(),
@@ -303,6 +306,16 @@ impl Builder {
                     id: r.id.clone(),
                 });
             }
+            Some(Slot::Other(Value::Object(o))) => {
+                let Some(at) = self.other_args.iter().position(|(j, _)| *j == i) else {
+                    return;
+                };
+                let (_, text) = self.other_args.swap_remove(at);
+                let input = serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text));
+                if let Some(Value::Object(d)) = o.get_mut("data") {
+                    d.insert("input".into(), input);
+                }
+            }
             Some(Slot::Tool(t)) if !t.ended => {
                 t.ended = true;
                 let input = match t.input.take() {
@@ -412,9 +425,17 @@ impl Builder {
         });
     }
 
-    /// More argument text of the tool call of block `key`.
+    /// More argument text of the tool call of block `key` (of a block kept as provider
+    /// data, such as a server tool's call: its `input` when it ends).
     pub(crate) fn tool_delta(&mut self, key: Key, delta: &str) {
         let Some(i) = self.find(key) else { return };
+        if matches!(self.slots.get(i), Some(Slot::Other(_))) {
+            match self.other_args.iter_mut().find(|(j, _)| *j == i) {
+                Some((_, s)) => s.push_str(delta),
+                None => self.other_args.push((i, delta.to_owned())),
+            }
+            return;
+        }
         if let Some(Slot::Tool(t)) = self.slots.get_mut(i) {
             if delta.is_empty() || t.ended {
                 return;
@@ -452,13 +473,21 @@ impl Builder {
         signature: Option<&str>,
     ) {
         self.tool_start(key, id, name);
+        self.tool_input(key, input, signature);
+        self.end(key);
+    }
+
+    /// The whole arguments of the open tool call of block `key` (one delta; they are its
+    /// input whatever text follows), and its signature when it has one.
+    pub(crate) fn tool_input(&mut self, key: Key, input: Value, signature: Option<&str>) {
         let text = input.json_text();
         self.tool_delta(key, &text);
         if let Some(Slot::Tool(t)) = self.find(key).and_then(|i| self.slots.get_mut(i)) {
             t.input = Some(input);
-            t.signature = signature.map(str::to_owned);
+            if signature.is_some() {
+                t.signature = signature.map(str::to_owned);
+            }
         }
-        self.end(key);
     }
 
     /// A block of a kind this version does not model, kept verbatim as a part.
@@ -477,6 +506,12 @@ impl Builder {
                 self.open(key, Slot::Other(Value::Object(o)));
             }
         }
+    }
+
+    /// A block of a kind this version does not model, kept verbatim as a part of its own.
+    pub(crate) fn other_part(&mut self, value: Value) {
+        let key = (u8::MAX, self.slots.len() as u64, 0);
+        self.other(key, value);
     }
 
     /// Whether any tool call began.

@@ -25,8 +25,26 @@ fn stop_reason(raw: &str) -> FinishReason {
 }
 
 /// Input counts every input token: Anthropic counts cache reads and writes apart. A later
-/// usage (`message_delta`) that leaves a count out keeps the earlier one.
+/// usage (`message_delta`) that leaves a count out keeps the earlier one. A request that
+/// sampled more than once (compaction) reports each pass in `iterations`, the top-level
+/// figures only the last: what is billed is their sum.
 fn usage(u: &Value, into: &mut Usage) {
+    if let Some(its) = u
+        .get("iterations")
+        .and_then(Value::as_array)
+        .filter(|a| !a.is_empty())
+    {
+        let sum = |k: &str| its.iter().filter_map(|i| num(i, k)).sum::<u64>();
+        let (read, write) = (
+            sum("cache_read_input_tokens"),
+            sum("cache_creation_input_tokens"),
+        );
+        into.input_tokens = sum("input_tokens") + read + write;
+        into.output_tokens = sum("output_tokens");
+        into.cached_tokens = Some(read);
+        into.cache_write_tokens = Some(write);
+        return;
+    }
     let read = num(u, "cache_read_input_tokens").or(into.cached_tokens);
     let write = num(u, "cache_creation_input_tokens").or(into.cache_write_tokens);
     let uncached = into
@@ -65,6 +83,14 @@ fn block(b: &mut Builder, k: Key, block: &Value, whole: bool) {
                 return;
             }
             b.tool_start(k, id, name);
+            // Streamed, the input is `{}` here and comes as `input_json_delta`s, unless the
+            // call came whole (programmatic tool calling): then it is here.
+            if let Some(input) = block
+                .get("input")
+                .filter(|i| !i.is_null() && i.as_object().is_none_or(|o| !o.is_empty()))
+            {
+                b.tool_input(k, input.clone(), None);
+            }
         }
         _ => b.other(k, block.clone()),
     }

@@ -1,7 +1,10 @@
 //! Gemini `generateContent` / `streamGenerateContent`: every chunk is a
 //! `GenerateContentResponse` whose first candidate carries the next parts. Consecutive text
 //! parts make one text part, consecutive thoughts one reasoning part; a function call comes
-//! whole. Gemini gives calls no id (or an optional one): the id is the response id and the
+//! whole, or (Gemini 3, `streamFunctionCallArguments`) spread over chunks: its name first,
+//! then `partialArgs` (a JSON path and a value each; a string continued while its
+//! `willContinue` says so) until a chunk whose `willContinue` is not true, or until another
+//! part or the finish reason comes. Gemini gives calls no id (or an optional one): the id is the response id and the
 //! call's number (`<responseId>-call-<n>`), or, without a response id, derived from the
 //! call's name, arguments and number (`call-<8 hex of SHA-256>-<n>`).
 
@@ -26,6 +29,153 @@ pub(super) struct State {
     seg: u64,
     calls: u64,
     response_id: Option<String>,
+    /// A function call whose arguments are still streaming.
+    open: Option<Open>,
+}
+
+/// A function call being streamed.
+#[derive(Debug)]
+struct Open {
+    key: Key,
+    args: Value,
+    /// The path of a string the next partial argument continues.
+    more: Option<String>,
+    signature: Option<String>,
+}
+
+/// Sets `v` at the JSON path `path` (`$.a.b[0].c`, `$['a b']`) in `root`, making objects
+/// and arrays on the way; `append`: the string there grows by `v`'s. None: not a path this
+/// reader takes (or an index far past the array's end).
+fn set_path(root: &mut Value, path: &str, v: Value, append: bool) -> Option<()> {
+    let mut rest = path.strip_prefix('$')?;
+    let mut cur = root;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix("['") {
+            let end = r.find("']")?;
+            let key = r.get(..end)?;
+            rest = r.get(end + 2..)?;
+            cur = member(cur, key)?;
+        } else if let Some(r) = rest.strip_prefix('[') {
+            let end = r.find(']')?;
+            let n: usize = r.get(..end)?.parse().ok()?;
+            rest = r.get(end + 1..)?;
+            if !cur.is_array() {
+                *cur = Value::Array(Vec::new());
+            }
+            let a = cur.as_array_mut()?;
+            if n > a.len() + 64 {
+                return None;
+            }
+            while a.len() <= n {
+                a.push(Value::Null);
+            }
+            cur = a.get_mut(n)?;
+        } else if let Some(r) = rest.strip_prefix('.') {
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            let key = r.get(..end)?;
+            rest = r.get(end..)?;
+            cur = member(cur, key)?;
+        } else {
+            return None;
+        }
+    }
+    match (append, &mut *cur, v) {
+        (true, Value::String(s), Value::String(t)) => s.push_str(&t),
+        (_, slot, v) => *slot = v,
+    }
+    Some(())
+}
+
+/// Member `key` of `v` (made an object if it is not one), null when new.
+fn member<'v>(v: &'v mut Value, key: &str) -> Option<&'v mut Value> {
+    if !v.is_object() {
+        *v = Value::Object(serde_json::Map::new());
+    }
+    let o = v.as_object_mut()?;
+    if !o.contains_key(key) {
+        o.insert(key.to_owned(), Value::Null);
+    }
+    o.get_mut(key)
+}
+
+/// The value of one partial argument.
+fn partial_value(pa: &Value) -> Option<Value> {
+    if let Some(s) = pa.get("stringValue") {
+        return Some(s.clone());
+    }
+    if let Some(n) = pa.get("numberValue") {
+        return Some(n.clone());
+    }
+    if let Some(b) = pa.get("boolValue") {
+        return Some(b.clone());
+    }
+    pa.get("nullValue").map(|_| Value::Null)
+}
+
+/// Ends the call whose arguments were streaming: its arguments as one delta, then its end.
+fn close(st: &mut State, b: &mut Builder) {
+    if let Some(o) = st.open.take() {
+        b.tool_input(o.key, o.args, o.signature.as_deref());
+        b.end(o.key);
+    }
+}
+
+/// A `functionCall` that streams its arguments (or continues one that does).
+fn streamed_call(st: &mut State, b: &mut Builder, fc: &Value, sig: Option<&str>) {
+    let name = str_of(fc, "name").unwrap_or("");
+    if st.open.is_none() {
+        if name.is_empty() {
+            b.error(malformed(
+                Provider::Gemini,
+                "a function call's continuation without the call it continues",
+            ));
+            return;
+        }
+        let id = match str_of(fc, "id") {
+            Some(id) if !id.is_empty() => {
+                st.calls += 1;
+                id.to_owned()
+            }
+            _ => st.call_id(name, &Value::Null),
+        };
+        let key = st.key(CALL);
+        b.tool_start(key, &id, name);
+        st.open = Some(Open {
+            key,
+            args: Value::Object(serde_json::Map::new()),
+            more: None,
+            signature: None,
+        });
+    }
+    let Some(o) = st.open.as_mut() else { return };
+    if let Some(s) = sig {
+        o.signature = Some(s.to_owned());
+    }
+    let mut bad = None;
+    for pa in fc
+        .get("partialArgs")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let path = str_of(pa, "jsonPath").unwrap_or("");
+        let Some(v) = partial_value(pa) else { continue };
+        let append = o.more.as_deref() == Some(path);
+        if set_path(&mut o.args, path, v, append).is_none() {
+            bad = Some(path.to_owned());
+        }
+        o.more = (pa.get("willContinue").and_then(Value::as_bool) == Some(true))
+            .then(|| path.to_owned());
+    }
+    if let Some(path) = bad {
+        b.error(malformed(
+            Provider::Gemini,
+            &format!("a partial function argument at `{path}`, not a JSON path this reader takes"),
+        ));
+    }
+    if fc.get("willContinue").and_then(Value::as_bool) != Some(true) {
+        close(st, b);
+    }
 }
 
 impl State {
@@ -82,6 +232,17 @@ fn usage(u: &Value) -> Usage {
 fn part(st: &mut State, b: &mut Builder, p: &Value) {
     let sig = str_of(p, "thoughtSignature").filter(|s| !s.is_empty());
     if let Some(fc) = p.get("functionCall") {
+        let continues = st.open.is_some() && str_of(fc, "name").is_none_or(str::is_empty);
+        if !continues {
+            close(st, b);
+        }
+        if continues
+            || fc.get("partialArgs").is_some()
+            || fc.get("willContinue").and_then(Value::as_bool) == Some(true)
+        {
+            streamed_call(st, b, fc, sig);
+            return;
+        }
         let name = str_of(fc, "name").unwrap_or("");
         let args = fc
             .get("args")
@@ -98,6 +259,7 @@ fn part(st: &mut State, b: &mut Builder, p: &Value) {
         b.tool_whole(k, &id, name, args, sig);
         return;
     }
+    close(st, b);
     if let Some(t) = str_of(p, "text") {
         if p.get("thought").and_then(Value::as_bool) == Some(true) {
             let k = st.key(THOUGHT);
@@ -164,6 +326,7 @@ pub(crate) fn chunk(st: &mut State, b: &mut Builder, v: &Value) {
         }
     }
     if let Some(r) = str_of(c, "finishReason") {
+        close(st, b);
         let reason = match finish(r) {
             FinishReason::Stop if b.has_tool_calls() => FinishReason::ToolCalls,
             f => f,

@@ -43,6 +43,31 @@ fn first_choice(v: &Value) -> Option<&Value> {
         .find(|c| num(c, "index").unwrap_or(0) == 0)
 }
 
+/// `content` as a string, or as an array of chunks (Mistral's Magistral: `text` chunks and
+/// `thinking` chunks holding text chunks); other chunk kinds are kept as provider data.
+fn content(b: &mut Builder, c: Option<&Value>) {
+    match c {
+        Some(Value::String(t)) => b.text(TEXT, t),
+        Some(Value::Array(chunks)) => {
+            for ch in chunks {
+                match (str_of(ch, "type"), ch.get("thinking")) {
+                    (Some("text"), _) => b.text(TEXT, str_of(ch, "text").unwrap_or("")),
+                    (Some("thinking"), Some(Value::String(t))) => b.reasoning(REASONING, t),
+                    (Some("thinking"), Some(Value::Array(parts))) => {
+                        for p in parts {
+                            if let Some(t) = str_of(p, "text") {
+                                b.reasoning(REASONING, t);
+                            }
+                        }
+                    }
+                    _ => b.other_part(ch.clone()),
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 fn reasoning_text(m: &Value) -> Option<&str> {
     str_of(m, "reasoning_content").or_else(|| str_of(m, "reasoning"))
 }
@@ -62,9 +87,7 @@ pub(crate) fn chunk(b: &mut Builder, v: &Value) {
         if let Some(r) = reasoning_text(d) {
             b.reasoning(REASONING, r);
         }
-        if let Some(t) = str_of(d, "content") {
-            b.text(TEXT, t);
-        }
+        content(b, d.get("content"));
         if let Some(t) = str_of(d, "refusal") {
             b.text(TEXT, t);
             b.meta("refusal", true.into());
@@ -108,9 +131,8 @@ pub(crate) fn body(b: &mut Builder, v: &Value) {
         b.reasoning(REASONING, r);
         b.end(REASONING);
     }
-    if let Some(t) = str_of(m, "content") {
-        b.text(TEXT, t);
-    }
+    content(b, m.get("content"));
+    b.end(REASONING);
     if let Some(t) = str_of(m, "refusal") {
         b.text(TEXT, t);
         b.meta("refusal", true.into());
