@@ -505,7 +505,19 @@ export interface ToolCallPart {
   provider?: string;
 }
 
-export type AssistantPart = AssistantTextPart | ReasoningPart | ToolCallPart | UnknownPart;
+/**
+ * A block or item the provider sent that this version does not model (a server tool's call
+ * and result, a compaction, code execution), kept verbatim. It goes back, as received, to
+ * the provider that sent it (`provider`: its wire name); another provider does not get it
+ * (a `provider-data-dropped` note in the report).
+ */
+export interface ProviderDataPart {
+  type: 'provider-data';
+  provider: Provider | 'openai';
+  data: Record<string, unknown>;
+}
+
+export type AssistantPart = AssistantTextPart | ReasoningPart | ToolCallPart | ProviderDataPart | UnknownPart;
 
 export interface AssistantTurn {
   role: 'assistant';

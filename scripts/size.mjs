@@ -112,7 +112,8 @@ const web = rows[0];
 // 869.8 KB (gate 870); media per model (a text-only model's row narrows the table):
 // 519.6 and 870.1 KB (gate 871). What providers really send (issue 46: Gemini's streamed
 // call arguments, inputs that come whole at a block's start, chunked Chat content,
-// usage over iterations): 522.1 and 872.7 KB (gates 523 and 873). Where the rest is, and why issue 17's targets
+// usage over iterations, provider data sent back to the provider that sent it): 522.8
+// and 873.3 KB (gates 523 and 874). Where the rest is, and why issue 17's targets
 // are below the core's own code: scripts/size-breakdown.mjs and the README.
 const budget = 523 * 1024;
 if (web.gz > budget) {
@@ -120,7 +121,7 @@ if (web.gz > budget) {
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 873 * 1024;
+const fullBudget = 874 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
@@ -143,8 +144,8 @@ if (full.gz > fullBudget) {
 // and 254.8 KB; the JSON answer as it streams and the cost: 883.6 and 258.9 KB, gates 884
 // and 259 (885 and 260: the edits of one batch as one event, 884.3 and 259.0 KB); the
 // context fit and `report.call`: gates 890 and 265; the provider shapes of issue 46:
-// gates 892 and 267.
-for (const [row, kbBudget, what] of [[rows[4], 892, 'the full WASI component'], [rows[5], 267, 'the lowering-only WASI component']]) {
+// gates 892 and 268.
+for (const [row, kbBudget, what] of [[rows[4], 892, 'the full WASI component'], [rows[5], 268, 'the lowering-only WASI component']]) {
   if (row.gz > kbBudget * 1024) {
     console.error(`${what} is ${kb(row.gz)} gzip, over its budget of ${kb(kbBudget * 1024)}`);
     process.exitCode = 1;
@@ -155,10 +156,10 @@ for (const [row, kbBudget, what] of [[rows[4], 892, 'the full WASI component'], 
 // providers (274 KB); the target of 120 KB is issue 17's. 239.0 KB with the shared sort,
 // 238.9 KB with the agent machine and the provider dialects (issue 45), 255.1 KB with the
 // call settings (issue 51), 259.6 KB with the streamed JSON answer and the cost, 264.7 KB
-// with the context fit and `report.call`, 265.1 KB with media per model, 267.6 KB with the
+// with the context fit and `report.call`, 265.1 KB with media per model, 268.2 KB with the
 // provider shapes of issue 46.
 const lowerOnly = rows[6];
-if (lowerOnly.gz > 268 * 1024) {
-  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(268 * 1024)}`);
+if (lowerOnly.gz > 269 * 1024) {
+  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(269 * 1024)}`);
   process.exitCode = 1;
 }

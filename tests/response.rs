@@ -85,7 +85,28 @@ fn responses_parse_to_events_and_turns() {
             &opts,
             &vec![TableResolver::default(), TableResolver::default()],
         ) {
-            Ok(l) => indent(&l.body),
+            Ok(l) => {
+                // The turn goes back to the provider that sent it whole: every block it
+                // requires (signatures, reasoning, server tool results, compaction) is
+                // sent. Chat has no way to send reasoning back; Gemini's thought summaries
+                // without a signature are not asked back (the signature is what counts).
+                for d in &l.report.turns[1].dropped {
+                    let unsigned = turn["parts"][d.part].get("signature").is_none();
+                    let allowed = d.rule == "text-empty"
+                        || (d.rule == "reasoning-dropped"
+                            && (p == Provider::OpenAiChat || (p == Provider::Gemini && unsigned)));
+                    assert!(
+                        allowed,
+                        "{}: part {} of the turn is not sent back to {}: {} ({})",
+                        path.display(),
+                        d.part,
+                        p.name(),
+                        d.rule,
+                        d.reason
+                    );
+                }
+                indent(&l.body)
+            }
             Err(e) => format!("error: {}", e.to_json()),
         };
         let events_text: Vec<String> = events

@@ -379,6 +379,10 @@ pub(crate) struct Spec {
     /// A tool call's arguments travel as JSON text (a string input is sent as it is, not
     /// wrapped in an object).
     pub(crate) arguments_as_text: bool,
+    /// Whether an assistant turn takes back, verbatim, a block or item this provider sent
+    /// that the turn keeps as `provider-data` (server tool calls and results, compaction,
+    /// code execution); Chat's messages have no place for one.
+    pub(crate) provider_data: bool,
     /// A tool result can be marked as an error (if not, its text is sent as it is,
     /// reported).
     pub(crate) marks_error_results: bool,

@@ -372,7 +372,7 @@ impl Builder {
             );
             let mut o = Map::new();
             o.insert("type".into(), "provider-data".into());
-            o.insert("provider".into(), self.tag.into());
+            o.insert("provider".into(), self.target.into());
             o.insert(
                 "data".into(),
                 serde_json::json!({ "tool_call": { "id": id } }),
@@ -501,7 +501,7 @@ impl Builder {
             None => {
                 let mut o = Map::new();
                 o.insert("type".into(), "provider-data".into());
-                o.insert("provider".into(), self.tag.into());
+                o.insert("provider".into(), self.target.into());
                 o.insert("data".into(), value);
                 self.open(key, Slot::Other(Value::Object(o)));
             }

@@ -25,6 +25,8 @@ const TYPES = {
 /** Gemini's enum strings written as the SDK's enum members (its enums are nominal). */
 const geminiEnums = (text) => text
   .replace(/"type":"([A-Z]+)"/g, '"type":Type.$1')
+  .replace(/"language":"([A-Z_]+)"/g, '"language":Language.$1')
+  .replace(/"outcome":"([A-Z_]+)"/g, '"outcome":Outcome.$1')
   .replace(/"thinkingLevel":"([A-Z]+)"/g, '"thinkingLevel":ThinkingLevel.$1')
   .replace(/"mode":"([A-Z]+)"/g, '"mode":FunctionCallingConfigMode.$1');
 
@@ -32,9 +34,10 @@ test('recorded bodies and lowered compositions satisfy the official SDK request 
   let src = `// Generated from tests/snapshots by tests/js/types.test.mjs.
 import type Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsBase } from '@anthropic-ai/sdk/resources/messages';
+import type { MessageCreateParamsBase as BetaMessageCreateParamsBase } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
 import type { ResponseCreateParamsBase } from 'openai/resources/responses/responses';
-import { Type, ThinkingLevel, FunctionCallingConfigMode, type Content, type Tool, type GenerationConfig, type ToolConfig } from '@google/genai';
+import { Type, ThinkingLevel, FunctionCallingConfigMode, Language, Outcome, type Content, type Tool, type GenerationConfig, type ToolConfig } from '@google/genai';
 /** The generateContent REST body, from @google/genai's own types. */
 interface GeminiRequest { contents: Content[]; systemInstruction?: Content; tools?: Tool[]; generationConfig?: GenerationConfig; toolConfig?: ToolConfig }
 import type { ChatCompletion, ChatCompletionChunk } from 'openai/resources/chat/completions';
@@ -91,12 +94,16 @@ type Loose<T> = T extends string ? T | \`\${T}\` : T extends readonly (infer U)[
   for (const c of responseCases()) {
     if (c.expected.error && c.expected.error.code !== 'InvalidToolInput') continue;
     const file = c.name.split('/')[1];
-    // An OpenAI-compatible server's extension (`reasoning_content`) is not OpenAI's type.
-    const compat = file.startsWith('no_done_marker');
+    // An OpenAI-compatible server's extension (`reasoning_content`, Mistral's content chunks)
+    // is not OpenAI's type; a `beta_` recording is checked against the SDK's beta types.
+    const compat = file.startsWith('no_done_marker') || file.startsWith('compat_');
+    const beta = file.startsWith('beta_') && c.provider === 'anthropic';
     let items;
-    if (file.endsWith('.json')) items = [[WHOLE[c.provider], c.body.trim()]];
-    else if (file.endsWith('.json.stream')) items = JSON.parse(c.body).map((x) => [EVENT[c.provider], JSON.stringify(x)]);
-    else items = c.body.split('\n').filter((l) => l.startsWith('data: {')).map((l) => [EVENT[c.provider], l.slice(6)]);
+    const whole = beta ? 'Loose<Anthropic.Beta.BetaMessage>' : WHOLE[c.provider];
+    const event = beta ? 'Loose<Anthropic.Beta.BetaRawMessageStreamEvent>' : EVENT[c.provider];
+    if (file.endsWith('.json')) items = [[whole, c.body.trim()]];
+    else if (file.endsWith('.json.stream')) items = JSON.parse(c.body).map((x) => [event, JSON.stringify(x)]);
+    else items = c.body.split('\n').filter((l) => l.startsWith('data: {')).map((l) => [event, l.slice(6)]);
     // Anthropic's keep-alive `ping` is documented but not in the SDK's event union.
     items = items.filter(([, text]) => !compat && !/^\{"type": ?"ping"/.test(text));
     for (const [type, text] of items) src += `export const r${r++}: ${type} = ${text}; // response ${c.name}\n`;
@@ -104,8 +111,9 @@ type Loose<T> = T extends string ? T | \`\${T}\` : T extends readonly (infer U)[
     src += `export const e${n}: ResponseEvent[] = ${JSON.stringify(c.expected.events)}; // events ${c.name}\n`;
     const conv = plc.lowerConversation([{ role: 'user', parts: [{ type: 'text', text: 'go' }] }, c.expected.turn], { provider: c.provider });
     let back = JSON.stringify(JSON.parse(conv.body));
-    if (c.provider === 'gemini') back = back.replace(/"type":"([A-Z]+)"/g, '"type":Type.$1');
-    src += `export const b${n++}: ${TYPES[c.provider]} = ${back}; // turn sent back ${c.name}\n`;
+    if (c.provider === 'gemini') back = geminiEnums(back);
+    const sent = beta ? 'Omit<BetaMessageCreateParamsBase, "model" | "max_tokens">' : TYPES[c.provider];
+    src += `export const b${n++}: ${sent} = ${back}; // turn sent back ${c.name}\n`;
   }
   assert.ok(r >= 60, `${r} response items`);
   mkdirSync(join(root, 'tests/js/.out'), { recursive: true });

@@ -118,6 +118,17 @@ pub(crate) fn lower_turn(
                             part: i,
                         });
                     }
+                    AssistantPart::Unknown(v)
+                        if v.get("type").and_then(Value::as_str) == Some("provider-data") =>
+                    {
+                        match provider_data(p, v) {
+                            Ok(json) => {
+                                note(&mut report, i, "provider-data");
+                                items.push(Item::Other { json: json? });
+                            }
+                            Err(why) => drop(&mut report, i, "provider-data-dropped", why),
+                        }
+                    }
                     AssistantPart::Unknown(v) => {
                         let ty = v.get("type").and_then(Value::as_str).unwrap_or("unknown");
                         match v.get("text").and_then(Value::as_str) {
@@ -217,6 +228,42 @@ pub(super) fn reasoning(p: Provider, r: &Reasoning) -> Result<std::result::Resul
     match p.dialect().reasoning(r, is_own(p, r.provider.as_deref())) {
         Ok(j) => Ok(Ok(write(&j, SlotMode::Forbid)?)),
         Err(why) => Ok(Err(why)),
+    }
+}
+
+/// A `provider-data` part written back to the provider that sent it, verbatim, or why it
+/// is not sent (another provider's, or a provider with no place for one). The part's
+/// `provider` is the wire name of the provider that sent it (`openai` alone, as older
+/// turns have it, is the Responses API's).
+fn provider_data(p: Provider, v: &Value) -> std::result::Result<Result<String>, String> {
+    let spec = p.spec();
+    let from = v.get("provider").and_then(Value::as_str).unwrap_or("");
+    let own = from == spec.name || (from == "openai" && spec.name == "openai-responses");
+    match v.get("data") {
+        Some(data @ Value::Object(_)) if own && spec.provider_data => {
+            Ok(write(&Json::Value(Cow::Borrowed(data)), SlotMode::Forbid))
+        }
+        Some(Value::Object(_)) if own => Err(format!(
+            "{} has no place for a block it sent that this version does not model",
+            spec.display
+        )),
+        _ if own => Err("its `data` is not a JSON object: there is nothing to send back".into()),
+        _ => Err(format!(
+            "a block {} sent (`{}`); only that provider takes it back",
+            if from.is_empty() {
+                "another provider"
+            } else {
+                from
+            },
+            match v.get("data") {
+                Some(Value::Object(d)) => d
+                    .get("type")
+                    .and_then(Value::as_str)
+                    .or_else(|| d.keys().next().map(String::as_str))
+                    .unwrap_or("provider-data"),
+                _ => "provider-data",
+            }
+        )),
     }
 }
 

@@ -57,6 +57,7 @@ pub(crate) static SPEC: Spec = Spec {
     max_id_len: Some(64),
     results_by_name: false,
     arguments_as_text: false,
+    provider_data: true,
     marks_error_results: true,
     refuses_blank_text: true,
     breakpoints: true,

@@ -59,6 +59,7 @@ pub(crate) static SPEC: Spec = Spec {
     max_id_len: None,
     results_by_name: true,
     arguments_as_text: false,
+    provider_data: true,
     marks_error_results: true,
     refuses_blank_text: false,
     breakpoints: false,

@@ -180,6 +180,7 @@ pub(crate) static SPEC: Spec = Spec {
     max_id_len: Some(40),
     results_by_name: false,
     arguments_as_text: true,
+    provider_data: false,
     marks_error_results: false,
     refuses_blank_text: false,
     breakpoints: false,
