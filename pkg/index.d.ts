@@ -526,17 +526,19 @@ export interface AssistantTurn {
 }
 
 /**
- * What a tool answered: text, any JSON, or message parts (text, images, PDFs: native where
- * the provider takes media in tool results, a descriptor otherwise).
+ * What a tool answered: `output`, its text (a string) or its JSON (any other value, sent as
+ * that JSON whatever its shape: an array of objects with a `type` is data), or `content`,
+ * message parts (text, images, PDFs: native where the provider takes media in tool results,
+ * a descriptor otherwise). One or the other. (Turns of schema version 1 and 2, as stored
+ * threads hold them, kept parts in `output`; they are read as they were written.)
  */
-export interface ToolResultPart {
+export type ToolResultPart = {
   type: 'tool-result';
   call_id: string;
   /** The tool's name (taken from its call when absent). */
   name?: string;
-  output: string | Part[] | unknown;
   is_error?: boolean;
-}
+} & ({ output: unknown; content?: never } | { content: Part[]; output?: never });
 
 export interface ToolTurn {
   role: 'tool';

@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 
 /// The conversation schema version this library writes (turn metadata `schema_version`).
 /// Version 1 had only user turns; it is read unchanged.
-pub const CONVERSATION_SCHEMA_VERSION: u64 = 2;
+pub const CONVERSATION_SCHEMA_VERSION: u64 = 3;
 
 /// One turn of a conversation.
 #[derive(Debug, Clone, PartialEq)]
@@ -139,12 +139,14 @@ pub struct ToolResult {
 /// A tool's output.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ToolOutput {
-    /// A string.
+    /// A string (`output` holding a string).
     Text(String),
-    /// Any other JSON value (an array counts as parts only when every item is an object
-    /// with a string `type`).
+    /// Any other JSON value, whatever its shape (`output`): an array of objects with a
+    /// `type` is data, not parts.
     Json(Value),
-    /// Message parts: text, attachments (images, PDFs, …), file-refs.
+    /// Message parts: text, attachments (images, PDFs, …), file-refs (`content`, from
+    /// schema version 3; a version 1 or 2 turn's `output` that is an array of objects with
+    /// a string `type`).
     Parts(Vec<Part>),
 }
 
@@ -266,11 +268,11 @@ impl Turn {
             }
             "tool" => {
                 obj.remove("role");
-                let metadata = metadata(&mut obj)?;
+                let (metadata, version) = metadata_versioned(&mut obj)?;
                 let parts = parts_of(&mut obj)?
                     .into_iter()
                     .enumerate()
-                    .map(|(i, v)| tool_part(v, &format!("parts[{i}]")))
+                    .map(|(i, v)| tool_part(v, &format!("parts[{i}]"), version))
                     .collect::<Result<_>>()?;
                 Ok(Turn::Tool(ToolTurn { parts, metadata }))
             }
@@ -318,12 +320,19 @@ fn invalid(path: impl Into<String>, msg: impl Into<String>) -> Error {
 }
 
 fn metadata(obj: &mut Map<String, Value>) -> Result<Map<String, Value>> {
+    metadata_versioned(obj).map(|(m, _)| m)
+}
+
+/// The metadata and the schema version the turn was written in (the current one when it
+/// does not say).
+fn metadata_versioned(obj: &mut Map<String, Value>) -> Result<(Map<String, Value>, u64)> {
     match obj.remove("metadata") {
-        None | Some(Value::Null) => Ok(Map::new()),
+        None | Some(Value::Null) => Ok((Map::new(), CONVERSATION_SCHEMA_VERSION)),
         Some(Value::Object(mut m)) => {
+            let mut version = CONVERSATION_SCHEMA_VERSION;
             if let Some(v) = m.remove("schema_version") {
                 match v.as_u64() {
-                    Some(n) if (1..=CONVERSATION_SCHEMA_VERSION).contains(&n) => {}
+                    Some(n) if (1..=CONVERSATION_SCHEMA_VERSION).contains(&n) => version = n,
                     _ => {
                         return Err(invalid(
                             "metadata.schema_version",
@@ -332,7 +341,7 @@ fn metadata(obj: &mut Map<String, Value>) -> Result<Map<String, Value>> {
                     }
                 }
             }
-            Ok(m)
+            Ok((m, version))
         }
         Some(_) => Err(invalid("metadata", "metadata must be an object")),
     }
@@ -395,7 +404,11 @@ fn assistant_part(v: Value, path: &str) -> Result<AssistantPart> {
     }
 }
 
-fn tool_part(v: Value, path: &str) -> Result<ToolPart> {
+/// A tool turn's part. From schema version 3 a result's `output` is its text (a string) or
+/// its JSON (anything else), and message parts go in `content`; a version 1 or 2 turn's
+/// `output` that is an array of objects with a string `type` is read as parts, as it was
+/// written.
+fn tool_part(v: Value, path: &str, version: u64) -> Result<ToolPart> {
     let Value::Object(mut o) = v else {
         return Err(invalid(path, "a part must be an object"));
     };
@@ -410,19 +423,34 @@ fn tool_part(v: Value, path: &str) -> Result<ToolPart> {
     }
     let name = f.opt_string("name")?;
     let is_error = f.opt_bool("is_error")?.unwrap_or(false);
-    let output = match f.take_raw("output") {
-        None | Some(Value::Null) => ToolOutput::Text(String::new()),
-        Some(Value::String(s)) => ToolOutput::Text(s),
-        Some(Value::Array(items)) if !items.is_empty() && items.iter().all(is_part) => {
-            ToolOutput::Parts(
-                items
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, p)| Part::parse_at(p, &format!("{path}.output[{i}]")))
-                    .collect::<Result<_>>()?,
-            )
+    let parts = |items: Vec<Value>, key: &str| -> Result<ToolOutput> {
+        Ok(ToolOutput::Parts(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, p)| Part::parse_at(p, &format!("{path}.{key}[{i}]")))
+                .collect::<Result<_>>()?,
+        ))
+    };
+    let output = match (f.take_raw("output"), f.take_raw("content")) {
+        (Some(o), Some(_)) if !o.is_null() => {
+            return Err(f.error(
+                "content",
+                "a tool result has an `output` (its text or JSON) or a `content` (message parts), not both",
+            ))
         }
-        Some(v) => ToolOutput::Json(v),
+        (_, Some(Value::Array(items))) if version >= 3 => parts(items, "content")?,
+        (_, Some(_)) if version >= 3 => {
+            return Err(f.error("content", "`content` must be an array of message parts"))
+        }
+        (None | Some(Value::Null), _) => ToolOutput::Text(String::new()),
+        (Some(Value::String(s)), _) => ToolOutput::Text(s),
+        (Some(Value::Array(items)), _)
+            if version < 3 && !items.is_empty() && items.iter().all(is_part) =>
+        {
+            parts(items, "output")?
+        }
+        (Some(v), _) => ToolOutput::Json(v),
     };
     Ok(ToolPart::Result(ToolResult {
         call_id,
@@ -502,12 +530,14 @@ impl ToolPart {
                 if let Some(n) = &r.name {
                     o.insert("name".into(), n.clone().into());
                 }
-                let out = match &r.output {
-                    ToolOutput::Text(t) => Value::String(t.clone()),
-                    ToolOutput::Json(v) => v.clone(),
-                    ToolOutput::Parts(p) => Value::Array(p.iter().map(Part::to_value).collect()),
+                match &r.output {
+                    ToolOutput::Text(t) => o.insert("output".into(), Value::String(t.clone())),
+                    ToolOutput::Json(v) => o.insert("output".into(), v.clone()),
+                    ToolOutput::Parts(p) => o.insert(
+                        "content".into(),
+                        Value::Array(p.iter().map(Part::to_value).collect()),
+                    ),
                 };
-                o.insert("output".into(), out);
                 if r.is_error {
                     o.insert("is_error".into(), true.into());
                 }

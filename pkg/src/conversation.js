@@ -14,14 +14,19 @@ function wirePart(p) {
   if (p.type === 'file-attachment') {
     const bytes = __asBytes(p.data);
     if (bytes) return { ...p, data: __toBase64(bytes) };
-  } else if (p.type === 'tool-result' && Array.isArray(p.output)) {
-    let changed = false;
-    const output = p.output.map((q) => {
-      const r = wirePart(q);
-      changed ||= r !== q;
-      return r;
-    });
-    if (changed) return { ...p, output };
+  } else if (p.type === 'tool-result') {
+    // Message parts in `content` (and, in a turn of schema version 1 or 2, in `output`).
+    for (const key of ['content', 'output']) {
+      const list = p[key];
+      if (!Array.isArray(list)) continue;
+      let changed = false;
+      const next = list.map((q) => {
+        const r = wirePart(q);
+        changed ||= r !== q;
+        return r;
+      });
+      if (changed) return { ...p, [key]: next };
+    }
   }
   return p;
 }
