@@ -68,6 +68,34 @@ fn content(b: &mut Builder, c: Option<&Value>) {
     }
 }
 
+/// OpenRouter's `reasoning_details`: its text where no `reasoning` string came with it
+/// (`reasoning.text`, `reasoning.summary`), and the signature or encrypted data that goes
+/// with the reasoning (`reasoning.encrypted`).
+fn reasoning_details(b: &mut Builder, m: &Value, text_too: bool) {
+    let Some(items) = m.get("reasoning_details").and_then(Value::as_array) else {
+        return;
+    };
+    for it in items {
+        match str_of(it, "type") {
+            Some("reasoning.text") => {
+                if text_too {
+                    b.reasoning(REASONING, str_of(it, "text").unwrap_or(""));
+                }
+                if let Some(s) = str_of(it, "signature").filter(|s| !s.is_empty()) {
+                    b.reasoning_meta(REASONING, Some(s), None, None);
+                }
+            }
+            Some("reasoning.summary") if text_too => {
+                b.reasoning(REASONING, str_of(it, "summary").unwrap_or(""))
+            }
+            Some("reasoning.encrypted") => {
+                b.reasoning_meta(REASONING, None, str_of(it, "data"), None)
+            }
+            _ => {}
+        }
+    }
+}
+
 fn reasoning_text(m: &Value) -> Option<&str> {
     str_of(m, "reasoning_content").or_else(|| str_of(m, "reasoning"))
 }
@@ -84,9 +112,11 @@ pub(crate) fn chunk(b: &mut Builder, v: &Value) {
     }
     let Some(c) = first_choice(v) else { return };
     if let Some(d) = c.get("delta") {
-        if let Some(r) = reasoning_text(d) {
+        let r = reasoning_text(d);
+        if let Some(r) = r {
             b.reasoning(REASONING, r);
         }
+        reasoning_details(b, d, r.is_none());
         content(b, d.get("content"));
         if let Some(t) = str_of(d, "refusal") {
             b.text(TEXT, t);
@@ -127,10 +157,12 @@ pub(crate) fn body(b: &mut Builder, v: &Value) {
     };
     b.start(str_of(v, "id"), str_of(v, "model"));
     let m = c.get("message").unwrap_or(&Value::Null);
-    if let Some(r) = reasoning_text(m) {
+    let r = reasoning_text(m);
+    if let Some(r) = r {
         b.reasoning(REASONING, r);
-        b.end(REASONING);
     }
+    reasoning_details(b, m, r.is_none());
+    b.end(REASONING);
     content(b, m.get("content"));
     b.end(REASONING);
     if let Some(t) = str_of(m, "refusal") {
@@ -195,6 +227,8 @@ struct FastChoiceDelta<'a> {
     #[serde(default)]
     reasoning: Option<serde::de::IgnoredAny>,
     #[serde(default)]
+    reasoning_details: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
     refusal: Option<serde::de::IgnoredAny>,
 }
 
@@ -214,6 +248,7 @@ pub(crate) fn fast(b: &mut Builder, data: &str) -> bool {
         || d.tool_calls.is_some()
         || d.reasoning_content.is_some()
         || d.reasoning.is_some()
+        || d.reasoning_details.is_some()
         || d.refusal.is_some()
     {
         return false;
