@@ -557,10 +557,10 @@ export type CacheOption = boolean | { breakpoints?: boolean; ttl?: '5m' | '1h'; 
  * (from the model table, or `modelInfo.contextWindow`) with `reserve` tokens left for the
  * answer (default: `maxOutputTokens`, else the model's largest output). Whole turns go,
  * up to a user turn, so tool calls stay with their results; system turns stay. `'mark'`
- * puts a short note where they were. Each turn left out is a `TurnDropped` repair; the
- * estimate is `report.fit`. A last user turn that alone does not fit: `ContextTooLong`.
+ * puts a short note where they were; `keepFirst` keeps the first user turn too. Each turn
+ * left out is a `TurnDropped` repair; the estimate is `report.fit`. A last user turn that alone does not fit: `ContextTooLong`.
  */
-export type FitOption = true | { reserve?: number; strategy?: 'drop' | 'mark' };
+export type FitOption = true | { reserve?: number; strategy?: 'drop' | 'mark'; /** Keep the first user turn (the task as first put) too. */ keepFirst?: boolean };
 
 export interface ConversationOptions extends Omit<LowerOptions, 'resolve'> {
   cache?: CacheOption;

@@ -114,9 +114,9 @@ const web = rows[0];
 // call arguments, inputs that come whole at a block's start, chunked Chat content,
 // usage over iterations, provider data sent back to the provider that sent it): 522.8
 // and 873.3 KB (gates 523 and 874); tool results' output tagged (schema 3): 523.4 and 874.0
-// KB (gates 524 and 875). Where the rest is, and why issue 17's targets
+// KB (gates 524 and 875); the fit's keepFirst: 524.03 and 874.6 KB (gate 525). Where the rest is, and why issue 17's targets
 // are below the core's own code: scripts/size-breakdown.mjs and the README.
-const budget = 524 * 1024;
+const budget = 525 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;

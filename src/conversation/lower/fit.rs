@@ -48,10 +48,13 @@ pub struct Fit {
     pub reserve: Option<u64>,
     /// How the oldest turns make room (default [`Strategy::Drop`]).
     pub strategy: Strategy,
+    /// The first user turn (the task, as the user first put it) is kept too.
+    pub keep_first: bool,
 }
 
 impl Fit {
-    /// Parses `true` or `{ reserve?, strategy?: 'drop' | 'mark' }` (`false` / null: none).
+    /// Parses `true` or `{ reserve?, strategy?: 'drop' | 'mark', keepFirst? }` (`false` /
+    /// null: none).
     pub fn from_value(v: Value) -> Result<Option<Fit>> {
         let mut o = match v {
             Value::Null | Value::Bool(false) => return Ok(None),
@@ -60,7 +63,7 @@ impl Fit {
             _ => {
                 return Err(Error::new(
                     ErrorKind::InvalidOptions,
-                    "`fit` must be true or an object { reserve?, strategy?: 'drop' | 'mark' }",
+                    "`fit` must be true or an object { reserve?, strategy?: 'drop' | 'mark', keepFirst? }",
                 )
                 .at("fit"))
             }
@@ -72,12 +75,17 @@ impl Fit {
             Some("mark") => Strategy::Mark,
             Some(_) => return Err(f.error("strategy", "`fit.strategy` must be 'drop' or 'mark'")),
         };
+        let keep_first = f.opt_bool("keepFirst")?.unwrap_or(false);
         if let Some(k) = f.leftover() {
             return Err(Error::new(ErrorKind::InvalidOptions, "unknown fit option")
                 .at(format!("fit.{k}"))
-                .with("known", "reserve, strategy"));
+                .with("known", "reserve, strategy, keepFirst"));
         }
-        Ok(Some(Fit { reserve, strategy }))
+        Ok(Some(Fit {
+            reserve,
+            strategy,
+            keep_first,
+        }))
     }
 }
 
@@ -203,7 +211,14 @@ pub(crate) fn plan(
             .sum::<u64>();
     let per: Vec<u64> = turns.iter().map(|t| turn_tokens(t)).collect();
     let before = head + per.iter().sum::<u64>();
+    // The first user turn, when the caller keeps it: counted, like system turns, whatever
+    // the cut.
+    let first = fit
+        .keep_first
+        .then(|| turns.iter().position(|t| t.report.role == "user"))
+        .flatten();
     let system = |t: &LoweredTurn| matches!(t.report.role, "system" | "developer");
+    let kept = |i: usize, t: &LoweredTurn| system(t) || Some(i) == first;
     let mut report = FitReport {
         window,
         budget,
@@ -223,17 +238,19 @@ pub(crate) fn plan(
     let kept_system: u64 = turns
         .iter()
         .zip(&per)
-        .filter(|(t, _)| system(t))
-        .map(|(_, n)| n)
+        .enumerate()
+        .filter(|(i, (t, _))| kept(*i, t))
+        .map(|(_, (_, n))| n)
         .sum();
     let mut suffix = 0u64; // the non-system turns from `cut` on
     let mut best = None;
     let mark = fit.strategy == Strategy::Mark;
-    for cut in (1..turns.len()).rev() {
+    let lowest = first.map_or(1, |f| f + 1);
+    for cut in (lowest..turns.len()).rev() {
         let Some((t, n)) = turns.get(cut).zip(per.get(cut)) else {
             break;
         };
-        if !system(t) {
+        if !kept(cut, t) {
             suffix += n;
         }
         if t.report.role != "user" {
@@ -257,7 +274,7 @@ pub(crate) fn plan(
         .at("fit"));
     };
     let dropped: Vec<usize> = (0..cut)
-        .filter(|i| turns.get(*i).is_some_and(|t| !system(t)))
+        .filter(|i| turns.get(*i).is_some_and(|t| !kept(*i, t)))
         .collect();
     let marker = if mark && !dropped.is_empty() {
         let text = format!(
@@ -316,11 +333,11 @@ mod tests {
             on.map(|f| (f.reserve, f.strategy)),
             Some((None, Strategy::Drop))
         );
-        let v = serde_json::json!({ "reserve": 10, "strategy": "mark" });
+        let v = serde_json::json!({ "reserve": 10, "strategy": "mark", "keepFirst": true });
         let f = Fit::from_value(v).ok().flatten();
         assert_eq!(
-            f.map(|f| (f.reserve, f.strategy)),
-            Some((Some(10), Strategy::Mark))
+            f.map(|f| (f.reserve, f.strategy, f.keep_first)),
+            Some((Some(10), Strategy::Mark, true))
         );
         for bad in [
             serde_json::json!(3),
