@@ -504,11 +504,10 @@ impl Conversation {
         check_limits(self.turns(), self.len(), from, &limits)?;
         self.checked = Some((limits, self.len()));
         let opts = &options.lower;
-        let caps =
-            Capabilities::for_call(opts.provider, &opts.settings, opts.capabilities.as_ref())?;
         // The target's name: the provider, the capability table it was given, and whether
         // the model's row narrowed it (a text-only model).
         let narrowed = Capabilities::text_only(opts.provider, &opts.settings)?;
+        let caps = Capabilities::for_model(opts.provider, narrowed, opts.capabilities.as_ref())?;
         let target = match &self.target_of {
             Some((p, c, n, t))
                 if *p == opts.provider && *c == opts.capabilities && *n == narrowed =>

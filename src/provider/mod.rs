@@ -581,7 +581,20 @@ impl Capabilities {
         settings: &crate::settings::Settings,
         overrides: Option<&Value>,
     ) -> Result<Cow<'static, Capabilities>> {
-        if !Capabilities::text_only(provider, settings)? {
+        Capabilities::for_model(
+            provider,
+            Capabilities::text_only(provider, settings)?,
+            overrides,
+        )
+    }
+
+    /// [`Capabilities::for_call`] once whether the model is text-only is known.
+    pub(crate) fn for_model(
+        provider: Provider,
+        text_only: bool,
+        overrides: Option<&Value>,
+    ) -> Result<Cow<'static, Capabilities>> {
+        if !text_only {
             return Capabilities::with_override(provider, overrides);
         }
         let none: Value =

@@ -150,7 +150,6 @@ pub(crate) fn assemble(
         None => (Vec::new(), Vec::new(), 0),
     };
     // A fit leaves its turns out (an empty stand-in each; the note in the last one's place).
-    let gone = LoweredTurn::left_out();
     let fitted: Vec<&LoweredTurn>;
     let turns = match fit.filter(|f| !f.dropped.is_empty()) {
         Some(f) => {
@@ -173,7 +172,7 @@ pub(crate) fn assemble(
                         });
                         match (&f.marker, Some(i) == last) {
                             (Some(m), true) => m,
-                            _ => &gone,
+                            _ => &f.gone,
                         }
                     }
                 })

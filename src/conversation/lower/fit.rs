@@ -165,6 +165,8 @@ pub(crate) fn turn_tokens(t: &LoweredTurn) -> u64 {
 /// What a fitted lowering leaves out (the turns before a user turn, system turns kept),
 /// and the note standing in for them.
 pub(crate) struct Plan {
+    /// The empty stand-in of each turn left out.
+    pub(crate) gone: LoweredTurn,
     pub(crate) marker: Option<LoweredTurn>,
     pub(crate) report: FitReport,
     /// The turns left out, as repairs.
@@ -229,6 +231,7 @@ pub(crate) fn plan(
     };
     if before <= budget {
         return Ok(Some(Plan {
+            gone: LoweredTurn::left_out(),
             marker: None,
             report,
             dropped: Vec::new(),
@@ -296,6 +299,7 @@ pub(crate) fn plan(
     report.dropped.clone_from(&dropped);
     report.marked = marker.is_some();
     Ok(Some(Plan {
+        gone: LoweredTurn::left_out(),
         marker,
         report,
         dropped,

@@ -43,13 +43,22 @@ struct Open {
     signature: Option<String>,
 }
 
+/// The deepest path a partial argument may name (serde_json's own nesting limit): a deeper
+/// one would build a value too deep to drop or write safely.
+const MAX_DEPTH: usize = 128;
+
 /// Sets `v` at the JSON path `path` (`$.a.b[0].c`, `$['a b']`) in `root`, making objects
 /// and arrays on the way; `append`: the string there grows by `v`'s. None: not a path this
-/// reader takes (or an index far past the array's end).
+/// reader takes (an index far past the array's end, or deeper than [`MAX_DEPTH`]).
 fn set_path(root: &mut Value, path: &str, v: Value, append: bool) -> Option<()> {
     let mut rest = path.strip_prefix('$')?;
     let mut cur = root;
+    let mut depth = 0;
     while !rest.is_empty() {
+        depth += 1;
+        if depth > MAX_DEPTH {
+            return None;
+        }
         if let Some(r) = rest.strip_prefix("['") {
             let end = r.find("']")?;
             let key = r.get(..end)?;
@@ -372,5 +381,31 @@ impl crate::provider::Reader for Chunks {
     }
     fn body(&mut self, b: &mut Builder, v: &Value) {
         body(&mut self.0, b, v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn partial_argument_paths() {
+        let mut root = json!({});
+        assert!(set_path(&mut root, "$.a.b[1]", json!("x"), false).is_some());
+        assert!(set_path(&mut root, "$.a.b[1]", json!("y"), true).is_some());
+        assert!(set_path(&mut root, "$['c d']", json!(3), false).is_some());
+        assert_eq!(root, json!({ "a": { "b": [null, "xy"] }, "c d": 3 }));
+        // Not paths, an index far past the end, a path deeper than any JSON text may nest.
+        for bad in ["a.b", "$.x[", "$[9999]", "$.x[-1]", "$['open"] {
+            assert!(
+                set_path(&mut json!({}), bad, json!(1), false).is_none(),
+                "{bad}"
+            );
+        }
+        let deep = format!("${}", ".k".repeat(MAX_DEPTH + 1));
+        assert!(set_path(&mut json!({}), &deep, json!(1), false).is_none());
+        let ok = format!("${}", ".k".repeat(MAX_DEPTH));
+        assert!(set_path(&mut json!({}), &ok, json!(1), false).is_some());
     }
 }
