@@ -112,7 +112,9 @@ export type { BlockNote, CacheReport, Call, CacheStats, Capabilities, Conversati
 import type { Call, CacheStats, Capabilities, ConversationReport, FinishReason, LoweringReport, MediaSupport, ResponseEvent, Usage, WarningCode } from './src/documents.js';
 
 /** A tool definition in the neutral shape; each provider gets its own form. */
-export interface Tool {
+/** A function the model calls with JSON arguments (the default kind of tool). */
+export interface FunctionTool {
+  type?: 'function';
   /** `^[a-zA-Z0-9_-]{1,64}$` */
   name: string;
   description?: string;
@@ -124,6 +126,37 @@ export interface Tool {
   inputSchema?: Record<string, unknown>;
   strict?: boolean;
 }
+
+/**
+ * A custom tool: the model writes free text (its call's `input` is a string), constrained
+ * by `format` where the provider has it. OpenAI Responses and Chat take it natively; the
+ * other providers get a function with one string argument, `input` (a `ToolAsFunction`
+ * warning).
+ */
+export interface CustomTool {
+  type: 'custom';
+  name: string;
+  description?: string;
+  format?: { type: 'text' } | { type: 'grammar'; syntax: 'lark' | 'regex'; definition: string };
+}
+
+/**
+ * A provider's own tool, sent verbatim to that provider and left out for the others (a
+ * `ToolDropped` warning): OpenAI Responses' `{ type: 'apply_patch' }`, `{ type: 'shell' }`,
+ * `{ type: 'web_search' }`, `{ type: 'mcp', … }`; Anthropic's server tools
+ * (`{ type: 'web_search_20250305', name: 'web_search' }`); Gemini's `{ googleSearch: {} }`.
+ * The calls the host runs (`apply_patch`, `shell`, `local_shell`, client `tool_search`,
+ * MCP approvals) come back as tool calls with a `kind`.
+ */
+export interface ProviderTool {
+  type: 'provider';
+  provider: Provider;
+  tool: Record<string, unknown>;
+  /** The name its calls carry (default: the definition's `name`, else its `type`). */
+  name?: string;
+}
+
+export type Tool = FunctionTool | CustomTool | ProviderTool;
 
 export type CapabilityOverrides = {
   [K in keyof Capabilities]?: Capabilities[K] extends MediaSupport ? Partial<MediaSupport> : Capabilities[K];
@@ -503,6 +536,17 @@ export interface ToolCallPart {
   /** Gemini's `thoughtSignature` on a function call. */
   signature?: string;
   provider?: string;
+  /**
+   * Not a function call: `custom` (a custom tool; `input` is its text) or a call of a
+   * provider tool the host runs: `apply_patch` (`input`: the operation), `shell` / `local_shell`
+   * (`input`: the action), `tool_search` (`input`: the arguments), `mcp_approval` (an MCP
+   * server asks to run `name`; answer `true`, `false` or `{ approve, reason? }`). Its result
+   * goes back in the provider's own item type (`custom_tool_call_output`,
+   * `apply_patch_call_output`, `shell_call_output`, `mcp_approval_response`, …).
+   */
+  kind?: 'custom' | 'apply_patch' | 'shell' | 'local_shell' | 'tool_search' | 'mcp_approval' | (string & {});
+  /** The provider's own item for the call, sent back verbatim to that provider. */
+  data?: Record<string, unknown>;
 }
 
 /**

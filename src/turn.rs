@@ -6,7 +6,8 @@
 //!   { "role": "assistant", "parts": [
 //!       { "type": "reasoning", "text": "…", "signature": "…", "provider": "anthropic" },
 //!       { "type": "text", "text": "…" },
-//!       { "type": "tool-call", "id": "call_1", "name": "read_file", "input": { … } } ] },
+//!       { "type": "tool-call", "id": "call_1", "name": "read_file", "input": { … },
+//!         "kind"?: "custom" | "apply_patch" | …, "data"?: { …the provider's item… } } ] },
 //!   { "role": "tool", "parts": [
 //!       { "type": "tool-result", "call_id": "call_1", "name": "read_file",
 //!         "output": "text" | any JSON | [ …parts… ], "is_error": false } ] } ]
@@ -103,6 +104,13 @@ pub struct ToolCall {
     pub signature: Option<String>,
     /// Which provider produced it.
     pub provider: Option<String>,
+    /// What kind of call it is when it is not a function call: `custom` (free-form text
+    /// input), or a provider tool the host runs (`apply_patch`, `shell`, `local_shell`,
+    /// `tool_search`, `mcp_approval`). Its result is written in the provider's own item
+    /// type for that kind.
+    pub kind: Option<String>,
+    /// The provider's own item for the call, sent back verbatim to that provider.
+    pub data: Option<Value>,
 }
 
 /// A turn of tool results.
@@ -398,6 +406,8 @@ fn assistant_part(v: Value, path: &str) -> Result<AssistantPart> {
                 input,
                 signature: f.opt_string("signature")?,
                 provider: f.opt_string("provider")?,
+                kind: f.opt_string("kind")?,
+                data: f.take("data").filter(|d| d.is_object()),
             }))
         }
         _ => Ok(AssistantPart::Unknown(Value::Object(keep))),
@@ -506,6 +516,10 @@ impl AssistantPart {
                 put("input", c.input.clone());
                 opt(&mut put, "signature", &c.signature);
                 opt(&mut put, "provider", &c.provider);
+                opt(&mut put, "kind", &c.kind);
+                if let Some(d) = &c.data {
+                    put("data", d.clone());
+                }
             }
         }
         Value::Object(o)

@@ -38,6 +38,8 @@ export type WarningCode =
   | 'UnknownPartType'
   | 'UnresolvedMention'
   | 'SchemaKeyDropped'
+  | 'ToolAsFunction'
+  | 'ToolDropped'
   | 'NotText'
   | 'UnknownSkill'
   | 'PromptRole'

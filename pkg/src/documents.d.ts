@@ -18,6 +18,8 @@ export type WarningCode =
   | 'UnknownPartType'
   | 'UnresolvedMention'
   | 'SchemaKeyDropped'
+  | 'ToolAsFunction'
+  | 'ToolDropped'
   | 'NotText'
   | 'UnknownSkill'
   | 'PromptRole'
@@ -114,7 +116,9 @@ export type Warning = {
   /**
    * A stable code (`MimeMismatch`, `UnsupportedMedia`, `TooLarge`, `RequestLimit`,
    * `Unresolved`, `ResolverFailed`, `RangeClamped`, `UnknownPartType`,
-   * `UnresolvedMention`, `SchemaKeyDropped`, `UnrecognizedMedia`, `NotText`; for the
+   * `UnresolvedMention`, `SchemaKeyDropped`, `UnrecognizedMedia`, `NotText`; for tools
+   * `ToolAsFunction` (a custom tool the provider lacks) and `ToolDropped` (another
+   * provider's own tool); for the
    * call settings `SettingTranslated`, `SettingClamped`, `SettingDefaulted`,
    * `SettingDropped`, `SettingInUrl`, `ModelUnknown`).
    */
@@ -337,6 +341,11 @@ export type ResponseEvent =
       id: string;
       /** The tool's name. */
       name: string;
+      /**
+       * Not a function call: `custom` (its deltas are free text, not JSON) or a provider
+       * tool the host runs (`apply_patch`, `shell`, …).
+       */
+      kind?: string;
     }
   | {
       type: 'tool-call-delta';

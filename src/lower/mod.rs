@@ -177,10 +177,10 @@ pub(crate) fn tools<'a>(
 ) -> Option<Json<'a>> {
     let mut dropped = Vec::new();
     let t = crate::provider::tools(opts.provider, &opts.tools, extra, &mut dropped);
-    for (_, message) in dropped {
+    for (_, code, message) in dropped {
         report.warnings.push(Warning {
             part: None,
-            code: "SchemaKeyDropped",
+            code,
             message,
         });
     }

@@ -91,6 +91,7 @@ impl LowerOptions {
                 ),
                 parameters: schema.clone(),
                 strict: *strict,
+                kind: Default::default(),
             }),
             _ => None,
         };

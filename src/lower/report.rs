@@ -38,7 +38,9 @@ pub struct Warning {
     pub part: Option<usize>,
     /// A stable code (`MimeMismatch`, `UnsupportedMedia`, `TooLarge`, `RequestLimit`,
     /// `Unresolved`, `ResolverFailed`, `RangeClamped`, `UnknownPartType`,
-    /// `UnresolvedMention`, `SchemaKeyDropped`, `UnrecognizedMedia`, `NotText`; for the
+    /// `UnresolvedMention`, `SchemaKeyDropped`, `UnrecognizedMedia`, `NotText`; for tools
+    /// `ToolAsFunction` (a custom tool the provider lacks) and `ToolDropped` (another
+    /// provider's own tool); for the
     /// call settings `SettingTranslated`, `SettingClamped`, `SettingDefaulted`,
     /// `SettingDropped`, `SettingInUrl`, `ModelUnknown`).
     #[cfg_attr(feature = "ts", ts(type = "WarningCode"))]

@@ -104,17 +104,101 @@ pub struct Tool {
     pub parameters: Value,
     /// Strict schema adherence, where the provider has it.
     pub strict: Option<bool>,
+    /// A function (the default), a custom tool or a provider's own tool.
+    pub kind: ToolKind,
+}
+
+/// What kind of tool a [`Tool`] is.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum ToolKind {
+    /// A function with JSON arguments.
+    #[default]
+    Function,
+    /// `{ type: "custom", name, description?, format? }`: the model writes free text
+    /// (constrained by `format`, `{ type: "grammar", syntax: "lark" | "regex", definition }`,
+    /// where the provider has it). OpenAI Responses and Chat take it natively; the other
+    /// providers get a function with one string argument, `input` (reported).
+    Custom {
+        /// The input's format, as OpenAI Responses spells it.
+        format: Option<Value>,
+    },
+    /// `{ type: "provider", provider, tool }`: a provider's own tool (OpenAI's
+    /// `apply_patch`, `shell`, `web_search`, Anthropic's server tools, Gemini's
+    /// `googleSearch`), sent verbatim to that provider and left out, reported, for the
+    /// others.
+    Provider {
+        /// The provider's wire name.
+        provider: Provider,
+        /// The definition, verbatim.
+        tool: Value,
+    },
 }
 
 impl Tool {
-    /// Reads tool `i` of an options object: `{ name, description?, parameters |
-    /// input_schema | inputSchema, strict? }`.
+    /// Reads tool `i` of an options object: `{ type?: "function", name, description?,
+    /// parameters | input_schema | inputSchema, strict? }`, `{ type: "custom", name,
+    /// description?, format? }` or `{ type: "provider", provider, tool, name? }`.
     pub(crate) fn from_value(v: Value, i: usize) -> Result<Tool> {
         let path = format!("tools[{i}]");
         let Value::Object(mut o) = v else {
             return Err(Error::new(ErrorKind::InvalidOptions, "a tool must be an object").at(path));
         };
         let mut f = Fields::new(&mut o, path, ErrorKind::InvalidOptions);
+        match f.opt_string("type")?.as_deref() {
+            None | Some("function") => {}
+            Some("custom") => {
+                let tool = Tool {
+                    name: f.string("name")?,
+                    description: f.opt_string("description")?,
+                    parameters: serde_json::json!({
+                        "type": "object",
+                        "properties": { "input": { "type": "string" } },
+                        "required": ["input"]
+                    }),
+                    strict: None,
+                    kind: ToolKind::Custom {
+                        format: f.opt_object("format")?.map(Value::Object),
+                    },
+                };
+                tool.check(i)?;
+                return Ok(tool);
+            }
+            Some("provider") => {
+                let provider = Provider::parse(&f.string("provider")?)
+                    .map_err(|e| e.within(&format!("tools[{i}]")))?;
+                let Some(tool) = f.opt_object("tool")? else {
+                    return Err(f.error("tool", "a provider tool needs its definition in `tool`"));
+                };
+                let name = match f.opt_string("name")? {
+                    Some(n) => n,
+                    None => tool
+                        .get("name")
+                        .or_else(|| tool.get("type"))
+                        .and_then(Value::as_str)
+                        .or_else(|| tool.keys().next().map(String::as_str))
+                        .unwrap_or("")
+                        .to_owned(),
+                };
+                let tool = Tool {
+                    name,
+                    description: None,
+                    parameters: Value::Null,
+                    strict: None,
+                    kind: ToolKind::Provider {
+                        provider,
+                        tool: Value::Object(tool),
+                    },
+                };
+                tool.check(i)?;
+                return Ok(tool);
+            }
+            Some(other) => {
+                return Err(f.error(
+                    "type",
+                    format!("unknown tool type `{other}` (expected function, custom or provider)"),
+                ))
+            }
+        }
         let name = f.string("name")?;
         let description = f.opt_string("description")?;
         let parameters = match f.opt_object("parameters")? {
@@ -134,6 +218,7 @@ impl Tool {
             description,
             parameters,
             strict,
+            kind: ToolKind::Function,
         };
         tool.check(i)?;
         Ok(tool)
@@ -423,8 +508,16 @@ pub(crate) trait Dialect: Sync {
 
     /// Tool `i`'s definition; `warn` takes a warning about it (a schema key left out).
     fn tool<'a>(&self, t: &'a Tool, i: usize, warn: &mut Option<String>) -> Json<'a>;
-    /// The tool definitions as the `tools` field.
-    fn tools<'a>(&self, list: Vec<Json<'a>>) -> Json<'a> {
+    /// A custom tool's definition (`format`: its input's format), where the provider has
+    /// custom tools.
+    fn custom_tool<'a>(&self, t: &'a Tool, format: Option<&'a Value>) -> Option<Json<'a>> {
+        let _ = (t, format);
+        None
+    }
+    /// The tool definitions as the `tools` field: the functions (and custom tools), then
+    /// the provider's own tools, verbatim.
+    fn tools<'a>(&self, mut list: Vec<Json<'a>>, own: Vec<Json<'a>>) -> Json<'a> {
+        list.extend(own);
         Json::Arr(list)
     }
 
@@ -456,6 +549,19 @@ pub(crate) trait Dialect: Sync {
         is_error: bool,
         missing: bool,
     ) -> Result<String>;
+    /// The result of a call of `kind` (see `ToolCall::kind`) in the provider's own item
+    /// type for it; `None`: written as a function result.
+    fn kind_result(
+        &self,
+        kind: &str,
+        call_id: &str,
+        content: &[&ResultBlock],
+        is_error: bool,
+        missing: bool,
+    ) -> Option<Result<String>> {
+        let _ = (kind, call_id, content, is_error, missing);
+        None
+    }
     /// The body around the messages: the system text (`system`: the leading instructions
     /// joined with the caller's; `caller`: the caller's alone), the tools, the messages
     /// (`marker`), and cache breakpoints on the last system block or tool (`cache`: the
@@ -538,21 +644,52 @@ pub(crate) fn tools<'a>(
     provider: Provider,
     tools: &'a [Tool],
     extra: Option<&'a Tool>,
-    warnings: &mut Vec<(usize, String)>,
+    warnings: &mut Vec<(usize, &'static str, String)>,
 ) -> Option<Json<'a>> {
     if tools.is_empty() && extra.is_none() {
         return None;
     }
     let d = provider.dialect();
     let mut list = Vec::with_capacity(tools.len() + 1);
+    let mut own = Vec::new();
     for (i, t) in tools.iter().chain(extra).enumerate() {
         let mut warn = None;
-        list.push(d.tool(t, i, &mut warn));
+        let mut code = "SchemaKeyDropped";
+        match &t.kind {
+            ToolKind::Function => list.push(d.tool(t, i, &mut warn)),
+            ToolKind::Custom { format } => match d.custom_tool(t, format.as_ref()) {
+                Some(j) => list.push(j),
+                None => {
+                    code = "ToolAsFunction";
+                    warn = Some(format!(
+                        "{} has no custom tools; `{}` is a function with one string argument, `input`",
+                        d.spec().display,
+                        t.name
+                    ));
+                    list.push(d.tool(t, i, &mut None));
+                }
+            },
+            ToolKind::Provider { provider: p, tool } if *p == provider => {
+                own.push(Json::Value(Cow::Borrowed(tool)))
+            }
+            ToolKind::Provider { provider: p, .. } => {
+                code = "ToolDropped";
+                warn = Some(format!(
+                    "`{}` is {}'s own tool; {} does not get it",
+                    t.name,
+                    p.spec().display,
+                    d.spec().display
+                ))
+            }
+        }
         if let Some(w) = warn {
-            warnings.push((i, w));
+            warnings.push((i, code, w));
         }
     }
-    Some(d.tools(list))
+    if list.is_empty() && own.is_empty() {
+        return None;
+    }
+    Some(d.tools(list, own))
 }
 
 impl Capabilities {
@@ -676,6 +813,40 @@ mod tests {
         assert_eq!(e.code(), "InvalidOptions");
         let e = Capabilities::with_override(Provider::Gemini, Some(&json!(3))).unwrap_err();
         assert_eq!(e.code(), "InvalidOptions");
+    }
+
+    #[test]
+    fn tool_kinds_are_read_and_checked() {
+        let t = Tool::from_value(json!({"type": "custom", "name": "sql"}), 0).unwrap(); // ok: test
+        assert!(matches!(t.kind, ToolKind::Custom { format: None }));
+        let t = Tool::from_value(
+            json!({"type": "provider", "provider": "gemini", "tool": {"googleSearch": {}}}),
+            1,
+        )
+        .unwrap(); // ok: test
+        assert_eq!(t.name, "googleSearch");
+        let t = Tool::from_value(
+            json!({"type": "provider", "provider": "anthropic", "tool": {"type": "web_search_20250305", "name": "web_search"}}),
+            1,
+        )
+        .unwrap(); // ok: test
+        assert_eq!(t.name, "web_search");
+        for (bad, at) in [
+            (json!({"type": "plugin", "name": "x"}), "tools[2].type"),
+            (
+                json!({"type": "provider", "provider": "anthropic"}),
+                "tools[2].tool",
+            ),
+            (
+                json!({"type": "provider", "provider": "mistral", "tool": {"type": "x"}}),
+                "tools[2].provider",
+            ),
+            (json!({"type": "custom", "name": "a b"}), "tools[2].name"),
+        ] {
+            let e = Tool::from_value(bad, 2).unwrap_err();
+            assert_eq!(e.code(), "InvalidOptions");
+            assert_eq!(e.path(), Some(at), "{e}");
+        }
     }
 
     #[test]

@@ -213,6 +213,7 @@ fn request_more() -> Tool {
         description: Some("None of these tools fits: describe what you need, and the next candidate tools are offered.".into()),
         parameters: json!({ "type": "object", "properties": { "need": { "type": "string", "description": "What the tool you need would do." } }, "required": ["need"] }),
         strict: None,
+        kind: Default::default(),
     }
 }
 
@@ -361,6 +362,7 @@ impl Registry {
                 description: Some(tool_description(c)),
                 parameters: c.input.clone(),
                 strict: None,
+                kind: Default::default(),
             };
             let cost = tokens(&lowered(vec![t.clone()], o.provider)?);
             if used + cost + tokens(&more_tool) > o.token_budget && !tools.is_empty() {

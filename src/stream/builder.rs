@@ -28,6 +28,10 @@ struct Tool {
     /// Arguments given whole (Gemini, non-streaming bodies) instead of as text.
     input: Option<Value>,
     signature: Option<String>,
+    /// Not a function call (`custom`, a provider tool): see [`ToolCall::kind`].
+    kind: Option<&'static str>,
+    /// The provider's own item for the call.
+    data: Option<Value>,
     ended: bool,
 }
 
@@ -320,6 +324,8 @@ impl Builder {
                 t.ended = true;
                 let input = match t.input.take() {
                     Some(v) => Ok(v),
+                    // A custom tool's input is free text.
+                    None if t.kind == Some("custom") => Ok(Value::String(t.args.clone())),
                     None if t.args.trim().is_empty() => Ok(Value::Object(Map::new())),
                     None => serde_json::from_str::<Value>(&t.args).map_err(|e| e.to_string()),
                 };
@@ -357,6 +363,17 @@ impl Builder {
     /// event); a call without an id, or with the id of an earlier call, gets one made from
     /// its part index, so the turn always reads back.
     pub(crate) fn tool_start(&mut self, key: Key, id: &str, name: &str) {
+        self.tool_start_kind(key, id, name, None)
+    }
+
+    /// [`Builder::tool_start`] for a call of `kind` (see [`ToolCall::kind`]).
+    pub(crate) fn tool_start_kind(
+        &mut self,
+        key: Key,
+        id: &str,
+        name: &str,
+        kind: Option<&'static str>,
+    ) {
         if self.find(key).is_some() {
             return;
         }
@@ -415,6 +432,8 @@ impl Builder {
                 args: String::new(),
                 input: None,
                 signature: None,
+                kind,
+                data: None,
                 ended: false,
             }),
         );
@@ -422,6 +441,7 @@ impl Builder {
             part: i,
             id,
             name: name.to_owned(),
+            kind: kind.map(str::to_owned),
         });
     }
 
@@ -487,6 +507,13 @@ impl Builder {
             if signature.is_some() {
                 t.signature = signature.map(str::to_owned);
             }
+        }
+    }
+
+    /// The provider's own item for the open tool call of block `key`, to send back.
+    pub(crate) fn tool_data(&mut self, key: Key, data: &Value) {
+        if let Some(Slot::Tool(t)) = self.find(key).and_then(|i| self.slots.get_mut(i)) {
+            t.data = Some(data.clone());
         }
     }
 
@@ -606,11 +633,14 @@ impl Builder {
                     name: t.name.clone(),
                     input: match &t.input {
                         Some(v) => v.clone(),
+                        None if t.kind == Some("custom") => Value::String(t.args.clone()),
                         None => serde_json::from_str(&t.args)
                             .unwrap_or_else(|_| Value::String(t.args.clone())),
                     },
                     signature: t.signature.clone(),
                     provider: Some(tag.to_owned()),
+                    kind: t.kind.map(str::to_owned),
+                    data: t.data.clone(),
                 }),
                 Slot::Other(v) => AssistantPart::Unknown(v.clone()),
             })

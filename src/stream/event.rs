@@ -123,6 +123,11 @@ pub enum Event {
         id: String,
         /// The tool's name.
         name: String,
+        /// Not a function call: `custom` (its deltas are free text, not JSON) or a provider
+        /// tool the host runs (`apply_patch`, `shell`, …).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        #[cfg_attr(feature = "ts", ts(optional))]
+        kind: Option<String>,
     },
     /// More of a tool call's arguments (JSON text, partial).
     ToolCallDelta {

@@ -31,6 +31,17 @@ lower(message, { provider: 'bedrock' });
 // @ts-expect-error: capabilities fields are typed
 lower(message, { provider: 'gemini', capabilities: { images: { max_bytes: 'big' } } });
 lower(message, { provider: 'openai-chat', capabilities: { images: { max_bytes: 1 } }, tools: [{ name: 't' }], model: 'm' });
+// Custom tools and a provider's own tools beside functions.
+lower(message, {
+  provider: 'openai-responses',
+  tools: [
+    { name: 'read_file', parameters: { type: 'object' } },
+    { type: 'custom', name: 'code_exec', format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' } },
+    { type: 'provider', provider: 'openai-responses', tool: { type: 'apply_patch' } },
+  ],
+});
+// @ts-expect-error: a provider tool names its provider
+lower(message, { provider: 'openai-responses', tools: [{ type: 'provider', tool: { type: 'shell' } }] });
 const max: number = defaultCapabilities('openai-responses').images.max_bytes;
 
 try {

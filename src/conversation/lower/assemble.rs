@@ -434,7 +434,7 @@ fn lay_blocks<'a>(
                         Some(f) => Cow::Borrowed(f),
                         None => {
                             let (content, is_error) = result_blocks(r);
-                            Cow::Owned(d.result(r.id, r.name, &content, is_error, r.missing)?)
+                            Cow::Owned(placed_result(d, r, &content, is_error)?)
                         }
                     };
                     push_block(
@@ -691,13 +691,29 @@ fn lay_messages<'a>(
                     out.begin(*turn, *turn, *src);
                     match r.frag {
                         Some(f) => out.held(f),
-                        None => out.made(&d.result(r.id, r.name, &content, is_error, r.missing)?),
+                        None => out.made(&placed_result(d, r, &content, is_error)?),
                     }
                 }
             }
         }
     }
     Ok(())
+}
+
+/// A placed result written by the dialect, in the item type of its call's kind where the
+/// provider has one.
+fn placed_result(
+    d: &dyn crate::provider::Dialect,
+    r: &Placed<'_>,
+    content: &[&RBlock],
+    is_error: bool,
+) -> Result<String> {
+    if let Some(kind) = r.kind {
+        if let Some(frag) = d.kind_result(kind, r.id, content, is_error, r.missing) {
+            return frag;
+        }
+    }
+    d.result(r.id, r.name, content, is_error, r.missing)
 }
 
 /// The body around the messages array, for these options and leading instructions.

@@ -14,6 +14,8 @@ pub(super) struct Placed<'a> {
     pub(super) frag: Option<&'a str>,
     /// The last turn a result came from (the call's turn while it has none).
     pub(super) src: usize,
+    /// The call's kind, when it is not a function call.
+    pub(super) kind: Option<&'a str>,
 }
 
 /// The conversation in a provider-neutral order: results right after their calls.
@@ -104,7 +106,14 @@ pub(super) fn canonical<'a>(
                 let seg = segs.len();
                 let mut results = Vec::new();
                 for it in items {
-                    if let Item::Call { id, name, part, .. } = it {
+                    if let Item::Call {
+                        id,
+                        name,
+                        part,
+                        kind,
+                        ..
+                    } = it
+                    {
                         if kept(id) {
                             return Ok(None);
                         }
@@ -126,6 +135,7 @@ pub(super) fn canonical<'a>(
                             missing: true,
                             frag: None,
                             src: t,
+                            kind: kind.as_deref(),
                         });
                     }
                 }
@@ -179,7 +189,9 @@ pub(super) fn canonical<'a>(
                             }
                             // One result: its own fragment (Gemini's only under the call's
                             // name); more: written here, merged.
+                            // A call of a kind: written for the kind, here.
                             r.frag = if r.missing
+                                && r.kind.is_none()
                                 && (name.is_none() || name.as_deref() == Some(r.name))
                             {
                                 frag.as_deref()

@@ -149,6 +149,8 @@ pub(crate) enum Item {
         name: String,
         json: String,
         part: usize,
+        /// Not a function call (see `ToolCall::kind`): its result is written for the kind.
+        kind: Option<String>,
     },
     /// A tool result.
     Result {

@@ -116,6 +116,7 @@ pub(crate) fn lower_turn(
                             name: c.name.clone(),
                             json,
                             part: i,
+                            kind: c.kind.clone(),
                         });
                     }
                     AssistantPart::Unknown(v)
@@ -270,6 +271,12 @@ fn provider_data(p: Provider, v: &Value) -> std::result::Result<Result<String>, 
 /// The arguments as an object, and whether a non-object had to be wrapped.
 pub(super) fn call_input(c: &ToolCall) -> (Cow<'_, Value>, bool) {
     match &c.input {
+        // A custom tool's text, as a function with one string argument takes it.
+        Value::String(t) if c.kind.as_deref() == Some("custom") => {
+            let mut m = Map::new();
+            m.insert("input".into(), Value::String(t.clone()));
+            (Cow::Owned(Value::Object(m)), false)
+        }
         Value::Object(_) => (Cow::Borrowed(&c.input), false),
         Value::String(t) => match serde_json::from_str::<Value>(t) {
             Ok(v @ Value::Object(_)) => (Cow::Owned(v), false),

@@ -201,8 +201,13 @@ impl Dialect for Gemini {
         o
     }
 
-    fn tools<'a>(&self, list: Vec<Json<'a>>) -> Json<'a> {
-        Json::Arr(vec![obj([("functionDeclarations", Json::Arr(list))])])
+    fn tools<'a>(&self, list: Vec<Json<'a>>, own: Vec<Json<'a>>) -> Json<'a> {
+        let mut all = Vec::with_capacity(own.len() + 1);
+        if !list.is_empty() {
+            all.push(obj([("functionDeclarations", Json::Arr(list))]));
+        }
+        all.extend(own);
+        Json::Arr(all)
     }
 
     fn settings<'a>(&self, cx: &mut Cx<'a>, b: &mut Json<'a>) {

@@ -291,6 +291,31 @@ impl Dialect for OpenAiChat {
         obj([("type", s("function")), ("function", f)])
     }
 
+    fn custom_tool<'a>(&self, t: &'a Tool, format: Option<&'a Value>) -> Option<Json<'a>> {
+        let mut c = Json::Obj(Vec::new());
+        c.push("name", s(t.name.as_str()));
+        if let Some(d) = &t.description {
+            c.push("description", s(d.as_str()));
+        }
+        if let Some(f) = format {
+            // Chat nests a grammar's syntax and definition under `grammar`.
+            let f = match f.get("type").and_then(Value::as_str) {
+                Some("grammar") => {
+                    let mut g = Json::Obj(Vec::new());
+                    for k in ["syntax", "definition"] {
+                        if let Some(v) = f.get(k) {
+                            g.push(k, Json::Value(Cow::Borrowed(v)));
+                        }
+                    }
+                    obj([("type", s("grammar")), ("grammar", g)])
+                }
+                _ => Json::Value(Cow::Borrowed(f)),
+            };
+            c.push("format", f);
+        }
+        Some(obj([("type", s("custom")), ("custom", c)]))
+    }
+
     fn settings<'a>(&self, cx: &mut Cx<'a>, b: &mut Json<'a>) {
         settings(cx, b, false, &SPEC.settings);
     }
@@ -306,6 +331,19 @@ impl Dialect for OpenAiChat {
         input: &'a Value,
         _own: bool,
     ) -> Json<'a> {
+        if c.kind.as_deref() == Some("custom") {
+            return obj([
+                ("id", s(id)),
+                ("type", s("custom")),
+                (
+                    "custom",
+                    obj([
+                        ("name", s(c.name.as_str())),
+                        ("input", s(arguments(c, input))),
+                    ]),
+                ),
+            ]);
+        }
         obj([
             ("id", s(id)),
             ("type", s("function")),

@@ -125,11 +125,11 @@ pub(crate) fn chunk(b: &mut Builder, v: &Value) {
         if let Some(calls) = d.get("tool_calls").and_then(Value::as_array) {
             for (n, call) in calls.iter().enumerate() {
                 let k = (TOOL, num(call, "index").unwrap_or(n as u64), 0);
-                let f = call.get("function").unwrap_or(&Value::Null);
+                let (f, args, kind) = call_fields(call);
                 if let Some(id) = str_of(call, "id") {
-                    b.tool_start(k, id, str_of(f, "name").unwrap_or(""));
+                    b.tool_start_kind(k, id, str_of(f, "name").unwrap_or(""), kind);
                 }
-                if let Some(a) = str_of(f, "arguments") {
+                if let Some(a) = str_of(f, args) {
                     b.tool_delta(k, a);
                 }
             }
@@ -137,6 +137,19 @@ pub(crate) fn chunk(b: &mut Builder, v: &Value) {
     }
     if let Some(r) = str_of(c, "finish_reason") {
         b.finish_reason(finish(r), Some(r));
+    }
+}
+
+/// A tool call's object (`function`, or `custom` for a custom tool's call), the key of its
+/// input text, and its kind.
+fn call_fields(call: &Value) -> (&Value, &'static str, Option<&'static str>) {
+    match call.get("custom") {
+        Some(c) if str_of(call, "type") == Some("custom") => (c, "input", Some("custom")),
+        _ => (
+            call.get("function").unwrap_or(&Value::Null),
+            "arguments",
+            None,
+        ),
     }
 }
 
@@ -172,13 +185,14 @@ pub(crate) fn body(b: &mut Builder, v: &Value) {
     if let Some(calls) = m.get("tool_calls").and_then(Value::as_array) {
         for (n, call) in calls.iter().enumerate() {
             let k = (TOOL, n as u64, 0);
-            let f = call.get("function").unwrap_or(&Value::Null);
-            b.tool_start(
+            let (f, args, kind) = call_fields(call);
+            b.tool_start_kind(
                 k,
                 str_of(call, "id").unwrap_or(""),
                 str_of(f, "name").unwrap_or(""),
+                kind,
             );
-            b.tool_delta(k, str_of(f, "arguments").unwrap_or(""));
+            b.tool_delta(k, str_of(f, args).unwrap_or(""));
             b.end(k);
         }
     }

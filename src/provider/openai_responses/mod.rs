@@ -141,6 +141,19 @@ impl Dialect for OpenAiResponses {
         o
     }
 
+    fn custom_tool<'a>(&self, t: &'a Tool, format: Option<&'a Value>) -> Option<Json<'a>> {
+        let mut o = Json::Obj(Vec::new());
+        o.push("type", s("custom"));
+        o.push("name", s(t.name.as_str()));
+        if let Some(d) = &t.description {
+            o.push("description", s(d.as_str()));
+        }
+        if let Some(f) = format {
+            o.push("format", Json::Value(Cow::Borrowed(f)));
+        }
+        Some(o)
+    }
+
     fn settings<'a>(&self, cx: &mut Cx<'a>, b: &mut Json<'a>) {
         super::openai_chat::settings(cx, b, true, &SPEC.settings);
     }
@@ -172,13 +185,15 @@ impl Dialect for OpenAiResponses {
         Ok(o)
     }
 
-    fn call<'a>(
-        &self,
-        c: &'a ToolCall,
-        id: Cow<'a, str>,
-        input: &'a Value,
-        _own: bool,
-    ) -> Json<'a> {
+    fn call<'a>(&self, c: &'a ToolCall, id: Cow<'a, str>, input: &'a Value, own: bool) -> Json<'a> {
+        if let Some(kind) = c.kind.as_deref() {
+            if let (true, Some(d @ Value::Object(_))) = (own, &c.data) {
+                return Json::Value(Cow::Borrowed(d));
+            }
+            if let Some(j) = kind_call(kind, c, id.clone(), input) {
+                return j;
+            }
+        }
         obj([
             ("type", s("function_call")),
             ("call_id", s(id)),
@@ -205,6 +220,114 @@ impl Dialect for OpenAiResponses {
             ]),
             SlotMode::Mark,
         )
+    }
+
+    fn kind_result(
+        &self,
+        kind: &str,
+        call_id: &str,
+        content: &[&ResultBlock],
+        is_error: bool,
+        missing: bool,
+    ) -> Option<Result<String>> {
+        let id = super::ids::provider_id(crate::provider::Provider::OpenAiResponses, call_id);
+        let failed = is_error || missing;
+        let text: String = if missing {
+            crate::provider::MISSING_RESULT.into()
+        } else {
+            content
+                .iter()
+                .map(|b| b.text())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        // The answer as JSON (a JSON result, or text holding JSON).
+        let value = || serde_json::from_str::<Value>(&text).ok();
+        let mut o = Json::Obj(Vec::new());
+        match kind {
+            "custom" => {
+                o.push("type", s("custom_tool_call_output"));
+                o.push("call_id", s(id));
+                o.push(
+                    "output",
+                    result_content(content, missing, "input_text", true),
+                );
+            }
+            "apply_patch" => {
+                o.push("type", s("apply_patch_call_output"));
+                o.push("call_id", s(id));
+                o.push("status", s(if failed { "failed" } else { "completed" }));
+                o.push("output", s(text));
+            }
+            "local_shell" => {
+                o.push("type", s("local_shell_call_output"));
+                o.push("call_id", s(id));
+                o.push("output", s(text));
+            }
+            "shell" => {
+                // `[{ stdout, stderr, outcome }]` as the host gave it (alone or in `output`),
+                // else its text as the standard output of one command.
+                let out = match value() {
+                    Some(Value::Object(mut m)) if m.get("output").is_some_and(Value::is_array) => {
+                        m.remove("output")
+                    }
+                    Some(v @ Value::Array(_)) => Some(v),
+                    _ => None,
+                };
+                let out = out.unwrap_or_else(|| {
+                    let (stdout, stderr) = if failed {
+                        ("", text.as_str())
+                    } else {
+                        (text.as_str(), "")
+                    };
+                    serde_json::json!([{
+                        "stdout": stdout,
+                        "stderr": stderr,
+                        "outcome": { "type": "exit", "exit_code": i32::from(failed) }
+                    }])
+                });
+                o.push("type", s("shell_call_output"));
+                o.push("call_id", s(id));
+                o.push("output", Json::Value(Cow::Owned(out)));
+            }
+            "tool_search" => {
+                let tools = match value() {
+                    Some(Value::Object(mut m)) if m.get("tools").is_some_and(Value::is_array) => {
+                        m.remove("tools")
+                    }
+                    Some(v @ Value::Array(_)) => Some(v),
+                    _ => None,
+                };
+                o.push("type", s("tool_search_output"));
+                o.push("call_id", s(id));
+                o.push("execution", s("client"));
+                o.push("status", s("completed"));
+                o.push(
+                    "tools",
+                    Json::Value(Cow::Owned(tools.unwrap_or(Value::Array(Vec::new())))),
+                );
+            }
+            "mcp_approval" => {
+                // Approved only when the host said so: `true` or `{ approve: true }`.
+                let answer = if failed { None } else { value() };
+                let (approve, reason) = match &answer {
+                    Some(Value::Bool(b)) => (*b, None),
+                    Some(v @ Value::Object(_)) => (
+                        v.get("approve").and_then(Value::as_bool).unwrap_or(false),
+                        v.get("reason").and_then(Value::as_str).map(str::to_owned),
+                    ),
+                    _ => (false, (!text.is_empty()).then(|| text.clone())),
+                };
+                o.push("type", s("mcp_approval_response"));
+                o.push("approval_request_id", s(id));
+                o.push("approve", Json::Bool(approve));
+                if let Some(r) = reason {
+                    o.push("reason", s(r));
+                }
+            }
+            _ => return None,
+        }
+        Some(write(&o, SlotMode::Mark))
     }
 
     fn head<'a>(
@@ -245,4 +368,44 @@ impl Dialect for OpenAiResponses {
         bearer(o, headers);
         Ok(format!("{base}/responses"))
     }
+}
+
+/// A call of `kind` written as the provider's own item, for a turn that does not hold the
+/// item itself (made elsewhere, or by another provider): `None` for a kind it has no item
+/// for.
+fn kind_call<'a>(
+    kind: &str,
+    c: &'a ToolCall,
+    id: Cow<'a, str>,
+    input: &'a Value,
+) -> Option<Json<'a>> {
+    let v = |x: &'a Value| Json::Value(Cow::Borrowed(x));
+    Some(match kind {
+        "custom" => obj([
+            ("type", s("custom_tool_call")),
+            ("call_id", s(id)),
+            ("name", s(c.name.as_str())),
+            ("input", s(arguments(c, input))),
+        ]),
+        "apply_patch" => obj([
+            ("type", s("apply_patch_call")),
+            ("call_id", s(id)),
+            ("operation", v(&c.input)),
+            ("status", s("completed")),
+        ]),
+        "shell" => obj([
+            ("type", s("shell_call")),
+            ("call_id", s(id)),
+            ("action", v(&c.input)),
+            ("status", s("completed")),
+        ]),
+        "tool_search" => obj([
+            ("type", s("tool_search_call")),
+            ("call_id", s(id)),
+            ("execution", s("client")),
+            ("arguments", v(&c.input)),
+            ("status", s("completed")),
+        ]),
+        _ => return None,
+    })
 }

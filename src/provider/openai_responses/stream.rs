@@ -99,12 +99,74 @@ fn item(b: &mut Builder, o: u64, it: &Value, done: bool) {
                 b.end(k);
             }
         }
-        _ => {
+        Some(ty) => match host_call(ty, it) {
+            Some((kind, name, input)) => {
+                let k = (TOOL, o, 0);
+                let id = match kind {
+                    // An approval is answered by the request's item id.
+                    "mcp_approval" => str_of(it, "id"),
+                    _ => str_of(it, "call_id").or_else(|| str_of(it, "id")),
+                };
+                b.tool_start_kind(k, id.unwrap_or(""), name, Some(kind));
+                if done {
+                    if !b.has_block(k) {
+                        match input {
+                            Input::Text(t) => b.tool_delta(k, t),
+                            Input::Value(v) => b.tool_input(k, v.clone(), None),
+                        }
+                    }
+                    b.tool_data(k, it);
+                    b.end(k);
+                }
+            }
+            None if done => b.other((OTHER, o, 0), it.clone()),
+            None => {}
+        },
+        None => {
             if done {
                 b.other((OTHER, o, 0), it.clone());
             }
         }
     }
+}
+
+/// A call's input as the item holds it.
+enum Input<'a> {
+    /// JSON text, or a custom tool's free text.
+    Text(&'a str),
+    /// A JSON value.
+    Value(&'a Value),
+}
+
+/// A call of an item type other than `function_call` that the host answers: its kind, the
+/// tool's name and its input (none: the item is not one, or the provider runs it itself).
+fn host_call<'a>(ty: &str, it: &'a Value) -> Option<(&'static str, &'a str, Input<'a>)> {
+    let field = |k: &str| it.get(k).unwrap_or(&Value::Null);
+    Some(match ty {
+        "custom_tool_call" => (
+            "custom",
+            str_of(it, "name")?,
+            Input::Text(str_of(it, "input").unwrap_or("")),
+        ),
+        "apply_patch_call" => (
+            "apply_patch",
+            "apply_patch",
+            Input::Value(field("operation")),
+        ),
+        "shell_call" => ("shell", "shell", Input::Value(field("action"))),
+        "local_shell_call" => ("local_shell", "local_shell", Input::Value(field("action"))),
+        "tool_search_call" if str_of(it, "execution") == Some("client") => (
+            "tool_search",
+            "tool_search",
+            Input::Value(field("arguments")),
+        ),
+        "mcp_approval_request" => (
+            "mcp_approval",
+            str_of(it, "name")?,
+            Input::Text(str_of(it, "arguments").unwrap_or("")),
+        ),
+        _ => return None,
+    })
 }
 
 /// Whether block `k` already holds something (deltas came before the whole item).
@@ -200,7 +262,7 @@ pub(crate) fn event(st: &mut State, b: &mut Builder, v: &Value) {
             (REASONING, out_index(v), 0),
             str_of(v, "delta").unwrap_or(""),
         ),
-        "response.function_call_arguments.delta" => {
+        "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
             b.tool_delta((TOOL, out_index(v), 0), str_of(v, "delta").unwrap_or(""))
         }
         "response.completed" | "response.incomplete" | "response.failed" => {
@@ -264,7 +326,7 @@ pub(crate) fn fast(b: &mut Builder, data: &str) -> bool {
     };
     match &*d.ty {
         "response.output_text.delta" => b.text((TEXT, d.output_index, d.content_index), &d.delta),
-        "response.function_call_arguments.delta" => {
+        "response.function_call_arguments.delta" | "response.custom_tool_call_input.delta" => {
             b.tool_delta((TOOL, d.output_index, 0), &d.delta)
         }
         _ => return false,
