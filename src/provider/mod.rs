@@ -144,31 +144,21 @@ impl Tool {
             return Err(Error::new(ErrorKind::InvalidOptions, "a tool must be an object").at(path));
         };
         let mut f = Fields::new(&mut o, path, ErrorKind::InvalidOptions);
-        match f.opt_string("type")?.as_deref() {
-            None | Some("function") => {}
-            Some("custom") => {
-                let tool = Tool {
-                    name: f.string("name")?,
-                    description: f.opt_string("description")?,
-                    parameters: serde_json::json!({
-                        "type": "object",
-                        "properties": { "input": { "type": "string" } },
-                        "required": ["input"]
-                    }),
-                    strict: None,
-                    kind: ToolKind::Custom {
-                        format: f.opt_object("format")?.map(Value::Object),
-                    },
-                };
-                tool.check(i)?;
-                return Ok(tool);
-            }
+        let (kind, name) = match f.opt_string("type")?.as_deref() {
+            None | Some("function") => (ToolKind::Function, f.string("name")?),
+            Some("custom") => (
+                ToolKind::Custom {
+                    format: f.opt_object("format")?.map(Value::Object),
+                },
+                f.string("name")?,
+            ),
             Some("provider") => {
                 let provider = Provider::parse(&f.string("provider")?)
                     .map_err(|e| e.within(&format!("tools[{i}]")))?;
                 let Some(tool) = f.opt_object("tool")? else {
                     return Err(f.error("tool", "a provider tool needs its definition in `tool`"));
                 };
+                // Its calls' name: given, else the definition's name, type or only key.
                 let name = match f.opt_string("name")? {
                     Some(n) => n,
                     None => tool
@@ -179,18 +169,8 @@ impl Tool {
                         .unwrap_or("")
                         .to_owned(),
                 };
-                let tool = Tool {
-                    name,
-                    description: None,
-                    parameters: Value::Null,
-                    strict: None,
-                    kind: ToolKind::Provider {
-                        provider,
-                        tool: Value::Object(tool),
-                    },
-                };
-                tool.check(i)?;
-                return Ok(tool);
+                let tool = Value::Object(tool);
+                (ToolKind::Provider { provider, tool }, name)
             }
             Some(other) => {
                 return Err(f.error(
@@ -198,27 +178,33 @@ impl Tool {
                     format!("unknown tool type `{other}` (expected function, custom or provider)"),
                 ))
             }
-        }
-        let name = f.string("name")?;
+        };
         let description = f.opt_string("description")?;
-        let parameters = match f.opt_object("parameters")? {
-            Some(p) => Value::Object(p),
-            None => match f.opt_object("input_schema")? {
+        let parameters = match &kind {
+            ToolKind::Function => match f.opt_object("parameters")? {
                 Some(p) => Value::Object(p),
-                // MCP's descriptor spelling.
-                None => match f.opt_object("inputSchema")? {
+                None => match f.opt_object("input_schema")? {
                     Some(p) => Value::Object(p),
-                    None => serde_json::json!({"type": "object", "properties": {}}),
+                    // MCP's descriptor spelling.
+                    None => match f.opt_object("inputSchema")? {
+                        Some(p) => Value::Object(p),
+                        None => serde_json::json!({"type": "object", "properties": {}}),
+                    },
                 },
             },
+            // A custom tool where the provider has none: one string argument.
+            ToolKind::Custom { .. } => serde_json::from_str(
+                r#"{"type":"object","properties":{"input":{"type":"string"}},"required":["input"]}"#,
+            )
+            .unwrap_or_default(),
+            ToolKind::Provider { .. } => Value::Null,
         };
-        let strict = f.opt_bool("strict")?;
         let tool = Tool {
             name,
             description,
             parameters,
-            strict,
-            kind: ToolKind::Function,
+            strict: f.opt_bool("strict")?,
+            kind,
         };
         tool.check(i)?;
         Ok(tool)

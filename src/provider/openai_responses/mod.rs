@@ -230,6 +230,15 @@ impl Dialect for OpenAiResponses {
         is_error: bool,
         missing: bool,
     ) -> Option<Result<String>> {
+        let ty = match kind {
+            "custom" => "custom_tool_call_output",
+            "apply_patch" => "apply_patch_call_output",
+            "local_shell" => "local_shell_call_output",
+            "shell" => "shell_call_output",
+            "tool_search" => "tool_search_output",
+            "mcp_approval" => "mcp_approval_response",
+            _ => return None,
+        };
         let id = super::ids::provider_id(crate::provider::Provider::OpenAiResponses, call_id);
         let failed = is_error || missing;
         let text: String = if missing {
@@ -241,91 +250,69 @@ impl Dialect for OpenAiResponses {
                 .collect::<Vec<_>>()
                 .join("\n")
         };
-        // The answer as JSON (a JSON result, or text holding JSON).
-        let value = || serde_json::from_str::<Value>(&text).ok();
-        let mut o = Json::Obj(Vec::new());
+        // The answer as JSON (a JSON result, or text holding JSON): an array as it is, or
+        // the array under `key` of an object.
+        let value = serde_json::from_str::<Value>(&text).ok();
+        let list = |key: &str| match &value {
+            Some(Value::Object(m)) => m.get(key).filter(|v| v.is_array()).cloned(),
+            Some(v @ Value::Array(_)) => Some(v.clone()),
+            _ => None,
+        };
+        let mut o = Json::Obj(Vec::with_capacity(5));
+        o.push("type", s(ty));
+        if kind == "mcp_approval" {
+            // Approved only when the host said so: `true` or `{ approve: true }`.
+            let answer = value.as_ref().filter(|_| !failed);
+            let approve = answer.is_some_and(|v| {
+                v.as_bool()
+                    .or_else(|| v.get("approve").and_then(Value::as_bool))
+                    .unwrap_or(false)
+            });
+            let reason = match answer {
+                Some(v) => v.get("reason").and_then(Value::as_str).map(str::to_owned),
+                None => Some(text).filter(|t| !t.is_empty()),
+            };
+            o.push("approval_request_id", s(id));
+            o.push("approve", Json::Bool(approve));
+            if let Some(r) = reason {
+                o.push("reason", s(r));
+            }
+            return Some(write(&o, SlotMode::Mark));
+        }
+        o.push("call_id", s(id));
         match kind {
-            "custom" => {
-                o.push("type", s("custom_tool_call_output"));
-                o.push("call_id", s(id));
+            "custom" => o.push(
+                "output",
+                result_content(content, missing, "input_text", true),
+            ),
+            "shell" => {
+                // `[{ stdout, stderr, outcome }]` as the host gave it, else its text as the
+                // output of one command.
+                let out = list("output").map(|v| Json::Value(Cow::Owned(v)));
                 o.push(
                     "output",
-                    result_content(content, missing, "input_text", true),
+                    out.unwrap_or_else(|| {
+                        let t = crate::json_text::JsonText::json_text(&Value::String(text.clone()));
+                        let (so, se) = if failed { ("\"\"", t.as_str()) } else { (t.as_str(), "\"\"") };
+                        Json::Raw(Cow::Owned(format!(
+                            "[{{\"stdout\":{so},\"stderr\":{se},\"outcome\":{{\"type\":\"exit\",\"exit_code\":{}}}}}]",
+                            u8::from(failed)
+                        )))
+                    }),
                 );
-            }
-            "apply_patch" => {
-                o.push("type", s("apply_patch_call_output"));
-                o.push("call_id", s(id));
-                o.push("status", s(if failed { "failed" } else { "completed" }));
-                o.push("output", s(text));
-            }
-            "local_shell" => {
-                o.push("type", s("local_shell_call_output"));
-                o.push("call_id", s(id));
-                o.push("output", s(text));
-            }
-            "shell" => {
-                // `[{ stdout, stderr, outcome }]` as the host gave it (alone or in `output`),
-                // else its text as the standard output of one command.
-                let out = match value() {
-                    Some(Value::Object(mut m)) if m.get("output").is_some_and(Value::is_array) => {
-                        m.remove("output")
-                    }
-                    Some(v @ Value::Array(_)) => Some(v),
-                    _ => None,
-                };
-                let out = out.unwrap_or_else(|| {
-                    let (stdout, stderr) = if failed {
-                        ("", text.as_str())
-                    } else {
-                        (text.as_str(), "")
-                    };
-                    serde_json::json!([{
-                        "stdout": stdout,
-                        "stderr": stderr,
-                        "outcome": { "type": "exit", "exit_code": i32::from(failed) }
-                    }])
-                });
-                o.push("type", s("shell_call_output"));
-                o.push("call_id", s(id));
-                o.push("output", Json::Value(Cow::Owned(out)));
             }
             "tool_search" => {
-                let tools = match value() {
-                    Some(Value::Object(mut m)) if m.get("tools").is_some_and(Value::is_array) => {
-                        m.remove("tools")
-                    }
-                    Some(v @ Value::Array(_)) => Some(v),
-                    _ => None,
-                };
-                o.push("type", s("tool_search_output"));
-                o.push("call_id", s(id));
                 o.push("execution", s("client"));
                 o.push("status", s("completed"));
-                o.push(
-                    "tools",
-                    Json::Value(Cow::Owned(tools.unwrap_or(Value::Array(Vec::new())))),
-                );
+                let tools = list("tools").unwrap_or(Value::Array(Vec::new()));
+                o.push("tools", Json::Value(Cow::Owned(tools)));
             }
-            "mcp_approval" => {
-                // Approved only when the host said so: `true` or `{ approve: true }`.
-                let answer = if failed { None } else { value() };
-                let (approve, reason) = match &answer {
-                    Some(Value::Bool(b)) => (*b, None),
-                    Some(v @ Value::Object(_)) => (
-                        v.get("approve").and_then(Value::as_bool).unwrap_or(false),
-                        v.get("reason").and_then(Value::as_str).map(str::to_owned),
-                    ),
-                    _ => (false, (!text.is_empty()).then(|| text.clone())),
-                };
-                o.push("type", s("mcp_approval_response"));
-                o.push("approval_request_id", s(id));
-                o.push("approve", Json::Bool(approve));
-                if let Some(r) = reason {
-                    o.push("reason", s(r));
+            _ => {
+                if kind == "apply_patch" {
+                    o.push("status", s(if failed { "failed" } else { "completed" }));
                 }
+                o.push("output", s(text));
             }
-            _ => return None,
         }
         Some(write(&o, SlotMode::Mark))
     }
@@ -379,33 +366,25 @@ fn kind_call<'a>(
     id: Cow<'a, str>,
     input: &'a Value,
 ) -> Option<Json<'a>> {
-    let v = |x: &'a Value| Json::Value(Cow::Borrowed(x));
-    Some(match kind {
-        "custom" => obj([
-            ("type", s("custom_tool_call")),
-            ("call_id", s(id)),
-            ("name", s(c.name.as_str())),
-            ("input", s(arguments(c, input))),
-        ]),
-        "apply_patch" => obj([
-            ("type", s("apply_patch_call")),
-            ("call_id", s(id)),
-            ("operation", v(&c.input)),
-            ("status", s("completed")),
-        ]),
-        "shell" => obj([
-            ("type", s("shell_call")),
-            ("call_id", s(id)),
-            ("action", v(&c.input)),
-            ("status", s("completed")),
-        ]),
-        "tool_search" => obj([
-            ("type", s("tool_search_call")),
-            ("call_id", s(id)),
-            ("execution", s("client")),
-            ("arguments", v(&c.input)),
-            ("status", s("completed")),
-        ]),
+    let (ty, field) = match kind {
+        "custom" => ("custom_tool_call", "input"),
+        "apply_patch" => ("apply_patch_call", "operation"),
+        "shell" => ("shell_call", "action"),
+        "tool_search" => ("tool_search_call", "arguments"),
         _ => return None,
-    })
+    };
+    let mut o = Json::Obj(Vec::with_capacity(6));
+    o.push("type", s(ty));
+    o.push("call_id", s(id));
+    if kind == "custom" {
+        o.push("name", s(c.name.as_str()));
+        o.push(field, s(arguments(c, input)));
+    } else {
+        if kind == "tool_search" {
+            o.push("execution", s("client"));
+        }
+        o.push(field, Json::Value(Cow::Borrowed(&c.input)));
+        o.push("status", s("completed"));
+    }
+    Some(o)
 }
