@@ -241,6 +241,15 @@ export interface LowerOptions extends CallSettings {
   capabilities?: CapabilityOverrides;
   /** Bounds on what is handed in; past one, `LimitExceeded` with `details.limit`. */
   limits?: MessageLimits;
+  /**
+   * `openai-chat` only: the OpenAI-compatible server behind it, by name or by its base URL
+   * (`'https://api.deepseek.com/v1'`). It decides whether earlier reasoning goes back:
+   * `deepseek` takes `reasoning_content` in the tool loop in progress (older turns' is left
+   * out, a `ReasoningLeftOut` repair), `moonshot` on every assistant message; the others
+   * (`openai`, the default and any unknown host, `openrouter`, `groq`, `mistral`, `xai`,
+   * `vllm`, `ollama`) take none. Every server's reasoning is read whatever this says.
+   */
+  compat?: 'openai' | 'deepseek' | 'moonshot' | 'openrouter' | 'groq' | 'mistral' | 'xai' | 'vllm' | 'ollama' | (string & {});
 }
 
 /** Resource limits of lowering (each a `LimitExceeded` naming it, with `max` and `actual`). */

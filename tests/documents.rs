@@ -62,7 +62,8 @@ export type RepairCode =
   | 'EmptyTurn'
   | 'TurnDropped'
   | 'TrailingWhitespace'
-  | 'ErrorFlagNotCarried';
+  | 'ErrorFlagNotCarried'
+  | 'ReasoningLeftOut';
 ";
 
 /// Splits `s` at the top-level `sep` characters (outside braces, brackets, parentheses,

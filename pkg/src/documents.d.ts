@@ -42,7 +42,8 @@ export type RepairCode =
   | 'EmptyTurn'
   | 'TurnDropped'
   | 'TrailingWhitespace'
-  | 'ErrorFlagNotCarried';
+  | 'ErrorFlagNotCarried'
+  | 'ReasoningLeftOut';
 
 /** Native support for one class of media. */
 export type MediaSupport = {
@@ -165,7 +166,7 @@ export type Repair = {
   /**
    * A stable code: `MissingToolResult`, `OrphanToolResult`, `ToolResultMoved`,
    * `ToolResultsMerged`, `SystemAsUser`, `TurnsMerged`, `EmptyTurn`, `TurnDropped`,
-   * `TrailingWhitespace`, `ErrorFlagNotCarried`.
+   * `TrailingWhitespace`, `ErrorFlagNotCarried`, `ReasoningLeftOut` (a server that takes reasoning back in the tool loop only, `compat`).
    */
   code: RepairCode;
   /** What was done, for a person. */

@@ -114,6 +114,7 @@ fn lower_in(
         provider: opts.provider,
         caps: &caps,
         mode,
+        keep_reasoning: keeps_reasoning(opts),
     };
     let mut lowered = Vec::with_capacity(turns.len());
     let mut needs = Vec::new();
@@ -300,7 +301,7 @@ pub struct Conversation {
     /// The body around the messages array, for the last options.
     head: Option<Head>,
     /// The last target and its name.
-    target_of: Option<(Provider, Option<serde_json::Value>, bool, [u8; 32])>,
+    target_of: Option<(Provider, Option<serde_json::Value>, u8, [u8; 32])>,
     /// The limits the first turns were last checked against, and how many of them.
     checked: Option<(crate::limits::Limits, usize)>,
 }
@@ -506,8 +507,10 @@ impl Conversation {
         let opts = &options.lower;
         // The target's name: the provider, the capability table it was given, and whether
         // the model's row narrowed it (a text-only model).
-        let narrowed = Capabilities::text_only(opts.provider, &opts.settings)?;
-        let caps = Capabilities::for_model(opts.provider, narrowed, opts.capabilities.as_ref())?;
+        let text_only = Capabilities::text_only(opts.provider, &opts.settings)?;
+        let caps = Capabilities::for_model(opts.provider, text_only, opts.capabilities.as_ref())?;
+        // The flags the turns' lowering depends on besides the provider and the table.
+        let narrowed = u8::from(text_only) | (u8::from(keeps_reasoning(opts)) << 1);
         let target = match &self.target_of {
             Some((p, c, n, t))
                 if *p == opts.provider && *c == opts.capabilities && *n == narrowed =>
@@ -517,7 +520,7 @@ impl Conversation {
             _ => {
                 let mut h = Sha256::new();
                 h.update(opts.provider.name().as_bytes());
-                h.update([u8::from(narrowed)]);
+                h.update([narrowed]);
                 if let Some(c) = &opts.capabilities {
                     h.update(c.json_text().as_bytes());
                 }
@@ -530,6 +533,7 @@ impl Conversation {
             provider: opts.provider,
             caps: &caps,
             mode: SlotMode::Forbid,
+            keep_reasoning: narrowed & 2 != 0,
         };
         let same_target = self.memo_target == Some(target);
         let mut lowered: Vec<Rc<LoweredTurn>> = Vec::with_capacity(self.entries.len());
@@ -579,7 +583,12 @@ impl Conversation {
         self.memo_target = Some(target);
         let refs: Vec<&LoweredTurn> = lowered.iter().map(|r| r.as_ref()).collect();
         let plan = lower::fit::plan(&refs, options, &caps)?;
-        let fitted = plan.as_ref().is_some_and(|p| !p.dropped.is_empty());
+        // A lowering that left turns out, or whose reasoning depends on where the last user
+        // turn is (`compat` sending it back in the tool loop only), is written whole.
+        let fitted = plan.as_ref().is_some_and(|p| !p.dropped.is_empty())
+            || opts
+                .compat
+                .is_some_and(|c| c.field.is_some() && c.tool_loop_only);
         // The previous lowering, when it can be built on: same target, and (for a whole
         // body) its body kept. A lowering that left turns out is written whole, and not
         // built on (its records name a stand-in that is gone).
@@ -819,4 +828,9 @@ pub fn requests_json(items: &str) -> Result<String> {
         })
         .collect();
     crate::json_text::to_string(&lists).map_err(|e| Error::new(ErrorKind::Internal, e.to_string()))
+}
+
+/// Whether reasoning goes back to the server (`compat`): then a turn's Chat lowering keeps it.
+fn keeps_reasoning(opts: &crate::lower::LowerOptions) -> bool {
+    opts.provider == Provider::OpenAiChat && opts.compat.is_some_and(|c| c.field.is_some())
 }

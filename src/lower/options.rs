@@ -24,6 +24,10 @@ pub struct LowerOptions {
     pub(crate) output_tool: Option<Tool>,
     /// Bounds on what the caller hands in (parts, bytes, turns).
     pub limits: crate::limits::Limits,
+    /// The OpenAI-compatible server behind `openai-chat` (`compat`: its name or base URL):
+    /// whether reasoning goes back to it (see [`crate::provider::Compat`]). Other providers
+    /// do not use it.
+    pub compat: Option<crate::provider::Compat>,
 }
 
 impl LowerOptions {
@@ -37,6 +41,7 @@ impl LowerOptions {
             settings: Settings::default(),
             output_tool: None,
             limits: crate::limits::Limits::default(),
+            compat: None,
         }
     }
 
@@ -95,6 +100,12 @@ impl LowerOptions {
             }),
             _ => None,
         };
+        // Checked for every provider (one options object serves several), used by
+        // openai-chat alone.
+        let compat = match f.opt_string("compat")? {
+            None => None,
+            Some(c) => Some(crate::provider::Compat::parse(&c)?),
+        };
         let capabilities = f.take("capabilities");
         let limits = match f.take("limits") {
             Some(v) => crate::limits::Limits::from_value(v, "limits")?,
@@ -106,7 +117,7 @@ impl LowerOptions {
                 .with(
                     "known",
                     format!(
-                        "provider, system, tools, capabilities, limits, {}",
+                        "provider, system, tools, capabilities, limits, compat, {}",
                         crate::settings::KEYS
                     ),
                 ));
@@ -119,6 +130,7 @@ impl LowerOptions {
             settings,
             output_tool,
             limits,
+            compat,
         })
     }
 }

@@ -32,6 +32,7 @@ use serde_json::Value;
 use std::borrow::Cow;
 
 pub use anthropic::VERSION as ANTHROPIC_VERSION;
+pub use openai_chat::compat::Compat;
 
 /// A lowering target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -534,6 +534,19 @@ fn lay_messages<'a>(
     repairs: &mut Vec<Repair>,
 ) -> Result<()> {
     let d = options.lower.provider.dialect();
+    // Where reasoning goes back (`compat`), and from which turn: after the last user turn
+    // where only the tool loop in progress takes it.
+    let compat = options
+        .lower
+        .compat
+        .filter(|c| c.field.is_some() && options.lower.provider == Provider::OpenAiChat);
+    let last_user = segs
+        .iter()
+        .filter_map(|s| match s {
+            Seg::User { turn, .. } | Seg::Note { turn, .. } => Some(*turn),
+            _ => None,
+        })
+        .max();
     let system_opt = options
         .lower
         .system
@@ -618,6 +631,46 @@ fn lay_messages<'a>(
                     }
                     out.begin(*turn, *turn, *turn);
                     out.held("{\"role\":\"assistant\"");
+                    let thoughts: Vec<&str> = items
+                        .iter()
+                        .filter_map(|i| match i {
+                            Item::Other { json } => Some(json.as_str()),
+                            _ => None,
+                        })
+                        .collect();
+                    if let (Some(c), Some(field), false) =
+                        (compat, compat.and_then(|c| c.field), thoughts.is_empty())
+                    {
+                        if c.tool_loop_only && last_user.is_some_and(|u| *turn < u) {
+                            repairs.push(Repair {
+                                turn: *turn,
+                                part: None,
+                                code: "ReasoningLeftOut",
+                                message: format!("{} takes reasoning back only in the tool loop in progress; this turn's is not sent", c.name),
+                            });
+                        } else {
+                            out.held(",\"");
+                            out.held(field);
+                            out.held("\":");
+                            // Several reasoning parts: one string, a blank line between them.
+                            match thoughts.as_slice() {
+                                [one] => out.held(one),
+                                many => {
+                                    let mut j = String::from("\"");
+                                    for (k, t) in many.iter().enumerate() {
+                                        if k > 0 {
+                                            j.push_str("\\n\\n");
+                                        }
+                                        let inner =
+                                            t.strip_prefix('"').and_then(|x| x.strip_suffix('"'));
+                                        j.push_str(inner.unwrap_or(t));
+                                    }
+                                    j.push('"');
+                                    out.made(&j);
+                                }
+                            }
+                        }
+                    }
                     if texts > 0 {
                         out.held(if texts == 1 {
                             ",\"content\":"

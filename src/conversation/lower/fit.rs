@@ -290,6 +290,7 @@ pub(crate) fn plan(
             provider: opts.provider,
             caps,
             mode: crate::body::SlotMode::Forbid,
+            keep_reasoning: false,
         };
         Some(lower_turn(&turn, &NoResolver, &cx)?)
     } else {

@@ -264,7 +264,7 @@ pub struct Repair {
     pub part: Option<usize>,
     /// A stable code: `MissingToolResult`, `OrphanToolResult`, `ToolResultMoved`,
     /// `ToolResultsMerged`, `SystemAsUser`, `TurnsMerged`, `EmptyTurn`, `TurnDropped`,
-    /// `TrailingWhitespace`, `ErrorFlagNotCarried`.
+    /// `TrailingWhitespace`, `ErrorFlagNotCarried`, `ReasoningLeftOut` (a server that takes reasoning back in the tool loop only, `compat`).
     #[cfg_attr(feature = "ts", ts(type = "RepairCode"))]
     pub code: &'static str,
     /// What was done, for a person.

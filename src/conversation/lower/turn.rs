@@ -10,6 +10,8 @@ pub(crate) struct TurnCx<'c> {
     pub(crate) provider: Provider,
     pub(crate) caps: &'c Capabilities,
     pub(crate) mode: SlotMode,
+    /// Chat reasoning is kept for the assembly (the server takes it back, `compat`).
+    pub(crate) keep_reasoning: bool,
 }
 
 /// Lowers one turn for the provider (no cross-turn context: the result is cacheable).
@@ -91,6 +93,22 @@ pub(crate) fn lower_turn(
                             });
                         }
                     }
+                    AssistantPart::Reasoning(r)
+                        if cx.keep_reasoning
+                            && !r.text.is_empty()
+                            && is_own(p, r.provider.as_deref()) =>
+                    {
+                        // Chat has no reasoning block: its text goes in the assistant
+                        // message's field (the assembly writes it).
+                        note(&mut report, i, "reasoning");
+                        items.push(Item::Other { json: lit(&r.text) });
+                    }
+                    AssistantPart::Reasoning(r) if cx.keep_reasoning && !r.text.is_empty() => drop(
+                        &mut report,
+                        i,
+                        "reasoning-dropped",
+                        crate::provider::foreign(r, "this server"),
+                    ),
                     AssistantPart::Reasoning(r) => match reasoning(p, r)? {
                         Ok(json) => {
                             note(&mut report, i, "reasoning");

@@ -13,6 +13,7 @@
 //! | stream | `chat.completion.chunk` SSE ending in `[DONE]`, see `stream` |
 //! | endpoint | `{base}/chat/completions`, `authorization: Bearer` |
 
+pub(crate) mod compat;
 mod stream;
 
 use super::{
