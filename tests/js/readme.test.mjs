@@ -32,7 +32,7 @@ before(() => {
 });
 
 test('the README has an example for every host', () => {
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'sessions', 'settings', 'skills', 'streaming', 'wasmtime', 'worker']);
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'sessions', 'settings', 'skills', 'streaming', 'toolkinds', 'wasmtime', 'worker']);
 });
 
 test('README: Node, the request sent to the mock provider (ANTHROPIC_BASE_URL)', async () => {
@@ -74,6 +74,12 @@ test('README: the context fit of a conversation', () => {
   const file = join(out, 'fit.mjs');
   writeFileSync(file, ex.fit.code);
   assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.fit.output);
+});
+
+test('README: custom tools, provider tools and their calls', () => {
+  const file = join(out, 'toolkinds.mjs');
+  writeFileSync(file, ex.toolkinds.code);
+  assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.toolkinds.output);
 });
 
 test('README: streaming, tools and the agent loop in Node, against the mock provider', async () => {

@@ -21,6 +21,8 @@ const TYPES = {
   'openai-responses': 'ResponseCreateParamsBase',
   gemini: 'GeminiRequest',
 };
+/** A Chat body for a server that takes reasoning back (`compat`): OpenAI's type plus `reasoning_content` on assistant messages. */
+const COMPAT_CHAT = 'Omit<ChatCompletionCreateParamsBase, "model" | "messages"> & { messages: Array<Exclude<ChatCompletionMessageParam, ChatCompletionAssistantMessageParam> | (ChatCompletionAssistantMessageParam & { reasoning_content?: string })> }';
 
 /** Gemini's enum strings written as the SDK's enum members (its enums are nominal). */
 const geminiEnums = (text) => text
@@ -35,7 +37,7 @@ test('recorded bodies and lowered compositions satisfy the official SDK request 
 import type Anthropic from '@anthropic-ai/sdk';
 import type { MessageCreateParamsBase } from '@anthropic-ai/sdk/resources/messages';
 import type { MessageCreateParamsBase as BetaMessageCreateParamsBase } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import type { ChatCompletionCreateParamsBase } from 'openai/resources/chat/completions';
+import type { ChatCompletionCreateParamsBase, ChatCompletionMessageParam, ChatCompletionAssistantMessageParam } from 'openai/resources/chat/completions';
 import type { ResponseCreateParamsBase } from 'openai/resources/responses/responses';
 import { Type, ThinkingLevel, FunctionCallingConfigMode, Language, Outcome, type Content, type Tool, type GenerationConfig, type ToolConfig } from '@google/genai';
 /** The generateContent REST body, from @google/genai's own types. */
@@ -68,7 +70,8 @@ type Loose<T> = T extends string ? T | \`\${T}\` : T extends readonly (infer U)[
     const body = JSON.parse(c.expected.body);
     let text = JSON.stringify(body);
     if (c.provider === 'gemini') text = geminiEnums(text);
-    src += `export const v${k++}: ${TYPES[c.provider]} = ${text}; // conversation ${c.name} / ${c.provider}\n`;
+    const type = c.name.startsWith('compat_') && c.provider === 'openai-chat' ? COMPAT_CHAT : TYPES[c.provider];
+    src += `export const v${k++}: ${type} = ${text}; // conversation ${c.name} / ${c.provider}\n`;
   }
   assert.ok(k >= 70);
   // Every composition of the composer fixtures, lowered for each provider.
@@ -104,8 +107,9 @@ type Loose<T> = T extends string ? T | \`\${T}\` : T extends readonly (infer U)[
     if (file.endsWith('.json')) items = [[whole, c.body.trim()]];
     else if (file.endsWith('.json.stream')) items = JSON.parse(c.body).map((x) => [event, JSON.stringify(x)]);
     else items = c.body.split('\n').filter((l) => l.startsWith('data: {')).map((l) => [event, l.slice(6)]);
-    // Anthropic's keep-alive `ping` is documented but not in the SDK's event union.
-    items = items.filter(([, text]) => !compat && !/^\{"type": ?"ping"/.test(text));
+    // Anthropic's keep-alive `ping` is documented but not in the SDK's event union, nor are
+    // the apply_patch diff events (newer than the installed openai types).
+    items = items.filter(([, text]) => !compat && !/^\{"type": ?"(ping|response\.apply_patch_call_operation_diff\.[a-z]+)"/.test(text));
     for (const [type, text] of items) src += `export const r${r++}: ${type} = ${text}; // response ${c.name}\n`;
     src += `export const t${n}: ResponseTurn = ${JSON.stringify(c.expected.turn)}; // turn ${c.name}\n`;
     src += `export const e${n}: ResponseEvent[] = ${JSON.stringify(c.expected.events)}; // events ${c.name}\n`;

@@ -279,7 +279,15 @@ impl Dialect for OpenAiResponses {
             }
             return Some(write(&o, SlotMode::Mark));
         }
-        o.push("call_id", s(id));
+        // A local shell output names its call in `id` (the call's `call_id`).
+        o.push(
+            if kind == "local_shell" {
+                "id"
+            } else {
+                "call_id"
+            },
+            s(id),
+        );
         match kind {
             "custom" => o.push(
                 "output",
