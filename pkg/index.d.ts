@@ -108,8 +108,8 @@ export type { Provider, ErrorClass, ErrorCode } from './src/constants.js';
 import type { Provider, ErrorClass, ErrorCode } from './src/constants.js';
 // The documents the core writes (reports, capabilities, response events): generated from
 // the Rust types (tests/documents.rs).
-export type { BlockNote, CacheReport, Call, CacheStats, Capabilities, ConversationReport, DropNote, FinishReason, IdMapping, LoweringReport, FitReport, ObjectEdit, ObjectPathStep, MediaSupport, Repair, RepairCode, ResponseEvent, TurnReport, Usage, Warning, WarningCode } from './src/documents.js';
-import type { Call, CacheStats, Capabilities, ConversationReport, FinishReason, LoweringReport, MediaSupport, ResponseEvent, Usage, WarningCode } from './src/documents.js';
+export type { BlockNote, CacheReport, Call, Citation, CacheStats, Capabilities, ConversationReport, DropNote, FinishReason, IdMapping, LoweringReport, FitReport, ObjectEdit, ObjectPathStep, MediaSupport, Repair, RepairCode, ResponseEvent, TurnReport, Usage, Warning, WarningCode } from './src/documents.js';
+import type { Call, Citation, CacheStats, Capabilities, ConversationReport, FinishReason, LoweringReport, MediaSupport, ResponseEvent, Usage, WarningCode } from './src/documents.js';
 
 /** A tool definition in the neutral shape; each provider gets its own form. */
 /** A function the model calls with JSON arguments (the default kind of tool). */
@@ -514,10 +514,11 @@ export interface SystemTurn {
   metadata?: Record<string, unknown>;
 }
 
-/** Visible assistant text. */
+/** Visible assistant text, with the sources it cites. */
 export interface AssistantTextPart {
   type: 'text';
   text: string;
+  citations?: Citation[];
 }
 
 /**

@@ -62,8 +62,15 @@ pub struct AssistantTurn {
 /// One part of an assistant turn.
 #[derive(Debug, Clone, PartialEq)]
 pub enum AssistantPart {
-    /// `{ type: "text", text }`
-    Text(String),
+    /// `{ type: "text", text, citations? }`
+    Text {
+        /// The visible text.
+        text: String,
+        /// The sources it cites, normalised (`{ type, url?, title?, file_id?, document?,
+        /// cited_text?, start?, end?, provider, data }`: `start` / `end` the span of this
+        /// text they support, in characters; `data` the provider's own citation).
+        citations: Vec<Value>,
+    },
     /// `{ type: "reasoning", text, signature?, redacted?, data?, id?, provider? }`
     Reasoning(Reasoning),
     /// `{ type: "tool-call", id, name, input, signature?, provider? }`
@@ -381,7 +388,15 @@ fn assistant_part(v: Value, path: &str) -> Result<AssistantPart> {
     let keep = o.clone();
     let mut f = Fields::new(&mut o, path, ErrorKind::InvalidMessage);
     match ty.as_str() {
-        "text" => Ok(AssistantPart::Text(f.string("text")?)),
+        "text" => Ok(AssistantPart::Text {
+            text: f.string("text")?,
+            citations: f
+                .opt_array("citations")?
+                .unwrap_or_default()
+                .into_iter()
+                .filter(Value::is_object)
+                .collect(),
+        }),
         "reasoning" => Ok(AssistantPart::Reasoning(Reasoning {
             text: f.opt_string("text")?.unwrap_or_default(),
             signature: f.opt_string("signature")?,
@@ -494,9 +509,12 @@ impl AssistantPart {
         };
         match self {
             AssistantPart::Unknown(v) => return v.clone(),
-            AssistantPart::Text(t) => {
+            AssistantPart::Text { text, citations } => {
                 put("type", "text".into());
-                put("text", t.clone().into());
+                put("text", text.clone().into());
+                if !citations.is_empty() {
+                    put("citations", Value::Array(citations.clone()));
+                }
             }
             AssistantPart::Reasoning(r) => {
                 put("type", "reasoning".into());

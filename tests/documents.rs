@@ -51,6 +51,28 @@ export type WarningCode =
   | 'SettingInUrl'
   | 'ModelUnknown';
 
+/**
+ * A source a text part cites, normalised from the provider's own citation (kept in `data`):
+ * Anthropic's document and web search locations, OpenAI Responses' URL and file
+ * annotations, Gemini's grounding and recitation. `start` / `end`: the span of the part's
+ * text it supports, in characters (Unicode code points), where the provider gives one
+ * (Anthropic's cite the whole part). Sent back with the text to the provider that made it
+ * where it takes them (Anthropic).
+ */
+export interface Citation {
+  type: 'url' | 'document' | 'file' | 'search';
+  url?: string;
+  title?: string;
+  file_id?: string;
+  /** The index of the request's document it cites (Anthropic). */
+  document?: number;
+  cited_text?: string;
+  start?: number;
+  end?: number;
+  provider: 'anthropic' | 'openai-responses' | 'gemini' | (string & {});
+  data: Record<string, unknown>;
+}
+
 /** A conversation repair's code. */
 export type RepairCode =
   | 'MissingToolResult'

@@ -524,6 +524,12 @@ pub(crate) trait Dialect: Sync {
     /// A reasoning part written back, or why it cannot be (`own`: made by this family; a
     /// foreign one is refused, see [`foreign`]).
     fn reasoning<'a>(&self, r: &'a Reasoning, own: bool) -> std::result::Result<Json<'a>, String>;
+    /// Assistant text with the citations this provider made (their `data`), where the
+    /// provider takes them back; `None`: the text goes alone.
+    fn cited_text<'a>(&self, text: &'a str, citations: &[&'a Value]) -> Option<Json<'a>> {
+        let _ = (text, citations);
+        None
+    }
     /// A tool call (`id` in this provider's form; `input` an object; `own`: made by this
     /// family, so its signature travels).
     fn call<'a>(&self, c: &'a ToolCall, id: Cow<'a, str>, input: &'a Value, own: bool) -> Json<'a>;

@@ -55,6 +55,8 @@ pub(crate) struct Builder {
     errors: Vec<Error>,
     /// Argument text of blocks kept as provider data (a server tool's call), by part.
     other_args: Vec<(usize, String)>,
+    /// The citations of text parts, by part.
+    cites: Vec<(usize, Value)>,
     extra: Map<String, Value>,
     /// Where the JSON answer is, when the request asked for one, and its reader.
     object: Option<(ObjectSource, Partial)>,
@@ -79,6 +81,7 @@ impl Builder {
             done: false,
             errors: Vec::new(),
             other_args: Vec::new(),
+            cites: Vec::new(),
             extra: Map::new(),
             object: None,
             edits: Vec::new(),
@@ -225,6 +228,52 @@ impl Builder {
             text: text.to_owned(),
         });
         self.object_text(None, text);
+    }
+
+    /// A citation of the text of block `key` (normalised, see [`cite`]).
+    pub(crate) fn citation(&mut self, key: Key, c: Map<String, Value>) {
+        let i = match self.find(key) {
+            Some(i) if matches!(self.slots.get(i), Some(Slot::Text(_))) => i,
+            _ => self.open(key, Slot::Text(String::new())),
+        };
+        self.cite_part(i, c);
+    }
+
+    fn cite_part(&mut self, i: usize, c: Map<String, Value>) {
+        let c = Value::Object(c);
+        self.events.push(Event::Citation {
+            part: i,
+            citation: c.clone(),
+        });
+        self.cites.push((i, c));
+    }
+
+    /// A citation of the visible text from byte `start` to `end` of all of it (Gemini's
+    /// segments): given to the text part where the span starts, the span in characters of
+    /// that part.
+    pub(crate) fn citation_span(&mut self, start: u64, end: u64, mut c: Map<String, Value>) {
+        let mut at = 0u64;
+        let mut hit = None;
+        for (i, s) in self.slots.iter().enumerate() {
+            if let Slot::Text(t) = s {
+                let len = t.len() as u64;
+                if start < at + len || hit.is_none() {
+                    let chars = |b: u64| {
+                        let b = usize::try_from(b.saturating_sub(at)).unwrap_or(usize::MAX);
+                        t.char_indices().take_while(|(k, _)| *k < b).count() as u64
+                    };
+                    hit = Some((i, chars(start), chars(end)));
+                }
+                if start < at + len {
+                    break;
+                }
+                at += len;
+            }
+        }
+        let Some((i, s, e)) = hit else { return };
+        c.insert("start".into(), s.into());
+        c.insert("end".into(), e.into());
+        self.cite_part(i, c);
     }
 
     fn reasoning_slot(&mut self, key: Key) -> usize {
@@ -625,8 +674,17 @@ impl Builder {
         let parts = self
             .slots
             .iter()
-            .map(|s| match s {
-                Slot::Text(t) => AssistantPart::Text(t.clone()),
+            .enumerate()
+            .map(|(i, s)| match s {
+                Slot::Text(t) => AssistantPart::Text {
+                    text: t.clone(),
+                    citations: self
+                        .cites
+                        .iter()
+                        .filter(|(j, _)| *j == i)
+                        .map(|(_, c)| c.clone())
+                        .collect(),
+                },
                 Slot::Reasoning { r, .. } => AssistantPart::Reasoning(r.clone()),
                 Slot::Tool(t) => AssistantPart::ToolCall(ToolCall {
                     id: t.id.clone(),
@@ -696,4 +754,24 @@ impl Builder {
         }
         AssistantTurn { parts, metadata: m }
     }
+}
+
+/// A citation normalised: `{ type, …fields, provider, data }`, each `(from, to)` field of
+/// the provider's own citation copied when it has a value.
+pub(crate) fn cite(
+    provider: &str,
+    kind: &str,
+    raw: &Value,
+    fields: &[(&str, &str)],
+) -> Map<String, Value> {
+    let mut o = Map::new();
+    o.insert("type".into(), kind.into());
+    for (from, to) in fields {
+        if let Some(v) = raw.get(*from).filter(|v| !v.is_null()) {
+            o.insert((*to).into(), v.clone());
+        }
+    }
+    o.insert("provider".into(), provider.into());
+    o.insert("data".into(), raw.clone());
+    o
 }

@@ -115,6 +115,16 @@ pub enum Event {
         #[cfg_attr(feature = "ts", ts(optional))]
         id: Option<String>,
     },
+    /// A text part cites a source (normalised: `{ type: "url" | "document" | "file" |
+    /// "search", url?, title?, file_id?, document?, cited_text?, start?, end?, provider,
+    /// data }`).
+    Citation {
+        /// The text part's index in the final turn.
+        part: usize,
+        /// The citation.
+        #[cfg_attr(feature = "ts", ts(type = "Citation"))]
+        citation: Value,
+    },
     /// The model began a tool call.
     ToolCallStart {
         /// The part's index in the final turn.

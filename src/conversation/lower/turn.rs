@@ -82,9 +82,29 @@ pub(crate) fn lower_turn(
         Turn::Assistant(a) => {
             for (i, part) in a.parts.iter().enumerate() {
                 match part {
-                    AssistantPart::Text(t) => {
+                    AssistantPart::Text { text: t, citations } => {
+                        // The citations this provider made go back with the text, where it
+                        // takes them.
+                        let own: Vec<&Value> = citations
+                            .iter()
+                            .filter(|c| {
+                                c.get("provider")
+                                    .and_then(Value::as_str)
+                                    .is_some_and(|f| is_own(p, Some(f)))
+                            })
+                            .filter_map(|c| c.get("data"))
+                            .collect();
+                        let cited = match own.is_empty() {
+                            true => None,
+                            false => p.dialect().cited_text(t, &own),
+                        };
                         if t.trim().is_empty() {
                             drop(&mut report, i, "text-empty", "empty or white-space-only assistant text is not sent (providers reject it)".into());
+                        } else if let Some(j) = cited {
+                            note(&mut report, i, "text");
+                            items.push(Item::Other {
+                                json: write(&j, SlotMode::Forbid)?,
+                            });
                         } else {
                             note(&mut report, i, "text");
                             items.push(Item::Text {

@@ -309,6 +309,26 @@ impl Dialect for Anthropic {
         }
     }
 
+    fn cited_text<'a>(&self, text: &'a str, citations: &[&'a Value]) -> Option<Json<'a>> {
+        // The request's citation types have no `file_id` (the response's do).
+        let list = citations
+            .iter()
+            .map(|c| match c {
+                Value::Object(m) if m.contains_key("file_id") => {
+                    let mut m = m.clone();
+                    m.remove("file_id");
+                    Json::Value(Cow::Owned(Value::Object(m)))
+                }
+                c => Json::Value(Cow::Borrowed(*c)),
+            })
+            .collect();
+        Some(obj([
+            ("type", s("text")),
+            ("text", s(text)),
+            ("citations", Json::Arr(list)),
+        ]))
+    }
+
     fn call<'a>(
         &self,
         c: &'a ToolCall,

@@ -3,7 +3,7 @@
 
 use crate::provider::Provider;
 use crate::provider::{errors, malformed};
-use crate::stream::builder::{Builder, Key};
+use crate::stream::builder::{cite, Builder, Key};
 use crate::stream::{num, str_of, FinishReason, Usage};
 use serde_json::Value;
 
@@ -60,10 +60,44 @@ fn usage(u: &Value, into: &mut Usage) {
     }
 }
 
+/// A citation of a text block (it supports the whole block): a web search result, a
+/// search result, or a place in a document of the request.
+fn citation(c: &Value) -> serde_json::Map<String, Value> {
+    let kind = match str_of(c, "type") {
+        Some("web_search_result_location") => "url",
+        Some("search_result_location") => "search",
+        _ => "document",
+    };
+    cite(
+        "anthropic",
+        kind,
+        c,
+        &[
+            ("url", "url"),
+            ("source", "url"),
+            ("title", "title"),
+            ("document_title", "title"),
+            ("document_index", "document"),
+            ("file_id", "file_id"),
+            ("cited_text", "cited_text"),
+        ],
+    )
+}
+
 /// A content block as it starts (stream) or whole (body).
 fn block(b: &mut Builder, k: Key, block: &Value, whole: bool) {
     match str_of(block, "type") {
-        Some("text") => b.text(k, str_of(block, "text").unwrap_or("")),
+        Some("text") => {
+            b.text(k, str_of(block, "text").unwrap_or(""));
+            for c in block
+                .get("citations")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                b.citation(k, citation(c));
+            }
+        }
         Some("thinking") => {
             b.reasoning_begin(k);
             b.reasoning(k, str_of(block, "thinking").unwrap_or(""));
@@ -123,7 +157,12 @@ pub(crate) fn event(b: &mut Builder, v: &Value) {
                 Some("input_json_delta") => {
                     b.tool_delta(k, str_of(d, "partial_json").unwrap_or(""))
                 }
-                // Citations and future delta kinds change no part this version models.
+                Some("citations_delta") => {
+                    if let Some(c) = d.get("citation") {
+                        b.citation(k, citation(c));
+                    }
+                }
+                // Future delta kinds change no part this version models.
                 _ => {}
             }
         }

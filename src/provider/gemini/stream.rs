@@ -11,7 +11,7 @@
 use crate::json_text::JsonText;
 use crate::provider::Provider;
 use crate::provider::{errors, malformed};
-use crate::stream::builder::{Builder, Key};
+use crate::stream::builder::{cite, Builder, Key};
 use crate::stream::{num, str_of, FinishReason, Usage};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -31,6 +31,8 @@ pub(super) struct State {
     response_id: Option<String>,
     /// A function call whose arguments are still streaming.
     open: Option<Open>,
+    /// The grounding supports and citations read so far (a later chunk repeats them).
+    cited: (usize, usize),
 }
 
 /// A function call being streamed.
@@ -334,6 +336,7 @@ pub(crate) fn chunk(st: &mut State, b: &mut Builder, v: &Value) {
             part(st, b, p);
         }
     }
+    grounding(st, b, c);
     if let Some(r) = str_of(c, "finishReason") {
         close(st, b);
         let reason = match finish(r) {
@@ -343,6 +346,56 @@ pub(crate) fn chunk(st: &mut State, b: &mut Builder, v: &Value) {
         b.finish_reason(reason, Some(r));
         b.terminal();
     }
+}
+
+/// Grounding (`groundingMetadata`: each support's span and the search results it rests on)
+/// and recitation (`citationMetadata`) as citations of the text, the spans (bytes of the
+/// whole text) in characters of the part they fall in.
+fn grounding(st: &mut State, b: &mut Builder, c: &Value) {
+    let list = |v: Option<&Value>, k: &str| {
+        v.and_then(|m| m.get(k))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let span = |seg: &Value| {
+        (
+            num(seg, "startIndex").unwrap_or(0),
+            num(seg, "endIndex").unwrap_or(0),
+        )
+    };
+    let g = c.get("groundingMetadata");
+    let chunks = list(g, "groundingChunks");
+    let supports = list(g, "groundingSupports");
+    for s in supports.iter().skip(st.cited.0) {
+        let (start, end) = span(s.get("segment").unwrap_or(&Value::Null));
+        for i in s
+            .get("groundingChunkIndices")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_u64)
+        {
+            let Some(src) = usize::try_from(i)
+                .ok()
+                .and_then(|i| chunks.get(i))
+                .and_then(|ch| ch.as_object())
+                .and_then(|o| o.values().find(|v| v.is_object()))
+            else {
+                continue;
+            };
+            let cite = cite("gemini", "url", src, &[("uri", "url"), ("title", "title")]);
+            b.citation_span(start, end, cite);
+        }
+    }
+    st.cited.0 = st.cited.0.max(supports.len());
+    let recited = list(c.get("citationMetadata"), "citations");
+    for r in recited.iter().skip(st.cited.1) {
+        let (start, end) = span(r);
+        let cite = cite("gemini", "url", r, &[("uri", "url"), ("title", "title")]);
+        b.citation_span(start, end, cite);
+    }
+    st.cited.1 = st.cited.1.max(recited.len());
 }
 
 /// A whole body: one response, or the array `streamGenerateContent` answers without SSE.

@@ -6,7 +6,7 @@
 use crate::error::{Error, ErrorKind};
 use crate::provider::Provider;
 use crate::provider::{errors, malformed};
-use crate::stream::builder::{Builder, Key};
+use crate::stream::builder::{cite, Builder, Key};
 use crate::stream::{num, str_of, FinishReason, Usage};
 use serde_json::Value;
 
@@ -20,6 +20,8 @@ const OTHER: u8 = 3;
 pub(super) struct State {
     /// The reasoning summary part last written to: (output index, summary index).
     summary: Option<(u64, u64)>,
+    /// The text parts whose annotations came as events (the whole item repeats them).
+    annotated: Vec<Key>,
 }
 
 fn usage(u: &Value) -> Usage {
@@ -52,7 +54,7 @@ fn summary_delta(st: &mut State, b: &mut Builder, v: &Value, text: &str) {
 }
 
 /// An output item, as added (stream) or whole (`output_item.done`, a body).
-fn item(b: &mut Builder, o: u64, it: &Value, done: bool) {
+fn item(st: &State, b: &mut Builder, o: u64, it: &Value, done: bool) {
     match str_of(it, "type") {
         Some("message") => {
             if done {
@@ -63,6 +65,16 @@ fn item(b: &mut Builder, o: u64, it: &Value, done: bool) {
                     let t = str_of(p, "text").or_else(|| str_of(p, "refusal"));
                     if let (Some(t), false) = (t, b_has(b, k)) {
                         b.text(k, t);
+                    }
+                    if !st.annotated.contains(&k) {
+                        for a in p
+                            .get("annotations")
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                        {
+                            b.citation(k, annotation(a));
+                        }
                     }
                 }
             }
@@ -128,6 +140,27 @@ fn item(b: &mut Builder, o: u64, it: &Value, done: bool) {
             }
         }
     }
+}
+
+/// An annotation of output text: a URL it cites (with the span of the text), or a file.
+fn annotation(a: &Value) -> serde_json::Map<String, Value> {
+    let kind = match str_of(a, "type") {
+        Some("url_citation") => "url",
+        _ => "file",
+    };
+    cite(
+        "openai-responses",
+        kind,
+        a,
+        &[
+            ("url", "url"),
+            ("title", "title"),
+            ("filename", "title"),
+            ("file_id", "file_id"),
+            ("start_index", "start"),
+            ("end_index", "end"),
+        ],
+    )
 }
 
 /// A call's input as the item holds it.
@@ -240,19 +273,33 @@ pub(crate) fn event(st: &mut State, b: &mut Builder, v: &Value) {
             b.start(str_of(r, "id"), str_of(r, "model"));
         }
         "response.output_item.added" => item(
+            st,
             b,
             out_index(v),
             v.get("item").unwrap_or(&Value::Null),
             false,
         ),
-        "response.output_item.done" => {
-            item(b, out_index(v), v.get("item").unwrap_or(&Value::Null), true)
-        }
+        "response.output_item.done" => item(
+            st,
+            b,
+            out_index(v),
+            v.get("item").unwrap_or(&Value::Null),
+            true,
+        ),
         "response.output_text.delta" | "response.refusal.delta" => {
             let k = (TEXT, out_index(v), num(v, "content_index").unwrap_or(0));
             b.text(k, str_of(v, "delta").unwrap_or(""));
             if ty == "response.refusal.delta" {
                 b.meta("refusal", true.into());
+            }
+        }
+        "response.output_text.annotation.added" => {
+            let k = (TEXT, out_index(v), num(v, "content_index").unwrap_or(0));
+            if let Some(a) = v.get("annotation") {
+                b.citation(k, annotation(a));
+                if !st.annotated.contains(&k) {
+                    st.annotated.push(k);
+                }
             }
         }
         "response.reasoning_summary_text.delta" => {
@@ -296,8 +343,9 @@ pub(crate) fn body(b: &mut Builder, v: &Value) {
     }
     b.start(str_of(v, "id"), str_of(v, "model"));
     if let Some(items) = v.get("output").and_then(Value::as_array) {
+        let st = State::default();
         for (o, it) in items.iter().enumerate() {
-            item(b, o as u64, it, true);
+            item(&st, b, o as u64, it, true);
         }
     }
     end_of(b, v);
