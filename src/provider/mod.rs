@@ -189,7 +189,8 @@ impl Tool {
                     // MCP's descriptor spelling.
                     None => match f.opt_object("inputSchema")? {
                         Some(p) => Value::Object(p),
-                        None => serde_json::json!({"type": "object", "properties": {}}),
+                        None => serde_json::from_str(r#"{"type":"object","properties":{}}"#)
+                            .unwrap_or_default(),
                     },
                 },
             },

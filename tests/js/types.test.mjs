@@ -110,6 +110,17 @@ type Loose<T> = T extends string ? T | \`\${T}\` : T extends readonly (infer U)[
     // Anthropic's keep-alive `ping` is documented but not in the SDK's event union, nor are
     // the apply_patch diff events (newer than the installed openai types).
     items = items.filter(([, text]) => !compat && !/^\{"type": ?"(ping|response\.apply_patch_call_operation_diff\.[a-z]+)"/.test(text));
+    // A custom tool call's output item carries `status` (the AI SDK's schema requires it),
+    // which the openai types' ResponseCustomToolCall does not list.
+    const unstatus = (x) => {
+      if (Array.isArray(x)) x.forEach(unstatus);
+      else if (x && typeof x === 'object') {
+        if (x.type === 'custom_tool_call') delete x.status;
+        Object.values(x).forEach(unstatus);
+      }
+      return x;
+    };
+    items = items.map(([type, text]) => [type, c.provider === 'openai-responses' ? JSON.stringify(unstatus(JSON.parse(text))) : text]);
     for (const [type, text] of items) src += `export const r${r++}: ${type} = ${text}; // response ${c.name}\n`;
     src += `export const t${n}: ResponseTurn = ${JSON.stringify(c.expected.turn)}; // turn ${c.name}\n`;
     src += `export const e${n}: ResponseEvent[] = ${JSON.stringify(c.expected.events)}; // events ${c.name}\n`;
