@@ -2,8 +2,8 @@
 // promptloom (`createResponseParser`, `parseResponse`) and by the `@ai-sdk/*` provider model
 // of the same API (`doStream` for a stream, `doGenerate` for a whole body) through a stub
 // `fetch` answering the recorded bytes. What a loop acts on must agree: the visible text,
-// the reasoning text, the client tool calls (id, name, input), the token counts and the
-// finish reason. Each case where they differ is in KNOWN with the reason; every KNOWN entry
+// the reasoning text, the client tool calls (id, name, input), the URLs the text cites, the
+// token counts and the finish reason. Each case where they differ is in KNOWN with the reason; every KNOWN entry
 // must still differ, so a fix on either side shows.
 
 import { test } from 'node:test';
@@ -22,6 +22,9 @@ const DIR = join(ROOT, 'tests/response');
 const KNOWN = {
   'anthropic/beta_compaction_usage.json': {
     text: 'a compaction block: the AI SDK reads its summary as answer text; promptloom keeps the block as a provider-data part (sent back to Anthropic as the compaction) and the text is the answer alone',
+  },
+  'anthropic/inputs_at_start.sse': {
+    sources: 'a web search with no citation in the text: the AI SDK lists every search result as a source; promptloom\'s are the citations of the text (the results stay in the web_search_tool_result part)',
   },
   'anthropic/overloaded_mid_stream.sse': {
     usage: 'an error event mid-stream: the AI SDK ends without a finish part (no token counts); promptloom keeps the counts message_start gave',
@@ -99,7 +102,7 @@ const UNIFIED = { stop: 'stop', length: 'length', 'tool-calls': 'tool-calls', 'c
 /** What the AI SDK read: text, reasoning, client calls, usage, finish (or the error it threw). */
 async function sdkRead(provider, body, stream) {
   const model = sdkModel(provider, body, stream);
-  const out = { text: '', reasoning: [], calls: [], usage: null, finish: null };
+  const out = { text: '', reasoning: [], calls: [], sources: [], usage: null, finish: null };
   const usage = (u) => {
     const r = {
       input: typeof u?.inputTokens === 'object' ? u.inputTokens?.total ?? null : u?.inputTokens ?? null,
@@ -120,6 +123,7 @@ async function sdkRead(provider, body, stream) {
         else if (p.type === 'reasoning-start') out.reasoning.push('');
         else if (p.type === 'reasoning-delta') out.reasoning[out.reasoning.length - 1] += p.delta;
         else if (p.type === 'tool-call' && !p.providerExecuted) out.calls.push(call({ ...p, toolCallId: provider === 'gemini' ? undefined : p.toolCallId }));
+        else if (p.type === 'source' && p.sourceType === 'url') out.sources.push(p.url);
         else if (p.type === 'finish') {
           out.usage = usage(p.usage);
           out.finish = finish(p.finishReason);
@@ -132,6 +136,7 @@ async function sdkRead(provider, body, stream) {
         if (p.type === 'text') out.text += p.text;
         else if (p.type === 'reasoning') out.reasoning.push(p.text);
         else if (p.type === 'tool-call' && !p.providerExecuted) out.calls.push(call(p));
+        else if (p.type === 'source' && p.sourceType === 'url') out.sources.push(p.url);
       }
       out.usage = usage(r.usage);
       out.finish = finish(r.finishReason);
@@ -142,6 +147,7 @@ async function sdkRead(provider, body, stream) {
   // Reasoning parts (an OpenAI summary part, an Anthropic thinking block) joined as
   // promptloom joins them.
   out.reasoning = out.reasoning.filter((r) => r !== '').join('\n\n');
+  out.sources = [...new Set(out.sources)].sort();
   return out;
 }
 
@@ -183,7 +189,9 @@ function ourRead(provider, body, stream) {
   // Gemini gives calls no ids: each side makes its own, so they are not compared.
   if (provider === 'gemini') for (const c of calls) delete c.id;
   const usage = m.usage ? { input: m.usage.input_tokens, output: m.usage.output_tokens } : null;
-  return { text, reasoning, calls, usage, finish: m.finish_reason ?? null };
+  // The URLs the text cites (the AI SDK's url sources).
+  const sources = [...new Set(turn.parts.flatMap((p) => (p.type === 'text' ? (p.citations ?? []) : [])).filter((c) => c.type === 'url').map((c) => c.url))].sort();
+  return { text, reasoning, calls, sources, usage, finish: m.finish_reason ?? null };
 }
 
 const CASES = [];
@@ -211,7 +219,7 @@ for (const { provider, file, stream } of CASES) {
     assert.ok(!known.refused, `${name}: the AI SDK reads it now; remove refused from KNOWN`);
     // The AI SDK gives Gemini calls made-up ids; ids are compared where the provider gave them.
     const diffs = [];
-    for (const field of ['text', 'reasoning', 'calls', 'usage', 'finish']) {
+    for (const field of ['text', 'reasoning', 'calls', 'sources', 'usage', 'finish']) {
       const a = canonical(ours[field]);
       const b = canonical(sdk[field]);
       if (known[field] && a === b) diffs.push(`${field} is now the same on both sides; remove it from KNOWN`);
