@@ -245,9 +245,10 @@ export interface LowerOptions extends CallSettings {
    * `openai-chat` only: the OpenAI-compatible server behind it, by name or by its base URL
    * (`'https://api.deepseek.com/v1'`). It decides whether earlier reasoning goes back:
    * `deepseek` takes `reasoning_content` in the tool loop in progress (older turns' is left
-   * out, a `ReasoningLeftOut` repair), `moonshot` on every assistant message; the others
-   * (`openai`, the default and any unknown host, `openrouter`, `groq`, `mistral`, `xai`,
-   * `vllm`, `ollama`) take none. Every server's reasoning is read whatever this says.
+   * out, a `ReasoningLeftOut` repair), `moonshot` on every assistant message, `openrouter`
+   * its own `reasoning_details` items (a part's `details`) on every assistant message; the
+   * others (`openai`, the default and any unknown host, `groq`, `mistral`, `xai`, `vllm`,
+   * `ollama`) take none. Every server's reasoning is read whatever this says.
    */
   compat?: 'openai' | 'deepseek' | 'moonshot' | 'openrouter' | 'groq' | 'mistral' | 'xai' | 'vllm' | 'ollama' | (string & {});
 }
@@ -535,6 +536,8 @@ export interface ReasoningPart {
   data?: string;
   id?: string;
   provider?: 'anthropic' | 'openai' | 'openai-responses' | 'openai-chat' | 'gemini' | 'google' | (string & {});
+  /** The server's own reasoning items (OpenRouter's `reasoning_details`, merged as they streamed). */
+  details?: Record<string, unknown>[];
 }
 
 /** A tool call the model made; `input` is an object (a string of JSON is read as it). */

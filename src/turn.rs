@@ -71,7 +71,7 @@ pub enum AssistantPart {
         /// text they support, in characters; `data` the provider's own citation).
         citations: Vec<Value>,
     },
-    /// `{ type: "reasoning", text, signature?, redacted?, data?, id?, provider? }`
+    /// `{ type: "reasoning", text, signature?, redacted?, data?, id?, provider?, details? }`
     Reasoning(Reasoning),
     /// `{ type: "tool-call", id, name, input, signature?, provider? }`
     ToolCall(ToolCall),
@@ -96,6 +96,9 @@ pub struct Reasoning {
     /// Which provider produced it (`anthropic`, `openai`, `gemini`); signatures only
     /// travel back to the provider that made them.
     pub provider: Option<String>,
+    /// The server's own reasoning items (OpenRouter's `reasoning_details`, merged as they
+    /// streamed), sent back to a server that takes them (`compat`).
+    pub details: Vec<Value>,
 }
 
 /// A tool call the model made.
@@ -404,6 +407,12 @@ fn assistant_part(v: Value, path: &str) -> Result<AssistantPart> {
             data: f.opt_string("data")?,
             id: f.opt_string("id")?,
             provider: f.opt_string("provider")?,
+            details: f
+                .opt_array("details")?
+                .unwrap_or_default()
+                .into_iter()
+                .filter(Value::is_object)
+                .collect(),
         })),
         "tool-call" => {
             let id = f.string("id")?;
@@ -526,6 +535,9 @@ impl AssistantPart {
                 opt(&mut put, "data", &r.data);
                 opt(&mut put, "id", &r.id);
                 opt(&mut put, "provider", &r.provider);
+                if !r.details.is_empty() {
+                    put("details", Value::Array(r.details.clone()));
+                }
             }
             AssistantPart::ToolCall(c) => {
                 put("type", "tool-call".into());

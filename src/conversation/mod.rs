@@ -115,6 +115,7 @@ fn lower_in(
         caps: &caps,
         mode,
         keep_reasoning: keeps_reasoning(opts),
+        details: keeps_details(opts),
     };
     let mut lowered = Vec::with_capacity(turns.len());
     let mut needs = Vec::new();
@@ -510,7 +511,9 @@ impl Conversation {
         let text_only = Capabilities::text_only(opts.provider, &opts.settings)?;
         let caps = Capabilities::for_model(opts.provider, text_only, opts.capabilities.as_ref())?;
         // The flags the turns' lowering depends on besides the provider and the table.
-        let narrowed = u8::from(text_only) | (u8::from(keeps_reasoning(opts)) << 1);
+        let narrowed = u8::from(text_only)
+            | (u8::from(keeps_reasoning(opts)) << 1)
+            | (u8::from(keeps_details(opts)) << 2);
         let target = match &self.target_of {
             Some((p, c, n, t))
                 if *p == opts.provider && *c == opts.capabilities && *n == narrowed =>
@@ -534,6 +537,7 @@ impl Conversation {
             caps: &caps,
             mode: SlotMode::Forbid,
             keep_reasoning: narrowed & 2 != 0,
+            details: narrowed & 4 != 0,
         };
         let same_target = self.memo_target == Some(target);
         let mut lowered: Vec<Rc<LoweredTurn>> = Vec::with_capacity(self.entries.len());
@@ -833,4 +837,9 @@ pub fn requests_json(items: &str) -> Result<String> {
 /// Whether reasoning goes back to the server (`compat`): then a turn's Chat lowering keeps it.
 fn keeps_reasoning(opts: &crate::lower::LowerOptions) -> bool {
     opts.provider == Provider::OpenAiChat && opts.compat.is_some_and(|c| c.field.is_some())
+}
+
+/// Whether what goes back is the server's own reasoning items (`compat`: OpenRouter).
+fn keeps_details(opts: &crate::lower::LowerOptions) -> bool {
+    keeps_reasoning(opts) && opts.compat.is_some_and(|c| c.details)
 }

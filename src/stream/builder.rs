@@ -287,6 +287,7 @@ impl Builder {
                     data: None,
                     id: None,
                     provider: Some(self.tag.to_owned()),
+                    details: Vec::new(),
                 };
                 self.open(key, Slot::Reasoning { r, ended: false })
             }
@@ -297,6 +298,38 @@ impl Builder {
     /// may be all there is).
     pub(crate) fn reasoning_begin(&mut self, key: Key) {
         self.reasoning_slot(key);
+    }
+
+    /// One of the server's own reasoning items (OpenRouter's `reasoning_details`) for the
+    /// reasoning of block `key`: a piece of the last item (the same `index` and `type`) is
+    /// merged into it, its text appended.
+    pub(crate) fn reasoning_detail(&mut self, key: Key, item: &Value) {
+        let i = self.reasoning_slot(key);
+        let Some(Slot::Reasoning { r, .. }) = self.slots.get_mut(i) else {
+            return;
+        };
+        let (Value::Object(new), last) = (item, r.details.last_mut()) else {
+            return;
+        };
+        match last {
+            Some(Value::Object(old))
+                if old.get("index") == new.get("index") && old.get("type") == new.get("type") =>
+            {
+                for (k, v) in new {
+                    match (old.get_mut(k), v) {
+                        (Some(Value::String(a)), Value::String(b))
+                            if matches!(k.as_str(), "text" | "summary" | "data") =>
+                        {
+                            a.push_str(b)
+                        }
+                        _ => {
+                            old.insert(k.clone(), v.clone());
+                        }
+                    }
+                }
+            }
+            _ => r.details.push(item.clone()),
+        }
     }
 
     /// Reasoning text appended to block `key`.

@@ -652,9 +652,22 @@ fn lay_messages<'a>(
                             out.held(",\"");
                             out.held(field);
                             out.held("\":");
-                            // Several reasoning parts: one string, a blank line between them.
+                            // Several reasoning parts: one string, a blank line between them
+                            // (or one array of the server's items).
                             match thoughts.as_slice() {
                                 [one] => out.held(one),
+                                many if c.details => {
+                                    let inner: Vec<&str> = many
+                                        .iter()
+                                        .map(|t| {
+                                            t.strip_prefix('[')
+                                                .and_then(|x| x.strip_suffix(']'))
+                                                .unwrap_or(t)
+                                        })
+                                        .filter(|t| !t.is_empty())
+                                        .collect();
+                                    out.made(&format!("[{}]", inner.join(",")));
+                                }
                                 many => {
                                     let mut j = String::from("\"");
                                     for (k, t) in many.iter().enumerate() {

@@ -291,6 +291,7 @@ pub(crate) fn plan(
             caps,
             mode: crate::body::SlotMode::Forbid,
             keep_reasoning: false,
+            details: false,
         };
         Some(lower_turn(&turn, &NoResolver, &cx)?)
     } else {

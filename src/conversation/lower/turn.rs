@@ -12,6 +12,8 @@ pub(crate) struct TurnCx<'c> {
     pub(crate) mode: SlotMode,
     /// Chat reasoning is kept for the assembly (the server takes it back, `compat`).
     pub(crate) keep_reasoning: bool,
+    /// What is kept is the server's own items (`details`), not the text.
+    pub(crate) details: bool,
 }
 
 /// Lowers one turn for the provider (no cross-turn context: the result is cacheable).
@@ -115,19 +117,28 @@ pub(crate) fn lower_turn(
                     }
                     AssistantPart::Reasoning(r)
                         if cx.keep_reasoning
-                            && !r.text.is_empty()
+                            && (if cx.details { !r.details.is_empty() } else { !r.text.is_empty() })
                             && is_own(p, r.provider.as_deref()) =>
                     {
-                        // Chat has no reasoning block: its text goes in the assistant
-                        // message's field (the assembly writes it).
+                        // Chat has no reasoning block: its text (or the server's items) goes
+                        // in the assistant message's field (the assembly writes it).
                         note(&mut report, i, "reasoning");
-                        items.push(Item::Other { json: lit(&r.text) });
+                        let json = match cx.details {
+                            true => Value::Array(r.details.clone()).json_text(),
+                            false => lit(&r.text),
+                        };
+                        items.push(Item::Other { json });
                     }
                     AssistantPart::Reasoning(r) if cx.keep_reasoning && !r.text.is_empty() => drop(
                         &mut report,
                         i,
                         "reasoning-dropped",
-                        crate::provider::foreign(r, "this server"),
+                        match cx.details {
+                            true if is_own(p, r.provider.as_deref()) => {
+                                "the server takes its own reasoning items back, and this part has none".into()
+                            }
+                            _ => crate::provider::foreign(r, "this server"),
+                        },
                     ),
                     AssistantPart::Reasoning(r) => match reasoning(p, r)? {
                         Ok(json) => {

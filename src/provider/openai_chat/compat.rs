@@ -11,7 +11,7 @@
 //! | `openai` (default) | `api.openai.com`, Azure | none: Chat has no field for it |
 //! | `deepseek` | `api.deepseek.com` | `reasoning_content` on the assistant messages after the last user message (the tool loop in progress, where thinking mode needs it); older ones are left out |
 //! | `moonshot` | `api.moonshot.ai`, `api.moonshot.cn` | `reasoning_content` on every assistant message (Kimi's thinking models keep it in context) |
-//! | `openrouter` | `openrouter.ai` | none yet: OpenRouter takes `reasoning_details` back verbatim, and the turn keeps their text and signatures, not the items |
+//! | `openrouter` | `openrouter.ai` | `reasoning_details` on every assistant message: the items it sent, merged as they streamed (the part's `details`) |
 //! | `groq` | `api.groq.com` | none: an assistant message with `reasoning` is refused |
 //! | `mistral` | `api.mistral.ai` | none |
 //! | `xai` | `api.x.ai` | none |
@@ -31,6 +31,8 @@ pub struct Compat {
     pub(crate) field: Option<&'static str>,
     /// Only the assistant messages after the last user message get it.
     pub(crate) tool_loop_only: bool,
+    /// It takes its own reasoning items (the part's `details`), not the text.
+    pub(crate) details: bool,
 }
 
 /// The known servers: name, host fragments, field, tool loop only.
@@ -53,7 +55,12 @@ const SERVERS: &[(&str, &[&str], Option<&str>, bool)] = &[
         Some("reasoning_content"),
         false,
     ),
-    ("openrouter", &["openrouter.ai"], None, false),
+    (
+        "openrouter",
+        &["openrouter.ai"],
+        Some("reasoning_details"),
+        false,
+    ),
     ("groq", &["api.groq.com"], None, false),
     ("mistral", &["api.mistral.ai"], None, false),
     ("xai", &["api.x.ai"], None, false),
@@ -85,6 +92,7 @@ impl Compat {
                 name,
                 field,
                 tool_loop_only,
+                details: field == Some("reasoning_details"),
             }),
             (None, true) => Ok(Compat::OPENAI),
             (None, false) => Err(Error::new(
@@ -100,6 +108,7 @@ impl Compat {
         name: "openai",
         field: None,
         tool_loop_only: false,
+        details: false,
     };
 }
 

@@ -76,6 +76,7 @@ fn reasoning_details(b: &mut Builder, m: &Value, text_too: bool) {
         return;
     };
     for it in items {
+        b.reasoning_detail(REASONING, it);
         match str_of(it, "type") {
             Some("reasoning.text") => {
                 if text_too {
