@@ -123,6 +123,16 @@ pub(crate) fn chunk(b: &mut Builder, v: &Value) {
             b.text(TEXT, t);
             b.meta("refusal", true.into());
         }
+        // The deprecated single `function_call`: its name first, then argument pieces.
+        if let Some(f) = d.get("function_call").filter(|f| f.is_object()) {
+            let k = (TOOL, u64::MAX, 0);
+            if let Some(name) = str_of(f, "name") {
+                b.tool_start(k, "", name);
+            }
+            if let Some(a) = str_of(f, "arguments") {
+                b.tool_delta(k, a);
+            }
+        }
         if let Some(calls) = d.get("tool_calls").and_then(Value::as_array) {
             for (n, call) in calls.iter().enumerate() {
                 let k = (TOOL, num(call, "index").unwrap_or(n as u64), 0);
@@ -183,6 +193,13 @@ pub(crate) fn body(b: &mut Builder, v: &Value) {
         b.text(TEXT, t);
         b.meta("refusal", true.into());
     }
+    // The deprecated single `function_call` (older servers): a call without an id.
+    if let Some(f) = m.get("function_call").filter(|f| f.is_object()) {
+        let k = (TOOL, u64::MAX, 0);
+        b.tool_start(k, "", str_of(f, "name").unwrap_or(""));
+        b.tool_delta(k, str_of(f, "arguments").unwrap_or(""));
+        b.end(k);
+    }
     if let Some(calls) = m.get("tool_calls").and_then(Value::as_array) {
         for (n, call) in calls.iter().enumerate() {
             let k = (TOOL, n as u64, 0);
@@ -238,6 +255,8 @@ struct FastChoiceDelta<'a> {
     #[serde(default)]
     tool_calls: Option<serde::de::IgnoredAny>,
     #[serde(default)]
+    function_call: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
     reasoning_content: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     reasoning: Option<serde::de::IgnoredAny>,
@@ -261,6 +280,7 @@ pub(crate) fn fast(b: &mut Builder, data: &str) -> bool {
         || choice.index != 0
         || choice.finish_reason.is_some()
         || d.tool_calls.is_some()
+        || d.function_call.is_some()
         || d.reasoning_content.is_some()
         || d.reasoning.is_some()
         || d.reasoning_details.is_some()

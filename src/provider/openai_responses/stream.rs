@@ -84,13 +84,20 @@ fn item(st: &State, b: &mut Builder, o: u64, it: &Value, done: bool) {
             b.reasoning_begin(k);
             if done {
                 if !b_has(b, k) {
-                    let summary = it.get("summary").and_then(Value::as_array);
-                    let texts: Vec<&str> = summary
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|p| str_of(p, "text"))
-                        .collect();
-                    b.reasoning(k, &texts.join("\n\n"));
+                    // The summary, else the reasoning text itself (open-weight models).
+                    let texts = |key: &str| -> Vec<&str> {
+                        it.get(key)
+                            .and_then(Value::as_array)
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|p| str_of(p, "text"))
+                            .collect()
+                    };
+                    let mut t = texts("summary");
+                    if t.is_empty() {
+                        t = texts("content");
+                    }
+                    b.reasoning(k, &t.join("\n\n"));
                 }
                 b.reasoning_meta(k, str_of(it, "encrypted_content"), None, str_of(it, "id"));
                 b.end(k);
