@@ -256,14 +256,13 @@ impl Builder {
         let mut hit = None;
         for (i, s) in self.slots.iter().enumerate() {
             if let Slot::Text(t) = s {
+                // The part the span starts in (past the end: the last one).
                 let len = t.len() as u64;
-                if start < at + len || hit.is_none() {
-                    let chars = |b: u64| {
-                        let b = usize::try_from(b.saturating_sub(at)).unwrap_or(usize::MAX);
-                        t.char_indices().take_while(|(k, _)| *k < b).count() as u64
-                    };
-                    hit = Some((i, chars(start), chars(end)));
-                }
+                let chars = |b: u64| {
+                    let b = usize::try_from(b.saturating_sub(at)).unwrap_or(usize::MAX);
+                    t.char_indices().take_while(|(k, _)| *k < b).count() as u64
+                };
+                hit = Some((i, chars(start), chars(end)));
                 if start < at + len {
                     break;
                 }
@@ -807,4 +806,36 @@ pub(crate) fn cite(
     o.insert("provider".into(), provider.into());
     o.insert("data".into(), raw.clone());
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spans(b: &Builder) -> Vec<(usize, u64, u64)> {
+        b.cites
+            .iter()
+            .map(|(i, c)| {
+                let n = |k: &str| c.get(k).and_then(Value::as_u64).unwrap_or(u64::MAX);
+                (*i, n("start"), n("end"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_byte_span_of_the_whole_text_lands_in_its_part_in_characters() {
+        let mut b = Builder::new("gemini", "gemini");
+        b.text((0, 0, 0), "héllo "); // 7 bytes, 6 characters
+        b.reasoning((1, 0, 0), "thinking");
+        b.text((0, 1, 0), "wörld"); // 6 bytes, 5 characters
+                                    // "llo" in the first part; "wörld" whole in the second; a span past the end.
+        b.citation_span(3, 6, Map::new());
+        b.citation_span(7, 13, Map::new());
+        b.citation_span(40, 50, Map::new());
+        assert_eq!(spans(&b), vec![(0, 2, 5), (2, 0, 5), (2, 5, 5)]);
+        // No text at all: nothing to cite.
+        let mut empty = Builder::new("gemini", "gemini");
+        empty.citation_span(0, 4, Map::new());
+        assert!(empty.cites.is_empty());
+    }
 }
