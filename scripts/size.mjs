@@ -117,16 +117,18 @@ const web = rows[0];
 // KB (gates 524 and 875); the fit's keepFirst: 524.03 and 874.6 KB (gate 525). The rest of
 // issue 46 — tool kinds (custom and provider tools, Responses' host calls and their result
 // items), `compat` for OpenAI-compatible servers, citations: 537.6 and 886.8 KB (gates 538
-// and 887; by feature, the lower entry: tool kinds +6.2 KB, compat +1.9, citations +4.2).
+// and 887; by feature, the lower entry: tool kinds +6.2 KB, compat +1.9, citations +4.2);
+// OpenRouter's reasoning items sent back, the legacy `function_call`, reasoning text in a
+// Responses item's content: 539.0 and 888.1 KB (gates 540 and 889; the lower entry +1.7).
 // Where the rest is, and why issue 17's targets
 // are below the core's own code: scripts/size-breakdown.mjs and the README.
-const budget = 538 * 1024;
+const budget = 540 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 887 * 1024;
+const fullBudget = 889 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
@@ -151,8 +153,9 @@ if (full.gz > fullBudget) {
 // context fit and `report.call`: gates 890 and 265; the provider shapes of issue 46:
 // gates 892 and 268; schema 3's tool results: 892.1 and 268.3 KB (gates 893 and 269);
 // OpenRouter's reasoning details: gates 894 and 270; the rest of issue 46 (tool kinds,
-// compat, citations): 903.7 and 281.2 KB, gates 904 and 282.
-for (const [row, kbBudget, what] of [[rows[4], 904, 'the full WASI component'], [rows[5], 282, 'the lowering-only WASI component']]) {
+// compat, citations): 903.7 and 281.2 KB, gates 904 and 282; OpenRouter's reasoning items
+// and two more shapes: 905.3 and 282.8 KB, gates 906 and 283.
+for (const [row, kbBudget, what] of [[rows[4], 906, 'the full WASI component'], [rows[5], 283, 'the lowering-only WASI component']]) {
   if (row.gz > kbBudget * 1024) {
     console.error(`${what} is ${kb(row.gz)} gzip, over its budget of ${kb(kbBudget * 1024)}`);
     process.exitCode = 1;
@@ -165,10 +168,11 @@ for (const [row, kbBudget, what] of [[rows[4], 904, 'the full WASI component'], 
 // call settings (issue 51), 259.6 KB with the streamed JSON answer and the cost, 264.7 KB
 // with the context fit and `report.call`, 265.1 KB with media per model, 268.2 KB with the
 // provider shapes of issue 46, 268.9 KB with schema 3's tool results, 281.8 KB with the
-// rest of issue 46 (tool kinds +6.2, compat +1.9, citations +4.2): now above the AI SDK's
-// 274 KB with three providers, which issue 49's size work has to win back.
+// rest of issue 46 (tool kinds +6.2, compat +1.9, citations +4.2), 283.5 KB with
+// OpenRouter's reasoning items and two more shapes (+1.7): now above the AI SDK's 274 KB
+// with three providers, which issue 49's size work has to win back.
 const lowerOnly = rows[6];
-if (lowerOnly.gz > 282 * 1024) {
-  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(282 * 1024)}`);
+if (lowerOnly.gz > 284 * 1024) {
+  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(284 * 1024)}`);
   process.exitCode = 1;
 }

@@ -61,6 +61,9 @@ const KNOWN = {
   'openai-chat/custom_tool_call.json': {
     refused: 'a custom tool call (type custom, free-text input): the AI SDK\'s response schema has only function calls and refuses the body; promptloom reads it with kind custom',
   },
+  'openai-chat/legacy_function_call.sse': {
+    calls: 'the deprecated single function_call of older servers: promptloom reads it as a call, the AI SDK\'s Chat model reads tool_calls only',
+  },
   'openai-chat/no_done_marker.sse': {
     reasoning: 'DeepSeek\'s reasoning_content: promptloom reads it, the OpenAI Chat model of the AI SDK does not',
     usage: 'the last event has no closing blank line: the AI SDK does not dispatch it, as the SSE rules say for an event cut at the end (no counts, no finish reason); promptloom reads a last event whose JSON is whole',
@@ -72,6 +75,9 @@ const KNOWN = {
   },
   'openai-responses/custom_and_apply_patch.sse': {
     calls: 'custom and apply_patch calls: promptloom gives each as a tool call with its kind; the AI SDK only when the tools were declared with it (none here)',
+  },
+  'openai-responses/reasoning_text_body.json': {
+    reasoning: 'a reasoning item with its text in content (reasoning_text, open-weight models): promptloom reads it, the AI SDK reads a whole body\'s summary only',
   },
   'openai-responses/reasoning_and_call.sse': {
     reasoning: 'two reasoning summary parts: promptloom separates them with a blank line, the AI SDK runs them together ("…file.**Reading**…")',

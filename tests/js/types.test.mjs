@@ -22,7 +22,7 @@ const TYPES = {
   gemini: 'GeminiRequest',
 };
 /** A Chat body for a server that takes reasoning back (`compat`): OpenAI's type plus `reasoning_content` or `reasoning_details` on assistant messages. */
-const COMPAT_CHAT = 'Omit<ChatCompletionCreateParamsBase, "model" | "messages"> & { messages: Array<Exclude<ChatCompletionMessageParam, ChatCompletionAssistantMessageParam> | (ChatCompletionAssistantMessageParam & { reasoning_content?: string; reasoning_details?: Array<Record<string, unknown>> })> }';
+const COMPAT_CHAT = 'Omit<ChatCompletionCreateParamsBase, "model" | "messages"> & Partial<Pick<ChatCompletionCreateParamsBase, "model">> & { messages: Array<Exclude<ChatCompletionMessageParam, ChatCompletionAssistantMessageParam> | (ChatCompletionAssistantMessageParam & { reasoning_content?: string; reasoning_details?: Array<Record<string, unknown>> })> }';
 
 /** Gemini's enum strings written as the SDK's enum members (its enums are nominal). */
 const geminiEnums = (text) => text

@@ -162,8 +162,10 @@ impl Dialect for OpenAiResponses {
         if !own {
             return Err(foreign(r, SPEC.name));
         }
-        if r.id.is_none() && r.signature.is_none() {
-            return Err("an OpenAI reasoning item needs its id or its encrypted content".into());
+        // The input type's reasoning item has a required id: reasoning without one (read
+        // from an OpenAI-compatible server through Chat) has nothing to refer to.
+        if r.id.is_none() {
+            return Err("an OpenAI reasoning item needs its id".into());
         }
         let mut o = Json::Obj(Vec::new());
         o.push("type", s("reasoning"));
