@@ -703,6 +703,16 @@ impl Builder {
     /// The assistant turn as built so far.
     pub(crate) fn turn(&self) -> AssistantTurn {
         let tag = self.tag;
+        // The citations of each part, in one pass.
+        let mut by_part: Vec<Vec<Value>> = Vec::new();
+        if !self.cites.is_empty() {
+            by_part.resize_with(self.slots.len(), Vec::new);
+            for (i, c) in &self.cites {
+                if let Some(v) = by_part.get_mut(*i) {
+                    v.push(c.clone());
+                }
+            }
+        }
         let parts = self
             .slots
             .iter()
@@ -710,12 +720,7 @@ impl Builder {
             .map(|(i, s)| match s {
                 Slot::Text(t) => AssistantPart::Text {
                     text: t.clone(),
-                    citations: self
-                        .cites
-                        .iter()
-                        .filter(|(j, _)| *j == i)
-                        .map(|(_, c)| c.clone())
-                        .collect(),
+                    citations: by_part.get_mut(i).map(std::mem::take).unwrap_or_default(),
                 },
                 Slot::Reasoning { r, .. } => AssistantPart::Reasoning(r.clone()),
                 Slot::Tool(t) => AssistantPart::ToolCall(ToolCall {

@@ -33,7 +33,13 @@ pub(super) struct State {
     open: Option<Open>,
     /// The grounding supports and citations read so far (a later chunk repeats them).
     cited: (usize, usize),
+    /// The citations made so far (at most [`MAX_CITATIONS`]).
+    citations: usize,
 }
+
+/// The most citations one response makes: a support names its sources by index, so a
+/// short list of indices would otherwise copy the same source over and over.
+const MAX_CITATIONS: usize = 1024;
 
 /// A function call being streamed.
 #[derive(Debug)]
@@ -369,13 +375,19 @@ fn grounding(st: &mut State, b: &mut Builder, c: &Value) {
     let supports = list(g, "groundingSupports");
     for s in supports.iter().skip(st.cited.0) {
         let (start, end) = span(s.get("segment").unwrap_or(&Value::Null));
-        for i in s
+        let mut indices: Vec<u64> = s
             .get("groundingChunkIndices")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
             .filter_map(Value::as_u64)
-        {
+            .collect();
+        indices.sort_unstable();
+        indices.dedup();
+        for i in indices {
+            if st.citations >= MAX_CITATIONS {
+                break;
+            }
             let Some(src) = usize::try_from(i)
                 .ok()
                 .and_then(|i| chunks.get(i))
@@ -386,11 +398,16 @@ fn grounding(st: &mut State, b: &mut Builder, c: &Value) {
             };
             let cite = cite("gemini", "url", src, &[("uri", "url"), ("title", "title")]);
             b.citation_span(start, end, cite);
+            st.citations += 1;
         }
     }
     st.cited.0 = st.cited.0.max(supports.len());
     let recited = list(c.get("citationMetadata"), "citations");
     for r in recited.iter().skip(st.cited.1) {
+        if st.citations >= MAX_CITATIONS {
+            break;
+        }
+        st.citations += 1;
         let (start, end) = span(r);
         let cite = cite("gemini", "url", r, &[("uri", "url"), ("title", "title")]);
         b.citation_span(start, end, cite);
@@ -441,6 +458,31 @@ impl crate::provider::Reader for Chunks {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn grounding_indices_are_read_once_and_citations_are_bounded() {
+        let mut st = State::default();
+        let mut b = Builder::new("gemini", "gemini");
+        b.text((TEXT, 0, 0), "a claim");
+        // The same source named twice in one support is one citation.
+        let c = json!({ "groundingMetadata": {
+            "groundingChunks": [{ "web": { "uri": "https://a.example", "title": "a" } }],
+            "groundingSupports": [{ "segment": { "endIndex": 7 }, "groundingChunkIndices": [0, 0, 7] }]
+        } });
+        grounding(&mut st, &mut b, &c);
+        assert_eq!(st.citations, 1);
+        // Many supports: no more than MAX_CITATIONS, however many the input names.
+        let many: Vec<Value> = (0..3000)
+            .map(|_| json!({ "segment": { "endIndex": 7 }, "groundingChunkIndices": [0] }))
+            .collect();
+        let c = json!({ "groundingMetadata": {
+            "groundingChunks": [{ "web": { "uri": "https://a.example" } }],
+            "groundingSupports": many
+        } });
+        let mut st = State::default();
+        grounding(&mut st, &mut b, &c);
+        assert_eq!(st.citations, MAX_CITATIONS);
+    }
 
     #[test]
     fn partial_argument_paths() {
