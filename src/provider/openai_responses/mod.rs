@@ -189,17 +189,15 @@ impl Dialect for OpenAiResponses {
 
     fn call<'a>(&self, c: &'a ToolCall, id: Cow<'a, str>, input: &'a Value, own: bool) -> Json<'a> {
         if let Some(kind) = c.kind.as_deref() {
-            if let (true, Some(Value::Object(d))) = (own, &c.data) {
+            if let (true, Some(data @ Value::Object(d))) = (own, &c.data) {
                 // The item as the provider sent it; a custom tool call's input type has no
                 // `status` (its output item does).
-                return match d.get("status") {
-                    Some(_) if kind == "custom" => {
-                        let mut d = d.clone();
-                        d.remove("status");
-                        Json::Value(Cow::Owned(Value::Object(d)))
-                    }
-                    _ => Json::Value(Cow::Borrowed(c.data.as_ref().unwrap_or(&Value::Null))),
-                };
+                if kind == "custom" && d.contains_key("status") {
+                    let mut d = d.clone();
+                    d.remove("status");
+                    return Json::Value(Cow::Owned(Value::Object(d)));
+                }
+                return Json::Value(Cow::Borrowed(data));
             }
             if let Some(j) = kind_call(kind, c, id.clone(), input) {
                 return j;
