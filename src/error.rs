@@ -111,7 +111,9 @@ error_kinds! {
     NoExecutor: Failed,
     /// A hard assertion on an artifact's output failed; the skill stopped.
     AssertionFailed: Failed,
-    /// The host's model adapter or executor failed or answered in an unusable shape.
+    /// A function the host passed (a model adapter, an executor, a clock, an embedder, a
+    /// step's input, an observer) failed or answered in an unusable shape; the details name
+    /// it (`callback`).
     AdapterFailed: Failed,
     /// Input past a named resource limit: nesting depth, the size of a value a template
     /// builds, the call stack an input needs. The details name the limit.

@@ -3,7 +3,7 @@
 // (src/transport.rs, src/response/errors.rs); this file only does the I/O, the waiting
 // and the aborting. No provider SDK: `fetch` is in every host.
 
-import { PromptloomError, __core, __fromCore, __opts } from './api.js';
+import { PromptloomError, __core, __fromCore, __opts, __json, __key, __signal, __bytesOf } from './api.js';
 import { ResponseParser, __retryAfter, __providerName } from './response.js';
 
 
@@ -210,7 +210,13 @@ export function createAdapter(options) {
   __providerName(provider);
   if (typeof fetchFn !== 'function') throw invalid('`fetch` must be a function (this host has no global fetch)', 'fetch');
   if (apiKey !== undefined && typeof apiKey !== 'string') throw invalid('`apiKey` must be a string', 'apiKey');
-  if (headers === null || typeof headers !== 'object') throw invalid('`headers` must be an object', 'headers');
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) throw invalid('`headers` must be an object of header name → string', 'headers');
+  // Read once, each value a string (a number is written as text).
+  const extra = Object.entries(headers).map(([k, v]) => [k.toLowerCase(), __key(v, `headers.${k}`)]);
+  for (const [k, v] of [['baseURL', baseURL], ['model', model], ['apiVersion', apiVersion]]) {
+    if (v !== undefined && v !== null && typeof v !== 'string') throw invalid(`\`${k}\` must be a string`, k);
+  }
+  if (retry !== undefined && (retry === null || typeof retry !== 'object' || Array.isArray(retry))) throw invalid('`retry` must be an object `{ maxRetries?, initialDelayMs?, maxDelayMs?, maxRetryAfterMs? }`', 'retry');
   const isBrowser = browser ?? (typeof window === 'object' && typeof document === 'object');
   /** The URL and headers for one (model, stream) pair, from the core; kept per pair. */
   const targets = new Map();
@@ -218,9 +224,9 @@ export function createAdapter(options) {
     const key = `${m ?? ''}\u0000${st ? 1 : 0}`;
     let t = targets.get(key);
     if (!t) {
-      t = JSON.parse(__core('requestTarget', provider, JSON.stringify({ base_url: baseURL, model: m, stream: !!st, api_key: apiKey, api_version: apiVersion, browser: isBrowser })));
+      t = JSON.parse(__core('requestTarget', provider, __json({ base_url: baseURL, model: m, stream: !!st, api_key: apiKey, api_version: apiVersion, browser: isBrowser }, 'the adapter options', 'InvalidOptions', { text: false })));
       const h = { ...t.headers };
-      for (const [k, v] of Object.entries(headers)) h[k.toLowerCase()] = String(v);
+      for (const [k, v] of extra) h[k] = v;
       t.headers = h;
       targets.set(key, t);
     }
@@ -235,14 +241,15 @@ export function createAdapter(options) {
     if (!(model === undefined && e instanceof PromptloomError && e.details.path === 'model')) throw e;
     targetFor('model', stream); // the other options are still checked now
   }
-  const policy = __core('retryPolicy', JSON.stringify(retry === null || typeof retry !== 'object' ? {} : snake(retry)));
+  const policy = __core('retryPolicy', __json(snake(retry), '`retry`', 'InvalidOptions', { text: false, path: 'retry' }));
 
   function send(body, options) {
     const { signal, onRetry } = __opts(options, 'send()');
-    if (signal !== undefined && (signal === null || typeof signal !== 'object' || typeof signal.aborted !== 'boolean')) throw invalid('`signal` must be an AbortSignal', 'signal');
+    __signal(signal);
     if (onRetry !== undefined && typeof onRetry !== 'function') throw invalid('`onRetry` must be a function', 'onRetry');
     // A Lowered says which model and streaming it was lowered with (`report.call`).
     let to = target;
+    if (body instanceof Uint8Array) __bytesOf(body, 'body');
     if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
       if (!body || typeof body.body !== 'string') throw invalid('`body` must be the lowered body (a string, a Uint8Array, or a Lowered)', 'body');
       const call = body.report && body.report.call;

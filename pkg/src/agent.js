@@ -4,7 +4,7 @@
 // aborted reply keeps, when the loop stops; this file only performs the host's I/O (the
 // adapter, the tool handlers, the arbiter, the store behind the Conversation).
 
-import { PromptloomError, __opts, __module, __call, __json } from './api.js';
+import { PromptloomError, __opts, __module, __call, __json, __said, __host, __hostAsync } from './api.js';
 import { AGENT_EVENTS as EVENTS, AGENT_MAX_STEPS } from './constants.js';
 
 function invalid(message, path) {
@@ -15,6 +15,15 @@ const fn = (f, path) => {
   if (f !== undefined && typeof f !== 'function') throw invalid(`\`${path}\` must be a function`, path);
   return f;
 };
+
+/**
+ * An observer (`onEvent`, `onTurn`) as the run calls it: what it throws, or the Promise it
+ * answers rejects with, stops the run as `AdapterFailed` naming it; a Promise is waited for.
+ */
+const observer = (f, path) => f && ((...args) => {
+  const r = __host(f, path, ...args);
+  return r && typeof r.then === 'function' ? __hostAsync(() => r, path) : undefined;
+});
 
 /**
  * Runs a conversation until the model gives its final answer:
@@ -43,8 +52,8 @@ export async function runAgent(options) {
   if (!Number.isInteger(maxSteps) || maxSteps < 1) throw invalid('`maxSteps` must be a positive integer', 'maxSteps');
   if (arbiter !== undefined && (arbiter === null || typeof arbiter.stepOffer !== 'function')) throw invalid('`arbiter` must be an Arbiter or a Session (promptloom/composer)', 'arbiter');
   if (lower !== null && typeof lower !== 'object') throw invalid('`lower` must be an object of lowering options', 'lower');
-  const onEvent = fn(options.onEvent, 'onEvent');
-  const onTurn = fn(options.onTurn, 'onTurn');
+  const onEvent = observer(fn(options.onEvent, 'onEvent'), 'onEvent');
+  const onTurn = observer(fn(options.onTurn, 'onTurn'), 'onTurn');
   const json = (v, path) => (v == null ? '' : __json(v, `\`${path}\``, 'InvalidOptions', { text: false, path }));
   const M = __module();
   const run = __call(() => new M.AgentRunCore(json(conversation.options, 'conversation.options'), json(lower, 'lower'), json(tools, 'tools'), maxSteps, arbiter !== undefined));
@@ -65,7 +74,7 @@ export async function runAgent(options) {
           action = next('offer', JSON.stringify(offer));
           break;
         case 'propose':
-          action = next('verdict', JSON.stringify(await arbiter.proposeCall(lane, action.call, offer)));
+          action = next('verdict', __json(await arbiter.proposeCall(lane, action.call, offer), "the arbiter's verdict", 'AdapterFailed', { text: false, path: 'arbiter' }));
           break;
         case 'tool': {
           const h = handlers[action.name];
@@ -78,7 +87,7 @@ export async function runAgent(options) {
             out = await h(action.call.input, { call: action.call, signal });
           } catch (e) {
             if (signal && signal.aborted) throw e;
-            action = next('failed', String(e && e.message ? e.message : e));
+            action = next('failed', __said(e));
             break;
           }
           action = next('output', __json(out ?? null, 'the tool output', 'InvalidRequest', { text: false, nullable: true, path: action.name }));
@@ -88,7 +97,10 @@ export async function runAgent(options) {
           // No turn: the reply just received. A cut reply's kept part is the run's last turn.
           if (action.turn !== undefined && cut) turn = action.turn;
           await conversation.append(action.turn ?? turn);
-          if (action.turn === undefined && onTurn) onTurn(turn, steps);
+          if (action.turn === undefined && onTurn) {
+            const p = onTurn(turn, steps);
+            if (p) await p;
+          }
           action = next('appended');
           break;
         case 'send': {
@@ -99,9 +111,15 @@ export async function runAgent(options) {
           }
           const body = conversation.lower(action.options).body;
           const step = action.step;
-          const stream = adapter.send(body, { signal });
+          const stream = __host(() => adapter.send(body, { signal }), 'adapter.send');
+          if (stream === null || typeof stream !== 'object' || typeof stream[Symbol.asyncIterator] !== 'function') {
+            throw new PromptloomError('AdapterFailed', '`adapter.send` must answer a ResponseStream (an async iterable of events with `turn`) (at adapter.send)', { path: 'adapter.send', callback: 'adapter.send' });
+          }
           try {
-            for await (const ev of stream) if (onEvent) onEvent(ev, step);
+            for await (const ev of stream) {
+              const p = onEvent && onEvent(ev, step);
+              if (p) await p;
+            }
             turn = await stream.turn;
           } catch (e) {
             if (e instanceof PromptloomError && e.code === 'Aborted') {
@@ -113,7 +131,7 @@ export async function runAgent(options) {
             throw e;
           }
           steps = step;
-          action = next('received', JSON.stringify(turn));
+          action = next('received', __json(turn, "the adapter's turn", 'AdapterFailed', { text: false, path: 'adapter' }));
           break;
         }
         case 'status':

@@ -5,7 +5,7 @@
 // them for the other face files.
 
 import { FIELD, NEEDS_DATA, FAILED, NEXT, ASK, LOST, PROVIDERS } from './constants.js';
-import { PromptloomError, __call, __inbox, __fromCore, __json, __module, __str } from './instance.js';
+import { PromptloomError, __call, __inbox, __fromCore, __json, __module, __str, __said } from './instance.js';
 import { __answer as answer, __prepare as prepare, __splice, __inlineSlots, __inlineBytes } from './slots.js';
 
 export * from './instance.js';
@@ -139,7 +139,7 @@ function ask(lists, many, resolve, answers, slots, texts, pending) {
       try {
         v = resolve(request);
       } catch (e) {
-        answers[i][r.part] = { error: String(e && e.message ? e.message : e) };
+        answers[i][r.part] = { error: __said(e) };
         continue;
       }
       if (v && typeof v.then === 'function') {
@@ -150,7 +150,7 @@ function ask(lists, many, resolve, answers, slots, texts, pending) {
               if (a) answers[i][r.part] = a;
             },
             (e) => {
-              answers[i][r.part] = { error: String(e && e.message ? e.message : e) };
+              answers[i][r.part] = { error: __said(e) };
             },
           ),
         );

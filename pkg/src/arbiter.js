@@ -4,7 +4,7 @@
 // nothing else to say as the new state's index (no text either way; the lane keeps the
 // names it has seen), so the hot path is one call into wasm.
 
-import { PromptloomError, __core, __inbox, __call as call, __json, __str, __opts, __module } from './api.js';
+import { PromptloomError, __core, __inbox, __call as call, __json, __str, __opts, __module, __num, __host, __generation } from './api.js';
 
 /** A spec or composition argument: JSON text or an object. */
 const text = (x, what) => __json(x, what, 'InvalidRequest', { path: '$' });
@@ -90,7 +90,7 @@ export class Arbiter {
     const { retries = 2 } = __opts(options, 'new Arbiter()');
     if (!(registry instanceof SkillRegistry)) throw new PromptloomError('InvalidOptions', 'new Arbiter() takes a registry from buildSkillRegistry() (at registry)', { path: 'registry' });
     this.#registry = registry;
-    this.#retries = Number(retries) >>> 0;
+    this.#retries = __num(retries, 'retries', { integer: true, min: 0 });
     this.#a = call(() => new (__module().Arbiter)(registry.__inner, this.#retries));
   }
   /** Starts `skill` in `lane` with `input` (checked against its input_schema) → the run. */
@@ -222,7 +222,11 @@ function backendOf(store, what) {
 function clockOf(now, what) {
   if (now === undefined) return Date.now;
   if (typeof now !== 'function') throw new PromptloomError('InvalidOptions', `${what}: \`now\` must be a function returning epoch milliseconds (at now)`, { path: 'now' });
-  return now;
+  return () => {
+    const t = __host(now, 'now');
+    if (typeof t !== 'number' || !Number.isFinite(t)) throw new PromptloomError('AdapterFailed', `${what}: \`now\` must answer epoch milliseconds (got ${typeof t}) (at now)`, { path: 'now', callback: 'now' });
+    return t;
+  };
 }
 
 /**
@@ -368,7 +372,7 @@ export async function openSession(options) {
   const sid = __str(id, 'id', 'InvalidOptions');
   const rows = await backend.scan('session_log', `${sid}/`);
   const M = __module();
-  const s = call(() => M.Session.open(registry.__inner, Number(retries) >>> 0, sid, JSON.stringify(rows), clock()));
+  const s = call(() => M.Session.open(registry.__inner, __num(retries, 'retries', { integer: true, min: 0 }), sid, JSON.stringify(rows), clock()));
   try {
     await saveSession(s, backend);
   } catch (e) {
@@ -440,7 +444,9 @@ let noSkills;
 /** Rejects a pending proposal with a `reason` → `{ proposal }`; the decision is logged. */
 export async function rejectProposal(store, id, options) {
   const { by, reason, now, registry } = __opts(options, 'rejectProposal()');
-  const r = registry ?? (noSkills ??= buildSkillRegistry([], {}));
+  // The empty registry is made once per instance (a replaced instance's one is lost).
+  if (!noSkills || noSkills[1] !== __generation()) noSkills = [buildSkillRegistry([], {}), __generation()];
+  const r = registry ?? noSkills[0];
   return decideOn(store, id, { approve: false, by, reason, at: clockOf(now, 'rejectProposal()')() }, registryOpt(r, 'rejectProposal()'), 'rejectProposal()');
 }
 

@@ -3,7 +3,7 @@
 // decisions and sync plans are the core's (src/catalog); this file holds the host's
 // stores, calls `fetch` and the host's embedder.
 
-import { PromptloomError, __inbox, __module, __json, __key, __opts, __str, __call, __generation, __encoder } from './api.js';
+import { PromptloomError, __inbox, __module, __json, __key, __opts, __str, __call, __generation, __encoder, __num, __said, __list, __bytesOf, __hostAsync } from './api.js';
 import { __object as object, __rowsText as rowsText, __summaries as summaries, __SkillStore as SkillStore, __migrate as migrate, openSkillStore } from './skills.js';
 
 // The compact text form's separators must not occur inside a field (a stateless test, a
@@ -25,6 +25,26 @@ const list = (a) => {
   }
   return s;
 };
+
+/**
+ * One embedding as a Float32Array, each number read once: an array, Float32Array or
+ * Float64Array of finite numbers (within float32's range). Anything else is a coded error
+ * naming the place.
+ */
+function vectorOf(v, what) {
+  const bad = (why) => new PromptloomError('InvalidOptions', `\`${what}\` must be an array of finite numbers: ${why} (at ${what})`, { path: what });
+  if (ArrayBuffer.isView(v)) {
+    if (!(v instanceof Float32Array || v instanceof Float64Array)) throw bad('a typed array other than Float32Array or Float64Array');
+    __bytesOf(v, what);
+  } else if (!Array.isArray(v)) throw bad(`got ${v === null ? 'null' : typeof v}`);
+  const out = new Float32Array(v.length);
+  for (let j = 0; j < v.length; j++) {
+    const x = v[j];
+    if (typeof x !== 'number' || !Number.isFinite(Math.fround(x))) throw bad(`[${j}] is not a finite number`);
+    out[j] = x;
+  }
+  return out;
+}
 
 /** Skills per piece of a SkillIndex's text. */
 const CHUNK = 256;
@@ -102,20 +122,12 @@ export class SkillIndex {
   /** One embedding per skill, in the same order (arrays or Float32Arrays of one length). */
   setVectors(vectors) {
     const bad = (why) => new PromptloomError('InvalidOptions', `\`vectors\` must be one array of numbers per skill, all of one length: ${why} (at vectors)`, { path: 'vectors' });
-    if (!Array.isArray(vectors)) throw bad('not an array');
-    const rows = vectors.map((v, i) => {
-      if (!(Array.isArray(v) || ArrayBuffer.isView(v)) || ArrayBuffer.isView(v) && !(v instanceof Float32Array || v instanceof Float64Array)) throw bad(`vectors[${i}] is not an array of numbers`);
-      return v;
-    });
+    const rows = __list(vectors, 'vectors').map((v, i) => vectorOf(v, `vectors[${i}]`));
     const dim = rows.length > 0 ? rows[0].length : 0;
     const flat = new Float32Array(dim * rows.length);
     rows.forEach((v, i) => {
       if (v.length !== dim) throw bad(`vectors[${i}] has ${v.length} numbers, vectors[0] has ${dim}`);
-      for (let j = 0; j < dim; j++) {
-        const x = v[j];
-        if (typeof x !== 'number' || !Number.isFinite(x)) throw bad(`vectors[${i}][${j}] is not a finite number`);
-        flat[i * dim + j] = x;
-      }
+      flat.set(v, i * dim);
     });
     if (!__call(() => this.#current().setVectors(flat, dim))) throw bad(`${rows.length} vectors for ${this.size} skills`);
     this.#vectors = [flat, dim];
@@ -125,12 +137,13 @@ export class SkillIndex {
     const { k = 5, prefix = true, vector, blend = 0.3 } = __opts(options, 'match()');
     let q;
     if (vector !== undefined && vector !== null) {
-      if (!(Array.isArray(vector) || ArrayBuffer.isView(vector))) throw new PromptloomError('InvalidOptions', '`vector` must be an array of numbers (at vector)', { path: 'vector' });
-      q = Float32Array.from(/** @type {ArrayLike<number>} */ (vector), Number);
+      q = vectorOf(vector, 'vector');
     }
     const text = __str(query, 'query');
     const inner = this.#current();
-    return JSON.parse(__inbox((lens) => inner.rank(lens, Number(k) >>> 0, prefix !== false, q, Number(blend)), [text]));
+    const kk = __num(k, 'k', { integer: true, min: 0 });
+    const b = __num(blend, 'blend');
+    return JSON.parse(__inbox((lens) => inner.rank(lens, kk, prefix !== false, q, b), [text]));
   }
   /**
    * The orchestrator decision for `query` over this index: `match()` (same options), then
@@ -175,7 +188,19 @@ export class SkillCatalog {
     this.workspace = workspace;
     this.account = account;
     this.#embed = embed;
-    this.#blend = blend;
+    this.#blend = __num(blend, 'blend');
+  }
+  /** The host's embeddings of `texts`: one vector per text, or `AdapterFailed` naming `embed`. */
+  async #embedded(texts) {
+    const got = await __hostAsync(this.#embed, 'embed', texts);
+    if (!Array.isArray(got) || got.length !== texts.length) {
+      throw new PromptloomError('AdapterFailed', `\`embed\` must answer one vector per text (${texts.length}; got ${Array.isArray(got) ? got.length : got === null ? 'null' : typeof got}) (at embed)`, { path: 'embed', callback: 'embed' });
+    }
+    try {
+      return got.map((v, i) => vectorOf(v, `embed()[${i}]`));
+    } catch (e) {
+      throw e instanceof PromptloomError ? new PromptloomError('AdapterFailed', e.message, { ...e.details, callback: 'embed' }) : e;
+    }
   }
   /** Every skill once (workspace first by name), each with `scope` and, when it hides an account skill, `overrides`. */
   async list() {
@@ -206,7 +231,14 @@ export class SkillCatalog {
     const summaries = await this.list();
     const ix = new SkillIndex(summaries);
     if (this.#embed && summaries.length > 0) {
-      ix.setVectors(await this.#embed(summaries.map((s) => `${s.name}: ${s.description}`)));
+      const texts = summaries.map((s) => `${s.name}: ${s.description}`);
+      const vectors = await this.#embedded(texts);
+      try {
+        ix.setVectors(vectors);
+      } catch (e) {
+        ix.free();
+        throw e;
+      }
     }
     this.#index?.free();
     this.#index = ix;
@@ -218,7 +250,7 @@ export class SkillCatalog {
     const { k = 5, prefix = true } = __opts(options, 'match()');
     query = __str(query, 'query');
     const ix = await this.index();
-    const vector = this.#embed && ix.size > 0 ? (await this.#embed([query]))[0] : undefined;
+    const vector = this.#embed && ix.size > 0 ? (await this.#embedded([query]))[0] : undefined;
     return ix.match(query, { k, prefix, vector, blend: this.#blend });
   }
   /**
@@ -267,12 +299,25 @@ export class SkillCatalog {
     try {
       res = await get(url, { headers: last ? { 'If-None-Match': last } : {} });
     } catch (e) {
-      return { status: 'offline', etag: last, error: String(e?.message ?? e), ...empty };
+      return { status: 'offline', etag: last, error: __said(e), ...empty };
     }
-    if (res.status === 304) return { status: 'not-modified', etag: last, ...empty };
-    if (!res.ok) throw new PromptloomError('SyncFailed', `the marketplace answered HTTP ${res.status} for ${url}; nothing was changed`, { status: res.status, url });
-    const body = await res.text();
-    const etag = res.headers.get('ETag') ?? '';
+    // The host's answer, read once: a Response (or anything shaped like one).
+    const status = res !== null && typeof res === 'object' ? res.status : undefined;
+    if (typeof status !== 'number' || typeof res.text !== 'function') {
+      throw new PromptloomError('SyncFailed', `\`fetch\` answered ${res === null ? 'null' : typeof res} for ${url}, not a Response; nothing was changed (at fetch)`, { path: 'fetch', url });
+    }
+    if (status === 304) return { status: 'not-modified', etag: last, ...empty };
+    if (!(status >= 200 && status < 300)) throw new PromptloomError('SyncFailed', `the marketplace answered HTTP ${status} for ${url}; nothing was changed`, { status, url });
+    let body;
+    let etag;
+    try {
+      body = await res.text();
+      const tag = res.headers && typeof res.headers.get === 'function' ? res.headers.get('ETag') : null;
+      etag = typeof tag === 'string' ? tag : '';
+    } catch (e) {
+      throw Object.assign(new PromptloomError('SyncFailed', `the marketplace answer for ${url} could not be read: ${__said(e)}; nothing was changed`, { url }), { cause: e });
+    }
+    if (typeof body !== 'string') throw new PromptloomError('SyncFailed', `the marketplace answer for ${url} is not text; nothing was changed`, { url });
     const [rows, ws] = await Promise.all([account.__backend.scan('skills', ''), this.workspace.list()]);
     const M = __module();
     const m = __inbox((lens) => new M.SkillMigration(lens, stamp), ['sync', body, rowsText(rows), ws.map((s) => s.name).join('\0'), etag, url]);

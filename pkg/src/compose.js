@@ -2,7 +2,7 @@
 // routing, rendering, assertion checks and trace rows live in the core; this file calls the
 // host's model adapter and executors, and moves rows to and from the stores.
 
-import { PromptloomError, __inbox, __core, __json, __opts, __key, __str, __module, __generation, __call, lower } from './api.js';
+import { PromptloomError, __inbox, __core, __json, __opts, __key, __str, __module, __generation, __call, lower, __said, __list, __host } from './api.js';
 
 const nowIso = () => new Date().toISOString();
 const clockMs = () => (typeof performance === 'object' && performance.now ? performance.now() : Date.now());
@@ -15,10 +15,12 @@ async function ask(model, request) {
   try {
     out = await model(request);
   } catch (e) {
-    throw new PromptloomError('AdapterFailed', `the model adapter failed: ${e?.message ?? e}`, { purpose: request.purpose });
+    throw Object.assign(new PromptloomError('AdapterFailed', `the model adapter failed: ${__said(e)}`, { purpose: request.purpose }), { cause: e });
   }
   if (typeof out === 'string') return { text: out };
-  if (out && typeof out.text === 'string') return out;
+  // The answer's fields, each read once (a getter may answer differently on a second read).
+  const t = out !== null && typeof out === 'object' ? out.text : undefined;
+  if (typeof t === 'string') return { text: t, usage: out.usage, model: out.model };
   throw new PromptloomError('AdapterFailed', 'the model adapter must return a string or `{ text, usage?, model? }`', { purpose: request.purpose });
 }
 
@@ -26,11 +28,16 @@ async function ask(model, request) {
 function jsonAnswer(t) {
   const s = t.trim();
   const fenced = /^```[a-zA-Z]*\n([\s\S]*?)\n?```$/.exec(s);
+  let v;
   try {
-    return JSON.parse(fenced ? fenced[1] : s);
+    v = JSON.parse(fenced ? fenced[1] : s);
   } catch {
     throw new PromptloomError('AdapterFailed', 'the model did not answer the shape question with JSON', { answer: t.slice(0, 500) });
   }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) {
+    throw new PromptloomError('AdapterFailed', 'the model answered the shape question with JSON that is not an object (the shape is `{ stages, ... }`)', { answer: t.slice(0, 500) });
+  }
+  return v;
 }
 
 function requestText(request) {
@@ -155,10 +162,17 @@ export function lowerComposition(composition, options = {}) {
 
 const mcpResult = (value) => ({ content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value, isError: false });
 const mcpError = (e) => ({
-  content: [{ type: 'text', text: `${e.code ?? 'Internal'}: ${e.message}` }],
-  structuredContent: { code: e.code ?? 'Internal', message: e.message, details: e.details ?? {} },
+  content: [{ type: 'text', text: `${e?.code ?? 'Internal'}: ${__said(e)}` }],
+  structuredContent: { code: e?.code ?? 'Internal', message: __said(e), details: e?.details ?? {} },
   isError: true,
 });
+
+/** A tool call's arguments as JSON text (an object; anything JSON cannot hold is InvalidRequest). */
+function argsText(args) {
+  if (args === undefined || args === null) return '{}';
+  if (typeof args !== 'object' || Array.isArray(args)) throw new PromptloomError('InvalidRequest', `a tool's arguments are an object (got ${Array.isArray(args) ? 'an array' : typeof args}) (at args)`, { path: 'args' });
+  return __json(args, "the tool's arguments", 'InvalidRequest', { text: false, path: 'args' });
+}
 
 /**
  * The composer's authoring tools over a skill store, for authoring conversations:
@@ -172,9 +186,9 @@ export function authoringTools(store) {
     throw new PromptloomError('InvalidOptions', 'authoringTools() takes a skill store from openSkillStore() (at store)', { path: 'store' });
   }
   const tools = JSON.parse(__core('authoringTools'));
-  const step = (s, name, args, other = '') => __inbox('authoringStep', [s, name, JSON.stringify(args ?? {}), other, store.__now()]);
+  const step = (s, name, args, other = '') => __inbox('authoringStep', [s, name, argsText(args), other, store.__now()]);
   const byName = async (name) => {
-    const s = await store.getByName(String(name ?? ''));
+    const s = await store.getByName(__str(name, 'name', 'InvalidRequest'));
     if (!s) throw new PromptloomError('NotFound', `no skill is named \`${name}\` in this scope`, { name });
     return s;
   };
@@ -188,22 +202,26 @@ export function authoringTools(store) {
     if (composition === null || typeof composition !== 'object') {
       throw new PromptloomError('UnknownTool', `\`${name}\` needs the composition of the invocation that calls it`, { tool: name });
     }
-    step('authorize', name, args, JSON.stringify({ purpose: composition.purpose, subgraph: { tool_availability: composition.subgraph?.tool_availability ?? [] } }));
+    step('authorize', name, args, __json({ purpose: composition.purpose, subgraph: { tool_availability: composition.subgraph?.tool_availability ?? [] } }, 'the composition', 'InvalidRequest', { text: false, path: 'composition' }));
   };
   const handlers = {};
   for (const t of tools) {
-    handlers[t.name] = async (args, /** @type {{ composition?: object }} */ { composition } = {}) => {
-      authorize(t.name, args, composition);
-      return run[t.name](args ?? {});
+    handlers[t.name] = async (args, /** @type {{ composition?: object }} */ context) => {
+      const { composition } = __opts(context ?? undefined, `${t.name}()`);
+      // The arguments, read once (as the JSON the tool's schema checks).
+      const read = args === undefined || args === null ? {} : JSON.parse(argsText(args));
+      authorize(t.name, read, composition);
+      return run[t.name](read);
     };
   }
   return {
     tools,
     handlers,
     /** Runs a tool call; errors come back as an MCP result with `isError: true`. */
-    async call(name, args, /** @type {{ composition?: object }} */ { composition } = {}) {
+    async call(name, args, /** @type {{ composition?: object }} */ context) {
       try {
-        if (!handlers[name]) throw new PromptloomError('UnknownTool', `\`${name}\` is not an authoring tool`, { tool: name });
+        const { composition } = __opts(context ?? undefined, 'call()');
+        if (typeof name !== 'string' || !Object.hasOwn(handlers, name)) throw new PromptloomError('UnknownTool', `\`${typeof name === 'string' ? name : typeof name}\` is not an authoring tool`, { tool: typeof name === 'string' ? name : null });
         return mcpResult(await handlers[name](args, { composition }));
       } catch (e) {
         return mcpError(e);
@@ -230,7 +248,11 @@ function dspyModes(executors) {
 /** The skill (or its summary) to pick artifacts from, and a loader for their content. */
 async function source(skill, store) {
   if (skill && typeof skill === 'object') {
-    const byId = new Map((skill.artifacts ?? []).map((a) => [a.id, a]));
+    const artifacts = skill.artifacts ?? [];
+    if (Array.isArray(skill) || ArrayBuffer.isView(skill) || !Array.isArray(artifacts)) {
+      throw new PromptloomError('InvalidSkill', '`skill` is a skill object (`{ name, artifacts: [...] }`) or a skill name with `store` (at skill)', { path: 'skill' });
+    }
+    const byId = new Map(__list(artifacts, 'skill.artifacts', 'InvalidSkill').map((a) => [a?.id, a]));
     return { summary: skill, load: async (ref) => byId.get(ref.id) ?? null };
   }
   if (!store || typeof store.summary !== 'function') {
@@ -251,7 +273,7 @@ async function callExecutor(f, arg) {
   try {
     return { out: await f(arg) };
   } catch (e) {
-    return { failed: String(e?.message ?? e) };
+    return { failed: __said(e) };
   }
 }
 
@@ -269,7 +291,7 @@ async function settle(f, arg) {
   try {
     return answered(await f(arg));
   } catch (e) {
-    return ['failed', String(e?.message ?? e)];
+    return ['failed', __said(e)];
   }
 }
 
@@ -320,9 +342,13 @@ async function drive(options, names, what) {
       }
       if (a.do === 'load') {
         const art = await load({ id: a.id });
-        a = next('loaded', art ? JSON.stringify(art) : '');
+        a = next('loaded', art ? __json(art, 'the artifact', 'InvalidSkill', { text: false, path: 'skill.artifacts' }) : '');
       } else if (a.do === 'time') {
-        a = next('time', JSON.stringify({ now: now(), ms: clock() }));
+        const at = __host(now, 'now');
+        const ms = __host(clock, 'clock');
+        if (typeof at !== 'string') throw new PromptloomError('AdapterFailed', `\`now\` must answer an RFC 3339 time (got ${typeof at}) (at now)`, { path: 'now', callback: 'now' });
+        if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new PromptloomError('AdapterFailed', `\`clock\` must answer milliseconds (got ${typeof ms}) (at clock)`, { path: 'clock', callback: 'clock' });
+        a = next('time', JSON.stringify({ now: at, ms }));
       } else if (a.do === 'manifest') {
         a = next(...(await settle(dspy.manifest)));
       } else if (a.do === 'trace') {
@@ -410,9 +436,10 @@ export async function optimizeDspy(options = {}) {
   if (!dspy?.optimize) throw new PromptloomError('NoExecutor', "optimizeDspy() needs the DSPy executor's optimize mode (executors.dspy.optimize)", { executor: 'dspy' });
   const manifest = await manifestOf(dspy, 'optimizeDspy()');
   const traces = options.traces === undefined ? store : options.traces;
+  if (traces !== null && (typeof traces !== 'object' || typeof traces.exportTraces !== 'function')) throw new PromptloomError('InvalidOptions', '`traces` must be a skill store from openSkillStore(), or null (at traces)', { path: 'traces' });
   const { summary } = await source(options.skill, store);
-  const summaryJson = JSON.stringify(summary);
-  const refs = options.artifact === undefined ? summary.artifacts.filter((/** @type {any} */ a) => a.kind === 'dspy_module') : [pick(summaryJson, options.artifact, 'dspy_module', '')];
+  const summaryJson = __json(summary, 'the skill', 'InvalidSkill', { text: false, path: 'skill' });
+  const refs = options.artifact === undefined ? (summary.artifacts ?? []).filter((/** @type {any} */ a) => a.kind === 'dspy_module') : [pick(summaryJson, options.artifact, 'dspy_module', '')];
   const dataset = traces ? await traces.exportTraces({ skill_id: summary.id, format: 'dspy' }) : '';
   const now = options.now === undefined ? store.__now() : __str(options.now, 'now');
   const optimized = [];

@@ -2,7 +2,7 @@
 // host's callbacks, then writes the rows the core laid out in one commit), the message
 // store, and the inspector. Resolution rules and the row layout live in the core.
 
-import { PromptloomError, lower, __inlineBytes, __fromCore, __call, __json, __str, __opts, __key, __generation, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes } from './api.js';
+import { PromptloomError, lower, __inlineBytes, __fromCore, __call, __json, __str, __opts, __key, __generation, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes, __num, __said } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './stores.js';
 import { __wireTurn } from './conversation.js';
 import { FIELD, SLOT } from './constants.js';
@@ -55,7 +55,7 @@ export class CommandCatalog {
   /** Palette entries for what the user typed (`/re`, `@se`), best first. */
   complete(typed, options = {}) {
     const { limit = 20 } = __opts(options, 'complete()');
-    return JSON.parse(__call(() => this.#current().complete(__str(typed, 'typed', 'InvalidCommand'), Number(limit) >>> 0)));
+    return JSON.parse(__call(() => this.#current().complete(__str(typed, 'typed', 'InvalidCommand'), __num(limit, 'limit', { integer: true, min: 0 }))));
   }
   /** @internal */
   get __inner() {
@@ -266,7 +266,7 @@ function decodeDone(text) {
 }
 
 function errorText(e) {
-  return String(e && e.message ? e.message : e);
+  return __said(e);
 }
 
 const EMPTY = Object.freeze({ type: 'text', text: '' });
@@ -373,7 +373,7 @@ export async function submit(message, options = {}) {
     const parts = message?.parts;
     if (!Array.isArray(parts) || !parts.some((p) => p && (p.type === 'command' || p.type === 'mention'))) return null;
     const plan = { ...message, parts: parts.map((p) => (p && (p.type === 'command' || p.type === 'mention') ? p : EMPTY)) };
-    return step('', '', JSON.stringify(plan)).needs ?? null;
+    return step('', '', __json(plan, 'the message', 'InvalidMessage', { text: false })).needs ?? null;
   };
   return store.__serial(async () => {
     // Optimistic concurrency: lay the rows out from the session row this store last saw,
@@ -383,7 +383,7 @@ export async function submit(message, options = {}) {
     let row = store.__session(session);
     if (row === undefined) row = await store.__backend.get('sessions', session);
     const needs = questions();
-    const answersJson = needs ? JSON.stringify(await answer(needs, { resolve, mentions })) : '';
+    const answersJson = needs ? __json(await answer(needs, { resolve, mentions }), "the resolver's and mention handlers' answers", 'AdapterFailed', { text: false }) : '';
     const done = (out) => {
       if (out.needs || !out.done) throw new PromptloomError('Internal', 'the core asked the host twice', {});
       return out.done;

@@ -3,7 +3,7 @@
 // core (src/conversation).
 
 import { FIELD } from './constants.js';
-import { PromptloomError, __inbox, __optionsJson, __module, __requests, __answer, __Lowered, __withStore, __toBase64, __asBytes, __inlineSlots, __fromCore, __json, __opts } from './api.js';
+import { PromptloomError, __inbox, __optionsJson, __module, __requests, __answer, __Lowered, __withStore, __toBase64, __asBytes, __inlineSlots, __fromCore, __json, __opts, __said } from './api.js';
 
 /** JSON text of a value from the caller; a value JSON cannot hold is a coded error. */
 const stringify = (value, code, path) => __json(value ?? null, path, code, { text: false, nullable: true, path });
@@ -60,7 +60,7 @@ function ask(requests, index, resolve, answers, texts) {
     if (a) answers[part] = slots.length > 0 ? __inlineSlots(a, slots) : a;
   };
   const fail = (part, e) => {
-    answers[part] = { error: String(e && e.message ? e.message : e) };
+    answers[part] = { error: __said(e) };
   };
   for (const r of requests) {
     let v;
@@ -161,8 +161,11 @@ export class Conversation {
   /** A conversation holding the stored thread of `session`. */
   static async load(init) {
     const { store, session = 'default', cacheBytes = 0, options } = __opts(init, 'Conversation.load()');
+    if (store === undefined) throw new PromptloomError('InvalidOptions', 'Conversation.load() reads a stored thread: pass `store`, a message store from openMessageStore() (at store)', { path: 'store' });
     const c = new Conversation({ store, session, cacheBytes, options });
-    for (const t of await store.thread(session)) c.#local(t, {}, []);
+    const thread = await store.thread(session);
+    if (!Array.isArray(thread)) throw new PromptloomError('StoreFailed', 'the message store answered `thread()` with something other than a list of turns (at store)', { path: 'store' });
+    for (const t of thread) c.#local(t, {}, []);
     return c;
   }
 

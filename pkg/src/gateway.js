@@ -4,8 +4,8 @@
 // host's handler with a timeout and the caller's AbortSignal, the backoff waits, and state
 // transactions on the chosen port (memory in wasm, IndexedDB, a Durable Object).
 
-import { PromptloomError, __call as call, __core, __json, __opts, __str, __module, __generation } from './api.js';
-import { GATEWAY_MAX_RECORDS } from './constants.js';
+import { PromptloomError, __call as call, __core, __json, __opts, __str, __module, __generation, __signal, __list, __fn, __host, __hostAsync, __said, __num } from './api.js';
+import { GATEWAY_MAX_RECORDS, ERROR_CODES } from './constants.js';
 
 const clock = () => Date.now();
 /** The core's answer when the output is valid and passed on as given (src/js/gateway.rs). */
@@ -79,7 +79,7 @@ export class ContractRegistry {
   /** The version a call by `user` on `surface` runs (canary, pins, sunsets applied). */
   resolve(name, options) {
     const { surface, user, version = '', now = clock() } = __opts(options, 'resolve()');
-    return JSON.parse(call(() => this.__inner.resolve(__str(name, 'name'), __str(surface, 'surface'), __str(user, 'user'), __str(version, 'version'), Number(now))));
+    return JSON.parse(call(() => this.__inner.resolve(__str(name, 'name'), __str(surface, 'surface'), __str(user, 'user'), __str(version, 'version'), __num(now, 'now'))));
   }
   /** Sends `percent` of `surface`'s users to `version` (0 removes the canary). */
   setCanary(name, version, surface, percent) {
@@ -110,12 +110,12 @@ export class ContractRegistry {
   overlapAudit(options) {
     const { vectors, threshold = 0.85 } = __opts(options, 'overlapAudit()');
     const v = vectors == null ? '' : __json(vectors, 'the vectors', 'InvalidOptions', { text: false });
-    return JSON.parse(call(() => this.__inner.overlapAudit(v, Number(threshold))));
+    return JSON.parse(call(() => this.__inner.overlapAudit(v, __num(threshold, 'threshold'))));
   }
   /** Owner-less, deprecated and rarely-called contracts, from a gateway's records. */
   review(records, options) {
     const { minCallsPerDay = 100 } = __opts(options, 'review()');
-    return JSON.parse(call(() => this.__inner.review(__json(records ?? [], 'the records', 'InvalidOptions', { text: false }), Number(minCallsPerDay))));
+    return JSON.parse(call(() => this.__inner.review(__json(records ?? [], 'the records', 'InvalidOptions', { text: false }), __num(minCallsPerDay, 'minCallsPerDay', { min: 0 }))));
   }
   /** `surface` calls `name` within `range` (`0.9`, `^1`, `>=1.2, <2`; null unpins). */
   pin(surface, name, range) {
@@ -229,10 +229,21 @@ export function durableObjectState(namespace, options) {
   return {
     kind: 'durable-object',
     async transact(keys, op, now) {
-      const stub = namespace.get(namespace.idFromName(`promptloom-gateway:${route(keys, op)}`));
-      const res = await stub.fetch('https://gateway-state/transact', { method: 'POST', body: JSON.stringify({ keys, op, now }) });
-      const body = await res.json();
-      if (!res.ok) throw new PromptloomError(body?.error?.code ?? 'StoreFailed', body?.error?.message ?? `the gateway state object answered ${res.status}`, body?.error?.details ?? {});
+      const name = __str(__host(route, 'objectFor', keys, op), 'the name objectFor answered', 'AdapterFailed', 'objectFor');
+      let res;
+      let body;
+      try {
+        const stub = namespace.get(namespace.idFromName(`promptloom-gateway:${name}`));
+        res = await stub.fetch('https://gateway-state/transact', { method: 'POST', body: JSON.stringify({ keys, op, now }) });
+        body = await res.json();
+      } catch (e) {
+        throw Object.assign(new PromptloomError('StoreFailed', `the gateway state object could not be reached: ${__said(e)} (at namespace)`, { path: 'namespace' }), { cause: e });
+      }
+      const error = body !== null && typeof body === 'object' ? body.error : undefined;
+      if (!res.ok || error) {
+        const known = error && typeof error.code === 'string' && ERROR_CODES.includes(error.code);
+        throw new PromptloomError(known ? error.code : 'StoreFailed', typeof error?.message === 'string' ? error.message : `the gateway state object answered ${res.status}`, known && error.details && typeof error.details === 'object' ? error.details : {});
+      }
       return body.result;
     },
   };
@@ -245,7 +256,11 @@ export function durableObjectState(namespace, options) {
  */
 export class GatewayStateObject {
   constructor(state) {
-    this.storage = state.storage;
+    const storage = state !== null && typeof state === 'object' ? state.storage : undefined;
+    if (!storage || typeof storage.get !== 'function' || typeof storage.put !== 'function' || typeof storage.delete !== 'function') {
+      throw new PromptloomError('InvalidOptions', 'GatewayStateObject takes the Durable Object state the runtime passes (`state.storage` with get, put and delete) (at state)', { path: 'state' });
+    }
+    this.storage = storage;
   }
   async fetch(request) {
     try {
@@ -260,7 +275,7 @@ export class GatewayStateObject {
       if (dels.length) await this.storage.delete(dels);
       return Response.json({ result: r.result });
     } catch (e) {
-      const err = e instanceof PromptloomError ? e : new PromptloomError('StoreFailed', String(e?.message ?? e), {});
+      const err = e instanceof PromptloomError ? e : new PromptloomError('StoreFailed', __said(e), {});
       return Response.json({ error: { code: err.code, message: err.message, details: err.details } }, { status: 500 });
     }
   }
@@ -275,7 +290,7 @@ function failureOf(e) {
   const status = Number.isInteger(o.status) ? o.status : Number.isInteger(o.statusCode) ? o.statusCode : undefined;
   return JSON.stringify({
     code: typeof o.code === 'string' ? o.code : undefined,
-    message: typeof o.message === 'string' ? o.message : String(e),
+    message: typeof o.message === 'string' ? o.message : __said(e),
     status,
     retryable: typeof o.retryable === 'boolean' ? o.retryable : undefined,
   });
@@ -283,7 +298,11 @@ function failureOf(e) {
 
 const hex = (random) => {
   let s = '';
-  for (let i = 0; i < 4; i++) s += Math.floor(random() * 0x100000000).toString(16).padStart(8, '0');
+  for (let i = 0; i < 4; i++) {
+    const r = __host(random, 'random');
+    if (typeof r !== 'number' || !(r >= 0 && r < 1)) throw new PromptloomError('AdapterFailed', `\`random\` must answer a number in [0, 1) (got ${typeof r === 'number' ? r : typeof r}) (at random)`, { path: 'random', callback: 'random' });
+    s += Math.floor(r * 0x100000000).toString(16).padStart(8, '0');
+  }
   return s;
 };
 
@@ -406,10 +425,18 @@ export class Gateway {
     this.#state = state;
     this.#now = now;
     this.#random = random;
-    this.#max = Math.max(0, Number(maxRecords) || 0);
+    this.#max = __num(maxRecords, 'maxRecords', { integer: true, min: 0 });
+    if (onRecord !== undefined && onRecord !== null) __fn(onRecord, 'onRecord');
     this.#onRecord = typeof onRecord === 'function' ? onRecord : null;
     // Trace ids (the core's rule): 64 random bits per gateway, then the call's number.
     this.#prefix = hex(random).slice(0, 16);
+  }
+
+  /** The host clock, read once per use: epoch milliseconds, or `AdapterFailed` naming `now`. */
+  #clock() {
+    const t = __host(this.#now, 'now');
+    if (typeof t !== 'number' || !Number.isFinite(t)) throw new PromptloomError('AdapterFailed', `\`now\` must answer epoch milliseconds (got ${typeof t}) (at now)`, { path: 'now', callback: 'now' });
+    return t;
   }
 
   /** The registry. */
@@ -433,6 +460,7 @@ export class Gateway {
   async call(name, input, options) {
     const { signal, ...ctx } = __opts(options, 'gateway.call()');
     name = __str(name, 'name');
+    __signal(signal);
     const inputText = __json(input ?? null, 'the input', 'InvalidInput', { text: false, nullable: true, path: 'input' });
     const ctxText = __json(ctx, 'the call options');
     if (!Object.hasOwn(this.#handlers, name) && !Object.keys(this.#handlers).some((k) => k.startsWith(`${name}@`)) && this.#registry.has(name)) {
@@ -444,16 +472,22 @@ export class Gateway {
     const mem = this.#state.kind === 'memory' ? this.#state.__inner : null;
     const step = (f) => JSON.parse(call(f));
     try {
-      let a = step(() => (mem ? c.startIn(mem, this.#now()) : c.start(this.#now())));
+      let a = step(() => (mem ? c.startIn(mem, this.#clock()) : c.start(this.#clock())));
       for (;;) {
         if (a.do === 'transact') {
-          const result = await this.#state.transact(a.keys, a.op, this.#now());
-          a = step(() => c.applied(JSON.stringify(result), this.#now()));
+          let result;
+          try {
+            result = await this.#state.transact(a.keys, a.op, this.#clock());
+          } catch (e) {
+            throw e instanceof PromptloomError ? e : Object.assign(new PromptloomError('StoreFailed', `the gateway state port failed: ${__said(e)} (at state)`, { path: 'state' }), { cause: e });
+          }
+          const resultText = __json(result ?? null, "the state port's answer", 'StoreFailed', { text: false, nullable: true, path: 'state' });
+          a = step(() => c.applied(resultText, this.#clock()));
         } else if (a.do === 'invoke') {
           a = await this.#invoke(c, a, ctx, signal, mem);
         } else if (a.do === 'sleep') {
           const r = await wait(a.ms, signal);
-          a = step(() => (mem ? c.eventIn(mem, r === ABORTED ? 'aborted' : 'woke', '', this.#now()) : c.event(r === ABORTED ? 'aborted' : 'woke', '', this.#now())));
+          a = step(() => (mem ? c.eventIn(mem, r === ABORTED ? 'aborted' : 'woke', '', this.#clock()) : c.event(r === ABORTED ? 'aborted' : 'woke', '', this.#clock())));
         } else {
           if (this.#max > 0 || this.#onRecord) this.#keep(JSON.parse(call(() => c.record())));
           if (a.do === 'done') return a.output;
@@ -466,7 +500,7 @@ export class Gateway {
   }
 
   async #invoke(c, a, ctx, signal, mem) {
-    const ev = (kind, failure = '') => JSON.parse(call(() => (mem ? c.eventIn(mem, kind, failure, this.#now()) : c.event(kind, failure, this.#now()))));
+    const ev = (kind, failure = '') => JSON.parse(call(() => (mem ? c.eventIn(mem, kind, failure, this.#clock()) : c.event(kind, failure, this.#clock()))));
     const h = this.#handler(a.contract, a.version);
     if (!h) return ev('failed', JSON.stringify({ code: 'NoHandler', message: `no handler for ${a.contract}@${a.version}`, retryable: false }));
     if (signal?.aborted) return ev('aborted');
@@ -507,7 +541,7 @@ export class Gateway {
     } catch (e) {
       return ev('failed', JSON.stringify({ message: `the handler's output cannot be written as JSON: ${e?.message ?? e}`, retryable: false }));
     }
-    const answer = call(() => (mem ? c.outputIn(mem, text, this.#now()) : c.output(text, this.#now())));
+    const answer = call(() => (mem ? c.outputIn(mem, text, this.#clock()) : c.output(text, this.#clock())));
     // The usual answer: done, with the output as the handler gave it (read back from its
     // JSON, so the caller never shares the handler's object).
     if (answer === ECHO) return { do: 'done', output: JSON.parse(text) };
@@ -555,7 +589,7 @@ export class Gateway {
           const output = await h(t.input, { contract: c.contract, version: c.version, attempt: c.attempt, idempotencyKey: c.idempotency_key, traceId: c.trace_id, synthetic: c.synthetic, signal: new AbortController().signal });
           results.push({ ...t, context: undefined, output: output === undefined ? null : output });
         } catch (e) {
-          results.push({ ...t, error: String(e?.message ?? e) });
+          results.push({ ...t, error: __said(e) });
         }
       }
     }
@@ -564,26 +598,42 @@ export class Gateway {
 
   /** Pattern A: each step's input from the previous output (`input: (prev) => …`) → every output. */
   async sequence(steps, options) {
+    const list = gatewaySteps(steps, 'sequence()', true);
+    __opts(options, 'sequence()');
     const outs = [];
     let prev;
-    for (const s of steps) {
-      const input = typeof s.input === 'function' ? await s.input(prev, outs) : s.input;
+    for (const [i, s] of list.entries()) {
+      const input = typeof s.input === 'function' ? await __hostAsync(s.input, `steps[${i}].input`, prev, outs.slice()) : s.input;
       prev = await this.call(s.name, input, { ...options, ...s.options });
       outs.push(prev);
     }
     return outs;
   }
 
-  /** Pattern B: independent calls at once (latency = the slowest) → outputs, or the first error. */
-  parallel(calls, options) {
-    return Promise.all(calls.map((s) => this.call(s.name, s.input, { ...options, ...s.options })));
+  /**
+   * Pattern B: independent calls at once (latency = the slowest) → outputs, or the first
+   * error. Every call is checked before any starts, and every call is waited for (one that
+   * fails never leaves the others' failures unobserved).
+   */
+  async parallel(calls, options) {
+    const list = gatewaySteps(calls, 'parallel()', false);
+    __opts(options, 'parallel()');
+    const settled = await Promise.allSettled(list.map((s) => this.call(s.name, s.input, { ...options, ...s.options })));
+    const failed = settled.find((r) => r.status === 'rejected');
+    if (failed) throw failed.reason;
+    return settled.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
   }
 
   /** Pattern C: a cheap classifier first, then the call `route(output)` picks (null: none). */
   async conditional(classify, route, options) {
-    const label = await this.call(classify.name, classify.input, { ...options, ...classify.options });
-    const next = await route(label);
-    if (!next) return { label, output: null, called: null };
+    const [first] = gatewaySteps([classify], 'conditional()', false, 'classify');
+    __fn(route, 'route', undefined);
+    if (typeof route !== 'function') throw new PromptloomError('InvalidOptions', 'conditional() takes `route`, a function from the label to the next step or null (at route)', { path: 'route' });
+    __opts(options, 'conditional()');
+    const label = await this.call(first.name, first.input, { ...options, ...first.options });
+    const picked = await __hostAsync(route, 'route', label);
+    if (picked === null || picked === undefined) return { label, output: null, called: null };
+    const [next] = gatewaySteps([picked], 'the step `route` answered', false, 'route()');
     return { label, output: await this.call(next.name, next.input, { ...options, ...next.options }), called: next.name };
   }
 
@@ -593,12 +643,31 @@ export class Gateway {
    */
   speculate(name, input, options) {
     const { signal, ...rest } = __opts(options, 'speculate()');
+    __str(name, 'name');
+    __signal(signal);
     const ac = new AbortController();
     signal?.addEventListener('abort', () => ac.abort(signal.reason), { once: true });
     const result = this.call(name, input, { ...rest, signal: ac.signal });
     result.catch(() => {}); // an ignored speculation never rejects unhandled
     return { result, cancel: () => ac.abort(new PromptloomError('Aborted', 'the speculative call was cancelled', {})) };
   }
+}
+
+/**
+ * The steps of a composition pattern, each read once: `{ name, input?, options? }` (the
+ * input a function in a sequence). Anything else is a coded error naming the step.
+ */
+function gatewaySteps(steps, what, inputFn, path = 'steps') {
+  const list = path === 'steps' ? __list(steps, 'steps') : steps;
+  return list.map((s, i) => {
+    const at = path === 'steps' ? `steps[${i}]` : path;
+    if (s === null || typeof s !== 'object' || Array.isArray(s)) throw new PromptloomError('InvalidOptions', `${what}: each step is \`{ name, input?, options? }\` (got ${s === null ? 'null' : Array.isArray(s) ? 'an array' : typeof s}) (at ${at})`, { path: at });
+    const { name, input, options } = s;
+    __str(name, `${at}.name`);
+    if (typeof input === 'function' && !inputFn) throw new PromptloomError('InvalidOptions', `${what}: a step's input is a value here (a function only in sequence()) (at ${at}.input)`, { path: `${at}.input` });
+    if (options !== undefined) __opts(options, `${at}.options`);
+    return { name, input, options };
+  });
 }
 
 /**

@@ -196,6 +196,100 @@ export function __str(value, what, code = 'InvalidOptions', path = what) {
   throw new PromptloomError(code, `\`${what}\` must be a string (got ${value === null ? 'null' : typeof value}) (at ${path})`, { path });
 }
 
+/** What a thrown or answered value says, without trusting its `message` or `toString`. */
+export function __said(e) {
+  try {
+    const m = e !== null && typeof e === 'object' && typeof e.message === 'string' ? e.message : e;
+    return typeof m === 'string' ? m : typeof m === 'symbol' || typeof m === 'bigint' ? String(m) : String(m);
+  } catch {
+    return `a ${typeof e} that cannot be printed`;
+  }
+}
+
+function typeName(v) {
+  return v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v;
+}
+
+/**
+ * @internal A host function failed: what it threw becomes `AdapterFailed` naming it (the
+ * thrown value as `cause`); a PromptloomError it threw passes as it is.
+ */
+export function __hostFailed(e, what) {
+  if (e instanceof PromptloomError) return e;
+  const err = new PromptloomError('AdapterFailed', `${what} failed: ${__said(e)} (at ${what})`, { path: what, callback: what });
+  err.cause = e;
+  return err;
+}
+
+/** @internal Calls the host function `f` (named `what`) once; what it throws is `AdapterFailed`. */
+export function __host(f, what, ...args) {
+  let r;
+  try {
+    r = f(...args);
+  } catch (e) {
+    throw __hostFailed(e, what);
+  }
+  // A Promise where a value was wanted is refused by the caller; its rejection must not go
+  // unobserved (in Node that ends the process).
+  if (r !== null && (typeof r === 'object' || typeof r === 'function') && r instanceof Promise) r.catch(() => {});
+  return r;
+}
+
+/** @internal `__host` for a function that may answer a Promise: awaited, its rejection coded too. */
+export async function __hostAsync(f, what, ...args) {
+  try {
+    return await f(...args);
+  } catch (e) {
+    throw __hostFailed(e, what);
+  }
+}
+
+/** @internal An optional function argument: undefined/null give `fallback`; anything else not a function is a coded error. */
+export function __fn(value, what, fallback = undefined, code = 'InvalidOptions') {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value === 'function') return value;
+  throw new PromptloomError(code, `\`${what}\` must be a function (got ${typeName(value)}) (at ${what})`, { path: what });
+}
+
+/** @internal An optional AbortSignal (anything with `aborted` and `addEventListener`). */
+export function __signal(value, what = 'signal') {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'object' && typeof value.aborted === 'boolean' && typeof value.addEventListener === 'function' && typeof value.removeEventListener === 'function') return value;
+  throw new PromptloomError('InvalidOptions', `\`${what}\` must be an AbortSignal (got ${typeName(value)}) (at ${what})`, { path: what });
+}
+
+/** @internal An array argument without holes: anything else is a coded error naming it. */
+export function __list(value, what, code = 'InvalidOptions') {
+  if (!Array.isArray(value)) throw new PromptloomError(code, `\`${what}\` must be an array (got ${typeName(value)}) (at ${what})`, { path: what });
+  for (let i = 0; i < value.length; i++) {
+    if (!(i in value)) throw new PromptloomError(code, `\`${what}\` has a hole at ${i} (at ${what}[${i}])`, { path: `${what}[${i}]` });
+  }
+  return value;
+}
+
+/** @internal A finite number argument (optionally an integer at least `min`). */
+export function __num(value, what, { integer = false, min = -Infinity } = {}, code = 'InvalidOptions') {
+  if (typeof value === 'number' && Number.isFinite(value) && value >= min && (!integer || Number.isInteger(value))) return value;
+  const want = integer ? `an integer${min > -Infinity ? ` of at least ${min}` : ''}` : `a finite number${min > -Infinity ? ` of at least ${min}` : ''}`;
+  throw new PromptloomError(code, `\`${what}\` must be ${want} (got ${typeof value === 'number' ? value : typeName(value)}) (at ${what})`, { path: what });
+}
+
+/**
+ * @internal Bytes of a Uint8Array, ArrayBuffer or view (the same memory, not a copy), or
+ * null for anything else; a detached buffer is a coded error naming the argument.
+ */
+export function __bytesOf(chunk, what, code = 'InvalidOptions') {
+  try {
+    // A view over a detached buffer reads as empty; making another view over it throws.
+    if (chunk instanceof Uint8Array) return chunk.length > 0 ? chunk : new Uint8Array(chunk.buffer, chunk.byteOffset, 0);
+    if (ArrayBuffer.isView(chunk)) return new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    return chunk instanceof ArrayBuffer ? new Uint8Array(chunk) : null;
+  } catch (e) {
+    if (e instanceof TypeError) throw new PromptloomError(code, `${what} is a detached ArrayBuffer (its bytes were transferred away) (at ${what})`, { path: what });
+    throw e;
+  }
+}
+
 const encoder = new TextEncoder();
 
 /**
@@ -261,7 +355,7 @@ export function __withBytes(f, chunk, what) {
   /** @type {Uint8Array | null} */
   let bytes = null;
   if (typeof chunk !== 'string') {
-    bytes = chunk instanceof Uint8Array ? chunk : ArrayBuffer.isView(chunk) ? new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength) : chunk instanceof ArrayBuffer ? new Uint8Array(chunk) : null;
+    bytes = __bytesOf(chunk, what);
     if (!bytes) {
       throw new PromptloomError('InvalidOptions', `${what} must be a Uint8Array, an ArrayBuffer or a string (got ${chunk === null ? 'null' : typeof chunk}) (at ${what})`, { path: what });
     }

@@ -1,7 +1,7 @@
 // The response side: the glue only moves bytes into wasm and events out of it; every rule
 // about SSE, provider events, usage, stop reasons and errors is in the core (src/response).
 
-import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __generation, __opts, __json, providers } from './api.js';
+import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __generation, __opts, __json, providers, __bytesOf } from './api.js';
 
 const NONE = /** @type {readonly any[]} */ (Object.freeze([]));
 /** @internal `provider` checked against the targets the package knows. */
@@ -34,7 +34,7 @@ function coreError(json) {
  */
 function requestHead(request) {
   if (request === undefined) return undefined;
-  if (request instanceof Uint8Array) return new TextDecoder().decode(request.subarray(0, 65536));
+  if (request instanceof Uint8Array) return new TextDecoder().decode((__bytesOf(request, 'request') ?? request).subarray(0, 65536));
   const text = typeof request === 'string' ? request : request?.body;
   if (typeof text !== 'string') {
     throw new PromptloomError('InvalidOptions', '`request` must be the lowered body (a string, bytes or a Lowered) (at request)', { path: 'request' });
@@ -163,7 +163,7 @@ export function createResponseParser(provider, options) {
  */
 export function parseResponse(provider, body, options = {}) {
   const p = providerName(provider);
-  const text = body !== null && typeof body === 'object' && !ArrayBuffer.isView(body) && !(body instanceof ArrayBuffer) ? JSON.stringify(body) : body;
+  const text = body !== null && typeof body === 'object' && !ArrayBuffer.isView(body) && !(body instanceof ArrayBuffer) ? __json(body, 'the response body', 'InvalidOptions', { text: false, path: 'body' }) : body;
   const head = requestHead(options?.request);
   const m = __module();
   return JSON.parse(__withBytes((len) => m.parseResponseInbox(p, len, head), text, 'body'));

@@ -2,7 +2,7 @@
 // the seed migration live in the core; this file moves rows between the core and a storage
 // backend. The catalog (matching, decisions, marketplace sync) is catalog.js.
 
-import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes, __json, __key, __opts, __str, __call, __generation, __encoder } from './api.js';
+import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes, __json, __key, __opts, __str, __call, __generation, __encoder, __list, __fn, __host } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './stores.js';
 import { FIELD } from './constants.js';
 
@@ -68,7 +68,7 @@ function bundled(files) {
   return entries.map(([path, content], i) => {
     if (typeof path !== 'string') throw new PromptloomError('InvalidOptions', `files[${i}] needs a path`, { path: `files[${i}].path` });
     if (typeof content === 'string') return { path, content, base64: false };
-    const bytes = __asBytes(content);
+    const bytes = __asBytes(content, `files.${path}`);
     if (!bytes) throw new PromptloomError('InvalidOptions', `the file \`${path}\` must be a string or bytes`, { path: `files.${path}` });
     // Text files passed as bytes stay text; anything else is kept as base64.
     if (utf8 && !bytes.includes(0)) {
@@ -206,7 +206,7 @@ class SkillStore {
   }
   /** Phase 2: one skill's artifacts of the given kinds (all when omitted), by ordinal. */
   async getArtifacts(skillId, kinds) {
-    const list = Array.isArray(kinds) ? kinds.map((k, i) => __key(k, `kinds[${i}]`)) : [];
+    const list = kinds === undefined || kinds === null ? [] : __list(kinds, 'kinds').map((k, i) => __key(k, `kinds[${i}]`));
     return readPlanned(this.#backend, 'artifacts', __key(skillId, 'skillId'), ...list);
   }
   /** One artifact by id, or null. */
@@ -437,7 +437,13 @@ export async function openSkillStore(options) {
   if (seed !== undefined && seed !== false && seed !== true && (seed === null || typeof seed !== 'object')) {
     throw new PromptloomError('InvalidOptions', '`seed` must be true (the package\'s system skills) or a seed document `{ version, skills }` (at seed)', { path: 'seed' });
   }
-  const store = await openStore(backend, name, now);
+  __fn(now, 'now');
+  const stamp = now === nowIso ? now : () => {
+    const t = __host(now, 'now');
+    if (typeof t !== 'string') throw new PromptloomError('AdapterFailed', `\`now\` must answer an ISO 8601 string (got ${typeof t}) (at now)`, { path: 'now', callback: 'now' });
+    return t;
+  };
+  const store = await openStore(backend, name, stamp);
   if (seed) {
     try {
       store.seeded = await store.seed(seed === true ? await systemSeedText() : seed);

@@ -4,7 +4,7 @@
 // answers are turned into the wire answers the core reads.
 
 import { SLOT, HEAD_CHARS } from './constants.js';
-import { PromptloomError, __module } from './instance.js';
+import { PromptloomError, __module, __bytesOf, __json } from './instance.js';
 
 // Attachment data at least this long stays in JS (a "slot"): the core sees its first bytes
 // and length, and the body is spliced together here. When the core must read a slot whole
@@ -24,11 +24,8 @@ function toBase64(u8) {
   return btoa(bin);
 }
 
-function asBytes(v) {
-  if (v instanceof Uint8Array) return v;
-  if (v instanceof ArrayBuffer) return new Uint8Array(v);
-  if (ArrayBuffer.isView(v)) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-  return null;
+function asBytes(v, what = 'data') {
+  return __bytesOf(v, what, 'InvalidData');
 }
 
 /**
@@ -76,7 +73,8 @@ function textAnswer(texts, text, mime) {
 /** Turns a resolver's answer into the wire answer the core reads. */
 function answer(v, slots, texts, kind) {
   if (v === null || v === undefined) return undefined;
-  if (kind === 'mention') return { payload: v };
+  // A mention's payload is the handler's own value: read once, as JSON.
+  if (kind === 'mention') return { payload: JSON.parse(__json(v, "a mention handler's answer", 'AdapterFailed', { text: false, path: 'mentions' })) };
   if (typeof v === 'string') return textAnswer(texts, v);
   let bytes = asBytes(v);
   let mime;

@@ -107,14 +107,16 @@ function describe(v) {
 }
 
 /** What every later run must answer byte-identically. */
-async function reference(pl) {
+export async function reference(pl) {
   const out = [];
   out.push(pl.lower(MESSAGE, { provider: 'anthropic', system: 'Be brief.' }).body);
   out.push(pl.lower(MESSAGE, { provider: 'gemini' }).body);
   out.push(pl.lowerConversation([MESSAGE, { role: 'assistant', parts: [{ type: 'text', text: 'ok' }] }, MESSAGE], { provider: 'openai-responses' }).body);
-  out.push(JSON.stringify(pl.parseInput('/help me', {})));
-  out.push(JSON.stringify(pl.validateSkill({ name: 'a', description: 'b', artifacts: [] })));
-  out.push(JSON.stringify(pl.importSkillMd('---\nname: a\ndescription: b\n---\nbody\n', {}, { now: '2026-01-01T00:00:00Z' }).skill));
+  if (pl.parseInput) {
+    out.push(JSON.stringify(pl.parseInput('/help me', {})));
+    out.push(JSON.stringify(pl.validateSkill({ name: 'a', description: 'b', artifacts: [] })));
+    out.push(JSON.stringify(pl.importSkillMd('---\nname: a\ndescription: b\n---\nbody\n', {}, { now: '2026-01-01T00:00:00Z' }).skill));
+  }
   if (pl.compose) {
     const skill = { name: 'n', description: 'd', metadata: { framing: { artifact: 'F' } }, artifacts: [{ kind: 'prompt_template', name: 'F', content: 'Hi {{ user_request }}' }] };
     out.push(pl.compose({ skill_package: skill, user_request: 'x', thread_id: 't' }).prompt.text);

@@ -3,6 +3,8 @@
 // happens (a template building a value past the render budget) costs one call, never the
 // instance; then the boundary suite. `pl` is an entry's module namespace.
 import { boundary } from './boundary.mjs';
+import { shapedBoundary } from './boundary-shaped.mjs';
+import { boundaryCases } from './boundary-cases.mjs';
 
 const MESSAGE = { role: 'user', parts: [{ type: 'text', text: 'hi' }] };
 
@@ -23,7 +25,7 @@ export function deepTemplates(n = 10000) {
   };
 }
 
-export async function hardeningConformance(pl, { calls = 40, seeds = [1, 2] } = {}) {
+export async function hardeningConformance(pl, { calls = 40, seeds = [1, 2], shapedCalls = calls } = {}) {
   const results = [];
   const alive = () => pl.lower(MESSAGE, { provider: 'anthropic' }).body;
   const healthy = alive();
@@ -190,6 +192,22 @@ export async function hardeningConformance(pl, { calls = 40, seeds = [1, 2] } = 
       if (r.failures.length > 0) throw new Error(`${r.failures.length} of ${r.calls} calls failed without a code:\n${r.failures.slice(0, 20).join('\n')}`);
       if (r.before !== r.after) throw new Error('the instance answers differently after the hostile calls');
       return `${r.calls} calls`;
+    });
+  }
+  await check('boundary: the reproductions of the boundary issue, each a coded error', async () => {
+    const r = await boundaryCases(pl);
+    const bad = r.filter((c) => !c.ok);
+    if (bad.length > 0) throw new Error(bad.map((c) => `${c.name}: ${c.detail}`).join('\n'));
+    return `${r.length} cases`;
+  });
+  for (const seed of seeds) {
+    await check(`boundary: every callable, one place of a valid call made hostile (seed ${seed})`, async () => {
+      const r = await shapedBoundary(pl, { seed: seed + 100, calls: shapedCalls });
+      if (r.missing.length > 0) throw new Error(`callables without a shape in tests/js/boundary-shaped.mjs (add one): ${r.missing.join(', ')}`);
+      if (r.failures.length > 0) throw new Error(`${r.failures.length} of ${r.calls} calls failed without a documented code:\n${r.failures.slice(0, 20).join('\n')}`);
+      if (r.unhandled.length > 0) throw new Error(`${r.unhandled.length} promises rejected with nobody listening:\n${r.unhandled.slice(0, 10).join('\n')}`);
+      if (r.before !== r.after) throw new Error('the instance answers differently after the hostile calls');
+      return `${r.calls} calls over ${r.callables} callables`;
     });
   }
   return results;

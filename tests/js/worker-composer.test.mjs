@@ -74,7 +74,7 @@ test('a composition at the edge, and a typed error', async () => {
 });
 
 test('hardening in workerd (promptloom/composer): trap recovery, the boundary suite', async () => {
-  const res = await mf.dispatchFetch('http://worker.test/hardening', { method: 'POST', body: JSON.stringify({ calls: 40, seeds: [1, 2] }) });
+  const res = await mf.dispatchFetch('http://worker.test/hardening', { method: 'POST', body: JSON.stringify({ calls: 40, seeds: [1, 2], shapedCalls: 15 }) });
   const results = await res.json();
   assert.ok(results.length >= 12, JSON.stringify(results).slice(0, 500));
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);

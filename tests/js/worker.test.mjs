@@ -106,7 +106,7 @@ test('responses in workerd: recorded events and turns, re-chunked; the adapter a
 });
 
 test('hardening in workerd (promptloom): inputs that once killed the instance, the boundary suite', async () => {
-  const res = await mf.dispatchFetch('http://worker.test/hardening', { method: 'POST', body: JSON.stringify({ calls: 40, seeds: [1, 2] }) });
+  const res = await mf.dispatchFetch('http://worker.test/hardening', { method: 'POST', body: JSON.stringify({ calls: 40, seeds: [1, 2], shapedCalls: 15 }) });
   const results = await res.json();
   assert.ok(results.length >= 8, JSON.stringify(results).slice(0, 500));
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
