@@ -34,7 +34,7 @@ export interface ComposeRequest {
   user_request?: string;
   /** Default `explicit`. */
   invocation_source?: 'explicit' | 'agent-selected' | 'scheduled';
-  /** Only an `authoring` invocation gets the authoring tools (when the caller holds them). */
+  /** Only an `authoring` invocation gets the authoring tools: those `available_tools` lists (names suffice) and the caller's capabilities grant. */
   purpose?: 'application' | 'authoring';
   /** Omitted or null: a workspace-scope invocation. */
   channel_id?: string | null;
@@ -337,7 +337,7 @@ export type RunStatus = 'running' | 'finished' | 'cancelled' | 'terminated' | 'f
 export interface ProposalRecord {
   kind: 'tool' | 'skill';
   payload: unknown;
-  status: 'pending-approval';
+  status: 'pending';
   step: number;
 }
 

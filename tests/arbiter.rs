@@ -445,7 +445,7 @@ fn system_skills_make_proposal_records_and_never_install() {
         )
         .unwrap(); // ok: test
     let rec = good.proposal_record.unwrap(); // ok: test
-    assert_eq!((rec.kind, rec.status), ("skill", "pending-approval"));
+    assert_eq!((rec.kind, rec.status), ("skill", "pending"));
     assert_eq!(a.run("core").unwrap().proposals.len(), 1); // ok: test
                                                            // tool-builder's propose state records a tool manifest.
     a.propose("core", go("complete")).unwrap(); // ok: test

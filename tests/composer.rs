@@ -255,10 +255,10 @@ fn property_tools_never_exceed_available_and_capabilities() {
                 all.extend(c.expected_tool_calls.iter().cloned());
                 for t in all {
                     assert!(allows(&caps, &t), "{t} outside the capabilities: {raw}");
+                    // `available_tools` is the ceiling for every tool, authoring ones too.
+                    assert!(available.contains(&t), "{t} not available: {raw}");
                     if authoring::is_authoring_tool(&t) {
                         assert!(authoring_purpose, "{t} in an application invocation: {raw}");
-                    } else {
-                        assert!(available.contains(&t), "{t} not available: {raw}");
                     }
                 }
             }
@@ -322,10 +322,8 @@ fn property_nested_sub_skills_take_the_callers_capabilities_not_the_parents_surf
             let authoring_purpose = parent.purpose == promptloom::composer::Purpose::Authoring;
             for t in names(&c.subgraph.tool_availability) {
                 assert!(allows(&caps, &t));
-                assert!(
-                    sub_surface.contains(&Value::from(t.clone()))
-                        || (authoring_purpose && authoring::is_authoring_tool(&t))
-                );
+                assert!(sub_surface.contains(&Value::from(t.clone())));
+                assert!(authoring_purpose || !authoring::is_authoring_tool(&t));
             }
         }
     }
@@ -353,7 +351,13 @@ fn authoring_tools_only_in_authoring_invocations() {
         ["create_skill", "list_skills", "add_artifact"]
     );
     assert_eq!(tools(&app_c), ["search"]);
-    // The descriptors are MCP-shaped.
+    // The planner wires them into `available_tools`; the composer never adds one itself,
+    // whatever the caller's capabilities grant (the seed's hard ceiling).
+    let unwired = run("authoring-not-wired")["composition"].clone();
+    assert!(tools(&unwired)
+        .iter()
+        .all(|t| !authoring::is_authoring_tool(t)));
+    // The descriptors are MCP-shaped (the composer's own, even from a name alone).
     let d = &authoring_c["subgraph"]["tool_availability"][0];
     assert!(d["description"].is_string() && d["inputSchema"]["type"] == "object");
 
@@ -805,5 +809,88 @@ fn replay_proves_the_prompt_or_names_what_changed() {
     assert_eq!(
         verify(&failed, &skill, &memory).unwrap_err().kind(),
         ErrorKind::InvalidRequest
+    ); // ok: test
+}
+
+#[test]
+fn an_empty_tool_surface_means_no_tools_and_an_absent_one_no_narrowing_everywhere() {
+    let caps = json!(["search", "fetch"]);
+    let catalog: Vec<ToolDescriptor> = ["search", "fetch", "write"]
+        .iter()
+        .map(|n| ToolDescriptor::from_value(json!({"name": n}), "t").unwrap()) // ok: test
+        .collect();
+    let skill = |surface: Option<Value>| {
+        let mut metadata = json!({"framing": "Do it."});
+        if let Some(s) = surface {
+            metadata["tool_surface"] = s;
+        }
+        json!({"name": "S", "description": "d", "metadata": metadata})
+    };
+    for (surface, want) in [
+        (None, vec!["search", "fetch"]),
+        (Some(json!([])), vec![]),
+        (Some(json!(["fetch", "write"])), vec!["fetch"]),
+    ] {
+        // At the top level.
+        let req = json!({"skill_package": skill(surface.clone()), "user_request": "x", "thread_id": "t",
+            "available_tools": ["search", "fetch", "write"], "caller_capabilities": caps});
+        let Ok(Step::Composed(c)) = compose_value(req.clone()) else {
+            panic!("composes: {req}");
+        };
+        assert_eq!(
+            names(&c.subgraph.tool_availability),
+            want,
+            "top level, surface {surface:?}"
+        );
+        // For a nested sub-skill, under a parent that declares a surface of its own.
+        let parent =
+            ComposeRequest::from_value(json!({"skill_package": skill(Some(json!(["search"]))),
+            "user_request": "x", "thread_id": "t", "caller_capabilities": caps}))
+            .unwrap(); // ok: test
+        let sub = import_package(&skill(surface.clone()).to_string(), "")
+            .unwrap() // ok: test
+            .0;
+        let nested = nested_request(&parent, sub, &catalog, "sub".into(), Map::new());
+        assert_eq!(
+            names(&nested.available_tools),
+            want,
+            "nested, surface {surface:?}"
+        );
+    }
+}
+
+#[test]
+fn the_shape_question_comes_after_the_checks_and_only_for_skills_that_delegate() {
+    let delegating = |framing: &str| {
+        json!({"name": "P", "description": "d",
+            "metadata": {"framing": {"artifact": "F"}, "planner_delegates_shape": true},
+            "artifacts": [{"kind": "prompt_template", "name": "F", "content": framing}]})
+    };
+    // A framing that does not render fails before the model is asked for a shape.
+    let bad = json!({"skill_package": delegating("Hi {{ 1 // 0 }}"), "user_request": "x", "thread_id": "t"});
+    assert_eq!(
+        compose_value(bad).err().unwrap().kind(),
+        ErrorKind::MalformedTemplate
+    ); // ok: test
+       // Over the budget: refused before the question, too.
+    let long = json!({"skill_package": delegating(&"word ".repeat(400)), "user_request": "x", "thread_id": "t", "context_budget": 10});
+    let e = compose_value(long).err().unwrap(); // ok: test
+    assert_eq!(e.kind(), ErrorKind::ArtifactBudgetExceeded);
+    // A skill that checks out asks.
+    let ok =
+        json!({"skill_package": delegating("Plan it."), "user_request": "x", "thread_id": "t"});
+    assert!(matches!(compose_value(ok), Ok(Step::NeedsShape(_))));
+    // A caller's shape for a skill that did not opt in is refused, not honoured.
+    let authored = json!({"skill_package": {"name": "A", "description": "d", "metadata": {"framing": "Do it."}},
+        "user_request": "x", "thread_id": "t", "delegated_shape": {"kind": "loop"}});
+    let e = compose_value(authored).err().unwrap(); // ok: test
+    assert_eq!(e.kind(), ErrorKind::InvalidRequest);
+    assert_eq!(e.path(), Some("delegated_shape"));
+    // An empty name is the composer's MissingRequiredField, as a missing one is.
+    let unnamed = json!({"skill_package": {"name": "", "description": "d", "metadata": {"framing": "Do it."}},
+        "user_request": "x", "thread_id": "t"});
+    assert_eq!(
+        compose_value(unnamed).err().unwrap().kind(),
+        ErrorKind::MissingRequiredField
     ); // ok: test
 }

@@ -236,7 +236,7 @@ pub struct ProposalRecord {
     pub kind: &'static str,
     /// The proposed manifest or spec.
     pub payload: Value,
-    /// Always `pending-approval`.
+    /// Always `pending` (the word a stored proposal uses until it is decided).
     pub status: &'static str,
     /// The step that made it.
     pub step: u64,
@@ -670,7 +670,7 @@ impl Arbiter {
                         record = Some(ProposalRecord {
                             kind: "skill",
                             payload: candidate.clone(),
-                            status: "pending-approval",
+                            status: "pending",
                             step: run.step,
                         });
                         Ok(())
@@ -689,7 +689,7 @@ impl Arbiter {
                         record = Some(ProposalRecord {
                             kind: "tool",
                             payload: arguments.clone(),
-                            status: "pending-approval",
+                            status: "pending",
                             step: run.step,
                         });
                     }

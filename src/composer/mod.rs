@@ -518,8 +518,9 @@ fn shape_question(req: &ComposeRequest, approach: Option<&SkillArtifact>) -> Sha
 pub fn compose(req: &ComposeRequest) -> Result<Step> {
     let skill = &req.skill;
     let model = req.model.as_deref().unwrap_or("");
-    // Step 1 (the package was validated when the request was read): the contract's
-    // required fields and the parameters.
+    // Step 1 (the package was validated when the request was read, where a missing or
+    // empty name is already `MissingRequiredField`; this check holds for requests built in
+    // Rust): the contract's required fields and the parameters.
     if skill.name.trim().is_empty() {
         return Err(
             Error::new(ErrorKind::MissingRequiredField, "the skill has no name")
@@ -557,9 +558,19 @@ pub fn compose(req: &ComposeRequest) -> Result<Step> {
         .and_then(|f| f.get("artifact"))
         .and_then(Value::as_str);
     let approach = select::approach(skill, req, model, framing_name);
+    // The shape is the skill author's unless the skill delegates it: a caller's shape for a
+    // skill that did not opt in would replace authored stages, so it is refused.
     let delegates = skill.metadata.get("planner_delegates_shape") == Some(&Value::Bool(true));
-    if delegates && req.delegated_shape.is_none() {
-        return Ok(Step::NeedsShape(shape_question(req, approach)));
+    if !delegates && req.delegated_shape.is_some() {
+        return Err(Error::new(
+            ErrorKind::InvalidRequest,
+            format!(
+                "the skill `{}` does not delegate its subgraph shape (`metadata.planner_delegates_shape` is not true): `delegated_shape` is refused",
+                skill.name
+            ),
+        )
+        .at("delegated_shape")
+        .with("skill", skill.name.clone()));
     }
     // Step 2.
     let (framing_text, framing_use) = framing(req, &params, model)?;
@@ -646,7 +657,11 @@ pub fn compose(req: &ComposeRequest) -> Result<Step> {
             return Err(over_budget(budget, total, &sections, &examples));
         }
     }
-    // Steps 5–7.
+    // Steps 5–7. The steps before ran in order and fail closed first: only a skill whose
+    // framing rendered and whose prompt fits asks the model for its shape (a paid call).
+    if delegates && req.delegated_shape.is_none() {
+        return Ok(Step::NeedsShape(shape_question(req, approach)));
+    }
     let shaped = shape::shape(req, approach, req.delegated_shape.as_ref())?;
     // Step 8 and the record.
     let rec = record::replayable_record(
@@ -799,14 +814,17 @@ pub fn nested_request(
     user_request: String,
     parameters: Map<String, Value>,
 ) -> ComposeRequest {
+    // A sub-skill that declares no surface is not narrowed by one (as at the top level);
+    // one that declares an empty surface uses no tools.
     let surface = sub_skill
-        .tool_surface()
-        .into_iter()
-        .map(str::to_owned)
-        .collect::<Vec<_>>();
+        .declared_tool_surface()
+        .map(|s| s.into_iter().map(str::to_owned).collect::<Vec<_>>());
     let available_tools = tool_catalog
         .iter()
-        .filter(|t| surface.contains(&t.name) && parent.caller_capabilities.allows(&t.name))
+        .filter(|t| {
+            surface.as_ref().is_none_or(|s| s.contains(&t.name))
+                && parent.caller_capabilities.allows(&t.name)
+        })
         .filter(|t| parent.purpose == Purpose::Authoring || !authoring::is_authoring_tool(&t.name))
         .cloned()
         .collect();

@@ -169,8 +169,8 @@ fn framing_template(pkg: &Value) -> Option<&str> {
 
 impl ComposeRequest {
     /// Reads a request from its JSON form. A skill package that does not validate fails
-    /// here, closed: a template that does not parse is `MalformedTemplate`, a missing
-    /// name is `MissingRequiredField`, any other problem `InvalidSkill` (every problem is
+    /// here, closed: a template that does not parse is `MalformedTemplate`, a missing or
+    /// empty name is `MissingRequiredField`, any other problem `InvalidSkill` (every problem is
     /// listed in `details.problems`).
     pub fn from_value(v: Value) -> Result<Self> {
         let Value::Object(mut o) = v else {
@@ -374,11 +374,9 @@ pub fn read_package(pkg: &Value) -> Result<Skill> {
             .and_then(|i| pkg.get("artifacts")?.get(i)?.get("content")?.as_str());
         position = content.and_then(|c| crate::skill::template::check(c).err());
         (ErrorKind::MalformedTemplate, p.message.clone())
-    } else if let Some(p) = out
-        .0
-        .iter()
-        .find(|p| p.is_error() && p.code == "missing-field" && p.path == "name")
-    {
+    } else if let Some(p) = out.0.iter().find(|p| {
+        p.is_error() && (p.code == "missing-field" || p.code == "empty-string") && p.path == "name"
+    }) {
         (ErrorKind::MissingRequiredField, p.message.clone())
     } else if let Some(p) = first("unknown-tool") {
         (ErrorKind::UnknownTool, p.message.clone())

@@ -126,27 +126,26 @@ pub struct Shaped {
     pub exit: ExitCondition,
 }
 
-/// The tools the invocation may use at most: `available_tools` the caller's capabilities
-/// grant (authoring tools only in an authoring invocation, where they are wired in when
-/// granted), narrowed to the skill's `tool_surface` when it declares one.
+/// The tools the invocation may use at most: `available_tools` (the seed's hard ceiling: the
+/// planner wires the authoring tools into it for an authoring conversation, the composer
+/// never adds one) that the caller's capabilities grant, without authoring tools unless the
+/// invocation is an authoring one, narrowed to the skill's `tool_surface` when it declares
+/// one. An authoring tool keeps the composer's own descriptor (its description and schema).
 pub fn ceiling(req: &ComposeRequest) -> Vec<ToolDescriptor> {
     let authoring = req.purpose == Purpose::Authoring;
+    let own = if authoring && req.names_authoring_tool() {
+        authoring::descriptors()
+    } else {
+        Vec::new()
+    };
     let mut out: Vec<ToolDescriptor> = req
         .available_tools
         .iter()
         .filter(|t| authoring || !authoring::is_authoring_tool(&t.name))
         .filter(|t| req.caller_capabilities.allows(&t.name))
-        .cloned()
+        .map(|t| own.iter().find(|d| d.name == t.name).unwrap_or(t).clone())
         .collect();
-    if authoring {
-        for d in authoring::descriptors() {
-            if req.caller_capabilities.allows(&d.name) && !out.iter().any(|t| t.name == d.name) {
-                out.push(d);
-            }
-        }
-    }
-    let surface = req.skill.tool_surface();
-    if !surface.is_empty() {
+    if let Some(surface) = req.skill.declared_tool_surface() {
         out.retain(|t| {
             surface.contains(&t.name.as_str())
                 || (authoring && authoring::is_authoring_tool(&t.name))

@@ -3,7 +3,7 @@
 //! ```json
 //! { "role": "user",
 //!   "parts": [ { "type": "text", "text": "…" }, { "type": "file-ref", "ref": { … } }, … ],
-//!   "metadata": { "schema_version": 1 } }
+//!   "metadata": { "schema_version": 2 } }
 //! ```
 //!
 //! Parts keep their order. A part whose `type` this version does not know is kept verbatim

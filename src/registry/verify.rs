@@ -1,7 +1,9 @@
-//! Registration's handler check (seed: "registration fails if the backing service doesn't
-//! pass schema validation against a synthetic input"): which inputs to send, and the
-//! report of what the handlers answered. The host runs the handlers in between (async in
-//! JS, the imported interface in a WASI host).
+//! The handler check of the seed's registration ("registration fails if the backing service
+//! doesn't pass schema validation against a synthetic input"): which inputs to send, and
+//! the report of what the handlers answered. The host runs the handlers in between (async
+//! in JS, the imported interface in a WASI host). Registering a contract does not run it:
+//! the registry holds no handlers, so the gateway's `verify()` does, once handlers are at
+//! hand.
 
 use super::{fields, Contract, Registry};
 use crate::error::{Error, ErrorKind, Result};

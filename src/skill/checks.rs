@@ -490,10 +490,9 @@ fn check_tool_list(v: &Value, path: &str, skill: &Skill, out: &mut Problems) {
         out.error(path, "wrong-type", "a tool list is an array of tool names");
         return;
     };
-    let surface = skill.tool_surface();
-    if surface.is_empty() {
+    let Some(surface) = skill.declared_tool_surface() else {
         return;
-    }
+    };
     for (i, t) in a.iter().enumerate() {
         if let Some(t) = t.as_str() {
             if !surface.contains(&t) {

@@ -330,11 +330,17 @@ impl Skill {
 
     /// The declared tool surface (`metadata.tool_surface`), empty when absent.
     pub fn tool_surface(&self) -> Vec<&str> {
+        self.declared_tool_surface().unwrap_or_default()
+    }
+
+    /// The tool surface as declared: `None` when the skill declares none (no narrowing: the
+    /// caller's capabilities alone decide), `Some(empty)` when it declares that it uses no
+    /// tools. One meaning at the top level and for a nested sub-skill.
+    pub fn declared_tool_surface(&self) -> Option<Vec<&str>> {
         self.metadata
             .get("tool_surface")
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_str).collect())
-            .unwrap_or_default()
     }
 }
 

@@ -111,7 +111,7 @@ export async function arbiterConformance(pl, specs, staged) {
     const bad = a.propose('core', { type: 'tool', name: 'choir.propose.skill', arguments: { spec: specs['broken-trap'] } });
     assert(bad.error.code === 'invalid-skill-spec' && bad.error.problems[0].code === 'no-path-to-terminal', 'the validator guards the proposal');
     const good = a.propose('core', { type: 'tool', name: 'choir.propose.skill', arguments: { spec: specs['build-feature'] } });
-    assert(good.proposal_record.kind === 'skill' && good.proposal_record.status === 'pending-approval', 'a proposal record');
+    assert(good.proposal_record.kind === 'skill' && good.proposal_record.status === 'pending', 'a proposal record');
     const log = a.log('core');
     assert(log[0].kind === 'started' && log.length === 6, `log: ${log.length}`);
     const replayed = a.replay(log);

@@ -500,6 +500,7 @@ async function callables(pl, f) {
 export async function shapedBoundary(pl, { seed = 11, calls = 40, timeoutMs = 3000, attribute = false } = {}) {
   const r = rng(seed);
   const failures = [];
+  const unnamed = [];
   const refused = [];
   // Rejections nobody listened to: each host reports one when the microtasks run out, and
   // takes it back if a handler comes later (`rejectionhandled`); what is left at the end is
@@ -538,6 +539,8 @@ export async function shapedBoundary(pl, { seed = 11, calls = 40, timeoutMs = 30
     const code = e && e.code;
     if (!(e instanceof pl.PromptloomError) || !ERROR_CODES.includes(code) || code === 'InstanceLost' || code === 'Internal') {
       failures.push(`${name}(${what}): ${e && e.constructor && e.constructor.name}: ${code} ${String(e && e.message).slice(0, 200)}`);
+    } else if (!(e.details && typeof e.details.path === 'string') && !/\(at [^)]+\)/.test(e.message)) {
+      unnamed.push(`${name}(${what}): ${code} ${String(e.message).slice(0, 200)}`);
     }
   };
   try {
@@ -580,5 +583,5 @@ export async function shapedBoundary(pl, { seed = 11, calls = 40, timeoutMs = 30
   }
   const unhandled = [...pending.values()];
   const after = await reference(pl);
-  return { calls: made, callables: list.length, failures, refused, missing, unhandled, before, after };
+  return { calls: made, callables: list.length, failures, unnamed, refused, missing, unhandled, before, after };
 }
