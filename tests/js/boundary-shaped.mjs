@@ -300,7 +300,7 @@ function shapes(pl, f) {
     'SkillCatalog#decide': () => ['hello', { policy: { max_skills: 1 } }],
     'SkillCatalog#skillSpecs': () => [],
     'SkillCatalog#refresh': () => [],
-    'SkillCatalog#syncMarketplace': () => ['https://example.test/market.json', { fetch: async () => new Response('{"skills":[]}'), now: '2026-01-01T00:00:00Z' }],
+    'SkillCatalog#syncMarketplace': () => ['http://127.0.0.1:9/market.json', { fetch: async () => new Response('{"skills":[]}'), now: '2026-01-01T00:00:00Z' }],
     decide: () => ['release notes', [{ id: 'a', name: 'a', score: 0.9 }], { max_skills: 1 }],
   };
   if (!pl.compose) return s;
