@@ -1196,3 +1196,49 @@ fn actions_as_json_text_are_their_values_written() {
         assert_eq!(a.to_json(), a.to_value().to_string(), "{a:?}");
     }
 }
+
+#[test]
+fn a_declared_errors_http_class_decides_its_retry_when_nothing_else_does() {
+    // The seed's envelope: `# 5xx, retry once`, `# 4xx, do not retry` — as data (`http`).
+    let doc = |idempotent: bool| {
+        json!({"name": "lookup", "version": "1.0.0", "description": "Looks a key up.", "owner": "tests",
+            "input": {"key": {"type": "string", "required": true}}, "output": {"value": {"type": "string"}},
+            "errors": [{"code": "UPSTREAM_DOWN", "http": 503}, {"code": "NO_SUCH_KEY", "status": 404},
+                       {"code": "FLAKY", "http": 502, "retry": "do-not-retry"}],
+            "policy": {"idempotent": idempotent, "timeout_ms": 100, "retry": {"attempts": if idempotent { 2 } else { 0 }},
+                       "budget": {"p95_ms": 50, "cost_usd": 0.001}}})
+    };
+    for (idempotent, code, runs_wanted) in [
+        (true, "UPSTREAM_DOWN", 2),
+        (true, "NO_SUCH_KEY", 1),
+        (true, "FLAKY", 1),
+        // A contract that may not be retried keeps its 5xx errors unretried.
+        (false, "UPSTREAM_DOWN", 1),
+    ] {
+        let mut r = Registry::default();
+        let c = r.register(&doc(idempotent)).unwrap(); // ok: test
+        assert_eq!(c.declared("UPSTREAM_DOWN").unwrap().status, Some(503)); // ok: test
+        let r = Arc::new(r);
+        let mut st = state::MemoryState::default();
+        let mut runs = 0;
+        let (e, _) = call(
+            &r,
+            &mut st,
+            "lookup",
+            json!({"key": "a"}),
+            CallContext::new("chat", "u1"),
+            0.0,
+            Box::new(|_| {
+                runs += 1;
+                (Err(fail(code)), 1.0)
+            }),
+        );
+        assert_eq!(e.unwrap_err().kind(), ErrorKind::HandlerFailed); // ok: test
+        assert_eq!(runs, runs_wanted, "{code}, idempotent {idempotent}");
+    }
+    // A status that is not one is a problem of the contract.
+    let mut bad = doc(true);
+    bad["errors"][0]["http"] = json!(999);
+    let e = Registry::default().register(&bad).unwrap_err(); // ok: test
+    assert_eq!(e.kind(), ErrorKind::InvalidContract);
+}

@@ -41,8 +41,11 @@ impl RetryClass {
 pub struct DeclaredError {
     /// The code (`TITLE_NOT_FOUND`).
     pub code: String,
-    /// Whether and how it is retried.
+    /// Whether and how it is retried: as declared, else by its HTTP class (the seed's
+    /// envelope: a 5xx is retried once, a 4xx never) when the contract may retry at all.
     pub retry: RetryClass,
+    /// The HTTP status it stands for (`http` or `status`), when declared.
+    pub status: Option<u16>,
 }
 
 /// Whose calls one token bucket counts.
@@ -637,7 +640,7 @@ fn read_into(
             Value::Bool(true)
         }
     };
-    let errors = read_errors(o.get("errors"), out);
+    let (mut errors, derived) = read_errors(o.get("errors"), out);
     for (i, e) in errors.iter().enumerate() {
         if let RetryClass::FallbackTo(to) = &e.retry {
             let (n, range) = super::split_target(to);
@@ -658,6 +661,15 @@ fn read_into(
     }
     let policy = read_policy(f.object("policy", out), &input, out);
     if let Some(p) = &policy {
+        // A retry the HTTP class implies needs a contract that may be retried: a
+        // non-idempotent one without a gateway key keeps its 5xx errors unretried.
+        if !p.idempotent && p.idempotency_key.is_none() {
+            for (e, d) in errors.iter_mut().zip(&derived) {
+                if *d {
+                    e.retry = RetryClass::DoNotRetry;
+                }
+            }
+        }
         if !p.idempotent && p.idempotency_key.is_none() && p.retry.attempts > 0 {
             out.error(
                 "policy.retry",
@@ -839,9 +851,11 @@ fn read_into(
     })
 }
 
-fn read_errors(v: Option<&Value>, out: &mut Problems) -> Vec<DeclaredError> {
+/// The declared errors, and for each whether its retry class came from its HTTP status
+/// alone (nothing declared about retrying).
+fn read_errors(v: Option<&Value>, out: &mut Problems) -> (Vec<DeclaredError>, Vec<bool>) {
     let a = match v {
-        None | Some(Value::Null) => return Vec::new(),
+        None | Some(Value::Null) => return (Vec::new(), Vec::new()),
         Some(Value::Array(a)) => a,
         Some(_) => {
             out.error(
@@ -849,10 +863,11 @@ fn read_errors(v: Option<&Value>, out: &mut Problems) -> Vec<DeclaredError> {
                 "invalid-field",
                 "`errors` is a list of `{ code, retry }`",
             );
-            return Vec::new();
+            return (Vec::new(), Vec::new());
         }
     };
     let mut seen: Vec<DeclaredError> = Vec::new();
+    let mut derived: Vec<bool> = Vec::new();
     for (i, e) in a.iter().enumerate() {
         let p = format!("errors[{i}]");
         let (code, o) = match e {
@@ -885,6 +900,8 @@ fn read_errors(v: Option<&Value>, out: &mut Problems) -> Vec<DeclaredError> {
             );
         }
         let mut retry = RetryClass::DoNotRetry;
+        let mut status = None;
+        let mut by_status = false;
         if let Some(o) = o {
             let f = Fields { o, path: &p };
             f.unknown(
@@ -898,8 +915,27 @@ fn read_errors(v: Option<&Value>, out: &mut Problems) -> Vec<DeclaredError> {
                 ],
                 out,
             );
+            let key = if o.contains_key("http") {
+                "http"
+            } else {
+                "status"
+            };
+            match o.get(key) {
+                None | Some(Value::Null) => {}
+                Some(v) => match v.as_u64().filter(|n| (100..=599).contains(n)) {
+                    Some(n) => status = u16::try_from(n).ok(),
+                    None => out.error(
+                        &format!("{p}.{key}"),
+                        "invalid-field",
+                        format!("`{key}` is an HTTP status (100 to 599)"),
+                    ),
+                },
+            }
             let fallback = f.text("fallback_to", out);
-            retry = match (f.text("retry", out).as_deref(), fallback) {
+            let said = f.text("retry", out);
+            by_status = said.is_none() && fallback.is_none() && status.is_some_and(|s| s >= 500);
+            retry = match (said.as_deref(), fallback) {
+                (None, None) if by_status => RetryClass::RetryOnce,
                 (None | Some("do-not-retry") | Some("do_not_retry") | Some("never"), None) => {
                     RetryClass::DoNotRetry
                 }
@@ -931,9 +967,14 @@ fn read_errors(v: Option<&Value>, out: &mut Problems) -> Vec<DeclaredError> {
                 format!("the error code `{code}` is declared twice"),
             );
         }
-        seen.push(DeclaredError { code, retry });
+        seen.push(DeclaredError {
+            code,
+            retry,
+            status,
+        });
+        derived.push(by_status);
     }
-    seen
+    (seen, derived)
 }
 
 /// The names `{field}` placeholders in a key template read.

@@ -223,5 +223,18 @@ export async function gatewayConformance(pl, { contracts, state, label = '' }) {
   registry.setSunset('order-inventory-backup', '1.0.0', '2020-01-01');
   check('a sunset version refuses calls with Sunset', (await codeOf(fresh().call('order-inventory-backup', { order_id: 'ORD-1' }, base))) === 'Sunset');
   registry.setSunset('order-inventory-backup', '1.0.0', null);
+  // A declared error's HTTP class decides its retry when nothing else does (5xx once, 4xx never).
+  {
+    const reg = new pl.ContractRegistry();
+    reg.register({ ...FAST, name: 'http-class', errors: [{ code: 'UPSTREAM_DOWN', http: 503 }, { code: 'NO_SUCH_KEY', http: 404 }], policy: { ...FAST.policy, circuit_breaker: undefined } });
+    let runs = 0;
+    const g = pl.createGateway({ registry: reg, handlers: { 'http-class': async (input) => { runs += 1; throw Object.assign(new Error('down'), { code: input.key }); } }, state: state() });
+    const got = [];
+    for (const key of ['UPSTREAM_DOWN', 'NO_SUCH_KEY']) {
+      runs = 0;
+      got.push(`${key}:${await codeOf(g.call('http-class', { key }, { surface: 'chat', user: `u-${key}` }))}:${runs}`);
+    }
+    check('a declared 5xx is retried once, a 4xx never', got.join() === 'UPSTREAM_DOWN:HandlerFailed:2,NO_SUCH_KEY:HandlerFailed:1', got.join());
+  }
   return results;
 }
