@@ -718,7 +718,7 @@ impl Call {
             Some(f) => {
                 let declared = f.code.as_deref().and_then(|code| c.declared(code));
                 let class = match declared {
-                    Some(d) => d.retry.clone(),
+                    Some(d) => d.class(&c),
                     None if f.retryable == Some(false) => RetryClass::DoNotRetry,
                     None if f.retryable == Some(true) => RetryClass::Retry,
                     None => match f.status {

@@ -41,11 +41,23 @@ impl RetryClass {
 pub struct DeclaredError {
     /// The code (`TITLE_NOT_FOUND`).
     pub code: String,
-    /// Whether and how it is retried: as declared, else by its HTTP class (the seed's
-    /// envelope: a 5xx is retried once, a 4xx never) when the contract may retry at all.
+    /// Whether and how it is retried, as declared (`do-not-retry` when nothing is).
     pub retry: RetryClass,
-    /// The HTTP status it stands for (`http` or `status`), when declared.
+    /// The HTTP status (`http` or `status`) of an error declared without a retry class or
+    /// fallback: then its class follows it (the seed's envelope: a 5xx is retried once, a
+    /// 4xx never), on a contract that may be retried at all. See [`Self::class`].
     pub status: Option<u16>,
+}
+
+impl DeclaredError {
+    /// The class the gateway retries it by on `contract`: as declared, else by its HTTP
+    /// status (a 5xx once, when the contract may be retried).
+    pub fn class(&self, contract: &Contract) -> RetryClass {
+        match self.status {
+            Some(500..=599) if contract.may_retry() => RetryClass::RetryOnce,
+            _ => self.retry.clone(),
+        }
+    }
 }
 
 /// Whose calls one token bucket counts.
@@ -640,7 +652,7 @@ fn read_into(
             Value::Bool(true)
         }
     };
-    let (mut errors, derived) = read_errors(o.get("errors"), out);
+    let errors = read_errors(o.get("errors"), out);
     for (i, e) in errors.iter().enumerate() {
         if let RetryClass::FallbackTo(to) = &e.retry {
             let (n, range) = super::split_target(to);
@@ -661,15 +673,6 @@ fn read_into(
     }
     let policy = read_policy(f.object("policy", out), &input, out);
     if let Some(p) = &policy {
-        // A retry the HTTP class implies needs a contract that may be retried: a
-        // non-idempotent one without a gateway key keeps its 5xx errors unretried.
-        if !p.idempotent && p.idempotency_key.is_none() {
-            for (e, d) in errors.iter_mut().zip(&derived) {
-                if *d {
-                    e.retry = RetryClass::DoNotRetry;
-                }
-            }
-        }
         if !p.idempotent && p.idempotency_key.is_none() && p.retry.attempts > 0 {
             out.error(
                 "policy.retry",
@@ -851,11 +854,9 @@ fn read_into(
     })
 }
 
-/// The declared errors, and for each whether its retry class came from its HTTP status
-/// alone (nothing declared about retrying).
-fn read_errors(v: Option<&Value>, out: &mut Problems) -> (Vec<DeclaredError>, Vec<bool>) {
+fn read_errors(v: Option<&Value>, out: &mut Problems) -> Vec<DeclaredError> {
     let a = match v {
-        None | Some(Value::Null) => return (Vec::new(), Vec::new()),
+        None | Some(Value::Null) => return Vec::new(),
         Some(Value::Array(a)) => a,
         Some(_) => {
             out.error(
@@ -863,11 +864,10 @@ fn read_errors(v: Option<&Value>, out: &mut Problems) -> (Vec<DeclaredError>, Ve
                 "invalid-field",
                 "`errors` is a list of `{ code, retry }`",
             );
-            return (Vec::new(), Vec::new());
+            return Vec::new();
         }
     };
     let mut seen: Vec<DeclaredError> = Vec::new();
-    let mut derived: Vec<bool> = Vec::new();
     for (i, e) in a.iter().enumerate() {
         let p = format!("errors[{i}]");
         let (code, o) = match e {
@@ -901,7 +901,6 @@ fn read_errors(v: Option<&Value>, out: &mut Problems) -> (Vec<DeclaredError>, Ve
         }
         let mut retry = RetryClass::DoNotRetry;
         let mut status = None;
-        let mut by_status = false;
         if let Some(o) = o {
             let f = Fields { o, path: &p };
             f.unknown(
@@ -915,27 +914,23 @@ fn read_errors(v: Option<&Value>, out: &mut Problems) -> (Vec<DeclaredError>, Ve
                 ],
                 out,
             );
-            let key = if o.contains_key("http") {
-                "http"
-            } else {
-                "status"
-            };
-            match o.get(key) {
+            match o.get("http").or_else(|| o.get("status")) {
                 None | Some(Value::Null) => {}
-                Some(v) => match v.as_u64().filter(|n| (100..=599).contains(n)) {
-                    Some(n) => status = u16::try_from(n).ok(),
-                    None => out.error(
-                        &format!("{p}.{key}"),
+                Some(v) => match v.as_u64() {
+                    Some(n @ 100..=599) => status = Some(n as u16),
+                    _ => out.error(
+                        &p,
                         "invalid-field",
-                        format!("`{key}` is an HTTP status (100 to 599)"),
+                        "an error's `http` is an HTTP status (100 to 599)",
                     ),
                 },
             }
             let fallback = f.text("fallback_to", out);
             let said = f.text("retry", out);
-            by_status = said.is_none() && fallback.is_none() && status.is_some_and(|s| s >= 500);
+            if said.is_some() || fallback.is_some() {
+                status = None;
+            }
             retry = match (said.as_deref(), fallback) {
-                (None, None) if by_status => RetryClass::RetryOnce,
                 (None | Some("do-not-retry") | Some("do_not_retry") | Some("never"), None) => {
                     RetryClass::DoNotRetry
                 }
@@ -972,9 +967,8 @@ fn read_errors(v: Option<&Value>, out: &mut Problems) -> (Vec<DeclaredError>, Ve
             retry,
             status,
         });
-        derived.push(by_status);
     }
-    (seen, derived)
+    seen
 }
 
 /// The names `{field}` placeholders in a key template read.
