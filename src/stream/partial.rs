@@ -394,7 +394,15 @@ impl Partial {
             Mode::Bare => {
                 if c.is_ascii_alphanumeric() || matches!(c, '-' | '+' | '.') {
                     self.pending.push(c);
-                    if self.pending.len() > 64 {
+                    // `true`, `false` and `null` are five letters at most; a number may be as
+                    // long as the model writes it (JSON sets no bound).
+                    if self.pending.len() > 5
+                        && self
+                            .pending
+                            .as_bytes()
+                            .first()
+                            .is_some_and(u8::is_ascii_alphabetic)
+                    {
                         self.mode = Mode::Failed;
                     }
                 } else {
@@ -510,6 +518,18 @@ mod tests {
             r#"[{"path":["b"],"set":123}]"#
         );
         assert!(p.done());
+    }
+
+    #[test]
+    fn a_long_number_is_read_whole() {
+        // Found by the partial_json fuzz target: 131 digits are valid JSON.
+        let text = format!("[[[[{}]]]]", "4".repeat(131));
+        let want: Value = serde_json::from_str(&text).unwrap(); // ok: test
+        for n in [1, 7, text.len()] {
+            assert_eq!(build(&text, n), (want.clone(), true));
+        }
+        // A word past five letters is not a literal: the reader stops.
+        assert!(!build("[trueish]", 3).1);
     }
 
     #[test]
