@@ -83,6 +83,9 @@ enum Mode {
     Failed,
 }
 
+/// How deep containers nest (serde_json's own limit).
+const MAX_DEPTH: usize = 128;
+
 /// The incremental reader (see the module's documentation).
 #[derive(Debug, Clone)]
 pub struct Partial {
@@ -221,6 +224,9 @@ impl Partial {
 
     fn open_value(&mut self, c: char) {
         match c {
+            // JSON nesting stops at 128 levels, as the parser's does (a deeper answer would
+            // build a value every later walk and drop recurses through).
+            '{' | '[' if self.arrays.len() >= MAX_DEPTH => self.mode = Mode::Failed,
             '{' => {
                 self.set(Value::Object(Default::default()));
                 self.arrays.push(false);
@@ -530,6 +536,19 @@ mod tests {
         }
         // A word past five letters is not a literal: the reader stops.
         assert!(!build("[trueish]", 3).1);
+    }
+
+    #[test]
+    fn nesting_past_128_levels_stops_the_reader() {
+        // Found by the partial_json fuzz target: 7,000 open brackets built a value whose drop
+        // overflowed the stack.
+        let ok = format!("{}{}", "[".repeat(128), "]".repeat(128));
+        assert!(build(&ok, 5).1);
+        let deep = "[".repeat(7000);
+        let mut p = Partial::new();
+        let edits = p.push(&deep);
+        assert!(p.failed());
+        assert!(edits.len() <= 129);
     }
 
     #[test]
