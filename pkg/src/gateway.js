@@ -627,7 +627,6 @@ export class Gateway {
   /** Pattern C: a cheap classifier first, then the call `route(output)` picks (null: none). */
   async conditional(classify, route, options) {
     const [first] = gatewaySteps([classify], 'conditional()', false, 'classify');
-    __fn(route, 'route', undefined);
     if (typeof route !== 'function') throw new PromptloomError('InvalidOptions', 'conditional() takes `route`, a function from the label to the next step or null (at route)', { path: 'route' });
     __opts(options, 'conditional()');
     const label = await this.call(first.name, first.input, { ...options, ...first.options });

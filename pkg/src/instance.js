@@ -200,7 +200,7 @@ export function __str(value, what, code = 'InvalidOptions', path = what) {
 export function __said(e) {
   try {
     const m = e !== null && typeof e === 'object' && typeof e.message === 'string' ? e.message : e;
-    return typeof m === 'string' ? m : typeof m === 'symbol' || typeof m === 'bigint' ? String(m) : String(m);
+    return typeof m === 'string' ? m : String(m);
   } catch {
     return `a ${typeof e} that cannot be printed`;
   }
