@@ -1,5 +1,5 @@
 // Writes a benchmark's comparison as an SVG chart beside its table (bench/charts/<name>.svg,
-// shown in the README's "Size and speed" section). One panel per row of the table: a bar
+// shown in BENCHMARKS.md). One panel per row of the table: a bar
 // per contender, scaled to that row's largest figure (rows differ in unit), the figure
 // printed at the bar's end, promptloom's bars in the accent colour. Lower is better unless
 // a row says otherwise. No dependencies: the SVG is written as text.

@@ -2,7 +2,7 @@
 // tokenizers: OpenAI's o200k_base (gpt-tokenizer) and Anthropic's published tokenizer
 // (@anthropic-ai/tokenizer, the Claude 2 vocabulary: newer Claude models count somewhat
 // more). The corpus is this repository's own text, cut into pieces of about 3 KB: English
-// prose (README.md, ARCHITECTURE.md), Rust and JavaScript source, JSON documents (the test
+// prose (README.md, docs/, ARCHITECTURE.md), Rust and JavaScript source, JSON documents (the test
 // fixtures), SKILL.md files, and paragraphs in six other languages written for this bench.
 //
 // The estimate is read as users get it: `report.fit.before` of a one-turn conversation,
@@ -53,7 +53,7 @@ const LANGUAGES = {
 };
 
 const corpus = {
-  'English prose (README, ARCHITECTURE)': [read('README.md'), read('ARCHITECTURE.md')].flatMap((t) => pieces(t)),
+  'English prose (README, the guides, ARCHITECTURE)': ['README.md', ...readdirSync(new URL('../docs/', import.meta.url)).map((f) => `docs/${f}`), 'ARCHITECTURE.md'].map(read).flatMap((t) => pieces(t)),
   'Rust source': files('src/conversation', '.rs').concat(files('src/stream', '.rs')).flatMap((p) => pieces(read(p))),
   'JavaScript source': files('pkg/src', '.js').flatMap((p) => pieces(read(p))),
   'JSON documents': files('tests/conversation/inputs', '.json').concat(files('tests/lower/inputs', '.json')).flatMap((p) => pieces(read(p))),

@@ -854,7 +854,7 @@ export interface AgentResult {
   error?: PromptloomError;
 }
 
-/** Runs a conversation turn by turn until the final answer (see the README's agent loop). */
+/** Runs a conversation turn by turn until the final answer (see docs/responses.md, the agent loop). */
 export declare function runAgent(options: AgentOptions): Promise<AgentResult>;
 
 export declare function openMessageStore(options?: { backend?: 'indexeddb' | 'memory' | HostKeyValue; name?: string }): Promise<MessageStore>;

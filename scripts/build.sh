@@ -20,7 +20,7 @@ mkdir -p target/names
 # 4.2 % off the composer module's gzip and 3.9 % off the full component's; a composition
 # measured 0.91–1.12× the default build (six A/B runs, about 1.01× their median) and a
 # SkillSpec validation 1.01–1.04×. The lowering entries keep the default: there it took 4.7 %
-# off the base module but made `lower` and `submit` 4–7 % slower (see the README). Those
+# off the base module but made `lower` and `submit` 4–7 % slower (see BENCHMARKS.md). Those
 # builds have their own target directory, so the two flag sets do not rebuild each other's
 # dependencies.
 LEAN_DIR=target/lean

@@ -98,7 +98,7 @@ run_tier() {
       step "the component in Wasmtime"
       python3 -m unittest -v tests/component_wasmtime.py ;;
     demo) js_tier "the demo pages end to end in Chromium" $DEMO_TESTS ;;
-    readme) js_tier "every README example" $README_TESTS ;;
+    readme) js_tier "every example of the README and docs/" $README_TESTS ;;
     fuzz)
       step "a short fuzzing pass over every parser (scripts/fuzz.sh; long runs: FUZZ_SECONDS)"
       FUZZ_RUNS=3000 bash scripts/fuzz.sh ;;

@@ -96,6 +96,11 @@ pub use error::{Error, ErrorClass, ErrorKind, Result};
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+/// The Rust examples of the guide for Rust apps, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../docs/rust.md")]
+pub struct RustGuideDoctests;
 pub use agent::{run_agent, AgentHost, AgentOptions, AgentRun};
 #[cfg(feature = "composer")]
 pub use artifact_run::{run as run_artifact, ArtifactRun, RunHost, RunOptions, SkillRun};

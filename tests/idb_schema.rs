@@ -2,9 +2,9 @@
 //! reads it from `pkg/src/constants.js`, which `tests/constants.rs` writes from the core.
 
 #[test]
-fn the_readme_shows_the_example_the_browser_runs() {
+fn the_rust_guide_shows_the_example_the_browser_runs() {
     let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/rust.md")).unwrap();
     let example = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/common/readme_stores.rs"
@@ -12,6 +12,6 @@ fn the_readme_shows_the_example_the_browser_runs() {
     .unwrap();
     assert!(
         readme.contains(&example),
-        "README.md lacks tests/common/readme_stores.rs"
+        "docs/rust.md lacks tests/common/readme_stores.rs"
     );
 }

@@ -117,7 +117,7 @@ fn bad_input_is_an_error_not_a_trap() {
 #[path = "common/async_cases.rs"]
 mod cases;
 
-/// The README's Rust IndexedDB example (checked to be the README's text by
+/// The Rust guide's IndexedDB example (checked to be docs/rust.md's text by
 /// `tests/idb_schema.rs`).
 #[cfg(feature = "indexeddb")]
 mod readme {

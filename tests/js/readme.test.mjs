@@ -1,25 +1,32 @@
-// Every example in README.md runs, in the host it is written for: Node, the browser (an
+// Every example in README.md and docs/ runs, in the host it is written for: Node, the browser (an
 // import map names the package), a wrangler-bundled Worker in workerd, the component in jco,
 // and the component in Wasmtime (Python). Where the README shows output, it must match.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync, copyFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, writeFileSync, copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
 import { root } from './cases.mjs';
 
+/** The pages whose examples run: the README and every guide in docs/. */
+const pages = () => ['README.md', 'BENCHMARKS.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+
 /** `<!-- example: name -->` + fenced block, and an optional `<!-- output -->` block after it. */
 function examples() {
-  const md = readFileSync(join(root, 'README.md'), 'utf8');
   const re = /<!-- (example: (\w+)|output) -->\n```\w*\n([\s\S]*?)\n```/g;
   const out = {};
-  let last;
-  for (const m of md.matchAll(re)) {
-    if (m[2]) out[(last = m[2])] = { code: m[3] };
-    else if (last) out[last].output = m[3];
+  for (const page of pages()) {
+    const md = readFileSync(join(root, page), 'utf8');
+    let last;
+    for (const m of md.matchAll(re)) {
+      if (m[2]) {
+        assert.ok(!(m[2] in out), `example ${m[2]} is named twice`);
+        out[(last = m[2])] = { code: m[3], page };
+      } else if (last) out[last].output = m[3];
+    }
   }
   return out;
 }
@@ -31,8 +38,45 @@ before(() => {
   mkdirSync(out, { recursive: true });
 });
 
-test('the README has an example for every host', () => {
+test('the README and the guides have an example for every host', () => {
   assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'sessions', 'settings', 'skills', 'streaming', 'toolkinds', 'wasmtime', 'worker']);
+});
+
+// Every code block of the README and docs/ runs: a JS or Python block is a named example
+// (run below), a Rust block is a doc test (src/lib.rs includes each page), and the rest
+// are what an example prints, shell lines, diagrams or tables in text, or a Cargo.toml line.
+test('every code block in the README and docs/ is an example that runs', () => {
+  const ran = [];
+  for (const page of pages()) {
+    const md = readFileSync(join(root, page), 'utf8');
+    for (const m of md.matchAll(/(?:^|\n)(<!-- [^\n]* -->\n)?```(\w*)\n[\s\S]*?\n```/g)) {
+      const [, marker, lang] = m;
+      const where = `${page}: a \`${lang || 'untagged'}\` block at offset ${m.index}`;
+      if (['js', 'ts', 'python', 'py', 'mjs'].includes(lang)) assert.match(marker ?? '', /^<!-- example: \w+ -->/, `${where} is not a named example`);
+      else if (lang === 'rust') assert.ok(readFileSync(join(root, 'src/lib.rs'), 'utf8').includes(`include_str!("../${page}")`), `${where}: src/lib.rs does not doc-test ${page}`);
+      else assert.ok(['text', 'toml', ''].includes(lang), `${where}: an unknown language`);
+      ran.push(lang);
+    }
+  }
+  assert.ok(ran.filter((l) => ['js', 'ts', 'python'].includes(l)).length >= Object.keys(ex).length, `${ran.length} blocks`);
+});
+
+test('every relative link of the README and docs/ names a file that exists; the npm page and licenses are current', async () => {
+  const { existsSync } = await import('node:fs');
+  const { dirname } = await import('node:path');
+  for (const page of [...pages(), 'ARCHITECTURE.md', 'CHANGELOG.md']) {
+    const md = readFileSync(join(root, page), 'utf8').replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
+    for (const [, target] of md.matchAll(/\]\(((?!https?:|#)[^)\s#]+)(#[^)\s]*)?\)/g)) {
+      assert.ok(existsSync(join(root, dirname(page), target)), `${page} links to ${target}, which does not exist`);
+    }
+  }
+  const { pkgReadme } = await import('../../scripts/pkg-readme.mjs');
+  assert.equal(readFileSync(join(root, 'pkg/README.md'), 'utf8'), pkgReadme(readFileSync(join(root, 'README.md'), 'utf8')), 'pkg/README.md is stale: node scripts/pkg-readme.mjs');
+  for (const f of ['LICENSE-MIT', 'LICENSE-APACHE']) assert.equal(readFileSync(join(root, 'pkg', f), 'utf8'), readFileSync(join(root, f), 'utf8'), `pkg/${f}`);
+  const manifest = JSON.parse(readFileSync(join(root, 'pkg/package.json'), 'utf8'));
+  for (const f of ['README.md', 'LICENSE-MIT', 'LICENSE-APACHE']) assert.ok(manifest.files.includes(f), f);
+  assert.ok(Number(process.versions.node.split('.')[0]) >= Number(manifest.engines.node.replace('>=', '')), 'engines.node admits the Node the tests run on');
+  assert.equal(manifest.engines.node, '>=20', 'the oldest Node the test command runs on (CI: 20)');
 });
 
 test('README: Node, the request sent to the mock provider (ANTHROPIC_BASE_URL)', async () => {
@@ -197,7 +241,9 @@ test('README: the gateway in the browser on IndexedDB', async () => {
   }
 });
 
-test('README: edge worker (bundled by wrangler, run in workerd)', async () => {
+test('README: a Worker that streams the reply to the page (bundled by wrangler, run in workerd, against the mock provider)', async () => {
+  const { startMockProvider, mockBaseURL, planFor } = await import('../../scripts/mock-provider.mjs');
+  const mock = await startMockProvider();
   const dir = join(out, 'worker');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'worker.mjs'), ex.worker.code);
@@ -212,16 +258,29 @@ test('README: edge worker (bundled by wrangler, run in workerd)', async () => {
     scriptPath: join(dir, 'dist/worker.js'),
     modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
     compatibilityDate: '2025-01-01',
+    bindings: { ANTHROPIC_API_KEY: 'worker-key', ANTHROPIC_BASE_URL: mockBaseURL(mock.url, 'anthropic') },
   });
   try {
-    const ok = await mf.dispatchFetch('http://x/', { method: 'POST', body: JSON.stringify({ parts: [{ type: 'text', text: 'hi' }] }) });
-    assert.equal(ok.status, 200);
-    assert.equal(await ok.text(), '{"generationConfig":{"maxOutputTokens":512},"contents":[{"role":"user","parts":[{"text":"hi"}]}]}');
+    const res = await mf.dispatchFetch('http://x/', { method: 'POST', body: JSON.stringify({ parts: [{ type: 'text', text: 'Hello there' }] }) });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type'), /^text\/plain/);
+    // The page reads the text in pieces as the provider streams it.
+    const reader = res.body.getReader();
+    const chunks = [];
+    for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(new TextDecoder().decode(r.value));
+    // What reached the provider: the streamed request, with the Worker's key; what came
+    // back to the page: the text the provider streamed.
+    const sent = mock.requests.at(-1);
+    assert.equal(chunks.join(''), planFor('anthropic', JSON.parse(sent.body)).text);
+    assert.equal(JSON.parse(sent.body).stream, true);
+    assert.equal(sent.headers['x-api-key'], 'worker-key');
+    assert.equal(JSON.parse(sent.body).messages[0].content[0].text, 'Hello there');
     const bad = await mf.dispatchFetch('http://x/', { method: 'POST', body: JSON.stringify({ parts: [{ type: 'command', id: '/x' }] }) });
     assert.equal(bad.status, 400);
     assert.equal((await bad.json()).code, 'UnresolvedCommand');
   } finally {
     await mf.dispose();
+    await mock.close();
   }
 });
 

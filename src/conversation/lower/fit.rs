@@ -6,7 +6,7 @@
 //! run time): ASCII text at four bytes a token, a character of two UTF-8 bytes at half a
 //! token, a wider one (CJK, emoji) at one token, and a run of 1,024 or more base64
 //! characters (inline media) at [`MEDIA_TOKENS`]. Its error against real tokenizers is
-//! measured by `bench/token-estimate.mjs` (the README's table).
+//! measured by `bench/token-estimate.mjs` (the table in BENCHMARKS.md).
 //!
 //! What is left out: whole turns, oldest first, up to a user turn (so a tool call and its
 //! results stay together and no turn is cut in half). System and developer turns are kept.
