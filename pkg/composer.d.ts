@@ -21,7 +21,7 @@ export interface StepOffer {
   /** Offered name → the tool's own name. */
   names: Record<string, string>;
 }
-import type { ArtifactKind, ArtifactRef, LowerOptions, Lowered, ResolveAnswer, ResolveRequest, Skill, SkillPackage, SkillStore, TraceRow } from './index.js';
+import type { ArtifactKind, ArtifactRef, LowerOptions, Lowered, ResolveAnswer, ResolveRequest, Skill, SkillPackage, SkillStore, SyncLowerOptions, TraceRow } from './index.js';
 
 /** A tool the invocation may use: a name, or an MCP-style descriptor kept verbatim. */
 export type ToolDescriptor = string | { name: string; description?: string; inputSchema?: object; parameters?: object; [key: string]: unknown };
@@ -81,14 +81,16 @@ export interface ModelRequest {
 export type ModelAdapter = (request: ModelRequest) => Promise<string | { text: string; usage?: { input_tokens?: number; output_tokens?: number }; model?: string }>;
 
 /**
- * The nine steps. Synchronous; a Promise only when the skill sets
- * `planner_delegates_shape` (then `model` is required: `NoModelAdapter` otherwise).
+ * The nine steps. Without `model`, synchronous (a skill that sets `planner_delegates_shape`
+ * then throws `NoModelAdapter`); with `model`, always a Promise, and the model is asked for
+ * the subgraph shape only by a skill that delegates it.
  * Throws `PromptloomError` with `code` = `MissingRequiredField`, `MalformedTemplate`,
  * `UnknownTool`, `ParameterMismatch`, `ArtifactBudgetExceeded`, `CapabilityNarrowing`,
  * `InvalidRequest`, `InvalidSkill`, `NoModelAdapter` or `AdapterFailed`;
  * `details.invocation_record` holds the record of a failed invocation.
  */
-export declare function compose(request: ComposeRequest, options?: { model?: ModelAdapter }): Composition | Promise<Composition>;
+export declare function compose(request: ComposeRequest, options?: { model?: undefined }): Composition;
+export declare function compose(request: ComposeRequest, options: { model: ModelAdapter }): Promise<Composition>;
 
 /**
  * A skill package read and validated once, for many compositions. `compose()` takes what the
@@ -101,8 +103,9 @@ export declare class PreparedSkill {
   constructor(skillPackage: SkillPackage | Skill);
   /** The skill's name. */
   readonly name: string;
-  /** One invocation; a Promise only for a skill that delegates its shape (then `model` is required). A `skill_package` field is `InvalidRequest`. */
-  compose(invocation: Omit<ComposeRequest, 'skill_package'> & { skill_package?: never }, options?: { model?: ModelAdapter }): Composition | Promise<Composition>;
+  /** One invocation: synchronous without `model`, always a Promise with it (as `compose()`). A `skill_package` field is `InvalidRequest`. */
+  compose(invocation: Omit<ComposeRequest, 'skill_package'> & { skill_package?: never }, options?: { model?: undefined }): Composition;
+  compose(invocation: Omit<ComposeRequest, 'skill_package'> & { skill_package?: never }, options: { model: ModelAdapter }): Promise<Composition>;
 }
 
 /** `new PreparedSkill(skillPackage)`. */
@@ -111,12 +114,14 @@ export declare function prepareSkill(skillPackage: SkillPackage | Skill): Prepar
 /** The request for a sub-skill: same thread, `tool_surface` ∩ the top-level caller's capabilities. */
 export declare function nestedRequest(parent: ComposeRequest, subSkill: SkillPackage | Skill, options?: { toolCatalog?: ToolDescriptor[]; user_request?: string; parameters?: Record<string, unknown> }): ComposeRequest;
 
-/** The composition as a provider request: system = framing, context, examples; user = the request; tools = the availability. */
-export declare function lowerComposition(composition: Composition, options: LowerOptions & { resolve?: (request: ResolveRequest) => ResolveAnswer }): Lowered;
-/** A composition lowered with an async resolver (or a store): a Promise. */
-export declare function lowerComposition(composition: Composition, options: LowerOptions & { resolve: (request: ResolveRequest) => Promise<ResolveAnswer> }): Promise<Lowered>;
-/** The caller's `system` comes first, then the composition's; its `tools` after the composition's. */
-export declare function lowerComposition(composition: Composition, options: LowerOptions): Lowered | Promise<Lowered>;
+/**
+ * The composition as a provider request: system = framing, context, examples; user = the
+ * request; tools = the availability. The caller's `system` comes first, then the
+ * composition's; its `tools` after the composition's. Synchronous, as `lower` is.
+ */
+export declare function lowerComposition(composition: Composition, options: SyncLowerOptions): Lowered;
+/** `lowerComposition`, always as a Promise (an async resolver, a store). */
+export declare function lowerCompositionAsync(composition: Composition, options: LowerOptions): Promise<Lowered>;
 
 /** An MCP tool descriptor. */
 export interface McpTool {

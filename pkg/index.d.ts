@@ -289,20 +289,28 @@ export declare class PromptloomError extends Error {
   readonly details: { path?: string; [key: string]: unknown };
 }
 
-/** Lowers a message; synchronous when the resolver (if any) is synchronous. */
-export declare function lower(message: UserMessage, options: LowerOptions & { resolve?: (request: ResolveRequest) => ResolveAnswer }): Lowered;
-/** Lowers a message with an async resolver. */
-export declare function lower(message: UserMessage, options: LowerOptions & { resolve: (request: ResolveRequest) => Promise<ResolveAnswer> }): Promise<Lowered>;
-/** Lowers a message; a Promise when any resolver answer is a Promise. */
-export declare function lower(message: UserMessage, options: LowerOptions): Lowered | Promise<Lowered>;
+/** A resolver that answers at once: what the synchronous forms (`lower`, `lowerMany`, …) take. */
+export type SyncResolve = (request: ResolveRequest) => ResolveAnswer;
+
+/** The options of the synchronous forms: a resolver that answers at once, and no store. */
+export type SyncLowerOptions = Omit<LowerOptions, 'resolve' | 'store'> & { resolve?: SyncResolve; store?: undefined };
+
+/**
+ * Lowers a message, synchronously. A resolver that answers a Promise, or a `store`, is
+ * refused with `InvalidOptions` naming `lowerAsync`.
+ */
+export declare function lower(message: UserMessage, options: SyncLowerOptions): Lowered;
+/** Lowers a message, always as a Promise: the resolver may answer Promises; `store` serves the message's blobs. */
+export declare function lowerAsync(message: UserMessage, options: LowerOptions): Promise<Lowered>;
 
 /**
  * Lowers many messages (a history) with one set of options in one call into wasm: a
  * Lowered or the PromptloomError each message got, in order. Resolver requests carry
- * `message`, the message's index. A Promise when any resolver answer is.
+ * `message`, the message's index. Synchronous, as `lower` is.
  */
-export declare function lowerMany(messages: UserMessage[], options: LowerOptions & { resolve?: (request: ResolveRequest & { message?: number }) => ResolveAnswer }): Array<Lowered | PromptloomError>;
-export declare function lowerMany(messages: UserMessage[], options: LowerOptions): Array<Lowered | PromptloomError> | Promise<Array<Lowered | PromptloomError>>;
+export declare function lowerMany(messages: UserMessage[], options: Omit<SyncLowerOptions, 'resolve'> & { resolve?: (request: ResolveRequest & { message?: number }) => ResolveAnswer }): Array<Lowered | PromptloomError>;
+/** `lowerMany`, always as a Promise (async resolvers, a store). */
+export declare function lowerManyAsync(messages: UserMessage[], options: Omit<LowerOptions, 'resolve'> & { resolve?: (request: ResolveRequest & { message?: number }) => ResolveAnswer | Promise<ResolveAnswer> }): Promise<Array<Lowered | PromptloomError>>;
 
 /** The provider's default capability table. */
 export declare function defaultCapabilities(provider: Provider): Capabilities;
@@ -630,22 +638,54 @@ export interface LoweredConversation {
   json(): Record<string, unknown>;
 }
 
-/** Lowers a whole conversation; a Promise when the resolver is async. */
-export declare function lowerConversation(turns: Turn[], options: ConversationOptions & { resolve?: (request: ResolveRequest & { turn: number }) => ResolveAnswer }): LoweredConversation;
-export declare function lowerConversation(turns: Turn[], options: ConversationOptions & { resolve: (request: ResolveRequest & { turn: number }) => Promise<ResolveAnswer> }): Promise<LoweredConversation>;
-export declare function lowerConversation(turns: Turn[], options: ConversationOptions & { resolve?: Resolve }): LoweredConversation | Promise<LoweredConversation>;
+/**
+ * Lowers a whole conversation, synchronously (a resolver answering a Promise, or a `store`,
+ * is refused naming `lowerConversationAsync`).
+ */
+export declare function lowerConversation(turns: Turn[], options: ConversationOptions & { resolve?: (request: ResolveRequest & { turn: number }) => ResolveAnswer; store?: undefined }): LoweredConversation;
+/** `lowerConversation`, always as a Promise: the resolver may answer Promises; `store` serves blobs. */
+export declare function lowerConversationAsync(turns: Turn[], options: ConversationOptions & { resolve?: (request: ResolveRequest & { turn: number }) => ResolveAnswer | Promise<ResolveAnswer> }): Promise<LoweredConversation>;
+
+/** What a Conversation is made with. */
+export interface ConversationInit {
+  /** Persists every appended turn (then `append` answers with a Promise). */
+  store?: MessageStore;
+  session?: string;
+  cacheBytes?: number;
+  /** What `lower()` uses when it is called without options. */
+  options?: ConversationOptions;
+}
+
+/**
+ * Makes conversations. `new Conversation({ store })` persists its turns, and its `append`
+ * answers with a Promise; without a store `append` answers at once.
+ */
+export interface ConversationConstructor {
+  new (init: ConversationInit & { store: MessageStore }): Conversation<true>;
+  new (init?: ConversationInit & { store?: undefined }): Conversation<false>;
+  /** The stored thread of `session`. */
+  load(init: ConversationInit & { store: MessageStore }): Promise<Conversation<true>>;
+  readonly prototype: Conversation;
+}
 
 /**
  * A conversation kept in wasm with a bounded cache of its lowered turns. With a `store`,
  * each appended turn is persisted before `append` resolves.
  */
-export declare class Conversation {
-  /** `options`: what `lower()` uses when it is called without options. */
-  constructor(options?: { store?: MessageStore; session?: string; cacheBytes?: number; options?: ConversationOptions });
-  /** The stored thread of `session`. */
-  static load(options: { store: MessageStore; session?: string; cacheBytes?: number; options?: ConversationOptions }): Promise<Conversation>;
-  /** Appends a turn; a user turn's file-refs are resolved now (a Promise with a store or an async resolver). */
-  append(turn: Turn, options?: { resolve?: Resolve }): number | Promise<number>;
+export declare const Conversation: ConversationConstructor;
+
+/**
+ * A conversation: `Persisted` is `true` for one made with a store (its `append` answers with
+ * a Promise), `false` for one without (its `append` answers at once).
+ */
+export interface Conversation<Persisted extends boolean = boolean> {
+  /**
+   * Appends a turn; a user turn's file-refs are resolved now, with a resolver that answers
+   * at once (an async one: `appendAsync`). The turn's index, a Promise of it with a store.
+   */
+  append(turn: Turn, options?: { resolve?: (request: ResolveRequest & { turn: number }) => ResolveAnswer }): Persisted extends true ? Promise<number> : number;
+  /** `append`, always as a Promise: the resolver may answer Promises. */
+  appendAsync(turn: Turn, options?: { resolve?: (request: ResolveRequest & { turn: number }) => ResolveAnswer | Promise<ResolveAnswer> }): Promise<number>;
   /**
    * Lowers the conversation. The body is built from the previous one (only what changed
    * crosses from wasm); the report is written when read, and can be read until 8 more

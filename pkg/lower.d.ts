@@ -5,8 +5,8 @@
  * is the same in `promptloom` and `promptloom/composer`; the entries compose in any order.
  */
 export {
-  lower, lowerMany, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError,
-  lowerConversation, Conversation,
+  lower, lowerAsync, lowerMany, lowerManyAsync, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError,
+  lowerConversation, lowerConversationAsync, Conversation,
   createResponseParser, ResponseParser, parseResponse, providerError,
   createAdapter, ResponseStream,
   runAgent,
@@ -16,7 +16,7 @@ export type {
   Adapter, AdapterOptions, AgentOptions, AgentResult, ArtifactKind, ArtifactMetadata,
   ArtifactRef, Assertion, AssistantPart, AssistantTextPart, AssistantTurn, BlockNote,
   BundledFiles, CacheOption, CacheStats, Capabilities, CapabilityOverrides, CatalogEntry, Chip,
-  CommandArgument, CommandEntry, CommandPart, Completion, Condition, ConversationOptions,
+  CommandArgument, CommandEntry, CommandPart, Completion, Condition, ConversationInit, ConversationConstructor, ConversationOptions, SyncLowerOptions, SyncResolve,
   ConversationReport, Decision, DecisionPolicy, DropNote, DspyExample, EditorContextPart,
   Embed, ErrorClass, ErrorCode, FileAttachmentPart, FileRefPart, FileRefTarget, FinishReason, HostKeyValue,
   HostRequest, JsonSchema, LowerOptions, Lowered, LoweredConversation, LoweringReport,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the test tiers. With no argument: setup, then every tier in order — lint, build (with
 # the size report), native Rust (unit, snapshots, README examples), the core in headless
-# Chromium (wasm-bindgen-test), the npm package in Node, the packed package in a Deno app,
+# Chromium (wasm-bindgen-test), the npm package in Node, the packed package in a Deno app and
+# in fresh Node, Bun, TypeScript and Worker apps,
 # the edge Worker in workerd, the page
 # tests in Chromium, the WASI component in jco and in Wasmtime, the demo pages end to end,
 # the README examples, and a short fuzzing pass. This is the command CI runs.
@@ -11,7 +12,7 @@
 #   scripts/test.sh node workerd      the npm package in Node and the Worker in workerd
 #   scripts/test.sh --no-build web    reuse the last build (pkg/dist, target/component)
 #   scripts/test.sh review            lists the snapshots a change would alter, with diffs
-# Tiers: setup lint build rust wasm node deno workerd web component wasmtime demo readme fuzz
+# Tiers: setup lint build rust wasm node deno apps workerd web component wasmtime demo readme fuzz
 # (and review, which is never part of the full run). Tiers that load the package or the
 # component build it first unless --no-build is given.
 set -euo pipefail
@@ -27,9 +28,10 @@ WEB_TESTS="browser idb idb-faults idb-skills gateway-browser hardening-browser l
 COMPONENT_TESTS="component component-faults"
 DEMO_TESTS="chat-demo composer library machine-demo registry-demo skill-composer-demo"
 README_TESTS="readme"
+APPS_TESTS="packed"
 
 check_js_tiers() {
-  local listed=" $NODE_TESTS $WORKERD_TESTS $WEB_TESTS $COMPONENT_TESTS $DEMO_TESTS $README_TESTS "
+  local listed=" $NODE_TESTS $WORKERD_TESTS $WEB_TESTS $COMPONENT_TESTS $DEMO_TESTS $README_TESTS $APPS_TESTS "
   local f name missing=""
   for f in tests/js/*.test.mjs; do
     name=$(basename "$f" .test.mjs)
@@ -91,6 +93,7 @@ run_tier() {
       mv target/deno/promptloom-*.tgz target/deno/promptloom.tgz
       (cd tests/deno/app && rm -rf node_modules && npm install --no-audit --no-fund --no-package-lock --silent)
       (cd tests/deno/app && deno test --allow-read types.test.ts && deno test --no-check --allow-read lower.test.mjs entries.test.mjs composer-first.test.mjs) ;;
+    apps) js_tier "the packed package in fresh apps: Node, Bun, strict TypeScript, a wrangler-bundled Worker" $APPS_TESTS ;;
     workerd) js_tier "the Worker in workerd (wrangler bundle, miniflare)" $WORKERD_TESTS ;;
     web) js_tier "the package in headless Chromium (IndexedDB, Vite app)" $WEB_TESTS ;;
     component) js_tier "the component in jco" $COMPONENT_TESTS ;;
@@ -118,7 +121,7 @@ run_tier() {
         echo "accept one by renaming it over the old one (mv X.snap.new X.snap); discard with rm"
       fi ;;
     *)
-      echo "scripts/test.sh: unknown tier '$1' (setup lint build rust wasm node deno workerd web component wasmtime demo readme fuzz review)" >&2
+      echo "scripts/test.sh: unknown tier '$1' (setup lint build rust wasm node deno apps workerd web component wasmtime demo readme fuzz review)" >&2
       exit 2 ;;
   esac
 }
@@ -130,7 +133,7 @@ for a in "$@"; do
   if [ "$a" = "--no-build" ]; then build=0; else tiers+=("$a"); fi
 done
 if [ ${#tiers[@]} -eq 0 ]; then
-  for t in setup lint build rust wasm node deno workerd web component wasmtime demo readme fuzz; do
+  for t in setup lint build rust wasm node deno apps workerd web component wasmtime demo readme fuzz; do
     run_tier "$t"
   done
   step "all test tiers passed"
@@ -138,7 +141,7 @@ if [ ${#tiers[@]} -eq 0 ]; then
 fi
 needs_build=0
 for t in "${tiers[@]}"; do
-  case "$t" in node|workerd|web|component|wasmtime|demo|readme) needs_build=1 ;; build) needs_build=0; break ;; esac
+  case "$t" in node|deno|apps|workerd|web|component|wasmtime|demo|readme) needs_build=1 ;; build) needs_build=0; break ;; esac
 done
 if [ $build = 1 ] && [ $needs_build = 1 ]; then run_tier build; fi
 for t in "${tiers[@]}"; do run_tier "$t"; done

@@ -101,9 +101,14 @@ function finish(messages, json, opts, answers, slots, texts, first, pending) {
   });
 }
 
-/** Asks the resolver for every request of every message, then lowers them in one call. */
-function lowerAll(messages, options, many) {
+/**
+ * Asks the resolver for every request of every message, then lowers them in one call.
+ * `sync` names the async form when this is the synchronous one (`lower`, `lowerMany`): a
+ * store or a resolver answering a Promise is then refused, naming it.
+ */
+function lowerAll(messages, options, many, sync) {
   const opts = optionsJson(options);
+  if (sync) syncOptions(options, sync);
   const slots = [];
   const texts = [];
   const prepared = messages.map((m) => prepare(m, slots));
@@ -118,7 +123,7 @@ function lowerAll(messages, options, many) {
   const lists = planned.requests;
   const pending = [];
   try {
-    ask(lists, many, resolve, answers, slots, texts, pending);
+    ask(lists, many, resolve, answers, slots, texts, pending, sync);
   } catch (e) {
     // A synchronous answer was refused: the Promises already started are abandoned, and
     // their own failures must not surface later as unhandled rejections.
@@ -131,7 +136,7 @@ function lowerAll(messages, options, many) {
 }
 
 /** Asks the resolver for every request; async answers are collected in `pending`. */
-function ask(lists, many, resolve, answers, slots, texts, pending) {
+function ask(lists, many, resolve, answers, slots, texts, pending, sync) {
   lists.forEach((requests, i) => {
     for (const r of requests) {
       const request = many ? { ...r, message: i } : r;
@@ -143,6 +148,7 @@ function ask(lists, many, resolve, answers, slots, texts, pending) {
         continue;
       }
       if (v && typeof v.then === 'function') {
+        if (sync) throw asyncAnswer(v, sync);
         pending.push(
           Promise.resolve(v).then(
             (x) => {
@@ -169,27 +175,74 @@ function one(results) {
 }
 
 /**
- * Lowers a user message to a provider request body.
- * Returns `{ body, report, json() }`, or a Promise of it when the resolver is async.
+ * Lowers a user message to a provider request body: `{ body, report, json() }`, always
+ * synchronously. A resolver that answers a Promise, or a `store` (its blobs are read
+ * asynchronously), is refused with `InvalidOptions` naming `lowerAsync`.
  */
 export function lower(message, options) {
-  const out = lowerAll([message], options, false);
-  return typeof out.then === 'function' ? out.then(one) : one(out);
+  return __lowerOne(message, options, 'lowerAsync');
+}
+
+/** Lowers a user message, always as a Promise: the resolver may answer Promises, and `store` serves the message's blobs. */
+export function lowerAsync(message, options) {
+  return __later(() => __lowerOne(message, options, null));
+}
+
+/** One message lowered; `sync` names the async form in the synchronous one, else a Promise. */
+export function __lowerOne(message, options, sync) {
+  const out = lowerAll([message], options, false, sync);
+  return sync ? one(out) : Promise.resolve(out).then(one);
 }
 
 /**
  * Lowers many messages (a history) with one set of options in one call into wasm. Returns
  * one entry per message, in order: a Lowered, or the PromptloomError that message got (a
- * message that is only a host action has no content for the model). A Promise when any
- * resolver answer is. Resolver requests carry `message`, the message's index.
+ * message that is only a host action has no content for the model). Synchronous, as
+ * `lower` is; `lowerManyAsync` takes async resolvers and a store. Resolver requests carry
+ * `message`, the message's index.
  */
 export function lowerMany(messages, options) {
+  return many(messages, options, 'lowerManyAsync');
+}
+
+/** `lowerMany`, always as a Promise (async resolvers, a store). */
+export function lowerManyAsync(messages, options) {
+  return __later(() => many(messages, options, null));
+}
+
+function many(messages, options, sync) {
   if (!Array.isArray(messages)) throw new PromptloomError('InvalidMessage', 'lowerMany() takes an array of messages', { path: '$' });
   if (messages.length === 0) {
     __inbox('lowerManyInbox', ['[]', optionsJson(options), '']); // the options are still checked
+    if (sync) syncOptions(options, sync);
     return [];
   }
-  return lowerAll(messages, options, true);
+  return lowerAll(messages, options, true, sync);
+}
+
+/** A synchronous form refuses a store (its blobs are read asynchronously), naming the async form. */
+function syncOptions(options, asyncForm) {
+  if (options.store !== undefined) {
+    throw new PromptloomError('InvalidOptions', `a \`store\` serves blobs asynchronously: use ${asyncForm}() (at store)`, { path: 'store', use: asyncForm });
+  }
+}
+
+/**
+ * A resolver answered a Promise in a synchronous form: the error naming the async form (the
+ * Promise is caught, so its own failure is not left unheard).
+ */
+function asyncAnswer(v, asyncForm) {
+  Promise.resolve(v).catch(() => {});
+  return new PromptloomError('InvalidOptions', `the resolver answered a Promise, and this form is synchronous: use ${asyncForm}() (at resolve)`, { path: 'resolve', use: asyncForm });
+}
+
+/** The async form of a synchronous call: always a Promise, every error a rejection. */
+export function __later(f) {
+  try {
+    return Promise.resolve(f());
+  } catch (e) {
+    return Promise.reject(e);
+  }
 }
 
 /** A resolver that answers blob requests from a message store, and the rest with `resolve`. */
@@ -225,4 +278,4 @@ export function resolveRequests(message) {
 /** The providers lower() accepts. */
 export const providers = PROVIDERS;
 
-export { optionsJson as __optionsJson, Lowered as __Lowered, withStore as __withStore };
+export { optionsJson as __optionsJson, Lowered as __Lowered, withStore as __withStore, syncOptions as __syncOptions, asyncAnswer as __asyncAnswer };

@@ -311,7 +311,8 @@ class Session {
   }
   /** Whether the active session has logged nothing for `timeoutMs` (another host may open and recover it). */
   stale(timeoutMs) {
-    return call(() => this.#s.stale(this.#now(), timeoutMs));
+    const timeout = __num(timeoutMs, 'timeoutMs', { min: 0 });
+    return call(() => this.#s.stale(this.#now(), timeout));
   }
   /** Session → lanes (state, the events it takes) → skill → step, live. */
   hierarchy() {

@@ -2,7 +2,7 @@
 // routing, rendering, assertion checks and trace rows live in the core; this file calls the
 // host's model adapter and executors, and moves rows to and from the stores.
 
-import { PromptloomError, __inbox, __core, __json, __opts, __key, __str, __module, __generation, __call, lower, __said, __list, __host } from './api.js';
+import { PromptloomError, __inbox, __core, __json, __opts, __key, __str, __module, __generation, __call, __lowerOne, __later, __said, __list, __host } from './api.js';
 
 const nowIso = () => new Date().toISOString();
 const clockMs = () => (typeof performance === 'object' && performance.now ? performance.now() : Date.now());
@@ -54,17 +54,21 @@ function requestParts(request) {
 }
 
 /**
- * Composes a skill invocation: the nine steps of the seed, deterministic. Returns the
- * `Composition` synchronously; only a skill with `planner_delegates_shape: true` asks the
- * model adapter (`{ model }`) for its subgraph shape, and then a Promise is returned.
+ * Composes a skill invocation: the nine steps of the seed, deterministic. Without `{ model }`
+ * the `Composition` comes back synchronously (a skill with `planner_delegates_shape: true` then
+ * throws `NoModelAdapter`); with `{ model }` it is always a Promise, and the model adapter is
+ * asked for the subgraph shape only by a skill that delegates it.
  * Errors are thrown with `code` set to the variant (`MissingRequiredField`,
  * `MalformedTemplate`, `UnknownTool`, `ParameterMismatch`, `ArtifactBudgetExceeded`,
  * `CapabilityNarrowing`, …); `details.invocation_record` is the record to store.
  */
 export function compose(request, options) {
   const { model } = __opts(options, 'compose()');
-  const parts = requestParts(request);
-  return finish((extra) => JSON.parse(__inbox('compose', extra ? requestParts({ ...request, ...extra }) : parts)), model, request.skill_package?.name, 'compose()');
+  const run = () => {
+    const parts = requestParts(request);
+    return finish((extra) => JSON.parse(__inbox('compose', extra ? requestParts({ ...request, ...extra }) : parts)), model, request.skill_package?.name, 'compose()');
+  };
+  return model === undefined ? run() : __later(run);
 }
 
 /**
@@ -118,17 +122,20 @@ export class PreparedSkill {
   }
   /**
    * Composes one invocation (`compose()`'s request without `skill_package`): the
-   * `Composition`, or a Promise of it for a skill that delegates its shape (`{ model }`).
+   * `Composition`, synchronously without `{ model }`, always a Promise with it.
    */
   compose(invocation, options) {
     const { model } = __opts(options, 'compose()');
-    if (invocation === null || typeof invocation !== 'object') throw new PromptloomError('InvalidRequest', 'compose() takes an invocation object', { path: '$' });
-    const rest = __json(invocation, 'the request', 'InvalidRequest');
-    const step = (extra) => {
-      const inner = this.#current(); // before the inbox is written: remaking it writes there too
-      return JSON.parse(__inbox((lens) => inner.compose(lens), [extra ? __json({ ...invocation, ...extra }, 'the request', 'InvalidRequest') : rest]));
+    const run = () => {
+      if (invocation === null || typeof invocation !== 'object') throw new PromptloomError('InvalidRequest', 'compose() takes an invocation object', { path: '$' });
+      const rest = __json(invocation, 'the request', 'InvalidRequest');
+      const step = (extra) => {
+        const inner = this.#current(); // before the inbox is written: remaking it writes there too
+        return JSON.parse(__inbox((lens) => inner.compose(lens), [extra ? __json({ ...invocation, ...extra }, 'the request', 'InvalidRequest') : rest]));
+      };
+      return finish(step, model, this.name, 'compose()');
     };
-    return finish(step, model, this.name, 'compose()');
+    return model === undefined ? run() : __later(run);
   }
 }
 
@@ -148,8 +155,22 @@ export function nestedRequest(parent, subSkill, options) {
   return JSON.parse(__inbox('nestedRequest', [requestText(parent), text(subSkill, 'the sub-skill'), value(toolCatalog, 'toolCatalog'), __key(user_request, 'user_request', 'InvalidRequest'), value(parameters, 'parameters')]));
 }
 
-/** `{ system, message, tools, output? }` → lower(): the composition as a provider request (its output_schema as the request's `output`). */
+/**
+ * `{ system, message, tools, output? }` → lower(): the composition as a provider request (its
+ * output_schema as the request's `output`). Synchronous, as `lower` is; `lowerCompositionAsync`
+ * takes an async resolver or a store.
+ */
 export function lowerComposition(composition, options = {}) {
+  return __lowerOne(...compositionLowering(composition, options), 'lowerCompositionAsync');
+}
+
+/** `lowerComposition`, always as a Promise (an async resolver, a store). */
+export function lowerCompositionAsync(composition, options = {}) {
+  return __later(() => __lowerOne(...compositionLowering(composition, options), null));
+}
+
+/** The composition's message and the options to lower it with. */
+function compositionLowering(composition, options) {
   __opts(options, 'lowerComposition()');
   const system = options.system === undefined ? '' : __str(options.system, 'system');
   const tools = options.tools === undefined ? '' : __json(options.tools, '`tools`', 'InvalidOptions', { text: false, path: 'tools' });
@@ -157,7 +178,7 @@ export function lowerComposition(composition, options = {}) {
   const parts = JSON.parse(__inbox('compositionLowering', [text(composition, 'the composition'), system, tools]));
   // The composition's answer schema becomes the request's output, unless the caller asks for one.
   const output = options.output === undefined && parts.output !== undefined ? { output: { schema: parts.output } } : {};
-  return lower(parts.message, { ...options, system: parts.system, tools: parts.tools, ...output });
+  return [parts.message, { ...options, system: parts.system, tools: parts.tools, ...output }];
 }
 
 const mcpResult = (value) => ({ content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value, isError: false });

@@ -16,14 +16,14 @@ __setWasm(first, () => {
   return glue;
 }, 'promptloom/composer');
 
-export { lower, lowerMany, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError } from './api.js';
+export { lower, lowerAsync, lowerMany, lowerManyAsync, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError } from './api.js';
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';
-export { lowerConversation, Conversation } from './conversation.js';
+export { lowerConversation, lowerConversationAsync, Conversation } from './conversation.js';
 export { createResponseParser, ResponseParser, parseResponse, providerError } from './response.js';
 export { createAdapter, ResponseStream } from './adapter.js';
 export { runAgent } from './agent.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, systemSkills, seedSkillSpecs } from './skills.js';
 export { SkillIndex, SkillCatalog, decide } from './catalog.js';
-export { compose, prepareSkill, PreparedSkill, nestedRequest, lowerComposition, authoringTools, runArtifact, runSkill, optimizeDspy, staleDspy, verifyInvocation } from './compose.js';
+export { compose, prepareSkill, PreparedSkill, nestedRequest, lowerComposition, lowerCompositionAsync, authoringTools, runArtifact, runSkill, optimizeDspy, staleDspy, verifyInvocation } from './compose.js';
 export { validateSkillSpec, loadSkillSpecs, buildSkillRegistry, Arbiter, toMermaid, compositionSpec, openSession, sessionMachines, listProposals, approveProposal, rejectProposal, approvalLog, installApproved } from './arbiter.js';
 export { ContractRegistry, Gateway, createGateway, checkContract, applyGatewayState, recordsToOtel, memoryState, indexedDbState, durableObjectState, GatewayStateObject } from './gateway.js';

@@ -2,7 +2,7 @@
 // host's callbacks, then writes the rows the core laid out in one commit), the message
 // store, and the inspector. Resolution rules and the row layout live in the core.
 
-import { PromptloomError, lower, __inlineBytes, __fromCore, __call, __json, __str, __opts, __key, __generation, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes, __num, __said } from './api.js';
+import { PromptloomError, lowerAsync, __inlineBytes, __fromCore, __call, __json, __str, __opts, __key, __generation, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes, __num, __said } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './stores.js';
 import { __wireTurn } from './conversation.js';
 import { FIELD, SLOT } from './constants.js';
@@ -401,7 +401,7 @@ export async function inspect(message, options) {
   const user = JSON.parse(__core('userView', JSON.stringify(persisted)));
   let model;
   try {
-    const l = await lower(message, options);
+    const l = await lowerAsync(message, options);
     model = { body: l.json(), report: l.report };
   } catch (e) {
     model = { error: { code: e.code ?? 'Internal', message: errorText(e) } };

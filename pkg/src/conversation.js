@@ -3,7 +3,7 @@
 // core (src/conversation).
 
 import { FIELD } from './constants.js';
-import { PromptloomError, __inbox, __optionsJson, __module, __requests, __answer, __Lowered, __withStore, __toBase64, __asBytes, __inlineSlots, __fromCore, __json, __opts, __said } from './api.js';
+import { PromptloomError, __inbox, __optionsJson, __module, __requests, __answer, __Lowered, __withStore, __syncOptions, __asyncAnswer, __later, __toBase64, __asBytes, __inlineSlots, __fromCore, __json, __opts, __said } from './api.js';
 
 /** JSON text of a value from the caller; a value JSON cannot hold is a coded error. */
 const stringify = (value, code, path) => __json(value ?? null, path, code, { text: false, nullable: true, path });
@@ -50,7 +50,7 @@ const NONE = /** @type {readonly any[]} */ (Object.freeze([]));
  * fills `answers` (by part index) and `texts`. Returns the Promises still pending (an
  * async resolver).
  */
-function ask(requests, index, resolve, answers, texts) {
+function ask(requests, index, resolve, answers, texts, sync) {
   if (!resolve || requests.length === 0) return NONE;
   const slots = [];
   const pending = [];
@@ -71,11 +71,14 @@ function ask(requests, index, resolve, answers, texts) {
       continue;
     }
     if (v && typeof v.then === 'function') {
+      if (sync) throw __asyncAnswer(v, sync);
       pending.push(Promise.resolve(v).then((x) => put(r.part, x, r.type), (e) => fail(r.part, e)));
     } else {
       try {
         put(r.part, v, r.type);
       } catch (e) {
+        // The synchronous forms asked for nothing that is still pending.
+        if (sync) throw e;
         // Wait for the answers already asked for, so none is left to reject unhandled.
         return [Promise.allSettled(pending).then(() => { throw e; })];
       }
@@ -91,21 +94,32 @@ function lowered(out) {
 
 /**
  * Lowers a whole conversation — system, user, assistant and tool turns — to a provider
- * request body. Returns `{ body, report, json() }`, or a Promise of it when the resolver
- * is async. The same bytes as a Conversation holding the same turns.
+ * request body: `{ body, report, json() }`, always synchronously (a resolver answering a
+ * Promise, or a `store`, is refused naming `lowerConversationAsync`). The same bytes as a
+ * Conversation holding the same turns.
  */
 export function lowerConversation(turns, options) {
+  return lowerTurns(turns, options, 'lowerConversationAsync');
+}
+
+/** `lowerConversation`, always as a Promise: the resolver may answer Promises, and `store` serves blobs. */
+export function lowerConversationAsync(turns, options) {
+  return __later(() => lowerTurns(turns, options, null));
+}
+
+function lowerTurns(turns, options, sync) {
   if (!Array.isArray(turns)) {
     throw new PromptloomError('InvalidMessage', 'lowerConversation() takes an array of turns (at turns)', { path: 'turns' });
   }
   const opts = __optionsJson(options, 'lowerConversation()', true);
+  if (sync) __syncOptions(options, sync);
   const wired = turns.map(__wireTurn);
   const turnsJson = stringify(wired, 'InvalidMessage', 'turns');
   const resolve = __withStore(options.resolve, options.store);
   const answers = turns.map(() => ({}));
   const texts = [];
   const pending = [];
-  if (resolve) __requests(turnsJson).forEach((requests, i) => pending.push(...ask(requests, i, resolve, answers[i], texts)));
+  if (resolve) __requests(turnsJson).forEach((requests, i) => pending.push(...ask(requests, i, resolve, answers[i], texts, sync)));
   const ready = () => {
     const answersJson = texts.length === 0 && answers.every((a) => Object.keys(a).length === 0) ? '' : JSON.stringify(answers);
     return lowered(__inbox('lowerConversationInbox', [turnsJson, opts, answersJson, ...texts]));
@@ -181,10 +195,21 @@ export class Conversation {
 
   /**
    * Appends a turn (`{ role, parts }`). A user turn's file-refs, mentions and blobs are
-   * resolved now, with `resolve`, and kept with the turn. Returns the turn's index, or a
-   * Promise of it when the resolver is async or a store persists the turn first.
+   * resolved now, with `resolve`, and kept with the turn. Returns the turn's index: at once
+   * for a conversation without a store (a resolver must answer synchronously; an async one
+   * is refused naming `appendAsync`), as a Promise for one with a store (the turn is
+   * persisted first).
    */
   append(turn, options) {
+    return this.#append(turn, options, this.#store ? null : 'appendAsync');
+  }
+
+  /** `append`, always as a Promise: the resolver may answer Promises. */
+  appendAsync(turn, options) {
+    return __later(() => this.#append(turn, options, null));
+  }
+
+  #append(turn, options, sync) {
     const { resolve } = __opts(options, 'append()');
     if (resolve !== undefined && typeof resolve !== 'function') {
       throw new PromptloomError('InvalidOptions', '`resolve` must be a function (at resolve)', { path: 'resolve' });
@@ -208,11 +233,18 @@ export class Conversation {
     }
     const answers = {};
     const texts = [];
-    const pending = ask_ ? ask(requests, this.length, ask_, answers, texts) : NONE;
     const finish = (keep) => {
       const answersJson = texts.length === 0 && Object.keys(answers).length === 0 ? '' : JSON.stringify(answers);
       return __inbox((lens) => this.#core.appendStagedInbox(n, keep, lens), texts.length === 0 ? [answersJson] : [answersJson, ...texts]);
     };
+    let pending = NONE;
+    try {
+      if (ask_) pending = ask(requests, this.length, ask_, answers, texts, sync);
+    } catch (e) {
+      // A synchronous append refused an answer: the staged turn is dropped.
+      finish(false);
+      throw e;
+    }
     if (!this.#store && pending.length === 0) return finish(true);
     // One append at a time, in order: the thread's order is the conversation's.
     const run = this.#queue.then(async () => {

@@ -108,8 +108,10 @@ function isTrap(raw) {
   // A stack overflow is a RangeError; one raised in JS (JSON.stringify of a deep value)
   // leaves the instance whole, one raised in wasm does not (engines that name no frames
   // are taken at their word).
+  // (A wasm frame reads `wasm://` or `wasm-function[…]`; the glue's own file path, which
+  // holds "wasm" too, is JS.)
   return raw instanceof RangeError && /call stack/i.test(raw.message) &&
-    (typeof raw.stack !== 'string' || /wasm/.test(raw.stack) || !/\n\s+at /.test(raw.stack));
+    (typeof raw.stack !== 'string' || /wasm:\/\/|wasm-function/.test(raw.stack) || !/\n\s+at /.test(raw.stack));
 }
 
 /** @internal A core error (its JSON wire form), a trap or a glue error as a PromptloomError. */

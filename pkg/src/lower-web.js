@@ -17,8 +17,8 @@ __setWasm(first, () => {
   return glue;
 }, 'promptloom/lower');
 
-export { lower, lowerMany, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError } from './api.js';
-export { lowerConversation, Conversation } from './conversation.js';
+export { lower, lowerAsync, lowerMany, lowerManyAsync, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError } from './api.js';
+export { lowerConversation, lowerConversationAsync, Conversation } from './conversation.js';
 export { createResponseParser, ResponseParser, parseResponse, providerError } from './response.js';
 export { createAdapter, ResponseStream } from './adapter.js';
 export { runAgent } from './agent.js';

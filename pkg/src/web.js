@@ -14,9 +14,9 @@ __setWasm(first, () => {
   return glue;
 }, 'promptloom');
 
-export { lower, lowerMany, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError } from './api.js';
+export { lower, lowerAsync, lowerMany, lowerManyAsync, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError } from './api.js';
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';
-export { lowerConversation, Conversation } from './conversation.js';
+export { lowerConversation, lowerConversationAsync, Conversation } from './conversation.js';
 export { createResponseParser, ResponseParser, parseResponse, providerError } from './response.js';
 export { createAdapter, ResponseStream } from './adapter.js';
 export { runAgent } from './agent.js';

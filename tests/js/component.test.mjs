@@ -277,6 +277,9 @@ function componentApi() {
       return JSON.parse(step.val);
     },
     /** Lowering with the store's blobs and the resolver's files, through the component. */
+    lowerAsync(message, options) {
+      return this.lower(message, options);
+    },
     async lower(message, { provider, store, resolve }) {
       // The component plans what to ask (resolve-requests); the host only answers.
       const resolvedParts = [];

@@ -156,7 +156,7 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
     throws(() => pl.compose(req('planner-needs-shape')), 'NoModelAdapter', 'no model');
     const { model, log } = adapter({ shape: '```json\n{"kind": "staged", "stages": [{"name": "search", "tools": ["web_search"]}, {"name": "write", "tools": ["write_doc"]}]}\n```' });
     const p = pl.compose(req('planner-needs-shape'), { model });
-    assert(p instanceof Promise, 'a Promise on this path only');
+    assert(p instanceof Promise, 'with a model: a Promise');
     const c = await p;
     assert(c.subgraph.kind === 'staged' && c.subgraph.decided_by === 'model', 'the model decided');
     eq(c.subgraph.nodes.map((n) => n.id), ['input_validation', 'stage-1', 'stage-2', 'output_validation'], 'stages');
@@ -167,10 +167,15 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
     await rejects(pl.compose(r, { model: adapter({ shape: '{"kind": "loop", "tools": ["fetch_page"]}' }).model }), 'UnknownTool', 'widening');
     await rejects(pl.compose(req('planner-needs-shape'), { model: adapter({ shape: 'I think a loop' }).model }), 'AdapterFailed', 'not JSON');
     await rejects(pl.compose(req('planner-needs-shape'), { model: adapter({ shape: new Error('503') }).model }), 'AdapterFailed', 'adapter throws');
-    // A skill without the flag never calls the model.
+    // A skill without the flag never calls the model; given a model, the answer is still a
+    // Promise (the kind of answer follows the call, not the skill), the same composition.
     const quiet = adapter({});
     const c2 = pl.compose(req('release-notes-developers'), { model: quiet.model });
-    assert(!(c2 instanceof Promise) && quiet.log.length === 0, 'no model call');
+    assert(c2 instanceof Promise, 'a Promise with a model');
+    eq(JSON.stringify(await c2), JSON.stringify(pl.compose(req('release-notes-developers'))), 'the same composition');
+    assert(quiet.log.length === 0, 'no model call');
+    await rejects(pl.compose({ skill_package: null }, { model: quiet.model }), 'InvalidRequest', 'errors are rejections with a model');
+    throws(() => pl.compose({ skill_package: null }), 'InvalidRequest', 'and throws without');
   });
 
   await check('capability bounding: application invocations never see authoring tools; nested sub-skills take the caller\'s capabilities', async () => {

@@ -160,6 +160,6 @@ test('large attachments stay in JS through submit; the core asks for the bytes o
   assert.deepEqual(await store.get(r.id), r.message);
   // Lowered from the store: the same bytes as lowering the parts as given.
   const direct = pl.lower({ parts: [{ type: 'file-attachment', name: 'shot.png', data: png }] }, { provider: 'anthropic' });
-  const stored = await pl.lower({ parts: [r.message.parts[0]] }, { provider: 'anthropic', store });
+  const stored = await pl.lowerAsync({ parts: [r.message.parts[0]] }, { provider: 'anthropic', store });
   assert.equal(stored.body, direct.body);
 });

@@ -22,7 +22,7 @@ for (const [name, open] of [
 test('lowerConversation with an async resolver returns a Promise of the same body', async () => {
   const c = cases.cases.find((x) => x.name === 'user_turn_with_file_ref' && x.provider === 'openai-chat');
   const file = c.resolve[0]['1'].text;
-  const out = pl.lowerConversation(c.turns, { provider: 'openai-chat', resolve: async (req) => (req.type === 'file' ? file : null) });
+  const out = pl.lowerConversationAsync(c.turns, { provider: 'openai-chat', resolve: async (req) => (req.type === 'file' ? file : null) });
   assert.equal(typeof out.then, 'function');
   assert.equal((await out).body, c.expected.body);
 });

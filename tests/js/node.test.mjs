@@ -3,7 +3,7 @@
 // bytes, host-held large data, Error objects, and surviving bad input.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { lower, lowerMany, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError } from 'promptloom';
+import { lower, lowerAsync, lowerMany, lowerManyAsync, lowerConversation, lowerConversationAsync, Conversation, openMessageStore, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError } from 'promptloom';
 import { successCases, errorCases, resolverFor } from './cases.mjs';
 import { __holdData } from '../../pkg/src/api.js';
 
@@ -54,8 +54,7 @@ test('lowerMany: every shared case of a provider and options in one call, the sa
     const opts = { provider: cases[0].provider, ...cases[0].options };
     for (const async of [false, true]) {
       const resolve = (req) => resolverFor(cases[req.message].resolve, { async })(req);
-      let out = lowerMany(cases.map((c) => c.message), { ...opts, resolve });
-      if (async) out = await out;
+      const out = async ? await lowerManyAsync(cases.map((c) => c.message), { ...opts, resolve }) : lowerMany(cases.map((c) => c.message), { ...opts, resolve });
       cases.forEach((c, i) => {
         assert.ok(!(out[i] instanceof PromptloomError), `${c.name}: ${out[i].message}`);
         assert.equal(out[i].body, c.expected.body, `${c.name} / ${c.provider}`);
@@ -85,12 +84,71 @@ test('large text attachments, as bytes or base64, are read into the body in one 
   }
 });
 
-test('an async resolver gives the same result as a Promise', async () => {
+test('an async resolver gives the same result, through lowerAsync', async () => {
   for (const c of successCases().filter((c) => Object.keys(c.resolve).length > 0)) {
-    const pending = lower(c.message, { provider: c.provider, ...c.options, resolve: resolverFor(c.resolve, { async: true }) });
-    assert.equal(typeof pending.then, 'function');
+    const pending = lowerAsync(c.message, { provider: c.provider, ...c.options, resolve: resolverFor(c.resolve, { async: true }) });
+    assert.ok(pending instanceof Promise);
     const out = await pending;
     assert.equal(out.body, c.expected.body, `${c.name} / ${c.provider}`);
+  }
+});
+
+// What a function returns depends on which function, and for compose() and a Conversation on
+// their arguments, never on the data: the synchronous forms refuse what would need a Promise,
+// naming the async form; the async forms answer a Promise even when nothing is asked, and
+// their errors are rejections.
+test('the synchronous and async forms: the kind of answer follows the call, not the message', async () => {
+  const ref = { role: 'user', parts: [{ type: 'file-ref', ref: { kind: 'path', path: 'a.ts' } }] };
+  const plain = { role: 'user', parts: [{ type: 'text', text: 'hi' }] };
+  const later = async () => 'export const a = 1;\n';
+  const refused = (use, path) => (e) => e instanceof PromptloomError && e.code === 'InvalidOptions' && e.details.use === use && e.details.path === path && e.message.includes(`${use}()`);
+  const unheard = [];
+  const onUnhandled = (r) => unheard.push(r);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    assert.throws(() => lower(ref, { provider: 'anthropic', resolve: later }), refused('lowerAsync', 'resolve'));
+    assert.throws(() => lower(ref, { provider: 'anthropic', resolve: async () => { throw new Error('down'); } }), refused('lowerAsync', 'resolve'));
+    assert.throws(() => lowerMany([plain, ref], { provider: 'gemini', resolve: later }), refused('lowerManyAsync', 'resolve'));
+    assert.throws(() => lowerConversation([ref], { provider: 'openai-chat', resolve: later }), refused('lowerConversationAsync', 'resolve'));
+    const store = await openMessageStore({ backend: 'memory' });
+    assert.throws(() => lower(plain, { provider: 'anthropic', store }), refused('lowerAsync', 'store'));
+    assert.throws(() => lowerMany([], { provider: 'anthropic', store }), refused('lowerManyAsync', 'store'));
+    assert.throws(() => lowerConversation([plain], { provider: 'anthropic', store }), refused('lowerConversationAsync', 'store'));
+    // The async forms: a Promise whatever the message holds, and rejections, not throws.
+    const sync = lower(plain, { provider: 'anthropic' });
+    for (const p of [lowerAsync(plain, { provider: 'anthropic' }), lowerAsync(plain, { provider: 'anthropic', resolve: later, store })]) {
+      assert.ok(p instanceof Promise);
+      assert.equal((await p).body, sync.body);
+    }
+    assert.equal((await lowerAsync(ref, { provider: 'anthropic', resolve: later })).body.includes('export const a = 1;'), true);
+    const bad = lowerAsync({ parts: [{ type: 'command', id: '/x' }] }, { provider: 'anthropic' });
+    assert.ok(bad instanceof Promise);
+    await assert.rejects(bad, (e) => e.code === 'UnresolvedCommand');
+    await assert.rejects(lowerAsync(plain, { provider: 'bedrock' }), (e) => e.code === 'InvalidOptions');
+    assert.ok((await lowerManyAsync([plain], { provider: 'gemini' }))[0].body);
+    assert.ok(lowerConversationAsync([plain], { provider: 'gemini' }) instanceof Promise);
+    // A Conversation without a store answers at once; appendAsync always with a Promise.
+    const chat = new Conversation();
+    assert.equal(chat.append(plain), 0);
+    assert.throws(() => chat.append(ref, { resolve: later }), refused('appendAsync', 'resolve'));
+    assert.equal(chat.length, 1, 'the refused turn was not kept');
+    const n = chat.appendAsync(ref, { resolve: later });
+    assert.ok(n instanceof Promise);
+    assert.equal(await n, 1);
+    assert.equal(await chat.appendAsync(plain), 2);
+    await assert.rejects(chat.appendAsync({ role: 'robot', parts: [] }), (e) => e instanceof PromptloomError);
+    assert.match(chat.lower({ provider: 'anthropic' }).body, /export const a = 1;/);
+    // With a store, append answers with a Promise, whatever the turn.
+    const kept = new Conversation({ store, session: 's' });
+    const first = kept.append(plain);
+    assert.ok(first instanceof Promise);
+    assert.equal(await first, 0);
+    chat.free();
+    kept.free();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(unheard, [], 'no Promise a refused resolver answered is left to reject unheard');
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
   }
 });
 

@@ -58,8 +58,8 @@ export async function conformance(pl, open, v1) {
     const r = await pl.submit(mixed(), opts(s));
     const back = await s.get(r.id);
     for (const provider of PROVIDERS) {
-      const a = await pl.lower(r.message, { provider, store: s, resolve: files });
-      const b = await pl.lower(back, { provider, store: s, resolve: files });
+      const a = await pl.lowerAsync(r.message, { provider, store: s, resolve: files });
+      const b = await pl.lowerAsync(back, { provider, store: s, resolve: files });
       eq(a.body, b.body, provider);
     }
   });
@@ -88,7 +88,7 @@ export async function conformance(pl, open, v1) {
     assert(!('data' in r.message.parts[1]), 'no inline data');
     const blob = await s.blob(cid);
     eq([blob.mime, blob.size, blob.data], ['image/png', 70, PNG], 'blob row');
-    const l = await pl.lower(await s.get(r.id), { provider: 'anthropic', store: s });
+    const l = await pl.lowerAsync(await s.get(r.id), { provider: 'anthropic', store: s });
     eq(l.json().messages[0].content[1], { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG } }, 'lowered from the blob');
   });
 
@@ -134,8 +134,8 @@ export async function conformance(pl, open, v1) {
       eq(m, f.expect_v2, `upgraded ${f.id}`);
       eq((await s.history(f.session)).at(-1), f.expect_v2, 'history');
       for (const provider of PROVIDERS) {
-        const a = await pl.lower(m, { provider, store: s });
-        const b = await pl.lower(f.expect_v2, { provider, store: s });
+        const a = await pl.lowerAsync(m, { provider, store: s });
+        const b = await pl.lowerAsync(f.expect_v2, { provider, store: s });
         eq(a.body, b.body, provider);
       }
       eq(await snapshot(s), before, 'rows unchanged');

@@ -1,6 +1,6 @@
 // Type-level tests of the package's public types (compiled with `tsc --noEmit --strict`).
 import {
-  lower, lowerMany, defaultCapabilities, PromptloomError, CommandCatalog, parseInput, submit, openMessageStore, inspect,
+  lower, lowerAsync, lowerMany, lowerManyAsync, defaultCapabilities, PromptloomError, CommandCatalog, parseInput, submit, openMessageStore, inspect,
   type Lowered, type UserMessage, type LoweringReport, type ErrorCode, type ErrorClass, type Submission, type MessageStore, type Completion, type Part, type CommandPart,
   validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, SkillIndex, SkillCatalog,
   type SkillStore, type SkillPackage, type Skill, type SkillSummary, type SkillArtifact, type Problem, type CatalogEntry, type Recommendation, type SyncReport,
@@ -23,8 +23,13 @@ const message: UserMessage = {
 const sync: Lowered = lower(message, { provider: 'anthropic', resolve: () => 'text' });
 const report: LoweringReport = sync.report;
 const rule: string = report.blocks[0].rule;
-// An async resolver gives a Promise.
-const pending: Promise<Lowered> = lower(message, { provider: 'gemini', resolve: async () => new Uint8Array() });
+// An async resolver takes the async form, which always gives a Promise.
+const pending: Promise<Lowered> = lowerAsync(message, { provider: 'gemini', resolve: async () => new Uint8Array() });
+const always: Promise<Lowered> = lowerAsync(message, { provider: 'gemini' });
+// @ts-expect-error: the synchronous form takes a resolver that answers at once
+lower(message, { provider: 'gemini', resolve: async () => new Uint8Array() });
+const many: Promise<Array<Lowered | PromptloomError>> = lowerManyAsync([message], { provider: 'gemini', resolve: async (r) => (r.message === 0 ? 'x' : null) });
+void [always, many];
 // Options are checked.
 // @ts-expect-error: not a provider
 lower(message, { provider: 'bedrock' });
@@ -78,7 +83,9 @@ async function compose(): Promise<void> {
     limits: { blob_threshold: 1 << 20 },
   });
   const history: UserMessage[] = await store.history();
-  const lowered = await lower(done.message, { provider: 'gemini', store });
+  const lowered: Lowered = await lowerAsync(done.message, { provider: 'gemini', store });
+  // @ts-expect-error: a store's blobs are read asynchronously
+  lower(done.message, { provider: 'gemini', store });
   const views = await inspect(done.message, { provider: 'anthropic', store });
   const first = done.message.parts[0] as CommandPart;
   const outcome: string | undefined = first.resolved?.outcome;
@@ -128,7 +135,7 @@ async function skills(): Promise<void> {
 void skills;
 
 // Conversations.
-import { lowerConversation, Conversation, type Turn, type LoweredConversation, type ConversationReport } from 'promptloom';
+import { lowerConversation, lowerConversationAsync, Conversation, type Turn, type LoweredConversation, type ConversationReport } from 'promptloom';
 const turns: Turn[] = [
   { role: 'system', parts: [{ type: 'text', text: 'Be brief.' }] },
   message,
@@ -138,13 +145,26 @@ const turns: Turn[] = [
 const conv: LoweredConversation = lowerConversation(turns, { provider: 'anthropic', cache: { ttl: '1h' } });
 const creport: ConversationReport = conv.report;
 const mapped: string | undefined = creport.ids[0]?.to;
-const later: Promise<LoweredConversation> = lowerConversation(turns, { provider: 'gemini', resolve: async () => 'x' });
+const later: Promise<LoweredConversation> = lowerConversationAsync(turns, { provider: 'gemini', resolve: async () => 'x' });
+// @ts-expect-error: the synchronous form takes a resolver that answers at once
+lowerConversation(turns, { provider: 'gemini', resolve: async () => 'x' });
 // @ts-expect-error: not a cache option
 lowerConversation(turns, { provider: 'anthropic', cache: { ttl: '2h' } });
 // @ts-expect-error: not a role
 const badTurn: Turn = { role: 'bot', parts: [] };
 const chat = new Conversation({ cacheBytes: 1 << 20 });
-const index: number | Promise<number> = chat.append(turns[0]);
+// Without a store, append answers at once; with one, a Promise; appendAsync always a Promise.
+const index: number = chat.append(turns[0]);
+const asyncIndex: Promise<number> = chat.appendAsync(turns[0], { resolve: async () => 'x' });
+async function persisted(store: MessageStore): Promise<number> {
+  const kept = new Conversation({ store, session: 's' });
+  const loaded = await Conversation.load({ store });
+  // @ts-expect-error: a persisted conversation's append answers with a Promise
+  const wrong: number = kept.append(turns[0]);
+  void wrong;
+  return (await kept.append(turns[0])) + (await loaded.append(turns[0]));
+}
+void [asyncIndex, persisted, chat instanceof Conversation];
 const body: string = chat.lower({ provider: 'openai-responses' }).body;
 void [creport, mapped, later, badTurn, index, body];
 

@@ -1,6 +1,6 @@
 // Type-level tests of `promptloom/composer` (compiled with `tsc --noEmit --strict`).
 import {
-  compose, nestedRequest, lowerComposition, authoringTools, runArtifact, runSkill, openSkillStore, openMessageStore, PromptloomError,
+  compose, nestedRequest, lowerComposition, lowerCompositionAsync, authoringTools, runArtifact, runSkill, openSkillStore, openMessageStore, PromptloomError,
   type Composition, type ComposeRequest, type ModelAdapter, type RunResult, type McpResult, type InvocationRecord, type TraceRow, type Lowered,
 } from 'promptloom/composer';
 
@@ -16,14 +16,19 @@ const request: ComposeRequest = {
 const noThread: ComposeRequest = { skill_package: request.skill_package };
 
 const model: ModelAdapter = async (r) => (r.purpose === 'shape' ? '{"kind":"loop"}' : { text: 'ok', usage: { input_tokens: 1, output_tokens: 1 } });
-const c = compose(request, { model });
+// With a model, always a Promise; without one, the composition itself.
+const c: Promise<Composition> = compose(request, { model });
+const now: Composition = compose(request);
+void now;
 async function use(): Promise<void> {
   const composition: Composition = await c;
   const tools: string[] = composition.subgraph.tool_availability.map((t) => t.name);
   const record: InvocationRecord = composition.invocation_record;
   const messages = await openMessageStore();
   await messages.recordInvocation(record);
-  const lowered: Lowered = await lowerComposition(composition, { provider: 'anthropic' });
+  const lowered: Lowered = await lowerCompositionAsync(composition, { provider: 'anthropic', resolve: async () => null, store: messages });
+  // @ts-expect-error: the synchronous form takes no store
+  lowerComposition(composition, { provider: 'anthropic', store: messages });
   const synchronous: Lowered = lowerComposition(composition, { provider: 'openai-chat', system: 'House rules.' });
   void synchronous;
   const store = await openSkillStore();
@@ -48,7 +53,9 @@ import { prepareSkill, PreparedSkill } from 'promptloom/composer';
 const prepared: PreparedSkill = prepareSkill(request.skill_package);
 const name: string = prepared.name;
 const { skill_package: _package, ...invocation } = request;
-const again: Composition | Promise<Composition> = prepared.compose(invocation, { model });
+const again: Promise<Composition> = prepared.compose(invocation, { model });
+const direct: Composition = prepared.compose(invocation);
+void direct;
 // @ts-expect-error: the package is the prepared one
 prepared.compose(request);
 void [name, again, _package, new PreparedSkill(request.skill_package)];
