@@ -99,6 +99,10 @@ export declare function compose(request: ComposeRequest, options: { model: Model
  * when prepared: later changes to the object are not seen.
  */
 export declare class PreparedSkill {
+  /** Releases the wasm memory now (otherwise when collected); the next use builds it again. */
+  free(): void;
+  /** `free()`, for the `using` statement. */
+  [Symbol.dispose](): void;
   /** Throws as `compose()` would on a package that does not validate (`MalformedTemplate`, `MissingRequiredField`, `InvalidSkill`, `InvalidRequest`). */
   constructor(skillPackage: SkillPackage | Skill);
   /** The skill's name. */
@@ -319,6 +323,10 @@ export declare function loadSkillSpecs(files: Array<{ path: string; text: string
 
 /** An immutable registry of validated specs. */
 export interface SkillRegistry {
+  /** Releases the wasm memory now (otherwise when collected); the object cannot be used after. */
+  free(): void;
+  /** `free()`, for the `using` statement. */
+  [Symbol.dispose](): void;
   names(): string[];
   spec(name: string): SkillSpec | null;
   /** The summary for the model's system prompt: a heading, then `- <name>: <description>` per skill, by name ("" when empty). */
@@ -385,6 +393,10 @@ export interface Run {
 
 /** The arbiter: one active skill per lane; every proposal validated, applied and logged. */
 export declare class Arbiter {
+  /** Releases the wasm memory now (otherwise when collected); the object cannot be used after. */
+  free(): void;
+  /** `free()`, for the `using` statement. */
+  [Symbol.dispose](): void;
   constructor(registry: SkillRegistry, options?: { retries?: number });
   start(lane: string, skill: string, input?: unknown): Run;
   propose(lane: string, proposal: Proposal): Outcome;
@@ -450,6 +462,8 @@ export interface Session {
   stepContext(lane: string, context?: unknown): ReturnType<Arbiter['stepContext']>;
   stepOffer(lane: string, tools?: Array<{ name: string; description?: string; input_schema?: object }>): StepOffer;
   free(): void;
+  /** `free()`, for the `using` statement. */
+  [Symbol.dispose](): void;
 }
 
 /** A store any session or proposal function takes (a skill store or a message store, any backend). */
@@ -601,6 +615,10 @@ export interface ContractProblem {
 
 /** Contract versions side by side, pins per surface, canaries and sunsets. */
 export declare class ContractRegistry {
+  /** Releases the wasm memory now (otherwise when collected); the next use builds it again. */
+  free(): void;
+  /** `free()`, for the `using` statement. */
+  [Symbol.dispose](): void;
   constructor();
   /** YAML text, JSON text or an object; throws `InvalidContract` with `details.problems`. */
   register(contract: string | ContractDocument): RegisteredContract;

@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" />
 /**
  * promptloom — multipart user messages to provider-native LLM request bodies.
  *
@@ -375,6 +376,10 @@ export interface Completion {
 
 /** Slash commands and `@` mention kinds. */
 export declare class CommandCatalog {
+  /** Releases the wasm memory now (otherwise when collected); the next use builds it again. */
+  free(): void;
+  /** `free()`, for the `using` statement. */
+  [Symbol.dispose](): void;
   /** With the built-ins (/branch, /compact, /archive, /rewind, /search, @selection, @open, @cursor, @last) unless `builtins: false`. */
   constructor(options?: { builtins?: boolean });
   /** Registers or replaces a command; returns the entry it replaced. Throws `InvalidCommand`. */
@@ -699,6 +704,8 @@ export interface Conversation<Persisted extends boolean = boolean> {
   truncate(n: number): void;
   cacheStats(): CacheStats;
   free(): void;
+  /** `free()`, for the `using` statement. */
+  [Symbol.dispose](): void;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -753,6 +760,8 @@ export declare class ResponseParser {
   /** The first error so far, or null. */
   readonly error: PromptloomError | null;
   free(): void;
+  /** `free()`, for the `using` statement. */
+  [Symbol.dispose](): void;
 }
 
 export declare function createResponseParser(provider: Provider, options?: ResponseParserOptions): ResponseParser;
@@ -1289,6 +1298,8 @@ export declare class SkillIndex {
   /** `match()` then `decide()` with `options.policy` (the decision is built into the `promptloom/composer` module). */
   decide(query: string, options?: MatchOptions & { vector?: ArrayLike<number>; blend?: number; policy?: DecisionPolicy }): Decision;
   free(): void;
+  /** `free()`, for the `using` statement. */
+  [Symbol.dispose](): void;
 }
 
 export interface SyncReport {
@@ -1304,6 +1315,10 @@ export interface SyncReport {
 export type Embed = (texts: string[]) => ArrayLike<number>[] | Promise<ArrayLike<number>[]>;
 
 export declare class SkillCatalog {
+  /** Releases the wasm memory now (otherwise when collected); the next use builds it again. */
+  free(): void;
+  /** `free()`, for the `using` statement. */
+  [Symbol.dispose](): void;
   constructor(workspace: SkillStore, account: SkillStore, options?: { embed?: Embed; blend?: number });
   readonly workspace: SkillStore;
   readonly account: SkillStore;

@@ -4,7 +4,7 @@
 // nothing else to say as the new state's index (no text either way; the lane keeps the
 // names it has seen), so the hot path is one call into wasm.
 
-import { PromptloomError, __core, __inbox, __call as call, __json, __str, __opts, __module, __num, __host, __generation } from './api.js';
+import { PromptloomError, __core, __inbox, __call as call, __json, __str, __opts, __module, __num, __host, __generation, __release, __disposable } from './api.js';
 
 /** A spec or composition argument: JSON text or an object. */
 const text = (x, what) => __json(x, what, 'InvalidRequest', { path: '$' });
@@ -35,9 +35,16 @@ export function loadSkillSpecs(files, options) {
 
 /** An immutable registry of validated specs. */
 class SkillRegistry {
+  static {
+    __disposable(this);
+  }
   #inner;
   constructor(inner) {
     this.#inner = inner;
+  }
+  /** Frees the wasm memory now (otherwise when collected); an arbiter made from it keeps its own. */
+  free() {
+    __release(this.#inner);
   }
   /** @internal */
   get __inner() {
@@ -79,6 +86,9 @@ export function buildSkillRegistry(specs, options) {
 
 /** The arbiter: one active skill per lane; every proposal validated, applied and logged. */
 export class Arbiter {
+  static {
+    __disposable(this);
+  }
   #a;
   #lanes = new Map();
   #registry;
@@ -92,6 +102,10 @@ export class Arbiter {
     this.#registry = registry;
     this.#retries = __num(retries, 'retries', { integer: true, min: 0 });
     this.#a = call(() => new (__module().Arbiter)(registry.__inner, this.#retries));
+  }
+  /** Frees the wasm memory now (otherwise when collected): the arbiter's lanes and runs go with it. */
+  free() {
+    __release(this.#a);
   }
   /** Starts `skill` in `lane` with `input` (checked against its input_schema) → the run. */
   start(lane, skill, input = null) {
@@ -239,6 +253,9 @@ function clockOf(now, what) {
  * accepted step.
  */
 class Session {
+  static {
+    __disposable(this);
+  }
   #s;
   #queue = Promise.resolve();
   #backend;
@@ -341,7 +358,7 @@ class Session {
   }
   /** Frees the wasm side (the log stays in the store). */
   free() {
-    this.#s.free();
+    __release(this.#s);
   }
 }
 

@@ -3,7 +3,7 @@
 // decisions and sync plans are the core's (src/catalog); this file holds the host's
 // stores, calls `fetch` and the host's embedder.
 
-import { PromptloomError, __inbox, __module, __json, __key, __opts, __str, __call, __generation, __encoder, __num, __said, __list, __bytesOf, __hostAsync } from './api.js';
+import { PromptloomError, __inbox, __module, __json, __key, __opts, __str, __call, __generation, __encoder, __num, __said, __list, __bytesOf, __hostAsync, __release, __disposable } from './api.js';
 import { __object as object, __rowsText as rowsText, __summaries as summaries, __SkillStore as SkillStore, __migrate as migrate, openSkillStore } from './skills.js';
 
 // The compact text form's separators must not occur inside a field (a stateless test, a
@@ -62,6 +62,9 @@ function enabledField(s) {
 
 /** The phase-1 index over catalog summaries (synchronous matching). */
 export class SkillIndex {
+  static {
+    __disposable(this);
+  }
   #inner;
   #gen;
   // The index text (UTF-8) and vectors stay in JS: the index is rebuilt from them if the
@@ -155,7 +158,7 @@ export class SkillIndex {
   }
   /** Frees the wasm memory now (otherwise when collected). */
   free() {
-    this.#inner.free();
+    __release(this.#inner);
   }
 }
 
@@ -175,6 +178,9 @@ export function decide(query, recommendations, policy) {
 
 /** The merged catalog of a workspace store and an account store (workspace wins by name). */
 export class SkillCatalog {
+  static {
+    __disposable(this);
+  }
   #index;
   #key;
   #embed;
@@ -222,6 +228,11 @@ export class SkillCatalog {
       if (id != null) return store.getArtifacts(JSON.parse(id), kinds);
     }
     return null;
+  }
+  /** Releases the phase-1 index's wasm memory now (otherwise when collected); the next match builds it again. */
+  free() {
+    this.#index?.free();
+    this.#index = undefined;
   }
   /** The phase-1 index, rebuilt when a store changed through these instances. */
   async index(options) {

@@ -2,7 +2,7 @@
 // routing, rendering, assertion checks and trace rows live in the core; this file calls the
 // host's model adapter and executors, and moves rows to and from the stores.
 
-import { PromptloomError, __inbox, __core, __json, __opts, __key, __str, __module, __generation, __call, __lowerOne, __later, __said, __list, __host } from './api.js';
+import { PromptloomError, __inbox, __core, __json, __opts, __key, __str, __module, __generation, __call, __lowerOne, __later, __said, __list, __host, __release, __disposable } from './api.js';
 
 const nowIso = () => new Date().toISOString();
 const clockMs = () => (typeof performance === 'object' && performance.now ? performance.now() : Date.now());
@@ -98,6 +98,9 @@ function finish(step, model, skill, what) {
  * package is copied when prepared: a later change to the object is not seen (prepare it again).
  */
 export class PreparedSkill {
+  static {
+    __disposable(this);
+  }
   #text;
   /** @type {any} */
   #inner = null;
@@ -119,6 +122,11 @@ export class PreparedSkill {
       this.#gen = __generation();
     }
     return this.#inner;
+  }
+  /** Releases the wasm memory now (otherwise when collected); a later `compose` prepares the package again. */
+  free() {
+    __release(this.#inner);
+    this.#inner = null;
   }
   /**
    * Composes one invocation (`compose()`'s request without `skill_package`): the

@@ -2,13 +2,16 @@
 // host's callbacks, then writes the rows the core laid out in one commit), the message
 // store, and the inspector. Resolution rules and the row layout live in the core.
 
-import { PromptloomError, lowerAsync, __inlineBytes, __fromCore, __call, __json, __str, __opts, __key, __generation, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes, __num, __said } from './api.js';
+import { PromptloomError, lowerAsync, __inlineBytes, __fromCore, __call, __json, __str, __opts, __key, __generation, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes, __num, __said, __release, __disposable } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './stores.js';
 import { __wireTurn } from './conversation.js';
 import { FIELD, SLOT } from './constants.js';
 
 /** Slash commands and `@` mention kinds: register, list, complete. */
 export class CommandCatalog {
+  static {
+    __disposable(this);
+  }
   #inner;
   #gen;
   #builtins;
@@ -27,6 +30,11 @@ export class CommandCatalog {
     const M = __module();
     this.#gen = __generation();
     return __call(() => new M.CommandCatalog(this.#builtins));
+  }
+  /** Releases the wasm memory now (otherwise when collected); the next use builds it again from what was registered. */
+  free() {
+    __release(this.#inner);
+    this.#gen = -1;
   }
   #current() {
     if (this.#gen !== __generation()) {

@@ -3,7 +3,7 @@
 // core (src/conversation).
 
 import { FIELD } from './constants.js';
-import { PromptloomError, __inbox, __optionsJson, __module, __requests, __answer, __Lowered, __withStore, __syncOptions, __asyncAnswer, __later, __toBase64, __asBytes, __inlineSlots, __fromCore, __json, __opts, __said } from './api.js';
+import { PromptloomError, __inbox, __optionsJson, __module, __requests, __answer, __Lowered, __withStore, __syncOptions, __asyncAnswer, __later, __toBase64, __asBytes, __inlineSlots, __fromCore, __json, __opts, __said, __release, __disposable, __call } from './api.js';
 
 /** JSON text of a value from the caller; a value JSON cannot hold is a coded error. */
 const stringify = (value, code, path) => __json(value ?? null, path, code, { text: false, nullable: true, path });
@@ -135,6 +135,9 @@ function lowerTurns(turns, options, sync) {
  * `Conversation.load` reads a thread back).
  */
 export class Conversation {
+  static {
+    __disposable(this);
+  }
   #core;
   #appendInbox;
   #stageInbox;
@@ -341,11 +344,11 @@ export class Conversation {
 
   /** The cache of lowered turns: `{ entries, bytes, limit, hits, misses }`. */
   cacheStats() {
-    return JSON.parse(this.#core.cacheStats());
+    return JSON.parse(__call(() => this.#core.cacheStats()));
   }
 
   /** Frees the wasm memory now (otherwise the garbage collector does). */
   free() {
-    this.#core.free();
+    __release(this.#core);
   }
 }

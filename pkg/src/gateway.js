@@ -4,7 +4,7 @@
 // host's handler with a timeout and the caller's AbortSignal, the backoff waits, and state
 // transactions on the chosen port (memory in wasm, IndexedDB, a Durable Object).
 
-import { PromptloomError, __call as call, __core, __json, __opts, __str, __module, __generation, __signal, __list, __fn, __host, __hostAsync, __said, __num } from './api.js';
+import { PromptloomError, __call as call, __core, __json, __opts, __str, __module, __generation, __signal, __list, __fn, __host, __hostAsync, __said, __num, __release, __disposable } from './api.js';
 import { GATEWAY_MAX_RECORDS, ERROR_CODES } from './constants.js';
 
 const clock = () => Date.now();
@@ -27,6 +27,9 @@ const contractText = (c) => __json(c, 'the contract', 'InvalidContract');
  * replaced after a trap, it is rebuilt from what was registered.
  */
 export class ContractRegistry {
+  static {
+    __disposable(this);
+  }
   /** @type {any} */
   #r = null;
   #gen = -1;
@@ -42,6 +45,11 @@ export class ContractRegistry {
       this.#gen = __generation();
     }
     return this.#r;
+  }
+  /** Releases the wasm memory now (otherwise when collected); the next use builds it again from the contracts registered. */
+  free() {
+    __release(this.#r);
+    this.#r = null;
   }
   #edit(op, ...args) {
     const out = call(() => this.__inner[op](...args));

@@ -114,9 +114,48 @@ function isTrap(raw) {
     (typeof raw.stack !== 'string' || /wasm:\/\/|wasm-function/.test(raw.stack) || !/\n\s+at /.test(raw.stack));
 }
 
+/**
+ * @internal Releases a core object's wasm memory now (wasm-bindgen's object: a second
+ * release, or one of a retired instance, does nothing).
+ */
+export function __release(o) {
+  if (o && o.__wbg_ptr) {
+    try {
+      o.free();
+    } catch {
+      // an object of a retired instance: its memory went with it
+    }
+  }
+}
+
+/**
+ * @internal Makes a glue class disposable: `free()` releases its wasm memory at once (a
+ * second call does nothing), and `[Symbol.dispose]` calls it, for the `using` statement.
+ * Without either, the memory is released when the object is collected: the core object it
+ * holds is registered with wasm-bindgen's FinalizationRegistry.
+ */
+export function __disposable(cls) {
+  const dispose = typeof Symbol === 'function' ? Symbol.dispose : undefined;
+  if (typeof dispose === 'symbol' && !Object.prototype.hasOwnProperty.call(cls.prototype, dispose)) {
+    Object.defineProperty(cls.prototype, dispose, {
+      value() {
+        this.free();
+      },
+      writable: true,
+      configurable: true,
+    });
+  }
+  return cls;
+}
+
+const RELEASED = 'this object was released (its free(), or the end of its `using` block): make another (at this)';
+
 /** @internal A core error (its JSON wire form), a trap or a glue error as a PromptloomError. */
 export function __fromCore(raw) {
   if (raw instanceof PromptloomError) return raw;
+  if (raw instanceof Error && raw.message === 'null pointer passed to rust') {
+    return new PromptloomError('InvalidOptions', RELEASED, { path: 'this', released: true });
+  }
   if (raw && raw.instanceLost) {
     return new PromptloomError('InstanceLost', 'this object was made by a wasm instance that was replaced (one that trapped, or a smaller entry\'s once a larger one loaded and took over every call: promptloom after promptloom/lower, promptloom/composer after either); make it again', {});
   }

@@ -1,7 +1,7 @@
 // The response side: the glue only moves bytes into wasm and events out of it; every rule
 // about SSE, provider events, usage, stop reasons and errors is in the core (src/response).
 
-import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __generation, __opts, __json, providers, __bytesOf } from './api.js';
+import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __generation, __opts, __json, providers, __bytesOf, __release, __disposable } from './api.js';
 
 const NONE = /** @type {readonly any[]} */ (Object.freeze([]));
 /** @internal `provider` checked against the targets the package knows. */
@@ -43,6 +43,9 @@ function requestHead(request) {
 }
 
 export class ResponseParser {
+  static {
+    __disposable(this);
+  }
   #core;
   #push;
   #generation;
@@ -147,7 +150,7 @@ export class ResponseParser {
 
   /** Frees the wasm memory now (otherwise the garbage collector does). */
   free() {
-    if (__generation() === this.#generation) this.#core.free();
+    if (__generation() === this.#generation) __release(this.#core);
   }
 }
 

@@ -200,3 +200,14 @@ async function agent() {
   void stop;
 }
 void agent;
+
+// Objects holding wasm memory: free() now, or `using` (Symbol.dispose).
+function scoped(): string {
+  using chat2 = new Conversation();
+  chat2.append({ role: 'user', parts: [{ type: 'text', text: 'hi' }] });
+  using commands = new CommandCatalog();
+  const d: Disposable = chat2;
+  void d;
+  return chat2.lower({ provider: 'anthropic' }).body + commands.list().commands.length;
+}
+void scoped;

@@ -119,3 +119,12 @@ async function sessions() {
   void [id, decisions, drawn, session.hierarchy().lanes[0]?.skill?.step.objective];
 }
 void sessions;
+
+function released(): void {
+  using skill = prepareSkill(request.skill_package);
+  using contracts = new ContractRegistry();
+  using registry = buildSkillRegistry([spec]);
+  using arbiter = new Arbiter(registry);
+  void [skill.name, contracts, arbiter];
+}
+void released;
