@@ -4,7 +4,7 @@
 // aborted reply keeps, when the loop stops; this file only performs the host's I/O (the
 // adapter, the tool handlers, the arbiter, the store behind the Conversation).
 
-import { PromptloomError, __opts, __module, __call, __json, __said, __host, __hostAsync } from './api.js';
+import { PromptloomError, __opts, __module, __call, __json, __said, __host, __hostAsync, __on, __glue } from './api.js';
 import { AGENT_EVENTS as EVENTS, AGENT_MAX_STEPS } from './constants.js';
 
 function invalid(message, path) {
@@ -57,7 +57,9 @@ export async function runAgent(options) {
   const json = (v, path) => (v == null ? '' : __json(v, `\`${path}\``, 'InvalidOptions', { text: false, path }));
   const M = __module();
   const run = __call(() => new M.AgentRunCore(json(conversation.options, 'conversation.options'), json(lower, 'lower'), json(tools, 'tools'), maxSteps, arbiter !== undefined));
-  const next = (event, payload = '') => JSON.parse(__call(() => run.next(EVENTS[event], payload)));
+  // The run finishes on the instance it started on, if a larger entry loads meanwhile.
+  const glue = __glue();
+  const next = (event, payload = '') => JSON.parse(__on(glue, () => __call(() => run.next(EVENTS[event], payload))));
   let offer = null;
   /** @type {any} */
   let turn = null;

@@ -3,7 +3,7 @@
 // core (src/conversation).
 
 import { FIELD } from './constants.js';
-import { PromptloomError, __inbox, __optionsJson, __module, __requests, __answer, __Lowered, __withStore, __syncOptions, __asyncAnswer, __later, __toBase64, __asBytes, __inlineSlots, __fromCore, __json, __opts, __said, __release, __disposable, __call } from './api.js';
+import { PromptloomError, __inbox, __optionsJson, __module, __requests, __answer, __Lowered, __withStore, __syncOptions, __asyncAnswer, __later, __toBase64, __asBytes, __inlineSlots, __fromCore, __json, __opts, __said, __release, __disposable, __call, __on, __glue } from './api.js';
 
 /** JSON text of a value from the caller; a value JSON cannot hold is a coded error. */
 const stringify = (value, code, path) => __json(value ?? null, path, code, { text: false, nullable: true, path });
@@ -139,6 +139,9 @@ export class Conversation {
     __disposable(this);
   }
   #core;
+  // The instance the conversation was made on: it finishes there, even after a larger entry
+  // loads and serves every new call.
+  #glue;
   #appendInbox;
   #stageInbox;
   #store;
@@ -167,6 +170,7 @@ export class Conversation {
       throw new PromptloomError('InvalidOptions', '`cacheBytes` must be a non-negative number (at cacheBytes)', { path: 'cacheBytes' });
     }
     const m = __module();
+    this.#glue = __glue();
     this.#core = new m.ConversationCore(Math.min(cacheBytes, 0xffffffff) >>> 0);
     this.#appendInbox = this.#core.appendInbox.bind(this.#core);
     this.#stageInbox = this.#core.stageInbox.bind(this.#core);
@@ -193,7 +197,12 @@ export class Conversation {
 
   #local(turn, answers, texts, json = this.#json(turn)) {
     const answersJson = answers === null || (texts.length === 0 && Object.keys(answers).length === 0) ? '' : JSON.stringify(answers);
-    return __inbox(this.#appendInbox, texts.length === 0 ? [json, answersJson] : [json, answersJson, ...texts]);
+    return __on(this.#glue, () => __inbox(this.#appendInbox, texts.length === 0 ? [json, answersJson] : [json, answersJson, ...texts]));
+  }
+
+  /** Calls the core on the instance the conversation was made on; its errors coded. */
+  #on(f) {
+    return __on(this.#glue, () => __call(f));
   }
 
   /**
@@ -225,7 +234,8 @@ export class Conversation {
     let n;
     let requests;
     try {
-      const out = __inbox(this.#stageInbox, [this.#json(turn)]);
+      const json = this.#json(turn);
+      const out = __on(this.#glue, () => __inbox(this.#stageInbox, [json]));
       const at = out.indexOf(FIELD);
       n = Number(out.slice(0, at));
       requests = JSON.parse(out.slice(at + 1));
@@ -238,7 +248,7 @@ export class Conversation {
     const texts = [];
     const finish = (keep) => {
       const answersJson = texts.length === 0 && Object.keys(answers).length === 0 ? '' : JSON.stringify(answers);
-      return __inbox((lens) => this.#core.appendStagedInbox(n, keep, lens), texts.length === 0 ? [answersJson] : [answersJson, ...texts]);
+      return __on(this.#glue, () => __inbox((lens) => this.#core.appendStagedInbox(n, keep, lens), texts.length === 0 ? [answersJson] : [answersJson, ...texts]));
     };
     let pending = NONE;
     try {
@@ -270,7 +280,7 @@ export class Conversation {
     const store = this.#store;
     if (typeof store.__appendStaged !== 'function') return store.append(turn, { session: this.#session });
     const core = this.#core;
-    return store.__appendStaged(this.#session, (optsJson, row) => core.layoutStaged(n, optsJson, row));
+    return store.__appendStaged(this.#session, (optsJson, row) => this.#on(() => core.layoutStaged(n, optsJson, row)));
   }
 
   /**
@@ -287,12 +297,7 @@ export class Conversation {
   }
 
   #lower(opts) {
-    let out;
-    try {
-      out = this.#core.lower(opts);
-    } catch (e) {
-      throw __fromCore(e);
-    }
+    const out = this.#on(() => this.#core.lower(opts));
     const g = out.indexOf(FIELD);
     const a = out.indexOf(FIELD, g + 1);
     const b = out.indexOf(FIELD, a + 1);
@@ -312,13 +317,7 @@ export class Conversation {
     this.#body = open + tail;
     // The report is written only if read (the core keeps the last 8 lowerings' reports).
     const core = this.#core;
-    return new __Lowered(this.#body, () => {
-      try {
-        return core.reportJson(generation);
-      } catch (e) {
-        throw __fromCore(e);
-      }
-    });
+    return new __Lowered(this.#body, () => this.#on(() => core.reportJson(generation)));
   }
 
   /** The options given at construction (what `lower()` without options uses), or undefined. */
@@ -328,23 +327,23 @@ export class Conversation {
 
   /** The turns, in order (their wire form). */
   get turns() {
-    return JSON.parse(this.#core.turns());
+    return JSON.parse(this.#on(() => this.#core.turns()));
   }
 
   /** How many turns there are. */
   get length() {
-    return this.#core.length;
+    return this.#on(() => this.#core.length);
   }
 
   /** Keeps the first `n` turns (in memory; the store keeps its rows). */
   truncate(n) {
     if (!Number.isInteger(n) || n < 0) throw new PromptloomError('InvalidOptions', '`n` must be a non-negative integer (at n)', { path: 'n' });
-    this.#core.truncate(n);
+    this.#on(() => this.#core.truncate(n));
   }
 
   /** The cache of lowered turns: `{ entries, bytes, limit, hits, misses }`. */
   cacheStats() {
-    return JSON.parse(__call(() => this.#core.cacheStats()));
+    return JSON.parse(this.#on(() => this.#core.cacheStats()));
   }
 
   /** Frees the wasm memory now (otherwise the garbage collector does). */

@@ -3,7 +3,11 @@
 // InstanceLost), PromptloomError, and the helpers every face file crosses the boundary with
 // (strings through the inbox, bytes, checked arguments, core errors as PromptloomErrors).
 
-let wasm; // the current glue (wasm-bindgen's functions and classes for one instance)
+let wasm; // the active glue (wasm-bindgen's functions and classes for one instance)
+
+// The glue of the largest entry loaded: it serves every call, except an object's made by a
+// smaller entry's glue before, which finishes on it (`__on`).
+let primary;
 
 let memory;
 
@@ -19,21 +23,42 @@ let generation = 0;
  * module holds everything the smaller ones do (`promptloom/lower` ⊂ `promptloom` ⊂
  * `promptloom/composer`), so entries compose in any order: a larger one loaded first serves
  * the smaller ones too; loaded after a smaller one (the lazy
- * `await import('promptloom/composer')` of a skill panel), it takes over. The smaller
- * instance is then released like one that trapped: objects holding its wasm state fail
- * with `InstanceLost` (make them again), objects that are JS state (stores, catalogs,
- * command catalogs, indexes) carry on.
+ * `await import('promptloom/composer')` of a skill panel), it takes over every new call.
+ * Objects made before carry on: those holding wasm state (a conversation, a parser in the
+ * middle of a stream, an agent run) finish on the smaller instance, which lives as long as
+ * they do; those kept as JS state (catalogs, command catalogs, indexes, prepared skills,
+ * contract registries) build themselves again on the larger one at their next use.
  */
 export function __setWasm(glue, fresh, entry) {
-  if (wasm && ENTRIES.indexOf(entry) <= ENTRIES.indexOf(loadedEntry)) return;
-  if (wasm) {
-    retire(wasm);
-    generation += 1;
-  }
-  wasm = glue;
+  if (primary && ENTRIES.indexOf(entry) <= ENTRIES.indexOf(loadedEntry)) return;
+  if (primary) generation += 1;
+  wasm = primary = glue;
   memory = glue.__exports().memory;
   renew = fresh;
   loadedEntry = entry;
+}
+
+/** @internal The glue serving calls now: an object made now keeps it (see `__on`). */
+export function __glue() {
+  return wasm;
+}
+
+/**
+ * @internal Runs `f` on `glue` (the one an object was made by): its calls, inbox writes and
+ * traps are that instance's. A glue replaced after a trap fails with `InstanceLost`.
+ */
+export function __on(glue, f) {
+  if (glue === wasm) return f();
+  if (glue.__retired) throw __fromCore({ instanceLost: true });
+  const prev = wasm;
+  wasm = glue;
+  memory = glue.__exports().memory;
+  try {
+    return f();
+  } finally {
+    wasm = prev.__retired ? primary : prev;
+    memory = wasm.__exports().memory;
+  }
 }
 
 /** The entries, each module a superset of the one before. */
@@ -41,6 +66,7 @@ const ENTRIES = ['promptloom/lower', 'promptloom', 'promptloom/composer'];
 
 /** Neuters a glue that no longer serves calls: its objects fail with `InstanceLost`. */
 function retire(glue) {
+  glue.__retired = true;
   try {
     glue.__kill();
   } catch {
@@ -64,7 +90,7 @@ export class PromptloomError extends Error {
    */
   get class() {
     try {
-      return (wasm && wasm.errorClass(String(this.code))) || undefined;
+      return (primary && primary.errorClass(String(this.code))) || undefined;
     } catch {
       return undefined;
     }
@@ -95,10 +121,13 @@ function trapError(raw) {
  * `InstanceLost`, their finalizers do nothing) and a fresh instance serves the next call.
  */
 function replaceInstance() {
-  retire(wasm);
-  const next = renew();
-  wasm = next;
-  memory = next.__exports().memory;
+  const dead = wasm;
+  retire(dead);
+  // A smaller entry's instance (an object made before a larger entry loaded) is not made
+  // again: the larger one serves every new call already.
+  if (dead === primary) primary = renew();
+  wasm = primary;
+  memory = primary.__exports().memory;
   generation += 1;
 }
 
@@ -157,7 +186,7 @@ export function __fromCore(raw) {
     return new PromptloomError('InvalidOptions', RELEASED, { path: 'this', released: true });
   }
   if (raw && raw.instanceLost) {
-    return new PromptloomError('InstanceLost', 'this object was made by a wasm instance that was replaced (one that trapped, or a smaller entry\'s once a larger one loaded and took over every call: promptloom after promptloom/lower, promptloom/composer after either); make it again', {});
+    return new PromptloomError('InstanceLost', 'this object was made by a wasm instance that trapped and was replaced; make it again', {});
   }
   if (isTrap(raw)) {
     const e = trapError(raw);

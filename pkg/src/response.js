@@ -1,7 +1,7 @@
 // The response side: the glue only moves bytes into wasm and events out of it; every rule
 // about SSE, provider events, usage, stop reasons and errors is in the core (src/response).
 
-import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __generation, __opts, __json, providers, __bytesOf, __release, __disposable } from './api.js';
+import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __opts, __json, providers, __bytesOf, __release, __disposable, __call, __on, __glue } from './api.js';
 
 const NONE = /** @type {readonly any[]} */ (Object.freeze([]));
 /** @internal `provider` checked against the targets the package knows. */
@@ -48,7 +48,8 @@ export class ResponseParser {
   }
   #core;
   #push;
-  #generation;
+  // The instance the parser was made on: a stream read when a larger entry loads finishes there.
+  #glue;
   #ended = false;
   #object;
 
@@ -68,20 +69,18 @@ export class ResponseParser {
       throw __fromCore(e);
     }
     this.#push = (len) => this.#core.pushInbox(len);
-    this.#generation = __generation();
+    this.#glue = __glue();
     this.provider = p;
   }
 
-  #alive() {
-    if (__generation() !== this.#generation) {
-      throw new PromptloomError('InstanceLost', 'this parser was made by a wasm instance that was replaced (one that trapped, or a smaller entry\'s once a larger one loaded and took over every call); make it again', {});
-    }
+  /** Calls the core on the parser's instance; its errors coded (one replaced after a trap: `InstanceLost`). */
+  #on(f) {
+    return __on(this.#glue, () => __call(f));
   }
 
   /** Feeds the next bytes (a Uint8Array or a string); returns the events they complete. */
   push(chunk) {
-    this.#alive();
-    return this.#objects(events(__withBytes(this.#push, chunk, 'chunk')));
+    return this.#objects(events(__on(this.#glue, () => __withBytes(this.#push, chunk, 'chunk'))));
   }
 
   /** The JSON answer so far (a request that asked for one), or undefined. */
@@ -112,14 +111,10 @@ export class ResponseParser {
 
   /** Ends the response; returns the events that completes (closing a cut call, usage, finish, errors). */
   end() {
-    this.#alive();
-    if (this.#ended) return NONE;
+    if (this.#ended) return __on(this.#glue, () => NONE); // InstanceLost after a trap
+    const out = this.#on(() => this.#core.end());
     this.#ended = true;
-    try {
-      return this.#objects(events(this.#core.end()));
-    } catch (e) {
-      throw __fromCore(e);
-    }
+    return this.#objects(events(out));
   }
 
   /** Ends the response (if `end()` was not called) and returns the assistant turn. */
@@ -130,27 +125,17 @@ export class ResponseParser {
 
   /** The assistant turn as read so far. */
   get turn() {
-    this.#alive();
-    try {
-      return JSON.parse(this.#core.turnJson());
-    } catch (e) {
-      throw __fromCore(e);
-    }
+    return JSON.parse(this.#on(() => this.#core.turnJson()));
   }
 
   /** The first error so far (a PromptloomError), or null. */
   get error() {
-    this.#alive();
-    try {
-      return coreError(this.#core.errorJson());
-    } catch (e) {
-      throw __fromCore(e);
-    }
+    return coreError(this.#on(() => this.#core.errorJson()));
   }
 
   /** Frees the wasm memory now (otherwise the garbage collector does). */
   free() {
-    if (__generation() === this.#generation) __release(this.#core);
+    __release(this.#core);
   }
 }
 

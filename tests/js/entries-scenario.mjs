@@ -1,9 +1,10 @@
 // One scenario for every JS host that loads the entries separately (Node, Deno): the
 // `promptloom` entry first, then a lazy `promptloom/composer`. `load(entry)` imports an
 // entry ('promptloom' or 'promptloom/composer') the way the host's test does; `assert` is
-// node:assert/strict. Every function of both entries works afterwards, JS-state objects
-// made before carry on, and an object holding the base instance's wasm state fails
-// clearly (`InstanceLost`) while a new one works.
+// node:assert/strict. Every function of both entries works afterwards, and every object
+// made before carries on: JS-state objects move to the larger instance, and objects holding
+// the base instance's wasm state (a conversation, a parser in the middle of a stream)
+// finish there.
 export const MESSAGE = { role: 'user', parts: [{ type: 'text', text: 'hi' }] };
 export const BODY = '{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}]}';
 export const SPEC = { name: 'one', description: 'One step.', initial_state: 'a', states: { a: { objective: 'A.', allowed_tools: [], transitions: [{ on: 'complete', to: 'done' }] }, done: { terminal: true } } };
@@ -23,6 +24,10 @@ export async function baseThenComposer(load, assert) {
   assert.equal((await catalog.match('propose a new tool'))[0].name, 'tool-builder');
   const conv = new core.Conversation();
   conv.append(MESSAGE);
+  // A reply streaming in when the skill panel opens: half of it read before.
+  const sse = ['data: {"id":"c","choices":[{"index":0,"delta":{"content":"Hel"}}]}\n\n', 'data: {"id":"c","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'];
+  const parser = core.createResponseParser('openai-chat');
+  assert.deepEqual(parser.push(sse[0]).filter((e) => e.type === 'text-delta').map((e) => e.text), ['Hel']);
 
   const comp = await load('promptloom/composer');
   // The composer's own functions.
@@ -41,8 +46,23 @@ export async function baseThenComposer(load, assert) {
   assert.equal((await catalog.match('propose a new tool'))[0].name, 'tool-builder');
   const session = await comp.openSession({ store: account, registry, id: 's' });
   assert.equal(session.lane('core'), 'idle');
-  // An object holding the base instance's wasm state says so, and a new one works.
-  assert.throws(() => conv.lower({ provider: 'anthropic' }), (e) => e.code === 'InstanceLost' && /took over every call/.test(e.message));
+  // Objects holding the base instance's wasm state finish there: the stream goes on, the
+  // conversation takes the reply and lowers it.
+  assert.deepEqual(parser.push(sse[1]).filter((e) => e.type === 'text-delta').map((e) => e.text), ['lo']);
+  const reply = parser.finish();
+  assert.equal(reply.parts[0].text, 'Hello');
+  assert.equal(conv.append(reply), 1);
+  assert.equal(conv.length, 2);
+  const both = JSON.parse(conv.lower({ provider: 'anthropic' }).body);
+  assert.deepEqual(both.messages.map((m) => m.role), ['user', 'assistant']);
+  assert.equal(conv.lower({ provider: 'anthropic' }).report.provider, 'anthropic');
+  assert.equal(conv.turns[1].parts[0].text, 'Hello');
+  // The same bytes as a conversation made on the larger instance.
+  const fresh = new comp.Conversation();
+  for (const t of conv.turns) fresh.append(t);
+  assert.equal(fresh.lower({ provider: 'gemini' }).body, conv.lower({ provider: 'gemini' }).body);
+  conv.free();
+  assert.throws(() => conv.lower({ provider: 'anthropic' }), (e) => e.details.released === true);
   const again = new core.Conversation();
   again.append(MESSAGE);
   assert.equal(again.lower({ provider: 'anthropic' }).body, BODY);

@@ -37,10 +37,19 @@ test('promptloom/lower in Chromium: recorded bodies, conversations, responses; a
     const { conversationConformance } = await import('/tests/js/conversation-conformance.mjs');
     const { responseConformance } = await import('/tests/js/response-conformance.mjs');
     const results = [...(await conversationConformance(pl, conversations)), ...responseConformance(pl, { cases: responses, objects })];
+    // A chat streaming a reply when the skill panel's entry loads: it finishes on its instance.
+    const chat = new pl.Conversation();
+    chat.append({ role: 'user', parts: [{ type: 'text', text: 'hi' }] });
+    const parser = pl.createResponseParser('anthropic');
+    const sse = ['event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"claude","role":"assistant","content":[],"usage":{"input_tokens":3,"output_tokens":0}}}\n\nevent: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}\n\n', 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"lo"}}\n\nevent: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\nevent: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n'];
+    parser.push(sse[0]);
     const comp = await import('/pkg/src/composer-web.js');
+    parser.push(sse[1]);
+    chat.append(parser.finish());
+    const finished = [chat.length, JSON.parse(chat.lower({ provider: 'openai-chat' }).body).messages.map((m) => m.content)];
     const spec = { name: 'one', description: 'One step.', initial_state: 'a', states: { a: { objective: 'A.', allowed_tools: [], transitions: [{ on: 'complete', to: 'done' }] }, done: { terminal: true } } };
     const late = [comp.validateSkillSpec(spec).ok, pl.lower({ role: 'user', parts: [{ type: 'text', text: 'x' }] }, { provider: 'gemini' }).body];
-    return { wasm, bodies, results, late };
+    return { wasm, bodies, results, late, finished };
   }, { cases: successCases(), conversations: { cases: conversationCases(), errors: conversationErrors() }, responses: responseCases(), objects: objectCases() });
   assert.equal(out.wasm.length, 1, out.wasm.join());
   assert.match(out.wasm[0], /promptloom_lower_bg\.wasm$/, 'the page fetched the lowering-only module alone');
@@ -49,5 +58,6 @@ test('promptloom/lower in Chromium: recorded bodies, conversations, responses; a
   assert.ok(out.results.length >= 8, `${out.results.length} checks`);
   for (const r of out.results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
   assert.deepEqual(out.late, [true, '{"contents":[{"role":"user","parts":[{"text":"x"}]}]}']);
+  assert.deepEqual(out.finished, [2, ['hi', 'Hello']]);
   assert.deepEqual(blank.errors.map(String), []);
 });
