@@ -49,7 +49,7 @@ export type Outcome = 'action' | 'parts' | 'pass-through' | 'skill' | 'dropped';
 export interface Resolution {
   outcome: Outcome;
   /** The parts the model sees in its place (none for a host action or a skill). */
-  parts?: Array<Part | UnknownPart>;
+  parts?: Part[];
   /** Host-facing flags, e.g. `{ intent: "search", query }`, `{ action }`, `{ skill }`. */
   flags?: Record<string, unknown>;
 }
@@ -84,7 +84,11 @@ export interface EditorContextPart {
   emitted_at?: number;
 }
 
-/** A part type this version does not know: kept, and lowered by its `text` if it has one. */
+/**
+ * A part type this version does not know: kept, and lowered by its `text` if it has one. It
+ * is not in the `Part` unions, so that they narrow on `type`: a message from a newer version
+ * may hold one (cast a part to `UnknownPart` to read it, or to write one).
+ */
 export interface UnknownPart {
   type: string;
   text?: string;
@@ -101,7 +105,7 @@ export type Part =
 
 export interface UserMessage {
   role?: 'user';
-  parts: Array<Part | UnknownPart>;
+  parts: Part[];
   metadata?: { schema_version: number; [key: string]: unknown };
 }
 
@@ -587,7 +591,7 @@ export interface ProviderDataPart {
   data: Record<string, unknown>;
 }
 
-export type AssistantPart = AssistantTextPart | ReasoningPart | ToolCallPart | ProviderDataPart | UnknownPart;
+export type AssistantPart = AssistantTextPart | ReasoningPart | ToolCallPart | ProviderDataPart;
 
 export interface AssistantTurn {
   role: 'assistant';
@@ -612,7 +616,7 @@ export type ToolResultPart = {
 
 export interface ToolTurn {
   role: 'tool';
-  parts: Array<ToolResultPart | UnknownPart>;
+  parts: ToolResultPart[];
   metadata?: Record<string, unknown>;
 }
 

@@ -1,7 +1,7 @@
 // Type-level tests of the package's public types (compiled with `tsc --noEmit --strict`).
 import {
   lower, lowerAsync, lowerMany, lowerManyAsync, defaultCapabilities, PromptloomError, CommandCatalog, parseInput, submit, openMessageStore, inspect,
-  type Lowered, type UserMessage, type LoweringReport, type ErrorCode, type ErrorClass, type Submission, type MessageStore, type Completion, type Part, type CommandPart,
+  type Lowered, type UserMessage, type LoweringReport, type ErrorCode, type ErrorClass, type Submission, type MessageStore, type Completion, type Part, type UnknownPart, type CommandPart,
   validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, SkillIndex, SkillCatalog,
   type SkillStore, type SkillPackage, type Skill, type SkillSummary, type SkillArtifact, type Problem, type CatalogEntry, type Recommendation, type SyncReport,
 } from 'promptloom';
@@ -14,7 +14,8 @@ const message: UserMessage = {
     { type: 'file-attachment', data: new Uint8Array([1, 2]), mime: 'image/png', name: 'a.png' },
     { type: 'editor-context', kind: 'selection', payload: { id: 'n1' }, emitted_at: 1 },
     { type: 'mention', target: { kind: 'skill', name: 'x' } },
-    { type: 'future-part', text: 'kept' },
+    // A part type this version does not know is written through a cast (the union stays closed, so it narrows).
+    { type: 'future-part', text: 'kept' } as UnknownPart as unknown as Part,
   ],
   metadata: { schema_version: 1 },
 };
@@ -211,3 +212,18 @@ function scoped(): string {
   return chat2.lower({ provider: 'anthropic' }).body + commands.list().commands.length;
 }
 void scoped;
+
+// Part unions narrow on `type`.
+function paths(m: UserMessage, t: import('promptloom').AssistantTurn): string[] {
+  const out: string[] = [];
+  for (const p of m.parts) {
+    if (p.type === 'file-ref' && p.ref.kind === 'path') out.push(p.ref.path);
+    else if (p.type === 'text') out.push(p.text);
+    else if (p.type === 'command') out.push(p.id);
+  }
+  for (const p of t.parts) if (p.type === 'tool-call') out.push(p.name);
+  const unknown = { type: 'sketch', strokes: 3 } as import('promptloom').UnknownPart as unknown as Part;
+  void unknown;
+  return out;
+}
+void paths;
