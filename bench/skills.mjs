@@ -157,7 +157,7 @@ const result = await page.evaluate(
       for (const who of order) {
         const name = `bench-${who}-${round}`;
         if (who === 'promptloom') {
-          const store = await pl.openSkillStore({ backend: 'indexeddb', name, now: () => now });
+          const store = await pl.openSkillStore({ backend: 'indexeddb', name, now: () => Date.parse(now) });
           let t0 = performance.now();
           for (let i = 0; i < PUTS; i++) await store.create(pkg(i));
           out.promptloom.put.push(performance.now() - t0);

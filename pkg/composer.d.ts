@@ -21,7 +21,7 @@ export interface StepOffer {
   /** Offered name → the tool's own name. */
   names: Record<string, string>;
 }
-import type { ArtifactKind, ArtifactRef, LowerOptions, Lowered, ResolveAnswer, ResolveRequest, Skill, SkillPackage, SkillStore, SyncLowerOptions, TraceRow } from './index.js';
+import type { Adapter, ArtifactKind, ArtifactRef, LowerOptions, Lowered, ResolveAnswer, ResolveRequest, Skill, SkillPackage, SkillStore, SyncLowerOptions, TraceRow } from './index.js';
 
 /** A tool the invocation may use: a name, or an MCP-style descriptor kept verbatim. */
 export type ToolDescriptor = string | { name: string; description?: string; inputSchema?: object; parameters?: object; [key: string]: unknown };
@@ -77,20 +77,33 @@ export interface ModelRequest {
   model?: string;
 }
 
-/** The host's model adapter: a string back, or the text with usage for traces. */
+/** The host's model adapter as a function: a string back, or the text with usage for traces. */
 export type ModelAdapter = (request: ModelRequest) => Promise<string | { text: string; usage?: { input_tokens?: number; output_tokens?: number }; model?: string }>;
 
 /**
- * The nine steps. Without `model`, synchronous (a skill that sets `planner_delegates_shape`
- * then throws `NoModelAdapter`); with `model`, always a Promise, and the model is asked for
+ * What calls a model for the composer and the artifact runs: a `ModelAdapter` function, or an
+ * `Adapter` from `createAdapter()` (each request is lowered for its provider, with `model`, the
+ * model id, and its reply's text answers).
+ */
+export type AdapterLike = ModelAdapter | Adapter;
+
+/** The options of `compose()` that call a model: `adapter`, and `model`, the id it is lowered with (an `Adapter`). */
+export interface ComposeOptions {
+  adapter: AdapterLike;
+  model?: string;
+}
+
+/**
+ * The nine steps. Without `adapter`, synchronous (a skill that sets `planner_delegates_shape`
+ * then throws `NoModelAdapter`); with `adapter`, always a Promise, and the model is asked for
  * the subgraph shape only by a skill that delegates it.
  * Throws `PromptloomError` with `code` = `MissingRequiredField`, `MalformedTemplate`,
  * `UnknownTool`, `ParameterMismatch`, `ArtifactBudgetExceeded`, `CapabilityNarrowing`,
  * `InvalidRequest`, `InvalidSkill`, `NoModelAdapter` or `AdapterFailed`;
  * `details.invocation_record` holds the record of a failed invocation.
  */
-export declare function compose(request: ComposeRequest, options?: { model?: undefined }): Composition;
-export declare function compose(request: ComposeRequest, options: { model: ModelAdapter }): Promise<Composition>;
+export declare function compose(request: ComposeRequest, options?: { adapter?: undefined; model?: string }): Composition;
+export declare function compose(request: ComposeRequest, options: ComposeOptions): Promise<Composition>;
 
 /**
  * A skill package read and validated once, for many compositions. `compose()` takes what the
@@ -108,15 +121,15 @@ export declare class PreparedSkill {
   /** The skill's name. */
   readonly name: string;
   /** One invocation: synchronous without `model`, always a Promise with it (as `compose()`). A `skill_package` field is `InvalidRequest`. */
-  compose(invocation: Omit<ComposeRequest, 'skill_package'> & { skill_package?: never }, options?: { model?: undefined }): Composition;
-  compose(invocation: Omit<ComposeRequest, 'skill_package'> & { skill_package?: never }, options: { model: ModelAdapter }): Promise<Composition>;
+  compose(invocation: Omit<ComposeRequest, 'skill_package'> & { skill_package?: never }, options?: { adapter?: undefined; model?: string }): Composition;
+  compose(invocation: Omit<ComposeRequest, 'skill_package'> & { skill_package?: never }, options: ComposeOptions): Promise<Composition>;
 }
 
 /** `new PreparedSkill(skillPackage)`. */
 export declare function prepareSkill(skillPackage: SkillPackage | Skill): PreparedSkill;
 
 /** The request for a sub-skill: same thread, `tool_surface` ∩ the top-level caller's capabilities. */
-export declare function nestedRequest(parent: ComposeRequest, subSkill: SkillPackage | Skill, options?: { toolCatalog?: ToolDescriptor[]; user_request?: string; parameters?: Record<string, unknown> }): ComposeRequest;
+export declare function nestedRequest(parent: ComposeRequest, subSkill: SkillPackage | Skill, options?: { toolCatalog?: ToolDescriptor[]; userRequest?: string; parameters?: Record<string, unknown> }): ComposeRequest;
 
 /**
  * The composition as a provider request: system = framing, context, examples; user = the
@@ -213,23 +226,25 @@ export interface RunOptions {
   store?: SkillStore;
   parameters?: Record<string, unknown>;
   context?: Record<string, unknown>;
-  model?: ModelAdapter;
-  /** The model id: selects model variants, recorded in traces. */
-  modelId?: string;
+  /** What calls the model (prompt templates, fallbacks, semantic assertions). */
+  adapter?: AdapterLike;
+  /** The model id: selects model variants, recorded in traces, lowered with for an `Adapter`. */
+  model?: string;
   executors?: Executors;
   /**
    * The host's own handler per artifact kind, replacing the built-in one: it gets the
    * rendered input (templates rendered first) and returns the output.
    */
   handlers?: Partial<Record<ArtifactKind, (step: { kind: ArtifactKind; input: string; artifact: UsedArtifact; parameters: Record<string, unknown>; metadata: Record<string, unknown> }) => Promise<unknown> | unknown>>;
-  session_id?: string;
+  sessionId?: string;
   /** Where traces go (default: `store`; `null`: nowhere). */
   traces?: SkillStore | null;
-  pricing?: { input_per_mtok: number; output_per_mtok: number };
-  now?: () => string;
-  clock?: () => number;
-  /** The bounds of a template render, as in compose(). */
-  render_limits?: { fuel?: number; recursion?: number; max_output?: number; max_value?: number };
+  /** Dollars per million tokens, for the trace's estimated cost. */
+  pricing?: { inputPerMtok: number; outputPerMtok: number };
+  /** The clock: epoch milliseconds (trace times and durations). */
+  now?: () => number;
+  /** The bounds of a template render, as `render_limits` in compose(). */
+  renderLimits?: { fuel?: number; recursion?: number; maxOutput?: number; maxValue?: number };
 }
 
 export interface RunResult {
@@ -239,7 +254,7 @@ export interface RunResult {
   /** The dspy_module a fallback prompt template stood in for. */
   replaced: ArtifactRef | null;
   /** Why the fallback ran (no executor, it failed, or it does not offer the template). */
-  fallback_reason: string | null;
+  fallbackReason: string | null;
   assertions: AssertionReport;
   /** Failed soft assertions. */
   warnings: AssertionOutcome[];
@@ -280,7 +295,7 @@ export interface StaleDspy {
 export declare function staleDspy(options: { store: SkillStore; executors: Executors }): Promise<StaleDspy[]>;
 
 /** Optimises a skill's dspy_modules (or one) from its traces; stores the stamped state blobs. */
-export declare function optimizeDspy(options: { store: SkillStore; skill: Skill | string; artifact?: string; executors: Executors; traces?: SkillStore | null; now?: string }): Promise<{ optimized: Array<{ artifact: string; artifact_id: string; examples: number; executor_version: string }> }>;
+export declare function optimizeDspy(options: { store: SkillStore; skill: Skill | string; artifact?: string; executors: Executors; traces?: SkillStore | null; now?: () => number }): Promise<{ optimized: Array<{ artifact: string; artifact_id: string; examples: number; executor_version: string }> }>;
 
 /** Runs a skill's artifacts in order; a hard assertion failure stops it. */
 export declare function runSkill(options: RunOptions & { artifacts?: string[] }): Promise<{ outputs: Record<string, string>; results: RunResult[]; warnings: AssertionOutcome[] }>;
@@ -627,7 +642,7 @@ export declare class ContractRegistry {
   list(): RegisteredContract[];
   pins(): Array<{ surface: string; name: string; range: string }>;
   get(name: string, version: string): RegisteredContract;
-  resolve(name: string, options: { surface: string; user: string; version?: string; now?: number }): RegisteredContract;
+  resolve(name: string, options: { surface: string; user: string; version?: string; now?: () => number }): RegisteredContract;
   setCanary(name: string, version: string, surface: string, percent: number): void;
   setSunset(name: string, version: string, at: string | null): void;
   pin(surface: string, name: string, range: string | null): void;
@@ -659,7 +674,8 @@ export interface PlannerOptions {
   /** Contract names already offered (a `request_more_tools` call pages past them). */
   exclude?: string[];
   queryVector?: number[];
-  now?: number;
+  /** The clock: epoch milliseconds. */
+  now?: () => number;
 }
 
 export interface PlannerSection {

@@ -261,11 +261,11 @@ export interface LowerOptions extends CallSettings {
 /** Resource limits of lowering (each a `LimitExceeded` naming it, with `max` and `actual`). */
 export interface MessageLimits {
   /** Parts of one message. Default 1 000. */
-  max_parts?: number;
+  maxParts?: number;
   /** Text and attachment bytes (decoded) of one message. Default 128 MiB. */
-  max_message_bytes?: number;
+  maxMessageBytes?: number;
   /** Turns of one conversation. Default 100 000. */
-  max_turns?: number;
+  maxTurns?: number;
 }
 
 export interface Lowered {
@@ -417,19 +417,19 @@ export interface PromptResult {
 /** Size thresholds in bytes (host config). */
 export interface SubmitLimits {
   /** Text attachments up to this stay inline; larger become a content-id file-ref. Default 64 KiB. */
-  text_inline_max?: number;
+  textInlineMax?: number;
   /** Media above this go to the blob store. Default 1 MiB. */
-  blob_threshold?: number;
+  blobThreshold?: number;
   /** Past this many inline bytes in a session, attachments go to the blob store. Default 20 MiB. */
-  session_inline_max?: number;
+  sessionInlineMax?: number;
   /** Larger attachments are refused with `TooLarge`. Default 64 MiB. */
-  max_attachment_bytes?: number;
+  maxAttachmentBytes?: number;
   /** Parts of one message (`LimitExceeded`). Default 1 000. */
-  max_parts?: number;
+  maxParts?: number;
   /** Text and attachment bytes of one message (`LimitExceeded`). Default 128 MiB. */
-  max_message_bytes?: number;
+  maxMessageBytes?: number;
   /** Attachment bytes one session keeps in the blob store (`LimitExceeded`). Default 1 GiB. */
-  max_session_blob_bytes?: number;
+  maxSessionBlobBytes?: number;
 }
 
 export interface SubmitOptions {
@@ -443,8 +443,8 @@ export interface SubmitOptions {
   session?: string;
   /** Default `<session>/<seq>`. */
   id?: string;
-  /** The host clock in epoch ms (default `Date.now()`). */
-  now?: number;
+  /** The clock: epoch milliseconds (default `Date.now`). */
+  now?: () => number;
   /** The skills that exist; other skill mentions and triggers are a warning. */
   skills?: string[];
   limits?: SubmitLimits;
@@ -509,7 +509,7 @@ export interface MessageStore {
   /** Every turn of `session` — user, assistant, tool, system — in order. */
   thread(session?: string): Promise<Turn[]>;
   /** Persists a turn of any role after the session's last message. */
-  append(turn: Turn, options?: { session?: string; id?: string; now?: number }): Promise<{ id: string; session: string; seq: number; turn: Turn }>;
+  append(turn: Turn, options?: { session?: string; id?: string; now?: () => number }): Promise<{ id: string; session: string; seq: number; turn: Turn }>;
   list(session?: string): Promise<MessageSummary[]>;
   blob(contentId: string): Promise<StoredBlob | null>;
   /**
@@ -853,6 +853,8 @@ export interface SendOptions {
 
 export interface Adapter {
   readonly provider: Provider;
+  /** The model given to `createAdapter()`, if any. */
+  readonly model: string | undefined;
   /** The adapter's own URL (undefined for Gemini without a `model`: each Lowered names it). */
   readonly url: string | undefined;
   /**
@@ -891,7 +893,7 @@ export interface AgentOptions {
 
 export interface AgentResult {
   /** `final`: the model answered without tool calls; `arbiter`: the skill's run ended. */
-  stop: 'final' | 'arbiter' | 'max_steps' | 'aborted';
+  stop: 'final' | 'arbiter' | 'max-steps' | 'aborted';
   steps: number;
   /** The last assistant turn. */
   turn: ResponseTurn | null;
@@ -1070,9 +1072,9 @@ export interface Problem {
 }
 
 export declare function validateSkill(skill: SkillPackage | string): { valid: boolean; problems: Problem[] };
-export declare function importPackage(pkg: SkillPackage | string, options?: { now?: string }): { skill: Skill; warnings: Problem[] };
+export declare function importPackage(pkg: SkillPackage | string, options?: { now?: () => number }): { skill: Skill; warnings: Problem[] };
 export type BundledFiles = Record<string, string | Uint8Array | ArrayBuffer> | Array<{ path: string; content: string | Uint8Array }>;
-export declare function importSkillMd(text: string, files?: BundledFiles, options?: { dir?: string; now?: string }): { skill: Skill; problems: Problem[] };
+export declare function importSkillMd(text: string, files?: BundledFiles, options?: { dir?: string; now?: () => number }): { skill: Skill; problems: Problem[] };
 export declare function exportSkillMd(skill: Skill | SkillPackage): { text: string; files: Record<string, string | Uint8Array>; dropped: Problem[] };
 export declare function modelFamily(model: string): string;
 export declare function selectVariant<A extends SkillArtifact>(artifacts: A[], model: string): A | undefined;
@@ -1147,9 +1149,9 @@ export declare function systemSkills(): Promise<SeedDocument>;
 export declare function seedSkillSpecs(document: SeedDocument | string): import('./composer.js').SkillSpec[];
 
 export interface TraceFilter {
-  session_id?: string;
-  skill_id?: string;
-  artifact_id?: string;
+  sessionId?: string;
+  skillId?: string;
+  artifactId?: string;
 }
 
 /** What a host records of one artifact execution. */
@@ -1229,7 +1231,7 @@ export interface DspyExample {
  * Opens a skill store. `seed: true` migrates it to the package's system skills (open the
  * account scope with it), or pass a seed document of your own; the report is `store.seeded`.
  */
-export declare function openSkillStore(options?: { backend?: 'indexeddb' | 'memory' | HostKeyValue; name?: string; now?: () => string; seed?: boolean | SeedDocument }): Promise<SkillStore>;
+export declare function openSkillStore(options?: { backend?: 'indexeddb' | 'memory' | HostKeyValue; name?: string; now?: () => number; seed?: boolean | SeedDocument }): Promise<SkillStore>;
 
 export type CatalogEntry = SkillSummary & {
   scope: 'workspace' | 'account';
@@ -1254,7 +1256,7 @@ export interface DecisionPolicy {
   /** A qualifying skill within this fraction of the best score contends with it [0.15]. */
   margin?: number;
   /** How many skills one decision activates; more contenders ask to clarify [1]. */
-  max_skills?: number;
+  maxSkills?: number;
   /** The embedding similarity that qualifies a skill on its own [0.8]. */
   similarity?: number;
 }
@@ -1336,5 +1338,5 @@ export declare class SkillCatalog {
   refresh(): void;
   /** The SkillSpecs both stores' enabled skills carry (a workspace fork wins by name), by name: for `buildSkillRegistry`. */
   skillSpecs(): Promise<import('./composer.js').SkillSpec[]>;
-  syncMarketplace(url: string, options?: { fetch?: (url: string, init: { headers: Record<string, string> }) => Promise<Response>; now?: string }): Promise<SyncReport>;
+  syncMarketplace(url: string, options?: { fetch?: (url: string, init: { headers: Record<string, string> }) => Promise<Response>; now?: () => number }): Promise<SyncReport>;
 }

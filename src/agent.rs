@@ -143,12 +143,12 @@ pub enum Stop {
 }
 
 impl Stop {
-    /// `final`, `arbiter`, `max_steps` or `aborted`.
+    /// `final`, `arbiter`, `max-steps` or `aborted`.
     pub fn name(self) -> &'static str {
         match self {
             Stop::Final => "final",
             Stop::Arbiter => "arbiter",
-            Stop::MaxSteps => "max_steps",
+            Stop::MaxSteps => "max-steps",
             Stop::Aborted => "aborted",
         }
     }

@@ -580,7 +580,7 @@ impl ArtifactRun {
             return Err(self.end(
                 Error::new(
                     ErrorKind::NoModelAdapter,
-                    format!("the artifact `{name}` has semantic assertions: pass `model` to evaluate them"),
+                    format!("the artifact `{name}` has semantic assertions: pass a model `adapter` to evaluate them"),
                 )
                 .with("artifact", name),
             ));

@@ -679,7 +679,7 @@ class AgentInWasmtime(unittest.TestCase):
             lane = case.get("arbiter", {}).get("lane")
             out = run_agent(h.store, conv, json.dumps({**options, "lane": lane}), arbiter, store)
             self.assertIsInstance(out, wc.Record, f"{name}: {out}")
-            got = {"stop": out.stop.replace("-", "_"), "steps": out.steps, "usage": json.loads(out.usage)}
+            got = {"stop": out.stop, "steps": out.steps, "usage": json.loads(out.usage)}
             self.assertEqual(got, expected["outcome"], name)
             self.assertEqual(requests, expected["requests"], name)
             self.assertEqual(json.loads(turns_fn(h.store, conv)), expected["turns"], name)

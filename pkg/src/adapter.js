@@ -402,7 +402,7 @@ export function createAdapter(options) {
     return send(body, options).turn;
   }
 
-  return { provider, url: target ? target.url : undefined, send, generate };
+  return { provider, model, url: target ? target.url : undefined, send, generate };
 }
 
 /** camelCase retry options to the core's snake_case. */

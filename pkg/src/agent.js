@@ -29,7 +29,7 @@ const observer = (f, path) => f && ((...args) => {
  * Runs a conversation until the model gives its final answer:
  * `runAgent({ conversation, adapter, tools?, handlers?, lower?, maxSteps?, signal?,
  * arbiter?, lane?, onEvent?, onTurn? })` →
- * `{ stop: 'final' | 'arbiter' | 'max_steps' | 'aborted', steps, turn, usage, object?, run? }`.
+ * `{ stop: 'final' | 'arbiter' | 'max-steps' | 'aborted', steps, turn, usage, object?, run? }`.
  *
  * Each step lowers the conversation (`lower`: the lowering options, `tools`: the tool
  * definitions), sends it with `adapter`, reads the stream (`onEvent(event, step)` sees

@@ -5,7 +5,7 @@
 // them for the other face files.
 
 import { FIELD, NEEDS_DATA, FAILED, NEXT, ASK, LOST, PROVIDERS } from './constants.js';
-import { PromptloomError, __call, __inbox, __fromCore, __json, __module, __str, __said } from './instance.js';
+import { PromptloomError, __call, __inbox, __fromCore, __json, __module, __str, __said, __limitsWire } from './instance.js';
 import { __answer as answer, __prepare as prepare, __splice, __inlineSlots, __inlineBytes } from './slots.js';
 
 export * from './instance.js';
@@ -35,6 +35,7 @@ function optionsJson(options, what = 'lower()', conversation = false) {
     throw new PromptloomError('InvalidOptions', '`resolve` must be a function (at resolve)', { path: 'resolve' });
   }
   if (!conversation) delete core.cache;
+  if (core.limits !== undefined) core.limits = __limitsWire(core.limits);
   try {
     return JSON.stringify(core);
   } catch (e) {

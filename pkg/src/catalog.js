@@ -3,7 +3,7 @@
 // decisions and sync plans are the core's (src/catalog); this file holds the host's
 // stores, calls `fetch` and the host's embedder.
 
-import { PromptloomError, __inbox, __module, __json, __key, __opts, __str, __call, __generation, __encoder, __num, __said, __list, __bytesOf, __hostAsync, __release, __disposable } from './api.js';
+import { PromptloomError, __inbox, __module, __json, __key, __opts, __str, __call, __generation, __encoder, __num, __said, __list, __bytesOf, __hostAsync, __release, __disposable, __clock, __iso, __renamed } from './api.js';
 import { __object as object, __rowsText as rowsText, __summaries as summaries, __SkillStore as SkillStore, __migrate as migrate, openSkillStore } from './skills.js';
 
 // The compact text form's separators must not occur inside a field (a stateless test, a
@@ -162,7 +162,13 @@ export class SkillIndex {
   }
 }
 
-const policyText = (policy) => (policy === undefined || policy === null ? '' : __json(policy, '`policy`', 'InvalidOptions', { text: false, path: 'policy' }));
+/** A decision policy in the core's spelling (`maxSkills` → `max_skills`). */
+function policyText(policy) {
+  if (policy === undefined || policy === null) return '';
+  __renamed(__opts(policy, '`policy`'), { max_skills: 'maxSkills' }, '`policy`');
+  const { maxSkills, ...rest } = policy;
+  return __json(maxSkills === undefined ? rest : { ...rest, max_skills: maxSkills }, '`policy`', 'InvalidOptions', { text: false, path: 'policy' });
+}
 
 /**
  * The orchestrator decision from phase-1 recommendations (what `match()` returned):
@@ -300,9 +306,8 @@ export class SkillCatalog {
     const { fetch: get = globalThis.fetch, now } = __opts(options, 'syncMarketplace()');
     if (typeof url !== 'string' || url === '') throw new PromptloomError('InvalidOptions', 'syncMarketplace() takes the catalog URL', { path: 'url' });
     if (typeof get !== 'function') throw new PromptloomError('InvalidOptions', '`fetch` must be a function (at fetch)', { path: 'fetch' });
-    if (now !== undefined && typeof now !== 'string') throw new PromptloomError('InvalidOptions', '`now` must be an ISO 8601 string (at now)', { path: 'now' });
     const account = this.account;
-    const stamp = now ?? account.__now();
+    const stamp = now === undefined ? account.__now() : __iso(__clock(now)());
     const state = await account.__backend.get('skill_sync', url);
     const last = state == null ? null : JSON.parse(state).etag ?? null;
     const empty = { upserted: [], unchanged: [], shadowed: [], skipped: [] };

@@ -2,12 +2,37 @@
 // routing, rendering, assertion checks and trace rows live in the core; this file calls the
 // host's model adapter and executors, and moves rows to and from the stores.
 
-import { PromptloomError, __inbox, __core, __json, __opts, __key, __str, __module, __generation, __call, __lowerOne, __later, __said, __list, __host, __release, __disposable } from './api.js';
+import { PromptloomError, __inbox, __core, __json, __opts, __key, __str, __module, __generation, __call, __lowerOne, __later, __said, __list, __host, __release, __disposable, __renamed, __num, __clock, __iso } from './api.js';
 
-const nowIso = () => new Date().toISOString();
-const clockMs = () => (typeof performance === 'object' && performance.now ? performance.now() : Date.now());
 
 const text = (x, what) => __json(x, what, 'InvalidRequest');
+
+/**
+ * What calls a model for the composer and the artifact runs, from `adapter`: a function
+ * (`ModelAdapter`) as it is, or an Adapter from createAdapter(), whose request is lowered for
+ * its provider (the system text, the prompt as the user turn, a schema as the JSON answer,
+ * `model` the model id) and whose turn's text answers. `model` given as a function is the
+ * old spelling: refused, naming `adapter`.
+ */
+function modelCall(options, what) {
+  const { adapter, model } = options;
+  if (typeof model === 'function') {
+    throw new PromptloomError('InvalidOptions', `\`model\` is a model id; what calls the model is \`adapter\`: pass ${what}'s \`{ adapter }\` (a function, or an Adapter from createAdapter()) (at model)`, { path: 'model', use: 'adapter' });
+  }
+  const id = model === undefined ? undefined : __str(model, 'model');
+  if (adapter === undefined || adapter === null) return undefined;
+  if (typeof adapter === 'function') return adapter;
+  if (typeof adapter === 'object' && typeof adapter.generate === 'function' && typeof adapter.provider === 'string') {
+    return async (request) => {
+      const modelId = request.model ?? id ?? adapter.model;
+      const settings = { provider: adapter.provider, ...(modelId === undefined ? {} : { model: modelId }), ...(request.system ? { system: request.system } : {}), ...(request.schema ? { output: { schema: request.schema } } : {}) };
+      const turn = await adapter.generate(__lowerOne({ role: 'user', parts: [{ type: 'text', text: request.prompt }] }, settings, 'lowerAsync'));
+      const text = turn.parts.filter((p) => p.type === 'text').map((p) => p.text).join('');
+      return { text, usage: turn.metadata?.usage, model: turn.metadata?.model ?? modelId };
+    };
+  }
+  throw new PromptloomError('InvalidOptions', '`adapter` must be a function or an Adapter from createAdapter() (at adapter)', { path: 'adapter' });
+}
 
 /** Calls the host's model adapter: a string or `{ text, usage?, model? }` back. */
 async function ask(model, request) {
@@ -54,21 +79,22 @@ function requestParts(request) {
 }
 
 /**
- * Composes a skill invocation: the nine steps of the seed, deterministic. Without `{ model }`
+ * Composes a skill invocation: the nine steps of the seed, deterministic. Without `{ adapter }`
  * the `Composition` comes back synchronously (a skill with `planner_delegates_shape: true` then
- * throws `NoModelAdapter`); with `{ model }` it is always a Promise, and the model adapter is
- * asked for the subgraph shape only by a skill that delegates it.
+ * throws `NoModelAdapter`); with `{ adapter }` (and `model`, the id an Adapter lowers with) it
+ * is always a Promise, and the adapter is asked for the subgraph shape only by a skill that
+ * delegates it.
  * Errors are thrown with `code` set to the variant (`MissingRequiredField`,
  * `MalformedTemplate`, `UnknownTool`, `ParameterMismatch`, `ArtifactBudgetExceeded`,
  * `CapabilityNarrowing`, …); `details.invocation_record` is the record to store.
  */
 export function compose(request, options) {
-  const { model } = __opts(options, 'compose()');
+  const model = modelCall(__opts(options, 'compose()'), 'compose()');
   const run = () => {
     const parts = requestParts(request);
     return finish((extra) => JSON.parse(__inbox('compose', extra ? requestParts({ ...request, ...extra }) : parts)), model, request.skill_package?.name, 'compose()');
   };
-  return model === undefined ? run() : __later(run);
+  return options?.adapter === undefined ? run() : __later(run);
 }
 
 /**
@@ -80,7 +106,7 @@ function finish(step, model, skill, what) {
   if (first.composition) return first.composition;
   const q = first.needs_shape;
   if (typeof model !== 'function') {
-    throw new PromptloomError('NoModelAdapter', `this skill delegates its subgraph shape to a model (planner_delegates_shape): pass \`{ model }\` to ${what}`, { skill });
+    throw new PromptloomError('NoModelAdapter', `this skill delegates its subgraph shape to a model (planner_delegates_shape): pass \`{ adapter }\` to ${what}`, { skill, use: 'adapter' });
   }
   return (async () => {
     const answer = await ask(model, { purpose: 'shape', system: q.system, prompt: q.prompt, schema: q.schema });
@@ -130,10 +156,10 @@ export class PreparedSkill {
   }
   /**
    * Composes one invocation (`compose()`'s request without `skill_package`): the
-   * `Composition`, synchronously without `{ model }`, always a Promise with it.
+   * `Composition`, synchronously without `{ adapter }`, always a Promise with it.
    */
   compose(invocation, options) {
-    const { model } = __opts(options, 'compose()');
+    const model = modelCall(__opts(options, 'compose()'), 'compose()');
     const run = () => {
       if (invocation === null || typeof invocation !== 'object') throw new PromptloomError('InvalidRequest', 'compose() takes an invocation object', { path: '$' });
       const rest = __json(invocation, 'the request', 'InvalidRequest');
@@ -143,7 +169,7 @@ export class PreparedSkill {
       };
       return finish(step, model, this.name, 'compose()');
     };
-    return model === undefined ? run() : __later(run);
+    return options?.adapter === undefined ? run() : __later(run);
   }
 }
 
@@ -158,9 +184,9 @@ export function prepareSkill(skillPackage) {
  * those capabilities, drawn from `toolCatalog`.
  */
 export function nestedRequest(parent, subSkill, options) {
-  const { toolCatalog = [], user_request = '', parameters = {} } = __opts(options, 'nestedRequest()');
+  const { toolCatalog = [], userRequest = '', parameters = {} } = __renamed(__opts(options, 'nestedRequest()'), { user_request: 'userRequest' }, 'nestedRequest()');
   const value = (v, what) => __json(v, what, 'InvalidRequest', { text: false, nullable: true, path: what });
-  return JSON.parse(__inbox('nestedRequest', [requestText(parent), text(subSkill, 'the sub-skill'), value(toolCatalog, 'toolCatalog'), __key(user_request, 'user_request', 'InvalidRequest'), value(parameters, 'parameters')]));
+  return JSON.parse(__inbox('nestedRequest', [requestText(parent), text(subSkill, 'the sub-skill'), value(toolCatalog, 'toolCatalog'), __key(userRequest, 'userRequest', 'InvalidRequest'), value(parameters, 'parameters')]));
 }
 
 /**
@@ -324,6 +350,30 @@ async function settle(f, arg) {
   }
 }
 
+/** A run's result as JS reads it (`fallback_reason` → `fallbackReason`; its documents as they are). */
+function runResult(r) {
+  if (r === null || typeof r !== 'object' || !('fallback_reason' in r)) return r;
+  const { fallback_reason: fallbackReason, ...rest } = r;
+  return { ...rest, fallbackReason };
+}
+
+/** A run's `pricing` (dollars per million tokens) in the core's spelling. */
+function pricingWire(pricing) {
+  if (pricing === undefined || pricing === null) return undefined;
+  __opts(pricing, 'pricing');
+  __renamed(pricing, { input_per_mtok: 'inputPerMtok', output_per_mtok: 'outputPerMtok' }, '`pricing`');
+  return { input_per_mtok: __num(pricing.inputPerMtok, 'pricing.inputPerMtok', { min: 0 }), output_per_mtok: __num(pricing.outputPerMtok, 'pricing.outputPerMtok', { min: 0 }) };
+}
+
+/** A run's `renderLimits` in the core's spelling (the core checks the values). */
+function renderLimitsWire(limits) {
+  if (limits === undefined || limits === null) return undefined;
+  __opts(limits, 'renderLimits');
+  __renamed(limits, { max_output: 'maxOutput', max_value: 'maxValue' }, '`renderLimits`');
+  const { maxOutput, maxValue, ...rest } = limits;
+  return { ...rest, ...(maxOutput === undefined ? {} : { max_output: maxOutput }), ...(maxValue === undefined ? {} : { max_value: maxValue }) };
+}
+
 /**
  * Drives the core's artifact run (src/artifact_run.rs): every rule — the artifact picked,
  * the route, the DSPy manifest and fallbacks, the render, the assertions, the trace row and
@@ -331,12 +381,12 @@ async function settle(f, arg) {
  */
 async function drive(options, names, what) {
   __opts(options, what);
-  for (const f of ['now', 'clock', 'model']) {
-    if (options[f] !== undefined && typeof options[f] !== 'function') throw new PromptloomError('InvalidOptions', `\`${f}\` must be a function (at ${f})`, { path: f });
-  }
+  __renamed(options, { session_id: 'sessionId', render_limits: 'renderLimits', modelId: 'model', clock: 'now' }, what);
+  const model = modelCall(options, what);
+  const now = __clock(options.now);
   if (options.executors !== undefined && (options.executors === null || typeof options.executors !== 'object')) throw new PromptloomError('InvalidOptions', '`executors` must be an object of functions (at executors)', { path: 'executors' });
-  if (options.session_id !== undefined) __key(options.session_id, 'session_id');
-  const { skill, store, artifact, parameters = {}, context, model, executors = {}, session_id, pricing, modelId, now = nowIso, clock = clockMs } = options;
+  if (options.sessionId !== undefined) __key(options.sessionId, 'sessionId');
+  const { skill, store, artifact, parameters = {}, context, executors = {}, sessionId } = options;
   const traces = options.traces === undefined ? store : options.traces;
   if (traces != null && typeof traces.__putTrace !== 'function') throw new PromptloomError('InvalidOptions', '`traces` must be a skill store from openSkillStore() (at traces)', { path: 'traces' });
   const handlers = options.handlers ?? {};
@@ -350,13 +400,13 @@ async function drive(options, names, what) {
   const config = {
     skill: summary,
     artifact: artifact === undefined ? undefined : __key(artifact, 'artifact'),
-    model_id: modelId == null ? undefined : __key(modelId, 'modelId'),
-    executors: { model: typeof model === 'function', code: typeof executors.code === 'function', dspy: dspy !== null, manifest: typeof dspy?.manifest === 'function', handlers: Object.keys(handlers) },
+    model_id: options.model,
+    executors: { model: model !== undefined, code: typeof executors.code === 'function', dspy: dspy !== null, manifest: typeof dspy?.manifest === 'function', handlers: Object.keys(handlers) },
     parameters,
     context,
-    session_id,
-    pricing,
-    render_limits: options.render_limits,
+    session_id: sessionId,
+    pricing: pricingWire(options.pricing),
+    render_limits: renderLimitsWire(options.renderLimits),
   };
   const M = __module();
   if (typeof M.ArtifactRunCore !== 'function') __core('pickArtifact'); // throws, naming promptloom/composer
@@ -366,18 +416,18 @@ async function drive(options, names, what) {
     const next = (event, payload = '') => JSON.parse(__call(() => run.next(event, payload)));
     for (;;) {
       if (a.do === 'done') {
-        if (a.error) throw new PromptloomError(a.error.code, a.error.message, a.error.details);
-        return a.result;
+        if (a.error) {
+          const d = a.error.details;
+          throw new PromptloomError(a.error.code, a.error.message, d && Array.isArray(d.results) ? { ...d, results: d.results.map(runResult) } : d);
+        }
+        return Array.isArray(a.result?.results) ? { ...a.result, results: a.result.results.map(runResult) } : runResult(a.result);
       }
       if (a.do === 'load') {
         const art = await load({ id: a.id });
         a = next('loaded', art ? __json(art, 'the artifact', 'InvalidSkill', { text: false, path: 'skill.artifacts' }) : '');
       } else if (a.do === 'time') {
-        const at = __host(now, 'now');
-        const ms = __host(clock, 'clock');
-        if (typeof at !== 'string') throw new PromptloomError('AdapterFailed', `\`now\` must answer an RFC 3339 time (got ${typeof at}) (at now)`, { path: 'now', callback: 'now' });
-        if (typeof ms !== 'number' || !Number.isFinite(ms)) throw new PromptloomError('AdapterFailed', `\`clock\` must answer milliseconds (got ${typeof ms}) (at clock)`, { path: 'clock', callback: 'clock' });
-        a = next('time', JSON.stringify({ now: at, ms }));
+        const ms = now();
+        a = next('time', JSON.stringify({ now: __iso(ms), ms }));
       } else if (a.do === 'manifest') {
         a = next(...(await settle(dspy.manifest)));
       } else if (a.do === 'trace') {
@@ -469,8 +519,8 @@ export async function optimizeDspy(options = {}) {
   const { summary } = await source(options.skill, store);
   const summaryJson = __json(summary, 'the skill', 'InvalidSkill', { text: false, path: 'skill' });
   const refs = options.artifact === undefined ? (summary.artifacts ?? []).filter((/** @type {any} */ a) => a.kind === 'dspy_module') : [pick(summaryJson, options.artifact, 'dspy_module', '')];
-  const dataset = traces ? await traces.exportTraces({ skill_id: summary.id, format: 'dspy' }) : '';
-  const now = options.now === undefined ? store.__now() : __str(options.now, 'now');
+  const dataset = traces ? await traces.exportTraces({ skillId: summary.id, format: 'dspy' }) : '';
+  const now = options.now === undefined ? store.__now() : __iso(__clock(options.now)());
   const optimized = [];
   for (const ref of refs) {
     const art = await store.getArtifact(ref.id);

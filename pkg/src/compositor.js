@@ -2,7 +2,7 @@
 // host's callbacks, then writes the rows the core laid out in one commit), the message
 // store, and the inspector. Resolution rules and the row layout live in the core.
 
-import { PromptloomError, lowerAsync, __inlineBytes, __fromCore, __call, __json, __str, __opts, __key, __generation, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes, __num, __said, __release, __disposable } from './api.js';
+import { PromptloomError, lowerAsync, __inlineBytes, __fromCore, __call, __json, __str, __opts, __key, __generation, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes, __num, __said, __release, __disposable, __clock, __limitsWire } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './stores.js';
 import { __wireTurn } from './conversation.js';
 import { FIELD, SLOT } from './constants.js';
@@ -258,8 +258,7 @@ function appendOptions(options) {
   let { session = 'default', id, now } = __opts(options, 'append()');
   session = sessionName(session);
   if (id !== undefined) id = __key(id, 'id');
-  if (now !== undefined && (typeof now !== 'number' || !Number.isFinite(now))) throw new PromptloomError('InvalidOptions', '`now` must be a time in milliseconds (at now)', { path: 'now' });
-  return { session, optsJson: JSON.stringify({ session, id, now: now ?? Date.now() }) };
+  return { session, optsJson: JSON.stringify({ session, id, now: __clock(now)() }) };
 }
 
 /** The core's laid-out rows: `{ ...summary, batch, message }` with each row's value in place. */
@@ -340,7 +339,7 @@ export async function submit(message, options = {}) {
   const partOf = [];
   const wired = wireMessage(message, slots, partOf);
   let msgJson = __json(wired ?? null, 'the message', 'InvalidMessage', { text: false, nullable: true });
-  const optsJson = __json({ session, id, now: now ?? Date.now(), skills, limits }, 'the options', 'InvalidOptions', { text: false, path: 'options' });
+  const optsJson = __json({ session, id, now: __clock(now)(), skills, limits: __limitsWire(limits) }, 'the options', 'InvalidOptions', { text: false, path: 'options' });
   const call = (row, answers, json) => {
     const pieces = __inbox('submitInbox', [json, optsJson, row ?? '', answers], cat).split(FIELD);
     // Host-held data: the message gets each string put in place after parsing (no large

@@ -4,7 +4,7 @@
 // host's handler with a timeout and the caller's AbortSignal, the backoff waits, and state
 // transactions on the chosen port (memory in wasm, IndexedDB, a Durable Object).
 
-import { PromptloomError, __call as call, __core, __json, __opts, __str, __module, __generation, __signal, __list, __fn, __host, __hostAsync, __said, __num, __release, __disposable } from './api.js';
+import { PromptloomError, __call as call, __core, __json, __opts, __str, __module, __generation, __signal, __list, __fn, __host, __hostAsync, __said, __num, __release, __disposable, __clock } from './api.js';
 import { GATEWAY_MAX_RECORDS, ERROR_CODES } from './constants.js';
 
 const clock = () => Date.now();
@@ -86,8 +86,9 @@ export class ContractRegistry {
   }
   /** The version a call by `user` on `surface` runs (canary, pins, sunsets applied). */
   resolve(name, options) {
-    const { surface, user, version = '', now = clock() } = __opts(options, 'resolve()');
-    return JSON.parse(call(() => this.__inner.resolve(__str(name, 'name'), __str(surface, 'surface'), __str(user, 'user'), __str(version, 'version'), __num(now, 'now'))));
+    const { surface, user, version = '', now } = __opts(options, 'resolve()');
+    const at = __clock(now)();
+    return JSON.parse(call(() => this.__inner.resolve(__str(name, 'name'), __str(surface, 'surface'), __str(user, 'user'), __str(version, 'version'), at)));
   }
   /** Sends `percent` of `surface`'s users to `version` (0 removes the canary). */
   setCanary(name, version, surface, percent) {
@@ -107,7 +108,7 @@ export class ContractRegistry {
    */
   plannerSection(query, options) {
     const { provider, k, tokenBudget, surface, user, tier, flags, exclude, queryVector, now } = __opts(options, 'plannerSection()');
-    const o = __json({ provider, k, token_budget: tokenBudget, surface, user, tier, flags, exclude, query_vector: queryVector, now: now ?? clock() }, 'the planner options');
+    const o = __json({ provider, k, token_budget: tokenBudget, surface, user, tier, flags, exclude, query_vector: queryVector, now: __clock(now)() }, 'the planner options');
     return JSON.parse(call(() => this.__inner.plannerSection(__str(query, 'query'), o)));
   }
   /** Gives contracts embeddings (`{ name: number[] }`, one length) for the router. */

@@ -260,6 +260,62 @@ export function __opts(options, what, code = 'InvalidOptions') {
   return options;
 }
 
+/**
+ * @internal Refuses an option's old spelling, naming the new one (`renames`: old → new);
+ * before 1.0 nothing is read under two names.
+ */
+export function __renamed(options, renames, what) {
+  for (const old in renames) {
+    if (options[old] !== undefined) {
+      const use = renames[old];
+      throw new PromptloomError('InvalidOptions', `${what} takes \`${use}\` now, not \`${old}\` (at ${old})`, { path: old, use });
+    }
+  }
+  return options;
+}
+
+/**
+ * @internal The one shape of time an option takes: `now`, a function answering epoch
+ * milliseconds (`Date.now` when left out). A number or a string (the old shapes) is refused
+ * naming it; an answer that is not a time is `AdapterFailed`.
+ */
+export function __clock(now, what = 'now') {
+  if (now === undefined || now === null) return Date.now;
+  if (typeof now !== 'function') {
+    throw new PromptloomError('InvalidOptions', `\`${what}\` is a clock: a function answering epoch milliseconds, e.g. \`() => 1700000000000\` (got ${typeName(now)}) (at ${what})`, { path: what, use: 'a function answering epoch milliseconds' });
+  }
+  return () => {
+    const t = __host(now, what);
+    if (typeof t !== 'number' || !Number.isFinite(t) || Math.abs(t) > 8.64e15) {
+      throw new PromptloomError('AdapterFailed', `\`${what}\` must answer epoch milliseconds (got ${typeof t === 'number' ? t : typeName(t)}) (at ${what})`, { path: what, callback: what });
+    }
+    return t;
+  };
+}
+
+/**
+ * @internal A `limits` option in the core's spelling: each camelCase key (`maxParts`) as the
+ * core names it (`max_parts`); a snake_case key, the old spelling, is refused naming the new.
+ */
+export function __limitsWire(limits, what = 'limits') {
+  if (limits === undefined || limits === null) return limits;
+  __opts(limits, `\`${what}\``);
+  const out = {};
+  for (const k of Object.keys(limits)) {
+    if (k.includes('_')) {
+      const use = k.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+      throw new PromptloomError('InvalidOptions', `\`${what}\` takes \`${use}\` now, not \`${k}\` (at ${what}.${k})`, { path: `${what}.${k}`, use });
+    }
+    out[k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = limits[k];
+  }
+  return out;
+}
+
+/** @internal The ISO 8601 text of epoch milliseconds (what documents store). */
+export function __iso(ms) {
+  return new Date(ms).toISOString();
+}
+
 /** @internal A string argument: strings pass, anything else is a coded error naming it. */
 export function __str(value, what, code = 'InvalidOptions', path = what) {
   if (typeof value === 'string') return value;

@@ -2,11 +2,10 @@
 // the seed migration live in the core; this file moves rows between the core and a storage
 // backend. The catalog (matching, decisions, marketplace sync) is catalog.js.
 
-import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes, __json, __key, __opts, __str, __call, __generation, __encoder, __list, __fn, __host } from './api.js';
+import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes, __json, __key, __opts, __str, __call, __generation, __encoder, __list, __clock, __iso, __renamed } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './stores.js';
 import { FIELD } from './constants.js';
 
-const nowIso = () => new Date().toISOString();
 
 const json = (x, what) => __json(x, what, 'InvalidSkill');
 
@@ -25,11 +24,12 @@ function object(x, what) {
   return x;
 }
 
-/** A clock argument: an ISO 8601 string (the current time when left out). */
+/** A trace filter's old spellings, and what replaced them. */
+const TRACE_FILTER = { session_id: 'sessionId', skill_id: 'skillId', artifact_id: 'artifactId' };
+
+/** The time a `now` option answers, as the ISO 8601 text documents store. */
 function clock(now, what = 'now') {
-  if (now === undefined || now === null) return nowIso();
-  if (typeof now === 'string') return now;
-  throw new PromptloomError('InvalidOptions', `\`${what}\` must be an ISO 8601 string (at ${what})`, { path: what });
+  return __iso(__clock(now, what)());
 }
 
 /** Rows as the core reads them: `key NUL value NUL …` (JSON text never holds a raw NUL). */
@@ -261,9 +261,9 @@ class SkillStore {
    * `format: "dspy"`, a DSPy evaluation dataset.
    */
   async exportTraces(filter) {
-    const { session_id, skill_id, artifact_id, format } = __opts(filter, 'exportTraces()');
+    const { sessionId: session_id, skillId: skill_id, artifactId: artifact_id, format } = __renamed(__opts(filter, 'exportTraces()'), TRACE_FILTER, 'exportTraces()');
     const opt = (v, what) => (v == null ? '' : __key(v, what));
-    return readPlanned(this.#backend, 'traces', opt(session_id, 'session_id'), opt(skill_id, 'skill_id'), opt(artifact_id, 'artifact_id'), opt(format, 'format'));
+    return readPlanned(this.#backend, 'traces', opt(session_id, 'sessionId'), opt(skill_id, 'skillId'), opt(artifact_id, 'artifactId'), opt(format, 'format'));
   }
   /** Trace rows, filtered as exportTraces() does. */
   async traces(filter = {}) {
@@ -428,21 +428,18 @@ function planOf(text) {
 /**
  * Opens a skill store: `backend` is "indexeddb" (browsers: one database per name, e.g. one
  * per scope), "memory", or a host object with async get/put/delete/list (a Cloudflare KV
- * namespace as it is). `now` supplies timestamps (ISO 8601). `seed: true` migrates the
+ * namespace as it is). `now`, a clock answering epoch milliseconds, stamps what it stores
+ * (as ISO 8601 text). `seed: true` migrates the
  * store to the package's system skills (`systemSkills()`; a host may pass its own seed
  * document): open the account scope with it. The report is `store.seeded` (null unseeded).
  */
 export async function openSkillStore(options) {
-  const { backend = 'memory', name = 'promptloom-skills', now = nowIso, seed } = __opts(options, 'openSkillStore()');
+  const { backend = 'memory', name = 'promptloom-skills', now, seed } = __opts(options, 'openSkillStore()');
   if (seed !== undefined && seed !== false && seed !== true && (seed === null || typeof seed !== 'object')) {
     throw new PromptloomError('InvalidOptions', '`seed` must be true (the package\'s system skills) or a seed document `{ version, skills }` (at seed)', { path: 'seed' });
   }
-  __fn(now, 'now');
-  const stamp = now === nowIso ? now : () => {
-    const t = __host(now, 'now');
-    if (typeof t !== 'string') throw new PromptloomError('AdapterFailed', `\`now\` must answer an ISO 8601 string (got ${typeof t}) (at now)`, { path: 'now', callback: 'now' });
-    return t;
-  };
+  const ms = __clock(now);
+  const stamp = () => __iso(ms());
   const store = await openStore(backend, name, stamp);
   if (seed) {
     try {
@@ -458,7 +455,6 @@ export async function openSkillStore(options) {
 async function openStore(backend, name, now) {
   __key(name, 'name');
   if (typeof name !== 'string' || name === '') throw new PromptloomError('InvalidOptions', '`name` must be a non-empty string (at name)', { path: 'name' });
-  if (typeof now !== 'function') throw new PromptloomError('InvalidOptions', '`now` must be a function returning an ISO 8601 time (at now)', { path: 'now' });
   if (backend === 'memory') return new SkillStore(memoryBackend(), name, now);
   if (backend === 'indexeddb') return new SkillStore(await indexedDbBackend(name), name, now);
   if (backend && typeof backend === 'object') return new SkillStore(hostBackend(backend, name), name, now);

@@ -127,7 +127,7 @@ pub fn route(
         ArtifactKind::PromptTemplate if ex.model => Ok(Route::Model),
         ArtifactKind::PromptTemplate => Err(Error::new(
             ErrorKind::NoModelAdapter,
-            format!("the prompt_template `{name}` needs a model adapter; pass `model` to run it"),
+            format!("the prompt_template `{name}` needs a model adapter; pass `adapter` to run it"),
         )
         .with("artifact", name)),
         ArtifactKind::CodeTemplate if ex.code => Ok(Route::Code),

@@ -64,7 +64,7 @@ test('max_steps stops a model that keeps calling tools; a failing handler is an 
   const c = new pl.Conversation();
   c.append({ role: 'user', parts: [{ type: 'text', text: 'loop' }] });
   const out = await pl.runAgent({ conversation: c, adapter: adapter('openai-chat'), tools, handlers: { search: () => { throw new Error('index offline'); } }, lower: lower('openai-chat'), maxSteps: 1 });
-  assert.equal(out.stop, 'max_steps');
+  assert.equal(out.stop, 'max-steps');
   const tool = c.turns.at(-1);
   assert.equal(tool.role, 'tool');
   assert.equal(tool.parts[0].is_error, true);

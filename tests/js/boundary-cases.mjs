@@ -69,7 +69,7 @@ export async function boundaryCases(pl) {
   if (!pl.compose) return results;
 
   const model = async () => ({ text: 'yes' });
-  const opts = { store, skill: 'Greeter', artifact: 'Hello', parameters: { who: 'a' }, model };
+  const opts = { store, skill: 'Greeter', artifact: 'Hello', parameters: { who: 'a' }, adapter: model };
   await coded('runArtifact with a BigInt parameter', () => pl.runArtifact({ ...opts, parameters: { who: 1n } }), 'InvalidOptions');
   await coded('runSkill with a cyclic parameter', () => pl.runSkill({ ...opts, artifact: undefined, parameters: cyclic }), 'InvalidOptions');
   await coded("runArtifact with traces: 'x'", () => pl.runArtifact({ ...opts, traces: 'x' }), 'InvalidOptions');
@@ -83,9 +83,9 @@ export async function boundaryCases(pl) {
   await coded('new Arbiter with retries whose valueOf answers an object', () => new pl.Arbiter(pl.buildSkillRegistry([], {}), { retries: { valueOf: () => ({}) } }), 'InvalidOptions');
   let reads = 0;
   const shaped = { ...framed, metadata: { ...framed.metadata, planner_delegates_shape: true } };
-  await coded('a shape model whose text getter changes between reads', () => pl.compose({ skill_package: shaped, user_request: 'x', thread_id: 't' }, { model: async () => ({ get text() { reads += 1; return reads === 1 ? '{"stages":[]}' : 5; } }) }), /^(no error|InvalidRequest|AdapterFailed|MissingRequiredField)$/);
-  await coded('a shape model answering the text "null"', () => pl.compose({ skill_package: shaped, user_request: 'x', thread_id: 't' }, { model: async () => 'null' }), 'AdapterFailed');
-  await coded('a shape model answering the text "5"', () => pl.compose({ skill_package: shaped, user_request: 'x', thread_id: 't' }, { model: async () => '5' }), 'AdapterFailed');
+  await coded('a shape model whose text getter changes between reads', () => pl.compose({ skill_package: shaped, user_request: 'x', thread_id: 't' }, { adapter: async () => ({ get text() { reads += 1; return reads === 1 ? '{"stages":[]}' : 5; } }) }), /^(no error|InvalidRequest|AdapterFailed|MissingRequiredField)$/);
+  await coded('a shape model answering the text "null"', () => pl.compose({ skill_package: shaped, user_request: 'x', thread_id: 't' }, { adapter: async () => 'null' }), 'AdapterFailed');
+  await coded('a shape model answering the text "5"', () => pl.compose({ skill_package: shaped, user_request: 'x', thread_id: 't' }, { adapter: async () => '5' }), 'AdapterFailed');
 
   // The gateway's composition patterns.
   const registry = new pl.ContractRegistry();

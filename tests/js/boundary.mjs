@@ -115,7 +115,7 @@ export async function reference(pl) {
   if (pl.parseInput) {
     out.push(JSON.stringify(pl.parseInput('/help me', {})));
     out.push(JSON.stringify(pl.validateSkill({ name: 'a', description: 'b', artifacts: [] })));
-    out.push(JSON.stringify(pl.importSkillMd('---\nname: a\ndescription: b\n---\nbody\n', {}, { now: '2026-01-01T00:00:00Z' }).skill));
+    out.push(JSON.stringify(pl.importSkillMd('---\nname: a\ndescription: b\n---\nbody\n', {}, { now: () => Date.parse('2026-01-01T00:00:00Z') }).skill));
   }
   if (pl.compose) {
     const skill = { name: 'n', description: 'd', metadata: { framing: { artifact: 'F' } }, artifacts: [{ kind: 'prompt_template', name: 'F', content: 'Hi {{ user_request }}' }] };

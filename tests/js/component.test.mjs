@@ -260,10 +260,13 @@ function componentApi() {
     CommandCatalog,
     parseInput: (text, { catalog } = {}) => JSON.parse(wrap(() => compositor.parseInput(text, (catalog ?? new CommandCatalog()).wit()))),
     openMessageStore: async () => new Store(),
-    async submit(message, { store, catalog, resolve, mentions, ...options }) {
+    async submit(message, { store, catalog, resolve, mentions, now, limits, ...options }) {
       const cat = (catalog ?? new CommandCatalog()).wit();
       const msg = JSON.stringify(message);
-      const opts = JSON.stringify(options);
+      // The JS options as the WIT options JSON takes them: the clock read once, the limits in
+      // the core's spelling.
+      const wire = limits && Object.fromEntries(Object.entries(limits).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), v]));
+      const opts = JSON.stringify({ ...options, ...(now ? { now: now() } : {}), ...(wire ? { limits: wire } : {}) });
       let step = wrap(() => store.res.submit(msg, cat, opts, undefined));
       if (step.tag === 'needs') {
         const answers = [];
@@ -312,7 +315,7 @@ test('the component lowers a stored message itself (blobs read back from the buc
   const api = componentApi();
   const store = await api.openMessageStore();
   const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
-  const r = await api.submit({ role: 'user', parts: [...api.parseInput('/search cats'), { type: 'file-attachment', name: 'd.png', data: png }] }, { store, limits: { blob_threshold: 1 } });
+  const r = await api.submit({ role: 'user', parts: [...api.parseInput('/search cats'), { type: 'file-attachment', name: 'd.png', data: png }] }, { store, limits: { blobThreshold: 1 } });
   const out = store.res.lower(r.id, { provider: 'gemini', resolved: [] });
   assert.equal(out.body, '{"contents":[{"role":"user","parts":[{"text":"cats"},{"inlineData":{"mimeType":"image/png","data":"' + png + '"}}]}]}');
   assert.deepEqual(JSON.parse(compositor.complete('/se', { builtins: true, commands: [], mentions: [] }, 5)).map((x) => x.insert), ['/search']);
@@ -324,7 +327,7 @@ test('the component lowers a stored message itself (blobs read back from the buc
  * runs on the component's key-value backend too.
  */
 function skillApi() {
-  const NOW = '2026-11-22T08:00:00Z';
+  const NOW = '2026-11-22T08:00:00.000Z';
   const dec = new TextDecoder();
   const bytes = (b64) => new Uint8Array(Buffer.from(b64, 'base64'));
   const fileList = (files) =>
@@ -396,8 +399,9 @@ function skillApi() {
     // A WASI host reads the package's seed file and hands its text to the component.
     systemSkills: async () => JSON.parse(readFileSync(join(root, 'pkg/system-skills.json'), 'utf8')),
     seedSkillSpecs: (doc) => JSON.parse(wrap(() => skills.seedSkillSpecs(typeof doc === 'string' ? doc : JSON.stringify(doc)))),
-    importPackage: (pkg, { now = NOW } = {}) => JSON.parse(wrap(() => skills.importPackage(typeof pkg === 'string' ? pkg : JSON.stringify(pkg), now))),
-    importSkillMd: (text, files, { dir, now = NOW } = {}) => JSON.parse(wrap(() => skills.importSkillMd(text, fileList(files), dir, now))),
+    // The JS clock (epoch milliseconds) as the ISO text the WIT functions take.
+    importPackage: (pkg, { now = () => Date.parse(NOW) } = {}) => JSON.parse(wrap(() => skills.importPackage(typeof pkg === 'string' ? pkg : JSON.stringify(pkg), new Date(now()).toISOString()))),
+    importSkillMd: (text, files, { dir, now = () => Date.parse(NOW) } = {}) => JSON.parse(wrap(() => skills.importSkillMd(text, fileList(files), dir, new Date(now()).toISOString()))),
     exportSkillMd(skill) {
       const out = JSON.parse(wrap(() => skills.exportSkillMd(JSON.stringify(skill))));
       return { ...out, files: Object.fromEntries(out.files.map((f) => [f.path, f.base64 ? bytes(f.content) : f.content])) };
@@ -541,7 +545,7 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   const witMerged = composer.lowerComposition(JSON.stringify(comp), { provider: 'openai-chat', system: 'House rules.', tools: JSON.stringify(extra), resolved: [] });
   assert.equal(witMerged.body, jsMerged.body);
   // Which artifacts a whole-skill run executes: the core's order, in both faces.
-  const seedSkill = JSON.stringify(plc.importPackage(readFileSync(join(root, 'tests/skills/packages/consistency-checker.json'), 'utf8'), { now: NOW }).skill);
+  const seedSkill = JSON.stringify(plc.importPackage(readFileSync(join(root, 'tests/skills/packages/consistency-checker.json'), 'utf8'), { now: () => Date.parse(NOW) }).skill);
   assert.deepEqual(composer.runOrder(seedSkill), ['Overview', 'Cross-Reference Script', 'DSPy Checker']);
   const merged = JSON.parse(jsMerged.body);
   assert.match(merged.messages[0].content, /^House rules\.\n\n/);
@@ -927,7 +931,7 @@ test('the agent loop in jco: run-agent with the host model and tools, and the ag
     const store = compositor.MessageStore.open(`agent-${c.name}`);
     const arbiter = caseArbiter(c);
     const out = agentApi.runAgent(conv, JSON.stringify({ ...options, lane: c.arbiter?.lane }), arbiter, store);
-    assert.deepEqual({ stop: out.stop.replace('-', '_'), steps: out.steps, usage: JSON.parse(out.usage) }, c.expected.outcome, c.name);
+    assert.deepEqual({ stop: out.stop, steps: out.steps, usage: JSON.parse(out.usage) }, c.expected.outcome, c.name);
     assert.deepEqual(requests, c.expected.requests, c.name);
     assert.deepEqual(JSON.parse(conv.turns()), c.expected.turns, c.name);
     // The turns the loop appended are in the store (the initial ones were never stored here).

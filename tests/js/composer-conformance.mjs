@@ -5,7 +5,9 @@
 // callbacks, as an application would write them.
 import { assert, eq, rejects, checker, throws } from './checks.mjs';
 
-const NOW = '2026-11-22T10:00:00Z';
+const NOW = '2026-11-22T10:00:00.000Z';
+/** The clock the runs and imports take: NOW in epoch milliseconds. */
+const clock = () => Date.parse(NOW);
 
 /** A host model adapter that answers from a table of (purpose → answer) and logs calls. */
 function adapter(answers, log = []) {
@@ -104,8 +106,8 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
     const q = pl.prepareSkill(planner);
     throws(() => q.compose(ask), 'NoModelAdapter', 'no model');
     const shape = '{"kind": "staged", "stages": [{"name": "search", "tools": ["web_search"]}, {"name": "write", "tools": ["write_doc"]}]}';
-    const viaPrepared = await q.compose(ask, { model: adapter({ shape }).model });
-    const viaCompose = await pl.compose(req('planner-needs-shape'), { model: adapter({ shape }).model });
+    const viaPrepared = await q.compose(ask, { adapter: adapter({ shape }).model });
+    const viaCompose = await pl.compose(req('planner-needs-shape'), { adapter: adapter({ shape }).model });
     eq(JSON.stringify(viaPrepared), JSON.stringify(viaCompose), 'the same composition after the shape answer');
   });
 
@@ -155,7 +157,7 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
   await check('planner_delegates_shape: NoModelAdapter without a model; the model answer shapes the subgraph, bounded', async () => {
     throws(() => pl.compose(req('planner-needs-shape')), 'NoModelAdapter', 'no model');
     const { model, log } = adapter({ shape: '```json\n{"kind": "staged", "stages": [{"name": "search", "tools": ["web_search"]}, {"name": "write", "tools": ["write_doc"]}]}\n```' });
-    const p = pl.compose(req('planner-needs-shape'), { model });
+    const p = pl.compose(req('planner-needs-shape'), { adapter: model });
     assert(p instanceof Promise, 'with a model: a Promise');
     const c = await p;
     assert(c.subgraph.kind === 'staged' && c.subgraph.decided_by === 'model', 'the model decided');
@@ -164,17 +166,17 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
     // A model cannot widen: a tool the caller lacks fails the composition.
     const r = req('planner-needs-shape');
     r.caller_capabilities = ['web_search', 'write_doc'];
-    await rejects(pl.compose(r, { model: adapter({ shape: '{"kind": "loop", "tools": ["fetch_page"]}' }).model }), 'UnknownTool', 'widening');
-    await rejects(pl.compose(req('planner-needs-shape'), { model: adapter({ shape: 'I think a loop' }).model }), 'AdapterFailed', 'not JSON');
-    await rejects(pl.compose(req('planner-needs-shape'), { model: adapter({ shape: new Error('503') }).model }), 'AdapterFailed', 'adapter throws');
+    await rejects(pl.compose(r, { adapter: adapter({ shape: '{"kind": "loop", "tools": ["fetch_page"]}' }).model }), 'UnknownTool', 'widening');
+    await rejects(pl.compose(req('planner-needs-shape'), { adapter: adapter({ shape: 'I think a loop' }).model }), 'AdapterFailed', 'not JSON');
+    await rejects(pl.compose(req('planner-needs-shape'), { adapter: adapter({ shape: new Error('503') }).model }), 'AdapterFailed', 'adapter throws');
     // A skill without the flag never calls the model; given a model, the answer is still a
     // Promise (the kind of answer follows the call, not the skill), the same composition.
     const quiet = adapter({});
-    const c2 = pl.compose(req('release-notes-developers'), { model: quiet.model });
+    const c2 = pl.compose(req('release-notes-developers'), { adapter: quiet.model });
     assert(c2 instanceof Promise, 'a Promise with a model');
     eq(JSON.stringify(await c2), JSON.stringify(pl.compose(req('release-notes-developers'))), 'the same composition');
     assert(quiet.log.length === 0, 'no model call');
-    await rejects(pl.compose({ skill_package: null }, { model: quiet.model }), 'InvalidRequest', 'errors are rejections with a model');
+    await rejects(pl.compose({ skill_package: null }, { adapter: quiet.model }), 'InvalidRequest', 'errors are rejections with a model');
     throws(() => pl.compose({ skill_package: null }), 'InvalidRequest', 'and throws without');
   });
 
@@ -185,7 +187,7 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
     eq(auth.subgraph.tool_availability.map((t) => t.name), ['create_skill', 'list_skills', 'add_artifact'], 'wired for authoring');
     const parent = req('release-notes-developers');
     const sub = { name: 'Sub', description: 'nested', metadata: { framing: 'Sub.', tool_surface: ['get_pr', 'delete_repo', 'web_search'] } };
-    const nested = pl.nestedRequest(parent, sub, { toolCatalog: [{ name: 'get_pr' }, { name: 'delete_repo' }, { name: 'web_search' }], user_request: 'look' });
+    const nested = pl.nestedRequest(parent, sub, { toolCatalog: [{ name: 'get_pr' }, { name: 'delete_repo' }, { name: 'web_search' }], userRequest: 'look' });
     // delete_repo is in the parent's available tools but not granted to the caller.
     eq(nested.available_tools.map((t) => t.name), ['get_pr'], 'surface ∩ caller capabilities');
     assert(nested.thread_id === parent.thread_id, 'same thread');
@@ -208,7 +210,7 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
   await check('invocation records are stored beside the turn', async () => {
     const messages = await openMessages();
     try {
-      const sub = await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'Draft the notes' }], metadata: { schema_version: 2 } }, { store: messages, session: 'thread-1', now: 1 });
+      const sub = await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'Draft the notes' }], metadata: { schema_version: 2 } }, { store: messages, session: 'thread-1', now: () => 1 });
       const r = req('release-notes-developers');
       r.turn_id = sub.id;
       const c = pl.compose(r);
@@ -270,36 +272,36 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
       return getArtifact(id);
     };
     const params = { entity_name: 'Mara', strict: true, events: [{ date: '1900', text: 'born' }] };
-    const opts = { store, skill: 'Timeline Auditor', parameters: params, session_id: 's1', now: () => NOW };
+    const opts = { store, skill: 'Timeline Auditor', parameters: params, sessionId: 's1', now: clock };
     const ctx = await pl.runArtifact({ ...opts, artifact: 'Overview' });
     assert(ctx.route === 'context' && ctx.output === 'Use when an author asks whether events line up.', 'description → context');
     assert(loads.length === 1, 'one artifact loaded');
     const { model, log } = adapter({ artifact: (r) => ({ text: '{"issues": [{"date": "1900", "why": "x"}]}', usage: { input_tokens: 120, output_tokens: 30 }, model: 'claude-sonnet-4-5' }), assertion: 'yes' });
-    const run = await pl.runArtifact({ ...opts, artifact: 'Audit Prompt', model, modelId: 'claude-sonnet-4-5', pricing: { input_per_mtok: 3, output_per_mtok: 15 } });
+    const run = await pl.runArtifact({ ...opts, artifact: 'Audit Prompt', adapter: model, model: 'claude-sonnet-4-5', pricing: { inputPerMtok: 3, outputPerMtok: 15 } });
     assert(run.route === 'model' && log[0].prompt === 'Audit the timeline of Mara. Be strict.\n- 1900: born\n', 'rendered then sent');
     assert(run.assertions.run === 4 && run.assertions.passed === 4 && run.warnings.length === 0, 'four assertions pass');
-    const long = await pl.runArtifact({ ...opts, artifact: 'Audit Prompt', model: adapter({ artifact: JSON.stringify({ issues: [], pad: 'x'.repeat(5000) }), assertion: 'yes' }).model });
+    const long = await pl.runArtifact({ ...opts, artifact: 'Audit Prompt', adapter: adapter({ artifact: JSON.stringify({ issues: [], pad: 'x'.repeat(5000) }), assertion: 'yes' }).model });
     assert(long.warnings.length === 1 && long.warnings[0].type === 'length' && long.assertions.passed === 3, 'the soft length assertion warns and the run goes on');
     assert(run.trace.input_tokens === 120 && run.trace.estimated_cost === 0.00081 && run.trace.model_id === 'claude-sonnet-4-5', 'trace cost');
-    const openai = await pl.runArtifact({ ...opts, artifact: 'Audit Prompt', model: adapter({ artifact: '{"issues": [], "note": "dates 1900 1901 ok"}', assertion: 'yes' }).model, modelId: 'gpt-4o' });
+    const openai = await pl.runArtifact({ ...opts, artifact: 'Audit Prompt', adapter: adapter({ artifact: '{"issues": [], "note": "dates 1900 1901 ok"}', assertion: 'yes' }).model, model: 'gpt-4o' });
     assert(openai.artifact.model_variant === 'openai', 'variant for the model');
     await rejects(pl.runArtifact({ ...opts, artifact: 'Collect Events' }), 'NoExecutor', 'no sandbox');
     // The render's bounds are the caller's to set, as in compose().
-    await rejects(pl.runArtifact({ ...opts, artifact: 'Audit Prompt', model, render_limits: { fuel: 1 } }), 'MalformedTemplate', 'render_limits reach the artifact render');
-    await rejects(pl.runArtifact({ ...opts, artifact: 'Audit Prompt', model, render_limits: { fuels: 1 } }), 'InvalidRequest', 'an unknown render limit');
+    await rejects(pl.runArtifact({ ...opts, artifact: 'Audit Prompt', adapter: model, renderLimits: { fuel: 1 } }), 'MalformedTemplate', 'renderLimits reach the artifact render');
+    await rejects(pl.runArtifact({ ...opts, artifact: 'Audit Prompt', adapter: model, renderLimits: { fuels: 1 } }), 'InvalidRequest', 'an unknown render limit');
     const code = await pl.runArtifact({ ...opts, artifact: 'Collect Events', executors: { code: async ({ code, language }) => ({ ran: code.includes("workspace_search('Mara')"), language }) } });
     eq(JSON.parse(code.output), { ran: true, language: 'python' }, 'sandbox got the rendered code');
     const dspy = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', executors: { dspy: async (call) => ({ template: call.template_id, state: call.state_blob }) } });
     eq(JSON.parse(dspy.output), { template: 'chain_of_thought', state: 'eyJkZW1vcyI6IFtdfQ==' }, 'dspy executor');
     loads.length = 0;
-    const fb = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', model: adapter({ artifact: '{"issues": [{"d": "1900"}], "pad": "................................"}', assertion: 'yes' }).model });
+    const fb = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', adapter: adapter({ artifact: '{"issues": [{"d": "1900"}], "pad": "................................"}', assertion: 'yes' }).model });
     assert(fb.route === 'model' && fb.artifact.name === 'Audit Prompt' && fb.replaced.name === 'DSPy Auditor', 'graceful degradation');
     assert(loads.length === 1, 'only the fallback was loaded, not the dspy_module');
     assert(fb.trace.fallback_from === fb.replaced.id, 'the trace names what it stood in for');
     await rejects(pl.runArtifact({ ...opts, artifact: 'DSPy Auditor' }), 'NoModelAdapter', 'fallback without a model');
     // A dspy_module must name its fallback (an error, as the seed says) …
     const lone = { name: 'Lone', description: 'x', artifacts: [{ kind: 'dspy_module', name: 'M', content: '{"template_id": "predict"}' }] };
-    const invalid = throws(() => pl.importPackage(lone, { now: NOW }), 'InvalidSkill', 'no fallback_artifact');
+    const invalid = throws(() => pl.importPackage(lone, { now: clock }), 'InvalidSkill', 'no fallback_artifact');
     assert(invalid.details.problems.some((p) => p.code === 'missing-fallback' && p.severity === 'error'), 'missing-fallback is an error');
     // … and a skill object that skipped validation still fails cleanly without an executor.
     const unchecked = { id: 'lone', name: 'Lone', description: 'x', artifacts: [{ id: 'lone-m', skill_id: 'lone', kind: 'dspy_module', name: 'M', ordinal: 0, content: '{"template_id": "predict"}', metadata: {} }] };
@@ -310,7 +312,7 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
       { kind: 'description', name: 'D', content: 'About.' },
       { kind: 'prompt_template', name: 'P', content: 'Ask.' },
       { kind: 'dspy_module', name: 'M', content: '{"template_id": "predict"}', metadata: { fallback_artifact: 'P' } },
-    ] }, { now: NOW }).skill;
+    ] }, { now: clock }).skill;
     const whole = await pl.runSkill({ skill: three, traces: null, executors: { dspy: async () => ({ ok: 1 }) } });
     eq(whole.results.map((r) => r.artifact.name), ['D', 'M'], 'runSkill runs the core order');
     await rejects(pl.runArtifact({ ...opts, artifact: 'Nope' }), 'NotFound', 'unknown artifact');
@@ -330,12 +332,12 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
 
   await check('dspy_module: the fallback runs when the executor throws or lacks the template; optimise, stamp, re-optimise', async (store) => {
     await store.create(fx.packages['full-contract']);
-    const opts = { store, skill: 'Timeline Auditor', parameters: { entity_name: 'Mara' }, session_id: 'd1', now: () => NOW };
+    const opts = { store, skill: 'Timeline Auditor', parameters: { entity_name: 'Mara' }, sessionId: 'd1', now: clock };
     const answer = adapter({ artifact: '{"issues": [{"date": "1900"}], "pad": "................................"}', assertion: 'yes' }).model;
-    const down = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', model: answer, executors: { dspy: async () => { throw new Error('sidecar down'); } } });
-    eq([down.route, down.artifact.name, down.replaced.name, down.fallback_reason], ['model', 'Audit Prompt', 'DSPy Auditor', 'the DSPy executor failed: sidecar down'], 'a throwing executor degrades to the fallback');
-    eq([down.trace.fallback_from, down.trace.fallback_reason], [down.replaced.id, down.fallback_reason], 'the trace says what it stood in for and why');
-    const none = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', model: answer });
+    const down = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', adapter: answer, executors: { dspy: async () => { throw new Error('sidecar down'); } } });
+    eq([down.route, down.artifact.name, down.replaced.name, down.fallbackReason], ['model', 'Audit Prompt', 'DSPy Auditor', 'the DSPy executor failed: sidecar down'], 'a throwing executor degrades to the fallback');
+    eq([down.trace.fallback_from, down.trace.fallback_reason], [down.replaced.id, down.fallbackReason], 'the trace says what it stood in for and why');
+    const none = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', adapter: answer });
     eq(none.trace.fallback_reason, 'no DSPy executor is registered', 'no executor: the reason');
     const executed = [];
     const dspy = (version, templates) => ({
@@ -346,14 +348,14 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
       optimize: async (call) => ({ demos: call.training_data.map((e) => e.raw_output), from: call.template_id }),
       manifest: async () => ({ version, templates }),
     });
-    const other = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', model: answer, executors: { dspy: dspy('dspy-2.6', [{ template_id: 'predict' }]) } });
-    eq([other.artifact.name, other.fallback_reason, executed], ['Audit Prompt', 'the DSPy executor failed: the DSPy executor does not offer the template `chain_of_thought`', []], 'a template the manifest lacks runs the fallback');
+    const other = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', adapter: answer, executors: { dspy: dspy('dspy-2.6', [{ template_id: 'predict' }]) } });
+    eq([other.artifact.name, other.fallbackReason, executed], ['Audit Prompt', 'the DSPy executor failed: the DSPy executor does not offer the template `chain_of_thought`', []], 'a template the manifest lacks runs the fallback');
     const ran = await pl.runArtifact({ ...opts, artifact: 'DSPy Auditor', executors: { dspy: dspy('dspy-2.6', [{ template_id: 'chain_of_thought' }]) } });
-    eq([ran.route, ran.fallback_reason, executed], ['dspy', null, ['chain_of_thought']], 'an offered template executes');
+    eq([ran.route, ran.fallbackReason, executed], ['dspy', null, ['chain_of_thought']], 'an offered template executes');
     // Re-optimisation: the shipped state blob carries no version stamp.
     const exec26 = { dspy: dspy('dspy-2.6') };
     eq((await pl.staleDspy({ store, executors: exec26 })).map((x) => [x.name, x.reason, x.optimized_with]), [['DSPy Auditor', 'unstamped', null]], 'an unstamped blob is stale');
-    const report = await pl.optimizeDspy({ store, skill: 'Timeline Auditor', executors: exec26, now: NOW });
+    const report = await pl.optimizeDspy({ store, skill: 'Timeline Auditor', executors: exec26, now: clock });
     // The passed examples of the module and of its fallback: the three fallback runs and the
     // one execution above.
     eq(report.optimized.map((o) => [o.artifact, o.examples, o.executor_version]), [['DSPy Auditor', 4, 'dspy-2.6']], 'optimised from the traces');
@@ -371,18 +373,18 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
 
   await check('assertions: a hard failure stops the skill and is traced; soft ones warn', async (store) => {
     await store.create(fx.packages['full-contract']);
-    const opts = { store, skill: 'Timeline Auditor', parameters: { entity_name: 'Mara' }, session_id: 's2', now: () => NOW };
+    const opts = { store, skill: 'Timeline Auditor', parameters: { entity_name: 'Mara' }, sessionId: 's2', now: clock };
     const notJson = adapter({ artifact: 'Looks fine to me.', assertion: 'yes' }).model;
-    const e = await rejects(pl.runArtifact({ ...opts, artifact: 'Audit Prompt', model: notJson }), 'AssertionFailed', 'structural');
+    const e = await rejects(pl.runArtifact({ ...opts, artifact: 'Audit Prompt', adapter: notJson }), 'AssertionFailed', 'structural');
     assert(e.details.assertion.type === 'structural' && e.details.trace.assertions_passed < e.details.trace.assertions_run, 'details');
     const semanticNo = adapter({ artifact: '{"issues": [], "note": "..........................."}', assertion: 'No.' }).model;
-    await rejects(pl.runArtifact({ ...opts, artifact: 'Audit Prompt', model: semanticNo }), 'AssertionFailed', 'semantic');
-    const rows = await store.traces({ session_id: 's2' });
+    await rejects(pl.runArtifact({ ...opts, artifact: 'Audit Prompt', adapter: semanticNo }), 'AssertionFailed', 'semantic');
+    const rows = await store.traces({ sessionId: 's2' });
     assert(rows.length === 2 && rows.every((r) => r.artifact_kind === 'prompt_template'), 'failures are traced');
     // runSkill stops at the hard failure with the results so far.
-    const s = await rejects(pl.runSkill({ ...opts, artifacts: ['Overview', 'Audit Prompt', 'Collect Events'], model: notJson }), 'AssertionFailed', 'runSkill stops');
+    const s = await rejects(pl.runSkill({ ...opts, artifacts: ['Overview', 'Audit Prompt', 'Collect Events'], adapter: notJson }), 'AssertionFailed', 'runSkill stops');
     assert(s.details.results.length === 1 && s.details.results[0].route === 'context', 'results so far');
-    const ok = await pl.runSkill({ ...opts, artifacts: ['Overview', 'Audit Prompt'], model: adapter({ artifact: (r) => JSON.stringify({ issues: [], saw: r.prompt.slice(0, 20), pad: 'x'.repeat(5000) }), assertion: 'yes' }).model });
+    const ok = await pl.runSkill({ ...opts, artifacts: ['Overview', 'Audit Prompt'], adapter: adapter({ artifact: (r) => JSON.stringify({ issues: [], saw: r.prompt.slice(0, 20), pad: 'x'.repeat(5000) }), assertion: 'yes' }).model });
     assert(ok.results.length === 2 && 'Overview' in ok.outputs && ok.warnings.length === 1, 'runSkill');
   });
 
@@ -390,9 +392,9 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
     const other = await openSkills();
     try {
       await store.create(fx.packages['full-contract']);
-      const opts = { store, skill: 'Timeline Auditor', parameters: { entity_name: 'Mara' }, now: () => NOW };
-      await pl.runArtifact({ ...opts, artifact: 'Overview', session_id: 'a' });
-      await pl.runArtifact({ ...opts, artifact: 'Strict mode notes', session_id: 'b' });
+      const opts = { store, skill: 'Timeline Auditor', parameters: { entity_name: 'Mara' }, now: clock };
+      await pl.runArtifact({ ...opts, artifact: 'Overview', sessionId: 'a' });
+      await pl.runArtifact({ ...opts, artifact: 'Strict mode notes', sessionId: 'b' });
       const all = await store.exportTraces();
       const lines = all.trimEnd().split('\n');
       assert(lines.length === 2, 'two rows');
@@ -408,7 +410,7 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
       eq(dspy.map((e) => e.trace_id), ok.map((r) => r.id), 'one example per execution with output and no error');
       assert(dspy.every((e) => e.dspy_inputs[0] === 'rendered_input' && typeof e.passed === 'boolean' && e.raw_output === ok.find((r) => r.id === e.trace_id).raw_output), 'example shape');
       await rejects(store.exportTraces({ format: 'csv' }), 'InvalidOptions', 'an unknown format');
-      assert((await store.traces({ session_id: 'b' })).length === 1, 'by session');
+      assert((await store.traces({ sessionId: 'b' })).length === 1, 'by session');
       assert((await other.exportTraces()) === '', 'the other scope has none');
       const row = await other.recordTrace({ session_id: 'x', skill_id: 'k', artifact_id: 'a', artifact_kind: 'description', started_at: NOW });
       assert(row.id.startsWith('trace-') && row.assertions_run === 0, 'recordTrace');
@@ -462,8 +464,8 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
       const two = await cat.decide('weekly sales report');
       eq([two.action, two.reason, two.skills.map((x) => x.name)], ['clarify', 'ambiguous', ['Alpha Report', 'Beta Report']], 'ambiguous');
       assert(two.skills.every((x) => x.coverage === 1 && x.qualifies && x.artifacts === undefined), 'clarify lists candidates, loads nothing');
-      const both = await cat.decide('weekly sales report', { policy: { max_skills: 2 } });
-      eq([both.action, both.skills.map((x) => x.artifacts)], ['activate', [['main'], ['main']]], 'max_skills 2');
+      const both = await cat.decide('weekly sales report', { policy: { maxSkills: 2 } });
+      eq([both.action, both.skills.map((x) => x.artifacts)], ['activate', [['main'], ['main']]], 'maxSkills 2');
       const weak = await cat.decide('forecast sales for the next quarter');
       eq([weak.action, weak.reason], ['research', 'weak-match'], 'weak');
       eq(weak.terms, ['forecast', 'sale', 'next', 'quarter'], 'terms');
@@ -476,8 +478,10 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
       const ix = await cat.index();
       eq(ix.decide('weekly sales report', { policy: { margin: 0 } }).action, 'clarify', 'index.decide: equal scores still contend at margin 0');
       await rejects(cat.decide('x', { policy: { activate: 2 } }), 'InvalidOptions', 'policy range');
-      const e = throws(() => pl.decide('x', recs, { maxSkills: 2 }), 'InvalidOptions', 'unknown key');
-      eq(e.details.path, 'maxSkills', 'path');
+      const e = throws(() => pl.decide('x', recs, { maxSkill: 2 }), 'InvalidOptions', 'unknown key');
+      eq(e.details.path, 'maxSkill', 'path');
+      const old = throws(() => pl.decide('x', recs, { max_skills: 2 }), 'InvalidOptions', 'the old spelling');
+      eq([old.details.path, old.details.use], ['max_skills', 'maxSkills'], 'named');
       throws(() => pl.decide('x', [1]), 'InvalidRequest', 'malformed recommendation');
       throws(() => pl.decide('x', 'recs'), 'InvalidRequest', 'not an array');
     } finally {

@@ -54,7 +54,7 @@ test('submit asks the host: async mention callbacks, resolve for other mentions 
     {
       store,
       catalog,
-      now: 5,
+      now: () => 5,
       mentions: {
         selection: async () => ({ payload: { text: 'abc' }, source: 'editor-1' }),
         frame: (target) => ({ frame: Number(target.id) }),
@@ -122,7 +122,7 @@ test('options are checked with clear errors', async () => {
   await assert.rejects(pl.openMessageStore({ backend: { get() {} } }), (e) => e.code === 'InvalidOptions' && /put/.test(e.message));
   const store = await pl.openMessageStore();
   await assert.rejects(pl.submit({ role: 'user', parts: [] }, { store, catalog: {} }), (e) => e.details.path === 'catalog');
-  await assert.rejects(pl.submit({ role: 'user', parts: [] }, { store, limits: { blob_threshold: -1 } }), (e) => e.code === 'InvalidOptions' && e.details.path === 'limits.blob_threshold');
+  await assert.rejects(pl.submit({ role: 'user', parts: [] }, { store, limits: { blobThreshold: -1 } }), (e) => e.code === 'InvalidOptions' && e.details.path === 'limits.blob_threshold');
   assert.throws(() => pl.parseInput(5), (e) => e.code === 'InvalidMessage');
 });
 

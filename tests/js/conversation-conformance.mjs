@@ -122,7 +122,7 @@ export async function conversationConformance(pl, { cases, errors }, openStore) 
     const reloaded = back.lower({ provider: c.provider, ...c.options }).body;
     check('a thread persisted by a Conversation reads back in order and lowers to the same bytes', live === c.expected.body && reloaded === c.expected.body && roles === 'user,assistant,tool,assistant,user', `${roles}\n${reloaded}`);
     // A user message submit() persisted is not written twice when a Conversation appends it.
-    const done = await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'again' }] }, { store, session: 'chat-1', now: 1 });
+    const done = await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'again' }] }, { store, session: 'chat-1', now: () => 1 });
     await back.append(done.message);
     const n = (await store.thread('chat-1')).length;
     check('a submitted message appended to a Conversation is stored once', n === 6 && back.length === 6, `${n} stored, ${back.length} held`);

@@ -92,15 +92,15 @@ function scenarios(pl) {
     {
       name: 'submit with an explicit id',
       kind: 'messages',
-      setup: (s) => pl.submit(TEXT('one'), { store: s, now: 1 }),
-      call: (s) => pl.submit({ role: 'user', parts: [{ type: 'text', text: 'two' }, { type: 'text', text: 'three' }] }, { store: s, id: 'client-42', now: 2 }),
+      setup: (s) => pl.submit(TEXT('one'), { store: s, now: () => 1 }),
+      call: (s) => pl.submit({ role: 'user', parts: [{ type: 'text', text: 'two' }, { type: 'text', text: 'three' }] }, { store: s, id: 'client-42', now: () => 2 }),
       view: messages,
     },
     {
       name: 'append (an assistant turn)',
       kind: 'messages',
-      setup: (s) => s.append(TEXT('hi'), { session: 'chat', now: 1 }),
-      call: (s) => s.append({ role: 'assistant', parts: [{ type: 'text', text: 'hello' }, { type: 'tool-call', id: 'c1', name: 'search', input: { q: 'x' } }] }, { session: 'chat', now: 2 }),
+      setup: (s) => s.append(TEXT('hi'), { session: 'chat', now: () => 1 }),
+      call: (s) => s.append({ role: 'assistant', parts: [{ type: 'text', text: 'hello' }, { type: 'tool-call', id: 'c1', name: 'search', input: { q: 'x' } }] }, { session: 'chat', now: () => 2 }),
       view: messages,
     },
     {

@@ -11,7 +11,7 @@ for (const cloudflareList of [false, true]) {
   test(`fault suite: host KV object (${cloudflareList ? 'edge-style list' : 'array list'})`, async () => {
     const open = (kind, f) => {
       const backend = faultyKv(kv({ cloudflareList }), f);
-      return kind === 'messages' ? pl.openMessageStore({ backend, name: 'm' }) : pl.openSkillStore({ backend, name: 's', now: () => '2026-11-23T00:00:00Z' });
+      return kind === 'messages' ? pl.openMessageStore({ backend, name: 'm' }) : pl.openSkillStore({ backend, name: 's', now: () => Date.parse('2026-11-23T00:00:00Z') });
     };
     const results = await faultConformance(pl, open);
     assert.ok(results.length >= 16, `${results.length} checks`);

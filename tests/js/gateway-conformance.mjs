@@ -57,7 +57,7 @@ export async function gatewayConformance(pl, { contracts, state, label = '' }) {
   // The planner section: every provider's tool shape, as the Rust snapshot recorded it.
   const bad0 = [];
   for (const provider of ['anthropic', 'openai-chat', 'openai-responses', 'gemini']) {
-    const got = registry.plannerSection('related titles for Berserk', { provider, surface: 'chat', user: 'u1', flags: ['cross_title_link_enabled'], tier: 'adult', now: 0 });
+    const got = registry.plannerSection('related titles for Berserk', { provider, surface: 'chat', user: 'u1', flags: ['cross_title_link_enabled'], tier: 'adult', now: () => 0 });
     if (JSON.stringify(got) !== JSON.stringify(contracts.planner[provider])) bad0.push(`${provider}: ${JSON.stringify(got).slice(0, 300)}`);
   }
   check('the planner section matches the Rust snapshot for every provider', bad0.length === 0, bad0.join('\n'));
@@ -138,7 +138,7 @@ export async function gatewayConformance(pl, { contracts, state, label = '' }) {
   // Canary: 5 % of chat users on 1.0, deterministic per user; changed at run time.
   let on = 0;
   const N = 20_000;
-  for (let i = 0; i < N; i++) if (registry.resolve('cross-title-link', { surface: 'chat', user: `user-${i}`, now: 0 }).version === '1.0.0') on += 1;
+  for (let i = 0; i < N; i++) if (registry.resolve('cross-title-link', { surface: 'chat', user: `user-${i}`, now: () => 0 }).version === '1.0.0') on += 1;
   check('a canary takes its percent of the surface (±1 %)', Math.abs(on / N - 0.05) <= 0.01, on / N);
   const firstV = registry.resolve('cross-title-link', { surface: 'chat', user: 'stable-user' }).version;
   check('a user never flips version', Array.from({ length: 20 }, () => registry.resolve('cross-title-link', { surface: 'chat', user: 'stable-user' }).version).every((v) => v === firstV));

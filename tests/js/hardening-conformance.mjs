@@ -162,7 +162,7 @@ export async function hardeningConformance(pl, { calls = 40, seeds = [1, 2], sha
   });
   await check('resource limits: named, configurable, LimitExceeded at their edges', async () => {
     const parts = (n) => ({ role: 'user', parts: Array.from({ length: n }, () => ({ type: 'text', text: 'abcd' })) });
-    pl.lower(parts(3), { provider: 'anthropic', limits: { max_parts: 3, max_message_bytes: 12 } });
+    pl.lower(parts(3), { provider: 'anthropic', limits: { maxParts: 3, maxMessageBytes: 12 } });
     const limitOf = async (f) => {
       try {
         await f();
@@ -173,10 +173,10 @@ export async function hardeningConformance(pl, { calls = 40, seeds = [1, 2], sha
       throw new Error('no error');
     };
     const got = [
-      await limitOf(() => pl.lower(parts(4), { provider: 'anthropic', limits: { max_parts: 3 } })),
-      await limitOf(() => pl.lower(parts(4), { provider: 'gemini', limits: { max_message_bytes: 15 } })),
-      await limitOf(() => pl.lowerConversation([parts(1), { role: 'assistant', parts: [{ type: 'text', text: 'ok' }] }, parts(1)], { provider: 'openai-chat', limits: { max_turns: 2 } })),
-      await limitOf(async () => pl.submit(parts(5), { store: await pl.openMessageStore(), limits: { max_parts: 4 } })),
+      await limitOf(() => pl.lower(parts(4), { provider: 'anthropic', limits: { maxParts: 3 } })),
+      await limitOf(() => pl.lower(parts(4), { provider: 'gemini', limits: { maxMessageBytes: 15 } })),
+      await limitOf(() => pl.lowerConversation([parts(1), { role: 'assistant', parts: [{ type: 'text', text: 'ok' }] }, parts(1)], { provider: 'openai-chat', limits: { maxTurns: 2 } })),
+      await limitOf(async () => pl.submit(parts(5), { store: await pl.openMessageStore(), limits: { maxParts: 4 } })),
     ];
     const want = ['max_parts:3:4', 'max_message_bytes:15:16', 'max_turns:2:3', 'max_parts:4:5'];
     if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(JSON.stringify(got));

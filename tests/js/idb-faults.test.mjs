@@ -37,7 +37,7 @@ test('fault suite on IndexedDB: every write and read position', async () => {
     const open = (kind, f) => {
       current = f;
       const name = `faults-${n++}`;
-      return kind === 'messages' ? pl.openMessageStore({ backend: 'indexeddb', name }) : pl.openSkillStore({ backend: 'indexeddb', name, now: () => '2026-11-23T00:00:00Z' });
+      return kind === 'messages' ? pl.openMessageStore({ backend: 'indexeddb', name }) : pl.openSkillStore({ backend: 'indexeddb', name, now: () => Date.parse('2026-11-23T00:00:00Z') });
     };
     return faultConformance(pl, open);
   });
@@ -49,7 +49,7 @@ test('a full quota is QuotaExceeded, named, and nothing is written', async () =>
   const out = await blank.page.evaluate(async () => {
     const pl = await import('/pkg/src/web.js');
     const store = await pl.openMessageStore({ backend: 'indexeddb', name: 'quota' });
-    await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'kept' }] }, { store, now: 1 });
+    await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'kept' }] }, { store, now: () => 1 });
     // Chromium reports a full quota as a transaction aborted with a QuotaExceededError whose
     // message is empty: made to happen here by aborting the write with that error.
     const desc = Object.getOwnPropertyDescriptor(IDBTransaction.prototype, 'error');
@@ -66,7 +66,7 @@ test('a full quota is QuotaExceeded, named, and nothing is written', async () =>
     };
     let err;
     try {
-      await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'lost' }] }, { store, now: 2 });
+      await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'lost' }] }, { store, now: () => 2 });
     } catch (e) {
       err = { code: e.code, message: e.message, dom: e.details.dom };
     }

@@ -24,7 +24,7 @@ test('skill conformance: IndexedDB backend', async () => {
     const pl = await import('/pkg/src/web.js');
     const { skillConformance } = await import('/tests/js/skill-conformance.mjs');
     let n = 0;
-    return skillConformance(pl, () => pl.openSkillStore({ backend: 'indexeddb', name: `skill-conformance-${n++}`, now: () => '2026-11-22T08:00:00Z' }), seed);
+    return skillConformance(pl, () => pl.openSkillStore({ backend: 'indexeddb', name: `skill-conformance-${n++}`, now: () => Date.parse('2026-11-22T08:00:00Z') }), seed);
   }, SEED);
   assert.ok(results.length >= 11);
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);

@@ -32,7 +32,7 @@ try {
 }
 const catalog = new CommandCatalog();
 const store = await openMessageStore({ backend: 'memory' });
-const done = await submit({ parts: parseInput('/search cats', { catalog }) }, { store, catalog, now: 1700000000000 });
+const done = await submit({ parts: parseInput('/search cats', { catalog }) }, { store, catalog, now: () => 1700000000000 });
 out.push(done.message.parts[0].resolved.flags.intent, (await store.history()).length);
 const sse = 'data: {"id":"c","choices":[{"index":0,"delta":{"content":"Hel"}}]}\\n\\ndata: {"id":"c","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":"stop"}]}\\n\\ndata: [DONE]\\n\\n';
 const adapter = createAdapter({ provider: 'openai-chat', fetch: async () => new Response(sse, { headers: { 'content-type': 'text/event-stream' } }) });

@@ -96,7 +96,7 @@ test('composer conformance: IndexedDB skill and message stores', async () => {
     const pl = await import('/pkg/src/composer-web.js');
     const { composerConformance } = await import('/tests/js/composer-conformance.mjs');
     let n = 0;
-    const now = () => '2026-11-22T10:00:00Z';
+    const now = () => Date.parse('2026-11-22T10:00:00Z');
     return composerConformance(
       pl,
       () => pl.openSkillStore({ backend: 'indexeddb', name: `composer-skills-${n++}`, now }),

@@ -16,7 +16,7 @@ async function rows(store) {
   return JSON.stringify(out);
 }
 
-const NOW = '2026-11-22T08:00:00Z';
+const NOW = '2026-11-22T08:00:00.000Z';
 
 /**
  * Runs the suite. `open()` resolves to a fresh, empty store whose clock says NOW; `seedText`
@@ -24,7 +24,7 @@ const NOW = '2026-11-22T08:00:00Z';
  */
 export async function skillConformance(pl, open, seedText) {
   const seed = JSON.parse(seedText);
-  const { skill: imported } = pl.importPackage(seedText, { now: NOW });
+  const { skill: imported } = pl.importPackage(seedText, { now: () => Date.parse(NOW) });
   const results = [];
   const check = checker(open, results);
 
@@ -147,13 +147,13 @@ export async function skillConformance(pl, open, seedText) {
 
   await check('SKILL.md import → store → export round trip', async (s) => {
     const md = '---\nname: pdf-tools\ndescription: Work with PDFs.\nallowed-tools: Bash(python3:*) Read\nmetadata:\n  version: "2.0.0"\n---\n# PDF\nRun the script.\n';
-    const { skill } = pl.importSkillMd(md, { 'scripts/x.py': 'print(1)\n', 'assets/logo.bin': new Uint8Array([0, 1, 2, 255]) }, { dir: 'pdf-tools', now: NOW });
+    const { skill } = pl.importSkillMd(md, { 'scripts/x.py': 'print(1)\n', 'assets/logo.bin': new Uint8Array([0, 1, 2, 255]) }, { dir: 'pdf-tools', now: () => Date.parse(NOW) });
     await s.create(skill);
     const back = await s.getByName('pdf-tools');
     eq(back, skill, 'stored');
     const out = pl.exportSkillMd(back);
     // Lossless for what SKILL.md holds: the export imports back to the same skill.
-    eq(pl.importSkillMd(out.text, out.files, { dir: 'pdf-tools', now: NOW }).skill, skill, 'export → import');
+    eq(pl.importSkillMd(out.text, out.files, { dir: 'pdf-tools', now: () => Date.parse(NOW) }).skill, skill, 'export → import');
     assert(out.text.endsWith('---\n# PDF\nRun the script.\n'), 'body kept byte for byte');
     eq(out.files['scripts/x.py'], 'print(1)\n', 'text file');
     eq([...out.files['assets/logo.bin']], [0, 1, 2, 255], 'binary file');

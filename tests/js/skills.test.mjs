@@ -10,8 +10,8 @@ import { skillConformance } from './skill-conformance.mjs';
 import { kv } from './host-kv.mjs';
 
 const SEED = readFileSync(new URL('../skills/packages/consistency-checker.json', import.meta.url), 'utf8');
-const NOW = '2026-11-22T08:00:00Z';
-const now = () => NOW;
+const NOW = '2026-11-22T08:00:00.000Z';
+const now = () => Date.parse(NOW);
 
 function report(results) {
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error}`);
@@ -43,7 +43,7 @@ test('a host store failing mid-write leaves the skill invisible; a retry complet
 });
 
 test('importPackage / validateSkill / importSkillMd / exportSkillMd', () => {
-  const { skill, warnings } = pl.importPackage(SEED, { now: NOW });
+  const { skill, warnings } = pl.importPackage(SEED, { now: () => Date.parse(NOW) });
   assert.equal(skill.artifacts.length, 4);
   assert.deepEqual(warnings, []);
   assert.deepEqual(pl.validateSkill(JSON.parse(SEED)), { valid: true, problems: [] });
@@ -52,7 +52,7 @@ test('importPackage / validateSkill / importSkillMd / exportSkillMd', () => {
   assert.deepEqual(v.problems.map((p) => p.path), ['artifacts[0].kind', 'description', 'version']);
   assert.throws(() => pl.importPackage('{"name": '), (e) => e.code === 'InvalidSkill' && /not valid JSON/.test(e.message));
   assert.throws(() => pl.importSkillMd('# no frontmatter'), (e) => e.code === 'InvalidSkill' && e.details.path === 'SKILL.md');
-  const md = pl.importSkillMd('---\nname: a-b\ndescription: Does things: well\n---\nBody {{ x }}\n', { 'references/r.md': new TextEncoder().encode('# ref\n') }, { dir: 'a-b', now: NOW });
+  const md = pl.importSkillMd('---\nname: a-b\ndescription: Does things: well\n---\nBody {{ x }}\n', { 'references/r.md': new TextEncoder().encode('# ref\n') }, { dir: 'a-b', now: () => Date.parse(NOW) });
   assert.deepEqual(md.problems.map((p) => p.code), ['unquoted-colon']);
   assert.equal(md.skill.artifacts[1].content, '# ref\n', 'UTF-8 bytes stay text');
   const out = pl.exportSkillMd(md.skill);

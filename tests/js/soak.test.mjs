@@ -26,7 +26,7 @@ test(`${CALLS.toLocaleString('en')} mixed calls in one instance: wasm memory fla
     (i) => pl.lowerMany([msg(i), msg(i + 1)], { provider: 'gemini' }),
     (i) => pl.parseInput(`/review src/a${i}.ts and @file:src/b.ts:1-${i % 50}`, { catalog }),
     (i) => index.match(i % 2 ? 'draft the notes' : 'pdf files', { k: 2 }),
-    () => pl.importSkillMd(md, {}, { now: '2026-11-23T00:00:00Z' }),
+    () => pl.importSkillMd(md, {}, { now: () => Date.parse('2026-11-23T00:00:00Z') }),
     () => pl.validateSkill(skill),
     (i) => pl.compose({ skill_package: skill, user_request: 'x', thread_id: `t${i % 7}`, parameters: { version: `${i}`, changes: ['a', 'b'] } }),
     (i) => {
@@ -68,7 +68,7 @@ test(`${CALLS.toLocaleString('en')} mixed calls in one instance: wasm memory fla
       }
       if (i % 997 === 0) {
         // Submits are async (the store): a few, then the store starts over.
-        await pl.submit(msg(i), { store, now: i });
+        await pl.submit(msg(i), { store, now: () => i });
         if (i % (997 * 50) === 0) {
           store.close();
           store = await pl.openMessageStore();

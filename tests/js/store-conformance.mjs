@@ -34,7 +34,7 @@ export async function conformance(pl, open, v1) {
       { type: 'editor-context', kind: 'viewport', payload: { x: 1 } },
     ],
   });
-  const opts = (store, extra = {}) => ({ store, catalog, now: 1_700_000_000_000, mentions: { selection: () => ({ text: 'sel' }) }, ...extra });
+  const opts = (store, extra = {}) => ({ store, catalog, now: () => 1_700_000_000_000, mentions: { selection: () => ({ text: 'sel' }) }, ...extra });
   const files = (q) => (q.type === 'file' ? 'one\ntwo\nthree' : null);
 
   await check('a new store is empty; an unknown id is NotFound', async (s) => {
@@ -81,7 +81,7 @@ export async function conformance(pl, open, v1) {
 
   await check('large attachments go to the blob store (deduplicated) and lower from it', async (s) => {
     const msg = { role: 'user', parts: [{ type: 'text', text: 'two copies' }, { type: 'file-attachment', name: 'a.png', data: PNG }, { type: 'file-attachment', name: 'b.png', data: PNG }] };
-    const r = await pl.submit(msg, opts(s, { limits: { blob_threshold: 10 } }));
+    const r = await pl.submit(msg, opts(s, { limits: { blobThreshold: 10 } }));
     eq(r.blobs.length, 1, 'one blob');
     const cid = r.message.parts[1].blob.content_id;
     eq(r.message.parts[2].blob.content_id, cid, 'same id');
@@ -94,7 +94,7 @@ export async function conformance(pl, open, v1) {
 
   await check('the per-session inline budget carries across messages', async (s) => {
     const att = { type: 'file-attachment', name: 'x.png', data: PNG };
-    const o = opts(s, { limits: { session_inline_max: 100 } });
+    const o = opts(s, { limits: { sessionInlineMax: 100 } });
     const a = await pl.submit({ role: 'user', parts: [att] }, o);
     const b = await pl.submit({ role: 'user', parts: [att] }, o);
     assert(typeof a.message.parts[0].data === 'string', 'first inline');
@@ -106,7 +106,7 @@ export async function conformance(pl, open, v1) {
     const before = await snapshot(s);
     await rejects(pl.submit({ role: 'user', parts: [{ type: 'command', id: '/review' }] }, opts(s)), 'MissingArgument', 'missing');
     await rejects(pl.submit({ role: 'user', parts: [{ type: 'command', id: '/review', args: '"a b' }] }, opts(s)), 'InvalidCommand', 'quotes');
-    await rejects(pl.submit({ role: 'user', parts: [{ type: 'file-attachment', data: PNG }] }, opts(s, { limits: { max_attachment_bytes: 8 } })), 'TooLarge', 'too large');
+    await rejects(pl.submit({ role: 'user', parts: [{ type: 'file-attachment', data: PNG }] }, opts(s, { limits: { maxAttachmentBytes: 8 } })), 'TooLarge', 'too large');
     await rejects(pl.submit({ role: 'user', parts: [{ type: 'file-attachment', data: '%%%%' }] }, opts(s)), 'InvalidData', 'base64');
     await rejects(pl.submit({ role: 'user', parts: [{ type: 'nope' }, 5] }, opts(s)), 'InvalidMessage', 'malformed part');
     await rejects(pl.submit('not json', opts(s)), 'InvalidMessage', 'not an object');

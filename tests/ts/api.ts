@@ -81,7 +81,7 @@ async function compose(): Promise<void> {
     catalog,
     mentions: { selection: () => ({ payload: { text: 'x' }, source: 'editor' }) },
     resolve: async (q) => (q.type === 'prompt' ? { messages: [] } : null),
-    limits: { blob_threshold: 1 << 20 },
+    limits: { blobThreshold: 1 << 20 },
   });
   const history: UserMessage[] = await store.history();
   const lowered: Lowered = await lowerAsync(done.message, { provider: 'gemini', store });
@@ -100,7 +100,9 @@ void rows, compose;
 
 // ---- skills ----
 async function skills(): Promise<void> {
-  const ws: SkillStore = await openSkillStore({ backend: 'indexeddb', name: 'ws', now: () => new Date().toISOString() });
+  const ws: SkillStore = await openSkillStore({ backend: 'indexeddb', name: 'ws', now: () => Date.now() });
+  // @ts-expect-error: one shape of time, a clock answering epoch milliseconds
+  void openSkillStore({ now: () => new Date().toISOString() });
   const acc: SkillStore = await openSkillStore();
   const pkg: SkillPackage = {
     name: 'Checker',
@@ -197,7 +199,7 @@ void [used, whole, perr, stream];
 import { runAgent, Conversation as Conv2, type AgentResult } from 'promptloom';
 async function agent() {
   const r: AgentResult = await runAgent({ conversation: new Conv2(), adapter, tools: [{ name: 'search', input_schema: { type: 'object' } }], handlers: { search: async (input) => `found ${input.query}` }, lower: { provider: 'gemini' }, maxSteps: 4 });
-  const stop: 'final' | 'arbiter' | 'max_steps' | 'aborted' = r.stop;
+  const stop: 'final' | 'arbiter' | 'max-steps' | 'aborted' = r.stop;
   void stop;
 }
 void agent;

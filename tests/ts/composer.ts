@@ -16,8 +16,13 @@ const request: ComposeRequest = {
 const noThread: ComposeRequest = { skill_package: request.skill_package };
 
 const model: ModelAdapter = async (r) => (r.purpose === 'shape' ? '{"kind":"loop"}' : { text: 'ok', usage: { input_tokens: 1, output_tokens: 1 } });
-// With a model, always a Promise; without one, the composition itself.
-const c: Promise<Composition> = compose(request, { model });
+// With an adapter, always a Promise; without one, the composition itself.
+const c: Promise<Composition> = compose(request, { adapter: model });
+// An Adapter from createAdapter() plugs in too, with the model id it lowers with.
+const viaAdapter: Promise<Composition> = compose(request, { adapter: createAdapter({ provider: 'anthropic' }), model: 'claude-sonnet-4-5' });
+// @ts-expect-error: `model` is a model id; what calls a model is `adapter`
+compose(request, { model });
+void viaAdapter;
 const now: Composition = compose(request);
 void now;
 async function use(): Promise<void> {
@@ -34,9 +39,11 @@ async function use(): Promise<void> {
   const store = await openSkillStore();
   const authoring = authoringTools(store);
   const result: McpResult = await authoring.call('list_skills', {}, { composition });
-  const run: RunResult = await runArtifact({ skill: 'Notes', store, artifact: 'Overview', model, executors: { code: async ({ code }) => code.length } });
-  const rows: TraceRow[] = await store.traces({ session_id: 'default' });
-  const all = await runSkill({ skill: 'Notes', store, model });
+  const run: RunResult = await runArtifact({ skill: 'Notes', store, artifact: 'Overview', adapter: model, model: 'claude-sonnet-4-5', sessionId: 's', now: () => Date.now(), pricing: { inputPerMtok: 3, outputPerMtok: 15 }, executors: { code: async ({ code }) => code.length } });
+  const reason: string | null = run.fallbackReason;
+  void reason;
+  const rows: TraceRow[] = await store.traces({ sessionId: 'default' });
+  const all = await runSkill({ skill: 'Notes', store, adapter: model });
   const nested: ComposeRequest = nestedRequest(request, { name: 'Sub', description: 'x' }, { toolCatalog: ['search'] });
   // @ts-expect-error: the route is one of four
   const r: RunResult['route'] = 'shell';
@@ -53,7 +60,7 @@ import { prepareSkill, PreparedSkill } from 'promptloom/composer';
 const prepared: PreparedSkill = prepareSkill(request.skill_package);
 const name: string = prepared.name;
 const { skill_package: _package, ...invocation } = request;
-const again: Promise<Composition> = prepared.compose(invocation, { model });
+const again: Promise<Composition> = prepared.compose(invocation, { adapter: model });
 const direct: Composition = prepared.compose(invocation);
 void direct;
 // @ts-expect-error: the package is the prepared one

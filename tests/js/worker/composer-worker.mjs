@@ -25,7 +25,7 @@ export default {
     if (url.pathname === '/composer-conformance') {
       // The composer suite inside workerd, on memory and on the Worker's KV namespace.
       const { fx, backend } = await request.json();
-      const now = () => '2026-11-22T10:00:00Z';
+      const now = () => Date.parse('2026-11-22T10:00:00Z');
       const kv = backend === 'kv';
       const skills = () => pl.openSkillStore(kv ? { backend: env.CHAT, name: `composer-${stores++}`, now } : { now });
       const messages = () => pl.openMessageStore(kv ? { backend: env.CHAT, name: `composer-msg-${stores++}` } : {});

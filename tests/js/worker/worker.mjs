@@ -59,7 +59,7 @@ export default {
     if (url.pathname === '/skill-conformance') {
       // The skill-store suite inside workerd, on memory and on the Worker's KV namespace.
       const { seed, backend } = await request.json();
-      const now = () => '2026-11-22T08:00:00Z';
+      const now = () => Date.parse('2026-11-22T08:00:00Z');
       const open = () => pl.openSkillStore(backend === 'kv' ? { backend: env.CHAT, name: `skills-${stores++}`, now } : { backend: 'memory', now });
       return Response.json(await skillConformance(pl, open, seed));
     }
@@ -68,7 +68,7 @@ export default {
       const open = (kind, f) => {
         const backend = faultyKv(env.CHAT, f);
         const name = `faults-${stores++}`;
-        return kind === 'messages' ? pl.openMessageStore({ backend, name }) : pl.openSkillStore({ backend, name, now: () => '2026-11-23T00:00:00Z' });
+        return kind === 'messages' ? pl.openMessageStore({ backend, name }) : pl.openSkillStore({ backend, name, now: () => Date.parse('2026-11-23T00:00:00Z') });
       };
       return Response.json(await faultConformance(pl, open));
     }
