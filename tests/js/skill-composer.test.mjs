@@ -74,3 +74,40 @@ test('the scripted artifact runs match the core driver', async () => {
     }
   }
 });
+
+// An Adapter from createAdapter() wherever a model is called: the composer's and the
+// artifact run's requests are lowered for its provider (with `model`) and sent through it to
+// the mock provider; the reply's text answers. A function as `model`, the old spelling, is
+// refused naming `adapter`.
+test('an Adapter from createAdapter() plugs in where a model is called: a composition and an artifact run against the mock provider', async () => {
+  const { startMockProvider, mockBaseURL, planFor } = await import('../../scripts/mock-provider.mjs');
+  const mock = await startMockProvider();
+  try {
+    for (const provider of ['anthropic', 'openai-responses', 'gemini']) {
+      const adapter = pl.createAdapter({ provider, apiKey: 'k', baseURL: mockBaseURL(mock.url, provider), stream: false });
+      const model = provider === 'anthropic' ? 'claude-sonnet-4-5' : provider === 'gemini' ? 'gemini-2.5-flash' : 'gpt-4.1';
+      const { skill } = pl.importPackage({ name: 'Greeter', description: 'Greets.', artifacts: [{ kind: 'prompt_template', name: 'Hello', content: 'Say hello to {{ who }}.' }] }, { now });
+      const run = await pl.runArtifact({ skill, artifact: 'Hello', parameters: { who: 'Ada' }, adapter, model, traces: null, now });
+      const sent = JSON.parse(mock.requests.at(-1).body);
+      assert.equal(run.route, 'model', provider);
+      assert.equal(run.output, planFor(provider, sent).text, provider);
+      assert.equal(run.trace.model_id, model, provider);
+      assert.match(JSON.stringify(sent), /Say hello to Ada\./, provider);
+      if (provider !== 'gemini') assert.equal(sent.model, model, provider);
+      else assert.match(mock.requests.at(-1).url, new RegExp(model), provider);
+    }
+    // The shape question of a delegating skill goes through the Adapter too, its schema as the
+    // request's structured output (the mock answers such a request with JSON of that schema).
+    const adapter = pl.createAdapter({ provider: 'openai-chat', apiKey: 'k', baseURL: mockBaseURL(mock.url, 'openai-chat'), stream: false });
+    const before = mock.requests.length;
+    const req = fx.requests['planner-needs-shape'];
+    const shaped = await pl.compose(req, { adapter, model: 'gpt-4.1' });
+    assert.equal(shaped.subgraph.decided_by, 'model');
+    assert.equal(mock.requests.length, before + 1);
+    assert.equal(JSON.parse(mock.requests.at(-1).body).response_format.type, 'json_schema', 'the shape schema is the request output');
+    assert.throws(() => pl.compose(req, { model: async () => '{}' }), (e) => e.code === 'InvalidOptions' && e.details.use === 'adapter');
+    await assert.rejects(pl.runArtifact({ skill: 'G', modelId: 'x' }), (e) => e.code === 'InvalidOptions' && e.details.use === 'model');
+  } finally {
+    await mock.close();
+  }
+});

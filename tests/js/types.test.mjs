@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { successCases, conversationCases, root } from './cases.mjs';
 import * as plc from '../../pkg/src/composer-node.js';
@@ -170,4 +170,44 @@ test('every export of each entry is declared in its .d.ts, and every declared va
   } catch (e) {
     assert.fail(`the entries and their types differ:\n${e.stdout}${e.stderr}`);
   }
+});
+
+// The naming rule (README, Conventions), checked on the declarations: an options or result
+// type is camelCase; snake_case fields belong to documents — what is stored or exchanged by
+// every host, as the core writes it — and no type mixes the two. A new type with snake_case
+// fields must be a document (add it here, saying so) or be renamed.
+const DOCUMENTS = new Set([
+  // messages, turns and their parts; what a store keeps and lists
+  'EditorContextPart', 'ToolResultPart', 'ResponseMetadata', 'MessageSummary', 'StoredBlob',
+  // skills, their artifacts and traces; the seed's formats
+  'ArtifactMetadata', 'SkillArtifact', 'SkillMetadata', 'Skill', 'ArtifactRef', 'TraceInput', 'TraceRow', 'DspyExample', 'DspyOptimizeCall', 'StaleDspy',
+  // the composer's request and reports; state machines, their runs, logs and proposals
+  'ComposeRequest', 'AssertionReport', 'SkillSpec', 'Outcome', 'Run', 'SessionHierarchy', 'StoredProposal',
+  // contracts and gateway records
+  'ContractDocument', 'RegisteredContract', 'GatewayRecord',
+  // the core's completion entries (the same in the WIT compositor)
+  'Completion',
+]);
+// Known to mix, to be settled: a tool definition takes `parameters`, `input_schema` or `inputSchema`.
+const MIXED_FOR_NOW = new Set(['FunctionTool']);
+
+test('the naming rule holds in the declarations: options and results camelCase, documents snake_case, nothing mixed', () => {
+  const bad = [];
+  for (const file of ['pkg/index.d.ts', 'pkg/composer.d.ts']) {
+    const text = readFileSync(join(root, file), 'utf8');
+    for (const m of text.matchAll(/^export (?:interface|type) (\w+)[^\n]*\{\n([\s\S]*?)^\}/gm)) {
+      const [, name, body] = m;
+      const props = [...body.matchAll(/^ {2}(?:readonly )?([A-Za-z_][A-Za-z0-9_]*)\??:/gm)].map((p) => p[1]);
+      const snake = props.filter((p) => p.includes('_'));
+      const camel = props.filter((p) => /[a-z][A-Z]/.test(p));
+      if (MIXED_FOR_NOW.has(name)) continue;
+      if (snake.length > 0 && camel.length > 0) bad.push(`${file} ${name} mixes ${snake[0]} and ${camel[0]}`);
+      else if (snake.length > 0 && !DOCUMENTS.has(name)) bad.push(`${file} ${name} is not a document but has ${snake.join(', ')}`);
+    }
+    // Inline options of a function: camelCase.
+    for (const m of text.matchAll(/options\??: \{([^{}]*)\}/g)) {
+      for (const k of m[1].matchAll(/([A-Za-z_][A-Za-z0-9_]*)\??:/g)) if (k[1].includes('_')) bad.push(`${file}: an inline option \`${k[1]}\``);
+    }
+  }
+  assert.deepEqual(bad, []);
 });
