@@ -60,7 +60,7 @@ function conversation(n) {
   return { ours: ours.slice(0, n - 1), sdk: sdk.slice(0, n - 1) };
 }
 
-const tools = [{ name: 'search', description: 'Search the code', parameters: { type: 'object', properties: { path: { type: 'string' }, query: { type: 'string' } }, required: ['query'] } }];
+const tools = [{ name: 'search', description: 'Search the code', inputSchema: { type: 'object', properties: { path: { type: 'string' }, query: { type: 'string' } }, required: ['query'] } }];
 const sdkTools = [{ type: 'function', name: 'search', description: 'Search the code', inputSchema: tools[0].parameters }];
 const models = {
   anthropic: createAnthropic({ apiKey: 'k' })('claude-x'),

@@ -17,7 +17,7 @@ export function decide(query: string, recommendations: import('./index.js').Reco
 /** What a model is offered at one step of a running skill. */
 export interface StepOffer {
   system: string;
-  tools: Array<{ name: string; description?: string; input_schema: object }>;
+  tools: Array<{ name: string; description?: string; inputSchema: object }>;
   /** Offered name → the tool's own name. */
   names: Record<string, string>;
 }
@@ -424,7 +424,7 @@ export declare class Arbiter {
    * state's allowed tools (described by `tools`) under provider-safe names, and the
    * `skill_transition` / `skill_finish` tools; `names` maps offered names back.
    */
-  stepOffer(lane: string, tools?: Array<{ name: string; description?: string; input_schema?: object }>): StepOffer;
+  stepOffer(lane: string, tools?: Array<{ name: string; description?: string; inputSchema?: object }>): StepOffer;
   /** Proposes what a model's tool call asks, under the names of `offer`. */
   proposeCall(lane: string, toolCall: { name: string; input?: unknown }, offer: StepOffer): Outcome;
   hierarchy(session?: string): { session: string; lanes: Array<{ lane: string; skill: { name: string; state: string; status: RunStatus; step: { n: number; objective: string } } }> };
@@ -475,7 +475,7 @@ export interface Session {
   lane(lane: string): LaneState;
   run(lane: string): Run | null;
   stepContext(lane: string, context?: unknown): ReturnType<Arbiter['stepContext']>;
-  stepOffer(lane: string, tools?: Array<{ name: string; description?: string; input_schema?: object }>): StepOffer;
+  stepOffer(lane: string, tools?: Array<{ name: string; description?: string; inputSchema?: object }>): StepOffer;
   free(): void;
   /** `free()`, for the `using` statement. */
   [Symbol.dispose](): void;

@@ -118,19 +118,39 @@ import type { Call, Citation, CacheStats, Capabilities, ConversationReport, Fini
 
 /** A tool definition in the neutral shape; each provider gets its own form. */
 /** A function the model calls with JSON arguments (the default kind of tool). */
-export interface FunctionTool {
+export interface FunctionTool<S extends ToolSchema = ToolSchema> {
   type?: 'function';
   /** `^[a-zA-Z0-9_-]{1,64}$` */
   name: string;
   description?: string;
-  /** JSON Schema of the arguments (an object schema). Gemini receives its OpenAPI subset. */
-  parameters?: Record<string, unknown>;
-  /** The same, in Anthropic's spelling. */
-  input_schema?: Record<string, unknown>;
-  /** The same, in MCP's spelling. */
-  inputSchema?: Record<string, unknown>;
+  /**
+   * The arguments' schema: JSON Schema (an object schema; Gemini receives its OpenAPI
+   * subset), or a schema library's schema that speaks Standard JSON Schema (zod 4.2+,
+   * ArkType), written out as JSON Schema. `runAgent` checks each call's input with a Standard
+   * Schema before the handler runs, and types the handler's input from it.
+   */
+  inputSchema?: S;
   strict?: boolean;
 }
+
+/** A schema of a library that speaks Standard Schema (zod, ArkType, Valibot, …): what it accepts and gives. */
+export interface StandardSchema<Input = unknown, Output = Input> {
+  readonly '~standard': {
+    readonly version: 1;
+    readonly vendor: string;
+    readonly validate: (value: unknown) => unknown;
+    readonly types?: { readonly input: Input; readonly output: Output } | undefined;
+  };
+}
+
+/** What a function tool's `inputSchema` takes. */
+export type ToolSchema = { [keyword: string]: unknown } | StandardSchema<any, any>;
+
+/** The input a tool's handler receives: its Standard Schema's output, else anything. */
+export type ToolInput<T> = T extends { inputSchema: StandardSchema<any, infer O> } ? O : any;
+
+/** The names of a list of tools. */
+export type ToolName<T extends readonly Tool[]> = NonNullable<T[number]['name']> & string;
 
 /**
  * A custom tool: the model writes free text (its call's `input` is a string), constrained
@@ -870,15 +890,15 @@ export interface Adapter {
 export declare function createAdapter(options: AdapterOptions): Adapter;
 
 /** A tool handler of the agent loop: its output goes back as the tool result (a throw: an error result). */
-export type ToolHandler = (input: any, context: { call: ToolCallPart; signal?: AbortSignal }) => unknown | Promise<unknown>;
+export type ToolHandler<I = any> = (input: I, context: { call: ToolCallPart; signal?: AbortSignal }) => unknown | Promise<unknown>;
 
-export interface AgentOptions {
+export interface AgentOptions<T extends readonly Tool[] = Tool[]> {
   conversation: Conversation;
   adapter: Adapter;
-  /** Tool definitions offered to the model (`{ name, description?, input_schema? }`). */
-  tools?: Tool[];
-  /** Handlers by tool name. */
-  handlers?: Record<string, ToolHandler>;
+  /** Tool definitions offered to the model (`{ name, description?, inputSchema? }`). */
+  tools?: T;
+  /** Handlers by tool name; each one's input is typed from its tool's Standard Schema. */
+  handlers?: { [N in ToolName<T>]?: ToolHandler<ToolInput<Extract<T[number], { name: N }>>> };
   /** The lowering options of every step, over the conversation's own (provider, params, system, …). */
   lower?: Partial<ConversationOptions>;
   /** Model requests at most (default 8). */
@@ -910,7 +930,7 @@ export interface AgentResult {
 }
 
 /** Runs a conversation turn by turn until the final answer (see docs/responses.md, the agent loop). */
-export declare function runAgent(options: AgentOptions): Promise<AgentResult>;
+export declare function runAgent<const T extends readonly Tool[] = Tool[]>(options: AgentOptions<T>): Promise<AgentResult>;
 
 export declare function openMessageStore(options?: { backend?: 'indexeddb' | 'memory' | HostKeyValue; name?: string }): Promise<MessageStore>;
 

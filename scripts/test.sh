@@ -79,7 +79,7 @@ run_tier() {
       cargo test --features ts --test documents ;;
     wasm)
       step "the core in headless Chromium (wasm-bindgen-test; the Rust IndexedDB stores)"
-      CHROMEDRIVER=/usr/bin/chromedriver cargo test --target wasm32-unknown-unknown --features indexeddb --test web ;;
+      CHROMEDRIVER="${CHROMEDRIVER:-$(command -v chromedriver || echo /usr/bin/chromedriver)}" cargo test --target wasm32-unknown-unknown --features indexeddb --test web ;;
     node) js_tier "the npm package in Node" $NODE_TESTS ;;
     deno)
       # As a Deno app with a package.json uses the package: `npm pack`, installed into the

@@ -14,8 +14,8 @@ const FILES = {
   'README.md': '# demo\nA workspace with one library file.\n',
 };
 const TOOLS = [
-  { name: 'search', description: 'Searches the workspace for text.', input_schema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
-  { name: 'read_file', description: 'Reads a workspace file.', input_schema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+  { name: 'search', description: 'Searches the workspace for text.', inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } },
+  { name: 'read_file', description: 'Reads a workspace file.', inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
 ];
 const HANDLERS = {
   search: ({ query = '' } = {}) => {

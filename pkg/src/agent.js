@@ -4,7 +4,7 @@
 // aborted reply keeps, when the loop stops; this file only performs the host's I/O (the
 // adapter, the tool handlers, the arbiter, the store behind the Conversation).
 
-import { PromptloomError, __opts, __module, __call, __json, __said, __host, __hostAsync, __on, __glue } from './api.js';
+import { PromptloomError, __opts, __module, __call, __json, __said, __host, __hostAsync, __on, __glue, __toolsWire } from './api.js';
 import { AGENT_EVENTS as EVENTS, AGENT_MAX_STEPS } from './constants.js';
 
 function invalid(message, path) {
@@ -43,6 +43,21 @@ const observer = (f, path) => f && ((...args) => {
  * `arbiter` may also be a Session (`openSession`): every proposal is then in the session's
  * stored log, with the lane's moves, before the tool runs.
  */
+/** A Standard Schema's verdict on a tool call's input: `{ value }`, or `{ issues }` as one line. */
+async function checked(validate, input) {
+  let r;
+  try {
+    r = await validate(input);
+  } catch (e) {
+    return { issues: __said(e) };
+  }
+  if (r && Array.isArray(r.issues) && r.issues.length > 0) {
+    const where = (i) => (Array.isArray(i.path) && i.path.length > 0 ? `${i.path.map((p) => (p !== null && typeof p === 'object' ? p.key : p)).join('.')}: ` : '');
+    return { issues: r.issues.map((i) => `${where(i)}${i.message}`).join('; ') };
+  }
+  return { value: r ? r.value : input };
+}
+
 export async function runAgent(options) {
   const { conversation, adapter, tools = [], handlers = {}, lower = {}, maxSteps = AGENT_MAX_STEPS, signal, arbiter, lane = 'main' } = __opts(options, 'runAgent()');
   if (!conversation || typeof conversation.lower !== 'function' || typeof conversation.append !== 'function') throw invalid('`conversation` must be a Conversation', 'conversation');
@@ -55,8 +70,16 @@ export async function runAgent(options) {
   const onEvent = observer(fn(options.onEvent, 'onEvent'), 'onEvent');
   const onTurn = observer(fn(options.onTurn, 'onTurn'), 'onTurn');
   const json = (v, path) => (v == null ? '' : __json(v, `\`${path}\``, 'InvalidOptions', { text: false, path }));
+  // The tools as the model is offered them (a Standard JSON Schema written out as JSON
+  // Schema); a Standard Schema also checks each call's input before its handler runs.
+  const offered = __toolsWire(tools);
+  const checks = new Map();
+  for (const t of tools) {
+    const v = t && t.inputSchema && t.inputSchema['~standard'] && t.inputSchema['~standard'].validate;
+    if (typeof v === 'function') checks.set(t.name, v);
+  }
   const M = __module();
-  const run = __call(() => new M.AgentRunCore(json(conversation.options, 'conversation.options'), json(lower, 'lower'), json(tools, 'tools'), maxSteps, arbiter !== undefined));
+  const run = __call(() => new M.AgentRunCore(json(conversation.options, 'conversation.options'), json(lower, 'lower'), json(offered, 'tools'), maxSteps, arbiter !== undefined));
   // The run finishes on the instance it started on, if a larger entry loads meanwhile.
   const glue = __glue();
   const next = (event, payload = '') => JSON.parse(__on(glue, () => __call(() => run.next(EVENTS[event], payload))));
@@ -72,7 +95,7 @@ export async function runAgent(options) {
     for (;;) {
       switch (action.do) {
         case 'offer':
-          offer = arbiter.stepOffer(lane, tools);
+          offer = arbiter.stepOffer(lane, offered);
           action = next('offer', JSON.stringify(offer));
           break;
         case 'propose':
@@ -84,9 +107,20 @@ export async function runAgent(options) {
             action = next('no-tool');
             break;
           }
+          let input = action.call.input;
+          const check = checks.get(action.name);
+          if (check) {
+            // What the schema says of the input goes back to the model as the error result.
+            const said = await checked(check, input);
+            if (said.issues) {
+              action = next('failed', `the input does not match the tool's schema: ${said.issues}`);
+              break;
+            }
+            input = said.value;
+          }
           let out;
           try {
-            out = await h(action.call.input, { call: action.call, signal });
+            out = await h(input, { call: action.call, signal });
           } catch (e) {
             if (signal && signal.aborted) throw e;
             action = next('failed', __said(e));

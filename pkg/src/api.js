@@ -5,7 +5,7 @@
 // them for the other face files.
 
 import { FIELD, NEEDS_DATA, FAILED, NEXT, ASK, LOST, PROVIDERS } from './constants.js';
-import { PromptloomError, __call, __inbox, __fromCore, __json, __module, __str, __said, __limitsWire } from './instance.js';
+import { PromptloomError, __call, __inbox, __fromCore, __json, __module, __str, __said, __limitsWire, __toolsWire } from './instance.js';
 import { __answer as answer, __prepare as prepare, __splice, __inlineSlots, __inlineBytes } from './slots.js';
 
 export * from './instance.js';
@@ -36,6 +36,7 @@ function optionsJson(options, what = 'lower()', conversation = false) {
   }
   if (!conversation) delete core.cache;
   if (core.limits !== undefined) core.limits = __limitsWire(core.limits);
+  if (core.tools !== undefined) core.tools = __toolsWire(core.tools);
   try {
     return JSON.stringify(core);
   } catch (e) {

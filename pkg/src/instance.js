@@ -311,6 +311,49 @@ export function __limitsWire(limits, what = 'limits') {
   return out;
 }
 
+/**
+ * @internal Tool definitions as the core reads them. A function tool's `inputSchema` is JSON
+ * Schema, or the schema of a library that speaks Standard JSON Schema (zod 4.2+, ArkType,
+ * Valibot through its converter), written out here as JSON Schema (draft 2020-12, without its
+ * `$schema` line); `parameters` and `input_schema`, the providers' spellings, are refused
+ * naming `inputSchema`. Other values pass for the core to judge.
+ */
+export function __toolsWire(tools, what = 'tools') {
+  if (!Array.isArray(tools)) return tools;
+  let out = tools;
+  for (let i = 0; i < tools.length; i++) {
+    const t = tools[i];
+    if (t === null || typeof t !== 'object' || (t.type !== undefined && t.type !== 'function')) continue;
+    const at = `${what}[${i}]`;
+    for (const old of ['parameters', 'input_schema']) {
+      if (t[old] !== undefined) throw new PromptloomError('InvalidOptions', `a tool's schema is \`inputSchema\`, not \`${old}\` (at ${at}.${old})`, { path: `${at}.${old}`, use: 'inputSchema' });
+    }
+    const s = t.inputSchema;
+    if (s === null || typeof s !== 'object' || !s['~standard']) continue;
+    const json = __jsonSchemaOf(s, `${at}.inputSchema`);
+    if (out === tools) out = tools.slice();
+    out[i] = { ...t, inputSchema: json };
+  }
+  return out;
+}
+
+/** @internal The JSON Schema of a Standard JSON Schema (the input it accepts). */
+export function __jsonSchemaOf(schema, path) {
+  const convert = schema['~standard'].jsonSchema;
+  if (!convert || typeof convert.input !== 'function') {
+    throw new PromptloomError('InvalidOptions', `this schema speaks Standard Schema but not Standard JSON Schema, so it cannot be sent to a model (zod 4.2+ and ArkType speak both; Valibot through toStandardJsonSchema()): pass its JSON Schema (at ${path})`, { path });
+  }
+  let json;
+  try {
+    json = convert.input({ target: 'draft-2020-12' });
+  } catch (e) {
+    throw new PromptloomError('InvalidOptions', `the schema cannot be written as JSON Schema: ${__said(e)} (at ${path})`, { path });
+  }
+  if (json === null || typeof json !== 'object') throw new PromptloomError('InvalidOptions', `the schema's JSON Schema is not an object (at ${path})`, { path });
+  const { $schema: _, ...rest } = json;
+  return rest;
+}
+
 /** @internal The ISO 8601 text of epoch milliseconds (what documents store). */
 export function __iso(ms) {
   return new Date(ms).toISOString();

@@ -36,7 +36,7 @@ impl Arbiter {
     /// The offer for the lane's next model call: `{ system, tools, names }` — the system
     /// text (skill, state, objective, step budget, how to move on), the tool definitions of
     /// the state's allowed tools (from `tools`, the host's `{ name, description?,
-    /// input_schema? }` list; a tool the host does not describe gets an open object schema)
+    /// inputSchema? }` list; a tool the host does not describe gets an open object schema)
     /// plus `skill_transition` / `skill_finish`, and `names`: offered name → tool name.
     pub fn step_offer(&self, lane: &str, tools: &Value) -> Result<Value> {
         let cx = self.step_context(lane, &Value::Null)?;
@@ -60,9 +60,9 @@ impl Arbiter {
                 .find(|d| d.get("name").and_then(Value::as_str) == Some(t));
             let schema = def
                 .and_then(|d| {
-                    d.get("input_schema")
+                    d.get("inputSchema")
+                        .or_else(|| d.get("input_schema"))
                         .or_else(|| d.get("parameters"))
-                        .or_else(|| d.get("inputSchema"))
                 })
                 .cloned()
                 .unwrap_or_else(|| json!({ "type": "object", "properties": {} }));
@@ -74,7 +74,7 @@ impl Arbiter {
             {
                 o.insert("description".into(), d.into());
             }
-            o.insert("input_schema".into(), schema);
+            o.insert("inputSchema".into(), schema);
             offered.push(Value::Object(o));
         }
         let events: Vec<Value> = cx["transitions"].as_array().cloned().unwrap_or_default();
@@ -82,7 +82,7 @@ impl Arbiter {
             offered.push(json!({
                 "name": TRANSITION_TOOL,
                 "description": "Moves the skill to its next state when this state's objective is met.",
-                "input_schema": { "type": "object", "properties": { "event": { "type": "string", "enum": events } }, "required": ["event"] },
+                "inputSchema": { "type": "object", "properties": { "event": { "type": "string", "enum": events } }, "required": ["event"] },
             }));
         }
         let terminal = cx["terminal"].as_bool() == Some(true);
@@ -94,7 +94,7 @@ impl Arbiter {
             offered.push(json!({
                 "name": FINISH_TOOL,
                 "description": "Finishes the skill with its output.",
-                "input_schema": { "type": "object", "properties": { "output": output }, "required": ["output"] },
+                "inputSchema": { "type": "object", "properties": { "output": output }, "required": ["output"] },
             }));
         }
         let mut system = format!(
@@ -250,7 +250,7 @@ mod tests {
         let names = tool_names(&o);
         assert_eq!(names, [FINISH_TOOL]);
         assert_eq!(
-            o["tools"][0]["input_schema"]["properties"]["output"],
+            o["tools"][0]["inputSchema"]["properties"]["output"],
             json!({ "type": "object" })
         );
     }

@@ -14,7 +14,7 @@ after(async () => {
   await mock.close();
 });
 
-const tools = [{ name: 'search', description: 'Searches the docs.', input_schema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } }];
+const tools = [{ name: 'search', description: 'Searches the docs.', inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } }];
 const adapter = (provider, extra = {}) => pl.createAdapter({ provider, apiKey: 'k', baseURL: mockBaseURL(mock.url, provider), model: 'mock-model', retry: { initialDelayMs: 1 }, ...extra });
 const lower = (provider) => ({ provider, ...(provider === 'gemini' ? {} : provider === 'anthropic' ? { model: 'm', maxOutputTokens: 256, stream: true } : { model: 'm', stream: true }) });
 
@@ -96,7 +96,7 @@ test('a SkillSpec run: every call proposed to the arbiter, the state machine adv
   const registry = pl.buildSkillRegistry([spec], { tools: ['docs.search'] });
   const arbiter = new pl.Arbiter(registry);
   arbiter.start('main', 'research', null);
-  const offer = arbiter.stepOffer('main', [{ name: 'docs.search', description: 'Searches.', input_schema: { type: 'object', properties: { query: { type: 'string' } } } }]);
+  const offer = arbiter.stepOffer('main', [{ name: 'docs.search', description: 'Searches.', inputSchema: { type: 'object', properties: { query: { type: 'string' } } } }]);
   assert.deepEqual(offer.tools.map((t) => t.name), ['docs_search', 'skill_transition']);
   assert.deepEqual(offer.names, { docs_search: 'docs.search' });
   assert.match(offer.system, /Objective: Search the docs\.[\s\S]*skill_transition.*found/);
@@ -106,7 +106,7 @@ test('a SkillSpec run: every call proposed to the arbiter, the state machine adv
   const out = await pl.runAgent({
     conversation: c,
     adapter: adapter('anthropic'),
-    tools: [{ name: 'docs.search', description: 'Searches.', input_schema: { type: 'object', properties: { query: { type: 'string' } } } }],
+    tools: [{ name: 'docs.search', description: 'Searches.', inputSchema: { type: 'object', properties: { query: { type: 'string' } } } }],
     handlers: { 'docs.search': () => 'streaming: adapters and parsers' },
     lower: lower('anthropic'),
     arbiter,
@@ -132,7 +132,7 @@ test('a SkillSpec run in a session: every proposal and lane move stored before t
   const out = await pl.runAgent({
     conversation: c,
     adapter: adapter('anthropic'),
-    tools: [{ name: 'docs.search', description: 'Searches.', input_schema: { type: 'object', properties: { query: { type: 'string' } } } }],
+    tools: [{ name: 'docs.search', description: 'Searches.', inputSchema: { type: 'object', properties: { query: { type: 'string' } } } }],
     handlers: { 'docs.search': () => { seenBeforeTool.push(session.lane('main')); return 'streaming: adapters and parsers'; } },
     lower: lower('anthropic'),
     arbiter: session,
@@ -225,4 +225,52 @@ test('runAgent asks for a JSON answer with the output setting, and gives the obj
     assert.deepEqual(out.turn.metadata.object, out.object);
     conversation.free();
   }
+});
+
+// A tool whose inputSchema is a zod schema (Standard JSON Schema): the provider is offered its
+// JSON Schema, each call's input is checked by it before the handler runs (the handler gets
+// the parsed value), and a call it refuses goes back to the model as an error result.
+test('a zod inputSchema: offered as JSON Schema, each input checked and parsed; a refused input is an error result', async () => {
+  const { z } = await import('zod');
+  for (const provider of ['anthropic', 'openai-chat', 'gemini']) {
+    const before = mock.requests.length;
+    const conversation = new pl.Conversation();
+    conversation.append({ role: 'user', parts: [{ type: 'text', text: 'Find the streaming docs' }] });
+    const got = [];
+    const out = await pl.runAgent({
+      conversation,
+      adapter: adapter(provider),
+      tools: [{ name: 'search', description: 'Searches the docs.', inputSchema: z.object({ query: z.string().transform((q) => q.toUpperCase()) }) }],
+      handlers: { search: async ({ query }) => (got.push(query), `found ${query}`) },
+      lower: lower(provider),
+    });
+    assert.equal(out.stop, 'final', provider);
+    assert.deepEqual(got, ['FIND THE STREAMING DOCS'], `${provider}: the handler got the parsed value`);
+    const body = JSON.parse(mock.requests[before].body);
+    const offered = JSON.stringify(body.tools ?? body.functionDeclarations);
+    assert.match(offered, /"query":\{"type":"(string|STRING)"\}/, `${provider}: the JSON Schema was offered (Gemini's in its OpenAPI subset)`);
+    assert.doesNotMatch(offered, /\$schema|~standard/, provider);
+    // The model's input lacks what the schema needs: the handler never runs, the model is told.
+    const strict = new pl.Conversation();
+    strict.append({ role: 'user', parts: [{ type: 'text', text: 'Find the streaming docs' }] });
+    let ran = false;
+    const refused = await pl.runAgent({
+      conversation: strict,
+      adapter: adapter(provider),
+      tools: [{ name: 'search', inputSchema: z.object({ query: z.string(), limit: z.number() }) }],
+      handlers: { search: async () => { ran = true; return 'x'; } },
+      lower: lower(provider),
+    });
+    assert.equal(ran, false, provider);
+    const result = strict.turns.find((t) => t.role === 'tool').parts[0];
+    assert.equal(result.is_error, true, provider);
+    assert.match(JSON.stringify(result.output), /does not match the tool's schema: limit: /, provider);
+    assert.equal(refused.stop, 'final', provider);
+  }
+  // lower() writes a zod schema out the same way.
+  const lowered = pl.lower({ parts: [{ type: 'text', text: 'x' }] }, { provider: 'anthropic', tools: [{ name: 's', inputSchema: z.object({ q: z.string() }) }] }).json();
+  assert.deepEqual(lowered.tools[0].input_schema, { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] });
+  // The old spellings of a tool's schema are refused, naming inputSchema.
+  await assert.rejects(pl.runAgent({ conversation: new pl.Conversation(), adapter: adapter('anthropic'), tools: [{ name: 's', input_schema: { type: 'object' } }] }), (e) => e.code === 'InvalidOptions' && e.details.use === 'inputSchema');
+  assert.throws(() => pl.lower({ parts: [{ type: 'text', text: 'x' }] }, { provider: 'openai-chat', tools: [{ name: 's', parameters: { type: 'object' } }] }), (e) => e.code === 'InvalidOptions' && e.details.path === 'tools[0].parameters');
 });

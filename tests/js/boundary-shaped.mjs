@@ -261,7 +261,7 @@ function shapes(pl, f) {
     runAgent: () => {
       const conversation = new pl.Conversation({ options: { provider: 'openai-chat', model: 'gpt-4o' } });
       conversation.append(MESSAGE);
-      return [{ conversation, adapter: f.adapter, tools: [{ name: 'look', description: 'x', input_schema: { type: 'object' } }], handlers: { look: async () => 'ok' }, lower: { system: 'x' }, maxSteps: 2, onEvent: () => {}, onTurn: () => {} }];
+      return [{ conversation, adapter: f.adapter, tools: [{ name: 'look', description: 'x', inputSchema: { type: 'object' } }], handlers: { look: async () => 'ok' }, lower: { system: 'x' }, maxSteps: 2, onEvent: () => {}, onTurn: () => {} }];
     },
     // skills
     validateSkill: () => [{ name: 'a', description: 'b', artifacts: [] }],

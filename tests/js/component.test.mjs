@@ -540,7 +540,7 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   const viaWit = composer.lowerComposition(JSON.stringify(comp), { provider: 'anthropic', resolved: [] });
   assert.equal(viaWit.body, viaJs.body);
   // With the caller's system text and tools: merged by the core, the same in both faces.
-  const extra = [{ name: 'mine', description: 'm', parameters: { type: 'object', properties: {} } }];
+  const extra = [{ name: 'mine', description: 'm', inputSchema: { type: 'object', properties: {} } }];
   const jsMerged = await plc.lowerComposition(comp, { provider: 'openai-chat', system: 'House rules.', tools: extra });
   const witMerged = composer.lowerComposition(JSON.stringify(comp), { provider: 'openai-chat', system: 'House rules.', tools: JSON.stringify(extra), resolved: [] });
   assert.equal(witMerged.body, jsMerged.body);

@@ -52,7 +52,7 @@ test('a Conversation lowers with the options it was made with, and with others w
 });
 
 test('context fit: a growing chat keeps to its window, oldest turns out first, tool calls kept with their results', () => {
-  const options = { model: 'chat-1', modelInfo: { contextWindow: 900, maxOutputTokens: 200 }, fit: { strategy: 'mark' }, tools: [{ name: 'lookup', description: 'Looks a word up.', parameters: { type: 'object', properties: { w: { type: 'string' } } } }] };
+  const options = { model: 'chat-1', modelInfo: { contextWindow: 900, maxOutputTokens: 200 }, fit: { strategy: 'mark' }, tools: [{ name: 'lookup', description: 'Looks a word up.', inputSchema: { type: 'object', properties: { w: { type: 'string' } } } }] };
   for (const provider of ['anthropic', 'openai-chat', 'openai-responses', 'gemini']) {
     const conv = new pl.Conversation({ options: { provider, ...options } });
     const turns = [];

@@ -29,7 +29,7 @@ test('promptloom/lower first, an agent run in flight when promptloom/composer lo
       const chat = new low.Conversation({ options: { provider: 'openai-chat', model: 'gpt-5', stream: true } });
       chat.append({ role: 'user', parts: [{ type: 'text', text: 'Search the docs for streaming' }] });
       const adapter = low.createAdapter({ provider: 'openai-chat', apiKey: 'k', baseURL: mockBaseURL(mock.url, 'openai-chat') });
-      const out = await low.runAgent({ conversation: chat, adapter, onEvent, tools: [{ name: 'search', description: 'Search.', input_schema: { type: 'object', properties: { query: { type: 'string' } } } }], handlers: { search: async ({ query }) => 'found ' + query } });
+      const out = await low.runAgent({ conversation: chat, adapter, onEvent, tools: [{ name: 'search', description: 'Search.', inputSchema: { type: 'object', properties: { query: { type: 'string' } } } }], handlers: { search: async ({ query }) => 'found ' + query } });
       return [out.stop, out.steps, chat.turns.map((t) => t.role).join(','), out.turn.parts.at(-1).text, chat.lower().body.length];
     };
     const alone = await run();

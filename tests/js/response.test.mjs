@@ -30,7 +30,7 @@ function adapter(provider, extra = {}) {
   return pl.createAdapter({ provider, apiKey: 'test-key', baseURL: mockBaseURL(mock.url, provider), model: 'mock-model', retry: fast, ...extra });
 }
 const settings = (provider) => (provider === 'gemini' ? {} : provider === 'anthropic' ? { model: 'mock-model', maxOutputTokens: 256, stream: true } : { model: 'mock-model', stream: true });
-const tools = [{ name: 'search', description: 'Searches the docs.', input_schema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } }];
+const tools = [{ name: 'search', description: 'Searches the docs.', inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } }];
 
 for (const provider of PROVIDERS) {
   test(`${provider}: a conversation with a tool round trip through the adapter and the mock provider`, async () => {

@@ -41,7 +41,7 @@ lower(message, { provider: 'openai-chat', capabilities: { images: { max_bytes: 1
 lower(message, {
   provider: 'openai-responses',
   tools: [
-    { name: 'read_file', parameters: { type: 'object' } },
+    { name: 'read_file', inputSchema: { type: 'object' } },
     { type: 'custom', name: 'code_exec', format: { type: 'grammar', syntax: 'lark', definition: 'start: /.+/' } },
     { type: 'provider', provider: 'openai-responses', tool: { type: 'apply_patch' } },
   ],
@@ -198,7 +198,7 @@ async function stream() {
 void [used, whole, perr, stream];
 import { runAgent, Conversation as Conv2, type AgentResult } from 'promptloom';
 async function agent() {
-  const r: AgentResult = await runAgent({ conversation: new Conv2(), adapter, tools: [{ name: 'search', input_schema: { type: 'object' } }], handlers: { search: async (input) => `found ${input.query}` }, lower: { provider: 'gemini' }, maxSteps: 4 });
+  const r: AgentResult = await runAgent({ conversation: new Conv2(), adapter, tools: [{ name: 'search', inputSchema: { type: 'object' } }], handlers: { search: async (input) => `found ${input.query}` }, lower: { provider: 'gemini' }, maxSteps: 4 });
   const stop: 'final' | 'arbiter' | 'max-steps' | 'aborted' = r.stop;
   void stop;
 }
@@ -229,3 +229,30 @@ function paths(m: UserMessage, t: import('promptloom').AssistantTurn): string[] 
   return out;
 }
 void paths;
+
+// Tool inputs typed from their schema: a zod schema (Standard Schema) types the handler.
+import { z } from 'zod';
+async function typedTools(adapter: import('promptloom').Adapter): Promise<void> {
+  await runAgent({
+    conversation: new Conv2(),
+    adapter,
+    tools: [
+      { name: 'search', description: 'Searches.', inputSchema: z.object({ query: z.string(), limit: z.number().optional() }) },
+      { name: 'plain', inputSchema: { type: 'object' } },
+    ],
+    handlers: {
+      search: async ({ query, limit }) => `${query.toUpperCase()} ${limit ?? 0}`,
+      plain: async (input) => input,
+      // @ts-expect-error: not a tool of this run
+      other: async () => 1,
+    },
+  });
+  await runAgent({
+    conversation: new Conv2(),
+    adapter,
+    tools: [{ name: 'n', inputSchema: z.object({ n: z.number() }) }],
+    // @ts-expect-error: `n` is a number
+    handlers: { n: async ({ n }: { n: string }) => n },
+  });
+}
+void typedTools;
