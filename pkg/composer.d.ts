@@ -21,7 +21,7 @@ export interface StepOffer {
   /** Offered name → the tool's own name. */
   names: Record<string, string>;
 }
-import type { Adapter, ArtifactKind, ArtifactRef, LowerOptions, Lowered, ResolveAnswer, ResolveRequest, Skill, SkillPackage, SkillStore, SyncLowerOptions, TraceRow } from './index.js';
+import type { Adapter, LongRunOptions, ArtifactKind, ArtifactRef, LowerOptions, Lowered, ResolveAnswer, ResolveRequest, Skill, SkillPackage, SkillStore, SyncLowerOptions, TraceRow } from './index.js';
 
 /** A tool the invocation may use: a name, or an MCP-style descriptor kept verbatim. */
 export type ToolDescriptor = string | { name: string; description?: string; inputSchema?: object; parameters?: object; [key: string]: unknown };
@@ -295,7 +295,7 @@ export interface StaleDspy {
 export declare function staleDspy(options: { store: SkillStore; executors: Executors }): Promise<StaleDspy[]>;
 
 /** Optimises a skill's dspy_modules (or one) from its traces; stores the stamped state blobs. */
-export declare function optimizeDspy(options: { store: SkillStore; skill: Skill | string; artifact?: string; executors: Executors; traces?: SkillStore | null; now?: () => number }): Promise<{ optimized: Array<{ artifact: string; artifact_id: string; examples: number; executor_version: string }> }>;
+export declare function optimizeDspy(options: { store: SkillStore; skill: Skill | string; artifact?: string; executors: Executors; traces?: SkillStore | null; now?: () => number } & LongRunOptions): Promise<{ optimized: Array<{ artifact: string; artifact_id: string; examples: number; executor_version: string }> }>;
 
 /** Runs a skill's artifacts in order; a hard assertion failure stops it. */
 export declare function runSkill(options: RunOptions & { artifacts?: string[] }): Promise<{ outputs: Record<string, string>; results: RunResult[]; warnings: AssertionOutcome[] }>;
@@ -795,7 +795,8 @@ export declare class Gateway {
   call<T = unknown>(name: string, input: unknown, options: CallOptions): Promise<T>;
   records(): GatewayRecord[];
   otel(): { resourceSpans: unknown[] };
-  verify(name?: string): Promise<Array<{ name: string; version: string; input: unknown; ok: boolean }>>;
+  /** Phases: `checking` per contract, `checked`; the signal reaches each handler. */
+  verify(name?: string, options?: LongRunOptions): Promise<Array<{ name: string; version: string; input: unknown; ok: boolean }>>;
   sequence(steps: Array<Omit<GatewayStep, 'input'> & { input?: unknown | ((prev: unknown, outputs: unknown[]) => unknown) }>, options: CallOptions): Promise<unknown[]>;
   parallel(calls: GatewayStep[], options: CallOptions): Promise<unknown[]>;
   conditional(classify: GatewayStep, route: (label: any) => GatewayStep | null | Promise<GatewayStep | null>, options: CallOptions): Promise<{ label: unknown; output: unknown; called: string | null }>;

@@ -1133,7 +1133,7 @@ export interface SkillStore {
    * only skills the seed wrote are replaced or deleted; a store at this version or a newer
    * one is left alone. Throws `InvalidSkill` (every problem) for an invalid seed, before any write.
    */
-  seed(document: SeedDocument | string): Promise<SeedReport>;
+  seed(document: SeedDocument | string, options?: LongRunOptions): Promise<SeedReport>;
   /** The SkillSpecs this store's enabled skills carry in `metadata.skill_spec`, by name. */
   skillSpecs(): Promise<import('./composer.js').SkillSpec[]>;
   /** What `openSkillStore({ seed })` did; null when opened without `seed`. */
@@ -1338,7 +1338,24 @@ export interface SyncReport {
   skipped: Array<{ name: string; problems: Problem[] }>;
 }
 
-export type Embed = (texts: string[]) => ArrayLike<number>[] | Promise<ArrayLike<number>[]>;
+export type Embed = (texts: string[], options: { signal?: AbortSignal }) => ArrayLike<number>[] | Promise<ArrayLike<number>[]>;
+
+/** Where a long operation is: its phase, and how much of how much is done. */
+export interface Progress {
+  phase: string;
+  done: number;
+  total: number;
+}
+
+/**
+ * The options every long operation takes: `signal` stops it with `Aborted` at its next step
+ * (what it had done stays, and is said in each operation's documentation), and `onProgress`
+ * hears each step.
+ */
+export interface LongRunOptions {
+  signal?: AbortSignal;
+  onProgress?: (progress: Progress) => void;
+}
 
 export declare class SkillCatalog {
   /** Releases the wasm memory now (otherwise when collected); the next use builds it again. */
@@ -1351,12 +1368,14 @@ export declare class SkillCatalog {
   list(): Promise<CatalogEntry[]>;
   get(name: string): Promise<(Skill & { scope: 'workspace' | 'account' }) | null>;
   load(name: string, kinds?: ArtifactKind[]): Promise<SkillArtifact[] | null>;
-  index(options?: { refresh?: boolean }): Promise<SkillIndex>;
+  /** Phases: `listed`, then with `embed` `embedding` and `embedded` (the signal reaches `embed`). */
+  index(options?: { refresh?: boolean } & LongRunOptions): Promise<SkillIndex>;
   match(query: string, options?: MatchOptions): Promise<Recommendation[]>;
   /** Phase 1 then the orchestrator decision (built into the `promptloom/composer` module); an activated skill lists the `artifacts` its run loads. */
   decide(query: string, options?: MatchOptions & { policy?: DecisionPolicy }): Promise<Decision>;
   refresh(): void;
   /** The SkillSpecs both stores' enabled skills carry (a workspace fork wins by name), by name: for `buildSkillRegistry`. */
   skillSpecs(): Promise<import('./composer.js').SkillSpec[]>;
-  syncMarketplace(url: string, options?: { fetch?: (url: string, init: { headers: Record<string, string> }) => Promise<Response>; now?: () => number }): Promise<SyncReport>;
+  /** Phases: `fetched`, `written`; the signal reaches `fetch`, and an abort before the writes changes nothing. */
+  syncMarketplace(url: string, options?: { fetch?: (url: string, init: { headers: Record<string, string>; signal?: AbortSignal }) => Promise<Response>; now?: () => number } & LongRunOptions): Promise<SyncReport>;
 }

@@ -27,7 +27,7 @@ export type {
   CallSettings, ReasoningEffort, ObjectEdit, ObjectPathStep,
   SeedDocument, SeedReport, Skill, SkillArtifact, SkillMetadata, SkillPackage, SkillSource,
   SkillStore, SkillSummary, StoredBlob, Submission, SubmitLimits, SubmitOptions, SubmitWarning,
-  Citation, SyncReport, SystemTurn, TextPart, Tool, FunctionTool, StandardSchema, ToolSchema, ToolInput, ToolName, CustomTool, ProviderTool, ToolCallPart, ToolHandler, ToolResultPart, ToolTurn,
+  Citation, SyncReport, SystemTurn, TextPart, Tool, FunctionTool, StandardSchema, ToolSchema, ToolInput, ToolName, LongRunOptions, Progress, CustomTool, ProviderTool, ToolCallPart, ToolHandler, ToolResultPart, ToolTurn,
   TraceFilter, TraceInput, TraceRow, Turn, TurnReport, UnknownPart, Usage, UserMessage,
   Warning, WarningCode, WeighedSkill,
 } from './index.js';

@@ -3,7 +3,7 @@
 // decisions and sync plans are the core's (src/catalog); this file holds the host's
 // stores, calls `fetch` and the host's embedder.
 
-import { PromptloomError, __inbox, __module, __json, __key, __opts, __str, __call, __generation, __encoder, __num, __said, __list, __bytesOf, __hostAsync, __release, __disposable, __clock, __iso, __renamed } from './api.js';
+import { PromptloomError, __inbox, __module, __json, __key, __opts, __str, __call, __generation, __encoder, __num, __said, __list, __bytesOf, __hostAsync, __release, __disposable, __clock, __iso, __renamed, __longRun } from './api.js';
 import { __object as object, __rowsText as rowsText, __summaries as summaries, __SkillStore as SkillStore, __migrate as migrate, openSkillStore } from './skills.js';
 
 // The compact text form's separators must not occur inside a field (a stateless test, a
@@ -203,8 +203,8 @@ export class SkillCatalog {
     this.#blend = __num(blend, 'blend');
   }
   /** The host's embeddings of `texts`: one vector per text, or `AdapterFailed` naming `embed`. */
-  async #embedded(texts) {
-    const got = await __hostAsync(this.#embed, 'embed', texts);
+  async #embedded(texts, signal) {
+    const got = await __hostAsync(this.#embed, 'embed', texts, signal === undefined ? {} : { signal });
     if (!Array.isArray(got) || got.length !== texts.length) {
       throw new PromptloomError('AdapterFailed', `\`embed\` must answer one vector per text (${texts.length}; got ${Array.isArray(got) ? got.length : got === null ? 'null' : typeof got}) (at embed)`, { path: 'embed', callback: 'embed' });
     }
@@ -243,13 +243,26 @@ export class SkillCatalog {
   /** The phase-1 index, rebuilt when a store changed through these instances. */
   async index(options) {
     const { refresh = false } = __opts(options, 'index()');
+    const run = __longRun(options ?? {}, 'index()');
     const key = `${this.workspace.version}:${this.account.version}`;
     if (!refresh && this.#index && this.#key === key) return this.#index;
+    run.stop();
     const summaries = await this.list();
+    run.stop();
+    run.tell('listed', summaries.length, summaries.length);
     const ix = new SkillIndex(summaries);
     if (this.#embed && summaries.length > 0) {
       const texts = summaries.map((s) => `${s.name}: ${s.description}`);
-      const vectors = await this.#embedded(texts);
+      run.tell('embedding', 0, texts.length);
+      let vectors;
+      try {
+        vectors = await this.#embedded(texts, run.signal);
+        run.stop();
+      } catch (e) {
+        ix.free();
+        throw e;
+      }
+      run.tell('embedded', texts.length, texts.length);
       try {
         ix.setVectors(vectors);
       } catch (e) {
@@ -304,6 +317,8 @@ export class SkillCatalog {
    */
   async syncMarketplace(url, options) {
     const { fetch: get = globalThis.fetch, now } = __opts(options, 'syncMarketplace()');
+    const run = __longRun(options ?? {}, 'syncMarketplace()');
+    run.stop();
     if (typeof url !== 'string' || url === '') throw new PromptloomError('InvalidOptions', 'syncMarketplace() takes the catalog URL', { path: 'url' });
     if (typeof get !== 'function') throw new PromptloomError('InvalidOptions', '`fetch` must be a function (at fetch)', { path: 'fetch' });
     const account = this.account;
@@ -313,10 +328,13 @@ export class SkillCatalog {
     const empty = { upserted: [], unchanged: [], shadowed: [], skipped: [] };
     let res;
     try {
-      res = await get(url, { headers: last ? { 'If-None-Match': last } : {} });
+      res = await get(url, { headers: last ? { 'If-None-Match': last } : {}, ...(run.signal ? { signal: run.signal } : {}) });
     } catch (e) {
+      run.stop();
       return { status: 'offline', etag: last, error: __said(e), ...empty };
     }
+    run.stop();
+    run.tell('fetched', 1, 2);
     // The host's answer, read once: a Response (or anything shaped like one).
     const status = res !== null && typeof res === 'object' ? res.status : undefined;
     if (typeof status !== 'number' || typeof res.text !== 'function') {
@@ -331,9 +349,12 @@ export class SkillCatalog {
       const tag = res.headers && typeof res.headers.get === 'function' ? res.headers.get('ETag') : null;
       etag = typeof tag === 'string' ? tag : '';
     } catch (e) {
+      run.stop();
       throw Object.assign(new PromptloomError('SyncFailed', `the marketplace answer for ${url} could not be read: ${__said(e)}; nothing was changed`, { url }), { cause: e });
     }
     if (typeof body !== 'string') throw new PromptloomError('SyncFailed', `the marketplace answer for ${url} is not text; nothing was changed`, { url });
+    // Past here the writes start: an abort before them changes nothing.
+    run.stop();
     const [rows, ws] = await Promise.all([account.__backend.scan('skills', ''), this.workspace.list()]);
     const M = __module();
     const m = __inbox((lens) => new M.SkillMigration(lens, stamp), ['sync', body, rowsText(rows), ws.map((s) => s.name).join('\0'), etag, url]);
@@ -344,6 +365,7 @@ export class SkillCatalog {
       m.free();
     }
     this.refresh();
+    run.tell('written', 2, 2);
     return { status: 'updated', etag: etag || null, ...report };
   }
 }

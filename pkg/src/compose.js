@@ -2,7 +2,7 @@
 // routing, rendering, assertion checks and trace rows live in the core; this file calls the
 // host's model adapter and executors, and moves rows to and from the stores.
 
-import { PromptloomError, __inbox, __core, __json, __opts, __key, __str, __module, __generation, __call, __lowerOne, __later, __said, __list, __host, __release, __disposable, __renamed, __num, __clock, __iso } from './api.js';
+import { PromptloomError, __inbox, __core, __json, __opts, __key, __str, __module, __generation, __call, __lowerOne, __later, __said, __list, __host, __release, __disposable, __renamed, __num, __clock, __iso, __longRun } from './api.js';
 
 
 const text = (x, what) => __json(x, what, 'InvalidRequest');
@@ -510,6 +510,8 @@ export async function staleDspy(options = {}) {
  */
 export async function optimizeDspy(options = {}) {
   __opts(options, 'optimizeDspy()');
+  const run = __longRun(options, 'optimizeDspy()');
+  run.stop();
   const store = skillStore(options.store, 'optimizeDspy()');
   const dspy = dspyModes(options.executors ?? {});
   if (!dspy?.optimize) throw new PromptloomError('NoExecutor', "optimizeDspy() needs the DSPy executor's optimize mode (executors.dspy.optimize)", { executor: 'dspy' });
@@ -522,7 +524,9 @@ export async function optimizeDspy(options = {}) {
   const dataset = traces ? await traces.exportTraces({ skillId: summary.id, format: 'dspy' }) : '';
   const now = options.now === undefined ? store.__now() : __iso(__clock(options.now)());
   const optimized = [];
-  for (const ref of refs) {
+  for (const [i, ref] of refs.entries()) {
+    run.stop();
+    run.tell('optimizing', i, refs.length);
     const art = await store.getArtifact(ref.id);
     if (!art) throw new PromptloomError('NotFound', `the artifact \`${ref.name}\` is not stored`, { artifact: ref.id });
     const fallback = ref.fallback ? pick(summaryJson, ref.fallback, 'prompt_template', '') : null;
@@ -534,6 +538,7 @@ export async function optimizeDspy(options = {}) {
     await store.updateArtifact(stamped);
     optimized.push({ artifact: art.name, artifact_id: art.id, examples: call.training_data.length, executor_version: stamped.metadata.optimized.executor_version });
   }
+  run.tell('optimized', refs.length, refs.length);
   return { optimized };
 }
 

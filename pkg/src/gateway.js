@@ -4,7 +4,7 @@
 // host's handler with a timeout and the caller's AbortSignal, the backoff waits, and state
 // transactions on the chosen port (memory in wasm, IndexedDB, a Durable Object).
 
-import { PromptloomError, __call as call, __core, __json, __opts, __str, __module, __generation, __signal, __list, __fn, __host, __hostAsync, __said, __num, __release, __disposable, __clock } from './api.js';
+import { PromptloomError, __call as call, __core, __json, __opts, __str, __module, __generation, __signal, __list, __fn, __host, __hostAsync, __said, __num, __release, __disposable, __clock, __longRun } from './api.js';
 import { GATEWAY_MAX_RECORDS, ERROR_CODES } from './constants.js';
 
 const clock = () => Date.now();
@@ -585,23 +585,27 @@ export class Gateway {
    * version otherwise); any output outside the output schema fails with `InvalidContract`
    * and every problem. Returns what was checked.
    */
-  async verify(name) {
+  async verify(name, options) {
+    const run = __longRun(__opts(options, 'verify()'), 'verify()');
     const targets = JSON.parse(call(() => this.#registry.__inner.verifyTargets(name == null ? '' : __str(name, 'name'))));
     const results = [];
-    for (const t of targets) {
+    for (const [i, t] of targets.entries()) {
+      run.stop();
+      run.tell('checking', i, targets.length);
       const h = this.#handler(t.name, t.version);
       if (t.input === null) results.push(t);
       else if (!h) results.push({ ...t, no_handler: true });
       else {
         try {
           const c = t.context;
-          const output = await h(t.input, { contract: c.contract, version: c.version, attempt: c.attempt, idempotencyKey: c.idempotency_key, traceId: c.trace_id, synthetic: c.synthetic, signal: new AbortController().signal });
+          const output = await h(t.input, { contract: c.contract, version: c.version, attempt: c.attempt, idempotencyKey: c.idempotency_key, traceId: c.trace_id, synthetic: c.synthetic, signal: run.signal ?? new AbortController().signal });
           results.push({ ...t, context: undefined, output: output === undefined ? null : output });
         } catch (e) {
           results.push({ ...t, error: __said(e) });
         }
       }
     }
+    run.tell('checked', targets.length, targets.length);
     return JSON.parse(call(() => this.#registry.__inner.verifyReport(__json(results, 'the check results', 'InvalidRequest', { text: false }))));
   }
 

@@ -354,6 +354,27 @@ export function __jsonSchemaOf(schema, path) {
   return rest;
 }
 
+/**
+ * @internal A long operation's `signal` and `onProgress`: `stop()` throws `Aborted` (the
+ * signal's reason as `cause`) once the signal has fired; `tell(phase, done, total)` calls
+ * the observer with `{ phase, done, total }` (what it throws is `AdapterFailed` naming it).
+ */
+export function __longRun(options, what) {
+  const signal = __signal(options.signal);
+  const observer = __fn(options.onProgress, 'onProgress');
+  return {
+    signal,
+    stop() {
+      if (signal && signal.aborted) {
+        throw Object.assign(new PromptloomError('Aborted', `${what} was aborted; what it had done so far stays`, { path: 'signal' }), { cause: signal.reason });
+      }
+    },
+    tell(phase, done, total) {
+      if (observer) __host(observer, 'onProgress', { phase, done, total });
+    },
+  };
+}
+
 /** @internal The ISO 8601 text of epoch milliseconds (what documents store). */
 export function __iso(ms) {
   return new Date(ms).toISOString();

@@ -2,7 +2,7 @@
 // the seed migration live in the core; this file moves rows between the core and a storage
 // backend. The catalog (matching, decisions, marketplace sync) is catalog.js.
 
-import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes, __json, __key, __opts, __str, __call, __generation, __encoder, __list, __clock, __iso, __renamed } from './api.js';
+import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes, __json, __key, __opts, __str, __call, __generation, __encoder, __list, __clock, __iso, __renamed, __longRun } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './stores.js';
 import { FIELD } from './constants.js';
 
@@ -280,7 +280,8 @@ class SkillStore {
    * "newer", version, previous, upserted, unchanged, removed, skipped }`. An invalid seed
    * is `InvalidSkill` (every problem listed) before anything is read or written.
    */
-  async seed(document) {
+  async seed(document, options) {
+    __longRun(__opts(options, 'seed()'), 'seed()').stop();
     const M = __module();
     const m = __inbox((lens) => new M.SkillMigration(lens, this.#now()), ['seed', __json(document, 'the seed', 'InvalidSkill')]);
     try {

@@ -355,7 +355,12 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
     // Re-optimisation: the shipped state blob carries no version stamp.
     const exec26 = { dspy: dspy('dspy-2.6') };
     eq((await pl.staleDspy({ store, executors: exec26 })).map((x) => [x.name, x.reason, x.optimized_with]), [['DSPy Auditor', 'unstamped', null]], 'an unstamped blob is stale');
-    const report = await pl.optimizeDspy({ store, skill: 'Timeline Auditor', executors: exec26, now: clock });
+    const stopped = new AbortController();
+    stopped.abort();
+    await rejects(pl.optimizeDspy({ store, skill: 'Timeline Auditor', executors: exec26, now: clock, signal: stopped.signal }), 'Aborted', 'an aborted optimisation changes nothing');
+    const steps = [];
+    const report = await pl.optimizeDspy({ store, skill: 'Timeline Auditor', executors: exec26, now: clock, onProgress: (p) => steps.push(p.phase) });
+    eq(steps, ['optimizing', 'optimized'], 'progress');
     // The passed examples of the module and of its fallback: the three fallback runs and the
     // one execution above.
     eq(report.optimized.map((o) => [o.artifact, o.examples, o.executor_version]), [['DSPy Auditor', 4, 'dspy-2.6']], 'optimised from the traces');

@@ -205,7 +205,12 @@ export async function gatewayConformance(pl, { contracts, state, label = '' }) {
   const vg = pl.createGateway({ registry, handlers: { ...handlers, 'order-inventory': async () => ({ hold: 1 }) }, state: state() });
   const vErr = await errOf(vg.verify('order-inventory'));
   check('verify() fails a handler whose synthetic output breaks the schema', vErr?.code === 'InvalidContract' && vErr.details.problems[0].code === 'invalid-output', JSON.stringify(vErr?.details));
-  const checked = await gw.verify('cross-title-link');
+  const phases = [];
+  const checked = await gw.verify('cross-title-link', { onProgress: (p) => phases.push(`${p.phase}:${p.done}/${p.total}`) });
+  check('verify() reports its progress', phases.join(' ') === 'checking:0/2 checking:1/2 checked:2/2', phases.join(' '));
+  const stopped = new AbortController();
+  stopped.abort();
+  check('verify() with an aborted signal stops with Aborted', (await errOf(gw.verify('cross-title-link', { signal: stopped.signal })))?.code === 'Aborted');
   check('verify() passes the real handlers (synthetic input from the schema or the example)', checked.length === 2 && checked.every((c) => c.ok) && /^[A-Z]{4}_[0-9]{3,6}$/.test(checked[0].input.title_id), JSON.stringify(checked));
 
   // The overlap audit and the review.

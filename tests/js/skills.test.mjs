@@ -255,3 +255,49 @@ test('system skills: openSkillStore({ seed: true }) migrates a host store once; 
   }
   await assert.rejects(pl.openSkillStore({ now, seed: { version: 0, skills: [] } }), (e) => e.code === 'InvalidSkill' && e.details.problems[0].code === 'invalid-version');
 });
+
+// Long operations take a signal and report progress: an abort stops each at its next step
+// with `Aborted` (a sync aborted before its writes changes nothing), and `onProgress` hears
+// every phase.
+test('long operations: signal and onProgress for syncMarketplace, catalog.index with embeddings, and seeding', async () => {
+  const m = await marketplace();
+  try {
+    const { workspace, account } = await scopes();
+    const seen = [];
+    const embedSignals = [];
+    const cat = new pl.SkillCatalog(workspace, account, { embed: async (texts, { signal }) => (embedSignals.push(signal), texts.map((t) => [t.length, 1])) });
+    m.state.body = JSON.stringify({ skills: [{ name: 'Summarize', description: 'v1', etag: '"s-1"', marketplace_id: 'mk-sum' }] });
+    const aborted = (e) => e instanceof pl.PromptloomError && e.code === 'Aborted' && e.cause === 'stop';
+    // Aborted before anything: nothing fetched, nothing written.
+    const before = m.state.seen.length;
+    const gone = new AbortController();
+    gone.abort('stop');
+    await assert.rejects(cat.syncMarketplace(m.url, { signal: gone.signal }), aborted);
+    assert.equal(m.state.seen.length, before, 'nothing fetched');
+    // Aborted after the fetch, before the writes: nothing written.
+    const mid = new AbortController();
+    await assert.rejects(cat.syncMarketplace(m.url, { signal: mid.signal, onProgress: (p) => p.phase === 'fetched' && mid.abort('stop') }), aborted);
+    assert.equal(await account.getByName('Summarize'), null, 'nothing written');
+    // Whole: fetched, then written.
+    const r = await cat.syncMarketplace(m.url, { onProgress: (p) => seen.push(p) });
+    assert.equal(r.status, 'updated');
+    assert.deepEqual(seen.map((p) => p.phase), ['fetched', 'written']);
+    // The index: listed, embedding, embedded; the signal reaches embed.
+    seen.length = 0;
+    const live = new AbortController();
+    const ix = await cat.index({ signal: live.signal, onProgress: (p) => seen.push(p) });
+    assert.deepEqual(seen.map((p) => `${p.phase}:${p.done}/${p.total}`), ['listed:1/1', 'embedding:0/1', 'embedded:1/1']);
+    assert.equal(embedSignals.at(-1), live.signal);
+    assert.ok(ix.size === 1);
+    const stop = new AbortController();
+    await assert.rejects(cat.index({ refresh: true, signal: stop.signal, onProgress: (p) => p.phase === 'embedding' && stop.abort('stop') }), aborted);
+    // Seeding: an aborted signal stops it before anything is read or written.
+    const fresh = await pl.openSkillStore({ backend: 'memory', name: 'seed-abort', now });
+    await assert.rejects(fresh.seed(await pl.systemSkills(), { signal: gone.signal }), aborted);
+    assert.deepEqual(await fresh.list(), []);
+    // An observer that throws stops the operation as AdapterFailed naming it.
+    await assert.rejects(cat.index({ refresh: true, onProgress: () => { throw new Error('ui gone'); } }), (e) => e.code === 'AdapterFailed' && e.details.callback === 'onProgress');
+  } finally {
+    await m.close();
+  }
+});
