@@ -201,10 +201,25 @@ export function __fromCore(raw) {
   }
   try {
     const e = JSON.parse(String(raw));
-    return new PromptloomError(e.code, e.message, e.details);
+    return asWritten(new PromptloomError(e.code, e.message, e.details));
   } catch {
     return new PromptloomError('Internal', String(raw), {});
   }
+}
+
+/**
+ * A core error about a `limits` option names the option as JS writes it (`limits.maxParts`,
+ * not the core's `limits.max_parts`), in its path and its message.
+ */
+function asWritten(err) {
+  const p = err.details.path;
+  if (typeof p === 'string' && p.startsWith('limits.') && p.includes('_')) {
+    const js = p.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+    const [key, jsKey] = [p.slice(7), js.slice(7)];
+    err.details.path = js;
+    err.message = err.message.split(p).join(js).split(`\`${key}\``).join(`\`${jsKey}\``);
+  }
+  return err;
 }
 
 /** @internal Calls into the glue; core errors, traps and glue errors become PromptloomErrors. */

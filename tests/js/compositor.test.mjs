@@ -122,7 +122,7 @@ test('options are checked with clear errors', async () => {
   await assert.rejects(pl.openMessageStore({ backend: { get() {} } }), (e) => e.code === 'InvalidOptions' && /put/.test(e.message));
   const store = await pl.openMessageStore();
   await assert.rejects(pl.submit({ role: 'user', parts: [] }, { store, catalog: {} }), (e) => e.details.path === 'catalog');
-  await assert.rejects(pl.submit({ role: 'user', parts: [] }, { store, limits: { blobThreshold: -1 } }), (e) => e.code === 'InvalidOptions' && e.details.path === 'limits.blob_threshold');
+  await assert.rejects(pl.submit({ role: 'user', parts: [] }, { store, limits: { blobThreshold: -1 } }), (e) => e.code === 'InvalidOptions' && e.details.path === 'limits.blobThreshold' && /limits\.blobThreshold/.test(e.message));
   assert.throws(() => pl.parseInput(5), (e) => e.code === 'InvalidMessage');
 });
 
