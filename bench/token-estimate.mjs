@@ -53,7 +53,7 @@ const LANGUAGES = {
 };
 
 const corpus = {
-  'English prose (README, the guides, ARCHITECTURE)': ['README.md', ...readdirSync(new URL('../docs/', import.meta.url)).map((f) => `docs/${f}`), 'ARCHITECTURE.md'].map(read).flatMap((t) => pieces(t)),
+  'English prose (README, the guides, ARCHITECTURE)': ['README.md', ...readdirSync(new URL('../docs/', import.meta.url)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`), 'ARCHITECTURE.md'].map(read).flatMap((t) => pieces(t)),
   'Rust source': files('src/conversation', '.rs').concat(files('src/stream', '.rs')).flatMap((p) => pieces(read(p))),
   'JavaScript source': files('pkg/src', '.js').flatMap((p) => pieces(read(p))),
   'JSON documents': files('tests/conversation/inputs', '.json').concat(files('tests/lower/inputs', '.json')).flatMap((p) => pieces(read(p))),

@@ -2,6 +2,8 @@
  * promptloom/composer — everything `promptloom` exports, plus the Skill Composer, artifact
  * dispatch, assertions and traces (built into a second wasm module, so apps that only
  * lower messages never download the template renderer).
+ *
+ * @module promptloom/composer
  */
 export * from './index.js';
 // The composition and its parts, generated from the Rust types (tests/documents.rs).

@@ -1,8 +1,13 @@
 /// <reference lib="esnext.disposable" />
 /**
- * promptloom — multipart user messages to provider-native LLM request bodies.
+ * promptloom — multipart user messages and skills to provider-native LLM requests: lowering,
+ * conversations, responses and adapters, the compositor and its stores, skills.
  *
- * Field names follow the compositor wire format (snake_case fields, kebab-case part types).
+ * Names follow one rule: the options and results of functions are camelCase; documents that
+ * are stored and shared across hosts (messages, turns, skills, records) are snake_case;
+ * enum values are kebab-case.
+ *
+ * @module promptloom
  */
 
 /** A slice of a file: lines are 1-based and inclusive; bytes are 0-based, end exclusive. */
@@ -362,7 +367,8 @@ export interface CommandArgument {
   required?: boolean;
 }
 
-interface CommandCommon {
+/** What every kind of command entry has. */
+export interface CommandCommon {
   /** With or without the slash; 1-64 of letters, digits, `_ - . :`. */
   name: string;
   description?: string;
@@ -519,6 +525,41 @@ export interface StoredBlob {
   data: string;
 }
 
+/** What a page of a message store holds: every turn, the user messages, or summaries. */
+export type PageOf = 'thread' | 'history' | 'list';
+
+/** The item type of a page of `Of`. */
+export type PageItem<Of extends PageOf> = Of extends 'history' ? UserMessage : Of extends 'list' ? MessageSummary : Turn;
+
+/** One page of a session. */
+export interface Page<T> {
+  items: T[];
+  /** This page's number. */
+  page: number;
+  /** The page before, or null. */
+  prev: number | null;
+  /** The page after, or null. */
+  next: number | null;
+}
+
+export interface PageOptions<Of extends PageOf = 'thread'> {
+  /** What the items are (default `thread`). */
+  of?: Of;
+  /** The page (default: the session's last). */
+  page?: number;
+  /** Sequence numbers per page: 10, 100 (default), 1000, 10000, 100000 or 1000000. */
+  pageSize?: 10 | 100 | 1000 | 10000 | 100000 | 1000000;
+}
+
+export interface PagesOptions<Of extends PageOf = 'thread'> {
+  of?: Of;
+  pageSize?: PageOptions['pageSize'];
+  /** Default `oldest-first`. */
+  order?: 'oldest-first' | 'newest-first';
+  /** Stops the iteration before its next read (`Aborted`). */
+  signal?: AbortSignal;
+}
+
 export interface MessageStore {
   readonly name: string;
   readonly backend: 'indexeddb' | 'memory' | 'host';
@@ -531,6 +572,20 @@ export interface MessageStore {
   /** Persists a turn of any role after the session's last message. */
   append(turn: Turn, options?: { session?: string; id?: string; now?: () => number }): Promise<{ id: string; session: string; seq: number; turn: Turn }>;
   list(session?: string): Promise<MessageSummary[]>;
+  /**
+   * One page of `session`, reading that page's rows only. A page spans `pageSize` sequence
+   * numbers (10, 100 — the default — 1000, … 1000000: each page is one key prefix, so every
+   * backend reads it with one scan); page `n` of 100 holds sequence numbers 100n … 100n+99.
+   * Without `page`, the session's last page. `prev` and `next` are the neighbouring page
+   * numbers, or null at either end.
+   */
+  page<Of extends PageOf = 'thread'>(session?: string, options?: PageOptions<Of>): Promise<Page<PageItem<Of>>>;
+  /**
+   * The session page by page (non-empty pages only), oldest first or newest first; the
+   * items within a page are in turn order either way. A chat view reads the newest page
+   * first and the older ones as the user scrolls back.
+   */
+  pages<Of extends PageOf = 'thread'>(session?: string, options?: PagesOptions<Of>): AsyncIterableIterator<Page<PageItem<Of>>>;
   blob(contentId: string): Promise<StoredBlob | null>;
   /**
    * Stores a composer invocation record beside the thread's turns (`promptloom/composer`
@@ -1132,6 +1187,10 @@ export interface SkillStore {
    * Migrates the store to a system skills seed (`await systemSkills()`, or a host's own):
    * only skills the seed wrote are replaced or deleted; a store at this version or a newer
    * one is left alone. Throws `InvalidSkill` (every problem) for an invalid seed, before any write.
+   * This is the bulk import: `onProgress` hears `{ phase: 'writing', done, total }` before
+   * each skill's write and once all are written; an aborted `signal` stops it before the
+   * next write (`Aborted`; the skills written stay, and seeding again finishes the job,
+   * since the store's seed version is written last).
    */
   seed(document: SeedDocument | string, options?: LongRunOptions): Promise<SeedReport>;
   /** The SkillSpecs this store's enabled skills carry in `metadata.skill_spec`, by name. */

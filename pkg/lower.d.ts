@@ -3,6 +3,8 @@
  * module built without the compositor, the stores and the skills: what an app that only
  * turns messages into provider requests and reads the replies downloads. Every name here
  * is the same in `promptloom` and `promptloom/composer`; the entries compose in any order.
+ *
+ * @module promptloom/lower
  */
 export {
   lower, lowerAsync, lowerMany, lowerManyAsync, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError,

@@ -34,7 +34,10 @@ web() { # $1: output name, $2: cargo or lean, $3...: cargo feature flags
   wasm-bindgen --target web --no-typescript --out-dir pkg/dist/wasm --out-name "$name" \
     "$dir/wasm32-unknown-unknown/release/promptloom.wasm"
   node scripts/glue.mjs "pkg/dist/wasm/${name}.js"
-  wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  # `--merge-similar-functions` folds functions that differ only in constants (about 0.9 KB
+  # gzip off the base module); `--converge` runs the passes again until the module stops
+  # shrinking (about 1 KB gzip off each web module, for about 20 s more per module).
+  wasm-opt --merge-similar-functions -Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
     "pkg/dist/wasm/${name}_bg.wasm" -o "pkg/dist/wasm/${name}_bg.wasm"
 }
@@ -55,11 +58,11 @@ cp target/wasm32-wasip2/release/promptloom.wasm target/names/component-lowering.
 lean build --release --lib --target wasm32-wasip2
 cp "$LEAN_DIR/wasm32-wasip2/release/promptloom.wasm" target/component/promptloom.wasm
 cp "$LEAN_DIR/wasm32-wasip2/release/promptloom.wasm" target/names/component.wasm
-# wasm-opt -Oz over each component's core modules, debug info stripped (jco opt runs
+# wasm-opt -Oz (until it converges) over each component's core modules, debug info stripped (jco opt runs
 # Binaryen inside the component): about 12 % smaller gzip for the full world, 15 % for the
 # lowering-only one.
 for c in promptloom promptloom-lowering; do
-  jco opt "target/component/$c.wasm" -o "target/component/$c.opt.wasm" --quiet -- -Oz --strip-debug
+  jco opt "target/component/$c.wasm" -o "target/component/$c.opt.wasm" --quiet -- --merge-similar-functions -Oz --converge --strip-debug
   mv "target/component/$c.opt.wasm" "target/component/$c.wasm"
 done
 

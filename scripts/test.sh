@@ -26,7 +26,7 @@ NODE_TESTS="agent arbiter compositor conversation dispose differential different
 WORKERD_TESTS="worker worker-composer worker-lower"
 WEB_TESTS="browser idb idb-faults idb-skills gateway-browser hardening-browser lower-browser vite"
 COMPONENT_TESTS="component component-faults"
-DEMO_TESTS="chat-demo composer library machine-demo registry-demo skill-composer-demo"
+DEMO_TESTS="chat-demo composer library machine-demo registry-demo skill-composer-demo demo-panels"
 README_TESTS="readme"
 APPS_TESTS="packed"
 

@@ -260,6 +260,7 @@ class Host:
         self.store_fns["record-invocation"] = f("[method]message-store.record-invocation")
         self.store_fns["append-turn"] = f("[method]message-store.append-turn")
         self.store_fns["thread"] = f("[method]message-store.thread")
+        self.store_fns["page"] = f("[method]message-store.page")
         self.store_fns["invocations"] = f("[method]message-store.invocations")
         co = inst.get_export_index(self.store, "promptloom:core/composer@0.1.0")
         h = lambda name: Func(inst.get_func(self.store, inst.get_export_index(self.store, name, co)))
@@ -1138,6 +1139,28 @@ class CompositorInWasmtime(unittest.TestCase):
         keys = sorted(h.kv.buckets["chat"])
         self.assertIn("messages:default/0000000001", keys)
         self.assertEqual(len([k for k in keys if k.startswith("parts:")]), 3)
+
+    def test_pages_of_a_session(self):
+        h = self.host
+        res = self.open("paged")
+        cat = catalog()
+        for i in range(1, 24):
+            step = self.submit(res, {"role": "user", "parts": [{"type": "text", "text": f"m{i}"}]}, cat, {"session": "p", "now": 7})
+            self.assertEqual(step.tag, "done")
+        last = json.loads(h.call("page", res, "thread", "p", None, 10))
+        self.assertEqual((last["page"], last["prev"], last["next"], len(last["items"])), (2, 1, None, 4))
+        first = json.loads(h.call("page", res, "list", "p", 0, 10))
+        self.assertEqual([x["seq"] for x in first["items"]], list(range(1, 10)))
+        self.assertEqual(first["next"], 1)
+        every = []
+        at = 0
+        while at is not None:
+            p = json.loads(h.call("page", res, "history", "p", at, 10))
+            every += p["items"]
+            at = p["next"]
+        self.assertEqual(every, json.loads(h.call("history", res, "p")))
+        out = h.call("page", res, "thread", "p", None, 50)
+        self.assertEqual((out.code, json.loads(out.details)["path"]), ("invalid-options", "pageSize"))
 
     def test_v1_rows_read_as_v2(self):
         h = self.host

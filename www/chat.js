@@ -134,6 +134,42 @@ function lowerOptions() {
   return { provider, ...settings, system: 'You are a coding assistant in a small TypeScript workspace.' };
 }
 
+// The stats of this page's model calls (one row per step), and the last lowering's report.
+const stepRows = [];
+let prices = null;
+fetch(new URL('../pkg/models.json', import.meta.url)).then((r) => r.json()).then((t) => (prices = t.models), () => {});
+
+/** USD for a step's usage at its model's list prices (null when the model is not in the table). */
+function cost(model, u) {
+  const m = prices?.find((x) => x.ids.includes(model));
+  if (!m?.prices || u.input_tokens === undefined) return null;
+  const p = m.prices;
+  const cached = u.cached_tokens ?? 0;
+  const written = u.cache_write_tokens ?? 0;
+  const fresh = Math.max(0, u.input_tokens - cached - written);
+  return (fresh * p.input + cached * (p.cacheRead ?? p.input) + written * (p.cacheWrite ?? p.input) + (u.output_tokens ?? 0) * p.output) / 1e6;
+}
+
+function renderStats() {
+  const table = $('chat-stats');
+  const body = table.querySelector('tbody');
+  body.replaceChildren(...stepRows.slice(-12).map((r) => {
+    const tr = el('tr');
+    const c = cost(r.model, r.usage);
+    for (const t of [String(r.step), r.ttft === null ? '—' : `${Math.round(r.ttft)} ms`, String(r.usage.input_tokens ?? '—'), String(r.usage.cached_tokens ?? 0), String(r.usage.output_tokens ?? '—'), String(r.calls), c === null ? '—' : `$${c.toFixed(5)}`]) tr.append(el('td', '', t));
+    return tr;
+  }));
+  table.hidden = stepRows.length === 0;
+  // What the lowering changed so the provider accepts the thread, from its report.
+  try {
+    const { report } = conversation.lower(lowerOptions());
+    const notes = [...report.repairs.map((r) => `repair ${r.code} (turn ${r.turn}): ${r.message}`), ...report.ids.map((m) => `id ${m.from} → ${m.to}`)];
+    $('chat-report').textContent = notes.length ? notes.join('\n') : `no repairs, no id mappings for ${report.provider}`;
+  } catch (e) {
+    $('chat-report').textContent = `${e.code}: ${e.message}`;
+  }
+}
+
 function status(text, cls = '') {
   $('chat-status').textContent = text;
   $('chat-status').className = cls;
@@ -169,6 +205,9 @@ async function send() {
     }
     let live = null;
     let text = null;
+    // Per step: when its first event and its first text arrived, then its usage.
+    let stepStart = performance.now();
+    let first = null;
     const out = await runAgent({
       conversation,
       adapter: adapter(),
@@ -180,6 +219,7 @@ async function send() {
       lane: 'chat',
       maxSteps: 6,
       onEvent: (ev) => {
+        if (first === null && (ev.type === 'text-delta' || ev.type === 'tool-call-start' || ev.type === 'tool-call-end')) first = performance.now() - stepStart;
         if (ev.type === 'start') {
           renderThread();
           live = el('li', 'turn assistant live');
@@ -197,9 +237,15 @@ async function send() {
           live.append(el('div', 'error', `${ev.code}: ${ev.message}`));
         }
       },
-      onTurn: () => arbiter && skillState(arbiter),
+      onTurn: (turn, step) => {
+        if (arbiter) skillState(arbiter);
+        stepRows.push({ step: stepRows.length + 1, ttft: first, usage: turn.metadata?.usage ?? {}, model: turn.metadata?.model ?? $('chat-model').value, calls: turn.parts.filter((p) => p.type === 'tool-call').length });
+        first = null;
+        stepStart = performance.now();
+      },
     });
     renderThread();
+    renderStats();
     if (arbiter) skillState(arbiter);
     status(`${out.stop} after ${out.steps} step${out.steps === 1 ? '' : 's'}${out.usage.input_tokens ? ` · ${out.usage.input_tokens} in / ${out.usage.output_tokens} out tokens` : ''}`, out.stop);
   } catch (e) {

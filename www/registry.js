@@ -57,8 +57,13 @@ for (const c of OTHERS) registry.register(c);
 
 const state = memoryState();
 let failing = false;
+let slow = false;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// A stand-in service: 15-75 ms by the title (450 ms more when "slow" is ticked).
+const serviceTime = (id) => 15 + ([...id].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 7) % 61) + (slow ? 450 : 0);
 const handlers = {
   'cross-title-link': async ({ title_id }, { version }) => {
+    await sleep(serviceTime(title_id));
     if (failing) throw Object.assign(new Error('upstream unavailable'), { status: 503 });
     return version === '1.0.0' ? { recommendations: [] } : { recommendations: [{ title_id: 'VGLD_002', similarity: 0.8, reason: `related to ${title_id}` }] };
   },
@@ -108,6 +113,81 @@ $('rg-canary').addEventListener('change', () => {
 $('rg-fail').addEventListener('change', () => {
   failing = $('rg-fail').checked;
 });
+$('rg-slow').addEventListener('change', () => {
+  slow = $('rg-slow').checked;
+});
+
+const SVG = 'http://www.w3.org/2000/svg';
+function svgEl(tag, attrs, text) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+/** The latency histogram of cross-title-link's calls, its p95 and the contract's p95 budget. */
+function renderHistogram(records) {
+  const svg = $('rg-histogram');
+  svg.replaceChildren();
+  const W = 420;
+  const H = 180;
+  const budget = registry.list().find((c) => c.name === 'cross-title-link' && c.version.startsWith('0.9')).source.policy.budget.p95_ms;
+  const lat = records.filter((r) => r.contract === 'cross-title-link' && r.outcome !== 'cached').map((r) => r.latency_ms).sort((a, b) => a - b);
+  const top = Math.max(budget * 1.25, (lat.at(-1) ?? 0) * 1.05);
+  const bins = 24;
+  const counts = new Array(bins).fill(0);
+  for (const v of lat) counts[Math.min(bins - 1, Math.floor((v / top) * bins))] += 1;
+  const most = Math.max(1, ...counts);
+  const x = (ms) => 30 + (ms / top) * (W - 40);
+  counts.forEach((c, i) => {
+    const h = (c / most) * (H - 50);
+    svg.append(svgEl('rect', { x: x((i * top) / bins) + 1, y: H - 25 - h, width: (W - 40) / bins - 2, height: h, fill: '#2f6fdf', 'data-count': c }));
+  });
+  svg.append(svgEl('line', { x1: 30, y1: H - 25, x2: W - 10, y2: H - 25, stroke: '#999' }));
+  const p95 = lat.length ? lat[Math.min(lat.length - 1, Math.ceil(0.95 * lat.length) - 1)] : null;
+  const mark = (ms, color, label, y) => {
+    svg.append(svgEl('line', { x1: x(ms), y1: 12, x2: x(ms), y2: H - 25, stroke: color, 'stroke-dasharray': '4 3' }));
+    svg.append(svgEl('text', { x: Math.min(x(ms) + 4, W - 140), y, 'font-size': 11, fill: color }, label));
+  };
+  mark(budget, '#c0392b', `budget p95 ${budget} ms`, 14);
+  if (p95 !== null) mark(p95, '#1e7b34', `p95 ${Math.round(p95)} ms`, 28);
+  svg.append(svgEl('text', { x: 30, y: H - 8, 'font-size': 11, fill: '#555' }, `latency of ${lat.length} calls, 0–${Math.round(top)} ms`));
+  return { calls: lat.length, p95, budget };
+}
+
+const OUTCOME = { ok: '#2e9e55', cached: '#5b8def', RateLimited: '#e08a1e', CircuitOpen: '#c0392b' };
+const BREAKER = { closed: '#cfe8d5', 'half-open': '#f5d28a', open: '#e9a29a', none: '#eee' };
+
+/** Every call in order: its outcome above, the breaker's state at that call below. */
+function renderTimeline(records) {
+  const svg = $('rg-timeline');
+  svg.replaceChildren();
+  const W = 420;
+  const shown = records.slice(-80);
+  const w = Math.max(3, Math.min(14, (W - 70) / Math.max(1, shown.length)));
+  svg.append(svgEl('text', { x: 0, y: 22, 'font-size': 11, fill: '#555' }, 'outcome'));
+  svg.append(svgEl('text', { x: 0, y: 48, 'font-size': 11, fill: '#555' }, 'breaker'));
+  shown.forEach((r, i) => {
+    const x = 62 + i * w;
+    svg.append(svgEl('rect', { x, y: 10, width: w - 1, height: 18, fill: OUTCOME[r.outcome] ?? '#7b241c', 'data-outcome': r.outcome }, undefined));
+    svg.append(svgEl('rect', { x, y: 36, width: w - 1, height: 18, fill: BREAKER[r.breaker] ?? '#eee', 'data-breaker': r.breaker }));
+  });
+  // The legend: outcomes on one line, the breaker's states on the next.
+  const legend = (entries, y) => entries.forEach(([k, c], i) => {
+    svg.append(svgEl('rect', { x: 62 + i * 72, y, width: 10, height: 10, fill: c }));
+    svg.append(svgEl('text', { x: 75 + i * 72, y: y + 9, 'font-size': 10, fill: '#333' }, k));
+  });
+  legend([...Object.entries(OUTCOME), ['error', '#7b241c']], 66);
+  legend(Object.entries(BREAKER).slice(0, 3), 84);
+  svg.append(svgEl('text', { x: 0, y: 93, 'font-size': 10, fill: '#555' }, 'breaker:'));
+}
+
+function renderCharts() {
+  const records = gateway.records();
+  const h = renderHistogram(records);
+  renderTimeline(records);
+  $('rg-stats').textContent = `${records.length} calls recorded · cross-title-link p95 ${h.p95 === null ? '—' : `${Math.round(h.p95)} ms`} against a budget of ${h.budget} ms`;
+}
 $('rg-fire').addEventListener('click', async () => {
   window.promptloomRegistryIdle = false;
   const counts = {};
@@ -120,6 +200,19 @@ $('rg-fire').addEventListener('click', async () => {
   }
   $('rg-outcomes').textContent = Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(' · ');
   renderContracts();
+  renderCharts();
+  window.promptloomRegistryIdle = true;
+});
+$('rg-holds').addEventListener('click', async () => {
+  window.promptloomRegistryIdle = false;
+  // order-inventory allows 10 calls per user per minute: the 11th of one user's is refused.
+  const counts = {};
+  for (let i = 0; i < 14; i++) {
+    const code = await gateway.call('order-inventory', { order_id: `ORD-${(fired += 1)}` }, { surface: 'chat', user: 'user-hold' }).then(() => 'ok', (e) => e.code);
+    counts[code] = (counts[code] ?? 0) + 1;
+  }
+  $('rg-outcomes').textContent = Object.entries(counts).map(([k, v]) => `${k} ${v}`).join(' · ');
+  renderCharts();
   window.promptloomRegistryIdle = true;
 });
 $('rg-query').addEventListener('input', renderPlanner);
@@ -128,4 +221,5 @@ $('rg-provider').addEventListener('change', renderPlanner);
 renderContracts();
 renderSplit();
 renderPlanner();
+renderCharts();
 window.promptloomRegistryReady = true;

@@ -360,7 +360,7 @@ export class SkillCatalog {
     const m = __inbox((lens) => new M.SkillMigration(lens, stamp), ['sync', body, rowsText(rows), ws.map((s) => s.name).join('\0'), etag, url]);
     let report;
     try {
-      report = await migrate(account, m);
+      report = await migrate(account, m, run);
     } finally {
       m.free();
     }

@@ -2,7 +2,7 @@
 // host's callbacks, then writes the rows the core laid out in one commit), the message
 // store, and the inspector. Resolution rules and the row layout live in the core.
 
-import { PromptloomError, lowerAsync, __inlineBytes, __fromCore, __call, __json, __str, __opts, __key, __generation, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes, __num, __said, __release, __disposable, __clock, __limitsWire } from './api.js';
+import { PromptloomError, lowerAsync, __inlineBytes, __fromCore, __call, __json, __str, __opts, __key, __generation, __core, __inbox, __module, __holdData, __splice, __inlineSlots, __toBase64, __asBytes, __num, __said, __release, __disposable, __clock, __limitsWire, __longRun } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './stores.js';
 import { __wireTurn } from './conversation.js';
 import { FIELD, SLOT } from './constants.js';
@@ -174,6 +174,35 @@ class MessageStore {
   /** Summaries of the messages of `session`: `{ id, seq, part_count, metadata }`. */
   async list(session = 'default') {
     return readPlanned(this.#backend, 'list', sessionName(session));
+  }
+  /**
+   * One page of `session`: `{ items, page, prev, next }`. `of` is `thread` (default),
+   * `history` or `list`; a page spans `pageSize` sequence numbers (a power of ten, default
+   * 100: one key prefix, one scan); without `page`, the session's last.
+   */
+  async page(session = 'default', options) {
+    const { of = 'thread', page, pageSize = 100 } = __opts(options, 'page()');
+    const at = page === undefined ? '' : String(__num(page, 'page', { integer: true, min: 0 }));
+    return readPlanned(this.#backend, 'page', __str(of, 'of'), sessionName(session), at, String(__num(pageSize, 'pageSize', { integer: true, min: 1 })));
+  }
+  /**
+   * The session page by page (non-empty pages), `order` `oldest-first` (default) or
+   * `newest-first`; each read is one page. A `signal` stops it before its next read.
+   */
+  async *pages(session = 'default', options) {
+    const { order = 'oldest-first', signal, ...rest } = __opts(options, 'pages()');
+    if (order !== 'oldest-first' && order !== 'newest-first') {
+      throw new PromptloomError('InvalidOptions', `\`order\` is 'oldest-first' or 'newest-first' (at order)`, { path: 'order' });
+    }
+    const run = __longRun({ signal }, 'pages()');
+    let at = order === 'oldest-first' ? 0 : undefined;
+    for (;;) {
+      run.stop();
+      const p = await this.page(session, { ...rest, page: at });
+      if (p.items.length > 0) yield p;
+      at = order === 'oldest-first' ? p.next : p.prev;
+      if (at === null) return;
+    }
   }
   /** A split-out attachment: `{ content_id, mime, size, data }` (data is base64), or null. */
   async blob(contentId) {

@@ -212,14 +212,22 @@ export function __fromCore(raw) {
  * not the core's `limits.max_parts`), in its path and its message.
  */
 function asWritten(err) {
-  const p = err.details.path;
+  const d = err.details;
+  // A limit's name is the `limits` option that sets it (`maxParts`), where one does.
+  if (err.code === 'LimitExceeded' && typeof d.limit === 'string' && /^max_[a-z_]+$/.test(d.limit)) d.limit = camel(d.limit);
+  const p = d.path;
   if (typeof p === 'string' && p.startsWith('limits.') && p.includes('_')) {
-    const js = p.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+    const js = camel(p);
     const [key, jsKey] = [p.slice(7), js.slice(7)];
     err.details.path = js;
+    if (typeof d.known === 'string') d.known = d.known.split(', ').map(camel).join(', ');
     err.message = err.message.split(p).join(js).split(`\`${key}\``).join(`\`${jsKey}\``);
   }
   return err;
+}
+
+function camel(s) {
+  return s.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
 }
 
 /** @internal Calls into the glue; core errors, traps and glue errors become PromptloomErrors. */
@@ -330,8 +338,8 @@ export function __limitsWire(limits, what = 'limits') {
  * @internal Tool definitions as the core reads them. A function tool's `inputSchema` is JSON
  * Schema, or the schema of a library that speaks Standard JSON Schema (zod 4.2+, ArkType,
  * Valibot through its converter), written out here as JSON Schema (draft 2020-12, without its
- * `$schema` line); `parameters` and `input_schema`, the providers' spellings, are refused
- * naming `inputSchema`. Other values pass for the core to judge.
+ * `$schema` line). Other values pass for the core to judge (it refuses `parameters` and
+ * `input_schema`, the providers' spellings, naming `inputSchema`).
  */
 export function __toolsWire(tools, what = 'tools') {
   if (!Array.isArray(tools)) return tools;
@@ -340,9 +348,6 @@ export function __toolsWire(tools, what = 'tools') {
     const t = tools[i];
     if (t === null || typeof t !== 'object' || (t.type !== undefined && t.type !== 'function')) continue;
     const at = `${what}[${i}]`;
-    for (const old of ['parameters', 'input_schema']) {
-      if (t[old] !== undefined) throw new PromptloomError('InvalidOptions', `a tool's schema is \`inputSchema\`, not \`${old}\` (at ${at}.${old})`, { path: `${at}.${old}`, use: 'inputSchema' });
-    }
     const s = t.inputSchema;
     if (s === null || typeof s !== 'object' || !s['~standard']) continue;
     const json = __jsonSchemaOf(s, `${at}.inputSchema`);

@@ -281,11 +281,12 @@ class SkillStore {
    * is `InvalidSkill` (every problem listed) before anything is read or written.
    */
   async seed(document, options) {
-    __longRun(__opts(options, 'seed()'), 'seed()').stop();
+    const run = __longRun(__opts(options, 'seed()'), 'seed()');
+    run.stop();
     const M = __module();
     const m = __inbox((lens) => new M.SkillMigration(lens, this.#now()), ['seed', __json(document, 'the seed', 'InvalidSkill')]);
     try {
-      return await migrate(this, m);
+      return await migrate(this, m, run);
     } finally {
       m.free();
     }
@@ -352,13 +353,29 @@ class SkillStore {
  * names each read and write — what is skipped, what stops it, the state row last — and this
  * performs them.
  */
-async function migrate(store, m) {
+/**
+ * Runs a migration's steps over the store. `run` (from __longRun) sees each write: it stops
+ * before the next one once its signal fires (what is written stays; the state row is
+ * written last, so the next run finishes the job) and hears `{ phase: 'writing', done,
+ * total }` before each and once all are done.
+ */
+async function migrate(store, m, run) {
   const b = store.__backend;
   let step = JSON.parse(m.first());
+  let total = 0;
+  const progress = (r, s) => {
+    total = s.total;
+    if (r) {
+      r.stop();
+      r.tell('writing', s.done, s.total);
+      r.stop(); // an observer may abort on what it heard
+    }
+  };
   const next = (what, payload = '') => JSON.parse(call(() => m.next(what, payload)));
   for (;;) {
     switch (step.do) {
       case 'done':
+        if (run && total > 0) run.tell('writing', total, total);
         return step.report;
       case 'read': {
         const row = await b.get(step.table, step.key);
@@ -369,6 +386,7 @@ async function migrate(store, m) {
         step = next('rows', rowsText(await b.scan('skills', '')));
         break;
       case 'put': {
+        progress(run, step);
         let failed = '';
         try {
           await store.put(step.skill);
@@ -380,6 +398,7 @@ async function migrate(store, m) {
         break;
       }
       case 'delete':
+        progress(run, step);
         await store.delete(step.id);
         step = next('done');
         break;

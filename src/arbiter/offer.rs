@@ -55,15 +55,24 @@ impl Arbiter {
                 n += 1;
             }
             names.insert(name.clone(), t.into());
-            let def = described
+            let at = described
                 .iter()
-                .find(|d| d.get("name").and_then(Value::as_str) == Some(t));
+                .position(|d| d.get("name").and_then(Value::as_str) == Some(t));
+            let def = at.and_then(|i| described.get(i));
+            if let Some(old) = def.and_then(|d| {
+                ["parameters", "input_schema"]
+                    .into_iter()
+                    .find(|k| d.get(k).is_some_and(|v| !v.is_null()))
+            }) {
+                return Err(Error::new(
+                    ErrorKind::InvalidOptions,
+                    format!("a tool's schema is `inputSchema`, not `{old}`"),
+                )
+                .at(format!("tools[{}].{old}", at.unwrap_or_default()))
+                .with("use", "inputSchema"));
+            }
             let schema = def
-                .and_then(|d| {
-                    d.get("inputSchema")
-                        .or_else(|| d.get("input_schema"))
-                        .or_else(|| d.get("parameters"))
-                })
+                .and_then(|d| d.get("inputSchema"))
                 .cloned()
                 .unwrap_or_else(|| json!({ "type": "object", "properties": {} }));
             let mut o = Map::new();

@@ -11,7 +11,7 @@ use crate::error::{Error, ErrorKind};
 use crate::json_text::JsonText;
 use crate::lower;
 use crate::message::UserMessage;
-use crate::store::MessageStore;
+use crate::store::{MessageStore, PageOf};
 use serde_json::{Map, Value};
 use std::cell::RefCell;
 
@@ -188,6 +188,24 @@ impl GuestMessageStore for StoreResource {
             .borrow()
             .list(&session)
             .map(|v| Value::Array(v).json_text())
+            .map_err(to_wit)
+    }
+
+    fn page(
+        &self,
+        of: wit::PageOf,
+        session: String,
+        page: Option<u64>,
+        size: u64,
+    ) -> Result<String, WitError> {
+        let of = match of {
+            wit::PageOf::Thread => PageOf::Thread,
+            wit::PageOf::History => PageOf::History,
+            wit::PageOf::List => PageOf::List,
+        };
+        self.store
+            .borrow()
+            .page_json(of, &session, page, size)
             .map_err(to_wit)
     }
 

@@ -21,6 +21,6 @@ pub use catalog::{Argument, Command, CommandCatalog, CommandKind, MentionKind};
 pub use inspect::chips;
 pub use submit::{
     content_id, message_key, submit, Blob, HostRequest, Limits, SessionState, Step, Submission,
-    SubmitOptions,
+    SubmitOptions, SEQ_DIGITS,
 };
 pub use text::parse_input;

@@ -55,8 +55,11 @@ impl Default for Limits {
 
 /// The key of message `seq` of `session` (also its default id).
 pub fn message_key(session: &str, seq: u64) -> String {
-    format!("{session}/{seq:010}")
+    format!("{session}/{seq:0SEQ_DIGITS$}")
 }
+
+/// The width of a message key's zero-padded sequence number (key order is turn order).
+pub const SEQ_DIGITS: usize = 10;
 
 /// Options of one submission.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -247,8 +247,8 @@ impl JsMigration {
             seed::Migrate::writes(plan.upserts, Some(commit), report)
         };
         Ok(JsMigration {
+            first: m.step_json(&step),
             m,
-            first: step.to_json(),
         })
     }
 
@@ -274,7 +274,8 @@ impl JsMigration {
             }
             _ => seed::Input::Done,
         };
-        self.m.next(input).map(|s| s.to_json()).map_err(js_err)
+        let step = self.m.next(input).map_err(js_err)?;
+        Ok(self.m.step_json(&step))
     }
 }
 

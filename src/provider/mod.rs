@@ -137,7 +137,8 @@ pub enum ToolKind {
 
 impl Tool {
     /// Reads tool `i` of an options object: `{ type?: "function", name, description?,
-    /// parameters | input_schema | inputSchema, strict? }`, `{ type: "custom", name,
+    /// inputSchema?, strict? }` (`parameters` and `input_schema` are refused,
+    /// naming `inputSchema`), `{ type: "custom", name,
     /// description?, format? }` or `{ type: "provider", provider, tool, name? }`.
     pub(crate) fn from_value(v: Value, i: usize) -> Result<Tool> {
         let path = format!("tools[{i}]");
@@ -182,18 +183,25 @@ impl Tool {
         };
         let description = f.opt_string("description")?;
         let parameters = match &kind {
-            ToolKind::Function => match f.opt_object("parameters")? {
-                Some(p) => Value::Object(p),
-                None => match f.opt_object("input_schema")? {
+            ToolKind::Function => {
+                // One spelling, in every host: the providers' own (`parameters`,
+                // `input_schema`) are refused with the name to use.
+                for old in ["parameters", "input_schema"] {
+                    if f.take(old).is_some_and(|v| !v.is_null()) {
+                        return Err(f
+                            .error(
+                                old,
+                                format!("a tool's schema is `inputSchema`, not `{old}`"),
+                            )
+                            .with("use", "inputSchema"));
+                    }
+                }
+                match f.opt_object("inputSchema")? {
                     Some(p) => Value::Object(p),
-                    // MCP's descriptor spelling.
-                    None => match f.opt_object("inputSchema")? {
-                        Some(p) => Value::Object(p),
-                        None => serde_json::from_str(r#"{"type":"object","properties":{}}"#)
-                            .unwrap_or_default(),
-                    },
-                },
-            },
+                    None => serde_json::from_str(r#"{"type":"object","properties":{}}"#)
+                        .unwrap_or_default(),
+                }
+            }
             // A custom tool where the provider has none: one string argument.
             ToolKind::Custom { .. } => serde_json::from_str(
                 r#"{"type":"object","properties":{"input":{"type":"string"}},"required":["input"]}"#,

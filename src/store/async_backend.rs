@@ -275,6 +275,23 @@ impl<B: AsyncBackend> AsyncMessageStore<B> {
         }
     }
 
+    /// One page of `session` (see [`super::MessageStore::page`]).
+    pub async fn page(
+        &self,
+        of: super::pages::PageOf,
+        session: &str,
+        page: Option<u64>,
+        size: u64,
+    ) -> Result<super::pages::Page> {
+        let q = Query::Page {
+            of,
+            session: session.to_owned(),
+            page,
+            digits: super::pages::page_digits(size)?,
+        };
+        super::pages::Page::from_json(&read(&self.backend, q).await?)
+    }
+
     /// A split-out attachment by content id.
     pub async fn blob(&self, content_id: &str) -> Result<Option<Blob>> {
         get(&self.backend, Table::Blobs, content_id)

@@ -12,12 +12,14 @@ pub use super::message_read::{
 use super::message_read::{assemble_turn, group, parse_row};
 pub use super::message_rows::{append_turn, batch, layout, turn_layout, TurnAppend};
 
+use super::pages::{last_page, page_digits, page_envelope, page_prefix, Page, PageOf};
 use super::{bad_row, Backend, Table};
 use crate::compositor::{
     self, Blob, CommandCatalog, SessionState, Step, Submission, SubmitOptions,
 };
 use crate::conversation::Turn;
 use crate::error::{Error, ErrorKind, Result};
+use crate::json_text::JsonText;
 use crate::lower::{ResolveRequest, Resolved, Resolver};
 use crate::message::UserMessage;
 use serde_json::{Map, Value};
@@ -193,6 +195,48 @@ impl<B: Backend> MessageStore<B> {
             .into_iter()
             .map(|(k, v)| parse_row(Table::Messages, &k, &v).map(Value::Object))
             .collect()
+    }
+
+    /// One page of `session`'s turns, user messages or summaries (`of`), `size` sequence
+    /// numbers to a page (10, 100, … 1 000 000: one prefix scan each); `page` `None` is the
+    /// session's last. Reads that page's rows only.
+    pub fn page(&self, of: PageOf, session: &str, page: Option<u64>, size: u64) -> Result<Page> {
+        Page::from_json(&self.page_json(of, session, page, size)?)
+    }
+
+    /// [`Self::page`] as JSON text, `{ items, page, prev, next }` (what the hosts answer).
+    pub fn page_json(
+        &self,
+        of: PageOf,
+        session: &str,
+        page: Option<u64>,
+        size: u64,
+    ) -> Result<String> {
+        let digits = page_digits(size)?;
+        let row = self.backend.get(Table::Sessions, session)?;
+        let last = last_page(session, row.as_deref(), digits)?;
+        let n = page.unwrap_or(last);
+        let prefix = page_prefix(session, n, digits);
+        // The typed reads `thread` and `list` make (what a Rust host links already).
+        let heads = session_heads(session, self.backend.scan(Table::Messages, &prefix)?);
+        let items: Vec<Value> = match of {
+            PageOf::List => heads
+                .into_iter()
+                .map(|(k, v)| parse_row(Table::Messages, &k, &v).map(Value::Object))
+                .collect::<Result<_>>()?,
+            _ => {
+                let parts = self.backend.scan(Table::Parts, &prefix)?;
+                let mut out = Vec::new();
+                for (key, head, rows) in group(&heads, &parts) {
+                    let t = assemble_turn(key, head, rows)?;
+                    if of == PageOf::Thread || matches!(t, Turn::User(_)) {
+                        out.push(t.to_value());
+                    }
+                }
+                out
+            }
+        };
+        Ok(page_envelope(&Value::Array(items).json_text(), n, last))
     }
 
     /// A blob by content id.

@@ -19,6 +19,7 @@ pub mod kv;
 mod message_read;
 mod message_rows;
 pub mod messages;
+pub mod pages;
 pub mod reads;
 pub mod seed;
 mod skill_plans;
@@ -33,6 +34,7 @@ use std::collections::BTreeMap;
 
 pub use async_backend::{AsyncBackend, AsyncMessageStore, AsyncSkillStore};
 pub use messages::MessageStore;
+pub use pages::{Page, PageOf, PAGE_SIZES};
 pub use skills::{SkillStore, SkillTables};
 
 /// The scan prefix of a thread's invocation records (keys `<thread_id>/<composed_at>/<id>`).

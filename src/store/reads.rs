@@ -9,6 +9,7 @@
 //! a key.
 
 use super::messages::{self, blob_from_row, session_heads};
+use super::pages::{last_page, page_digits, page_envelope, page_prefix, PageOf};
 use super::skills;
 use super::{bad_row, Table};
 use crate::error::{Error, ErrorKind, Result};
@@ -45,6 +46,21 @@ pub enum Query {
     List {
         /// The session.
         session: String,
+    },
+    /// One page of a session's turns, user messages or summaries: the messages whose
+    /// sequence numbers share all but their last `digits` decimal digits (page `n` of
+    /// 100-message pages holds sequence numbers `100n ..= 100n + 99`). Answers `{ items,
+    /// page, prev, next }`; `prev` and `next` are the neighbouring page numbers within the
+    /// session, or `null`.
+    Page {
+        /// What each item is.
+        of: PageOf,
+        /// The session.
+        session: String,
+        /// The page (`None`: the session's last, read from its counter first).
+        page: Option<u64>,
+        /// A page spans `10^digits` sequence numbers (1 ..= 6).
+        digits: u32,
     },
     /// A split-out attachment by content id (`null` when absent).
     Blob {
@@ -108,6 +124,52 @@ pub enum Query {
     },
 }
 
+/// Page `n`'s answer, `{ items, page, prev, next }` as JSON text, from the session's counter
+/// row and the rows of the page's prefix (`parts` unread for a list).
+pub fn page_json(
+    of: PageOf,
+    session: &str,
+    n: u64,
+    digits: u32,
+    row: Option<&str>,
+    heads: Vec<(String, String)>,
+    parts: &[(String, String)],
+) -> Result<String> {
+    let last = last_page(session, row, digits)?;
+    Ok(page_envelope(
+        &items_json(of, session, heads, parts)?,
+        n,
+        last,
+    ))
+}
+
+/// A session's turns, user messages or summaries (JSON text) from the rows of its message
+/// and part key ranges (a nested session's rows, which share the prefix, left out).
+fn items_json(
+    of: PageOf,
+    session: &str,
+    heads: Vec<(String, String)>,
+    parts: &[(String, String)],
+) -> Result<String> {
+    let heads = session_heads(session, heads);
+    match of {
+        PageOf::List => summaries_json(heads),
+        PageOf::History => messages::assemble_history_json(&heads, parts),
+        PageOf::Thread => messages::assemble_many_json(&heads, parts),
+    }
+}
+
+/// Message heads as their summaries (a JSON array).
+fn summaries_json(heads: Vec<(String, String)>) -> Result<String> {
+    let mut out = Vec::with_capacity(heads.len());
+    for (k, v) in heads {
+        let row: Map<String, Value> =
+            serde_json::from_str(&v).map_err(|e| bad_row(Table::Messages, &k, e))?;
+        out.push(Value::Object(row));
+    }
+    Ok(Value::Array(out).json_text())
+}
+
 /// The rows a read needs: point reads and prefix scans (each scan in key order).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
@@ -160,6 +222,25 @@ impl Query {
             Query::List { session } => Plan {
                 gets: Vec::new(),
                 scans: vec![(Table::Messages, format!("{session}/"))],
+            },
+            Query::Page {
+                of,
+                session,
+                page,
+                digits,
+            } => Plan {
+                gets: vec![(Table::Sessions, session.clone())],
+                scans: match page {
+                    None => Vec::new(),
+                    Some(n) => {
+                        let prefix = page_prefix(session, *n, *digits);
+                        if *of == PageOf::List {
+                            vec![(Table::Messages, prefix)]
+                        } else {
+                            vec![(Table::Messages, prefix.clone()), (Table::Parts, prefix)]
+                        }
+                    }
+                },
             },
             Query::Blob { content_id } => Plan {
                 gets: vec![(Table::Blobs, content_id.clone())],
@@ -248,23 +329,32 @@ impl Query {
                 };
                 messages::assemble_json(key, head, &parts).map(Step::Done)
             }
-            Query::Thread { session } | Query::History { session } => {
-                let heads = session_heads(session, scan(0));
-                if matches!(self, Query::History { .. }) {
-                    messages::assemble_history_json(&heads, &scan(1)).map(Step::Done)
-                } else {
-                    messages::assemble_many_json(&heads, &scan(1)).map(Step::Done)
-                }
+            Query::Thread { session } => {
+                items_json(PageOf::Thread, session, scan(0), &scan(1)).map(Step::Done)
+            }
+            Query::History { session } => {
+                items_json(PageOf::History, session, scan(0), &scan(1)).map(Step::Done)
             }
             Query::List { session } => {
-                let heads = session_heads(session, scan(0));
-                let mut out = Vec::with_capacity(heads.len());
-                for (k, v) in heads {
-                    let row: Map<String, Value> =
-                        serde_json::from_str(&v).map_err(|e| bad_row(Table::Messages, &k, e))?;
-                    out.push(Value::Object(row));
-                }
-                Ok(Step::Done(Value::Array(out).json_text()))
+                items_json(PageOf::List, session, scan(0), &[]).map(Step::Done)
+            }
+            Query::Page {
+                of,
+                session,
+                page,
+                digits,
+            } => {
+                let row = rows.gets.first().and_then(Option::as_deref);
+                let Some(n) = page else {
+                    let next = Query::Page {
+                        of: *of,
+                        session: session.clone(),
+                        page: Some(last_page(session, row, *digits)?),
+                        digits: *digits,
+                    };
+                    return Ok(Step::Read(next.plan(), next));
+                };
+                page_json(*of, session, *n, *digits, row, scan(0), &scan(1)).map(Step::Done)
             }
             Query::Blob { content_id } => match rows.gets.first() {
                 // The row is the answer (`{ content_id, mime, size, data }`), once checked.
@@ -357,6 +447,23 @@ impl Query {
             "thread" => Query::Thread { session: next() },
             "history" => Query::History { session: next() },
             "list" => Query::List { session: next() },
+            "page" => {
+                let of = PageOf::parse(&next())?;
+                let session = next();
+                let number = |t: String| t.parse::<usize>().map(|n| n as u64).ok();
+                let page = next();
+                let page = match page.as_str() {
+                    "" => None,
+                    _ => Some(number(page).ok_or_else(bad_page)?),
+                };
+                let digits = page_digits(number(next()).ok_or_else(bad_page)?)?;
+                Query::Page {
+                    of,
+                    session,
+                    page,
+                    digits,
+                }
+            }
             "blob" => Query::Blob { content_id: next() },
             "invocations" => Query::Invocations { thread: next() },
             "skill" => Query::Skill { id: next() },
@@ -389,7 +496,23 @@ impl Query {
     /// The query's wire form: its kind, then its fields, each ended by a NUL (keys never
     /// hold a NUL: submit and the stores refuse them).
     pub fn to_text(&self) -> String {
+        let page_fields;
         let (kind, fields): (&str, Vec<&str>) = match self {
+            Query::Page {
+                of,
+                session,
+                page,
+                digits,
+            } => {
+                page_fields = [
+                    page.map(|p| p.to_string()).unwrap_or_default(),
+                    10u64.pow(*digits).to_string(),
+                ];
+                (
+                    "page",
+                    vec![of.name(), session, &page_fields[0], &page_fields[1]],
+                )
+            }
             Query::Message { id } => ("message", vec![id]),
             Query::MessageAt { id, key } => ("message_at", vec![key, id]),
             Query::Thread { session } => ("thread", vec![session]),
@@ -423,6 +546,33 @@ impl Query {
             out.push(FIELD);
         }
         out
+    }
+}
+
+fn bad_page() -> Error {
+    Error::new(
+        ErrorKind::InvalidOptions,
+        "a page read names its kind, session, page number and page size",
+    )
+}
+
+/// Runs a read over a Rust backend the way a host does: plan, read, finish, until done.
+pub fn run<B: super::Backend + ?Sized>(b: &B, q: Query) -> Result<String> {
+    let mut step = Step::Read(q.plan(), q);
+    loop {
+        match step {
+            Step::Done(s) => return Ok(s),
+            Step::Read(plan, q) => {
+                let mut rows = Rows::default();
+                for (t, k) in &plan.gets {
+                    rows.gets.push(b.get(*t, k)?);
+                }
+                for (t, p) in &plan.scans {
+                    rows.scans.push(b.scan(*t, p)?);
+                }
+                step = q.finish(rows)?;
+            }
+        }
     }
 }
 
@@ -558,26 +708,88 @@ pub fn rows_from_text(text: &str) -> Result<Rows> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Backend, MemoryBackend, MessageStore};
+    use crate::store::{MemoryBackend, MessageStore};
 
-    /// Runs a read over a Rust backend the way a host does.
-    fn run(b: &MemoryBackend, q: Query) -> Result<String> {
-        let mut step = Step::Read(q.plan(), q);
-        loop {
-            match step {
-                Step::Done(s) => return Ok(s),
-                Step::Read(plan, q) => {
-                    let mut rows = Rows::default();
-                    for (t, k) in &plan.gets {
-                        rows.gets.push(b.get(*t, k)?);
-                    }
-                    for (t, p) in &plan.scans {
-                        rows.scans.push(b.scan(*t, p)?);
-                    }
-                    step = q.finish(rows)?;
-                }
+    #[test]
+    fn pages_read_one_prefix_each_and_cover_the_thread() {
+        let mut store = MessageStore::new(MemoryBackend::default());
+        let catalog = crate::compositor::CommandCatalog::with_builtins();
+        for (session, n) in [("s", 250), ("s/0000000001", 3), ("t", 0)] {
+            for i in 0..n {
+                let m = crate::message::UserMessage::from_value(serde_json::json!({
+                    "parts": [{ "type": "text", "text": format!("m{i}") }]
+                }))
+                .unwrap(); // ok: test
+                let o = crate::compositor::SubmitOptions::from_value(
+                    serde_json::json!({ "session": session, "now": 5 }),
+                )
+                .unwrap(); // ok: test
+                assert!(matches!(
+                    store.submit(&m, &catalog, &o, None),
+                    Ok(crate::compositor::Step::Done(_))
+                ));
             }
         }
+        let page = |of, s: &str, p, size| store.page(of, s, p, size).unwrap(); // ok: test
+                                                                               // Seq 1..=250 in pages of 100: 1..=99, 100..=199, 200..=250.
+        let last = page(PageOf::Thread, "s", None, 100);
+        assert_eq!(
+            (last.page, last.prev, last.next, last.items.len()),
+            (2, Some(1), None, 51)
+        );
+        let first = page(PageOf::History, "s", Some(0), 100);
+        assert_eq!(
+            (first.prev, first.next, first.items.len()),
+            (None, Some(1), 99)
+        );
+        let mid = page(PageOf::List, "s", Some(1), 100);
+        assert_eq!(mid.items.len(), 100);
+        assert_eq!(mid.items[0]["seq"], 100);
+        // Every page of ten, in order, is the thread; the nested session is not in it.
+        let mut all = Vec::new();
+        let mut at = Some(0);
+        while let Some(p) = at {
+            let got = page(PageOf::Thread, "s", Some(p), 10);
+            all.extend(got.items);
+            at = got.next;
+        }
+        let thread: Vec<Value> = store
+            .thread("s")
+            .unwrap()
+            .iter()
+            .map(|t| t.to_value())
+            .collect(); // ok: test
+        assert_eq!(all, thread);
+        assert_eq!(all.len(), 250);
+        // An empty session has one empty page; a page past the end points back.
+        let empty = page(PageOf::Thread, "t", None, 10);
+        assert_eq!(
+            (empty.page, empty.prev, empty.next, empty.items.len()),
+            (0, None, None, 0)
+        );
+        let past = page(PageOf::Thread, "s", Some(9), 100);
+        assert_eq!((past.prev, past.next, past.items.len()), (Some(2), None, 0));
+        // Sizes are powers of ten.
+        let e = store.page(PageOf::Thread, "s", None, 50).unwrap_err(); // ok: test
+        assert_eq!(
+            (e.kind(), e.path()),
+            (ErrorKind::InvalidOptions, Some("pageSize"))
+        );
+        // The wire form round-trips.
+        let q = Query::Page {
+            of: PageOf::List,
+            session: "a/b".into(),
+            page: Some(7),
+            digits: 3,
+        };
+        assert_eq!(Query::from_text(&q.to_text()).unwrap(), q); // ok: test
+        let q = Query::Page {
+            of: PageOf::History,
+            session: "".into(),
+            page: None,
+            digits: 1,
+        };
+        assert_eq!(Query::from_text(&q.to_text()).unwrap(), q); // ok: test
     }
 
     #[test]

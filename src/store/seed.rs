@@ -538,6 +538,19 @@ impl Migrate {
         }
     }
 
+    /// The writes made and the writes in all (upserts and deletes), once they are known:
+    /// what a host reports as a seed's or a sync's progress.
+    pub fn progress(&self) -> (usize, usize) {
+        let total = self.upserts.len() + self.removes.len();
+        (self.at.saturating_sub(1).min(total), total)
+    }
+
+    /// The step as JSON for a face ([`Step::to_json`]), a write with its place among the
+    /// writes (`done`, `total`).
+    pub fn step_json(&self, step: &Step) -> String {
+        step.json(Some(self.progress()))
+    }
+
     /// The next write: each upsert, each delete, the commit, then the report.
     fn write(&mut self) -> Step {
         let n = self.upserts.len();
@@ -561,7 +574,16 @@ impl Step {
     /// "put", skill }`, `{ do: "delete", id }`, `{ do: "commit", op }` or `{ do: "done",
     /// report }`.
     pub fn to_json(&self) -> String {
+        self.json(None)
+    }
+
+    /// [`Self::to_json`], a write with `(done, total)` when given.
+    fn json(&self, progress: Option<(usize, usize)>) -> String {
         let mut o = Map::new();
+        if let (Some((done, total)), Step::Put(_) | Step::Delete(_)) = (progress, self) {
+            o.insert("done".into(), done.into());
+            o.insert("total".into(), total.into());
+        }
         let mut put = |k: &str, v: Value| {
             o.insert(k.into(), v);
         };

@@ -271,6 +271,9 @@ test('a zod inputSchema: offered as JSON Schema, each input checked and parsed; 
   const lowered = pl.lower({ parts: [{ type: 'text', text: 'x' }] }, { provider: 'anthropic', tools: [{ name: 's', inputSchema: z.object({ q: z.string() }) }] }).json();
   assert.deepEqual(lowered.tools[0].input_schema, { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] });
   // The old spellings of a tool's schema are refused, naming inputSchema.
-  await assert.rejects(pl.runAgent({ conversation: new pl.Conversation(), adapter: adapter('anthropic'), tools: [{ name: 's', input_schema: { type: 'object' } }] }), (e) => e.code === 'InvalidOptions' && e.details.use === 'inputSchema');
+  // (the core refuses them, so every host does: here when runAgent lowers its first step)
+  const asked = new pl.Conversation({ options: { provider: 'anthropic' } });
+  asked.append({ role: 'user', parts: [{ type: 'text', text: 'x' }] });
+  await assert.rejects(pl.runAgent({ conversation: asked, adapter: adapter('anthropic'), tools: [{ name: 's', input_schema: { type: 'object' } }] }), (e) => e.code === 'InvalidOptions' && e.details.use === 'inputSchema' && e.details.path === 'tools[0].input_schema');
   assert.throws(() => pl.lower({ parts: [{ type: 'text', text: 'x' }] }, { provider: 'openai-chat', tools: [{ name: 's', parameters: { type: 'object' } }] }), (e) => e.code === 'InvalidOptions' && e.details.path === 'tools[0].parameters');
 });

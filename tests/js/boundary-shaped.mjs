@@ -232,6 +232,8 @@ function shapes(pl, f) {
     'messages.thread': () => ['s'],
     'messages.append': () => [MESSAGE, { session: 's', now: () => 1 }],
     'messages.list': () => ['s'],
+    'messages.page': () => ['s', { of: 'list', page: 0, pageSize: 10 }],
+    'messages.pages': () => ['s', { of: 'history', pageSize: 100, order: 'newest-first' }],
     'messages.blob': () => ['sha256:00'],
     'messages.recordInvocation': () => [f.composition ? f.composition.invocation_record : { id: 'inv-1', thread_id: 't', skill_name: 'n' }],
     'messages.invocations': () => ['t'],

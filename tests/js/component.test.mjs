@@ -242,6 +242,9 @@ function componentApi() {
     async list(session = 'default') {
       return JSON.parse(wrap(() => this.res.list(session)));
     }
+    async page(session = 'default', { of = 'thread', page, pageSize = 100 } = {}) {
+      return JSON.parse(wrap(() => this.res.page(of, session, page === undefined ? undefined : BigInt(page), BigInt(pageSize))));
+    }
     async blob(id) {
       const b = wrap(() => this.res.blob(id));
       return b === undefined ? null : JSON.parse(b);

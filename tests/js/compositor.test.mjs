@@ -163,3 +163,31 @@ test('large attachments stay in JS through submit; the core asks for the bytes o
   const stored = await pl.lowerAsync({ parts: [r.message.parts[0]] }, { provider: 'anthropic', store });
   assert.equal(stored.body, direct.body);
 });
+
+test('pages(): a session page by page, oldest or newest first; a signal stops it before its next read', async () => {
+  const store = await pl.openMessageStore({ backend: 'memory' });
+  for (let i = 1; i <= 35; i++) await pl.submit({ role: 'user', parts: [{ type: 'text', text: `m${i}` }] }, { store, session: 'chat', now: () => 0 });
+  const seen = [];
+  for await (const p of store.pages('chat', { pageSize: 10 })) seen.push([p.page, p.items.length]);
+  assert.deepEqual(seen, [[0, 9], [1, 10], [2, 10], [3, 6]]);
+  const newest = [];
+  for await (const p of store.pages('chat', { pageSize: 10, order: 'newest-first', of: 'list' })) newest.push(p.items.map((h) => h.seq).join(','));
+  assert.equal(newest[0], '30,31,32,33,34,35');
+  assert.equal(newest.length, 4);
+  // The reads: one per page (the backend's read() counted), plus the counter read of the last page.
+  let reads = 0;
+  const b = store.__backend;
+  const read = b.read.bind(b);
+  b.read = (plan) => (reads++, read(plan));
+  let n = 0;
+  for await (const _ of store.pages('chat', { pageSize: 10 })) n++;
+  assert.equal([n, reads].join(), '4,4');
+  const ac = new AbortController();
+  const it = store.pages('chat', { pageSize: 10, signal: ac.signal });
+  assert.equal((await it.next()).value.page, 0);
+  ac.abort();
+  await assert.rejects(it.next(), (e) => e.code === 'Aborted');
+  await assert.rejects(store.pages('chat', { order: 'sideways' }).next(), (e) => e.code === 'InvalidOptions' && e.details.path === 'order');
+  await assert.rejects(store.page('chat', { page: -1 }), (e) => e.code === 'InvalidOptions' && e.details.path === 'page');
+  await assert.rejects(store.page('chat', { of: 'everything' }), (e) => e.code === 'InvalidOptions' && e.details.path === 'of');
+});

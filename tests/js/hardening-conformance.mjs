@@ -178,7 +178,7 @@ export async function hardeningConformance(pl, { calls = 40, seeds = [1, 2], sha
       await limitOf(() => pl.lowerConversation([parts(1), { role: 'assistant', parts: [{ type: 'text', text: 'ok' }] }, parts(1)], { provider: 'openai-chat', limits: { maxTurns: 2 } })),
       await limitOf(async () => pl.submit(parts(5), { store: await pl.openMessageStore(), limits: { maxParts: 4 } })),
     ];
-    const want = ['max_parts:3:4', 'max_message_bytes:15:16', 'max_turns:2:3', 'max_parts:4:5'];
+    const want = ['maxParts:3:4', 'maxMessageBytes:15:16', 'maxTurns:2:3', 'maxParts:4:5']; // named as the limits option is written
     if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(JSON.stringify(got));
     if (pl.compose) {
       const loop = framed('{% for i in range(1000) %}{{ i }}{% endfor %}');

@@ -12,7 +12,7 @@ import { serve } from '../../scripts/serve.mjs';
 import { root } from './cases.mjs';
 
 /** The pages whose examples run: the README and every guide in docs/. */
-const pages = () => ['README.md', 'BENCHMARKS.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const pages = () => ['README.md', 'BENCHMARKS.md', 'bench/HISTORY.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
 
 /** `<!-- example: name -->` + fenced block, and an optional `<!-- output -->` block after it. */
 function examples() {
@@ -39,7 +39,7 @@ before(() => {
 });
 
 test('the README and the guides have an example for every host', () => {
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'sessions', 'settings', 'skills', 'streaming', 'toolkinds', 'wasmtime', 'worker']);
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'pages', 'sessions', 'settings', 'skills', 'streaming', 'toolkinds', 'wasmtime', 'worker']);
 });
 
 // Every code block of the README and docs/ runs: a JS or Python block is a named example
@@ -156,6 +156,20 @@ test('README: sessions and approvals in Node', () => {
   const file = join(out, 'sessions.mjs');
   writeFileSync(file, ex.sessions.code);
   assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.sessions.output);
+});
+
+test('docs/api/ is the reference the types give (scripts/api-docs.mjs, TypeDoc with warnings as errors)', () => {
+  try {
+    execFileSync('node', [join(root, 'scripts/api-docs.mjs'), '--check'], { stdio: 'pipe' });
+  } catch (e) {
+    assert.fail(`${e.stdout ?? ''}${e.stderr ?? ''}`);
+  }
+});
+
+test('docs/compositor.md: a session page by page in Node', () => {
+  const file = join(out, 'pages.mjs');
+  writeFileSync(file, ex.pages.code);
+  assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.pages.output);
 });
 
 test('README: WASI component in jco', () => {

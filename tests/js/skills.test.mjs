@@ -281,7 +281,9 @@ test('long operations: signal and onProgress for syncMarketplace, catalog.index 
     // Whole: fetched, then written.
     const r = await cat.syncMarketplace(m.url, { onProgress: (p) => seen.push(p) });
     assert.equal(r.status, 'updated');
-    assert.deepEqual(seen.map((p) => p.phase), ['fetched', 'written']);
+    const writes = seen.filter((p) => p.phase === 'writing');
+    assert.deepEqual([seen[0].phase, seen.at(-1).phase], ['fetched', 'written']);
+    assert.ok(writes.length >= 2 && writes.every((p, i) => p.done === i && p.total === writes.length - 1), JSON.stringify(writes));
     // The index: listed, embedding, embedded; the signal reaches embed.
     seen.length = 0;
     const live = new AbortController();
@@ -295,6 +297,21 @@ test('long operations: signal and onProgress for syncMarketplace, catalog.index 
     const fresh = await pl.openSkillStore({ backend: 'memory', name: 'seed-abort', now });
     await assert.rejects(fresh.seed(await pl.systemSkills(), { signal: gone.signal }), aborted);
     assert.deepEqual(await fresh.list(), []);
+    // The bulk import's progress: one `writing` before each skill and one when all are written;
+    // an abort between writes keeps what is written, and seeding again finishes the job.
+    const seedDoc = await pl.systemSkills();
+    const part = new AbortController();
+    const heard = [];
+    await assert.rejects(fresh.seed(seedDoc, { signal: part.signal, onProgress: (p) => (heard.push(p), p.done === 1 && part.abort('stop')) }), aborted);
+    assert.equal(heard[0].phase, 'writing');
+    const total = heard[0].total;
+    assert.ok(total >= 2, `${total} skills`);
+    assert.equal((await fresh.list()).length, 1, 'the one written before the abort stays');
+    heard.length = 0;
+    const again = await fresh.seed(seedDoc, { onProgress: (p) => heard.push(`${p.done}/${p.total}`) });
+    assert.equal((await fresh.list()).length, total);
+    assert.equal(heard.at(-1), `${heard.length - 1}/${heard.length - 1}`);
+    assert.ok(again.status === 'created', again.status);
     // An observer that throws stops the operation as AdapterFailed naming it.
     await assert.rejects(cat.index({ refresh: true, onProgress: () => { throw new Error('ui gone'); } }), (e) => e.code === 'AdapterFailed' && e.details.callback === 'onProgress');
   } finally {

@@ -73,6 +73,28 @@ export async function conformance(pl, open, v1) {
     eq((await s.list('a')).map((h) => h.seq), [1, 2, 3], 'seqs');
   });
 
+  await check('a session reads page by page: one key prefix each, together the whole thread', async (s) => {
+    for (let i = 1; i <= 23; i++) await pl.submit({ role: 'user', parts: [{ type: 'text', text: `m${i}` }] }, opts(s, { session: 'p' }));
+    // A session whose name looks like one of p's pages is not in p's pages.
+    await pl.submit({ role: 'user', parts: [{ type: 'text', text: 'nested' }] }, opts(s, { session: 'p/0000000001' }));
+    const texts = (page) => page.items.map((t) => t.parts[0].text);
+    const last = await s.page('p', { pageSize: 10 });
+    eq([last.page, last.prev, last.next, texts(last)], [2, 1, null, ['m20', 'm21', 'm22', 'm23']], 'the last page');
+    const first = await s.page('p', { of: 'history', page: 0, pageSize: 10 });
+    eq([first.prev, first.next, texts(first)], [null, 1, ['m1', 'm2', 'm3', 'm4', 'm5', 'm6', 'm7', 'm8', 'm9']], 'page 0 (seq 1-9)');
+    const heads = await s.page('p', { of: 'list', page: 1, pageSize: 10 });
+    eq(heads.items.map((h) => h.seq), [10, 11, 12, 13, 14, 15, 16, 17, 18, 19], 'summaries');
+    const all = [];
+    for (let at = 0; at !== null; ) {
+      const p = await s.page('p', { page: at, pageSize: 10 });
+      all.push(...p.items);
+      at = p.next;
+    }
+    eq(all, await s.history('p'), 'the pages are the thread');
+    eq(await s.page('nobody'), { items: [], page: 0, prev: null, next: null }, 'an empty session');
+    await rejects(s.page('p', { pageSize: 50 }), 'InvalidOptions', 'a page size that is not a power of ten');
+  });
+
   await check('concurrent submits to one session get distinct sequence numbers', async (s) => {
     const rs = await Promise.all([1, 2, 3, 4, 5].map((n) => pl.submit({ role: 'user', parts: [{ type: 'text', text: `m${n}` }] }, opts(s))));
     eq(rs.map((r) => r.seq).sort(), [1, 2, 3, 4, 5], 'seqs');

@@ -185,8 +185,9 @@ const DOCUMENTS = new Set([
   'ComposeRequest', 'AssertionReport', 'SkillSpec', 'Outcome', 'Run', 'SessionHierarchy', 'StoredProposal',
   // contracts and gateway records
   'ContractDocument', 'RegisteredContract', 'GatewayRecord',
-  // the core's completion entries (the same in the WIT compositor)
-  'Completion',
+  // the core's completion entries and command catalog entries (the same in the WIT
+  // compositor; `argument_hint` is the command frontmatter's field)
+  'Completion', 'CommandCommon',
 ]);
 // None mixes today; a type listed here would be a known exception, with its reason.
 const MIXED_FOR_NOW = new Set([]);
