@@ -91,12 +91,12 @@ const result = await page.evaluate(
     };
     // Warm up, and capture the rows one submit writes (for the floor).
     const first = await pl.submit(message(), { store, catalog, mentions, session: 'w' });
-    await pl.lower(await store.get(first.id), { provider: 'anthropic', resolve, store });
+    await pl.lowerAsync(await store.get(first.id), { provider: 'anthropic', resolve, store });
     const oneSubmitRows = await rowsOf();
     for (let i = 0; i < 5; i++) {
       await rawWrite(oneSubmitRows, `-warm${i}`);
       const r = await pl.submit(message(), { store, catalog, mentions, session: 'w' });
-      await pl.lower(await store.get(r.id), { provider: 'anthropic', resolve, store });
+      await pl.lowerAsync(await store.get(r.id), { provider: 'anthropic', resolve, store });
     }
     const submitTimes = [];
     const readBackTimes = [];
@@ -110,7 +110,7 @@ const result = await page.evaluate(
       let t0 = now();
       for (let i = 0; i < SUBMITS; i++) {
         const r = await pl.submit(message(), { store, catalog, mentions, session: `s${round}` });
-        bodyBytes = (await pl.lower(r.message, { provider: 'anthropic', resolve, store })).body.length;
+        bodyBytes = (await pl.lowerAsync(r.message, { provider: 'anthropic', resolve, store })).body.length;
       }
       submitTimes.push((now() - t0) / SUBMITS);
       t0 = now();
@@ -125,19 +125,19 @@ const result = await page.evaluate(
       t0 = now();
       for (let i = 0; i < SUBMITS; i++) {
         const r = await pl.submit(message(), { store, catalog, mentions, session: `t${round}` });
-        await pl.lower(await store.get(r.id), { provider: 'anthropic', resolve, store });
+        await pl.lowerAsync(await store.get(r.id), { provider: 'anthropic', resolve, store });
       }
       readBackTimes.push((now() - t0) / SUBMITS);
       // The lowering alone (the same call a submit row makes, on a message already submitted).
       t0 = now();
-      for (let i = 0; i < SUBMITS; i++) await pl.lower(submitted, { provider: 'anthropic', resolve, store });
+      for (let i = 0; i < SUBMITS; i++) await pl.lowerAsync(submitted, { provider: 'anthropic', resolve, store });
       lowerTimes.push((now() - t0) / SUBMITS);
       // The job's floor in one loop: the raw rows written, then the message lowered, as any
       // library that persists and then lowers does (work between commits slows them a little).
       t0 = now();
       for (let i = 0; i < SUBMITS; i++) {
         await rawWrite(oneSubmitRows, `-j${round}-${i}`);
-        await pl.lower(submitted, { provider: 'anthropic', resolve, store });
+        await pl.lowerAsync(submitted, { provider: 'anthropic', resolve, store });
       }
       jobTimes.push((now() - t0) / SUBMITS);
     }

@@ -6,7 +6,7 @@
 // charts are the ones the last run drew. Run through `./scripts/bench.sh`, which builds and
 // installs first.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +20,10 @@ const arg = (name, fallback) => {
 };
 const RUNS = Math.max(1, Number(arg('--runs', '3')) | 0);
 const ONLY = arg('--only', '');
+// Each run's output is kept in target/bench-runs/<name>.<i>.txt; `--reuse` writes the page
+// from the kept outputs without running anything (after a change to this page's layout).
+const KEPT = join(root, 'target/bench-runs');
+const REUSE = process.argv.includes('--reuse');
 
 /** The benchmarks, in the order of the page: what each measures, and how it is run. */
 const BENCHES = [
@@ -64,7 +68,7 @@ function blocks(out) {
 }
 
 const TIME = { ns: 1e-3, 'µs': 1, us: 1, ms: 1e3, s: 1e6 };
-const NUM = /^([≥≤~<>]?)\s*(-?\d[\d,]*(?:\.\d+)?)\s*(ns|µs|us|ms|s|KB|MB|B|×|x|%|k)?$/;
+const NUM = /^([≥≤~<>+]?)\s*(-?\d[\d,]*(?:\.\d+)?)\s*(ns|µs|us|ms|s|KB|MB|B|×|x|%|k)?$/;
 
 /** A cell's figure as `{ prefix, value, unit }` (times in µs), or null. */
 function figure(text) {
@@ -82,9 +86,10 @@ function digits(v) {
 
 /** A time in µs, written in the unit that suits it. */
 function time(us) {
-  if (us >= 1e6) return `${(us / 1e6).toFixed(2)} s`;
-  if (us >= 1e3) return `${(us / 1e3).toFixed(digits(us / 1e3))} ms`;
-  if (us >= 1) return `${us.toFixed(digits(us))} µs`;
+  const a = Math.abs(us);
+  if (a >= 1e6) return `${(us / 1e6).toFixed(2)} s`;
+  if (a >= 1e3) return `${(us / 1e3).toFixed(digits(us / 1e3))} ms`;
+  if (a >= 1 || a === 0) return `${us.toFixed(digits(us))} µs`;
   return `${(us * 1e3).toFixed(0)} ns`;
 }
 
@@ -96,9 +101,20 @@ function merge(texts) {
     const vs = figs.map((f) => f.value).sort((a, b) => a - b);
     const med = vs[Math.floor(vs.length / 2)];
     const unit = figs[0].unit;
-    const w = (v) => (unit === 'time' ? time(v) : `${v.toFixed(digits(med))}${unit === '×' || unit === '%' || unit === 'x' ? '' : unit ? ' ' : ''}${unit}`);
-    const bare = (v) => (unit === 'time' ? time(v) : v.toFixed(digits(med)));
+    // Non-time figures keep the precision the benchmark printed them with.
+    const places = Math.max(...texts.map((t) => (/\.(\d+)/.exec(t.replace(/,/g, ''))?.[1].length ?? 0)));
+    const w = (v) => (unit === 'time' ? time(v) : `${v.toFixed(places)}${unit === '×' || unit === '%' || unit === 'x' ? '' : unit ? ' ' : ''}${unit}`);
+    const bare = (v) => (unit === 'time' ? time(v) : v.toFixed(places));
     return `${figs[0].prefix}${w(med)} <sub>${bare(vs[0])}–${bare(vs.at(-1))}</sub>`;
+  }
+  // A figure with words after it (`212.0 (range 203.6–220.8)`, `22.1× faster`): the figure
+  // merged, then the words of the run whose figure is the median.
+  const lead = texts.map((t) => /^(\S+(?: (?:ns|µs|us|ms|s|KB|MB))?)( .+)$/.exec(t));
+  if (lead.every((m) => m && figure(m[1]))) {
+    const order = lead.map((m, i) => [figure(m[1]).value, i]).sort((a, b) => a[0] - b[0]);
+    const mid = order[Math.floor(order.length / 2)][1];
+    const merged = merge(lead.map((m) => m[1]));
+    return merged.replace(/( <sub>|$)/, `${lead[mid][2]}$1`);
   }
   const counts = new Map();
   for (const t of texts) counts.set(t, (counts.get(t) ?? 0) + 1);
@@ -179,8 +195,16 @@ for (const [name, title, what, args] of BENCHES) {
   if (ONLY && !ONLY.split(',').includes(name)) continue;
   const outputs = [];
   for (let i = 0; i < RUNS; i++) {
+    const kept = join(KEPT, `${name}.${i}.txt`);
+    if (REUSE) {
+      outputs.push(readFileSync(kept, 'utf8'));
+      continue;
+    }
     process.stderr.write(`[${new Date().toISOString().slice(11, 19)}] ${name}: run ${i + 1} of ${RUNS}\n`);
-    outputs.push(runOnce(args));
+    const out = runOnce(args);
+    mkdirSync(KEPT, { recursive: true });
+    writeFileSync(kept, out);
+    outputs.push(out);
   }
   const chart = readFileSync(join(bench, `${name}.mjs`), 'utf8').match(/writeChart\('([\w-]+)'/g)?.map((s) => s.slice(12, -1)) ?? [];
   sections.push(`## ${title}\n\n${what} \`node bench/${args.at(-1)}\`.\n\n${combine(outputs)}\n${chart.map((c) => `\n![${title}](bench/charts/${c}.svg)\n`).join('')}`);

@@ -351,10 +351,7 @@ class SkillStore {
 /**
  * Runs a migration (or a sync's writes) on `store`: the core's machine (store::seed::Migrate)
  * names each read and write — what is skipped, what stops it, the state row last — and this
- * performs them.
- */
-/**
- * Runs a migration's steps over the store. `run` (from __longRun) sees each write: it stops
+ * performs them. `run` (from __longRun) sees each write: it stops
  * before the next one once its signal fires (what is written stays; the state row is
  * written last, so the next run finishes the job) and hears `{ phase: 'writing', done,
  * total }` before each and once all are done.
