@@ -84,7 +84,7 @@ impl Page {
 /// 0 for an empty session).
 pub fn last_page(session: &str, row: Option<&str>, digits: u32) -> Result<u64> {
     let state = session_state(session, row)?;
-    Ok(state.next_seq.saturating_sub(1) / 10u64.pow(digits))
+    Ok(state.next_seq.saturating_sub(1) / 10u64.saturating_pow(digits))
 }
 
 /// `{ items, page, prev, next }` around the items of page `n` (JSON text) of a session
@@ -92,7 +92,7 @@ pub fn last_page(session: &str, row: Option<&str>, digits: u32) -> Result<u64> {
 pub fn page_envelope(items: &str, n: u64, last: u64) -> String {
     // `{"next":…,"page":…,"prev":…}` (the map's key order), the items before them.
     let mut o = Map::new();
-    o.insert("next".into(), Some(n + 1).filter(|_| n < last).into());
+    o.insert("next".into(), (n < last).then(|| n + 1).into());
     o.insert("page".into(), n.into());
     o.insert("prev".into(), n.checked_sub(1).map(|p| p.min(last)).into());
     let tail = Value::Object(o).json_text();

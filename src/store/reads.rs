@@ -506,7 +506,7 @@ impl Query {
             } => {
                 page_fields = [
                     page.map(|p| p.to_string()).unwrap_or_default(),
-                    10u64.pow(*digits).to_string(),
+                    10u64.saturating_pow(*digits).to_string(),
                 ];
                 (
                     "page",
