@@ -11,15 +11,25 @@ const files = [
   ['WASI component, lowering only (promptloom-lowering.wasm)', 'target/component/promptloom-lowering.wasm'],
   ['web wasm, lowering only (promptloom/lower)', 'pkg/dist/wasm/promptloom_lower_bg.wasm'],
 ];
+// The glue as a bundler ships it (Vite, wrangler: comments and whitespace gone), beside the
+// source as published: the JSDoc types of pkg/src cost the published files bytes, not an
+// app's bundle. esbuild comes with wrangler; without it the column is left empty.
+const esbuild = await import('esbuild').catch(() => null);
+const minified = (/** @type {string[]} */ paths) => {
+  if (!esbuild) return null;
+  const code = paths.map((p) => esbuild.transformSync(readFileSync(p, 'utf8'), { minify: true, format: 'esm', target: 'es2022' }).code).join('\n');
+  return gzipSync(code, { level: 9 }).length;
+};
 const rows = files.map(([name, paths]) => {
-  const buf = Buffer.concat([paths].flat().map((p) => readFileSync(p)));
+  const list = [paths].flat();
+  const buf = Buffer.concat(list.map((p) => readFileSync(p)));
   const gz = gzipSync(buf, { level: 9 }).length;
   const br = brotliCompressSync(buf, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }).length;
-  return { name, raw: buf.length, gz, br };
+  return { name, raw: buf.length, gz, br, min: list.every((p) => p.endsWith('.js')) ? minified(list) : null };
 });
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
-let out = '| artifact | raw | gzip | brotli |\n|---|---:|---:|---:|\n';
-for (const r of rows) out += `| ${r.name} | ${r.raw} (${kb(r.raw)}) | ${r.gz} (${kb(r.gz)}) | ${r.br} (${kb(r.br)}) |\n`;
+let out = '| artifact | raw | gzip | brotli | minified, gzip |\n|---|---:|---:|---:|---:|\n';
+for (const r of rows) out += `| ${r.name} | ${r.raw} (${kb(r.raw)}) | ${r.gz} (${kb(r.gz)}) | ${r.br} (${kb(r.br)}) | ${r.min === null ? '' : `${r.min} (${kb(r.min)})`} |\n`;
 console.log('\nSize report\n' + out);
 mkdirSync('target', { recursive: true });
 writeFileSync('target/size-report.md', out);

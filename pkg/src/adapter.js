@@ -6,11 +6,28 @@
 import { PromptloomError, __core, __fromCore, __opts, __json, __key, __signal, __bytesOf } from './api.js';
 import { ResponseParser, __retryAfter, __providerName } from './response.js';
 
+/** @import { Unchecked } from './instance.js' */
+/** @typedef {import('../index.js').ResponseTurn} ResponseTurn */
+/** @typedef {import('../index.js').ResponseEvent} ResponseEvent */
+/** Hands a batch of events to the stream's consumer. @typedef {(events: readonly ResponseEvent[]) => void} Emit */
+/**
+ * What makes one request's answer: it runs the attempts and resolves with the final turn.
+ * @typedef {(stream: ResponseStream, emit: Emit) => Promise<ResponseTurn>} Produce
+ */
+/** One attempt's outcome. @typedef {{ turn: ResponseTurn, failure?: undefined } | { failure: PromptloomError, turn?: undefined }} Attempt */
 
+/**
+ * @param {string} message
+ * @param {string} path
+ */
 function invalid(message, path) {
   return new PromptloomError('InvalidOptions', `${message} (at ${path})`, { path });
 }
 
+/**
+ * @param {AbortSignal | undefined} signal
+ * @param {ResponseTurn} [turn] what was read before the abort
+ */
 function aborted(signal, turn) {
   const reason = signal && signal.reason;
   const e = new PromptloomError('Aborted', `the request was aborted${reason && reason.message ? `: ${reason.message}` : ''}`, {});
@@ -19,7 +36,12 @@ function aborted(signal, turn) {
   return e;
 }
 
-/** Waits `ms`, or rejects with `Aborted` when the signal fires first. */
+/**
+ * Waits `ms`, or rejects with `Aborted` when the signal fires first.
+ * @param {number} ms
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<void>}
+ */
 function sleep(ms, signal) {
   return new Promise((resolve, reject) => {
     if (signal && signal.aborted) return reject(aborted(signal));
@@ -36,7 +58,7 @@ function sleep(ms, signal) {
 }
 
 /** Whether an event is model content (not only the response's start). */
-const isContent = (ev) => ev.type !== 'start';
+const isContent = (/** @type {ResponseEvent} */ ev) => ev.type !== 'start';
 
 const DONE = Object.freeze({ value: undefined, done: true });
 
@@ -48,12 +70,15 @@ const DONE = Object.freeze({ value: undefined, done: true });
  * a queue until the consumer takes them (one Promise per event, no generator chain).
  */
 export class ResponseStream {
+  /** @type {Produce} */
   #produce;
+  /** @type {(why: Error) => void} */
   #stop;
   #started = false;
   #iterated = false;
   // Batches of events as the parser completed them (one per network chunk), and where
   // the event iteration is in the first one.
+  /** @type {(readonly ResponseEvent[])[]} */
   #queue = [];
   #pos = 0;
   /** @type {((value?: any) => void) | null} */
@@ -61,14 +86,21 @@ export class ResponseStream {
   #finished = false;
   /** @type {PromptloomError | null} */
   #failure = null;
+  /** @type {Promise<ResponseTurn>} */
   #done;
-  #resolve;
-  #reject;
+  /** @type {(turn: ResponseTurn) => void} */
+  #resolve = () => {};
+  /** @type {(error: PromptloomError) => void} */
+  #reject = () => {};
   /** How many attempts the request took (retries + 1), once known. */
   attempts = 0;
   /** The HTTP status of the answer read, once known. */
   status = 0;
 
+  /**
+   * @param {Produce} produce
+   * @param {(why: Error) => void} stop cancels the request
+   */
   constructor(produce, stop) {
     this.#produce = produce;
     this.#stop = stop;
@@ -83,6 +115,7 @@ export class ResponseStream {
   #start() {
     if (this.#started) return;
     this.#started = true;
+    /** @type {Emit} */
     const emit = (evs) => {
       if (evs.length === 0) return;
       this.#queue.push(evs);
@@ -118,7 +151,12 @@ export class ResponseStream {
     }
   }
 
-  /** Waits for more events or the end, then `then()`. */
+  /**
+   * Waits for more events or the end, then `then()`.
+   * @template T
+   * @param {() => Promise<T>} then
+   * @returns {Promise<T>}
+   */
   #after(then) {
     return new Promise((r) => {
       this.#wake = r;
@@ -132,6 +170,7 @@ export class ResponseStream {
     return f ? Promise.reject(f) : Promise.resolve(DONE);
   }
 
+  /** @returns {Promise<IteratorResult<ResponseEvent, undefined>>} */
   #next() {
     const batch = this.#queue[0];
     if (batch) {
@@ -145,16 +184,23 @@ export class ResponseStream {
     return this.#finished ? this.#end() : this.#after(() => this.#next());
   }
 
+  /** @returns {Promise<IteratorResult<ResponseEvent[], undefined>>} */
   #nextBatch() {
     const batch = this.#queue.shift();
     if (batch) {
-      const value = this.#pos === 0 ? batch : batch.slice(this.#pos);
+      // Each batch is an array the parser made for this chunk: handed on as it is.
+      const value = /** @type {ResponseEvent[]} */ (this.#pos === 0 ? batch : batch.slice(this.#pos));
       this.#pos = 0;
       return Promise.resolve({ value, done: false });
     }
     return this.#finished ? this.#end() : this.#after(() => this.#nextBatch());
   }
 
+  /**
+   * @template T
+   * @param {() => Promise<IteratorResult<T, undefined>>} next
+   * @returns {AsyncIterableIterator<T, undefined>}
+   */
   #iterate(next) {
     if (this.#iterated) throw new PromptloomError('InvalidOptions', 'a response stream can be iterated once', {});
     this.#iterated = true;
@@ -192,7 +238,7 @@ export class ResponseStream {
   /** The text of the final turn (its text parts joined). */
   async text() {
     const t = await this.turn;
-    return t.parts.filter((p) => p.type === 'text').map((p) => p.text).join('');
+    return t.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
   }
 }
 
@@ -202,6 +248,8 @@ export class ResponseStream {
  * `send(body, { signal, onRetry })` posts the lowered body's bytes as they are and returns
  * a ResponseStream. Retries 429 / 5xx / overloaded answers (and network failures) before
  * any content arrived, honouring `retry-after`, with capped, jittered backoff.
+ * @param {import('../index.js').AdapterOptions} options
+ * @returns {import('../index.js').Adapter}
  */
 export function createAdapter(options) {
   if (options === null || typeof options !== 'object') throw invalid('createAdapter() takes an options object', 'options');
@@ -213,27 +261,36 @@ export function createAdapter(options) {
   if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) throw invalid('`headers` must be an object of header name → string', 'headers');
   // Read once, each value a string (a number is written as text).
   const extra = Object.entries(headers).map(([k, v]) => [k.toLowerCase(), __key(v, `headers.${k}`)]);
-  for (const [k, v] of [['baseURL', baseURL], ['model', model], ['apiVersion', apiVersion]]) {
+  for (const [k, v] of /** @type {[string, unknown][]} */ ([['baseURL', baseURL], ['model', model], ['apiVersion', apiVersion]])) {
     if (v !== undefined && v !== null && typeof v !== 'string') throw invalid(`\`${k}\` must be a string`, k);
   }
   if (retry !== undefined && (retry === null || typeof retry !== 'object' || Array.isArray(retry))) throw invalid('`retry` must be an object `{ maxRetries?, initialDelayMs?, maxDelayMs?, maxRetryAfterMs? }`', 'retry');
   const isBrowser = browser ?? (typeof window === 'object' && typeof document === 'object');
   /** The URL and headers for one (model, stream) pair, from the core; kept per pair. */
+  /** @type {Map<string, { url: string, headers: Record<string, string> }>} */
   const targets = new Map();
+  /**
+   * @param {string | undefined} m
+   * @param {boolean} st
+   */
   const targetFor = (m, st) => {
     const key = `${m ?? ''}\u0000${st ? 1 : 0}`;
     let t = targets.get(key);
     if (!t) {
-      t = JSON.parse(__core('requestTarget', provider, __json({ base_url: baseURL, model: m, stream: !!st, api_key: apiKey, api_version: apiVersion, browser: isBrowser }, 'the adapter options', 'InvalidOptions', { text: false })));
-      const h = { ...t.headers };
+      /** @type {{ url: string, headers: Record<string, string> }} */
+      const made = JSON.parse(__core('requestTarget', provider, __json({ base_url: baseURL, model: m, stream: !!st, api_key: apiKey, api_version: apiVersion, browser: isBrowser }, 'the adapter options', 'InvalidOptions', { text: false })));
+      /** @type {Record<string, string>} */
+      const h = { ...made.headers };
       for (const [k, v] of extra) h[k] = v;
-      t.headers = h;
-      targets.set(key, t);
+      made.headers = h;
+      targets.set(key, made);
+      t = made;
     }
     return t;
   };
   // The adapter's own target, checked now; without a model, a provider that names it in
   // the URL (Gemini) takes it from each Lowered's `report.call`.
+  /** @type {{ url: string, headers: Record<string, string> } | undefined} */
   let target;
   try {
     target = targetFor(model, stream);
@@ -243,6 +300,11 @@ export function createAdapter(options) {
   }
   const policy = __core('retryPolicy', __json(snake(retry), '`retry`', 'InvalidOptions', { text: false, path: 'retry' }));
 
+  /**
+   * @param {Unchecked} body the lowered body: a string, bytes or a Lowered
+   * @param {import('../index.js').SendOptions} [options]
+   * @returns {ResponseStream}
+   */
   function send(body, options) {
     const { signal, onRetry } = __opts(options, 'send()');
     __signal(signal);
@@ -268,7 +330,12 @@ export function createAdapter(options) {
       if (signal.aborted) inner.abort(signal.reason);
       else signal.addEventListener('abort', () => inner.abort(signal.reason), { once: true });
     }
-    /** One attempt: `{ turn }`, or `{ failure }` for the retry loop to judge. */
+    /**
+     * One attempt: `{ turn }`, or `{ failure }` for the retry loop to judge.
+     * @param {ResponseStream} stream
+     * @param {Emit} emit
+     * @returns {Promise<Attempt>}
+     */
     const once = async (stream, emit) => {
       // This attempt's signal: the caller's abort, or silence longer than idleTimeoutMs
       // (waiting for the answer, or between two chunks of it).
@@ -306,37 +373,49 @@ export function createAdapter(options) {
           return { failure: __fromCore(__core('providerError', provider, res.status, text, __retryAfter(res.headers, Date.now()) ?? -1)) };
         }
         const out = await read(res, sig, emit, arm, idle, body);
-        return out.retry ? { failure: out.retry } : out;
+        return 'retry' in out ? { failure: out.retry } : out;
       } finally {
         clearTimeout(idle.timer);
         sig.removeEventListener('abort', onAbort);
       }
     };
+    /** @type {Produce} */
     const produce = async (stream, emit) => {
       for (let attempt = 0; ; attempt++) {
         if (sig.aborted) throw aborted(sig);
         stream.attempts = attempt + 1;
         const { turn, failure } = await once(stream, emit);
-        if (!failure) return turn;
+        if (!failure) return /** @type {ResponseTurn} */ (turn);
         const wait = __core('retryDelay', failure.code, JSON.stringify(failure.details), attempt, Math.random(), policy);
         if (wait < 0) throw failure;
         if (typeof onRetry === 'function') onRetry({ attempt: attempt + 1, delayMs: wait, error: failure });
         await sleep(wait, sig);
       }
     };
-    return new ResponseStream(produce, (why) => inner.abort(why));
+    return new ResponseStream(produce, (/** @type {Error} */ why) => inner.abort(why));
   }
 
   /**
    * Reads one answer, emitting events as each chunk completes them. Events wait until the
    * first content event: an error before any content (a stream that opens with
    * `overloaded_error`) is retried like an HTTP error.
+   * @param {Response} res
+   * @param {AbortSignal} signal
+   * @param {Emit} emit
+   * @param {() => void} arm restarts the idle timer
+   * @param {{ out: boolean }} idle whether the idle timer fired
+   * @param {string | Uint8Array} request the lowered body (a JSON answer's request)
+   * @returns {Promise<{ turn: ResponseTurn } | { retry: PromptloomError }>}
    */
   async function read(res, signal, emit, arm, idle, request) {
     const parser = new ResponseParser(provider, { request });
+    /** @type {readonly ResponseEvent[]} */
     let held = [];
     let content = false;
-    /** Emits `evs` (after the held ones); a retryable error before content: retry. */
+    /**
+     * Emits `evs` (after the held ones); a retryable error before content: retry.
+     * @param {readonly ResponseEvent[]} evs
+     */
     const take = (evs) => {
       if (content) {
         if (evs.length > 0) emit(evs);
@@ -397,6 +476,8 @@ export function createAdapter(options) {
    * Sends `body` and waits for the whole answer: the assistant turn (the same as
    * `send(body, options).turn`). Whether the answer streams on the wire is the request's
    * (its `stream` setting).
+   * @param {Unchecked} body
+   * @param {import('../index.js').SendOptions} [options]
    */
   function generate(body, options) {
     return send(body, options).turn;
@@ -405,9 +486,14 @@ export function createAdapter(options) {
   return { provider, model, url: target ? target.url : undefined, send, generate };
 }
 
-/** camelCase retry options to the core's snake_case. */
+/**
+ * camelCase retry options to the core's snake_case.
+ * @param {object} o
+ */
 function snake(o) {
+  /** @type {Record<string, unknown>} */
   const out = {};
+
   for (const [k, v] of Object.entries(o)) out[k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = v;
   return out;
 }

@@ -7,23 +7,59 @@
 import { PromptloomError, __opts, __module, __call, __json, __said, __host, __hostAsync, __on, __glue, __toolsWire } from './api.js';
 import { AGENT_EVENTS as EVENTS, AGENT_MAX_STEPS } from './constants.js';
 
+/** @import { Unchecked } from './instance.js' */
+
+/**
+ * @param {string} message
+ * @param {string} path
+ */
 function invalid(message, path) {
   return new PromptloomError('InvalidOptions', `${message} (at ${path})`, { path });
 }
 
+/**
+ * @param {unknown} f
+ * @param {string} path
+ * @returns {Function | undefined}
+ */
 const fn = (f, path) => {
   if (f !== undefined && typeof f !== 'function') throw invalid(`\`${path}\` must be a function`, path);
-  return f;
+  return /** @type {Function | undefined} */ (f);
 };
 
 /**
  * An observer (`onEvent`, `onTurn`) as the run calls it: what it throws, or the Promise it
  * answers rejects with, stops the run as `AdapterFailed` naming it; a Promise is waited for.
+ * @param {Function | undefined} f
+ * @param {string} path
+ * @returns {((...args: unknown[]) => Promise<unknown> | undefined) | undefined}
  */
 const observer = (f, path) => f && ((...args) => {
   const r = __host(f, path, ...args);
   return r && typeof r.then === 'function' ? __hostAsync(() => r, path) : undefined;
 });
+
+/**
+ * A Standard Schema's verdict on a tool call's input: `{ value }`, or `{ issues }` as one line.
+ * @param {(input: unknown) => Unchecked} validate the schema's `~standard.validate`
+ * @param {unknown} input
+ * @returns {Promise<{ value?: unknown, issues?: string }>}
+ */
+async function checked(validate, input) {
+  /** @type {Unchecked} */
+  let r;
+  try {
+    r = await validate(input);
+  } catch (e) {
+    return { issues: __said(e) };
+  }
+  if (r && Array.isArray(r.issues) && r.issues.length > 0) {
+    /** @typedef {{ message: string, path?: ReadonlyArray<PropertyKey | { key: PropertyKey }> }} Issue */
+    const where = (/** @type {Issue} */ i) => (Array.isArray(i.path) && i.path.length > 0 ? `${i.path.map((/** @type {Unchecked} */ p) => (p !== null && typeof p === 'object' ? p.key : p)).join('.')}: ` : '');
+    return { issues: r.issues.map((/** @type {Issue} */ i) => `${where(i)}${i.message}`).join('; ') };
+  }
+  return { value: r ? r.value : input };
+}
 
 /**
  * Runs a conversation until the model gives its final answer:
@@ -42,22 +78,9 @@ const observer = (f, path) => f && ((...args) => {
  * model as an error result with the arbiter's reason; the loop stops when the run ends.
  * `arbiter` may also be a Session (`openSession`): every proposal is then in the session's
  * stored log, with the lane's moves, before the tool runs.
+ * @param {import('../index.js').AgentOptions<any>} options
+ * @returns {Promise<import('../index.js').AgentResult>}
  */
-/** A Standard Schema's verdict on a tool call's input: `{ value }`, or `{ issues }` as one line. */
-async function checked(validate, input) {
-  let r;
-  try {
-    r = await validate(input);
-  } catch (e) {
-    return { issues: __said(e) };
-  }
-  if (r && Array.isArray(r.issues) && r.issues.length > 0) {
-    const where = (i) => (Array.isArray(i.path) && i.path.length > 0 ? `${i.path.map((p) => (p !== null && typeof p === 'object' ? p.key : p)).join('.')}: ` : '');
-    return { issues: r.issues.map((i) => `${where(i)}${i.message}`).join('; ') };
-  }
-  return { value: r ? r.value : input };
-}
-
 export async function runAgent(options) {
   const { conversation, adapter, tools = [], handlers = {}, lower = {}, maxSteps = AGENT_MAX_STEPS, signal, arbiter, lane = 'main' } = __opts(options, 'runAgent()');
   if (!conversation || typeof conversation.lower !== 'function' || typeof conversation.append !== 'function') throw invalid('`conversation` must be a Conversation', 'conversation');
@@ -69,7 +92,7 @@ export async function runAgent(options) {
   if (lower !== null && typeof lower !== 'object') throw invalid('`lower` must be an object of lowering options', 'lower');
   const onEvent = observer(fn(options.onEvent, 'onEvent'), 'onEvent');
   const onTurn = observer(fn(options.onTurn, 'onTurn'), 'onTurn');
-  const json = (v, path) => (v == null ? '' : __json(v, `\`${path}\``, 'InvalidOptions', { text: false, path }));
+  const json = (/** @type {unknown} */ v, /** @type {string} */ path) => (v == null ? '' : __json(v, `\`${path}\``, 'InvalidOptions', { text: false, path }));
   // The tools as the model is offered them (a Standard JSON Schema written out as JSON
   // Schema); a Standard Schema also checks each call's input before its handler runs.
   const offered = __toolsWire(tools);
@@ -82,7 +105,9 @@ export async function runAgent(options) {
   const run = __call(() => new M.AgentRunCore(json(conversation.options, 'conversation.options'), json(lower, 'lower'), json(offered, 'tools'), maxSteps, arbiter !== undefined));
   // The run finishes on the instance it started on, if a larger entry loads meanwhile.
   const glue = __glue();
+  /** @type {(event: keyof typeof EVENTS, payload?: string) => Unchecked} the core's next action */
   const next = (event, payload = '') => JSON.parse(__on(glue, () => __call(() => run.next(EVENTS[event], payload))));
+  /** @type {unknown} */
   let offer = null;
   /** @type {any} */
   let turn = null;
@@ -118,9 +143,11 @@ export async function runAgent(options) {
             }
             input = said.value;
           }
+          /** @type {unknown} */
           let out;
           try {
-            out = await h(input, { call: action.call, signal });
+            out = await h(input,
+ { call: action.call, signal });
           } catch (e) {
             if (signal && signal.aborted) throw e;
             action = next('failed', __said(e));
@@ -174,7 +201,7 @@ export async function runAgent(options) {
           action = next('status', String((arbiter.run(lane)?.status ?? 'running') === 'running'));
           break;
         case 'done':
-          return { stop: action.stop, steps: action.steps, turn, usage: action.usage, ...(turn && turn.metadata && turn.metadata.object !== undefined ? { object: turn.metadata.object } : {}), ...(arbiter ? { run: arbiter.run(lane) } : {}), ...(action.stop === 'aborted' ? { error: cut } : {}) };
+          return { stop: action.stop, steps: action.steps, turn, usage: action.usage, ...(turn && turn.metadata && turn.metadata.object !== undefined ? { object: turn.metadata.object } : {}), ...(arbiter ? { run: arbiter.run(lane) } : {}), ...(action.stop === 'aborted' ? { error: /** @type {PromptloomError} */ (cut) } : {}) };
         default:
           throw new PromptloomError('Internal', `the agent run asked for \`${action.do}\``, {});
       }

@@ -5,7 +5,16 @@
 import { PromptloomError, __inbox, __core, __json, __opts, __key, __str, __module, __generation, __call, __lowerOne, __later, __said, __list, __host, __release, __disposable, __renamed, __num, __clock, __iso, __longRun } from './api.js';
 
 
-const text = (x, what) => __json(x, what, 'InvalidRequest');
+/** @import { Unchecked } from './instance.js' */
+/** @typedef {import('../composer.js').ModelAdapter} ModelAdapter */
+/** @typedef {import('../composer.js').ModelRequest} ModelRequest */
+/** @typedef {import('../composer.js').Composition} Composition */
+/** @typedef {import('../composer.js').ComposeOptions} ComposeOptions */
+/** @typedef {import('../composer.js').RunOptions} RunOptions */
+/** @typedef {import('./skills.js').__SkillStore} SkillStore */
+/** A host function the run calls with one argument. @typedef {(arg?: any) => unknown} HostCall */
+
+const text = (/** @type {unknown} */ x, /** @type {string} */ what) => __json(x, what, 'InvalidRequest');
 
 /**
  * What calls a model for the composer and the artifact runs, from `adapter`: a function
@@ -13,6 +22,9 @@ const text = (x, what) => __json(x, what, 'InvalidRequest');
  * its provider (the system text, the prompt as the user turn, a schema as the JSON answer,
  * `model` the model id) and whose turn's text answers. `model` given as a function is the
  * old spelling: refused, naming `adapter`.
+ * @param {Unchecked} options the caller's options (`adapter` and `model` are read)
+ * @param {string} what
+ * @returns {ModelAdapter | undefined}
  */
 function modelCall(options, what) {
   const { adapter, model } = options;
@@ -23,19 +35,25 @@ function modelCall(options, what) {
   if (adapter === undefined || adapter === null) return undefined;
   if (typeof adapter === 'function') return adapter;
   if (typeof adapter === 'object' && typeof adapter.generate === 'function' && typeof adapter.provider === 'string') {
-    return async (request) => {
+    return async (/** @type {ModelRequest} */ request) => {
       const modelId = request.model ?? id ?? adapter.model;
       const settings = { provider: adapter.provider, ...(modelId === undefined ? {} : { model: modelId }), ...(request.system ? { system: request.system } : {}), ...(request.schema ? { output: { schema: request.schema } } : {}) };
       const turn = await adapter.generate(__lowerOne({ role: 'user', parts: [{ type: 'text', text: request.prompt }] }, settings, 'lowerAsync'));
-      const text = turn.parts.filter((p) => p.type === 'text').map((p) => p.text).join('');
+      const text = turn.parts.map((/** @type {Unchecked} */ p) => (p.type === 'text' ? p.text : '')).join('');
       return { text, usage: turn.metadata?.usage, model: turn.metadata?.model ?? modelId };
     };
   }
   throw new PromptloomError('InvalidOptions', '`adapter` must be a function or an Adapter from createAdapter() (at adapter)', { path: 'adapter' });
 }
 
-/** Calls the host's model adapter: a string or `{ text, usage?, model? }` back. */
+/**
+ * Calls the host's model adapter: a string or `{ text, usage?, model? }` back.
+ * @param {ModelAdapter} model
+ * @param {ModelRequest} request
+ * @returns {Promise<{ text: string, usage?: unknown, model?: unknown }>}
+ */
 async function ask(model, request) {
+  /** @type {Unchecked} */
   let out;
   try {
     out = await model(request);
@@ -49,10 +67,15 @@ async function ask(model, request) {
   throw new PromptloomError('AdapterFailed', 'the model adapter must return a string or `{ text, usage?, model? }`', { purpose: request.purpose });
 }
 
-/** JSON out of a model's text answer (a fenced block is unwrapped). */
+/**
+ * JSON out of a model's text answer (a fenced block is unwrapped).
+ * @param {string} t
+ * @returns {Record<string, unknown>}
+ */
 function jsonAnswer(t) {
   const s = t.trim();
   const fenced = /^```[a-zA-Z]*\n([\s\S]*?)\n?```$/.exec(s);
+  /** @type {unknown} */
   let v;
   try {
     v = JSON.parse(fenced ? fenced[1] : s);
@@ -62,15 +85,20 @@ function jsonAnswer(t) {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) {
     throw new PromptloomError('AdapterFailed', 'the model answered the shape question with JSON that is not an object (the shape is `{ stages, ... }`)', { answer: t.slice(0, 500) });
   }
-  return v;
+  return /** @type {Record<string, unknown>} */ (v);
 }
 
+/** @param {unknown} request */
 function requestText(request) {
   if (request === null || typeof request !== 'object') throw new PromptloomError('InvalidRequest', 'compose() takes a request object', { path: '$' });
   return __json(request, 'the request', 'InvalidRequest');
 }
 
-/** The request as the core's two inbox strings: the package (kept validated by its text) and the rest. */
+/**
+ * The request as the core's two inbox strings: the package (kept validated by its text) and the rest.
+ * @param {Unchecked} request
+ * @returns {string[]}
+ */
 function requestParts(request) {
   if (request === null || typeof request !== 'object') throw new PromptloomError('InvalidRequest', 'compose() takes a request object', { path: '$' });
   const { skill_package, ...rest } = request;
@@ -87,12 +115,15 @@ function requestParts(request) {
  * Errors are thrown with `code` set to the variant (`MissingRequiredField`,
  * `MalformedTemplate`, `UnknownTool`, `ParameterMismatch`, `ArtifactBudgetExceeded`,
  * `CapabilityNarrowing`, …); `details.invocation_record` is the record to store.
+ * @param {import('../composer.js').ComposeRequest} request
+ * @param {ComposeOptions} [options]
+ * @returns {Composition | Promise<Composition>}
  */
 export function compose(request, options) {
   const model = modelCall(__opts(options, 'compose()'), 'compose()');
   const run = () => {
     const parts = requestParts(request);
-    return finish((extra) => JSON.parse(__inbox('compose', extra ? requestParts({ ...request, ...extra }) : parts)), model, request.skill_package?.name, 'compose()');
+    return finish((/** @type {Record<string, unknown> | null} */ extra) => JSON.parse(__inbox('compose', extra ? requestParts({ ...request, ...extra }) : parts)), model, request.skill_package?.name, 'compose()');
   };
   return options?.adapter === undefined ? run() : __later(run);
 }
@@ -100,6 +131,11 @@ export function compose(request, options) {
 /**
  * The composition of a step answer, or (a skill that delegates its shape) a Promise that asks
  * the model adapter and composes again with its answer in `delegated_shape`.
+ * @param {(extra: Record<string, unknown> | null) => Unchecked} step one composition step, with what to add to the request
+ * @param {ModelAdapter | undefined} model
+ * @param {unknown} skill the skill's name, for the error
+ * @param {string} what
+ * @returns {Composition | Promise<Composition>}
  */
 function finish(step, model, skill, what) {
   const first = step(null);
@@ -127,13 +163,14 @@ export class PreparedSkill {
   static {
     __disposable(this);
   }
+  /** @type {string} */
   #text;
   /** @type {any} */
   #inner = null;
   #gen = -1;
-  /** The skill's name. */
+  /** The skill's name. @type {string} */
   name;
-  /** @param skillPackage a skill package, as `compose()`'s `skill_package` */
+  /** @param {import('../composer.js').ComposeRequest['skill_package']} skillPackage a skill package, as `compose()`'s `skill_package` */
   constructor(skillPackage) {
     if (skillPackage === null || typeof skillPackage !== 'object') throw new PromptloomError('InvalidRequest', 'prepareSkill() takes a skill package object (at skill_package)', { path: 'skill_package' });
     this.#text = text(skillPackage, 'the skill package');
@@ -144,7 +181,7 @@ export class PreparedSkill {
     if (this.#inner === null || this.#gen !== __generation()) {
       const M = __module();
       if (typeof M.PreparedSkill !== 'function') __core('compose'); // throws, naming promptloom/composer
-      this.#inner = __inbox((lens) => new M.PreparedSkill(lens), [this.#text]);
+      this.#inner = __inbox((/** @type {Uint32Array} */ lens) => new M.PreparedSkill(lens), [this.#text]);
       this.#gen = __generation();
     }
     return this.#inner;
@@ -157,15 +194,18 @@ export class PreparedSkill {
   /**
    * Composes one invocation (`compose()`'s request without `skill_package`): the
    * `Composition`, synchronously without `{ adapter }`, always a Promise with it.
+   * @param {Omit<import('../composer.js').ComposeRequest, 'skill_package'>} invocation
+   * @param {ComposeOptions} [options]
+   * @returns {Composition | Promise<Composition>}
    */
   compose(invocation, options) {
     const model = modelCall(__opts(options, 'compose()'), 'compose()');
     const run = () => {
       if (invocation === null || typeof invocation !== 'object') throw new PromptloomError('InvalidRequest', 'compose() takes an invocation object', { path: '$' });
       const rest = __json(invocation, 'the request', 'InvalidRequest');
-      const step = (extra) => {
+      const step = (/** @type {Record<string, unknown> | null} */ extra) => {
         const inner = this.#current(); // before the inbox is written: remaking it writes there too
-        return JSON.parse(__inbox((lens) => inner.compose(lens), [extra ? __json({ ...invocation, ...extra }, 'the request', 'InvalidRequest') : rest]));
+        return JSON.parse(__inbox((/** @type {Uint32Array} */ lens) => inner.compose(lens), [extra ? __json({ ...invocation, ...extra }, 'the request', 'InvalidRequest') : rest]));
       };
       return finish(step, model, this.name, 'compose()');
     };
@@ -173,7 +213,10 @@ export class PreparedSkill {
   }
 }
 
-/** A skill package read and validated once (see {@link PreparedSkill}). */
+/**
+ * A skill package read and validated once (see {@link PreparedSkill}).
+ * @param {import('../composer.js').ComposeRequest['skill_package']} skillPackage
+ */
 export function prepareSkill(skillPackage) {
   return new PreparedSkill(skillPackage);
 }
@@ -182,10 +225,14 @@ export function prepareSkill(skillPackage) {
  * The request for a sub-skill dispatched inside a composed subgraph: the same thread, the
  * top-level caller's capabilities, and `available_tools` = the sub-skill's `tool_surface` ∩
  * those capabilities, drawn from `toolCatalog`.
+ * @param {import('../composer.js').ComposeRequest} parent
+ * @param {unknown} subSkill
+ * @param {{ toolCatalog?: unknown[], userRequest?: string, parameters?: Record<string, unknown> }} [options]
+ * @returns {import('../composer.js').ComposeRequest}
  */
 export function nestedRequest(parent, subSkill, options) {
   const { toolCatalog = [], userRequest = '', parameters = {} } = __renamed(__opts(options, 'nestedRequest()'), { user_request: 'userRequest' }, 'nestedRequest()');
-  const value = (v, what) => __json(v, what, 'InvalidRequest', { text: false, nullable: true, path: what });
+  const value = (/** @type {unknown} */ v, /** @type {string} */ what) => __json(v, what, 'InvalidRequest', { text: false, nullable: true, path: what });
   return JSON.parse(__inbox('nestedRequest', [requestText(parent), text(subSkill, 'the sub-skill'), value(toolCatalog, 'toolCatalog'), __key(userRequest, 'userRequest', 'InvalidRequest'), value(parameters, 'parameters')]));
 }
 
@@ -193,17 +240,34 @@ export function nestedRequest(parent, subSkill, options) {
  * `{ system, message, tools, output? }` → lower(): the composition as a provider request (its
  * output_schema as the request's `output`). Synchronous, as `lower` is; `lowerCompositionAsync`
  * takes an async resolver or a store.
+ * @param {Composition} composition
+ * @param {Partial<import('../index.js').SyncLowerOptions>} [options]
+ * @returns {import('../index.js').Lowered}
  */
 export function lowerComposition(composition, options = {}) {
-  return __lowerOne(...compositionLowering(composition, options), 'lowerCompositionAsync');
+  const [message, opts] = compositionLowering(composition, options);
+  return __lowerOne(message, opts, 'lowerCompositionAsync');
 }
 
-/** `lowerComposition`, always as a Promise (an async resolver, a store). */
+/**
+ * `lowerComposition`, always as a Promise (an async resolver, a store).
+ * @param {Composition} composition
+ * @param {Partial<import('../index.js').LowerOptions>} [options]
+ * @returns {Promise<import('../index.js').Lowered>}
+ */
 export function lowerCompositionAsync(composition, options = {}) {
-  return __later(() => __lowerOne(...compositionLowering(composition, options), null));
+  return __later(() => {
+    const [message, opts] = compositionLowering(composition, options);
+    return __lowerOne(message, opts, null);
+  });
 }
 
-/** The composition's message and the options to lower it with. */
+/**
+ * The composition's message and the options to lower it with.
+ * @param {unknown} composition
+ * @param {Unchecked} options
+ * @returns {[unknown, Record<string, unknown>]}
+ */
 function compositionLowering(composition, options) {
   __opts(options, 'lowerComposition()');
   const system = options.system === undefined ? '' : __str(options.system, 'system');
@@ -215,14 +279,19 @@ function compositionLowering(composition, options) {
   return [parts.message, { ...options, system: parts.system, tools: parts.tools, ...output }];
 }
 
+/** @type {(value: unknown) => import('../composer.js').McpResult} */
 const mcpResult = (value) => ({ content: [{ type: 'text', text: JSON.stringify(value) }], structuredContent: value, isError: false });
+/** @type {(e: Unchecked) => import('../composer.js').McpResult} */
 const mcpError = (e) => ({
   content: [{ type: 'text', text: `${e?.code ?? 'Internal'}: ${__said(e)}` }],
   structuredContent: { code: e?.code ?? 'Internal', message: __said(e), details: e?.details ?? {} },
   isError: true,
 });
 
-/** A tool call's arguments as JSON text (an object; anything JSON cannot hold is InvalidRequest). */
+/**
+ * A tool call's arguments as JSON text (an object; anything JSON cannot hold is InvalidRequest).
+ * @param {unknown} args
+ */
 function argsText(args) {
   if (args === undefined || args === null) return '{}';
   if (typeof args !== 'object' || Array.isArray(args)) throw new PromptloomError('InvalidRequest', `a tool's arguments are an object (got ${Array.isArray(args) ? 'an array' : typeof args}) (at args)`, { path: 'args' });
@@ -235,33 +304,50 @@ function argsText(args) {
  * (`name`, `description`, `inputSchema`); `call` returns an MCP `CallToolResult`. A call is
  * refused (`UnknownTool`) unless `composition` is an authoring composition that lists the
  * tool — an application invocation can never reach them.
+ * @param {SkillStore} store
  */
 export function authoringTools(store) {
   if (!store || typeof store.create !== 'function' || typeof store.list !== 'function') {
     throw new PromptloomError('InvalidOptions', 'authoringTools() takes a skill store from openSkillStore() (at store)', { path: 'store' });
   }
+  /** @type {import('../composer.js').McpTool[]} */
   const tools = JSON.parse(__core('authoringTools'));
+  /**
+   * One authoring step of the core: the arguments checked, what to write (or list) made.
+   * @param {string} s
+   * @param {string} name
+   * @param {unknown} args
+   * @param {string} [other]
+   * @returns {string}
+   */
   const step = (s, name, args, other = '') => __inbox('authoringStep', [s, name, argsText(args), other, store.__now()]);
-  const byName = async (name) => {
+  const byName = async (/** @type {unknown} */ name) => {
     const s = await store.getByName(__str(name, 'name', 'InvalidRequest'));
     if (!s) throw new PromptloomError('NotFound', `no skill is named \`${name}\` in this scope`, { name });
     return s;
   };
+  /** @type {Record<string, (args: Unchecked) => Promise<unknown>>} */
   const run = {
     create_skill: async (args) => store.create(JSON.parse(step('create', 'create_skill', args))),
     update_skill: async (args) => store.update(JSON.parse(step('update', 'update_skill', args, JSON.stringify(await byName(args.name))))),
     list_skills: async (args) => JSON.parse(step('list', 'list_skills', args, JSON.stringify(await store.list()))),
     add_artifact: async (args) => store.addArtifact(JSON.parse(step('artifact', 'add_artifact', args, JSON.stringify(await byName(args.skill))))),
   };
+  /**
+   * @param {string} name
+   * @param {unknown} args
+   * @param {Unchecked} composition
+   */
   const authorize = (name, args, composition) => {
     if (composition === null || typeof composition !== 'object') {
       throw new PromptloomError('UnknownTool', `\`${name}\` needs the composition of the invocation that calls it`, { tool: name });
     }
     step('authorize', name, args, __json({ purpose: composition.purpose, subgraph: { tool_availability: composition.subgraph?.tool_availability ?? [] } }, 'the composition', 'InvalidRequest', { text: false, path: 'composition' }));
   };
+  /** @type {Record<string, (args: unknown, context?: { composition?: object }) => Promise<unknown>>} */
   const handlers = {};
   for (const t of tools) {
-    handlers[t.name] = async (args, /** @type {{ composition?: object }} */ context) => {
+    handlers[t.name] = async (/** @type {unknown} */ args, /** @type {{ composition?: object } | undefined} */ context) => {
       const { composition } = __opts(context ?? undefined, `${t.name}()`);
       // The arguments, read once (as the JSON the tool's schema checks).
       const read = args === undefined || args === null ? {} : JSON.parse(argsText(args));
@@ -272,8 +358,14 @@ export function authoringTools(store) {
   return {
     tools,
     handlers,
-    /** Runs a tool call; errors come back as an MCP result with `isError: true`. */
-    async call(name, args, /** @type {{ composition?: object }} */ context) {
+    /**
+     * Runs a tool call; errors come back as an MCP result with `isError: true`.
+     * @param {string} name
+     * @param {unknown} args
+     * @param {{ composition?: object }} [context]
+     * @returns {Promise<import('../composer.js').McpResult>}
+     */
+    async call(name, args, context) {
       try {
         const { composition } = __opts(context ?? undefined, 'call()');
         if (typeof name !== 'string' || !Object.hasOwn(handlers, name)) throw new PromptloomError('UnknownTool', `\`${typeof name === 'string' ? name : typeof name}\` is not an authoring tool`, { tool: typeof name === 'string' ? name : null });
@@ -288,6 +380,8 @@ export function authoringTools(store) {
 /**
  * The DSPy executor in its three modes: `executors.dspy` is a function (execute only) or
  * `{ execute, optimize?, manifest? }`.
+ * @param {Unchecked} executors
+ * @returns {{ execute: HostCall, optimize?: HostCall, manifest?: HostCall } | null}
  */
 function dspyModes(executors) {
   const d = executors.dspy;
@@ -300,7 +394,12 @@ function dspyModes(executors) {
   return d;
 }
 
-/** The skill (or its summary) to pick artifacts from, and a loader for their content. */
+/**
+ * The skill (or its summary) to pick artifacts from, and a loader for their content.
+ * @param {Unchecked} skill a skill object, or a skill name with `store`
+ * @param {Unchecked} store
+ * @returns {Promise<{ summary: Unchecked, load: (ref: { id: string }) => Promise<unknown> }>}
+ */
 async function source(skill, store) {
   if (skill && typeof skill === 'object') {
     const artifacts = skill.artifacts ?? [];
@@ -308,22 +407,35 @@ async function source(skill, store) {
       throw new PromptloomError('InvalidSkill', '`skill` is a skill object (`{ name, artifacts: [...] }`) or a skill name with `store` (at skill)', { path: 'skill' });
     }
     const byId = new Map(__list(artifacts, 'skill.artifacts', 'InvalidSkill').map((a) => [a?.id, a]));
-    return { summary: skill, load: async (ref) => byId.get(ref.id) ?? null };
+    return { summary: skill, load: async (/** @type {{ id: string }} */ ref) => byId.get(ref.id) ?? null };
   }
   if (!store || typeof store.summary !== 'function') {
     throw new PromptloomError('InvalidOptions', 'pass `skill` as a skill object, or as a name with `store` (a skill store)', { path: 'skill' });
   }
   const summary = await store.summary(__key(skill, 'skill'));
   if (!summary) throw new PromptloomError('NotFound', `no skill \`${skill}\` in the store`, { skill });
-  return { summary, load: (ref) => store.getArtifact(ref.id) };
+  return { summary, load: (/** @type {{ id: string }} */ ref) => store.getArtifact(ref.id) };
 }
 
+/**
+ * The artifact of `kind` (named `name`, or the one the core's rule picks for `modelId`).
+ * @param {string} summaryJson
+ * @param {unknown} name
+ * @param {string} kind
+ * @param {unknown} modelId
+ * @returns {Unchecked} the artifact reference
+ */
 function pick(summaryJson, name, kind, modelId) {
   const artifact = name === undefined ? '' : __key(name, 'artifact');
   return JSON.parse(__inbox('pickArtifact', [summaryJson, artifact, kind, modelId == null ? '' : __key(modelId, 'modelId')]));
 }
 
-/** Calls a host executor mode; what it throws becomes the message a failure names. */
+/**
+ * Calls a host executor mode; what it throws becomes the message a failure names.
+ * @param {HostCall} f
+ * @param {unknown} [arg]
+ * @returns {Promise<{ out?: unknown, failed?: string }>}
+ */
 async function callExecutor(f, arg) {
   try {
     return { out: await f(arg) };
@@ -332,16 +444,25 @@ async function callExecutor(f, arg) {
   }
 }
 
-/** A host answer as the payload of an `output` event, or a message for `failed`. */
+/**
+ * A host answer as the payload of an `output` event, or a message for `failed`.
+ * @param {unknown} out
+ * @returns {[string, string]}
+ */
 function answered(out) {
   try {
     return ['output', JSON.stringify(out ?? null) ?? 'null'];
   } catch (e) {
-    return ['failed', `the answer cannot be written as JSON: ${e?.message ?? e}`];
+    return ['failed', `the answer cannot be written as JSON: ${__said(e)}`];
   }
 }
 
-/** Calls a host function; what it throws becomes the `failed` event's message. */
+/**
+ * Calls a host function; what it throws becomes the `failed` event's message.
+ * @param {HostCall} f
+ * @param {unknown} [arg]
+ * @returns {Promise<[string, string]>}
+ */
 async function settle(f, arg) {
   try {
     return answered(await f(arg));
@@ -350,14 +471,20 @@ async function settle(f, arg) {
   }
 }
 
-/** A run's result as JS reads it (`fallback_reason` → `fallbackReason`; its documents as they are). */
+/**
+ * A run's result as JS reads it (`fallback_reason` → `fallbackReason`; its documents as they are).
+ * @param {Unchecked} r
+ */
 function runResult(r) {
   if (r === null || typeof r !== 'object' || !('fallback_reason' in r)) return r;
   const { fallback_reason: fallbackReason, ...rest } = r;
   return { ...rest, fallbackReason };
 }
 
-/** A run's `pricing` (dollars per million tokens) in the core's spelling. */
+/**
+ * A run's `pricing` (dollars per million tokens) in the core's spelling.
+ * @param {Unchecked} pricing
+ */
 function pricingWire(pricing) {
   if (pricing === undefined || pricing === null) return undefined;
   __opts(pricing, 'pricing');
@@ -365,7 +492,10 @@ function pricingWire(pricing) {
   return { input_per_mtok: __num(pricing.inputPerMtok, 'pricing.inputPerMtok', { min: 0 }), output_per_mtok: __num(pricing.outputPerMtok, 'pricing.outputPerMtok', { min: 0 }) };
 }
 
-/** A run's `renderLimits` in the core's spelling (the core checks the values). */
+/**
+ * A run's `renderLimits` in the core's spelling (the core checks the values).
+ * @param {Unchecked} limits
+ */
 function renderLimitsWire(limits) {
   if (limits === undefined || limits === null) return undefined;
   __opts(limits, 'renderLimits');
@@ -378,6 +508,10 @@ function renderLimitsWire(limits) {
  * Drives the core's artifact run (src/artifact_run.rs): every rule — the artifact picked,
  * the route, the DSPy manifest and fallbacks, the render, the assertions, the trace row and
  * its key, the result and its errors — is the core's; this performs the I/O it asks for.
+ * @param {Unchecked} options the caller's run options, checked here
+ * @param {string} names the artifact names' JSON (runSkill), or ''
+ * @param {string} what
+ * @returns {Promise<any>} the run's result (or the skill run's)
  */
 async function drive(options, names, what) {
   __opts(options, what);
@@ -410,10 +544,11 @@ async function drive(options, names, what) {
   };
   const M = __module();
   if (typeof M.ArtifactRunCore !== 'function') __core('pickArtifact'); // throws, naming promptloom/composer
-  const run = __inbox((lens) => new M.ArtifactRunCore(lens), [__json(config, 'the run options', 'InvalidOptions', { text: false }), names]);
+  const run = __inbox((/** @type {Uint32Array} */ lens) => new M.ArtifactRunCore(lens), [__json(config, 'the run options', 'InvalidOptions', { text: false }), names]);
   try {
+    /** @type {Unchecked} the core's next action */
     let a = JSON.parse(run.first());
-    const next = (event, payload = '') => JSON.parse(__call(() => run.next(event, payload)));
+    const next = (/** @type {string} */ event, payload = '') => JSON.parse(__call(() => run.next(event, payload)));
     for (;;) {
       if (a.do === 'done') {
         if (a.error) {
@@ -429,12 +564,13 @@ async function drive(options, names, what) {
         const ms = now();
         a = next('time', JSON.stringify({ now: __iso(ms), ms }));
       } else if (a.do === 'manifest') {
-        a = next(...(await settle(dspy.manifest)));
+        a = next(...(await settle(/** @type {HostCall} */ (dspy?.manifest))));
       } else if (a.do === 'trace') {
         if (traces) await traces.__putTrace(a.key, a.row);
         a = next('stored');
       } else if (a.do === 'call') {
-        const f = a.executor === 'model' ? model : a.executor === 'code' ? executors.code : a.executor === 'dspy' ? dspy.execute : handlers[a.kind];
+        // The core asks only for the executors the config says are there.
+        const f = /** @type {HostCall} */ (a.executor === 'model' ? model : a.executor === 'code' ? executors.code : a.executor === 'dspy' ? dspy?.execute : handlers[a.kind]);
         a = next(...(await settle(f, a.request)));
       } else throw new PromptloomError('Internal', `the artifact run asked for \`${a.do}\``, {});
     }
@@ -451,8 +587,10 @@ async function drive(options, names, what) {
  * loaded from the store. Assertions in its metadata are checked (semantic ones ask
  * `model`); a hard failure throws `AssertionFailed`, a soft one is returned in `warnings`.
  * A trace row is recorded in `traces` (a skill store; `store` by default).
+ * @param {RunOptions} options
+ * @returns {Promise<import('../composer.js').RunResult>}
  */
-export async function runArtifact(options = {}) {
+export async function runArtifact(options = /** @type {RunOptions} */ ({})) {
   return drive(options, '', 'runArtifact()');
 }
 
@@ -462,15 +600,21 @@ export async function runArtifact(options = {}) {
  * dspy_module's fallback). Each later template sees the earlier outputs as `outputs`. A hard
  * assertion failure stops the skill (`AssertionFailed`, with the results so far in
  * `details.results`); soft failures are collected in `warnings`.
+ * @param {Omit<RunOptions, 'artifact'> & { artifacts?: string[] }} options
+ * @returns {Promise<{ results: import('../composer.js').RunResult[], warnings: unknown[] }>}
  */
-export async function runSkill(options = {}) {
+export async function runSkill(options = /** @type {any} */ ({})) {
   __opts(options, 'runSkill()');
   const { artifacts } = options;
   if (artifacts !== undefined && !Array.isArray(artifacts)) throw new PromptloomError('InvalidOptions', '`artifacts` must be an array of artifact names (at artifacts)', { path: 'artifacts' });
   return drive({ ...options, artifact: undefined }, artifacts === undefined ? 'null' : __json(artifacts, '`artifacts`', 'InvalidOptions', { text: false, path: 'artifacts' }), 'runSkill()');
 }
 
-/** The DSPy executor's manifest (`{ version, templates? }`) as JSON text, or AdapterFailed. */
+/**
+ * The DSPy executor's manifest (`{ version, templates? }`) as JSON text, or AdapterFailed.
+ * @param {ReturnType<typeof dspyModes>} dspy
+ * @param {string} what
+ */
 async function manifestOf(dspy, what) {
   if (!dspy?.manifest) throw new PromptloomError('NoExecutor', `${what} needs the DSPy executor's manifest mode (executors.dspy.manifest)`, { executor: 'dspy' });
   const got = await callExecutor(dspy.manifest);
@@ -478,6 +622,11 @@ async function manifestOf(dspy, what) {
   return __json(got.out ?? null, "the DSPy executor's manifest", 'AdapterFailed', { nullable: true });
 }
 
+/**
+ * @param {Unchecked} store
+ * @param {string} what
+ * @returns {SkillStore}
+ */
 function skillStore(store, what) {
   if (!store || typeof store.getArtifacts !== 'function' || typeof store.updateArtifact !== 'function') {
     throw new PromptloomError('InvalidOptions', `${what} takes \`store\`, a skill store from openSkillStore() (at store)`, { path: 'store' });
@@ -489,11 +638,14 @@ function skillStore(store, what) {
  * The `dspy_module` artifacts of `store` to re-optimise: those whose state blob another
  * executor version made (or no version stamped), by the executor's manifest —
  * `[{ skill_id, artifact_id, name, reason: 'version-changed' | 'unstamped', optimized_with }]`.
+ * @param {{ store: SkillStore, executors?: import('../composer.js').Executors }} options
+ * @returns {Promise<import('../composer.js').StaleDspy[]>}
  */
-export async function staleDspy(options = {}) {
+export async function staleDspy(options = /** @type {any} */ ({})) {
   __opts(options, 'staleDspy()');
   const store = skillStore(options.store, 'staleDspy()');
   const manifest = await manifestOf(dspyModes(options.executors ?? {}), 'staleDspy()');
+  /** @type {unknown[]} */
   const artifacts = [];
   for (const s of await store.list()) {
     if (s.artifacts.some((a) => a.kind === 'dspy_module')) artifacts.push(...(await store.getArtifacts(s.id, ['dspy_module'])));
@@ -507,8 +659,9 @@ export async function staleDspy(options = {}) {
  * its fallback template in the traces (`traces`, `store` by default); the state blob it
  * returns is stored on the artifact, stamped `metadata.optimized = { executor_version,
  * optimized_at, examples }` from the manifest.
+ * @param {{ store: SkillStore, skill: unknown, executors?: import('../composer.js').Executors, artifact?: string, traces?: SkillStore | null, now?: () => number } & import('../index.js').LongRunOptions} options
  */
-export async function optimizeDspy(options = {}) {
+export async function optimizeDspy(options = /** @type {any} */ ({})) {
   __opts(options, 'optimizeDspy()');
   const run = __longRun(options, 'optimizeDspy()');
   run.stop();
@@ -524,14 +677,14 @@ export async function optimizeDspy(options = {}) {
   const dataset = traces ? await traces.exportTraces({ skillId: summary.id, format: 'dspy' }) : '';
   const now = options.now === undefined ? store.__now() : __iso(__clock(options.now)());
   const optimized = [];
-  for (const [i, ref] of refs.entries()) {
+  for (const [i, ref] of /** @type {Unchecked[]} */ (refs).entries()) {
     run.stop();
     run.tell('optimizing', i, refs.length);
     const art = await store.getArtifact(ref.id);
     if (!art) throw new PromptloomError('NotFound', `the artifact \`${ref.name}\` is not stored`, { artifact: ref.id });
     const fallback = ref.fallback ? pick(summaryJson, ref.fallback, 'prompt_template', '') : null;
     const call = JSON.parse(__inbox('dspyOptimizeCall', [JSON.stringify(art), dataset, fallback?.id ?? '']));
-    const got = await callExecutor(dspy.optimize, call);
+    const got = await callExecutor(/** @type {HostCall} */ (dspy.optimize), call);
     if (got.failed !== undefined) throw new PromptloomError('AdapterFailed', `the DSPy executor's optimize failed on \`${art.name}\`: ${got.failed}`, { artifact: art.name });
     const blob = __json(got.out ?? null, 'the state blob optimize returned', 'AdapterFailed', { text: false, nullable: true });
     const stamped = JSON.parse(__inbox('dspyStamp', [JSON.stringify(art), blob, manifest, now], call.training_data.length));
@@ -548,8 +701,10 @@ export async function optimizeDspy(options = {}) {
  * read back by id (`memory`: the items, or `(ids) => items`, sync or async), and proves
  * the prompt byte-identical — `{ identical, prompt_hash, recomposed_hash, changes }` — or
  * names each change (`artifact`, `template`, `memory`, `parameter`, `skill`, `error`).
+ * @param {Unchecked} record the invocation record, checked here
+ * @param {{ store: SkillStore, memory?: unknown[] | ((ids: string[]) => unknown[] | Promise<unknown[]>) }} options
  */
-export async function verifyInvocation(record, options = {}) {
+export async function verifyInvocation(record, options = /** @type {any} */ ({})) {
   __opts(options, 'verifyInvocation()');
   if (record === null || typeof record !== 'object' || Array.isArray(record)) throw new PromptloomError('InvalidRequest', 'verifyInvocation() takes an invocation record object (at record)', { path: 'record' });
   const { store, memory } = options;
@@ -557,7 +712,9 @@ export async function verifyInvocation(record, options = {}) {
   const skill = (typeof record.skill_id === 'string' ? await store.get(record.skill_id) : null) ?? (typeof record.skill_name === 'string' ? await store.getByName(record.skill_name) : null);
   if (!skill) throw new PromptloomError('NotFound', `the skill \`${record.skill_name ?? record.skill_id}\` of this record is not in the store`, { skill: record.skill_id ?? null });
   const ids = Array.isArray(record.memory_refs) ? record.memory_refs.map((/** @type {any} */ m) => m?.id) : [];
+  /** @type {unknown} */
   let items = [];
+
   if (typeof memory === 'function') items = ids.length > 0 ? await memory(ids) : [];
   else if (memory !== undefined && memory !== null) items = memory;
   const recordText = __json(record, 'the record', 'InvalidRequest', { text: false, path: 'record' });

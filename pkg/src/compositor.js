@@ -7,16 +7,31 @@ import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './sto
 import { __wireTurn } from './conversation.js';
 import { FIELD, SLOT } from './constants.js';
 
+/** @import { Unchecked } from './instance.js' */
+/** @import { Backend, WriteOp } from './stores.js' */
+/** @typedef {import('../index.js').UserMessage} UserMessage */
+/** @typedef {import('../index.js').Turn} Turn */
+/** @typedef {import('../index.js').CommandEntry} CommandEntry */
+/**
+ * The rows the core laid out for one message or turn: its summary, the writes, and what was
+ * stored (`message`).
+ * @typedef {{ batch: (WriteOp & { at?: number })[], id: string, message?: unknown, [key: string]: unknown }} Laid
+ */
+
 /** Slash commands and `@` mention kinds: register, list, complete. */
 export class CommandCatalog {
   static {
     __disposable(this);
   }
+  /** @type {any} wasm-bindgen's CommandCatalog */
   #inner;
-  #gen;
+  /** @type {number} */
+  #gen = -1;
+  /** @type {boolean} */
   #builtins;
   // What was registered, in order: the catalog is rebuilt from it if the wasm instance is
   // ever replaced after a trap (a catalog is JS state and survives).
+  /** @type {[string, string][]} */
   #journal = [];
   /** @param {{ builtins?: boolean }} [options] built-ins (/branch, /compact, /archive, /rewind, /search, @selection, @open, @cursor, @last) unless false */
   constructor(options = {}) {
@@ -43,16 +58,28 @@ export class CommandCatalog {
     }
     return this.#inner;
   }
-  /** Registers or replaces a command; returns the entry it replaced, if any. */
+  /**
+   * Registers or replaces a command; returns the entry it replaced, if any.
+   * @param {CommandEntry} entry
+   * @returns {CommandEntry | undefined}
+   */
   register(entry) {
     const old = this.#call('register', __json(entry, 'the command entry', 'InvalidCommand', { text: false, path: 'entry' }));
     return old ? JSON.parse(old) : undefined;
   }
-  /** Registers or replaces a mention kind (`{ name, description? }`); returns whether one was replaced. */
+  /**
+   * Registers or replaces a mention kind (`{ name, description? }`); returns whether one was replaced.
+   * @param {string | { name: string, description?: string }} entry
+   * @returns {boolean}
+   */
   registerMention(entry) {
     return this.#call('registerMention', __json(typeof entry === 'string' ? { name: entry } : entry, 'the mention kind', 'InvalidCommand', { text: false, path: 'entry' }));
   }
-  /** Removes a command; returns whether it existed. */
+  /**
+   * Removes a command; returns whether it existed.
+   * @param {string} name
+   * @returns {boolean}
+   */
   unregister(name) {
     return this.#call('unregister', __str(name, 'name', 'InvalidCommand'));
   }
@@ -60,7 +87,12 @@ export class CommandCatalog {
   list() {
     return JSON.parse(__call(() => this.#current().list()));
   }
-  /** Palette entries for what the user typed (`/re`, `@se`), best first. */
+  /**
+   * Palette entries for what the user typed (`/re`, `@se`), best first.
+   * @param {string} typed
+   * @param {{ limit?: number }} [options]
+   * @returns {import('../index.js').Completion[]}
+   */
   complete(typed, options = {}) {
     const { limit = 20 } = __opts(options, 'complete()');
     return JSON.parse(__call(() => this.#current().complete(__str(typed, 'typed', 'InvalidCommand'), __num(limit, 'limit', { integer: true, min: 0 }))));
@@ -69,6 +101,11 @@ export class CommandCatalog {
   get __inner() {
     return this.#current();
   }
+  /**
+   * Calls a registering method, and writes it in the journal.
+   * @param {string} method
+   * @param {string} arg
+   */
   #call(method, arg) {
     const out = __call(() => this.#current()[method](arg));
     this.#journal.push([method, arg]);
@@ -76,7 +113,12 @@ export class CommandCatalog {
   }
 }
 
+/** @type {CommandCatalog | undefined} */
 let defaultCatalog;
+/**
+ * @param {unknown} catalog
+ * @returns {CommandCatalog}
+ */
 function catalogOf(catalog) {
   if (catalog === undefined) return (defaultCatalog ??= new CommandCatalog());
   if (!(catalog instanceof CommandCatalog)) {
@@ -85,26 +127,40 @@ function catalogOf(catalog) {
   return catalog;
 }
 
-/** Typed text → parts: `/cmd args`, `@file:path:10-25`, `@skill:name`, `@selection`, text. */
+/**
+ * Typed text → parts: `/cmd args`, `@file:path:10-25`, `@skill:name`, `@selection`, text.
+ * @param {string} text
+ * @param {{ catalog?: CommandCatalog }} [options]
+ * @returns {import('../index.js').Part[]}
+ */
 export function parseInput(text, options = {}) {
   const { catalog } = __opts(options, 'parseInput()');
   if (typeof text !== 'string') throw new PromptloomError('InvalidMessage', 'parseInput() takes a string', { path: '$' });
   return JSON.parse(__core('parseInput', text, catalogOf(catalog).__inner));
 }
 
-/** A session name: a string without NUL (rows travel to the core NUL-separated). */
+/**
+ * A session name: a string without NUL (rows travel to the core NUL-separated).
+ * @param {unknown} session
+ */
 function sessionName(session) {
   const s = __key(session, 'session');
   if (s.includes('\0')) throw new PromptloomError('InvalidOptions', 'a session name cannot contain NUL (U+0000) (at session)', { path: 'session' });
   return s;
 }
 
-/** Rows → turns, in the core (the read-time adapter runs there); `users` keeps user messages only. */
 /** A persisted conversation store over one backend. */
 class MessageStore {
+  /** @type {Backend} */
   #backend;
+  /** @type {Promise<unknown>} */
   #queue = Promise.resolve();
+  /** @type {Map<string, string | null>} the session rows this store wrote last */
   #sessions = new Map();
+  /**
+   * @param {Backend} backend
+   * @param {string} name
+   */
   constructor(backend, name) {
     this.#backend = backend;
     this.name = name;
@@ -114,26 +170,43 @@ class MessageStore {
   get __backend() {
     return this.#backend;
   }
-  /** @internal the session row this store last wrote (undefined: unknown). */
+  /**
+   * @internal the session row this store last wrote (undefined: unknown).
+   * @param {string} session
+   */
   __session(session) {
     return this.#sessions.get(session);
   }
-  /** @internal */
+  /**
+   * @internal
+   * @param {string} session
+   * @param {string | null | undefined} row
+   */
   __remember(session, row) {
     if (row === undefined) this.#sessions.delete(session);
     else this.#sessions.set(session, row);
   }
-  /** The stored message `id`, in the current shape (older rows are upgraded on read). */
+  /**
+   * The stored message `id`, in the current shape (older rows are upgraded on read).
+   * @param {string} id
+   * @returns {Promise<UserMessage | null>}
+   */
   async get(id) {
     return readPlanned(this.#backend, 'message', __key(id, 'id'));
   }
-  /** Every message of `session`, in order (one read of two key ranges). */
+  /**
+   * Every message of `session`, in order (one read of two key ranges).
+   * @param {string} [session]
+   * @returns {Promise<UserMessage[]>}
+   */
   async history(session = 'default') {
     return readPlanned(this.#backend, 'history', sessionName(session));
   }
   /**
    * Every turn of `session` in order — user messages, assistant replies, tool results,
    * instructions — what `Conversation.load` and `lowerConversation` take.
+   * @param {string} [session]
+   * @returns {Promise<Turn[]>}
    */
   async thread(session = 'default') {
     return readPlanned(this.#backend, 'thread', sessionName(session));
@@ -143,25 +216,32 @@ class MessageStore {
    * results, an instruction; what a user composed goes through submit(), which resolves
    * it first). Returns `{ id, session, seq, turn }`: `turn` is what was stored. A turn
    * already stored in this session (its metadata says so) is not written again.
+   * @param {Turn} turn
+   * @param {{ session?: string, id?: string, now?: () => number }} [options]
+   * @returns {Promise<{ id: string, session: string, seq: number, turn: Turn }>}
    */
   async append(turn, options) {
     const { session, optsJson } = appendOptions(options);
     const json = __json(__wireTurn(turn) ?? null, 'the turn', 'InvalidMessage', { text: false, nullable: true, path: 'turn' });
-    const lay = (row) => decodeDone(__inbox('appendTurnInbox', [json, optsJson, row ?? '']));
+    const lay = (/** @type {string | null | undefined} */ row) => decodeDone(__inbox('appendTurnInbox', [json, optsJson, row ?? '']));
     const { message, ...result } = await this.__appendLaidOut(session, lay);
     return { ...result, turn: message };
   }
   /**
    * @internal Appends a turn a Conversation read already: `layText(optionsText, sessionRow)`
    * gives the core's layout of it (the rows after the session's last message).
+   * @param {string} session
+   * @param {(optionsText: string, sessionRow: string) => string} layText
    */
   __appendStaged(session, layText) {
     const { optsJson } = appendOptions({ session });
-    return this.__appendLaidOut(sessionName(session), (row) => decodeDone(__call(() => layText(optsJson, row ?? ''))));
+    return this.__appendLaidOut(sessionName(session), (/** @type {string | null | undefined} */ row) => decodeDone(__call(() => layText(optsJson, row ?? ''))));
   }
   /**
    * @internal Commits the rows `lay(sessionRow)` lays out for a turn after the session's last
    * message, one append at a time (a lost race is laid out again from the fresh row).
+   * @param {string} session
+   * @param {(sessionRow: string | null | undefined) => Laid} lay
    * @returns {Promise<any>}
    */
   __appendLaidOut(session, lay) {
@@ -171,7 +251,11 @@ class MessageStore {
       return commitLaidOut(this, session, row, lay(row), lay);
     });
   }
-  /** Summaries of the messages of `session`: `{ id, seq, part_count, metadata }`. */
+  /**
+   * Summaries of the messages of `session`: `{ id, seq, part_count, metadata }`.
+   * @param {string} [session]
+   * @returns {Promise<import('../index.js').MessageSummary[]>}
+   */
   async list(session = 'default') {
     return readPlanned(this.#backend, 'list', sessionName(session));
   }
@@ -179,6 +263,9 @@ class MessageStore {
    * One page of `session`: `{ items, page, prev, next }`. `of` is `thread` (default),
    * `history` or `list`; a page spans `pageSize` sequence numbers (a power of ten, default
    * 100: one key prefix, one scan); without `page`, the session's last.
+   * @param {string} [session]
+   * @param {import('../index.js').PageOptions<import('../index.js').PageOf>} [options]
+   * @returns {Promise<import('../index.js').Page<unknown>>}
    */
   async page(session = 'default', options) {
     const { of = 'thread', page, pageSize = 100 } = __opts(options, 'page()');
@@ -188,6 +275,9 @@ class MessageStore {
   /**
    * The session page by page (non-empty pages), `order` `oldest-first` (default) or
    * `newest-first`; each read is one page. A `signal` stops it before its next read.
+   * @param {string} [session]
+   * @param {import('../index.js').PagesOptions<import('../index.js').PageOf>} [options]
+   * @returns {AsyncGenerator<import('../index.js').Page<unknown>, void, undefined>}
    */
   async *pages(session = 'default', options) {
     const { order = 'oldest-first', signal, ...rest } = __opts(options, 'pages()');
@@ -195,6 +285,7 @@ class MessageStore {
       throw new PromptloomError('InvalidOptions', `\`order\` is 'oldest-first' or 'newest-first' (at order)`, { path: 'order' });
     }
     const run = __longRun({ signal }, 'pages()');
+    /** @type {number | null | undefined} */
     let at = order === 'oldest-first' ? 0 : undefined;
     for (;;) {
       run.stop();
@@ -204,24 +295,38 @@ class MessageStore {
       if (at === null) return;
     }
   }
-  /** A split-out attachment: `{ content_id, mime, size, data }` (data is base64), or null. */
+  /**
+   * A split-out attachment: `{ content_id, mime, size, data }` (data is base64), or null.
+   * @param {string} contentId
+   * @returns {Promise<import('../index.js').StoredBlob | null>}
+   */
   async blob(contentId) {
     return readPlanned(this.#backend, 'blob', __key(contentId, 'contentId'));
   }
   /**
    * Stores a composer invocation record beside the thread's turns: the
    * `invocation_record` of a composition, or of a compose error's `details`.
+   * @param {unknown} record
    */
   async recordInvocation(record) {
     const value = __json(record, 'the invocation record', 'InvalidRequest', { text: false });
     const key = __core('invocationKey', value);
     await this.#backend.commitAfterRead([], () => [{ op: 'put', table: 'skill_invocations', key, value }]);
   }
-  /** The invocation records of a thread, in composition order. */
+  /**
+   * The invocation records of a thread, in composition order.
+   * @param {string} threadId
+   * @returns {Promise<unknown[]>}
+   */
   async invocations(threadId) {
     return readPlanned(this.#backend, 'invocations', __key(threadId, 'threadId'));
   }
-  /** @internal one submit at a time per store instance (the session counter is read-modify-write). */
+  /**
+   * @internal one submit at a time per store instance (the session counter is read-modify-write).
+   * @template T
+   * @param {() => Promise<T>} f
+   * @returns {Promise<T>}
+   */
   __serial(f) {
     const run = this.#queue.then(f);
     this.#queue = run.catch(() => {});
@@ -237,6 +342,8 @@ class MessageStore {
  * Opens a message store: `backend` is "indexeddb" (browsers), "memory" (Node, edge
  * workers, tests), or a host object with async get/put/delete/list, or a Cloudflare KV
  * namespace as it is (rows under `<name>/`, so stores can share a namespace).
+ * @param {{ backend?: 'indexeddb' | 'memory' | object, name?: string }} [options]
+ * @returns {Promise<MessageStore>}
  */
 export async function openMessageStore(options) {
   const { backend = 'memory', name = 'promptloom' } = __opts(options, 'openMessageStore()');
@@ -253,6 +360,12 @@ export async function openMessageStore(options) {
  * transaction. The head and id rows are inserts, so if another writer (another tab) took
  * the sequence number, the write fails whole and is laid out again (`relay(fresh)`) from
  * the fresh session row. Returns the summary without the batch.
+ * @param {MessageStore} store
+ * @param {string} session
+ * @param {string | null | undefined} row the session row the rows were laid out from
+ * @param {Laid} done
+ * @param {(fresh: string | null) => Laid} relay
+ * @returns {Promise<any>} the summary the core wrote beside the rows (a submission, an append)
  */
 async function commitLaidOut(store, session, row, done, relay) {
   if (done.batch.length === 0) {
@@ -282,7 +395,10 @@ async function commitLaidOut(store, session, row, done, relay) {
   }
 }
 
-/** `append()`'s options: the session and the options text the core lays out with. */
+/**
+ * `append()`'s options: the session and the options text the core lays out with.
+ * @param {unknown} options
+ */
 function appendOptions(options) {
   let { session = 'default', id, now } = __opts(options, 'append()');
   session = sessionName(session);
@@ -290,7 +406,11 @@ function appendOptions(options) {
   return { session, optsJson: JSON.stringify({ session, id, now: __clock(now)() }) };
 }
 
-/** The core's laid-out rows: `{ ...summary, batch, message }` with each row's value in place. */
+/**
+ * The core's laid-out rows: `{ ...summary, batch, message }` with each row's value in place.
+ * @param {string} text
+ * @returns {Laid}
+ */
 function decodeDone(text) {
   const pieces = text.split(FIELD);
   const out = JSON.parse(pieces[0]);
@@ -301,17 +421,24 @@ function decodeDone(text) {
   return out.done;
 }
 
+/** @param {unknown} e */
 function errorText(e) {
   return __said(e);
 }
 
 const EMPTY = Object.freeze({ type: 'text', text: '' });
 
-/** Asks the host for what only it knows; a thrown or rejected callback becomes `{ error }`. */
+/**
+ * Asks the host for what only it knows; a thrown or rejected callback becomes `{ error }`.
+ * @param {Unchecked[]} needs the core's questions
+ * @param {{ resolve?: Unchecked, mentions?: Unchecked }} callbacks
+ */
 async function answer(needs, { resolve, mentions }) {
+  /** @type {Record<string, unknown>} */
   const answers = {};
   await Promise.all(
     needs.map(async (n) => {
+      /** @type {(() => unknown) | null} */
       let f;
       if (n.type === 'mention') f = mentions && typeof mentions[n.kind] === 'function' ? () => mentions[n.kind](n.target) : null;
       else f = typeof resolve === 'function' ? () => resolve(n) : null;
@@ -331,11 +458,15 @@ async function answer(needs, { resolve, mentions }) {
  * Attachment bytes become base64; large base64 stays in JS as a slot (the core classifies it
  * from its first bytes and splices markers the glue fills in; it asks for the whole data
  * only to hash a blob or to tell text from binary).
+ * @param {Unchecked} message as the caller wrote it
+ * @param {import('./slots.js').Slot[]} slots
+ * @param {number[]} partOf each slot's part index
+ * @returns {Unchecked}
  */
 function wireMessage(message, slots, partOf) {
   if (!message || typeof message !== 'object' || !Array.isArray(message.parts)) return message;
   let changed = false;
-  const parts = message.parts.map((p, i) => {
+  const parts = message.parts.map((/** @type {Unchecked} */ p, /** @type {number} */ i) => {
     if (!p || typeof p !== 'object' || p.type !== 'file-attachment') return p;
     const before = slots.length;
     const q = __holdData(p, i, slots);
@@ -353,10 +484,13 @@ const MARKER = new RegExp(`${SLOT}(\\d+)${SLOT}`, 'g');
  * Resolves a message (commands, mentions, attachments → blob store) and persists it before
  * anything is lowered. Returns `{ id, session, seq, message, actions, skills, warnings,
  * blobs }`; `message` is what was persisted and what lower() takes.
+ * @param {UserMessage} message
+ * @param {import('../index.js').SubmitOptions} options
+ * @returns {Promise<import('../index.js').Submission>}
  */
-export async function submit(message, options = {}) {
+export async function submit(message, options = /** @type {any} */ ({})) {
   __opts(options, 'submit()');
-  const { store, catalog, resolve, mentions, session = 'default', id, now, skills, limits } = options;
+  const { store, catalog, resolve, mentions, session = 'default', id, now, skills, limits } = /** @type {Unchecked} */ (options);
   if (!(store instanceof MessageStore)) {
     throw new PromptloomError('InvalidOptions', 'submit() needs a `store` from openMessageStore() (at store)', { path: 'store' });
   }
@@ -364,12 +498,22 @@ export async function submit(message, options = {}) {
     throw new PromptloomError('InvalidOptions', '`mentions` must map mention kinds to callbacks (at mentions)', { path: 'mentions' });
   }
   const cat = catalogOf(catalog).__inner;
+  /** @type {import('./slots.js').Slot[]} */
   const slots = [];
+  /** @type {number[]} */
   const partOf = [];
   const wired = wireMessage(message, slots, partOf);
   let msgJson = __json(wired ?? null, 'the message', 'InvalidMessage', { text: false, nullable: true });
   const optsJson = __json({ session, id, now: __clock(now)(), skills, limits: __limitsWire(limits) }, 'the options', 'InvalidOptions', { text: false, path: 'options' });
+  /**
+   * One step of the core's submit: the questions it asks, or the laid-out rows.
+   * @param {string | null | undefined} row
+   * @param {string} answers
+   * @param {string} json
+   * @returns {Unchecked}
+   */
   const call = (row, answers, json) => {
+    /** @type {string[]} */
     const pieces = __inbox('submitInbox', [json, optsJson, row ?? '', answers], cat).split(FIELD);
     // Host-held data: the message gets each string put in place after parsing (no large
     // JSON text to parse), the rows get it spliced into their text.
@@ -390,11 +534,18 @@ export async function submit(message, options = {}) {
     }
     return out;
   };
+  /**
+   * @param {string | null | undefined} row
+   * @param {string} answers
+   * @param {string} [json]
+   * @returns {Unchecked}
+   */
   const step = (row, answers, json = msgJson) => {
     let out = call(row, answers, json);
     if (out.data && json === msgJson) {
       // The core must read these slots whole: send them inline from now on.
-      const wanted = out.data.map((n) => slots[n]);
+      /** @type {import('./slots.js').Slot[]} */
+      const wanted = out.data.map((/** @type {number} */ n) => slots[n]);
       if (wanted.some((w) => !w)) throw new PromptloomError('Internal', 'the core asked for an unknown data slot', {});
       msgJson = JSON.stringify(__inlineSlots(wired, wanted));
       out = call(row, answers, msgJson);
@@ -406,9 +557,9 @@ export async function submit(message, options = {}) {
   // (other parts become empty placeholders at the same indices), so the attachments' bytes
   // cross into wasm once.
   const questions = () => {
-    const parts = message?.parts;
+    const parts = /** @type {Unchecked} */ (message)?.parts;
     if (!Array.isArray(parts) || !parts.some((p) => p && (p.type === 'command' || p.type === 'mention'))) return null;
-    const plan = { ...message, parts: parts.map((p) => (p && (p.type === 'command' || p.type === 'mention') ? p : EMPTY)) };
+    const plan = { ...message, parts: parts.map((/** @type {Unchecked} */ p) => (p && (p.type === 'command' || p.type === 'mention') ? p : EMPTY)) };
     return step('', '', __json(plan, 'the message', 'InvalidMessage', { text: false })).needs ?? null;
   };
   return store.__serial(async () => {
@@ -420,27 +571,31 @@ export async function submit(message, options = {}) {
     if (row === undefined) row = await store.__backend.get('sessions', session);
     const needs = questions();
     const answersJson = needs ? __json(await answer(needs, { resolve, mentions }), "the resolver's and mention handlers' answers", 'AdapterFailed', { text: false }) : '';
-    const done = (out) => {
+    const done = (/** @type {Unchecked} */ out) => {
       if (out.needs || !out.done) throw new PromptloomError('Internal', 'the core asked the host twice', {});
       return out.done;
     };
-    return commitLaidOut(store, session, row, done(step(row, answersJson)), (fresh) => done(step(fresh, answersJson || '{}')));
+    return commitLaidOut(store, session, row, done(step(row, answersJson)), (/** @type {string | null} */ fresh) => done(step(fresh, answersJson || '{}')));
   });
 }
 
 /**
  * The inspector's three views of one message side by side: the user view (chips), the
  * persisted shape, and the model view (the lowered body and its report).
+ * @param {UserMessage} message
+ * @param {import('../index.js').LowerOptions} options
  */
 export async function inspect(message, options) {
   const persisted = JSON.parse(__core('normalizeMessage', __json(__inlineBytes(message), 'the message', 'InvalidMessage', { text: false })));
   const user = JSON.parse(__core('userView', JSON.stringify(persisted)));
+  /** @type {{ body: unknown, report: unknown } | { error: { code: string, message: string } }} */
   let model;
   try {
     const l = await lowerAsync(message, options);
     model = { body: l.json(), report: l.report };
   } catch (e) {
-    model = { error: { code: e.code ?? 'Internal', message: errorText(e) } };
+    model = { error: { code: /** @type {Unchecked} */ (e)?.code ?? 'Internal', message: errorText(e) } };
+
   }
   return { user, persisted, model };
 }

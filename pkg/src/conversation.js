@@ -5,10 +5,23 @@
 import { FIELD } from './constants.js';
 import { PromptloomError, __inbox, __optionsJson, __module, __requests, __answer, __Lowered, __withStore, __syncOptions, __asyncAnswer, __later, __toBase64, __asBytes, __inlineSlots, __fromCore, __json, __opts, __said, __release, __disposable, __call, __on, __glue } from './api.js';
 
-/** JSON text of a value from the caller; a value JSON cannot hold is a coded error. */
+/** @import { Unchecked, ErrorCode, Glue } from './instance.js' */
+/** @typedef {import('../index.js').Turn} Turn */
+/** @typedef {import('../index.js').ResolveRequest} ResolveRequest */
+
+/**
+ * JSON text of a value from the caller; a value JSON cannot hold is a coded error.
+ * @param {unknown} value
+ * @param {ErrorCode} code
+ * @param {string} path
+ */
 const stringify = (value, code, path) => __json(value ?? null, path, code, { text: false, nullable: true, path });
 
-/** A part with attachment bytes written as base64 (tool results' parts too). */
+/**
+ * A part with attachment bytes written as base64 (tool results' parts too).
+ * @param {Unchecked} p a part as the caller wrote it
+ * @returns {Unchecked}
+ */
 function wirePart(p) {
   if (!p || typeof p !== 'object') return p;
   if (p.type === 'file-attachment') {
@@ -20,7 +33,7 @@ function wirePart(p) {
       const list = p[key];
       if (!Array.isArray(list)) continue;
       let changed = false;
-      const next = list.map((q) => {
+      const next = list.map((/** @type {Unchecked} */ q) => {
         const r = wirePart(q);
         changed ||= r !== q;
         return r;
@@ -31,11 +44,15 @@ function wirePart(p) {
   return p;
 }
 
-/** @internal A turn with attachment bytes written as base64. */
+/**
+ * @internal A turn with attachment bytes written as base64.
+ * @param {Unchecked} turn a turn as the caller wrote it
+ * @returns {Unchecked}
+ */
 export function __wireTurn(turn) {
   if (!turn || typeof turn !== 'object' || !Array.isArray(turn.parts)) return turn;
   let changed = false;
-  const parts = turn.parts.map((p) => {
+  const parts = turn.parts.map((/** @type {Unchecked} */ p) => {
     const q = wirePart(p);
     changed ||= q !== p;
     return q;
@@ -49,20 +66,35 @@ const NONE = /** @type {readonly any[]} */ (Object.freeze([]));
  * Asks `resolve` for a turn's `requests` (planned by the core: only a user turn asks);
  * fills `answers` (by part index) and `texts`. Returns the Promises still pending (an
  * async resolver).
+ * @param {ResolveRequest[]} requests
+ * @param {number} index the turn's index
+ * @param {((request: any) => unknown) | undefined} resolve
+ * @param {Record<string, unknown>} answers
+ * @param {(string | Uint8Array)[]} texts
+ * @param {string | null} sync
+ * @returns {readonly Promise<unknown>[]}
  */
 function ask(requests, index, resolve, answers, texts, sync) {
   if (!resolve || requests.length === 0) return NONE;
+  /** @type {import('./slots.js').Slot[]} */
   const slots = [];
+  /** @type {Promise<unknown>[]} */
   const pending = [];
+  /**
+   * @param {number} part
+   * @param {unknown} v
+   * @param {string} kind
+   */
   const put = (part, v, kind) => {
     const a = __answer(v, slots, texts, kind);
     // Turns are kept whole in wasm: large answers go inline too.
     if (a) answers[part] = slots.length > 0 ? __inlineSlots(a, slots) : a;
   };
-  const fail = (part, e) => {
+  const fail = (/** @type {number} */ part, /** @type {unknown} */ e) => {
     answers[part] = { error: __said(e) };
   };
   for (const r of requests) {
+    /** @type {Unchecked} */
     let v;
     try {
       v = resolve({ ...r, turn: index });
@@ -87,6 +119,7 @@ function ask(requests, index, resolve, answers, texts, sync) {
   return pending;
 }
 
+/** @param {string} out the core's answer: the report's JSON, FIELD, the body */
 function lowered(out) {
   const nul = out.indexOf(FIELD);
   return new __Lowered(out.slice(nul + 1), out.slice(0, nul));
@@ -97,16 +130,29 @@ function lowered(out) {
  * request body: `{ body, report, json() }`, always synchronously (a resolver answering a
  * Promise, or a `store`, is refused naming `lowerConversationAsync`). The same bytes as a
  * Conversation holding the same turns.
+ * @param {Turn[]} turns
+ * @param {import('../index.js').SyncLowerOptions & import('../index.js').ConversationOptions} options
+ * @returns {import('./api.js').__Lowered}
  */
 export function lowerConversation(turns, options) {
-  return lowerTurns(turns, options, 'lowerConversationAsync');
+  return /** @type {import('./api.js').__Lowered} */ (lowerTurns(turns, options, 'lowerConversationAsync'));
 }
 
-/** `lowerConversation`, always as a Promise: the resolver may answer Promises, and `store` serves blobs. */
+/**
+ * `lowerConversation`, always as a Promise: the resolver may answer Promises, and `store` serves blobs.
+ * @param {Turn[]} turns
+ * @param {import('../index.js').LowerOptions & import('../index.js').ConversationOptions} options
+ * @returns {Promise<import('./api.js').__Lowered>}
+ */
 export function lowerConversationAsync(turns, options) {
   return __later(() => lowerTurns(turns, options, null));
 }
 
+/**
+ * @param {unknown} turns
+ * @param {Unchecked} options checked by `__optionsJson`
+ * @param {string | null} sync
+ */
 function lowerTurns(turns, options, sync) {
   if (!Array.isArray(turns)) {
     throw new PromptloomError('InvalidMessage', 'lowerConversation() takes an array of turns (at turns)', { path: 'turns' });
@@ -116,8 +162,11 @@ function lowerTurns(turns, options, sync) {
   const wired = turns.map(__wireTurn);
   const turnsJson = stringify(wired, 'InvalidMessage', 'turns');
   const resolve = __withStore(options.resolve, options.store);
+  /** @type {Record<string, unknown>[]} */
   const answers = turns.map(() => ({}));
+  /** @type {(string | Uint8Array)[]} */
   const texts = [];
+  /** @type {Promise<unknown>[]} */
   const pending = [];
   if (resolve) __requests(turnsJson).forEach((requests, i) => pending.push(...ask(requests, i, resolve, answers[i], texts, sync)));
   const ready = () => {
@@ -138,14 +187,21 @@ export class Conversation {
   static {
     __disposable(this);
   }
+  /** @type {any} wasm-bindgen's ConversationCore */
   #core;
   // The instance the conversation was made on: it finishes there, even after a larger entry
   // loads and serves every new call.
+  /** @type {Glue} */
   #glue;
+  /** @type {Function} */
   #appendInbox;
+  /** @type {Function} */
   #stageInbox;
+  /** @type {Unchecked} a message store (checked for `append` and `thread`), or undefined */
   #store;
+  /** @type {string} */
   #session;
+  /** @type {Promise<unknown>} */
   #queue = Promise.resolve();
   // The last body, and the same up to the end of its last message: the core sends each
   // new body as the change from the last one, which is mostly that prefix plus the new
@@ -158,8 +214,10 @@ export class Conversation {
   #opens = [''];
 
   // The options given at construction, as JSON: `lower()` without options uses them.
+  /** @type {string | undefined} */
   #defaults;
 
+  /** @param {import('../index.js').ConversationInit} [init] */
   constructor(init) {
     const { store, session = 'default', cacheBytes = 0, options } = __opts(init, 'new Conversation()');
     if (store !== undefined && (store === null || typeof store.append !== 'function' || typeof store.thread !== 'function')) {
@@ -179,7 +237,10 @@ export class Conversation {
     if (options !== undefined) this.#defaults = __optionsJson(options, 'new Conversation()', true);
   }
 
-  /** A conversation holding the stored thread of `session`. */
+  /**
+   * A conversation holding the stored thread of `session`.
+   * @param {import('../index.js').ConversationInit} init
+   */
   static async load(init) {
     const { store, session = 'default', cacheBytes = 0, options } = __opts(init, 'Conversation.load()');
     if (store === undefined) throw new PromptloomError('InvalidOptions', 'Conversation.load() reads a stored thread: pass `store`, a message store from openMessageStore() (at store)', { path: 'store' });
@@ -190,17 +251,33 @@ export class Conversation {
     return c;
   }
 
-  /** The turn as JSON for the core (attachment bytes as base64). */
+  /**
+   * The turn as JSON for the core (attachment bytes as base64).
+   * @param {unknown} turn
+   */
   #json(turn) {
     return stringify(__wireTurn(turn), 'InvalidMessage', `turns[${this.length}]`);
   }
 
+  /**
+   * Appends a turn with its resolver answers (null: none asked); returns its index.
+   * @param {unknown} turn
+   * @param {Record<string, unknown> | null} answers
+   * @param {readonly (string | Uint8Array)[]} texts
+   * @param {string} [json]
+   * @returns {number}
+   */
   #local(turn, answers, texts, json = this.#json(turn)) {
     const answersJson = answers === null || (texts.length === 0 && Object.keys(answers).length === 0) ? '' : JSON.stringify(answers);
     return __on(this.#glue, () => __inbox(this.#appendInbox, texts.length === 0 ? [json, answersJson] : [json, answersJson, ...texts]));
   }
 
-  /** Calls the core on the instance the conversation was made on; its errors coded. */
+  /**
+   * Calls the core on the instance the conversation was made on; its errors coded.
+   * @template T
+   * @param {() => T} f
+   * @returns {T}
+   */
   #on(f) {
     return __on(this.#glue, () => __call(f));
   }
@@ -211,16 +288,30 @@ export class Conversation {
    * for a conversation without a store (a resolver must answer synchronously; an async one
    * is refused naming `appendAsync`), as a Promise for one with a store (the turn is
    * persisted first).
+   * @param {Turn} turn
+   * @param {{ resolve?: import('../index.js').Resolve }} [options]
+   * @returns {number | Promise<number>}
    */
   append(turn, options) {
     return this.#append(turn, options, this.#store ? null : 'appendAsync');
   }
 
-  /** `append`, always as a Promise: the resolver may answer Promises. */
+  /**
+   * `append`, always as a Promise: the resolver may answer Promises.
+   * @param {Turn} turn
+   * @param {{ resolve?: import('../index.js').Resolve }} [options]
+   * @returns {Promise<number>}
+   */
   appendAsync(turn, options) {
     return __later(() => this.#append(turn, options, null));
   }
 
+  /**
+   * @param {unknown} turn
+   * @param {unknown} options
+   * @param {string | null} sync
+   * @returns {number | Promise<number>}
+   */
   #append(turn, options, sync) {
     const { resolve } = __opts(options, 'append()');
     if (resolve !== undefined && typeof resolve !== 'function') {
@@ -231,7 +322,9 @@ export class Conversation {
     if (!this.#store && !ask_) return this.#local(turn, null, NONE);
     // Otherwise the turn crosses once: the core reads it, keeps it under a number, and the
     // store's rows and the append are made from what it read.
+    /** @type {number} */
     let n;
+    /** @type {ResolveRequest[]} */
     let requests;
     try {
       const json = this.#json(turn);
@@ -244,11 +337,18 @@ export class Conversation {
       if (this.#store) return Promise.reject(e);
       throw e;
     }
+    /** @type {Record<string, unknown>} */
     const answers = {};
+    /** @type {(string | Uint8Array)[]} */
     const texts = [];
+    /**
+     * Appends the staged turn (`keep`) or drops it; the turn's index.
+     * @param {boolean} keep
+     * @returns {number}
+     */
     const finish = (keep) => {
       const answersJson = texts.length === 0 && Object.keys(answers).length === 0 ? '' : JSON.stringify(answers);
-      return __on(this.#glue, () => __inbox((lens) => this.#core.appendStagedInbox(n, keep, lens), texts.length === 0 ? [answersJson] : [answersJson, ...texts]));
+      return __on(this.#glue, () => __inbox((/** @type {Uint32Array} */ lens) => this.#core.appendStagedInbox(n, keep, lens), texts.length === 0 ? [answersJson] : [answersJson, ...texts]));
     };
     let pending = NONE;
     try {
@@ -275,28 +375,35 @@ export class Conversation {
     return run;
   }
 
-  /** Writes staged turn `n` to the store (a store of another kind: through its `append`). */
+  /**
+   * Writes staged turn `n` to the store (a store of another kind: through its `append`).
+   * @param {number} n
+   * @param {unknown} turn
+   */
   async #persist(n, turn) {
     const store = this.#store;
     if (typeof store.__appendStaged !== 'function') return store.append(turn, { session: this.#session });
     const core = this.#core;
-    return store.__appendStaged(this.#session, (optsJson, row) => this.#on(() => core.layoutStaged(n, optsJson, row)));
+    return store.__appendStaged(this.#session, (/** @type {string} */ optsJson, /** @type {string} */ row) => this.#on(() => core.layoutStaged(n, optsJson, row)));
   }
 
   /**
    * Lowers the conversation: `{ body, report, json() }`, the same bytes as
    * lowerConversation. Without options, the ones given to the constructor.
+   * @param {import('../index.js').SyncLowerOptions & import('../index.js').ConversationOptions} [options]
    */
   lower(options) {
     if (options === undefined && this.#defaults !== undefined) return this.#lower(this.#defaults);
     const opts = __optionsJson(options, 'lower()', true);
-    if (options.resolve !== undefined) {
+    if (/** @type {Unchecked} */ (options).resolve !== undefined) {
       throw new PromptloomError('InvalidOptions', 'a Conversation resolves file-refs when a turn is appended: pass `resolve` to append() (at resolve)', { path: 'resolve' });
     }
     return this.#lower(opts);
   }
 
+  /** @param {string} opts the options' JSON */
   #lower(opts) {
+    /** @type {string} */
     const out = this.#on(() => this.#core.lower(opts));
     const g = out.indexOf(FIELD);
     const a = out.indexOf(FIELD, g + 1);
@@ -335,8 +442,12 @@ export class Conversation {
     return this.#on(() => this.#core.length);
   }
 
-  /** Keeps the first `n` turns (in memory; the store keeps its rows). */
+  /**
+   * Keeps the first `n` turns (in memory; the store keeps its rows).
+   * @param {number} n
+   */
   truncate(n) {
+
     if (!Number.isInteger(n) || n < 0) throw new PromptloomError('InvalidOptions', '`n` must be a non-negative integer (at n)', { path: 'n' });
     this.#on(() => this.#core.truncate(n));
   }

@@ -7,18 +7,32 @@
 import { PromptloomError, __call as call, __core, __json, __opts, __str, __module, __generation, __signal, __list, __fn, __host, __hostAsync, __said, __num, __release, __disposable, __clock, __longRun } from './api.js';
 import { GATEWAY_MAX_RECORDS, ERROR_CODES } from './constants.js';
 
+/** @import { Unchecked } from './instance.js' */
+/** @typedef {import('../composer.js').GatewayRecord} GatewayRecord */
+/** @typedef {import('../composer.js').RegisteredContract} RegisteredContract */
+/**
+ * A state port as the gateway reads it: the in-wasm memory port, or one that runs each
+ * transaction itself.
+ * @typedef {{ kind?: string, __inner?: any, transact?: (keys: string[], op: object, now: number) => unknown }} StatePort
+ */
+/** One step of the core's call machine. @typedef {Unchecked} CallStep */
+
 const clock = () => Date.now();
 /** The core's answer when the output is valid and passed on as given (src/js/gateway.rs). */
 const ECHO = '{"do":"done","echo":true}';
 
-/** A class only the composer module has, or the error that names the entry to import. */
+/**
+ * A class only the composer module has, or the error that names the entry to import.
+ * @param {string} name
+ * @returns {any} the wasm-bindgen class
+ */
 function coreClass(name) {
   const M = __module();
   if (typeof M[name] !== 'function') __core('gatewayApply'); // throws, naming promptloom/composer
   return M[name];
 }
 
-const contractText = (c) => __json(c, 'the contract', 'InvalidContract');
+const contractText = (/** @type {unknown} */ c) => __json(c, 'the contract', 'InvalidContract');
 
 /**
  * A registry of skill contracts: several versions side by side, pins per surface, canaries
@@ -33,7 +47,9 @@ export class ContractRegistry {
   /** @type {any} */
   #r = null;
   #gen = -1;
+  /** @type {[string, unknown[]][]} the edits, in order (replayed on a fresh instance) */
   #log = [];
+  /** @type {Set<string>} */
   #names = new Set();
   /** @internal The core registry (rebuilt after an instance change). */
   get __inner() {
@@ -51,51 +67,94 @@ export class ContractRegistry {
     __release(this.#r);
     this.#r = null;
   }
+  /**
+   * @param {string} op
+   * @param {unknown[]} args
+   * @returns {any} what the core answers
+   */
   #edit(op, ...args) {
     const out = call(() => this.__inner[op](...args));
     this.#log.push([op, args]);
     return out;
   }
-  /** Registers a contract (YAML text, JSON text or an object) → the registered contract. */
+  /**
+   * Registers a contract (YAML text, JSON text or an object) → the registered contract.
+   * @param {import('../composer.js').ContractDocument | string} contract
+   * @returns {RegisteredContract}
+   */
   register(contract) {
     const c = JSON.parse(this.#edit('register', contractText(contract)));
     this.#names.add(c.name);
     return c;
   }
-  /** Removes a version (or every version of `name`) → whether any was there. */
+  /**
+   * Removes a version (or every version of `name`) → whether any was there.
+   * @param {string} name
+   * @param {string | null} [version]
+   * @returns {boolean}
+   */
   unregister(name, version) {
     const had = this.#edit('unregister', __str(name, 'name'), version == null ? '' : __str(version, 'version'));
-    this.#names = new Set(this.list().map((c) => c.name));
+    this.#names = new Set(this.list().map((/** @type {RegisteredContract} */ c) => c.name));
     return had;
   }
-  /** Whether a contract of this name is registered. */
+  /**
+   * Whether a contract of this name is registered.
+   * @param {string} name
+   */
   has(name) {
     return this.#names.has(name);
   }
-  /** Every registered version (name, version, schemas, surfaces, canary, sunset, source). */
+  /**
+   * Every registered version (name, version, schemas, surfaces, canary, sunset, source).
+   * @returns {RegisteredContract[]}
+   */
   list() {
     return JSON.parse(call(() => this.__inner.list())).contracts;
   }
-  /** The pins: `[{ surface, name, range }]`. */
+  /**
+   * The pins: `[{ surface, name, range }]`.
+   * @returns {{ surface: string, name: string, range: string }[]}
+   */
   pins() {
     return JSON.parse(call(() => this.__inner.list())).pins;
   }
-  /** One version. */
+  /**
+   * One version.
+   * @param {string} name
+   * @param {string} version
+   * @returns {RegisteredContract}
+   */
   get(name, version) {
     return JSON.parse(call(() => this.__inner.get(__str(name, 'name'), __str(version, 'version'))));
   }
-  /** The version a call by `user` on `surface` runs (canary, pins, sunsets applied). */
+  /**
+   * The version a call by `user` on `surface` runs (canary, pins, sunsets applied).
+   * @param {string} name
+   * @param {{ surface: string, user: string, version?: string, now?: () => number }} options
+   */
   resolve(name, options) {
     const { surface, user, version = '', now } = __opts(options, 'resolve()');
     const at = __clock(now)();
     return JSON.parse(call(() => this.__inner.resolve(__str(name, 'name'), __str(surface, 'surface'), __str(user, 'user'), __str(version, 'version'), at)));
   }
-  /** Sends `percent` of `surface`'s users to `version` (0 removes the canary). */
+  /**
+   * Sends `percent` of `surface`'s users to `version` (0 removes the canary).
+   * @param {string} name
+   * @param {string} version
+   * @param {string} surface
+   * @param {number} percent
+   */
   setCanary(name, version, surface, percent) {
     if (typeof percent !== 'number') throw new PromptloomError('InvalidOptions', '`percent` must be a number (at percent)', { path: 'percent' });
     this.#edit('setCanary', __str(name, 'name'), __str(version, 'version'), __str(surface, 'surface'), percent);
   }
-  /** Calls to `version` fail with `Sunset` from `at` (a date or RFC 3339 time; null clears). */
+  /**
+   * Calls to `version` fail with `Sunset` from `at` (a date or RFC 3339 time; null clears).
+   * @param {string} name
+   * @param {string} version
+   * @param {string | null} at
+   */
   setSunset(name, version, at) {
     this.#edit('setSunset', __str(name, 'name'), __str(version, 'version'), at == null ? '' : __str(at, 'at'));
   }
@@ -105,46 +164,78 @@ export class ContractRegistry {
    * `tokenBudget` (default 6,000), and `request_more_tools` when more are left (call again
    * with `exclude` set to the names offered). Options: `{ provider, k?, tokenBudget?,
    * surface?, user?, tier?, flags?, exclude?, queryVector?, now? }`.
+   * @param {string} query
+   * @param {import('../composer.js').PlannerOptions} options
+   * @returns {import('../composer.js').PlannerSection}
    */
   plannerSection(query, options) {
     const { provider, k, tokenBudget, surface, user, tier, flags, exclude, queryVector, now } = __opts(options, 'plannerSection()');
     const o = __json({ provider, k, token_budget: tokenBudget, surface, user, tier, flags, exclude, query_vector: queryVector, now: __clock(now)() }, 'the planner options');
     return JSON.parse(call(() => this.__inner.plannerSection(__str(query, 'query'), o)));
   }
-  /** Gives contracts embeddings (`{ name: number[] }`, one length) for the router. */
+  /**
+   * Gives contracts embeddings (`{ name: number[] }`, one length) for the router.
+   * @param {Record<string, number[]>} vectors
+   */
   setVectors(vectors) {
     return this.#edit('setVectors', __json(vectors, 'the vectors', 'InvalidOptions', { text: false }));
   }
-  /** Pairs of contracts whose descriptions are too alike (`{ vectors?, threshold = 0.85 }`). */
+  /**
+   * Pairs of contracts whose descriptions are too alike (`{ vectors?, threshold = 0.85 }`).
+   * @param {{ vectors?: Record<string, number[]>, threshold?: number }} [options]
+   */
   overlapAudit(options) {
     const { vectors, threshold = 0.85 } = __opts(options, 'overlapAudit()');
     const v = vectors == null ? '' : __json(vectors, 'the vectors', 'InvalidOptions', { text: false });
     return JSON.parse(call(() => this.__inner.overlapAudit(v, __num(threshold, 'threshold'))));
   }
-  /** Owner-less, deprecated and rarely-called contracts, from a gateway's records. */
+  /**
+   * Owner-less, deprecated and rarely-called contracts, from a gateway's records.
+   * @param {GatewayRecord[]} records
+   * @param {{ minCallsPerDay?: number }} [options]
+   */
   review(records, options) {
     const { minCallsPerDay = 100 } = __opts(options, 'review()');
     return JSON.parse(call(() => this.__inner.review(__json(records ?? [], 'the records', 'InvalidOptions', { text: false }), __num(minCallsPerDay, 'minCallsPerDay', { min: 0 }))));
   }
-  /** `surface` calls `name` within `range` (`0.9`, `^1`, `>=1.2, <2`; null unpins). */
+  /**
+   * `surface` calls `name` within `range` (`0.9`, `^1`, `>=1.2, <2`; null unpins).
+   * @param {string} surface
+   * @param {string} name
+   * @param {string | null} range
+   */
   pin(surface, name, range) {
     this.#edit('pin', __str(surface, 'surface'), __str(name, 'name'), range == null ? '' : __str(range, 'range'));
   }
 }
 
-/** Reads a contract without registering it → `{ ok, problems, contract? }`. */
+/**
+ * Reads a contract without registering it → `{ ok, problems, contract? }`.
+ * @param {import('../composer.js').ContractDocument | string} contract
+ * @returns {{ ok: boolean, problems: import('../composer.js').ContractProblem[], contract?: RegisteredContract }}
+ */
 export function checkContract(contract) {
   return JSON.parse(__core('checkContract', contractText(contract)));
 }
 
-/** Runs one state transaction over the values a custom port read (same order as `keys`). */
+/**
+ * Runs one state transaction over the values a custom port read (same order as `keys`).
+ * @param {object} op
+ * @param {(string | null)[]} values
+ * @param {number} now
+ * @returns {{ writes: [string, string | null][], result: unknown }}
+ */
 export function applyGatewayState(op, values, now) {
   if (!Array.isArray(values)) throw new PromptloomError('InvalidRequest', '`values` is the list of stored texts (or nulls) for the op\'s keys (at values)', { path: 'values' });
   if (typeof now !== 'number') throw new PromptloomError('InvalidRequest', '`now` is epoch milliseconds (at now)', { path: 'now' });
   return applyOn(__json(op, 'the state op', 'InvalidRequest', { text: false }), __json(values, 'the state values', 'InvalidRequest', { text: false }), now);
 }
 
-/** Gateway records as OpenTelemetry (OTLP/JSON) spans. */
+/**
+ * Gateway records as OpenTelemetry (OTLP/JSON) spans.
+ * @param {GatewayRecord[]} records
+ * @returns {object}
+ */
 export function recordsToOtel(records) {
   return JSON.parse(__core('gatewayOtel', __json(records, 'the records', 'InvalidRequest', { text: false })));
 }
@@ -167,7 +258,11 @@ export function memoryState() {
       }
       return inner;
     },
-    /** A stored value (for panels and tests), or null. */
+    /**
+     * A stored value (for panels and tests), or null.
+     * @param {string} key
+     * @returns {unknown}
+     */
     get(key) {
       const v = call(() => this.__inner.get(__str(key, 'key')));
       return v === '' ? null : JSON.parse(v);
@@ -175,11 +270,18 @@ export function memoryState() {
   };
 }
 
-/** Runs a transaction (op and values as JSON text) → the writes and the result. */
+/**
+ * Runs a transaction (op and values as JSON text) → the writes and the result.
+ * @param {string} opText
+ * @param {string} valuesText
+ * @param {number} now
+ * @returns {{ writes: [string, string | null][], result: unknown }}
+ */
 function applyOn(opText, valuesText, now) {
   return JSON.parse(__core('gatewayApply', opText, valuesText, now));
 }
 
+/** @type {(req: IDBRequest) => Promise<unknown>} */
 const idbDone = (req) => new Promise((resolve, reject) => {
   req.onsuccess = () => resolve(req.result);
   req.onerror = () => reject(req.error);
@@ -188,11 +290,14 @@ const idbDone = (req) => new Promise((resolve, reject) => {
 /**
  * The state port of one browser profile: every transaction is one IndexedDB readwrite
  * transaction, so limits, breakers and idempotency hold across the tabs of the profile.
+ * @param {{ name?: string, indexedDB?: IDBFactory }} [options]
  */
 export function indexedDbState(options) {
   const { name = 'promptloom-gateway', indexedDB = globalThis.indexedDB } = __opts(options, 'indexedDbState()');
   if (!indexedDB) throw new PromptloomError('StoreFailed', 'IndexedDB is not available here (pass `indexedDB`)', {});
+  /** @type {Promise<IDBDatabase> | undefined} */
   let db;
+  /** @returns {Promise<IDBDatabase>} */
   const open = () => (db ??= new Promise((resolve, reject) => {
     const req = indexedDB.open(name, 1);
     req.onupgradeneeded = () => req.result.createObjectStore('state');
@@ -201,11 +306,17 @@ export function indexedDbState(options) {
   }));
   return {
     kind: 'indexeddb',
+    /**
+     * @param {string[]} keys
+     * @param {object} op
+     * @param {number} now
+     */
     async transact(keys, op, now) {
       const d = await open();
       return new Promise((resolve, reject) => {
         const tx = d.transaction('state', 'readwrite');
         const store = tx.objectStore('state');
+        /** @type {unknown} */
         let result;
         Promise.all(keys.map((k) => idbDone(store.get(k)))).then((values) => {
           // Still inside the transaction: the writes commit with the reads, or not at all.
@@ -230,16 +341,25 @@ export function indexedDbState(options) {
  * (`namespace` is the binding of a class that extends `GatewayStateObject`), which runs
  * every transaction on its own storage, one at a time — so limits and breakers hold exactly
  * across isolates. `objectFor(op)` chooses the object name (default: the contract).
+ * @param {Unchecked} namespace a Durable Object namespace binding (checked here)
+ * @param {{ objectFor?: (keys: string[], op: object) => string }} [options]
  */
 export function durableObjectState(namespace, options) {
   const { objectFor } = __opts(options, 'durableObjectState()');
   if (!namespace || typeof namespace.idFromName !== 'function') throw new PromptloomError('InvalidOptions', 'durableObjectState() takes a Durable Object namespace binding (at namespace)', { path: 'namespace' });
-  const route = typeof objectFor === 'function' ? objectFor : (keys) => String(keys[0] ?? '').split(':')[1]?.split('@')[0] ?? 'gateway';
+  const route = typeof objectFor === 'function' ? objectFor : (/** @type {string[]} */ keys) => String(keys[0] ?? '').split(':')[1]?.split('@')[0] ?? 'gateway';
   return {
     kind: 'durable-object',
+    /**
+     * @param {string[]} keys
+     * @param {object} op
+     * @param {number} now
+     */
     async transact(keys, op, now) {
       const name = __str(__host(route, 'objectFor', keys, op), 'the name objectFor answered', 'AdapterFailed', 'objectFor');
+      /** @type {Response} */
       let res;
+      /** @type {Unchecked} */
       let body;
       try {
         const stub = namespace.get(namespace.idFromName(`promptloom-gateway:${name}`));
@@ -264,6 +384,7 @@ export function durableObjectState(namespace, options) {
  * contracts routed to it; the object's input gate keeps each transaction whole.
  */
 export class GatewayStateObject {
+  /** @param {Unchecked} state the Durable Object state the runtime passes (checked here) */
   constructor(state) {
     const storage = state !== null && typeof state === 'object' ? state.storage : undefined;
     if (!storage || typeof storage.get !== 'function' || typeof storage.put !== 'function' || typeof storage.delete !== 'function') {
@@ -271,13 +392,17 @@ export class GatewayStateObject {
     }
     this.storage = storage;
   }
+  /** @param {Request} request */
   async fetch(request) {
     try {
-      const { keys, op, now } = await request.json();
+      const { keys, op, now } = /** @type {{ keys: string[], op: object, now: number }} */ (await request.json());
+      /** @type {Map<string, unknown>} */
       const got = await this.storage.get(keys);
       const values = keys.map((k) => (typeof got.get(k) === 'string' ? got.get(k) : null));
       const r = applyOn(JSON.stringify(op), JSON.stringify(values), Number(now));
+      /** @type {Record<string, string>} */
       const puts = {};
+      /** @type {string[]} */
       const dels = [];
       for (const [k, v] of r.writes) (v === null ? dels.push(k) : (puts[k] = v));
       if (Object.keys(puts).length) await this.storage.put(puts);
@@ -293,8 +418,12 @@ export class GatewayStateObject {
 const TIMEOUT = Symbol('timeout');
 const ABORTED = Symbol('aborted');
 
-/** What a handler threw, as the failure the core classifies. */
+/**
+ * What a handler threw, as the failure the core classifies.
+ * @param {unknown} e
+ */
 function failureOf(e) {
+  /** @type {Unchecked} */
   const o = e && typeof e === 'object' ? e : {};
   const status = Number.isInteger(o.status) ? o.status : Number.isInteger(o.statusCode) ? o.statusCode : undefined;
   return JSON.stringify({
@@ -305,7 +434,7 @@ function failureOf(e) {
   });
 }
 
-const hex = (random) => {
+const hex = (/** @type {Function} */ random) => {
   let s = '';
   for (let i = 0; i < 4; i++) {
     const r = __host(random, 'random');
@@ -315,7 +444,12 @@ const hex = (random) => {
   return s;
 };
 
-/** Waits `ms`; resolves ABORTED early when the signal fires. */
+/**
+ * Waits `ms`; resolves ABORTED early when the signal fires.
+ * @param {number} ms
+ * @param {AbortSignal} [signal]
+ * @returns {Promise<true | typeof ABORTED>}
+ */
 function wait(ms, signal) {
   return new Promise((resolve) => {
     if (signal?.aborted) return resolve(ABORTED);
@@ -331,19 +465,26 @@ function wait(ms, signal) {
  * increasing deadlines: the armed timer stays valid).
  */
 class Deadlines {
+  /** @type {Set<{ at: number, fire: () => void }>} */
   #items = new Set();
   /** @type {ReturnType<typeof setTimeout> | null} */
   #timer = null;
   #at = Infinity;
+  /**
+   * @param {number} at epoch milliseconds
+   * @param {() => void} fire
+   */
   add(at, fire) {
     const item = { at, fire };
     this.#items.add(item);
     if (at < this.#at) this.#arm(at);
     return item;
   }
+  /** @param {{ at: number, fire: () => void } | undefined} item */
   remove(item) {
-    this.#items.delete(item);
+    if (item) this.#items.delete(item);
   }
+  /** @param {number} at */
   #arm(at) {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#at = at;
@@ -366,6 +507,7 @@ class Deadlines {
 
 /** What a handler threw (or the promise it returned rejected with). */
 class Threw {
+  /** @param {unknown} error */
   constructor(error) {
     this.error = error;
   }
@@ -381,10 +523,16 @@ let abortHandler;
 class HandlerInfo {
   /** @type {AbortController | null} */
   #ac = null;
+  /** @type {AbortSignal | undefined} */
   #outer;
   static {
     abortHandler = (info, reason) => info.#ac?.abort(reason);
   }
+  /**
+   * @param {CallStep} a the core's `invoke` step
+   * @param {Unchecked} ctx the call's options
+   * @param {AbortSignal | undefined} signal
+   */
   constructor(a, ctx, signal) {
     this.contract = a.contract;
     this.version = a.version;
@@ -411,24 +559,34 @@ class HandlerInfo {
 
 /** The gateway every call goes through (see `createGateway`). */
 export class Gateway {
+  /** @type {ContractRegistry} */
   #registry;
+  /** @type {Record<string, Function>} */
   #handlers;
+  /** @type {StatePort} */
   #state;
+  /** @type {Function} */
   #now;
+  /** @type {Function} */
   #random;
+  /** @type {GatewayRecord[]} */
   #records = [];
+  /** @type {number} */
   #max;
+  /** @type {Function | null} */
   #onRecord;
+  /** @type {string} */
   #prefix;
   #seq = 0;
   #deadlines = new Deadlines();
+  /** @param {import('../composer.js').GatewayOptions} options */
   constructor(options) {
     const { registry, handlers = {}, state = memoryState(), now = clock, random = Math.random, maxRecords = GATEWAY_MAX_RECORDS, onRecord } = __opts(options, 'createGateway()');
     if (!(registry instanceof ContractRegistry)) throw new PromptloomError('InvalidOptions', 'createGateway() takes `registry`, a ContractRegistry (at registry)', { path: 'registry' });
     if (handlers === null || typeof handlers !== 'object') throw new PromptloomError('InvalidOptions', '`handlers` maps contract names (or `name@version`) to async functions (at handlers)', { path: 'handlers' });
     for (const [k, h] of Object.entries(handlers)) if (typeof h !== 'function') throw new PromptloomError('InvalidOptions', `the handler of \`${k}\` is not a function (at handlers.${k})`, { path: `handlers.${k}` });
     if (!state || (state.kind !== 'memory' && typeof state.transact !== 'function')) throw new PromptloomError('InvalidOptions', '`state` is memoryState(), indexedDbState(), durableObjectState() or `{ transact(keys, op, now) }` (at state)', { path: 'state' });
-    for (const [k, f] of [['now', now], ['random', random]]) if (typeof f !== 'function') throw new PromptloomError('InvalidOptions', `\`${k}\` must be a function (at ${k})`, { path: k });
+    for (const [k, f] of /** @type {[string, unknown][]} */ ([['now', now], ['random', random]])) if (typeof f !== 'function') throw new PromptloomError('InvalidOptions', `\`${k}\` must be a function (at ${k})`, { path: k });
     this.#registry = registry;
     this.#handlers = handlers;
     this.#state = state;
@@ -453,6 +611,11 @@ export class Gateway {
     return this.#registry;
   }
 
+  /**
+   * @param {string} contract
+   * @param {string} version
+   * @returns {Function | undefined}
+   */
   #handler(contract, version) {
     const h = this.#handlers;
     const v = `${contract}@${version}`;
@@ -465,6 +628,10 @@ export class Gateway {
    * code (`InvalidInput`, `CapabilityDenied`, `RateLimited`, `CircuitOpen`, `InFlight`,
    * `Timeout`, `HandlerFailed`, `InvalidOutput`, `Sunset`, `NotFound`, `NoHandler`,
    * `Aborted`).
+   * @param {string} name
+   * @param {unknown} input
+   * @param {import('../composer.js').CallOptions} options
+   * @returns {Promise<any>} the handler's output (checked against the contract's output schema)
    */
   async call(name, input, options) {
     const { signal, ...ctx } = __opts(options, 'gateway.call()');
@@ -479,14 +646,17 @@ export class Gateway {
     this.#seq += 1;
     const c = call(() => new Core(this.#registry.__inner, name, inputText, ctxText, this.#prefix, this.#seq));
     const mem = this.#state.kind === 'memory' ? this.#state.__inner : null;
-    const step = (f) => JSON.parse(call(f));
+    const step = (/** @type {() => string} */ f) => JSON.parse(call(f));
     try {
+      /** @type {CallStep} */
       let a = step(() => (mem ? c.startIn(mem, this.#clock()) : c.start(this.#clock())));
       for (;;) {
         if (a.do === 'transact') {
+          /** @type {unknown} */
           let result;
           try {
-            result = await this.#state.transact(a.keys, a.op, this.#clock());
+            // A port without `transact` is the memory port, whose transactions the core runs.
+            result = await /** @type {NonNullable<StatePort['transact']>} */ (this.#state.transact)(a.keys, a.op, this.#clock());
           } catch (e) {
             throw e instanceof PromptloomError ? e : Object.assign(new PromptloomError('StoreFailed', `the gateway state port failed: ${__said(e)} (at state)`, { path: 'state' }), { cause: e });
           }
@@ -508,13 +678,25 @@ export class Gateway {
     }
   }
 
+  /**
+   * Runs the handler the core asked for: its result, its failure, the deadline or the
+   * caller's abort, whichever comes first, as the core's next step.
+   * @param {any} c wasm-bindgen's GatewayCall
+   * @param {CallStep} a the `invoke` step
+   * @param {Unchecked} ctx the call's options
+   * @param {AbortSignal | undefined} signal
+   * @param {any} mem the memory port's core, or null
+   * @returns {Promise<CallStep>}
+   */
   async #invoke(c, a, ctx, signal, mem) {
-    const ev = (kind, failure = '') => JSON.parse(call(() => (mem ? c.eventIn(mem, kind, failure, this.#clock()) : c.event(kind, failure, this.#clock()))));
+    const ev = (/** @type {string} */ kind, failure = '') => JSON.parse(call(() => (mem ? c.eventIn(mem, kind, failure, this.#clock()) : c.event(kind, failure, this.#clock()))));
     const h = this.#handler(a.contract, a.version);
     if (!h) return ev('failed', JSON.stringify({ code: 'NoHandler', message: `no handler for ${a.contract}@${a.version}`, retryable: false }));
     if (signal?.aborted) return ev('aborted');
     const info = new HandlerInfo(a, ctx, signal);
+    /** @type {{ at: number, fire: () => void } | undefined} */
     let deadline;
+    /** @type {(() => void) | undefined} */
     let stop;
     // One promise settles with the handler's result, its failure, the deadline or the
     // caller's abort, whichever comes first.
@@ -531,24 +713,25 @@ export class Gateway {
       }
     });
     this.#deadlines.remove(deadline);
-    if (stop) signal.removeEventListener('abort', stop);
+    if (stop) signal?.removeEventListener('abort', stop);
     if (out === TIMEOUT) {
       abortHandler(info, new PromptloomError('Timeout', `${a.contract}@${a.version} ran past ${a.timeout_ms} ms`, {}));
       return ev('timed-out');
     }
     if (out === ABORTED) {
-      abortHandler(info, signal.reason);
+      abortHandler(info, signal?.reason);
       return ev('aborted');
     }
     if (out instanceof Threw) {
       if (signal?.aborted) return ev('aborted');
       return ev('failed', failureOf(out.error));
     }
+    /** @type {string} */
     let text;
     try {
       text = JSON.stringify(out === undefined ? null : out);
     } catch (e) {
-      return ev('failed', JSON.stringify({ message: `the handler's output cannot be written as JSON: ${e?.message ?? e}`, retryable: false }));
+      return ev('failed', JSON.stringify({ message: `the handler's output cannot be written as JSON: ${__said(e)}`, retryable: false }));
     }
     const answer = call(() => (mem ? c.outputIn(mem, text, this.#clock()) : c.output(text, this.#clock())));
     // The usual answer: done, with the output as the handler gave it (read back from its
@@ -559,6 +742,7 @@ export class Gateway {
     return next;
   }
 
+  /** @param {GatewayRecord} record */
   #keep(record) {
     if (this.#max > 0) {
       this.#records.push(record);
@@ -584,10 +768,14 @@ export class Gateway {
    * generated from its input schema) through each contract's handler (`name` for one; every
    * version otherwise); any output outside the output schema fails with `InvalidContract`
    * and every problem. Returns what was checked.
+   * @param {string | null} [name]
+   * @param {import('../index.js').LongRunOptions} [options]
    */
   async verify(name, options) {
     const run = __longRun(__opts(options, 'verify()'), 'verify()');
+    /** @type {Unchecked[]} what to check, one per contract version */
     const targets = JSON.parse(call(() => this.#registry.__inner.verifyTargets(name == null ? '' : __str(name, 'name'))));
+    /** @type {unknown[]} */
     const results = [];
     for (const [i, t] of targets.entries()) {
       run.stop();
@@ -609,11 +797,18 @@ export class Gateway {
     return JSON.parse(call(() => this.#registry.__inner.verifyReport(__json(results, 'the check results', 'InvalidRequest', { text: false }))));
   }
 
-  /** Pattern A: each step's input from the previous output (`input: (prev) => …`) → every output. */
+  /**
+   * Pattern A: each step's input from the previous output (`input: (prev) => …`) → every output.
+   * @param {import('../composer.js').GatewayStep[]} steps
+   * @param {import('../composer.js').CallOptions} options
+   * @returns {Promise<unknown[]>}
+   */
   async sequence(steps, options) {
     const list = gatewaySteps(steps, 'sequence()', true);
     __opts(options, 'sequence()');
+    /** @type {unknown[]} */
     const outs = [];
+    /** @type {unknown} */
     let prev;
     for (const [i, s] of list.entries()) {
       const input = typeof s.input === 'function' ? await __hostAsync(s.input, `steps[${i}].input`, prev, outs.slice()) : s.input;
@@ -627,6 +822,9 @@ export class Gateway {
    * Pattern B: independent calls at once (latency = the slowest) → outputs, or the first
    * error. Every call is checked before any starts, and every call is waited for (one that
    * fails never leaves the others' failures unobserved).
+   * @param {import('../composer.js').GatewayStep[]} calls
+   * @param {import('../composer.js').CallOptions} options
+   * @returns {Promise<unknown[]>}
    */
   async parallel(calls, options) {
     const list = gatewaySteps(calls, 'parallel()', false);
@@ -637,7 +835,12 @@ export class Gateway {
     return settled.map((r) => (r.status === 'fulfilled' ? r.value : undefined));
   }
 
-  /** Pattern C: a cheap classifier first, then the call `route(output)` picks (null: none). */
+  /**
+   * Pattern C: a cheap classifier first, then the call `route(output)` picks (null: none).
+   * @param {import('../composer.js').GatewayStep} classify
+   * @param {(label: unknown) => import('../composer.js').GatewayStep | null | Promise<import('../composer.js').GatewayStep | null>} route
+   * @param {import('../composer.js').CallOptions} options
+   */
   async conditional(classify, route, options) {
     const [first] = gatewaySteps([classify], 'conditional()', false, 'classify');
     if (typeof route !== 'function') throw new PromptloomError('InvalidOptions', 'conditional() takes `route`, a function from the label to the next step or null (at route)', { path: 'route' });
@@ -652,6 +855,9 @@ export class Gateway {
   /**
    * Pattern D: starts a call now; `cancel()` aborts it (the handler's signal fires) and its
    * result is ignored; `result` settles with the output, or `Aborted` once cancelled.
+   * @param {string} name
+   * @param {unknown} input
+   * @param {import('../composer.js').CallOptions} options
    */
   speculate(name, input, options) {
     const { signal, ...rest } = __opts(options, 'speculate()');
@@ -659,7 +865,7 @@ export class Gateway {
     __signal(signal);
     const ac = new AbortController();
     signal?.addEventListener('abort', () => ac.abort(signal.reason), { once: true });
-    const result = this.call(name, input, { ...rest, signal: ac.signal });
+    const result = this.call(name, input, /** @type {import('../composer.js').CallOptions} */ ({ ...rest, signal: ac.signal }));
     result.catch(() => {}); // an ignored speculation never rejects unhandled
     return { result, cancel: () => ac.abort(new PromptloomError('Aborted', 'the speculative call was cancelled', {})) };
   }
@@ -668,10 +874,15 @@ export class Gateway {
 /**
  * The steps of a composition pattern, each read once: `{ name, input?, options? }` (the
  * input a function in a sequence). Anything else is a coded error naming the step.
+ * @param {unknown} steps
+ * @param {string} what
+ * @param {boolean} inputFn
+ * @param {string} [path]
+ * @returns {{ name: string, input: Unchecked, options: Unchecked }[]}
  */
 function gatewaySteps(steps, what, inputFn, path = 'steps') {
-  const list = path === 'steps' ? __list(steps, 'steps') : steps;
-  return list.map((s, i) => {
+  const list = path === 'steps' ? __list(steps, 'steps') : /** @type {unknown[]} */ (steps);
+  return list.map((/** @type {Unchecked} */ s, /** @type {number} */ i) => {
     const at = path === 'steps' ? `steps[${i}]` : path;
     if (s === null || typeof s !== 'object' || Array.isArray(s)) throw new PromptloomError('InvalidOptions', `${what}: each step is \`{ name, input?, options? }\` (got ${s === null ? 'null' : Array.isArray(s) ? 'an array' : typeof s}) (at ${at})`, { path: at });
     const { name, input, options } = s;
@@ -688,7 +899,9 @@ function gatewaySteps(steps, what, inputFn, path = 'steps') {
  * traceId, signal, surface, user, session, tenant }) => output`, by contract name or
  * `name@version`; throw an error with `code` (a declared error code), `status` or
  * `retryable` to fail.
+ * @param {import('../composer.js').GatewayOptions} options
  */
 export function createGateway(options) {
+
   return new Gateway(options);
 }

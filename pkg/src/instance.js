@@ -3,16 +3,35 @@
 // InstanceLost), PromptloomError, and the helpers every face file crosses the boundary with
 // (strings through the inbox, bytes, checked arguments, core errors as PromptloomErrors).
 
+/**
+ * wasm-bindgen's generated module for one instance: its exports differ per entry, so they
+ * are looked up by name (`exported`) and typed where they are called.
+ * @typedef {Record<string, any> & { __exports(): { memory: WebAssembly.Memory }, __retired?: boolean, __kill?: () => void }} Glue
+ */
+
+/**
+ * A value from the caller (or a host callback), not yet checked: the function that takes it
+ * checks its shape with `typeof` and throws a coded error when it is wrong.
+ * @typedef {any} Unchecked
+ */
+
+/** @typedef {import('./constants.js').ErrorCode} ErrorCode */
+
+/** @type {Glue} */
 let wasm; // the active glue (wasm-bindgen's functions and classes for one instance)
 
 // The glue of the largest entry loaded: it serves every call, except an object's made by a
 // smaller entry's glue before, which finishes on it (`__on`).
+/** @type {Glue} */
 let primary;
 
+/** @type {WebAssembly.Memory} */
 let memory;
 
+/** @type {() => Glue} */
 let renew; // makes a fresh glue and instance, synchronously, after a trap
 
+/** @type {string} */
 let loadedEntry;
 
 let generation = 0;
@@ -28,6 +47,9 @@ let generation = 0;
  * middle of a stream, an agent run) finish on the smaller instance, which lives as long as
  * they do; those kept as JS state (catalogs, command catalogs, indexes, prepared skills,
  * contract registries) build themselves again on the larger one at their next use.
+ * @param {Glue} glue
+ * @param {() => Glue} fresh
+ * @param {string} entry
  */
 export function __setWasm(glue, fresh, entry) {
   if (primary && ENTRIES.indexOf(entry) <= ENTRIES.indexOf(loadedEntry)) return;
@@ -46,6 +68,10 @@ export function __glue() {
 /**
  * @internal Runs `f` on `glue` (the one an object was made by): its calls, inbox writes and
  * traps are that instance's. A glue replaced after a trap fails with `InstanceLost`.
+ * @template T
+ * @param {Glue} glue
+ * @param {() => T} f
+ * @returns {T}
  */
 export function __on(glue, f) {
   if (glue === wasm) return f();
@@ -64,11 +90,14 @@ export function __on(glue, f) {
 /** The entries, each module a superset of the one before. */
 const ENTRIES = ['promptloom/lower', 'promptloom', 'promptloom/composer'];
 
-/** Neuters a glue that no longer serves calls: its objects fail with `InstanceLost`. */
+/**
+ * Neuters a glue that no longer serves calls: its objects fail with `InstanceLost`.
+ * @param {Glue} glue
+ */
 function retire(glue) {
   glue.__retired = true;
   try {
-    glue.__kill();
+    glue.__kill?.();
   } catch {
     // a glue without __kill: nothing to neuter
   }
@@ -76,10 +105,17 @@ function retire(glue) {
 
 /** An error from promptloom, with a stable `code` and structured `details`. */
 export class PromptloomError extends Error {
+  /**
+   * @param {ErrorCode} code
+   * @param {string} message
+   * @param {Record<string, any>} [details]
+   */
   constructor(code, message, details) {
     super(message);
+    /** @type {'PromptloomError'} */
     this.name = 'PromptloomError';
     this.code = code;
+    /** @type {Record<string, any>} */
     this.details = details ?? {};
   }
 
@@ -97,7 +133,10 @@ export class PromptloomError extends Error {
   }
 }
 
-/** Why the core refused an allocation before trapping (`trapReason`), as an error. */
+/**
+ * Why the core refused an allocation before trapping (`trapReason`), as an error.
+ * @param {any} raw what was thrown
+ */
 function trapError(raw) {
   let reason = 0;
   try {
@@ -131,7 +170,10 @@ function replaceInstance() {
   generation += 1;
 }
 
-/** Whether a thrown value is a wasm trap (or a stack overflow inside wasm). */
+/**
+ * Whether a thrown value is a wasm trap (or a stack overflow inside wasm).
+ * @param {unknown} raw
+ */
 function isTrap(raw) {
   if (typeof WebAssembly === 'object' && raw instanceof WebAssembly.RuntimeError) return true;
   // A stack overflow is a RangeError; one raised in JS (JSON.stringify of a deep value)
@@ -146,6 +188,7 @@ function isTrap(raw) {
 /**
  * @internal Releases a core object's wasm memory now (wasm-bindgen's object: a second
  * release, or one of a retired instance, does nothing).
+ * @param {{ __wbg_ptr?: number, free(): void } | null | undefined} o
  */
 export function __release(o) {
   if (o && o.__wbg_ptr) {
@@ -162,11 +205,15 @@ export function __release(o) {
  * second call does nothing), and `[Symbol.dispose]` calls it, for the `using` statement.
  * Without either, the memory is released when the object is collected: the core object it
  * holds is registered with wasm-bindgen's FinalizationRegistry.
+ * @template {abstract new (...args: any) => { free(): void }} C
+ * @param {C} cls
+ * @returns {C}
  */
 export function __disposable(cls) {
   const dispose = typeof Symbol === 'function' ? Symbol.dispose : undefined;
   if (typeof dispose === 'symbol' && !Object.prototype.hasOwnProperty.call(cls.prototype, dispose)) {
     Object.defineProperty(cls.prototype, dispose, {
+      /** @this {{ free(): void }} */
       value() {
         this.free();
       },
@@ -179,7 +226,11 @@ export function __disposable(cls) {
 
 const RELEASED = 'this object was released (its free(), or the end of its `using` block): make another (at this)';
 
-/** @internal A core error (its JSON wire form), a trap or a glue error as a PromptloomError. */
+/**
+ * @internal A core error (its JSON wire form), a trap or a glue error as a PromptloomError.
+ * @param {any} raw what the core or the glue threw (its JSON text, an Error, a trap)
+ * @returns {PromptloomError}
+ */
 export function __fromCore(raw) {
   if (raw instanceof PromptloomError) return raw;
   if (raw instanceof Error && raw.message === 'null pointer passed to rust') {
@@ -210,6 +261,7 @@ export function __fromCore(raw) {
 /**
  * A core error about a `limits` option names the option as JS writes it (`limits.maxParts`,
  * not the core's `limits.max_parts`), in its path and its message.
+ * @param {PromptloomError} err
  */
 function asWritten(err) {
   const d = err.details;
@@ -226,11 +278,19 @@ function asWritten(err) {
   return err;
 }
 
+/** @param {string} s */
 function camel(s) {
-  return s.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+  return s.replace(/_([a-z])/g, (_, /** @type {string} */ c) => c.toUpperCase());
 }
 
-/** @internal Calls into the glue; core errors, traps and glue errors become PromptloomErrors. */
+/**
+ * @internal Calls into the glue; core errors, traps and glue errors become PromptloomErrors.
+ * @template {any[]} A
+ * @template R
+ * @param {(...args: A) => R} fn
+ * @param {A} args
+ * @returns {R}
+ */
 export function __call(fn, ...args) {
   if (!wasm) throw new PromptloomError('Internal', 'promptloom is not initialised yet', {});
   try {
@@ -251,6 +311,11 @@ export function __generation() {
  * @internal `value` as JSON text for the core: a string is taken as JSON text when `text`
  * allows; anything JSON cannot hold (undefined, a function, a cycle, a BigInt, nesting
  * past the engine's stack) is a PromptloomError with `code` naming the argument.
+ * @param {unknown} value
+ * @param {string} what
+ * @param {ErrorCode} [code]
+ * @param {{ text?: boolean, path?: string, nullable?: boolean }} [options]
+ * @returns {string}
  */
 export function __json(value, what, code = 'InvalidOptions', { text = true, path = '$', nullable = false } = {}) {
   if (typeof value === 'string' && text) return value;
@@ -267,14 +332,26 @@ export function __json(value, what, code = 'InvalidOptions', { text = true, path
   }
 }
 
-/** @internal A key argument (an id, a name, a session): a string, or a finite number as text. */
+/**
+ * @internal A key argument (an id, a name, a session): a string, or a finite number as text.
+ * @param {unknown} value
+ * @param {string} what
+ * @param {ErrorCode} [code]
+ * @returns {string}
+ */
 export function __key(value, what, code = 'InvalidOptions') {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   throw new PromptloomError(code, `\`${what}\` must be a string (got ${value === null ? 'null' : typeof value}) (at ${what})`, { path: what });
 }
 
-/** @internal An options argument: undefined is `{}`, anything but an object a coded error. */
+/**
+ * @internal An options argument: undefined is `{}`, anything but an object a coded error.
+ * @param {unknown} options
+ * @param {string} what
+ * @param {ErrorCode} [code]
+ * @returns {Record<string, any>} its fields, which the caller checks one by one
+ */
 export function __opts(options, what, code = 'InvalidOptions') {
   if (options === undefined) return {};
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
@@ -286,6 +363,11 @@ export function __opts(options, what, code = 'InvalidOptions') {
 /**
  * @internal Refuses an option's old spelling, naming the new one (`renames`: old → new);
  * before 1.0 nothing is read under two names.
+ * @template {Record<string, any>} O
+ * @param {O} options
+ * @param {Record<string, string>} renames
+ * @param {string} what
+ * @returns {O}
  */
 export function __renamed(options, renames, what) {
   for (const old in renames) {
@@ -301,6 +383,9 @@ export function __renamed(options, renames, what) {
  * @internal The one shape of time an option takes: `now`, a function answering epoch
  * milliseconds (`Date.now` when left out). A number or a string (the old shapes) is refused
  * naming it; an answer that is not a time is `AdapterFailed`.
+ * @param {unknown} now
+ * @param {string} [what]
+ * @returns {() => number}
  */
 export function __clock(now, what = 'now') {
   if (now === undefined || now === null) return Date.now;
@@ -319,10 +404,13 @@ export function __clock(now, what = 'now') {
 /**
  * @internal A `limits` option in the core's spelling: each camelCase key (`maxParts`) as the
  * core names it (`max_parts`); a snake_case key, the old spelling, is refused naming the new.
+ * @param {Record<string, unknown> | null | undefined} limits
+ * @param {string} [what]
  */
 export function __limitsWire(limits, what = 'limits') {
   if (limits === undefined || limits === null) return limits;
   __opts(limits, `\`${what}\``);
+  /** @type {Record<string, unknown>} */
   const out = {};
   for (const k of Object.keys(limits)) {
     if (k.includes('_')) {
@@ -340,6 +428,8 @@ export function __limitsWire(limits, what = 'limits') {
  * Valibot through its converter), written out here as JSON Schema (draft 2020-12, without its
  * `$schema` line). Other values pass for the core to judge (it refuses `parameters` and
  * `input_schema`, the providers' spellings, naming `inputSchema`).
+ * @param {unknown} tools
+ * @param {string} [what]
  */
 export function __toolsWire(tools, what = 'tools') {
   if (!Array.isArray(tools)) return tools;
@@ -357,7 +447,12 @@ export function __toolsWire(tools, what = 'tools') {
   return out;
 }
 
-/** @internal The JSON Schema of a Standard JSON Schema (the input it accepts). */
+/**
+ * @internal The JSON Schema of a Standard JSON Schema (the input it accepts).
+ * @param {{ '~standard': { jsonSchema?: { input?: (o: { target: string }) => unknown } } }} schema
+ * @param {string} path
+ * @returns {Record<string, unknown>}
+ */
 export function __jsonSchemaOf(schema, path) {
   const convert = schema['~standard'].jsonSchema;
   if (!convert || typeof convert.input !== 'function') {
@@ -370,7 +465,7 @@ export function __jsonSchemaOf(schema, path) {
     throw new PromptloomError('InvalidOptions', `the schema cannot be written as JSON Schema: ${__said(e)} (at ${path})`, { path });
   }
   if (json === null || typeof json !== 'object') throw new PromptloomError('InvalidOptions', `the schema's JSON Schema is not an object (at ${path})`, { path });
-  const { $schema: _, ...rest } = json;
+  const { $schema: _, ...rest } = /** @type {Record<string, unknown>} */ (json);
   return rest;
 }
 
@@ -378,6 +473,8 @@ export function __jsonSchemaOf(schema, path) {
  * @internal A long operation's `signal` and `onProgress`: `stop()` throws `Aborted` (the
  * signal's reason as `cause`) once the signal has fired; `tell(phase, done, total)` calls
  * the observer with `{ phase, done, total }` (what it throws is `AdapterFailed` naming it).
+ * @param {{ signal?: unknown, onProgress?: unknown }} options
+ * @param {string} what
  */
 export function __longRun(options, what) {
   const signal = __signal(options.signal);
@@ -389,33 +486,53 @@ export function __longRun(options, what) {
         throw Object.assign(new PromptloomError('Aborted', `${what} was aborted; what it had done so far stays`, { path: 'signal' }), { cause: signal.reason });
       }
     },
+    /**
+     * @param {string} phase
+     * @param {number} done
+     * @param {number} total
+     */
     tell(phase, done, total) {
       if (observer) __host(observer, 'onProgress', { phase, done, total });
     },
   };
 }
 
-/** @internal The ISO 8601 text of epoch milliseconds (what documents store). */
+/**
+ * @internal The ISO 8601 text of epoch milliseconds (what documents store).
+ * @param {number} ms
+ */
 export function __iso(ms) {
   return new Date(ms).toISOString();
 }
 
-/** @internal A string argument: strings pass, anything else is a coded error naming it. */
+/**
+ * @internal A string argument: strings pass, anything else is a coded error naming it.
+ * @param {unknown} value
+ * @param {string} what
+ * @param {ErrorCode} [code]
+ * @param {string} [path]
+ * @returns {string}
+ */
 export function __str(value, what, code = 'InvalidOptions', path = what) {
   if (typeof value === 'string') return value;
   throw new PromptloomError(code, `\`${what}\` must be a string (got ${value === null ? 'null' : typeof value}) (at ${path})`, { path });
 }
 
-/** What a thrown or answered value says, without trusting its `message` or `toString`. */
+/**
+ * What a thrown or answered value says, without trusting its `message` or `toString`.
+ * @param {unknown} e
+ * @returns {string}
+ */
 export function __said(e) {
   try {
-    const m = e !== null && typeof e === 'object' && typeof e.message === 'string' ? e.message : e;
+    const m = e !== null && typeof e === 'object' && 'message' in e && typeof e.message === 'string' ? e.message : e;
     return typeof m === 'string' ? m : String(m);
   } catch {
     return `a ${typeof e} that cannot be printed`;
   }
 }
 
+/** @param {unknown} v */
 function typeName(v) {
   return v === null ? 'null' : Array.isArray(v) ? 'an array' : typeof v;
 }
@@ -423,6 +540,9 @@ function typeName(v) {
 /**
  * @internal A host function failed: what it threw becomes `AdapterFailed` naming it (the
  * thrown value as `cause`); a PromptloomError it threw passes as it is.
+ * @param {unknown} e
+ * @param {string} what
+ * @returns {PromptloomError}
  */
 export function __hostFailed(e, what) {
   if (e instanceof PromptloomError) return e;
@@ -431,7 +551,13 @@ export function __hostFailed(e, what) {
   return err;
 }
 
-/** @internal Calls the host function `f` (named `what`) once; what it throws is `AdapterFailed`. */
+/**
+ * @internal Calls the host function `f` (named `what`) once; what it throws is `AdapterFailed`.
+ * @param {Function} f
+ * @param {string} what
+ * @param {unknown[]} args
+ * @returns {any} what the host answered, unchecked (the caller checks it)
+ */
 export function __host(f, what, ...args) {
   let r;
   try {
@@ -445,7 +571,13 @@ export function __host(f, what, ...args) {
   return r;
 }
 
-/** @internal `__host` for a function that may answer a Promise: awaited, its rejection coded too. */
+/**
+ * @internal `__host` for a function that may answer a Promise: awaited, its rejection coded too.
+ * @param {Function} f
+ * @param {string} what
+ * @param {unknown[]} args
+ * @returns {Promise<any>} what the host answered, unchecked (the caller checks it)
+ */
 export async function __hostAsync(f, what, ...args) {
   try {
     return await f(...args);
@@ -454,21 +586,41 @@ export async function __hostAsync(f, what, ...args) {
   }
 }
 
-/** @internal An optional function argument: undefined/null give `fallback`; anything else not a function is a coded error. */
+/**
+ * @internal An optional function argument: undefined/null give `fallback`; anything else not a function is a coded error.
+ * @template {Function | undefined} [F=undefined]
+ * @param {unknown} value
+ * @param {string} what
+ * @param {F} [fallback]
+ * @param {ErrorCode} [code]
+ * @returns {Function | F}
+ */
 export function __fn(value, what, fallback = undefined, code = 'InvalidOptions') {
-  if (value === undefined || value === null) return fallback;
+  if (value === undefined || value === null) return /** @type {F} */ (fallback);
   if (typeof value === 'function') return value;
   throw new PromptloomError(code, `\`${what}\` must be a function (got ${typeName(value)}) (at ${what})`, { path: what });
 }
 
-/** @internal An optional AbortSignal (anything with `aborted` and `addEventListener`). */
+/**
+ * @internal An optional AbortSignal (anything with `aborted` and `addEventListener`).
+ * @param {unknown} value
+ * @param {string} [what]
+ * @returns {AbortSignal | undefined}
+ */
 export function __signal(value, what = 'signal') {
   if (value === undefined || value === null) return undefined;
-  if (typeof value === 'object' && typeof value.aborted === 'boolean' && typeof value.addEventListener === 'function' && typeof value.removeEventListener === 'function') return value;
+  const v = /** @type {any} */ (value);
+  if (typeof v === 'object' && typeof v.aborted === 'boolean' && typeof v.addEventListener === 'function' && typeof v.removeEventListener === 'function') return v;
   throw new PromptloomError('InvalidOptions', `\`${what}\` must be an AbortSignal (got ${typeName(value)}) (at ${what})`, { path: what });
 }
 
-/** @internal An array argument without holes: anything else is a coded error naming it. */
+/**
+ * @internal An array argument without holes: anything else is a coded error naming it.
+ * @param {unknown} value
+ * @param {string} what
+ * @param {ErrorCode} [code]
+ * @returns {any[]}
+ */
 export function __list(value, what, code = 'InvalidOptions') {
   if (!Array.isArray(value)) throw new PromptloomError(code, `\`${what}\` must be an array (got ${typeName(value)}) (at ${what})`, { path: what });
   for (let i = 0; i < value.length; i++) {
@@ -477,7 +629,14 @@ export function __list(value, what, code = 'InvalidOptions') {
   return value;
 }
 
-/** @internal A finite number argument (optionally an integer at least `min`). */
+/**
+ * @internal A finite number argument (optionally an integer at least `min`).
+ * @param {unknown} value
+ * @param {string} what
+ * @param {{ integer?: boolean, min?: number }} [options]
+ * @param {ErrorCode} [code]
+ * @returns {number}
+ */
 export function __num(value, what, { integer = false, min = -Infinity } = {}, code = 'InvalidOptions') {
   if (typeof value === 'number' && Number.isFinite(value) && value >= min && (!integer || Number.isInteger(value))) return value;
   const want = integer ? `an integer${min > -Infinity ? ` of at least ${min}` : ''}` : `a finite number${min > -Infinity ? ` of at least ${min}` : ''}`;
@@ -487,6 +646,10 @@ export function __num(value, what, { integer = false, min = -Infinity } = {}, co
 /**
  * @internal Bytes of a Uint8Array, ArrayBuffer or view (the same memory, not a copy), or
  * null for anything else; a detached buffer is a coded error naming the argument.
+ * @param {unknown} chunk
+ * @param {string} what
+ * @param {ErrorCode} [code]
+ * @returns {Uint8Array | null}
  */
 export function __bytesOf(chunk, what, code = 'InvalidOptions') {
   try {
@@ -506,17 +669,30 @@ const encoder = new TextEncoder();
  * @internal Writes strings into the core's inbox and calls the core function `name` (or the
  * function itself, for constructors and methods) with their byte lengths (and any `extra`
  * arguments); core errors become PromptloomErrors.
+ * @param {string | Function} name
+ * @param {(string | Uint8Array)[]} strings
+ * @param {unknown[]} extra
+ * @returns {any} what the core function answers
  */
 export function __inbox(name, strings, ...extra) {
   return call(viaInbox, name, strings, ...extra);
 }
 
-/** @internal Calls a core export by name; core errors become PromptloomErrors. */
+/**
+ * @internal Calls a core export by name; core errors become PromptloomErrors.
+ * @param {string} name
+ * @param {unknown[]} args
+ * @returns {any} what the core function answers
+ */
 export function __core(name, ...args) {
   return call((...a) => exported(name)(...a), ...args);
 }
 
-/** A core export; one only the composer module has is a clear error in the other. */
+/**
+ * A core export; one only the composer module has is a clear error in the other.
+ * @param {string} name
+ * @returns {Function}
+ */
 function exported(name) {
   const f = wasm[name];
   if (typeof f !== 'function') {
@@ -532,7 +708,12 @@ export function __module() {
   return wasm;
 }
 
-// `strings` are strings, or UTF-8 already encoded (a Uint8Array, copied as it is).
+/**
+ * `strings` are strings, or UTF-8 already encoded (a Uint8Array, copied as it is).
+ * @param {string | Function} name
+ * @param {(string | Uint8Array)[]} strings
+ * @param {unknown[]} extra
+ */
 function viaInbox(name, strings, ...extra) {
   const f = typeof name === 'function' ? name : exported(name);
   let max = 0;
@@ -559,8 +740,14 @@ function viaInbox(name, strings, ...extra) {
 /**
  * @internal Writes response bytes (a Uint8Array, an ArrayBuffer or view, or a string) into
  * the inbox and calls `f(length)`; core errors, traps and glue errors become PromptloomErrors.
+ * @template R
+ * @param {(length: number) => R} f
+ * @param {unknown} chunk
+ * @param {string} what
+ * @returns {R}
  */
 export function __withBytes(f, chunk, what) {
+
   if (!wasm) throw new PromptloomError('Internal', 'promptloom is not initialised yet', {});
   /** @type {Uint8Array | null} */
   let bytes = null;
@@ -576,9 +763,10 @@ export function __withBytes(f, chunk, what) {
       new Uint8Array(memory.buffer, ptr, bytes.length).set(bytes);
       return f(bytes.length);
     }
-    const max = chunk.length * 3;
+    const text = /** @type {string} */ (chunk);
+    const max = text.length * 3;
     const ptr = wasm.inbox(max);
-    const { written } = encoder.encodeInto(chunk, new Uint8Array(memory.buffer, ptr, max));
+    const { written } = encoder.encodeInto(text, new Uint8Array(memory.buffer, ptr, max));
     return f(written);
   });
 }

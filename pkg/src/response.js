@@ -4,33 +4,45 @@
 import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __opts, __json, providers, __bytesOf, __release, __disposable, __call, __on, __glue } from './api.js';
 
 const NONE = /** @type {readonly any[]} */ (Object.freeze([]));
-/** @internal `provider` checked against the targets the package knows. */
+/** @import { Unchecked } from './instance.js' */
+/** @typedef {import('../index.js').ResponseTurn} ResponseTurn */
+/** @typedef {import('../index.js').Provider} Provider */
+/**
+ * @internal `provider` checked against the targets the package knows.
+ * @param {unknown} provider
+ * @returns {Provider}
+ */
 export function __providerName(provider) {
   const p = __str(provider, 'provider');
   if (!(/** @type {readonly string[]} */ (providers)).includes(p)) {
     throw new PromptloomError('InvalidOptions', `unknown provider \`${p}\` (expected one of ${providers.join(', ')}) (at provider)`, { path: 'provider' });
   }
-  return p;
+  return /** @type {Provider} */ (p);
 }
 const providerName = __providerName;
 
-/** Events JSON from the core: "[]" needs no parse. */
+/**
+ * Events JSON from the core: "[]" needs no parse.
+ * @param {string} json
+ * @returns {readonly any[]} the events (`ResponseEvent`s) as the core wrote them
+ */
 function events(json) {
   return json === '[]' ? NONE : JSON.parse(json);
 }
 
-/** A core error (its JSON wire form) as a PromptloomError. */
+/**
+ * A core error (its JSON wire form) as a PromptloomError.
+ * @param {string | undefined} json
+ */
 function coreError(json) {
   return json ? __fromCore(json) : null;
 }
 
 /**
- * Reads one response of `provider`, chunk by chunk: `push(chunk)` returns the events the
- * chunk completes, `end()` the closing ones, `finish()` the assistant turn.
- */
-/**
  * The start of a lowered request (its text, bytes or a Lowered), which is all the core reads
  * to learn whether a JSON answer was asked for: the settings come before the messages.
+ * @param {Unchecked} request
+ * @returns {string | undefined}
  */
 function requestHead(request) {
   if (request === undefined) return undefined;
@@ -42,15 +54,23 @@ function requestHead(request) {
   return text.slice(0, 65536);
 }
 
+/**
+ * Reads one response of `provider`, chunk by chunk: `push(chunk)` returns the events the
+ * chunk completes, `end()` the closing ones, `finish()` the assistant turn.
+ */
 export class ResponseParser {
   static {
     __disposable(this);
   }
+  /** @type {any} wasm-bindgen's ResponseParserCore */
   #core;
+  /** @type {(len: number) => string} */
   #push;
   // The instance the parser was made on: a stream read when a larger entry loads finishes there.
+  /** @type {import('./instance.js').Glue} */
   #glue;
   #ended = false;
+  /** @type {any} the JSON answer so far */
   #object;
 
   /**
@@ -58,6 +78,8 @@ export class ResponseParser {
    * a JSON answer (`output`), the parser reads the answer as it streams: `object-delta`
    * events carry its edits and `object` (the partial object so far, one object updated in
    * place), and the turn's `metadata.object` is the whole answer parsed.
+   * @param {Provider} provider
+   * @param {import('../index.js').ResponseParserOptions} [options]
    */
   constructor(provider, options = {}) {
     const p = providerName(provider);
@@ -73,12 +95,20 @@ export class ResponseParser {
     this.provider = p;
   }
 
-  /** Calls the core on the parser's instance; its errors coded (one replaced after a trap: `InstanceLost`). */
+  /**
+   * Calls the core on the parser's instance; its errors coded (one replaced after a trap: `InstanceLost`).
+   * @template T
+   * @param {() => T} f
+   * @returns {T}
+   */
   #on(f) {
     return __on(this.#glue, () => __call(f));
   }
 
-  /** Feeds the next bytes (a Uint8Array or a string); returns the events they complete. */
+  /**
+   * Feeds the next bytes (a Uint8Array or a string); returns the events they complete.
+   * @param {Uint8Array | ArrayBuffer | ArrayBufferView | string} chunk
+   */
   push(chunk) {
     return this.#objects(events(__on(this.#glue, () => __withBytes(this.#push, chunk, 'chunk'))));
   }
@@ -88,7 +118,10 @@ export class ResponseParser {
     return this.#object;
   }
 
-  /** Applies each `object-delta`'s edits to the object so far, and hands it on the event. */
+  /**
+   * Applies each `object-delta`'s edits to the object so far, and hands it on the event.
+   * @param {readonly any[]} evs
+   */
   #objects(evs) {
     for (const e of evs) {
       if (e.type !== 'object-delta') continue;
@@ -123,7 +156,10 @@ export class ResponseParser {
     return this.turn;
   }
 
-  /** The assistant turn as read so far. */
+  /**
+   * The assistant turn as read so far.
+   * @returns {ResponseTurn}
+   */
   get turn() {
     return JSON.parse(this.#on(() => this.#core.turnJson()));
   }
@@ -139,7 +175,11 @@ export class ResponseParser {
   }
 }
 
-/** A parser for `provider`'s responses (an SSE stream, or a whole JSON body). */
+/**
+ * A parser for `provider`'s responses (an SSE stream, or a whole JSON body).
+ * @param {Provider} provider
+ * @param {import('../index.js').ResponseParserOptions} [options]
+ */
 export function createResponseParser(provider, options) {
   return new ResponseParser(provider, options);
 }
@@ -148,18 +188,25 @@ export function createResponseParser(provider, options) {
  * Parses a whole response body (a string, bytes, or the parsed JSON object) into the
  * assistant turn (`options.request`: the lowered request, for a JSON answer's
  * `metadata.object`). A provider error body throws its code (`RateLimited`, `ProviderRejected`, …).
+ * @param {Provider} provider
+ * @param {unknown} body
+ * @param {import('../index.js').ResponseParserOptions} [options]
+ * @returns {ResponseTurn}
  */
 export function parseResponse(provider, body, options = {}) {
   const p = providerName(provider);
   const text = body !== null && typeof body === 'object' && !ArrayBuffer.isView(body) && !(body instanceof ArrayBuffer) ? __json(body, 'the response body', 'InvalidOptions', { text: false, path: 'body' }) : body;
   const head = requestHead(options?.request);
   const m = __module();
-  return JSON.parse(__withBytes((len) => m.parseResponseInbox(p, len, head), text, 'body'));
+  return JSON.parse(__withBytes((/** @type {number} */ len) => m.parseResponseInbox(p, len, head), text, 'body'));
 }
 
 /**
  * The PromptloomError of an HTTP error response: `{ status, body, retryAfterMs? }` (or
  * `headers`, from which `retry-after-ms` / `retry-after` are read).
+ * @param {Provider} provider
+ * @param {{ status: number, body?: unknown, headers?: unknown, retryAfterMs?: number }} response
+ * @returns {PromptloomError}
  */
 export function providerError(provider, response) {
   const p = providerName(provider);
@@ -177,11 +224,15 @@ export function providerError(provider, response) {
 /**
  * @internal `retry-after-ms` (OpenAI) or `retry-after` (seconds or an HTTP date) in ms; a
  * header's syntax is HTTP's, not a provider's.
+ * @param {Unchecked} headers a `Headers` or a plain object of header values
+ * @param {number} now epoch milliseconds
+ * @returns {number | undefined}
  */
 export function __retryAfter(headers, now) {
   if (headers === null || typeof headers !== 'object') return undefined;
-  const get = (k) => {
+  const get = (/** @type {string} */ k) => {
     const v = typeof headers.get === 'function' ? headers.get(k) : headers[k];
+
     return typeof v === 'string' ? v : undefined;
   };
   const ms = Number.parseFloat(get('retry-after-ms') ?? '');

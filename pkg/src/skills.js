@@ -2,43 +2,67 @@
 // the seed migration live in the core; this file moves rows between the core and a storage
 // backend. The catalog (matching, decisions, marketplace sync) is catalog.js.
 
-import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes, __json, __key, __opts, __str, __call, __generation, __encoder, __list, __clock, __iso, __renamed, __longRun } from './api.js';
+import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes, __json, __key, __opts, __str, __call, __generation, __encoder, __list, __clock, __iso, __renamed, __longRun, __said } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './stores.js';
 import { FIELD } from './constants.js';
 
 
-const json = (x, what) => __json(x, what, 'InvalidSkill');
+/** @import { Unchecked } from './instance.js' */
+/** @import { Backend, Row, WriteOp } from './stores.js' */
+/** @typedef {import('../index.js').Skill} Skill */
+/** @typedef {import('../index.js').SkillSummary} SkillSummary */
+/** @typedef {import('../index.js').SkillArtifact} SkillArtifact */
+/** @typedef {ReturnType<typeof import('./instance.js').__longRun>} LongRun */
 
-/** A skill or artifact argument as an object: JSON text is parsed (a coded error if it is not JSON). */
+const json = (/** @type {unknown} */ x, /** @type {string} */ what) => __json(x, what, 'InvalidSkill');
+
+/**
+ * A skill or artifact argument as an object: JSON text is parsed (a coded error if it is not JSON).
+ * @param {unknown} x
+ * @param {string} what
+ * @returns {Record<string, unknown>}
+ */
 function object(x, what) {
   if (typeof x === 'string') {
     try {
       x = JSON.parse(x);
     } catch (e) {
-      throw new PromptloomError('InvalidSkill', `${what} is not valid JSON: ${e.message} (at $)`, { path: '$' });
+      throw new PromptloomError('InvalidSkill', `${what} is not valid JSON: ${__said(e)} (at $)`, { path: '$' });
     }
   }
   if (x === null || typeof x !== 'object' || Array.isArray(x)) {
     throw new PromptloomError('InvalidSkill', `${what} must be an object or JSON text of one (at $)`, { path: '$' });
   }
-  return x;
+  return /** @type {Record<string, unknown>} */ (x);
 }
 
 /** A trace filter's old spellings, and what replaced them. */
 const TRACE_FILTER = { session_id: 'sessionId', skill_id: 'skillId', artifact_id: 'artifactId' };
 
-/** The time a `now` option answers, as the ISO 8601 text documents store. */
+/**
+ * The time a `now` option answers, as the ISO 8601 text documents store.
+ * @param {unknown} now
+ * @param {string} [what]
+ */
 function clock(now, what = 'now') {
   return __iso(__clock(now, what)());
 }
 
-/** Rows as the core reads them: `key NUL value NUL …` (JSON text never holds a raw NUL). */
+/**
+ * Rows as the core reads them: `key NUL value NUL …` (JSON text never holds a raw NUL).
+ * @param {Row[]} rows
+ */
 function rowsText(rows) {
   let s = '';
   for (const [k, v] of rows) s += `${k}\0${v}\0`;
   return s;
 }
 
+/**
+ * @template T
+ * @param {() => T} f
+ * @returns {T}
+ */
 function call(f) {
   try {
     return f();
@@ -47,12 +71,21 @@ function call(f) {
   }
 }
 
-/** Every problem of a skill package: `{ valid, problems: [{ path, code, message, severity }] }`. */
+/**
+ * Every problem of a skill package: `{ valid, problems: [{ path, code, message, severity }] }`.
+ * @param {Skill | string} skill
+ * @returns {{ valid: boolean, problems: import('../index.js').Problem[] }}
+ */
 export function validateSkill(skill) {
   return JSON.parse(__core('validateSkill', json(skill, 'the skill')));
 }
 
-/** Imports a JSON skill package (the seed's format): `{ skill, warnings }`; throws `InvalidSkill` listing every problem. */
+/**
+ * Imports a JSON skill package (the seed's format): `{ skill, warnings }`; throws `InvalidSkill` listing every problem.
+ * @param {import('../index.js').SkillPackage | string} pkg
+ * @param {{ now?: () => number }} [options]
+ * @returns {{ skill: Skill, warnings: import('../index.js').Problem[] }}
+ */
 export function importPackage(pkg, options) {
   const { now } = __opts(options, 'importPackage()');
   return JSON.parse(__core('importPackage', json(pkg, 'the skill package'), clock(now)));
@@ -60,11 +93,16 @@ export function importPackage(pkg, options) {
 
 const utf8 = typeof TextDecoder === 'function' ? new TextDecoder('utf-8', { fatal: true }) : null;
 
-/** Bundled files: `{ path: string | bytes }` or `[{ path, content }]` → the core's list. */
+/**
+ * Bundled files: `{ path: string | bytes }` or `[{ path, content }]` → the core's list.
+ * @param {Unchecked} files
+ * @returns {{ path: string, content: string, base64: boolean }[]}
+ */
 function bundled(files) {
   if (files == null) return [];
   if (typeof files !== 'object') throw new PromptloomError('InvalidOptions', '`files` must be an object of path → content or an array of { path, content } (at files)', { path: 'files' });
-  const entries = Array.isArray(files) ? files.map((f) => [f?.path, f?.content]) : Object.entries(files);
+  /** @type {[unknown, unknown][]} */
+  const entries = Array.isArray(files) ? files.map((/** @type {Unchecked} */ f) => [f?.path, f?.content]) : Object.entries(files);
   return entries.map(([path, content], i) => {
     if (typeof path !== 'string') throw new PromptloomError('InvalidOptions', `files[${i}] needs a path`, { path: `files[${i}].path` });
     if (typeof content === 'string') return { path, content, base64: false };
@@ -86,6 +124,10 @@ function bundled(files) {
  * Imports an Agent Skills `SKILL.md` and the files bundled beside it: `{ skill, problems }`
  * (problems are where the file breaks the spec without making it unusable); throws
  * `InvalidSkill` otherwise.
+ * @param {string} text
+ * @param {import('../index.js').BundledFiles} [files]
+ * @param {{ dir?: string, now?: () => number }} [options]
+ * @returns {{ skill: Skill, problems: import('../index.js').Problem[] }}
  */
 export function importSkillMd(text, files, options) {
   const { dir, now } = __opts(options, 'importSkillMd()');
@@ -94,26 +136,44 @@ export function importSkillMd(text, files, options) {
   return JSON.parse(__core('importSkillMd', text, JSON.stringify(bundled(files)), d, clock(now)));
 }
 
+/**
+ * @param {string} b64
+ * @returns {Uint8Array}
+ */
 function fromBase64(b64) {
-  if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(b64);
+  const U8 = /** @type {typeof Uint8Array & { fromBase64?: (s: string) => Uint8Array }} */ (Uint8Array);
+  if (typeof U8.fromBase64 === 'function') return U8.fromBase64(b64);
   if (typeof Buffer === 'function') return new Uint8Array(Buffer.from(b64, 'base64'));
   return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
 }
 
-/** Writes a skill as `SKILL.md`: `{ text, files: { path: string | Uint8Array }, dropped }`. */
+/**
+ * Writes a skill as `SKILL.md`: `{ text, files: { path: string | Uint8Array }, dropped }`.
+ * @param {Skill | string} skill
+ */
 export function exportSkillMd(skill) {
   const out = JSON.parse(__core('exportSkillMd', json(skill, 'the skill')));
+  /** @type {Record<string, string | Uint8Array>} */
   const files = {};
   for (const f of out.files) files[f.path] = f.base64 ? fromBase64(f.content) : f.content;
   return { text: out.text, files, dropped: out.dropped };
 }
 
-/** The model family (`anthropic`, `openai`, `gemini`, …) of a model id or provider name. */
+/**
+ * The model family (`anthropic`, `openai`, `gemini`, …) of a model id or provider name.
+ * @param {string} model
+ * @returns {string}
+ */
 export function modelFamily(model) {
   return __core('modelFamily', __key(model, 'model', 'InvalidSkill'));
 }
 
-/** The variant of one artifact to use for `model` (exact family → default → first by ordinal). */
+/**
+ * The variant of one artifact to use for `model` (exact family → default → first by ordinal).
+ * @param {SkillArtifact[]} artifacts
+ * @param {string} model
+ * @returns {SkillArtifact | undefined}
+ */
 export function selectVariant(artifacts, model) {
   if (!Array.isArray(artifacts)) throw new PromptloomError('InvalidSkill', 'selectVariant() takes an array of artifacts', { path: '$' });
   const i = __core('selectVariant', json(artifacts, 'the artifacts'), __key(model, 'model', 'InvalidSkill'));
@@ -122,40 +182,55 @@ export function selectVariant(artifacts, model) {
 
 const STALE = 'promptloom:stale';
 
-/** Summaries in the core's listing order (by name, then id, in code point order). */
+/**
+ * Summaries in the core's listing order (by name, then id, in code point order).
+ * @param {SkillSummary[]} list
+ * @returns {SkillSummary[]}
+ */
 function byName(list) {
   if (list.length < 2) return list;
   const order = __module().summaryOrder(list.map((s) => s.name).join(FIELD), list.map((s) => s.id).join(FIELD));
-  return Array.from(order, (i) => list[i]);
+  return Array.from(/** @type {Uint32Array} */ (order), (i) => list[i]);
 }
 
 /**
  * Skill rows → summaries sorted by name. The rows are the core's own JSON: they are parsed
  * here in one go (the engine's JSON parser), and only a row that does not hold the summary
  * shape goes through the core, which names what is wrong with it.
+ * @param {(Row | [null, string])[]} rows `[null, value]` rows when the backend read values only
+ * @param {Backend} backend
+ * @returns {SkillSummary[] | Promise<SkillSummary[]>}
  */
 function summaries(rows, backend) {
   if (rows.length === 0) return [];
+  /** @type {Unchecked[] | null} */
   let list;
   try {
     list = JSON.parse(`[${rows.map((r) => r[1]).join(',')}]`);
   } catch {
     list = null;
   }
-  const ok = list && list.length === rows.length && list.every((s) => s && typeof s.id === 'string' && typeof s.name === 'string' && Array.isArray(s.artifacts));
-  if (ok) return byName(list);
+  const ok = list && list.length === rows.length && list.every((/** @type {Unchecked} */ s) => s && typeof s.id === 'string' && typeof s.name === 'string' && Array.isArray(s.artifacts));
+  if (ok) return byName(/** @type {SkillSummary[]} */ (list));
   // A malformed row: the core names it (with its key, read again when it was not kept).
-  return (async () => JSON.parse(__inbox('skillSummaries', [rowsText(rows[0][0] === null ? await backend.scan('skills', '') : rows)])))();
+  return (async () => JSON.parse(__inbox('skillSummaries', [rowsText(rows[0][0] === null ? await backend.scan('skills', '') : /** @type {Row[]} */ (rows))])))();
 }
 
 /** A skill store over one backend: the seed's repository operations. */
 class SkillStore {
+  /** @type {Backend} */
   #backend;
+  /** @type {() => string} */
   #now;
   /** Increases with every write through this instance (catalogs rebuild their index on change). */
   version = 0;
   /** What `openSkillStore({ seed })` did: the migration's report, or null when opened without one. @type {object | null} */
   seeded = null;
+  /**
+   * @param {Backend} backend
+   * @param {string} name
+   * @param {() => string} now the clock, as ISO 8601 text
+   */
   constructor(backend, name, now) {
     this.#backend = backend;
     this.#now = now;
@@ -173,6 +248,8 @@ class SkillStore {
   /**
    * Summaries (metadata and artifact references, no content), by name; `{ source, tags,
    * enabled }` filter by the core's rule (skill::model::ListFilter).
+   * @param {{ source?: import('../index.js').SkillSource, tags?: string[], enabled?: boolean }} [options]
+   * @returns {Promise<SkillSummary[]>}
    */
   async list(options) {
     const filter = __opts(options, 'list()');
@@ -182,62 +259,110 @@ class SkillStore {
     // Anything but a source read from the index goes through the core's filter.
     const core = Object.keys(filter).some((k) => filter[k] !== undefined && !(k === 'source' && byIndex));
     const filterText = core ? __json(filter, 'the filter', 'InvalidOptions', { text: false, path: 'options' }) : '';
+    /** @type {(Row | [null, string])[]} */
     let rows;
-    if (byIndex) rows = await b.byIndex('skills', 'source', source);
-    else if (b.values) rows = (await b.values('skills', '')).map((v) => [null, v]);
+    if (byIndex) rows = await byIndex('skills', 'source', source);
+    else if (b.values) rows = (await b.values('skills', '')).map((v) => /** @type {[null, string]} */ ([null, v]));
     else rows = await b.scan('skills', '');
     const out = await summaries(rows, b);
     return core ? JSON.parse(__inbox('filterSkills', [JSON.stringify(out), filterText])) : out;
   }
-  /** The skill with all its artifacts, or null. */
+  /**
+   * The skill with all its artifacts, or null.
+   * @param {string} id
+   * @returns {Promise<Skill | null>}
+   */
   async get(id) {
     return readPlanned(this.#backend, 'skill', __key(id, 'id'));
   }
   /**
    * The summary (metadata and artifact references, no content) of the skill with this name
    * or id, or null: one or two reads, no artifact rows.
+   * @param {string} nameOrId
+   * @returns {Promise<SkillSummary | null>}
    */
   async summary(nameOrId) {
     return readPlanned(this.#backend, 'summary', __key(nameOrId, 'nameOrId'));
   }
-  /** The skill named `name`, or null. */
+  /**
+   * The skill named `name`, or null.
+   * @param {string} name
+   * @returns {Promise<Skill | null>}
+   */
   async getByName(name) {
     return readPlanned(this.#backend, 'skill_by_name', __key(name, 'name'));
   }
-  /** Phase 2: one skill's artifacts of the given kinds (all when omitted), by ordinal. */
+  /**
+   * Phase 2: one skill's artifacts of the given kinds (all when omitted), by ordinal.
+   * @param {string} skillId
+   * @param {import('../index.js').ArtifactKind[] | null} [kinds]
+   * @returns {Promise<SkillArtifact[]>}
+   */
   async getArtifacts(skillId, kinds) {
-    const list = kinds === undefined || kinds === null ? [] : __list(kinds, 'kinds').map((k, i) => __key(k, `kinds[${i}]`));
+    const list = kinds === undefined || kinds === null ? [] : __list(kinds, 'kinds').map((k, /** @type {number} */ i) => __key(k, `kinds[${i}]`));
     return readPlanned(this.#backend, 'artifacts', __key(skillId, 'skillId'), ...list);
   }
-  /** One artifact by id, or null. */
+  /**
+   * One artifact by id, or null.
+   * @param {string} id
+   * @returns {Promise<SkillArtifact | null>}
+   */
   async getArtifact(id) {
     return readPlanned(this.#backend, 'artifact', __key(id, 'id'));
   }
-  /** Creates a skill with its artifacts (one transaction); its id and name must be free. Returns the summary. */
+  /**
+   * Creates a skill with its artifacts (one transaction); its id and name must be free. Returns the summary.
+   * @param {Skill | string} skill
+   * @returns {Promise<SkillSummary>}
+   */
   create(skill) {
     return this.#write({ op: 'create', skill: object(skill, 'the skill') });
   }
-  /** Creates or replaces a skill with its artifacts (one transaction). Returns the summary. */
+  /**
+   * Creates or replaces a skill with its artifacts (one transaction). Returns the summary.
+   * @param {Skill | string} skill
+   * @returns {Promise<SkillSummary>}
+   */
   put(skill) {
     return this.#write({ op: 'put', skill: object(skill, 'the skill') });
   }
-  /** Updates a skill's metadata; its artifacts stay. Returns the summary. */
+  /**
+   * Updates a skill's metadata; its artifacts stay. Returns the summary.
+   * @param {Partial<Skill> | string} skill
+   * @returns {Promise<SkillSummary>}
+   */
   update(skill) {
     return this.#write({ op: 'update', skill: object(skill, 'the skill') });
   }
-  /** Deletes a skill and all its artifacts: `{ deleted, artifacts }`. */
+  /**
+   * Deletes a skill and all its artifacts: `{ deleted, artifacts }`.
+   * @param {string} id
+   * @returns {Promise<{ deleted: boolean, artifacts: number }>}
+   */
   delete(id) {
     return this.#write({ op: 'delete', id: __key(id, 'id') });
   }
-  /** Adds an artifact (`skill_id` names its skill). Returns the stored artifact. */
+  /**
+   * Adds an artifact (`skill_id` names its skill). Returns the stored artifact.
+   * @param {SkillArtifact | string} artifact
+   * @returns {Promise<SkillArtifact>}
+   */
   addArtifact(artifact) {
     return this.#write({ op: 'add_artifact', artifact: object(artifact, 'the artifact') });
   }
-  /** Replaces an artifact (same id). Returns the stored artifact. */
+  /**
+   * Replaces an artifact (same id). Returns the stored artifact.
+   * @param {SkillArtifact | string} artifact
+   * @returns {Promise<SkillArtifact>}
+   */
   updateArtifact(artifact) {
     return this.#write({ op: 'update_artifact', artifact: object(artifact, 'the artifact') });
   }
-  /** Deletes an artifact: `{ deleted }`. */
+  /**
+   * Deletes an artifact: `{ deleted }`.
+   * @param {string} id
+   * @returns {Promise<{ deleted: boolean }>}
+   */
   deleteArtifact(id) {
     return this.#write({ op: 'delete_artifact', id: __key(id, 'id') });
   }
@@ -246,30 +371,42 @@ class SkillStore {
    * artifact_kind, rendered_input, raw_output, error, started_at, completed_at,
    * duration_ms, input_tokens, output_tokens, model_id, assertions_run, assertions_passed;
    * `pricing: { input_per_mtok, output_per_mtok }` fills estimated_cost). Returns the row.
+   * @param {import('../index.js').TraceInput} trace
+   * @returns {Promise<import('../index.js').TraceRow>}
    */
   async recordTrace(trace) {
     const { key, row } = JSON.parse(__inbox('traceRow', [__json(trace, 'the trace', 'InvalidOptions', { text: false })]));
     await this.__putTrace(key, row);
     return row;
   }
-  /** @internal */
+  /**
+   * @internal
+   * @param {string} key
+   * @param {unknown} row
+   */
   async __putTrace(key, row) {
     await this.#backend.commitAfterRead([], () => [{ op: 'put', table: 'skill_traces', key, value: JSON.stringify(row) }]);
   }
   /**
    * Traces as JSON lines (seed columns first), filtered by session, skill and artifact; with
    * `format: "dspy"`, a DSPy evaluation dataset.
+   * @param {import('../index.js').TraceFilter & { format?: 'jsonl' | 'dspy' }} [filter]
+   * @returns {Promise<string>}
    */
   async exportTraces(filter) {
     const { sessionId: session_id, skillId: skill_id, artifactId: artifact_id, format } = __renamed(__opts(filter, 'exportTraces()'), TRACE_FILTER, 'exportTraces()');
-    const opt = (v, what) => (v == null ? '' : __key(v, what));
+    const opt = (/** @type {unknown} */ v, /** @type {string} */ what) => (v == null ? '' : __key(v, what));
     return readPlanned(this.#backend, 'traces', opt(session_id, 'sessionId'), opt(skill_id, 'skillId'), opt(artifact_id, 'artifactId'), opt(format, 'format'));
   }
-  /** Trace rows, filtered as exportTraces() does. */
+  /**
+   * Trace rows, filtered as exportTraces() does.
+   * @param {import('../index.js').TraceFilter} [filter]
+   * @returns {Promise<import('../index.js').TraceRow[]>}
+   */
   async traces(filter = {}) {
     const { format: _, ...rows } = __opts(filter, 'traces()');
     const lines = await this.exportTraces(rows);
-    return lines === '' ? [] : lines.trimEnd().split('\n').map((l) => JSON.parse(l));
+    return lines === '' ? [] : lines.trimEnd().split('\n').map((/** @type {string} */ l) => JSON.parse(l));
   }
   /**
    * Migrates this store to a system skills seed: `await systemSkills()` (the package's) or a
@@ -279,12 +416,15 @@ class SkillStore {
    * are replaced or deleted. Returns `{ status: "created" | "upgraded" | "current" |
    * "newer", version, previous, upserted, unchanged, removed, skipped }`. An invalid seed
    * is `InvalidSkill` (every problem listed) before anything is read or written.
+   * @param {import('../index.js').SeedDocument | string} document
+   * @param {import('../index.js').LongRunOptions} [options]
+   * @returns {Promise<import('../index.js').SeedReport>}
    */
   async seed(document, options) {
     const run = __longRun(__opts(options, 'seed()'), 'seed()');
     run.stop();
     const M = __module();
-    const m = __inbox((lens) => new M.SkillMigration(lens, this.#now()), ['seed', __json(document, 'the seed', 'InvalidSkill')]);
+    const m = __inbox((/** @type {Uint32Array} */ lens) => new M.SkillMigration(lens, this.#now()), ['seed', __json(document, 'the seed', 'InvalidSkill')]);
     try {
       return await migrate(this, m, run);
     } finally {
@@ -299,24 +439,24 @@ class SkillStore {
   close() {
     this.#backend.close();
   }
-  #obj(x) {
-    return typeof x === 'string' ? JSON.parse(x) : x;
-  }
   /**
    * One write: the core names the rows it needs; they are read inside the write
    * transaction and the batch is planned on those values, so one transaction does it (a
    * plan that needs further rows — an artifact's skill — names them, and the write starts
    * over with them). A row another tab changes in between is never written over blindly.
+   * @param {{ op: string, skill?: unknown, artifact?: unknown, id?: string }} request
+   * @returns {Promise<any>} what the write answers (a summary, an artifact, a deletion's counts)
    */
   async #write(request) {
     const M = __module();
     const now = this.#now();
-    const w = __inbox((lens) => new M.SkillWrite(lens, now), [__json(request, 'the skill', 'InvalidSkill', { text: false })]);
+    const w = __inbox((/** @type {Uint32Array} */ lens) => new M.SkillWrite(lens, now), [__json(request, 'the skill', 'InvalidSkill', { text: false })]);
     try {
       // The core's writer decides what each transaction reads, what it writes, and when a
       // conflict is tried again; this loop only runs the transactions.
       for (;;) {
         const keys = JSON.parse(w.keys());
+        /** @type {unknown} */
         let result;
         let more = false;
         try {
@@ -345,21 +485,26 @@ class SkillStore {
 }
 
 /**
- * Puts each skill; one the store refuses (a name another skill holds) moves from
- * `report.upserted` to `report.skipped` instead of failing the rest.
- */
-/**
  * Runs a migration (or a sync's writes) on `store`: the core's machine (store::seed::Migrate)
  * names each read and write — what is skipped, what stops it, the state row last — and this
  * performs them. `run` (from __longRun) sees each write: it stops
  * before the next one once its signal fires (what is written stays; the state row is
  * written last, so the next run finishes the job) and hears `{ phase: 'writing', done,
  * total }` before each and once all are done.
+ * @param {SkillStore} store
+ * @param {any} m wasm-bindgen's SkillMigration
+ * @param {LongRun | undefined} run
+ * @returns {Promise<any>} the migration's report
  */
 async function migrate(store, m, run) {
   const b = store.__backend;
+  /** @type {Unchecked} the core's next step */
   let step = JSON.parse(m.first());
   let total = 0;
+  /**
+   * @param {LongRun | undefined} r
+   * @param {{ done: number, total: number }} s
+   */
   const progress = (r, s) => {
     total = s.total;
     if (r) {
@@ -368,7 +513,7 @@ async function migrate(store, m, run) {
       r.stop(); // an observer may abort on what it heard
     }
   };
-  const next = (what, payload = '') => JSON.parse(call(() => m.next(what, payload)));
+  const next = (/** @type {string} */ what, payload = '') => JSON.parse(call(() => m.next(what, payload)));
   for (;;) {
     switch (step.do) {
       case 'done':
@@ -409,6 +554,7 @@ async function migrate(store, m, run) {
   }
 }
 
+/** @type {Promise<string> | undefined} */
 let seedData;
 /** The package's seed document as text (a module of its own, loaded on first use). */
 function systemSeedText() {
@@ -425,12 +571,20 @@ export async function systemSkills() {
   return JSON.parse(await systemSeedText());
 }
 
-/** The SkillSpecs a seed document carries (`await systemSkills()` for the package's), by name. */
+/**
+ * The SkillSpecs a seed document carries (`await systemSkills()` for the package's), by name.
+ * @param {import('../index.js').SeedDocument | string} document
+ * @returns {Record<string, unknown>}
+ */
 export function seedSkillSpecs(document) {
   return JSON.parse(__inbox('skillSeed', ['seed-specs', __json(document, 'the seed', 'InvalidSkill')]));
 }
 
-/** A plan from the core: JSON, then each row value after a NUL (ops name theirs by `at`). */
+/**
+ * A plan from the core: JSON, then each row value after a NUL (ops name theirs by `at`).
+ * @param {string} text
+ * @returns {{ read?: unknown, ops: (WriteOp & { at?: number })[], result?: unknown, result_at?: number }}
+ */
 function planOf(text) {
   const cut = text.indexOf('\0');
   const p = JSON.parse(cut < 0 ? text : text.slice(0, cut));
@@ -449,6 +603,8 @@ function planOf(text) {
  * (as ISO 8601 text). `seed: true` migrates the
  * store to the package's system skills (`systemSkills()`; a host may pass its own seed
  * document): open the account scope with it. The report is `store.seeded` (null unseeded).
+ * @param {{ backend?: 'indexeddb' | 'memory' | object, name?: string, now?: () => number, seed?: boolean | import('../index.js').SeedDocument }} [options]
+ * @returns {Promise<SkillStore>}
  */
 export async function openSkillStore(options) {
   const { backend = 'memory', name = 'promptloom-skills', now, seed } = __opts(options, 'openSkillStore()');
@@ -469,7 +625,14 @@ export async function openSkillStore(options) {
   return store;
 }
 
+/**
+ * @param {unknown} backend
+ * @param {unknown} name
+ * @param {() => string} now
+ * @returns {Promise<SkillStore>}
+ */
 async function openStore(backend, name, now) {
+
   __key(name, 'name');
   if (typeof name !== 'string' || name === '') throw new PromptloomError('InvalidOptions', '`name` must be a non-empty string (at name)', { path: 'name' });
   if (backend === 'memory') return new SkillStore(memoryBackend(), name, now);

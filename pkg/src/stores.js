@@ -15,6 +15,31 @@ import { FIELD, TABLES, INDEXES, VIRTUAL, DB_VERSION } from './constants.js';
 
 /** The tables of the layout (src/store/mod.rs); the IndexedDB object stores. */
 export { TABLES };
+
+/** @import { Unchecked } from './instance.js' */
+/** A row: its key and its value (JSON text). @typedef {[string, string]} Row */
+/**
+ * One write of a commit, as the core lays it out (`index`: the indexed fields of a row of an
+ * INDEXES table).
+ * @typedef {{ op: 'put' | 'insert' | 'delete', table: string, key: string, value?: string, index?: Record<string, unknown> }} WriteOp
+ */
+/** The rows one read asks for: `[table, key]` gets and `[table, prefix]` scans. @typedef {{ gets?: [string, string][], scans?: [string, string][] }} ReadQuery */
+/** What a read answers: a value (or null) per get, the rows per scan. @typedef {{ gets: (string | null)[], scans: Row[][] }} ReadAnswer */
+/**
+ * A storage backend (see the interface at the top of this file); `values` and `byIndex`
+ * only where the backend reads them faster than a scan (IndexedDB).
+ * @typedef {{
+ *   kind: string,
+ *   get(table: string, key: string): Promise<string | null>,
+ *   scan(table: string, prefix: string): Promise<Row[]>,
+ *   read(q: ReadQuery): Promise<ReadAnswer>,
+ *   commitAfterRead(reads: [string, string][], build: (values: (string | null)[]) => WriteOp[]): Promise<void>,
+ *   values?(table: string, prefix: string): Promise<(string | null)[]>,
+ *   byIndex?(table: string, field: string, value: string): Promise<Row[]>,
+ *   close(): void,
+ *   db?: IDBDatabase,
+ * }} Backend
+ */
 // The IndexedDB schema is the core's (src/store/idb_schema.rs, through constants.js): rows
 // of INDEXES tables are stored as `{ v, ...fields }` (the core names the fields on each put
 // as `index`); a VIRTUAL table keeps no rows (a lookup reads the unique index of the table
@@ -22,11 +47,15 @@ export { TABLES };
 // the batch fails as a conflict, as an insert into it would).
 const STORES = TABLES.filter((t) => !VIRTUAL[t]);
 /** The object store a table lives in. */
-const storeOf = (t) => (VIRTUAL[t] ? VIRTUAL[t][0] : t);
+const storeOf = (/** @type {string} */ t) => (VIRTUAL[t] ? VIRTUAL[t][0] : t);
 
 /** A stored IndexedDB value as JSON text. */
-const text = (v) => (v == null ? null : typeof v === 'string' ? v : v.v);
+const text = (/** @type {Unchecked} */ v) => (v == null ? null : typeof v === 'string' ? v : v.v);
 
+/**
+ * @param {string} message
+ * @param {Unchecked} [cause] what the backend threw
+ */
 function storeFailed(message, cause) {
   const e = new PromptloomError('StoreFailed', message, { cause: cause ? String(cause.message ?? cause) : undefined });
   return e;
@@ -36,6 +65,9 @@ function storeFailed(message, cause) {
  * A failed IndexedDB request or transaction as a PromptloomError: the DOM error's name is
  * kept (Chromium's QuotaExceededError has an empty message; its name is what says what
  * happened), and a full quota is `QuotaExceeded`.
+ * @param {string} what
+ * @param {Unchecked} error a DOMException (or what was thrown)
+ * @param {string} [tail]
  */
 function idbFailure(what, error, tail = '') {
   const name = error && typeof error.name === 'string' ? error.name : '';
@@ -47,7 +79,12 @@ function idbFailure(what, error, tail = '') {
   return new PromptloomError('StoreFailed', `${what}: ${said}${tail}`, { dom: name || undefined, cause: message || undefined });
 }
 
-/** Runs an IndexedDB read; a DOM exception (thrown or in the request) becomes a StoreFailed. */
+/**
+ * Runs an IndexedDB read; a DOM exception (thrown or in the request) becomes a StoreFailed.
+ * @template T
+ * @param {() => Promise<T>} f
+ * @returns {Promise<T>}
+ */
 async function idbRead(f) {
   try {
     return await f();
@@ -57,24 +94,41 @@ async function idbRead(f) {
   }
 }
 
+/** @param {string} t */
 function checkTable(t) {
   if (!TABLES.includes(t)) throw new PromptloomError('Internal', `unknown table ${t}`, {});
 }
 
+/**
+ * @param {string | undefined} table
+ * @param {string | undefined} key
+ */
 function conflict(table, key) {
   return new PromptloomError('StoreFailed', `the ${table} row \`${key}\` was written by another writer first; nothing was written`, { conflict: true, table, key });
 }
 
-/** `read()` from get and scan, for backends without transactions. */
+/**
+ * `read()` from get and scan, for backends without transactions.
+ * @param {Backend} b
+ * @param {ReadQuery} q
+ * @returns {Promise<ReadAnswer>}
+ */
 async function readEach(b, { gets = [], scans = [] }) {
   const [g, sc] = await Promise.all([Promise.all(gets.map(([t, k]) => b.get(t, k))), Promise.all(scans.map(([t, p]) => b.scan(t, p)))]);
   return { gets: g, scans: sc };
 }
 
-/** Rows in memory (Node, edge workers, tests). A commit is all or nothing. */
+/**
+ * Rows in memory (Node, edge workers, tests). A commit is all or nothing.
+ * @returns {Backend}
+ */
 export function memoryBackend() {
+  /** @type {Map<string, Map<string, string>>} */
   const tables = new Map(TABLES.map((t) => [t, new Map()]));
-  /** The rows of table `t` (an unknown table is an Internal error). */
+  /**
+   * The rows of table `t` (an unknown table is an Internal error).
+   * @param {string} t
+   */
   const rowsOf = (t) => {
     checkTable(t);
     return /** @type {Map<string, string>} */ (tables.get(t));
@@ -85,6 +139,7 @@ export function memoryBackend() {
       return rowsOf(table).get(key) ?? null;
     },
     async scan(table, prefix) {
+      /** @type {Row[]} */
       const out = [];
       for (const [k, v] of rowsOf(table)) if (k.startsWith(prefix)) out.push([k, v]);
       return out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
@@ -102,41 +157,60 @@ export function memoryBackend() {
       }
       for (const op of ops) {
         if (op.op === 'delete') rowsOf(op.table).delete(op.key);
-        else rowsOf(op.table).set(op.key, op.value);
+        else rowsOf(op.table).set(op.key, /** @type {string} */ (op.value));
       }
     },
     close() {},
   };
 }
 
-/** The request that reads row `key` of `table` in transaction `t` (a virtual table: the key of the row its index finds). */
+/**
+ * The request that reads row `key` of `table` in transaction `t` (a virtual table: the key of the row its index finds).
+ * @param {IDBTransaction} t
+ * @param {string} table
+ * @param {string} key
+ * @returns {IDBRequest}
+ */
 function getIn(t, table, key) {
   const v = VIRTUAL[table];
   return v ? t.objectStore(v[0]).index(v[1]).getKey(key) : t.objectStore(table).get(key);
 }
 
-/** A virtual row's value: the primary key found, as JSON text (what the core wrote there). */
+/**
+ * A virtual row's value: the primary key found, as JSON text (what the core wrote there).
+ * @param {IDBValidKey | undefined} primaryKey
+ */
 function pointer(primaryKey) {
   return primaryKey === undefined ? null : JSON.stringify(primaryKey);
 }
 
-/** The rows of a virtual table in `range`: [index key, JSON of the primary key], in key order. */
+/**
+ * The rows of a virtual table in `range`: [index key, JSON of the primary key], in key order.
+ * @param {IDBTransaction} t
+ * @param {string} table
+ * @param {IDBKeyRange} range
+ * @returns {Promise<Row[]>}
+ */
 function scanIndex(t, table, range) {
   const [store, field] = VIRTUAL[table];
   return new Promise((resolve, reject) => {
+    /** @type {Row[]} */
     const out = [];
     const c = t.objectStore(store).index(field).openKeyCursor(range);
     c.onsuccess = () => {
       const cur = c.result;
       if (!cur) return resolve(out);
-      out.push([cur.key, JSON.stringify(cur.primaryKey)]);
+      out.push([String(cur.key), JSON.stringify(cur.primaryKey)]);
       cur.continue();
     };
     c.onerror = () => reject(c.error);
   });
 }
 
-/** Aborts a transaction that may have been aborted already (a second abort() throws). */
+/**
+ * Aborts a transaction that may have been aborted already (a second abort() throws).
+ * @param {IDBTransaction} t
+ */
 function abort(t) {
   try {
     t.abort();
@@ -145,6 +219,11 @@ function abort(t) {
   }
 }
 
+/**
+ * @template T
+ * @param {IDBRequest<T>} r
+ * @returns {Promise<T>}
+ */
 function request(r) {
   return new Promise((resolve, reject) => {
     r.onsuccess = () => resolve(r.result);
@@ -155,6 +234,9 @@ function request(r) {
 /**
  * IndexedDB: one database per store name, one object store per table (out-of-line string
  * keys, JSON text values), one readwrite transaction per commit.
+ * @param {string} name
+ * @param {IDBFactory} [idb]
+ * @returns {Promise<Backend>}
  */
 export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
   if (!idb) throw new PromptloomError('InvalidOptions', 'IndexedDB is not available here; use backend: "memory" or a host object', { path: 'backend' });
@@ -175,6 +257,7 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
       for (const [field, unique] of Object.entries(INDEXES[t] ?? {})) store.createIndex(field, field, { unique });
     }
   };
+  /** @type {IDBDatabase} */
   let db;
   try {
     db = await new Promise((resolve, reject) => {
@@ -201,6 +284,10 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
     closed = true;
     db.close();
   };
+  /**
+   * @param {string[]} tables
+   * @param {IDBTransactionMode} mode
+   */
   const tx = (tables, mode) => {
     if (closed) throw storeFailed(`the IndexedDB database "${name}" was closed (upgraded elsewhere); open the store again`);
     return db.transaction(tables, mode);
@@ -220,7 +307,7 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
         if (VIRTUAL[table]) return scanIndex(t, table, range);
         const store = t.objectStore(table);
         const [keys, values] = await Promise.all([request(store.getAllKeys(range)), request(store.getAll(range))]);
-        return keys.map((k, i) => [k, text(values[i])]);
+        return keys.map((k, i) => /** @type {Row} */ ([String(k), text(values[i])]));
       });
     },
     /** The values of the rows whose key starts with `prefix`, in key order (no keys: one request). */
@@ -236,7 +323,7 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
       return idbRead(async () => {
         const index = tx([table], 'readonly').objectStore(table).index(field);
         const [keys, values] = await Promise.all([request(index.getAllKeys(value)), request(index.getAll(value))]);
-        return keys.map((k, i) => [k, text(values[i])]).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+        return keys.map((k, i) => /** @type {Row} */ ([String(k), text(values[i])])).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
       });
     },
     read({ gets = [], scans = [] }) {
@@ -244,6 +331,7 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
       const tables = [...new Set([...gets, ...scans].map(([t]) => storeOf(t)))];
       if (tables.length === 0) return Promise.resolve({ gets: [], scans: [] });
       return new Promise((resolve, reject) => {
+        /** @type {IDBTransaction} */
         let t;
         try {
           t = tx(tables, 'readonly');
@@ -251,11 +339,13 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
           reject(e);
           return;
         }
+        /** @type {ReadAnswer} */
         const out = { gets: new Array(gets.length), scans: new Array(scans.length) };
         try {
           gets.forEach(([table, key], i) => {
-            getIn(t, table, key).onsuccess = (e) => {
-              out.gets[i] = VIRTUAL[table] ? pointer(e.target.result) : text(e.target.result);
+            const r = getIn(t, table, key);
+            r.onsuccess = () => {
+              out.gets[i] = VIRTUAL[table] ? pointer(r.result) : text(r.result);
             };
           });
           scans.forEach(([table, prefix], i) => {
@@ -265,13 +355,16 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
               return;
             }
             const store = t.objectStore(table);
-            let keys;
-            store.getAllKeys(range).onsuccess = (e) => {
-              keys = e.target.result;
+            /** @type {IDBValidKey[]} */
+            let keys = [];
+            const rk = store.getAllKeys(range);
+            rk.onsuccess = () => {
+              keys = rk.result;
             };
-            store.getAll(range).onsuccess = (e) => {
-              const values = e.target.result;
-              out.scans[i] = keys.map((k, j) => [k, text(values[j])]);
+            const rv = store.getAll(range);
+            rv.onsuccess = () => {
+              const values = rv.result;
+              out.scans[i] = keys.map((k, j) => /** @type {Row} */ ([String(k), text(values[j])]));
             };
           });
         } catch (e) {
@@ -285,6 +378,7 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
     },
     commitAfterRead(reads, build) {
       return new Promise((resolve, reject) => {
+        /** @type {IDBTransaction} */
         let t;
         try {
           t = tx(STORES, 'readwrite');
@@ -298,10 +392,13 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
           if (!failure && t.error?.name === 'ConstraintError') failure = conflict(inserted.table, inserted.key);
           reject(failure ?? idbFailure('the IndexedDB write was aborted', t.error, '; nothing was written'));
         };
+        /** @type {Partial<WriteOp>} the write that met a taken key or unique value */
         let inserted = {};
+        /** @type {(string | null)[]} */
         const values = new Array(reads.length);
         let pending = reads.length;
         const write = () => {
+          /** @type {WriteOp[]} */
           let ops;
           try {
             ops = build(values);
@@ -319,6 +416,7 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
               // add() fails with ConstraintError when the key exists, and any write when a
               // unique index (a skill's name, an artifact's id) already holds its value: the
               // transaction aborts and the batch is a conflict.
+              /** @type {IDBRequest} */
               const r = op.op === 'put' ? s.put(value, op.key) : op.op === 'insert' ? s.add(value, op.key) : s.delete(op.key);
               r.onerror = () => {
                 // Only the write that failed names the conflict (an abort errors the rest).
@@ -353,20 +451,35 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
   };
 }
 
+/**
+ * The keys a host store's `list()` answered (an array of keys, or `{ keys: [{ name }] }`).
+ * @param {Unchecked} listed
+ * @returns {(string | null)[]}
+ */
 function keysOf(listed) {
   const items = Array.isArray(listed) ? listed : listed && Array.isArray(listed.keys) ? listed.keys : null;
   if (!items) throw storeFailed('the host store\'s list() must return an array of keys (or { keys: [...] })');
-  return items.map((k) => (typeof k === 'string' ? k : k && typeof k.name === 'string' ? k.name : k && typeof k.key === 'string' ? k.key : null));
+  return items.map((/** @type {Unchecked} */ k) => (typeof k === 'string' ? k : k && typeof k.name === 'string' ? k.name : k && typeof k.key === 'string' ? k.key : null));
 }
 
-/** A Cloudflare KV namespace (it has getWithMetadata): list({ prefix, cursor }) in pages. */
+/**
+ * A Cloudflare KV namespace (it has getWithMetadata): list({ prefix, cursor }) in pages.
+ * @param {Unchecked} host
+ */
 function isEdgeKv(host) {
   return typeof host.getWithMetadata === 'function';
 }
 
+/**
+ * Every key under `prefix` (a KV namespace's pages followed).
+ * @param {Unchecked} host the host's store
+ * @param {string} prefix
+ */
 async function listAll(host, prefix) {
   if (!isEdgeKv(host)) return keysOf(await host.list(prefix));
+  /** @type {(string | null)[]} */
   const keys = [];
+  /** @type {string | undefined} */
   let cursor;
   for (;;) {
     const page = await host.list({ prefix, cursor });
@@ -376,7 +489,10 @@ async function listAll(host, prefix) {
   }
 }
 
-/** A commit plan's text (`<phase><S|D><key>\0[<value>\0]` per write) by phase. */
+/**
+ * A commit plan's text (`<phase><S|D><key>\0[<value>\0]` per write) by phase.
+ * @param {string} text
+ */
 function planOf(text) {
   /** @type {{ b: Array<[string, string | null]>, a: Array<[string, string | null]>, e: Array<[string, string | null]>, g: Array<[string, string | null]> }} */
   const out = { b: [], a: [], e: [], g: [] };
@@ -387,13 +503,14 @@ function planOf(text) {
     const k = text.indexOf('\0', at + 2);
     const key = text.slice(at + 2, k);
     at = k + 1;
+    /** @type {string | null} */
     let value = null;
     if (set) {
       const v = text.indexOf('\0', at);
       value = text.slice(at, v);
       at = v + 1;
     }
-    out[phase].push([key, value]);
+    out[/** @type {'b' | 'a' | 'e' | 'g'} */ (phase)].push([key, value]);
   }
   return out;
 }
@@ -406,6 +523,9 @@ function planOf(text) {
  * large values (src/store/kv.rs); this backend executes the plan. A commit that fails is
  * rolled back before the next read or write, so no reader sees it half done, and it can be
  * retried.
+ * @param {Unchecked} host the host's store (its methods are checked here)
+ * @param {string} name
+ * @returns {Backend}
  */
 export function hostBackend(host, name) {
   for (const m of ['get', 'put', 'delete', 'list']) {
@@ -413,6 +533,12 @@ export function hostBackend(host, name) {
       throw new PromptloomError('InvalidOptions', `a host store needs async get, put, delete and list methods; ${m} is missing`, { path: `backend.${m}` });
     }
   }
+  /**
+   * @template T
+   * @param {string} what
+   * @param {() => Promise<T>} f
+   * @returns {Promise<T>}
+   */
   const wrap = async (what, f) => {
     try {
       return await f();
@@ -422,24 +548,31 @@ export function hostBackend(host, name) {
     }
   };
   const prefix = `${name}/`;
-  const at = (table, key) => `${prefix}${table}:${key}`;
+  const at = (/** @type {string} */ table, /** @type {string} */ key) => `${prefix}${table}:${key}`;
   const journalKey = `${prefix}~journal`;
+  /** @type {Promise<unknown>} */
   let queue = Promise.resolve();
   let clean = false; // no journal pending (checked on first use and after a failed commit)
   let overlay = /** @type {Map<string, any> | null} */ (null); // while a roll-back cannot be written: raw key → old raw value | null
 
-  /** A stored raw value as the row's value: a chunked row (U+0001 first) is joined. */
+  /**
+   * A stored raw value as the row's value: a chunked row (U+0001 first) is joined.
+   * @param {string} rest the row's table and key
+   * @param {unknown} raw what the host store holds under it
+   * @returns {Promise<string | null>}
+   */
   async function valueOf(rest, raw) {
     if (raw == null) return null;
-    raw = String(raw);
-    if (raw.charCodeAt(0) !== 1) return raw;
-    const keys = __call(() => __module().kvChunks(prefix, rest, raw));
-    if (keys === '') return raw;
-    const parts = await Promise.all(keys.split('\0').map((k) => host.get(k)));
+    const s = String(raw);
+    if (s.charCodeAt(0) !== 1) return s;
+    const keys = __call(() => __module().kvChunks(prefix, rest, s));
+    if (keys === '') return s;
+    const parts = await Promise.all(keys.split('\0').map((/** @type {string} */ k) => host.get(k)));
     const lost = parts.findIndex((p) => p == null);
     if (lost >= 0) throw storeFailed(`the row \`${rest}\` is missing a chunk`);
     return parts.map(String).join('');
   }
+  /** @param {Array<[string, string | null]>} writes */
   async function run(writes) {
     for (const [k, v] of writes) {
       if (v === null) await host.delete(k);
@@ -475,7 +608,7 @@ export function hostBackend(host, name) {
       overlay = journal == null ? null : new Map(Object.entries(JSON.parse(__call(() => __module().kvOverlay(journal)))));
     });
   /** A raw value as readers see it (through the overlay while a roll-back is pending). */
-  const rawGet = (k) => (overlay && overlay.has(k) ? Promise.resolve(overlay.get(k)) : host.get(k));
+  const rawGet = (/** @type {string} */ k) => (overlay && overlay.has(k) ? Promise.resolve(overlay.get(k)) : host.get(k));
 
   return {
     kind: 'host',
@@ -492,14 +625,16 @@ export function hostBackend(host, name) {
         await ready();
         const full = at(table, prefix_);
         const strip = at(table, '').length;
-        const listed = (await listAll(host, full)).filter((k) => typeof k === 'string' && k.startsWith(full));
+        const listed = /** @type {string[]} */ ((await listAll(host, full)).filter((k) => typeof k === 'string' && k.startsWith(full)));
         if (overlay) for (const [k, v] of overlay) if (v !== null && k.startsWith(full)) listed.push(k);
         const keys = [...new Set(listed)].sort();
         const raws = await Promise.all(keys.map((k) => rawGet(k)));
-        const values = await Promise.all(raws.map((v, i) => valueOf(`${table}:${keys[i].slice(strip)}`, v)));
+        const values = await Promise.all(raws.map((/** @type {unknown} */ v, /** @type {number} */ i) => valueOf(`${table}:${keys[i].slice(strip)}`, v)));
+        /** @type {Row[]} */
         const out = [];
         keys.forEach((k, i) => {
-          if (values[i] != null) out.push([k.slice(strip), values[i]]);
+          const v = values[i];
+          if (v != null) out.push([k.slice(strip), v]);
         });
         return out;
       });
@@ -512,7 +647,7 @@ export function hostBackend(host, name) {
       const run_ = queue.then(() =>
         wrap('put', async () => {
           await recover();
-          const values = await Promise.all(reads.map(([t, k]) => host.get(at(t, k)).then((v) => valueOf(`${t}:${k}`, v))));
+          const values = await Promise.all(reads.map(([t, k]) => host.get(at(t, k)).then((/** @type {unknown} */ v) => valueOf(`${t}:${k}`, v))));
           const ops = build(values);
           for (const op of ops) checkTable(op.table);
           const keys = [...new Set(ops.map((op) => at(op.table, op.key)))];
@@ -548,6 +683,9 @@ export function hostBackend(host, name) {
  * Reads what `query` (a read's kind, then its fields) asks of a message store or a skill
  * store: the core plans the rows (`store::reads`: which keys, which prefixes), the backend
  * reads them, the core makes the answer or plans the next read.
+ * @param {Backend} backend
+ * @param {string[]} query
+ * @returns {Promise<any>} the answer's JSON parsed (its shape is the query's)
  */
 export async function readPlanned(backend, ...query) {
   // The query's text form: its kind and fields, each ended by FIELD (src/store/reads.rs).
@@ -562,8 +700,13 @@ export async function readPlanned(backend, ...query) {
   return JSON.parse(step.slice(1));
 }
 
-/** The rows a backend read, NUL-framed for the core (values are JSON text: no raw NUL). */
+/**
+ * The rows a backend read, NUL-framed for the core (values are JSON text: no raw NUL).
+ * @param {(string | null)[]} gets
+ * @param {Row[][]} scans
+ */
 function plannedRowsText(gets, scans) {
+
   let text = `${gets.length}${FIELD}`;
   for (const v of gets) text += v == null ? `-${FIELD}` : `+${v}${FIELD}`;
   for (const rows of scans) {

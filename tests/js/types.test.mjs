@@ -141,7 +141,12 @@ type Loose<T> = T extends string ? T | \`\${T}\` : T extends readonly (infer U)[
   assert.ok(n >= 100);
 });
 
-test("the package's own JS (pkg/src) type-checks (checkJs, strict null checks; the generated glue excepted)", () => {
+test("the package's own JS (pkg/src) type-checks (checkJs, strict, noImplicitAny; the generated glue excepted)", () => {
+  // Every parameter and variable of the glue has a type: one the compiler infers, or one
+  // its JSDoc names (`Unchecked` where a value from the caller is checked by hand).
+  const config = JSON.parse(readFileSync(join(root, 'tests/ts/tsconfig.pkg.json'), 'utf8')).compilerOptions;
+  assert.equal(config.strict, true);
+  assert.equal(config.noImplicitAny, true);
   try {
     execFileSync(join(root, 'node_modules/.bin/tsc'), ['-p', join(root, 'tests/ts/tsconfig.pkg.json')], { stdio: 'pipe' });
   } catch (e) {
