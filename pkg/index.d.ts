@@ -1184,6 +1184,18 @@ export interface SkillStore {
    */
   exportTraces(filter?: TraceFilter & { format?: 'jsonl' | 'dspy' }): Promise<string>;
   /**
+   * One page of traces in key order (a session's in start order): at most `pageSize` rows
+   * (default 100, at most 10,000) after the cursor `after` (a page's `next`; none: the
+   * first page), filtered as `traces()` is. The backend reads one key range; a filter can
+   * leave a page short, or empty, before the end (`promptloom/composer` entry).
+   */
+  tracePage(options?: TraceFilter & { after?: string | null; pageSize?: number }): Promise<TracePage>;
+  /**
+   * The traces page by page (the non-empty pages), following the cursors; each read is one
+   * page, and an aborted `signal` stops it before the next (`promptloom/composer` entry).
+   */
+  tracePages(options?: TraceFilter & { pageSize?: number; signal?: AbortSignal }): AsyncIterableIterator<TracePage>;
+  /**
    * Migrates the store to a system skills seed (`await systemSkills()`, or a host's own):
    * only skills the seed wrote are replaced or deleted; a store at this version or a newer
    * one is left alone. Throws `InvalidSkill` (every problem) for an invalid seed, before any write.
@@ -1231,6 +1243,13 @@ export interface TraceFilter {
   sessionId?: string;
   skillId?: string;
   artifactId?: string;
+}
+
+/** One page of traces: its rows, and the cursor of the next page (`null` at the end). */
+export interface TracePage {
+  items: TraceRow[];
+  /** Pass it as `after` to read the next page; null when the traces end here. */
+  next: string | null;
 }
 
 /** What a host records of one artifact execution. */

@@ -23,6 +23,11 @@ mkdir -p target/names
 # off the base module but made `lower` and `submit` 4–7 % slower (see BENCHMARKS.md). Those
 # builds have their own target directory, so the two flag sets do not rebuild each other's
 # dependencies.
+# SHA-256 (content ids of blobs, composition hashes, mapped tool-call ids) from the sha2
+# crate's compact software backend: rounds in a loop instead of unrolled, about 2 KB gzip
+# off each module, with compositions timed the same (four alternating runs of
+# bench/skill-composer.mjs: 263-265 µs against 267-270 µs per call).
+export RUSTFLAGS="${RUSTFLAGS:-} --cfg sha2_backend_soft=\"compact\""
 LEAN_DIR=target/lean
 lean() { RUSTFLAGS="${RUSTFLAGS:-} -Cllvm-args=-inlinehint-threshold=100" cargo "$@" --target-dir "$LEAN_DIR"; }
 web() { # $1: output name, $2: cargo or lean, $3...: cargo feature flags
@@ -36,8 +41,9 @@ web() { # $1: output name, $2: cargo or lean, $3...: cargo feature flags
   node scripts/glue.mjs "pkg/dist/wasm/${name}.js"
   # `--merge-similar-functions` folds functions that differ only in constants (about 0.9 KB
   # gzip off the base module); `--converge` runs the passes again until the module stops
-  # shrinking (about 1 KB gzip off each web module, for about 20 s more per module).
-  wasm-opt --merge-similar-functions -Oz --converge --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
+  # shrinking (about 1 KB gzip off each web module, for about 20 s more per module). The
+  # producers and target-features sections are metadata no host reads (0.2-0.3 KB each).
+  wasm-opt --merge-similar-functions -Oz --converge --strip-producers --strip-target-features --enable-bulk-memory --enable-nontrapping-float-to-int --enable-sign-ext \
     --enable-mutable-globals --enable-reference-types --enable-multivalue \
     "pkg/dist/wasm/${name}_bg.wasm" -o "pkg/dist/wasm/${name}_bg.wasm"
 }
@@ -55,14 +61,18 @@ mkdir -p target/component
 cargo build --release --lib --target wasm32-wasip2 --features lowering-only
 cp target/wasm32-wasip2/release/promptloom.wasm target/component/promptloom-lowering.wasm
 cp target/wasm32-wasip2/release/promptloom.wasm target/names/component-lowering.wasm
-lean build --release --lib --target wasm32-wasip2
+# The full component's regex-lite (JSON Schema `pattern`, pattern assertions) is optimised
+# for size: 1.2 KB gzip off the component, whose hosts pay for every byte at instantiation.
+# The web modules keep it at the release level: there a gateway call checks patterns in
+# the benchmark, and at `z` it measured 0-4 % slower.
+lean build --release --lib --target wasm32-wasip2 --config 'profile.release.package.regex-lite.opt-level="z"'
 cp "$LEAN_DIR/wasm32-wasip2/release/promptloom.wasm" target/component/promptloom.wasm
 cp "$LEAN_DIR/wasm32-wasip2/release/promptloom.wasm" target/names/component.wasm
 # wasm-opt -Oz (until it converges) over each component's core modules, debug info stripped (jco opt runs
 # Binaryen inside the component): about 12 % smaller gzip for the full world, 15 % for the
 # lowering-only one.
 for c in promptloom promptloom-lowering; do
-  jco opt "target/component/$c.wasm" -o "target/component/$c.opt.wasm" --quiet -- --merge-similar-functions -Oz --converge --strip-debug
+  jco opt "target/component/$c.wasm" -o "target/component/$c.opt.wasm" --quiet -- --merge-similar-functions -Oz --converge --strip-debug --strip-producers --strip-target-features
   mv "target/component/$c.opt.wasm" "target/component/$c.wasm"
 done
 

@@ -103,11 +103,6 @@ fn stored(table: Table, key: &str, value: &str) -> Result<JsValue> {
     Ok(o.into())
 }
 
-fn range(prefix: &str) -> KeyRange<String> {
-    let (lo, hi) = prefix_range(prefix);
-    KeyRange::Bound(lo, false, hi, false)
-}
-
 /// The value of row `key` of `table`, read in `tx` (a virtual row: the JSON of the primary
 /// key its index finds).
 async fn get_in(
@@ -133,19 +128,21 @@ async fn get_in(
     })
 }
 
-/// Every key and every value of an object store or an index in the key range of a prefix,
+/// Every key and every value of an object store or an index in `$range`, at most `$limit`,
 /// in key order (a macro: the crate's query sources share no public trait bound).
-macro_rules! all_in {
-    ($source:expr, $prefix:expr) => {{
+macro_rules! some_in {
+    ($source:expr, $range:expr, $limit:expr) => {{
         let keys: Vec<JsValue> = $source
             .get_all_keys()
-            .with_query::<String, _>(range($prefix))
+            .with_query::<String, _>($range)
+            .with_limit($limit)
             .primitive()?
             .await?
             .collect::<std::result::Result<_, _>>()?;
         let values: Vec<JsValue> = $source
             .get_all()
-            .with_query::<String, _>(range($prefix))
+            .with_query::<String, _>($range)
+            .with_limit($limit)
             .primitive()?
             .await?
             .collect::<std::result::Result<_, _>>()?;
@@ -153,18 +150,27 @@ macro_rules! all_in {
     }};
 }
 
-/// The rows of `table` whose key starts with `prefix`, read in `tx` (a virtual table: the
-/// index's entries, each with the JSON of its primary key).
-async fn scan_in(
+/// One page of `table`'s rows whose key starts with `prefix`: those after `after`, at most
+/// `limit`, in key order, read in `tx` (IndexedDB starts the read at the key and stops at
+/// the count).
+async fn range_in(
     tx: &Transaction<'_>,
     table: Table,
     prefix: &str,
+    after: Option<&str>,
+    limit: usize,
 ) -> std::result::Result<Vec<(String, String)>, IdbError> {
+    let (lo, hi) = prefix_range(prefix);
+    let bounds = || match after {
+        Some(a) if a >= prefix => KeyRange::Bound(a.to_owned(), true, hi.clone(), false),
+        _ => KeyRange::Bound(lo.clone(), false, hi.clone(), false),
+    };
+    let count = u32::try_from(limit).unwrap_or(u32::MAX);
     let store = tx.object_store(store_of(table).name())?;
     Ok(match virtual_of(table) {
         Some((_, field)) => {
             let index = store.index(field)?;
-            let (keys, records) = all_in!(index, prefix);
+            let (keys, records) = some_in!(index, bounds(), count);
             records
                 .iter()
                 .zip(&keys)
@@ -175,13 +181,23 @@ async fn scan_in(
                 .collect()
         }
         None => {
-            let (keys, values) = all_in!(store, prefix);
+            let (keys, values) = some_in!(store, bounds(), count);
             keys.iter()
                 .zip(&values)
                 .filter_map(|(k, v)| Some((k.as_string()?, text(v)?)))
                 .collect()
         }
     })
+}
+
+/// The rows of `table` whose key starts with `prefix`, read in `tx` (a virtual table: the
+/// index's entries, each with the JSON of its primary key).
+async fn scan_in(
+    tx: &Transaction<'_>,
+    table: Table,
+    prefix: &str,
+) -> std::result::Result<Vec<(String, String)>, IdbError> {
+    range_in(tx, table, prefix, None, usize::MAX).await
 }
 
 impl IndexedDb {
@@ -244,7 +260,13 @@ impl IndexedDb {
 
 impl AsyncBackend for IndexedDb {
     async fn read(&self, plan: &Plan) -> Result<Rows> {
-        let tables = Self::stores_of(plan.gets.iter().chain(&plan.scans).map(|(t, _)| t));
+        let tables = Self::stores_of(
+            plan.gets
+                .iter()
+                .chain(&plan.scans)
+                .map(|(t, _)| t)
+                .chain(plan.ranges.iter().map(|r| &r.table)),
+        );
         if tables.is_empty() {
             return Ok(Rows::default());
         }
@@ -262,6 +284,13 @@ impl AsyncBackend for IndexedDb {
         for (t, prefix) in &plan.scans {
             rows.scans
                 .push(scan_in(&tx, *t, prefix).await.map_err(fail)?);
+        }
+        for r in &plan.ranges {
+            rows.ranges.push(
+                range_in(&tx, r.table, &r.prefix, r.after.as_deref(), r.limit)
+                    .await
+                    .map_err(fail)?,
+            );
         }
         Ok(rows)
     }

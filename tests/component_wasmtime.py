@@ -255,7 +255,7 @@ class Host:
             self.skills["store." + n] = g(f"[method]skill-store.{n}")
         for n in ["list", "get", "load", "match", "decide", "refresh", "sync-etag", "apply-sync", "skill-specs"]:
             self.skills["catalog." + n] = g(f"[method]skill-catalog.{n}")
-        for n in ["record-trace", "export-traces", "export-dspy-dataset", "call-authoring-tool"]:
+        for n in ["record-trace", "export-traces", "export-dspy-dataset", "trace-page", "call-authoring-tool"]:
             self.skills["store." + n] = g(f"[method]skill-store.{n}")
         self.store_fns["record-invocation"] = f("[method]message-store.record-invocation")
         self.store_fns["append-turn"] = f("[method]message-store.append-turn")
@@ -270,7 +270,7 @@ class Host:
         gw = inst.get_export_index(self.store, "promptloom:core/gateway@0.1.0")
         q = lambda name: Func(inst.get_func(self.store, inst.get_export_index(self.store, name, gw)))
         self.gateway = {n: q(n) for n in ["check-contract", "apply-state", "records-to-otel", "[constructor]contract-registry", "[method]contract-registry.register", "[method]contract-registry.resolve", "[method]contract-registry.set-canary", "[method]contract-registry.planner-section", "[method]contract-registry.review", "[constructor]gateway", "[method]gateway.call", "[method]gateway.records", "[method]gateway.verify"]}
-        self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "authoring-tools", "pick-artifact", "run-order", "verify-invocation", "dspy-optimize-call", "run-artifact", "[static]artifact-run.create", "[method]artifact-run.first", "[method]artifact-run.next", "dspy-stamp", "dspy-stale", "[static]prepared-skill.prepare", "[method]prepared-skill.name", "[method]prepared-skill.compose"]}
+        self.composer = {n: h(n) for n in ["compose", "nested-request", "lower-composition", "lower-model-request", "model-answer", "authoring-tools", "pick-artifact", "run-order", "verify-invocation", "dspy-optimize-call", "run-artifact", "[static]artifact-run.create", "[method]artifact-run.first", "[method]artifact-run.next", "dspy-stamp", "dspy-stale", "[static]prepared-skill.prepare", "[method]prepared-skill.name", "[method]prepared-skill.compose"]}
 
     def gw(self, name, *args):
         return self.gateway[name](self.store, *args)
@@ -611,6 +611,33 @@ class ComposerInWasmtime(unittest.TestCase):
         lines = h.sk("store.export-traces", st, "w", None, None).strip().split("\n")
         self.assertEqual(json.loads(lines[0]), row)
         self.assertEqual(list(json.loads(lines[0]).keys())[:3], ["id", "session_id", "skill_id"])
+        # Trace pages over wasi:keyvalue: the cursors cover the traces, in start order.
+        for i in range(12):
+            at = f"2026-11-22T10:00:{i:02d}.000Z"
+            h.sk("store.record-trace", st, json.dumps({"session_id": "p", "skill_id": "k3" if i % 3 == 0 else "k", "artifact_id": "a", "artifact_kind": "prompt_template", "started_at": at, "completed_at": at, "rendered_input": f"in {i}"}))
+        pages, after = [], None
+        while True:
+            page = json.loads(h.sk("store.trace-page", st, "p", None, None, after, 5))
+            pages.append([r["rendered_input"] for r in page["items"]])
+            after = page["next"]
+            if after is None:
+                break
+        self.assertEqual(pages, [[f"in {i}" for i in range(0, 5)], [f"in {i}" for i in range(5, 10)], ["in 10", "in 11"]])
+        k3 = json.loads(h.sk("store.trace-page", st, "p", "k3", None, None, 100))
+        self.assertEqual(([r["rendered_input"] for r in k3["items"]], k3["next"]), (["in 0", "in 3", "in 6", "in 9"], None))
+        out = h.sk("store.trace-page", st, None, None, None, None, 0)
+        self.assertEqual((out.code, json.loads(out.details)["path"]), ("invalid-options", "pageSize"))
+        # A model request (the shape question) lowered for a provider, as the core says, and
+        # the answer a turn gives: the same body as the lowering of its parts by hand.
+        mreq = {"purpose": "shape", "system": "Answer in JSON.", "prompt": "Which stages?", "schema": {"type": "object"}}
+        opts = record(provider="gemini", system=None, tools=None, capabilities=None, settings=json.dumps({"model": "gemini-2.5-pro"}), resolved=[], limits=None)
+        body = json.loads(h.co("lower-model-request", json.dumps(mreq), opts).body)
+        by_hand = json.loads(h.lower({"role": "user", "parts": [{"type": "text", "text": "Which stages?"}]}, "gemini", {"system": "Answer in JSON.", "model": "gemini-2.5-pro", "output": {"schema": {"type": "object"}}}, {}).body)
+        self.assertEqual(body, by_hand)
+        self.assertEqual(body["generationConfig"]["responseMimeType"], "application/json")
+        answer = json.loads(h.co("model-answer", json.dumps({"role": "assistant", "parts": [{"type": "text", "text": "{}"}], "metadata": {"usage": {"input_tokens": 4}}}), "gemini-2.5-pro"))
+        self.assertEqual(answer, {"text": "{}", "usage": {"input_tokens": 4}, "model": "gemini-2.5-pro"})
+        self.assertEqual(h.co("lower-model-request", "{}", opts).code, "invalid-request")
         ms = h.open_store(h.store, "composer-records")
         rec = self.expected["release-notes-developers"]["composition"]["invocation_record"]
         self.assertIsNone(h.call("record-invocation", ms, json.dumps(rec)))

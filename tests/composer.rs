@@ -894,3 +894,144 @@ fn the_shape_question_comes_after_the_checks_and_only_for_skills_that_delegate()
         ErrorKind::MissingRequiredField
     ); // ok: test
 }
+
+/// A raw key-value store in a map (what a host KV or `wasi:keyvalue` is to the core),
+/// counting the values it is asked for.
+#[derive(Default)]
+struct CountingKv {
+    map: std::collections::BTreeMap<String, String>,
+    gets: std::cell::Cell<usize>,
+}
+
+impl promptloom::store::kv::RawKv for CountingKv {
+    fn get(&self, key: &str) -> promptloom::Result<Option<String>> {
+        self.gets.set(self.gets.get() + 1);
+        Ok(self.map.get(key).cloned())
+    }
+    fn set(&mut self, key: &str, value: &str) -> promptloom::Result<()> {
+        self.map.insert(key.to_owned(), value.to_owned());
+        Ok(())
+    }
+    fn delete(&mut self, key: &str) -> promptloom::Result<()> {
+        self.map.remove(key);
+        Ok(())
+    }
+    fn keys(&self, prefix: &str) -> promptloom::Result<Vec<String>> {
+        Ok(self
+            .map
+            .keys()
+            .filter(|k| k.starts_with(prefix))
+            .cloned()
+            .collect())
+    }
+}
+
+/// Every page of `session`'s traces (filtered), following the cursors: the items of each.
+fn all_pages<B: promptloom::store::Backend>(
+    store: &SkillTables<B>,
+    session: Option<&str>,
+    skill: Option<&str>,
+    size: usize,
+) -> Vec<Vec<Value>> {
+    let mut pages = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page: Value = serde_json::from_str(
+            &store
+                .trace_page_json(session, skill, None, after.as_deref(), size)
+                .unwrap(), // ok: test
+        )
+        .unwrap(); // ok: test
+        pages.push(page["items"].as_array().cloned().unwrap_or_default());
+        match page["next"].as_str() {
+            Some(c) => after = Some(c.to_owned()),
+            None => return pages,
+        }
+    }
+}
+
+#[test]
+fn trace_pages_follow_their_cursors_over_every_backend() {
+    let trace = |session: &str, i: usize| {
+        json!({"session_id": session, "skill_id": if i.is_multiple_of(3) { "k3" } else { "k" }, "artifact_id": "a",
+            "artifact_kind": "prompt_template", "rendered_input": format!("in {i}"), "raw_output": "out",
+            "started_at": format!("2026-11-22T10:00:{:02}.000Z", i), "completed_at": format!("2026-11-22T10:00:{:02}.500Z", i)})
+    };
+    let mut memory = SkillTables::new(MemoryBackend::new());
+    let mut kv = SkillTables::new(promptloom::store::kv::Journaled::new(
+        CountingKv::default(),
+        "p/",
+    ));
+    for i in 0..25 {
+        for session in ["s1", "s2"] {
+            memory.record_trace(trace(session, i)).unwrap(); // ok: test
+            kv.record_trace(trace(session, i)).unwrap(); // ok: test
+        }
+    }
+    let lines = |store: &SkillTables<MemoryBackend>, session, skill| -> Vec<Value> {
+        store
+            .export_traces(session, skill, None, trace::Export::JsonLines)
+            .unwrap() // ok: test
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap()) // ok: test
+            .collect()
+    };
+    // Pages of 10: 10, 10, 5, in start order, and together the export.
+    let pages = all_pages(&memory, Some("s1"), None, 10);
+    assert_eq!(pages.iter().map(Vec::len).collect::<Vec<_>>(), [10, 10, 5]);
+    assert_eq!(pages.concat(), lines(&memory, Some("s1"), None));
+    // A page that ends the range exactly says so (no empty page after it).
+    assert_eq!(all_pages(&memory, Some("s1"), None, 25).len(), 1);
+    assert_eq!(all_pages(&memory, Some("s1"), None, 5).len(), 5);
+    // Every session; a filter leaves pages short but the cursors still cover the range.
+    assert_eq!(
+        all_pages(&memory, None, None, 7).concat(),
+        lines(&memory, None, None)
+    );
+    let k3 = all_pages(&memory, None, Some("k3"), 7);
+    assert_eq!(k3.len(), 8);
+    assert_eq!(k3.concat(), lines(&memory, None, Some("k3")));
+    // The KV backend answers the same pages, and reads only the values of a page's rows.
+    assert_eq!(
+        all_pages(&kv, Some("s2"), None, 10),
+        all_pages(&memory, Some("s2"), None, 10)
+    );
+    let before = kv.backend().raw().gets.get();
+    kv.trace_page_json(Some("s2"), None, None, None, 4).unwrap(); // ok: test
+    let read = kv.backend().raw().gets.get() - before;
+    assert!(read <= 4 + 1 + 2, "a page of 4 read {read} values");
+    // The read plan a host runs (JS, the async stores) answers what the store answers.
+    let q = promptloom::store::reads::Query::TracePage {
+        session: "s1".into(),
+        skill: "k".into(),
+        artifact: String::new(),
+        after: String::new(),
+        limit: 6,
+    };
+    assert_eq!(
+        promptloom::store::reads::run(memory.backend(), q.clone()).unwrap(), // ok: test
+        memory
+            .trace_page_json(Some("s1"), Some("k"), None, None, 6)
+            .unwrap()  // ok: test
+    );
+    assert_eq!(
+        promptloom::store::reads::Query::from_text(&q.to_text()).unwrap(),
+        q
+    ); // ok: test
+       // Page sizes are 1 ..= 10,000.
+    for bad in [0, 10_001] {
+        let e = memory
+            .trace_page_json(None, None, None, None, bad)
+            .unwrap_err(); // ok: test
+        assert_eq!(
+            (e.kind(), e.path()),
+            (ErrorKind::InvalidOptions, Some("pageSize"))
+        );
+    }
+    // An empty store has one empty page.
+    let empty = SkillTables::new(MemoryBackend::new());
+    assert_eq!(
+        empty.trace_page_json(None, None, None, None, 10).unwrap(), // ok: test
+        r#"{"items":[],"next":null}"#
+    );
+}

@@ -690,7 +690,6 @@ export async function rejectProposal(store, id, options) {
  * @returns {Promise<SkillRegistry>}
  */
 export async function installApproved(store, registry) {
-
   const rows = await backendOf(store, 'installApproved()').scan('skill_proposals', '');
   const r = registryOpt(registry, 'installApproved()');
   return new SkillRegistry(call(() => __module().installApproved(r.__inner, JSON.stringify(rows))));

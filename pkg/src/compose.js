@@ -35,12 +35,12 @@ function modelCall(options, what) {
   if (adapter === undefined || adapter === null) return undefined;
   if (typeof adapter === 'function') return adapter;
   if (typeof adapter === 'object' && typeof adapter.generate === 'function' && typeof adapter.provider === 'string') {
+    // The core says what the request is for the provider (the prompt as the user turn, the
+    // system text, the schema as the JSON answer, which model) and what the turn answers.
     return async (/** @type {ModelRequest} */ request) => {
-      const modelId = request.model ?? id ?? adapter.model;
-      const settings = { provider: adapter.provider, ...(modelId === undefined ? {} : { model: modelId }), ...(request.system ? { system: request.system } : {}), ...(request.schema ? { output: { schema: request.schema } } : {}) };
-      const turn = await adapter.generate(__lowerOne({ role: 'user', parts: [{ type: 'text', text: request.prompt }] }, settings, 'lowerAsync'));
-      const text = turn.parts.map((/** @type {Unchecked} */ p) => (p.type === 'text' ? p.text : '')).join('');
-      return { text, usage: turn.metadata?.usage, model: turn.metadata?.model ?? modelId };
+      const { message, options } = JSON.parse(__core('modelRequest', 'lower', __json(request, 'the model request', 'InvalidRequest'), id ?? adapter.model ?? ''));
+      const turn = await adapter.generate(__lowerOne(message, { provider: adapter.provider, ...options }, 'lowerAsync'));
+      return JSON.parse(__core('modelRequest', 'answer', __json(turn, "the adapter's turn", 'AdapterFailed', { text: false }), options.model ?? ''));
     };
   }
   throw new PromptloomError('InvalidOptions', '`adapter` must be a function or an Adapter from createAdapter() (at adapter)', { path: 'adapter' });

@@ -3,7 +3,7 @@
 // core (src/conversation).
 
 import { FIELD } from './constants.js';
-import { PromptloomError, __inbox, __optionsJson, __module, __requests, __answer, __Lowered, __withStore, __syncOptions, __asyncAnswer, __later, __toBase64, __asBytes, __inlineSlots, __fromCore, __json, __opts, __said, __release, __disposable, __call, __on, __glue } from './api.js';
+import { PromptloomError, __inbox, __optionsJson, __module, __requests, __answer, __Lowered, __withStore, __syncOptions, __asyncAnswer, __later, __toBase64, __asBytes, __inlineSlots, __fromCore, __json, __opts, __said, __release, __disposable, __call, __on, __onCall, __glue } from './api.js';
 
 /** @import { Unchecked, ErrorCode, Glue } from './instance.js' */
 /** @typedef {import('../index.js').Turn} Turn */
@@ -279,7 +279,7 @@ export class Conversation {
    * @returns {T}
    */
   #on(f) {
-    return __on(this.#glue, () => __call(f));
+    return __onCall(this.#glue, f);
   }
 
   /**
@@ -447,7 +447,6 @@ export class Conversation {
    * @param {number} n
    */
   truncate(n) {
-
     if (!Number.isInteger(n) || n < 0) throw new PromptloomError('InvalidOptions', '`n` must be a non-negative integer (at n)', { path: 'n' });
     this.#on(() => this.#core.truncate(n));
   }

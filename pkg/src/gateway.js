@@ -902,6 +902,5 @@ function gatewaySteps(steps, what, inputFn, path = 'steps') {
  * @param {import('../composer.js').GatewayOptions} options
  */
 export function createGateway(options) {
-
   return new Gateway(options);
 }

@@ -87,6 +87,19 @@ export function __on(glue, f) {
   }
 }
 
+/**
+ * @internal `__call(f)` on `glue` (the instance an object was made on): `__on(glue, () =>
+ * __call(f))` without the wrapper closure when `glue` serves calls now, as it almost always
+ * does.
+ * @template T
+ * @param {Glue} glue
+ * @param {() => T} f
+ * @returns {T}
+ */
+export function __onCall(glue, f) {
+  return glue === wasm ? __call(f) : __on(glue, () => __call(f));
+}
+
 /** The entries, each module a superset of the one before. */
 const ENTRIES = ['promptloom/lower', 'promptloom', 'promptloom/composer'];
 
@@ -747,7 +760,6 @@ function viaInbox(name, strings, ...extra) {
  * @returns {R}
  */
 export function __withBytes(f, chunk, what) {
-
   if (!wasm) throw new PromptloomError('Internal', 'promptloom is not initialised yet', {});
   /** @type {Uint8Array | null} */
   let bytes = null;

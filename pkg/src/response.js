@@ -1,7 +1,7 @@
 // The response side: the glue only moves bytes into wasm and events out of it; every rule
 // about SSE, provider events, usage, stop reasons and errors is in the core (src/response).
 
-import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __opts, __json, providers, __bytesOf, __release, __disposable, __call, __on, __glue } from './api.js';
+import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __opts, __json, providers, __bytesOf, __release, __disposable, __call, __on, __onCall, __glue } from './api.js';
 
 const NONE = /** @type {readonly any[]} */ (Object.freeze([]));
 /** @import { Unchecked } from './instance.js' */
@@ -102,7 +102,7 @@ export class ResponseParser {
    * @returns {T}
    */
   #on(f) {
-    return __on(this.#glue, () => __call(f));
+    return __onCall(this.#glue, f);
   }
 
   /**

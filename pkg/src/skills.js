@@ -2,7 +2,7 @@
 // the seed migration live in the core; this file moves rows between the core and a storage
 // backend. The catalog (matching, decisions, marketplace sync) is catalog.js.
 
-import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes, __json, __key, __opts, __str, __call, __generation, __encoder, __list, __clock, __iso, __renamed, __longRun, __said } from './api.js';
+import { PromptloomError, __fromCore, __core, __inbox, __module, __toBase64, __asBytes, __json, __key, __opts, __str, __call, __generation, __encoder, __list, __clock, __iso, __renamed, __longRun, __said, __num } from './api.js';
 import { memoryBackend, indexedDbBackend, hostBackend, readPlanned } from './stores.js';
 import { FIELD } from './constants.js';
 
@@ -399,6 +399,39 @@ class SkillStore {
     return readPlanned(this.#backend, 'traces', opt(session_id, 'sessionId'), opt(skill_id, 'skillId'), opt(artifact_id, 'artifactId'), opt(format, 'format'));
   }
   /**
+   * One page of traces in key order (a session's in start order): at most `pageSize` rows
+   * (default 100, at most 10,000) after the cursor `after` (a page's `next`; none: the
+   * first page), filtered as traces() is → `{ items, next }`, `next` null at the end. The
+   * backend reads one key range; a filter can leave a page short, or empty, before the end.
+   * @param {import('../index.js').TraceFilter & { after?: string | null, pageSize?: number }} [options]
+   * @returns {Promise<import('../index.js').TracePage>}
+   */
+  async tracePage(options) {
+    const { sessionId, skillId, artifactId, after, pageSize = 100 } = __renamed(__opts(options, 'tracePage()'), TRACE_FILTER, 'tracePage()');
+    const opt = (/** @type {unknown} */ v, /** @type {string} */ what) => (v == null ? '' : __key(v, what));
+    const size = String(__num(pageSize, 'pageSize', { integer: true, min: 1 }));
+    return readPlanned(this.#backend, 'trace_page', opt(sessionId, 'sessionId'), opt(skillId, 'skillId'), opt(artifactId, 'artifactId'), opt(after, 'after'), size);
+  }
+  /**
+   * Every trace page by page, following the cursors (the non-empty pages); each read is one
+   * page. A `signal` stops it before its next read.
+   * @param {import('../index.js').TraceFilter & { pageSize?: number, signal?: AbortSignal }} [options]
+   * @returns {AsyncGenerator<import('../index.js').TracePage, void, undefined>}
+   */
+  async *tracePages(options) {
+    const { signal, after: _, ...rest } = __opts(options, 'tracePages()');
+    const run = __longRun({ signal }, 'tracePages()');
+    /** @type {string | null} */
+    let after = null;
+    for (;;) {
+      run.stop();
+      const p = await this.tracePage({ ...rest, after });
+      if (p.items.length > 0) yield p;
+      if (p.next === null) return;
+      after = p.next;
+    }
+  }
+  /**
    * Trace rows, filtered as exportTraces() does.
    * @param {import('../index.js').TraceFilter} [filter]
    * @returns {Promise<import('../index.js').TraceRow[]>}
@@ -632,7 +665,6 @@ export async function openSkillStore(options) {
  * @returns {Promise<SkillStore>}
  */
 async function openStore(backend, name, now) {
-
   __key(name, 'name');
   if (typeof name !== 'string' || name === '') throw new PromptloomError('InvalidOptions', '`name` must be a non-empty string (at name)', { path: 'name' });
   if (backend === 'memory') return new SkillStore(memoryBackend(), name, now);

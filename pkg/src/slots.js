@@ -241,7 +241,6 @@ export function __inlineSlots(value, wanted) {
  * @returns {string}
  */
 export function __splice(body, slots) {
-
   if (slots.length === 0) return body;
   // Concatenation (not join) lets the engine link the large strings instead of copying.
   const pieces = body.split(SLOT);

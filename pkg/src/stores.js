@@ -23,7 +23,13 @@ export { TABLES };
  * INDEXES table).
  * @typedef {{ op: 'put' | 'insert' | 'delete', table: string, key: string, value?: string, index?: Record<string, unknown> }} WriteOp
  */
-/** The rows one read asks for: `[table, key]` gets and `[table, prefix]` scans. @typedef {{ gets?: [string, string][], scans?: [string, string][] }} ReadQuery */
+/**
+ * A scan: `[table, prefix]`, the rows whose key starts with `prefix`; or one page of it,
+ * `[table, prefix, after, limit]`: those whose key comes after `after` (null: from the
+ * first), at most `limit`. Either in key order.
+ * @typedef {[string, string] | [string, string, string | null, number]} Scan
+ */
+/** The rows one read asks for: `[table, key]` gets and scans. @typedef {{ gets?: [string, string][], scans?: Scan[] }} ReadQuery */
 /** What a read answers: a value (or null) per get, the rows per scan. @typedef {{ gets: (string | null)[], scans: Row[][] }} ReadAnswer */
 /**
  * A storage backend (see the interface at the top of this file); `values` and `byIndex`
@@ -32,6 +38,7 @@ export { TABLES };
  *   kind: string,
  *   get(table: string, key: string): Promise<string | null>,
  *   scan(table: string, prefix: string): Promise<Row[]>,
+ *   range(table: string, prefix: string, after: string | null, limit: number): Promise<Row[]>,
  *   read(q: ReadQuery): Promise<ReadAnswer>,
  *   commitAfterRead(reads: [string, string][], build: (values: (string | null)[]) => WriteOp[]): Promise<void>,
  *   values?(table: string, prefix: string): Promise<(string | null)[]>,
@@ -114,8 +121,33 @@ function conflict(table, key) {
  * @returns {Promise<ReadAnswer>}
  */
 async function readEach(b, { gets = [], scans = [] }) {
-  const [g, sc] = await Promise.all([Promise.all(gets.map(([t, k]) => b.get(t, k))), Promise.all(scans.map(([t, p]) => b.scan(t, p)))]);
+  const [g, sc] = await Promise.all([
+    Promise.all(gets.map(([t, k]) => b.get(t, k))),
+    Promise.all(scans.map((s) => (s.length > 2 ? b.range(s[0], s[1], s[2] ?? null, s[3] ?? Infinity) : b.scan(s[0], s[1])))),
+  ]);
   return { gets: g, scans: sc };
+}
+
+/**
+ * The rows of a key range's page from the range's rows in key order: those after `after`,
+ * at most `limit` (for backends that read the whole range).
+ * @param {Row[]} rows
+ * @param {string | null} after
+ * @param {number} limit
+ */
+function pageOf(rows, after, limit) {
+  const from = after === null ? 0 : rows.findIndex(([k]) => k > after);
+  return from < 0 ? [] : rows.slice(from, from + limit);
+}
+
+/**
+ * The IndexedDB key range of `prefix`'s keys (after `after`, when given).
+ * @param {string} prefix
+ * @param {string | null} after
+ */
+function pageRange(prefix, after) {
+  const open = after !== null && after >= prefix;
+  return IDBKeyRange.bound(open ? after : prefix, prefix + '\uffff', open, false);
 }
 
 /**
@@ -143,6 +175,9 @@ export function memoryBackend() {
       const out = [];
       for (const [k, v] of rowsOf(table)) if (k.startsWith(prefix)) out.push([k, v]);
       return out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    },
+    async range(table, prefix, after, limit) {
+      return pageOf(await this.scan(table, prefix), after, limit);
     },
     read(q) {
       return readEach(this, q);
@@ -310,6 +345,18 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
         return keys.map((k, i) => /** @type {Row} */ ([String(k), text(values[i])]));
       });
     },
+    /** One page of a key range: IndexedDB starts at the key and stops at the count. */
+    async range(table, prefix, after, limit) {
+      checkTable(table);
+      return idbRead(async () => {
+        const t = tx([storeOf(table)], 'readonly');
+        const range = pageRange(prefix, after);
+        if (VIRTUAL[table]) return pageOf(await scanIndex(t, table, range), null, limit);
+        const store = t.objectStore(table);
+        const [keys, values] = await Promise.all([request(store.getAllKeys(range, limit)), request(store.getAll(range, limit))]);
+        return keys.map((k, i) => /** @type {Row} */ ([String(k), text(values[i])]));
+      });
+    },
     /** The values of the rows whose key starts with `prefix`, in key order (no keys: one request). */
     async values(table, prefix) {
       checkTable(table);
@@ -348,20 +395,21 @@ export async function indexedDbBackend(name, idb = globalThis.indexedDB) {
               out.gets[i] = VIRTUAL[table] ? pointer(r.result) : text(r.result);
             };
           });
-          scans.forEach(([table, prefix], i) => {
-            const range = IDBKeyRange.bound(prefix, prefix + '\uffff');
+          scans.forEach(([table, prefix, after = null, limit], i) => {
+            // A page of a range starts after its cursor and stops at its count.
+            const range = pageRange(prefix, after);
             if (VIRTUAL[table]) {
-              scanIndex(t, table, range).then((rows) => (out.scans[i] = rows)).catch(() => abort(t));
+              scanIndex(t, table, range).then((rows) => (out.scans[i] = limit === undefined ? rows : rows.slice(0, limit))).catch(() => abort(t));
               return;
             }
             const store = t.objectStore(table);
             /** @type {IDBValidKey[]} */
             let keys = [];
-            const rk = store.getAllKeys(range);
+            const rk = store.getAllKeys(range, limit);
             rk.onsuccess = () => {
               keys = rk.result;
             };
-            const rv = store.getAll(range);
+            const rv = store.getAll(range, limit);
             rv.onsuccess = () => {
               const values = rv.result;
               out.scans[i] = keys.map((k, j) => /** @type {Row} */ ([String(k), text(values[j])]));
@@ -620,6 +668,10 @@ export function hostBackend(host, name) {
       });
     },
     scan(table, prefix_) {
+      return this.range(table, prefix_, null, Infinity);
+    },
+    /** One page of a key range: the keys are listed, and only the page's values are read. */
+    range(table, prefix_, after, limit) {
       checkTable(table);
       return wrap('list', async () => {
         await ready();
@@ -627,7 +679,9 @@ export function hostBackend(host, name) {
         const strip = at(table, '').length;
         const listed = /** @type {string[]} */ ((await listAll(host, full)).filter((k) => typeof k === 'string' && k.startsWith(full)));
         if (overlay) for (const [k, v] of overlay) if (v !== null && k.startsWith(full)) listed.push(k);
-        const keys = [...new Set(listed)].sort();
+        const sorted = [...new Set(listed)].sort();
+        const from = after === null ? 0 : sorted.findIndex((k) => k.slice(strip) > after);
+        const keys = from < 0 ? [] : sorted.slice(from, from + limit);
         const raws = await Promise.all(keys.map((k) => rawGet(k)));
         const values = await Promise.all(raws.map((/** @type {unknown} */ v, /** @type {number} */ i) => valueOf(`${table}:${keys[i].slice(strip)}`, v)));
         /** @type {Row[]} */
@@ -706,7 +760,6 @@ export async function readPlanned(backend, ...query) {
  * @param {Row[][]} scans
  */
 function plannedRowsText(gets, scans) {
-
   let text = `${gets.length}${FIELD}`;
   for (const v of gets) text += v == null ? `-${FIELD}` : `+${v}${FIELD}`;
   for (const rows of scans) {

@@ -241,14 +241,29 @@ impl Guest for Component {
                 options_in.settings =
                     wire::settings_with_output(options_in.settings.take(), schema)?;
             }
-            let (opts, table) = options(options_in)?;
-            let out = lower::lower(&msg, &opts, &table)?;
-            Ok(wl::Lowered {
-                body: out.body,
-                report: out.report.to_json(),
-            })
+            lowered(&msg, options_in)
         };
         run().map_err(to_wit)
+    }
+
+    fn lower_model_request(
+        request: String,
+        mut options_in: wl::LowerOptions,
+    ) -> Result<wl::Lowered, WitError> {
+        let run = || -> crate::error::Result<wl::Lowered> {
+            let parts = wire::model_request_lowering(&request, None)?;
+            let msg = UserMessage::from_json(&parts.message_json())?;
+            if parts.system.is_some() {
+                options_in.system.clone_from(&parts.system);
+            }
+            options_in.settings = parts.settings(options_in.settings.take())?;
+            lowered(&msg, options_in)
+        };
+        run().map_err(to_wit)
+    }
+
+    fn model_answer(turn: String, model: Option<String>) -> Result<String, WitError> {
+        wire::model_answer(&turn, model.as_deref()).map_err(to_wit)
     }
 
     fn run_order(skill: String) -> Result<Vec<String>, WitError> {
@@ -298,4 +313,15 @@ impl Guest for Component {
     fn dspy_stale(artifacts: String, manifest: String) -> Result<String, WitError> {
         optimize::stale_json(&artifacts, &manifest).map_err(to_wit)
     }
+}
+
+/// A message lowered with the WIT options (what `lower-composition` and
+/// `lower-model-request` answer).
+fn lowered(msg: &UserMessage, options_in: wl::LowerOptions) -> crate::error::Result<wl::Lowered> {
+    let (opts, table) = options(options_in)?;
+    let out = lower::lower(msg, &opts, &table)?;
+    Ok(wl::Lowered {
+        body: out.body,
+        report: out.report.to_json(),
+    })
 }

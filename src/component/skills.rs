@@ -250,6 +250,26 @@ impl GuestSkillStore for StoreResource {
         self.export(session_id, skill_id, artifact_id, Export::Dspy)
     }
 
+    fn trace_page(
+        &self,
+        session_id: Option<String>,
+        skill_id: Option<String>,
+        artifact_id: Option<String>,
+        after: Option<String>,
+        page_size: u32,
+    ) -> std::result::Result<String, WitError> {
+        self.store
+            .borrow()
+            .trace_page_json(
+                session_id.as_deref(),
+                skill_id.as_deref(),
+                artifact_id.as_deref(),
+                after.as_deref(),
+                usize::try_from(page_size).unwrap_or(usize::MAX),
+            )
+            .map_err(to_wit)
+    }
+
     fn call_authoring_tool(
         &self,
         name: String,

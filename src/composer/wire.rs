@@ -358,3 +358,187 @@ pub fn settings_with_output(settings: Option<String>, schema: &Value) -> Result<
         .or_insert_with(|| serde_json::json!({ "schema": schema }));
     Ok(Some(Value::Object(s).json_text()))
 }
+
+/// A model request (what the composer asks a model for the subgraph shape, or an artifact
+/// run for a template's answer: `{ purpose, system?, prompt, schema?, model? }`) as a
+/// provider request: the prompt as the user turn, `system` as the system text, `schema` as
+/// the JSON answer asked for (`output`), and `model` — the request's own, else `model`, the
+/// caller's — as the model id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelRequestLowering {
+    /// The prompt: the user turn's text.
+    pub prompt: String,
+    /// The system text (none when absent or empty).
+    pub system: Option<String>,
+    /// The JSON Schema of the answer asked for.
+    pub schema: Option<Value>,
+    /// The model id.
+    pub model: Option<String>,
+}
+
+/// Reads a model request (JSON text) for lowering; `model` is the caller's model id, which
+/// the request's own `model` overrides.
+pub fn model_request_lowering(request: &str, model: Option<&str>) -> Result<ModelRequestLowering> {
+    let r = parse(request, "the model request")?;
+    let text = |k: &str| {
+        r.get(k)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    };
+    let Some(Value::String(prompt)) = r.get("prompt") else {
+        return Err(Error::new(
+            ErrorKind::InvalidRequest,
+            "a model request needs its `prompt` text",
+        )
+        .at("prompt"));
+    };
+    Ok(ModelRequestLowering {
+        prompt: prompt.clone(),
+        system: text("system"),
+        schema: r.get("schema").filter(|s| s.is_object()).cloned(),
+        model: text("model").or_else(|| model.filter(|m| !m.is_empty()).map(str::to_owned)),
+    })
+}
+
+/// `"key":value` (JSON text) onto `out`, an object being written, when there is a value
+/// (after a comma unless it is the object's first).
+fn member(out: &mut String, key: &str, value: Option<String>) {
+    if let Some(v) = value {
+        if !out.ends_with('{') {
+            out.push(',');
+        }
+        out.push('"');
+        out.push_str(key);
+        out.push_str("\":");
+        out.push_str(&v);
+    }
+}
+
+/// A string as JSON text.
+fn quoted(s: &str) -> String {
+    Value::from(s).json_text()
+}
+
+impl ModelRequestLowering {
+    /// The user turn (JSON text): a message holding the prompt.
+    pub fn message_json(&self) -> String {
+        format!(
+            "{{\"role\":\"user\",\"parts\":[{{\"type\":\"text\",\"text\":{}}}]}}",
+            quoted(&self.prompt)
+        )
+    }
+
+    /// `{ message, options }`: the message and the lowering options it adds (`model`,
+    /// `system`, `output: { schema }`, each only when there is one), as JSON text.
+    pub fn to_json(&self) -> String {
+        let mut out = format!("{{\"message\":{},\"options\":{{", self.message_json());
+        member(&mut out, "model", self.model.as_deref().map(quoted));
+        member(&mut out, "system", self.system.as_deref().map(quoted));
+        let schema = self.schema.as_ref().map(JsonText::json_text);
+        member(
+            &mut out,
+            "output",
+            schema.map(|v| format!("{{\"schema\":{v}}}")),
+        );
+        out.push_str("}}");
+        out
+    }
+
+    /// The settings (JSON text of an object, or none) with the request's model and answer
+    /// schema: its `model` replaces theirs, its schema is the `output` unless they ask for
+    /// their own.
+    pub fn settings(&self, settings: Option<String>) -> Result<Option<String>> {
+        let settings = match &self.schema {
+            Some(schema) => settings_with_output(settings, schema)?,
+            None => settings,
+        };
+        let Some(model) = &self.model else {
+            return Ok(settings);
+        };
+        let mut s = match settings.as_deref().map(serde_json::from_str::<Value>) {
+            Some(Ok(Value::Object(m))) => m,
+            _ => Map::new(),
+        };
+        s.insert("model".into(), model.as_str().into());
+        Ok(Some(Value::Object(s).json_text()))
+    }
+}
+
+/// What a provider's answer to a model request says, as a model adapter answers:
+/// `{ text, usage?, model? }` — the turn's text parts joined, its usage, and the model that
+/// answered (the turn's, else `model`, the one asked for).
+pub fn model_answer(turn: &str, model: Option<&str>) -> Result<String> {
+    let t = parse(turn, "the assistant turn")?;
+    let mut text = String::new();
+    for p in t
+        .get("parts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let (Some("text"), Some(s)) = (
+            p.get("type").and_then(Value::as_str),
+            p.get("text").and_then(Value::as_str),
+        ) {
+            text.push_str(s);
+        }
+    }
+    let answered = t
+        .pointer("/metadata/model")
+        .and_then(Value::as_str)
+        .or(model);
+    let mut out = format!("{{\"text\":{}", quoted(&text));
+    let usage = t.pointer("/metadata/usage").filter(|u| !u.is_null());
+    member(&mut out, "usage", usage.map(JsonText::json_text));
+    member(&mut out, "model", answered.map(quoted));
+    out.push('}');
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_model_request_is_a_user_turn_with_its_system_schema_and_model() {
+        let req = r#"{"purpose":"shape","system":"Answer in JSON.","prompt":"Which stages?","schema":{"type":"object"}}"#;
+        let l = model_request_lowering(req, Some("claude-sonnet-4-5")).unwrap(); // ok: test
+        assert_eq!(
+            l.to_json(),
+            r#"{"message":{"role":"user","parts":[{"type":"text","text":"Which stages?"}]},"options":{"model":"claude-sonnet-4-5","system":"Answer in JSON.","output":{"schema":{"type":"object"}}}}"#
+        );
+        // The request's own model wins; an empty system is none; no schema, no output.
+        let own =
+            model_request_lowering(r#"{"prompt":"Hi","system":"","model":"gpt-4o"}"#, Some("x"))
+                .unwrap(); // ok: test
+        assert_eq!(
+            (own.model.as_deref(), own.system, own.schema),
+            (Some("gpt-4o"), None, None)
+        );
+        // Settings: the model replaces theirs, the schema is the output unless they ask for one.
+        assert_eq!(
+            l.settings(Some(r#"{"model":"old","temperature":0}"#.into())).unwrap(), // ok: test
+            Some(r#"{"model":"claude-sonnet-4-5","output":{"schema":{"type":"object"}},"temperature":0}"#.into())
+        );
+        let e = model_request_lowering(r#"{"purpose":"shape"}"#, None).unwrap_err(); // ok: test
+        assert_eq!(
+            (e.kind(), e.path()),
+            (ErrorKind::InvalidRequest, Some("prompt"))
+        );
+    }
+
+    #[test]
+    fn a_turn_answers_a_model_request_with_its_text_usage_and_model() {
+        let turn = r#"{"role":"assistant","parts":[{"type":"reasoning","text":"hm"},{"type":"text","text":"{\"a\":"},{"type":"text","text":"1}"}],"metadata":{"usage":{"input_tokens":3}}}"#;
+        assert_eq!(
+            model_answer(turn, Some("m")).unwrap(), // ok: test
+            r#"{"text":"{\"a\":1}","usage":{"input_tokens":3},"model":"m"}"#
+        );
+        let named = r#"{"role":"assistant","parts":[],"metadata":{"model":"gemini-2.5-pro"}}"#;
+        assert_eq!(
+            model_answer(named, Some("m")).unwrap(), // ok: test
+            r#"{"text":"","model":"gemini-2.5-pro"}"#
+        );
+    }
+}

@@ -186,6 +186,16 @@ pub fn export<'a>(
     artifact_id: Option<&str>,
     how: Export,
 ) -> Result<String> {
+    // One body for every kind of row source: the generic part is only this call.
+    export_each(&mut rows.into_iter(), skill_id, artifact_id, how)
+}
+
+fn export_each(
+    rows: &mut dyn Iterator<Item = &str>,
+    skill_id: Option<&str>,
+    artifact_id: Option<&str>,
+    how: Export,
+) -> Result<String> {
     let mut out = String::new();
     for text in rows {
         let v: Map<String, Value> = serde_json::from_str(text).map_err(|e| {

@@ -157,6 +157,20 @@ pub fn composition_lowering(lens: &[u32]) -> Result<String, JsValue> {
         .map_err(js_err)
 }
 
+/// A model request for a provider adapter, in two steps (`step`): `lower`, the request
+/// (JSON) as `{ message, options }` — the prompt as the user turn and the options it adds
+/// (`model`, `system`, `output`) —; `answer`, the adapter's turn (JSON) as `{ text, usage?,
+/// model? }`. `model`: the caller's model id, or the one asked for ("" none).
+#[wasm_bindgen(js_name = modelRequest)]
+pub fn model_request(step: &str, json: &str, model: &str) -> Result<String, JsValue> {
+    let model = Some(model).filter(|m| !m.is_empty());
+    match step {
+        "lower" => wire::model_request_lowering(json, model).map(|l| l.to_json()),
+        _ => wire::model_answer(json, model),
+    }
+    .map_err(js_err)
+}
+
 /// An artifact run or a skill run kept in wasm ([`crate::artifact_run`]).
 #[wasm_bindgen(js_name = ArtifactRunCore)]
 pub struct JsArtifactRun {

@@ -260,9 +260,3 @@ pub fn user_view(message: &str) -> Result<String, JsValue> {
     let msg = UserMessage::from_json(message).map_err(js_err)?;
     Ok(Value::Array(compositor::chips(&msg.parts)).json_text())
 }
-
-/// The message key of `seq` in `session` (the layout's; the glue reads by it).
-#[wasm_bindgen(js_name = messageKey)]
-pub fn message_key(session: &str, seq: u32) -> String {
-    messages::message_key(session, u64::from(seq))
-}

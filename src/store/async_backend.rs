@@ -63,7 +63,16 @@ impl<B: Backend> AsyncBackend for RefCell<B> {
             .iter()
             .map(|(t, p)| b.scan(*t, p))
             .collect::<Result<_>>()?;
-        Ok(Rows { gets, scans })
+        let ranges = plan
+            .ranges
+            .iter()
+            .map(|r| b.range(r.table, &r.prefix, r.after.as_deref(), r.limit))
+            .collect::<Result<_>>()?;
+        Ok(Rows {
+            gets,
+            scans,
+            ranges,
+        })
     }
 
     async fn commit_after_read(
@@ -116,7 +125,7 @@ pub async fn read<B: AsyncBackend + ?Sized>(backend: &B, query: Query) -> Result
 async fn get<B: AsyncBackend + ?Sized>(b: &B, table: Table, key: &str) -> Result<Option<String>> {
     let plan = Plan {
         gets: vec![(table, key.to_owned())],
-        scans: Vec::new(),
+        ..Plan::default()
     };
     Ok(b.read(&plan).await?.gets.into_iter().next().flatten())
 }
@@ -128,8 +137,8 @@ async fn scan<B: AsyncBackend + ?Sized>(
     prefix: &str,
 ) -> Result<Vec<(String, String)>> {
     let plan = Plan {
-        gets: Vec::new(),
         scans: vec![(table, prefix.to_owned())],
+        ..Plan::default()
     };
     Ok(b.read(&plan)
         .await?
@@ -519,5 +528,26 @@ impl<B: AsyncBackend> AsyncSkillStore<B> {
             Value::String(lines) => Ok(lines),
             _ => Ok(String::new()),
         }
+    }
+
+    /// One page of traces (see [`super::SkillTables::trace_page_json`]): `{ items, next }`
+    /// JSON, one key-range read.
+    #[cfg(feature = "composer")]
+    pub async fn trace_page_json(
+        &self,
+        session_id: Option<&str>,
+        skill_id: Option<&str>,
+        artifact_id: Option<&str>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<String> {
+        let q = Query::TracePage {
+            session: session_id.unwrap_or_default().to_owned(),
+            skill: skill_id.unwrap_or_default().to_owned(),
+            artifact: artifact_id.unwrap_or_default().to_owned(),
+            after: after.unwrap_or_default().to_owned(),
+            limit: super::pages::trace_page_size(limit)?,
+        };
+        read(&self.backend, q).await
     }
 }

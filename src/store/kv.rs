@@ -499,6 +499,34 @@ impl<K: RawKv> Backend for Journaled<K> {
     }
 
     fn scan(&self, table: Table, prefix: &str) -> Result<Vec<(String, String)>> {
+        self.rows(table, prefix, None, usize::MAX)
+    }
+
+    fn range(
+        &self,
+        table: Table,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, String)>> {
+        self.rows(table, prefix, after, limit)
+    }
+
+    fn commit(&mut self, ops: &[Op]) -> Result<()> {
+        self.commit_ops(ops)
+    }
+}
+
+impl<K: RawKv> Journaled<K> {
+    /// The rows of a key range after `after`, at most `limit`: the keys are listed, and only
+    /// the values of the rows kept are read.
+    fn rows(
+        &self,
+        table: Table,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, String)>> {
         self.settle()?;
         let full = row_key(&self.prefix, table, prefix);
         let strip = row_key(&self.prefix, table, "").len();
@@ -518,11 +546,16 @@ impl<K: RawKv> Backend for Journaled<K> {
         }
         crate::sort::sort(&mut keys);
         keys.dedup();
-        let mut out = Vec::with_capacity(keys.len());
+        let mut out = Vec::with_capacity(keys.len().min(limit));
         for k in keys {
-            let raw = self.raw_get(&k)?;
-            if let Some(raw) = raw {
-                let short = k.get(strip..).unwrap_or_default().to_owned();
+            if out.len() >= limit {
+                break;
+            }
+            let short = k.get(strip..).unwrap_or_default().to_owned();
+            if after.is_some_and(|a| short.as_str() <= a) {
+                continue;
+            }
+            if let Some(raw) = self.raw_get(&k)? {
                 let rest = format!("{}:{short}", table.name());
                 out.push((short, self.value(&rest, raw)?));
             }
@@ -530,7 +563,7 @@ impl<K: RawKv> Backend for Journaled<K> {
         Ok(out)
     }
 
-    fn commit(&mut self, ops: &[Op]) -> Result<()> {
+    fn commit_ops(&mut self, ops: &[Op]) -> Result<()> {
         self.recover()?;
         let rows = touched(ops);
         let mut olds = Vec::with_capacity(rows.len());

@@ -219,6 +219,23 @@ pub trait Backend {
     fn get(&self, table: Table, key: &str) -> Result<Option<String>>;
     /// All rows whose key starts with `prefix`, in key order.
     fn scan(&self, table: Table, prefix: &str) -> Result<Vec<(String, String)>>;
+    /// One page of a key range: the rows whose key starts with `prefix` and comes after
+    /// `after` (from the first for `None`), in key order, at most `limit`. The default reads
+    /// the whole range; a backend that can start a read at a key does better.
+    fn range(
+        &self,
+        table: Table,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, String)>> {
+        let mut rows = self.scan(table, prefix)?;
+        if let Some(a) = after {
+            rows.retain(|(k, _)| k.as_str() > a);
+        }
+        rows.truncate(limit);
+        Ok(rows)
+    }
     /// Applies the writes in order; all or nothing where the backend can promise it.
     fn commit(&mut self, ops: &[Op]) -> Result<()>;
 }
@@ -262,6 +279,28 @@ impl Backend for MemoryBackend {
                     .collect()
             })
             .unwrap_or_default())
+    }
+
+    fn range(
+        &self,
+        table: Table,
+        prefix: &str,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, String)>> {
+        use std::ops::Bound;
+        let Some(t) = self.tables.get(&table) else {
+            return Ok(Vec::new());
+        };
+        let from = match after {
+            Some(a) if a >= prefix => Bound::Excluded(a.to_owned()),
+            _ => Bound::Included(prefix.to_owned()),
+        };
+        Ok(t.range((from, Bound::Unbounded))
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .take(limit)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect())
     }
 
     fn commit(&mut self, ops: &[Op]) -> Result<()> {

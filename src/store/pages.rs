@@ -124,3 +124,21 @@ pub fn page_digits(size: u64) -> Result<u32> {
     )
     .at("pageSize"))
 }
+
+/// The most rows a trace page holds (traces page by cursor, not by number: their keys
+/// have no sequence number to share a prefix).
+#[cfg(feature = "composer")]
+pub const TRACE_PAGE_MAX: usize = 10_000;
+
+/// A trace page's size, checked: `1 ..= TRACE_PAGE_MAX` rows.
+#[cfg(feature = "composer")]
+pub fn trace_page_size(n: usize) -> Result<usize> {
+    if (1..=TRACE_PAGE_MAX).contains(&n) {
+        return Ok(n);
+    }
+    Err(Error::new(
+        crate::error::ErrorKind::InvalidOptions,
+        format!("a trace page holds 1 to {TRACE_PAGE_MAX} rows (got {n})"),
+    )
+    .at("pageSize"))
+}

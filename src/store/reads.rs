@@ -122,6 +122,23 @@ pub enum Query {
         /// ([`crate::dispatch::trace::Export`]).
         format: String,
     },
+    /// One page of execution traces, in key order (a session's in start order): the rows
+    /// after the cursor `after` ("": the first page), at most `limit`, filtered by skill and
+    /// artifact. Answers `{ items, next }`: `next` is the cursor of the following page, or
+    /// `null` at the end (a filter can leave a page short, or empty, before the end).
+    #[cfg(feature = "composer")]
+    TracePage {
+        /// The session ("": every session).
+        session: String,
+        /// The skill id ("": any).
+        skill: String,
+        /// The artifact id ("": any).
+        artifact: String,
+        /// The cursor: the key of the last row of the page before ("": none).
+        after: String,
+        /// At most this many rows (1 ..= [`super::pages::TRACE_PAGE_MAX`]).
+        limit: usize,
+    },
 }
 
 /// Page `n`'s answer, `{ items, page, prev, next }` as JSON text, from the session's counter
@@ -170,23 +187,42 @@ fn summaries_json(heads: Vec<(String, String)>) -> Result<String> {
     Ok(Value::Array(out).json_text())
 }
 
-/// The rows a read needs: point reads and prefix scans (each scan in key order).
+/// The rows a read needs: point reads, prefix scans (each in key order) and pages of key
+/// ranges.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
     /// `(table, key)` rows to get.
     pub gets: Vec<(Table, String)>,
     /// `(table, prefix)` key ranges to scan.
     pub scans: Vec<(Table, String)>,
+    /// Pages of key ranges ([`super::Backend::range`]).
+    pub ranges: Vec<RangeRead>,
 }
 
-/// What a host read: one value (or none) per get, one list of rows per scan, in the plan's
-/// order.
+/// One page of a key range: the rows of `table` whose key starts with `prefix` and comes
+/// after `after` (from the first for `None`), in key order, at most `limit`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RangeRead {
+    /// The table.
+    pub table: Table,
+    /// The key prefix.
+    pub prefix: String,
+    /// The key the page starts after.
+    pub after: Option<String>,
+    /// At most this many rows.
+    pub limit: usize,
+}
+
+/// What a host read: one value (or none) per get, one list of rows per scan and per range,
+/// in the plan's order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rows {
     /// Per get, the row's value.
     pub gets: Vec<Option<String>>,
     /// Per scan, its `(key, value)` rows in key order.
     pub scans: Vec<Vec<(String, String)>>,
+    /// Per range, its `(key, value)` rows in key order.
+    pub ranges: Vec<Vec<(String, String)>>,
 }
 
 /// What a read comes to after its rows.
@@ -207,10 +243,12 @@ impl Query {
             Query::Message { id } => Plan {
                 gets: vec![(Table::Ids, id.clone()), (Table::Messages, id.clone())],
                 scans: vec![(Table::Parts, format!("{id}#"))],
+                ranges: Vec::new(),
             },
             Query::MessageAt { key, .. } => Plan {
                 gets: vec![(Table::Messages, key.clone())],
                 scans: vec![(Table::Parts, format!("{key}#"))],
+                ranges: Vec::new(),
             },
             Query::Thread { session } | Query::History { session } => Plan {
                 gets: Vec::new(),
@@ -218,10 +256,12 @@ impl Query {
                     (Table::Messages, format!("{session}/")),
                     (Table::Parts, format!("{session}/")),
                 ],
+                ranges: Vec::new(),
             },
             Query::List { session } => Plan {
                 gets: Vec::new(),
                 scans: vec![(Table::Messages, format!("{session}/"))],
+                ranges: Vec::new(),
             },
             Query::Page {
                 of,
@@ -241,22 +281,27 @@ impl Query {
                         }
                     }
                 },
+                ranges: Vec::new(),
             },
             Query::Blob { content_id } => Plan {
                 gets: vec![(Table::Blobs, content_id.clone())],
                 scans: Vec::new(),
+                ranges: Vec::new(),
             },
             Query::Invocations { thread } => Plan {
                 gets: Vec::new(),
                 scans: vec![(Table::Invocations, super::invocations_prefix(thread))],
+                ranges: Vec::new(),
             },
             Query::Skill { id } => Plan {
                 gets: vec![(Table::Skills, id.clone())],
                 scans: vec![(Table::Artifacts, format!("{id}/"))],
+                ranges: Vec::new(),
             },
             Query::SkillByName { name } => Plan {
                 gets: vec![(Table::SkillNames, name.clone())],
                 scans: Vec::new(),
+                ranges: Vec::new(),
             },
             Query::Summary { name_or_id } => Plan {
                 gets: vec![
@@ -264,10 +309,12 @@ impl Query {
                     (Table::Skills, name_or_id.clone()),
                 ],
                 scans: Vec::new(),
+                ranges: Vec::new(),
             },
             Query::SummaryAt { id } => Plan {
                 gets: vec![(Table::Skills, id.clone())],
                 scans: Vec::new(),
+                ranges: Vec::new(),
             },
             Query::Artifacts { skill, kinds } => Plan {
                 gets: Vec::new(),
@@ -279,18 +326,39 @@ impl Query {
                         .map(|k| (Table::Artifacts, format!("{skill}/{k}/")))
                         .collect()
                 },
+                ranges: Vec::new(),
             },
             Query::Artifact { id } => Plan {
                 gets: vec![(Table::ArtifactIds, id.clone())],
                 scans: Vec::new(),
+                ranges: Vec::new(),
             },
             Query::ArtifactAt { key } => Plan {
                 gets: vec![(Table::Artifacts, key.clone())],
                 scans: Vec::new(),
+                ranges: Vec::new(),
             },
             Query::Traces { session, .. } => Plan {
                 gets: Vec::new(),
                 scans: vec![(Table::Traces, super::traces_prefix(session))],
+                ranges: Vec::new(),
+            },
+            // One more row than the page holds says whether another page follows.
+            #[cfg(feature = "composer")]
+            Query::TracePage {
+                session,
+                after,
+                limit,
+                ..
+            } => Plan {
+                gets: Vec::new(),
+                scans: Vec::new(),
+                ranges: vec![RangeRead {
+                    table: Table::Traces,
+                    prefix: super::traces_prefix(session),
+                    after: Some(after.clone()).filter(|a| !a.is_empty()),
+                    limit: limit.saturating_add(1),
+                }],
             },
         }
     }
@@ -429,6 +497,16 @@ impl Query {
                 format,
                 ..
             } => traces(&scan(0), skill, artifact, format),
+            #[cfg(feature = "composer")]
+            Query::TracePage {
+                skill,
+                artifact,
+                limit,
+                ..
+            } => {
+                let rows = rows.ranges.into_iter().next().unwrap_or_default();
+                trace_page(rows, skill, artifact, *limit)
+            }
         }
     }
 
@@ -483,6 +561,23 @@ impl Query {
                     format: next(),
                 }
             }
+            #[cfg(not(feature = "composer"))]
+            "trace_page" => return Err(needs_composer()),
+            #[cfg(feature = "composer")]
+            "trace_page" => {
+                let session = next();
+                let skill = next();
+                let artifact = next();
+                let after = next();
+                let limit = super::pages::trace_page_size(next().parse().unwrap_or(0))?;
+                Query::TracePage {
+                    session,
+                    skill,
+                    artifact,
+                    after,
+                    limit,
+                }
+            }
             "artifacts" => {
                 let skill = next();
                 let kinds = f.map(str::to_owned).collect();
@@ -497,7 +592,23 @@ impl Query {
     /// hold a NUL: submit and the stores refuse them).
     pub fn to_text(&self) -> String {
         let page_fields;
+        #[cfg(feature = "composer")]
+        let limit_field;
         let (kind, fields): (&str, Vec<&str>) = match self {
+            #[cfg(feature = "composer")]
+            Query::TracePage {
+                session,
+                skill,
+                artifact,
+                after,
+                limit,
+            } => {
+                limit_field = limit.to_string();
+                (
+                    "trace_page",
+                    vec![session, skill, artifact, after, &limit_field],
+                )
+            }
             Query::Page {
                 of,
                 session,
@@ -570,6 +681,10 @@ pub fn run<B: super::Backend + ?Sized>(b: &B, q: Query) -> Result<String> {
                 for (t, p) in &plan.scans {
                     rows.scans.push(b.scan(*t, p)?);
                 }
+                for r in &plan.ranges {
+                    rows.ranges
+                        .push(b.range(r.table, &r.prefix, r.after.as_deref(), r.limit)?);
+                }
                 step = q.finish(rows)?;
             }
         }
@@ -626,35 +741,69 @@ fn traces(rows: &[(String, String)], skill: &str, artifact: &str, format: &str) 
 /// Trace rows are read by the Skill Composer's module.
 #[cfg(not(feature = "composer"))]
 fn traces(_: &[(String, String)], _: &str, _: &str, _: &str) -> Result<Step> {
-    Err(Error::new(
+    Err(needs_composer())
+}
+
+/// A page of trace rows (`{ items, next }`) from a range read of `limit + 1` rows.
+#[cfg(feature = "composer")]
+fn trace_page(
+    rows: Vec<(String, String)>,
+    skill: &str,
+    artifact: &str,
+    limit: usize,
+) -> Result<Step> {
+    super::traces::page_json(rows, skill, artifact, limit).map(Step::Done)
+}
+
+/// The error of a trace read in a module without the Skill Composer.
+#[cfg(not(feature = "composer"))]
+fn needs_composer() -> Error {
+    Error::new(
         ErrorKind::InvalidOptions,
         "traces are part of the Skill Composer: import everything from \"promptloom/composer\"",
     )
-    .with("needs", "promptloom/composer"))
+    .with("needs", "promptloom/composer")
+}
+
+/// One `[table, key, …tail]` entry of a plan's JSON (after a comma when `sep`).
+fn entry(out: &mut String, sep: bool, table: Table, key: &str, tail: &str) {
+    if sep {
+        out.push(',');
+    }
+    out.push_str("[\"");
+    out.push_str(table.name());
+    out.push_str("\",");
+    out.push_str(&Value::from(key).json_text());
+    out.push_str(tail);
+    out.push(']');
 }
 
 impl Plan {
-    /// `{"gets":[[table,key]],"scans":[[table,prefix]]}` as JSON text.
+    /// `{"gets":[[table,key]],"scans":[[table,prefix]]}` as JSON text; a range is a scan
+    /// with its cursor and count, `[table, prefix, after | null, limit]`, after the scans.
     pub fn to_json(&self) -> String {
-        let pairs = |v: &[(Table, String)], out: &mut String| {
-            out.push('[');
-            for (i, (t, k)) in v.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str("[\"");
-                out.push_str(t.name());
-                out.push_str("\",");
-                out.push_str(&Value::from(k.as_str()).json_text());
-                out.push(']');
-            }
-            out.push(']');
-        };
-        let mut out = String::from("{\"gets\":");
-        pairs(&self.gets, &mut out);
-        out.push_str(",\"scans\":");
-        pairs(&self.scans, &mut out);
-        out.push('}');
+        let mut out = String::from("{\"gets\":[");
+        for (i, (t, k)) in self.gets.iter().enumerate() {
+            entry(&mut out, i > 0, *t, k, "");
+        }
+        out.push_str("],\"scans\":[");
+        for (i, (t, k)) in self.scans.iter().enumerate() {
+            entry(&mut out, i > 0, *t, k, "");
+        }
+        // Only trace pages read ranges (the Skill Composer's).
+        #[cfg(feature = "composer")]
+        for (i, r) in self.ranges.iter().enumerate() {
+            let after = r.after.as_deref().map_or(Value::Null, Value::from);
+            let tail = format!(",{},{}", after.json_text(), r.limit);
+            entry(
+                &mut out,
+                i + self.scans.len() > 0,
+                r.table,
+                &r.prefix,
+                &tail,
+            );
+        }
+        out.push_str("]}");
         out
     }
 }
@@ -667,7 +816,10 @@ pub fn step_text(query: &str, rows: Option<&str>) -> Result<String> {
     let q = Query::from_text(query)?;
     let step = match rows {
         None => Step::Read(q.plan(), q),
-        Some(text) => q.finish(rows_from_text(text)?)?,
+        Some(text) => {
+            let scans = q.plan().scans.len();
+            q.finish(rows_from_text(text, scans)?)?
+        }
     };
     Ok(match step {
         Step::Read(plan, next) => format!("R{}{FIELD}{}", plan.to_json(), next.to_text()),
@@ -677,9 +829,10 @@ pub fn step_text(query: &str, rows: Option<&str>) -> Result<String> {
 
 /// Rows in the NUL-framed text the glue writes (row values are JSON text and keys never
 /// hold a raw NUL, so no escaping): the number of gets, then per get `-` (absent) or `+`
-/// and the value; then per scan its row count and its keys and values; every field ends
-/// with a NUL.
-pub fn rows_from_text(text: &str) -> Result<Rows> {
+/// and the value; then per scan (the plan's scans, then its ranges: they travel as scans)
+/// its row count and its keys and values; every field ends with a NUL. The first `scans`
+/// lists are the plan's scans, the rest its ranges.
+pub fn rows_from_text(text: &str, scans: usize) -> Result<Rows> {
     let bad = || Error::new(ErrorKind::Internal, "malformed store rows");
     let mut it = text.split(FIELD);
     let mut rows = Rows::default();
@@ -700,7 +853,11 @@ pub fn rows_from_text(text: &str) -> Result<Rows> {
             };
             scan.push((k.to_owned(), v.to_owned()));
         }
-        rows.scans.push(scan);
+        if rows.scans.len() < scans {
+            rows.scans.push(scan);
+        } else {
+            rows.ranges.push(scan);
+        }
     }
     Ok(rows)
 }
@@ -901,9 +1058,9 @@ mod tests {
         ] {
             assert_eq!(Query::from_text(&q.to_text()).unwrap(), q); // ok: test
         }
-        let rows = rows_from_text("2\0+\"v\"\0-\x001\0k\0{}\0").unwrap(); // ok: test
+        let rows = rows_from_text("2\0+\"v\"\0-\x001\0k\0{}\0", 1).unwrap(); // ok: test
         assert_eq!(rows.gets, vec![Some("\"v\"".to_owned()), None]);
         assert_eq!(rows.scans, vec![vec![("k".to_owned(), "{}".to_owned())]]);
-        assert!(rows_from_text("x").is_err());
+        assert!(rows_from_text("x", 0).is_err());
     }
 }

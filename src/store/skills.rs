@@ -177,6 +177,34 @@ impl<B: Backend> SkillTables<B> {
         )
     }
 
+    /// One page of traces in key order (a session's in start order): at most `limit` rows
+    /// after the cursor `after` (`None`: the first page), filtered by skill and artifact, as
+    /// `{ items, next }` JSON; `next` is the following page's cursor, or `null` at the end.
+    /// The backend reads one key range ([`Backend::range`]).
+    #[cfg(feature = "composer")]
+    pub fn trace_page_json(
+        &self,
+        session_id: Option<&str>,
+        skill_id: Option<&str>,
+        artifact_id: Option<&str>,
+        after: Option<&str>,
+        limit: usize,
+    ) -> Result<String> {
+        let limit = super::pages::trace_page_size(limit)?;
+        let rows = self.backend.range(
+            Table::Traces,
+            &super::traces::prefix(session_id),
+            after.filter(|a| !a.is_empty()),
+            limit.saturating_add(1),
+        )?;
+        super::traces::page_json(
+            rows,
+            skill_id.unwrap_or_default(),
+            artifact_id.unwrap_or_default(),
+            limit,
+        )
+    }
+
     /// Mutable access to the backend.
     pub fn backend_mut(&mut self) -> &mut B {
         &mut self.backend

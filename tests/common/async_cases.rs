@@ -153,8 +153,8 @@ async fn rows<B: AsyncBackend>(b: &B) -> Vec<Vec<(String, String)>> {
         Table::Ids,
     ];
     let plan = Plan {
-        gets: Vec::new(),
         scans: tables.iter().map(|t| (*t, String::new())).collect(),
+        ..Plan::default()
     };
     b.read(&plan).await.unwrap().scans
 }
@@ -425,6 +425,35 @@ where
     let lost = r1.err().or(r2.err()).expect("one lost");
     assert_eq!(lost.kind(), ErrorKind::AlreadyExists, "{lost}");
     assert_eq!(x.list().await.unwrap().len(), 1);
+
+    // Trace pages: one key-range read each, the cursors covering the traces in start order.
+    let s = AsyncSkillStore::new(open().await);
+    for i in 0..7 {
+        let at = format!("2026-11-22T10:00:0{i}.000Z");
+        s.record_trace(
+            json!({"session_id": "t", "skill_id": "k", "artifact_id": "a",
+            "artifact_kind": "prompt_template", "started_at": at, "completed_at": at}),
+        )
+        .await
+        .unwrap();
+    }
+    let mut seen = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page: serde_json::Value = serde_json::from_str(
+            &s.trace_page_json(Some("t"), None, None, after.as_deref(), 3)
+                .await
+                .unwrap(),
+        )
+        .unwrap();
+        let items = page["items"].as_array().unwrap();
+        seen.push(items.len());
+        after = page["next"].as_str().map(str::to_owned);
+        if after.is_none() {
+            break;
+        }
+    }
+    assert_eq!(seen, [3, 3, 1]);
 }
 
 /// System skills seeded by the store's migration: created once, then current (one read),

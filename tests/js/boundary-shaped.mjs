@@ -290,6 +290,8 @@ function shapes(pl, f) {
     'store.deleteArtifact': async () => [(await f.store.addArtifact({ skill_id: f.skill.id, kind: 'example', name: `E${Math.random()}`, content: 'x' })).id],
     'store.recordTrace': () => [{ skill_id: f.skill.id, artifact_id: f.stored.artifacts[0].id, artifact_kind: 'prompt_template', session_id: 's', started_at: '2026-01-01T00:00:00Z', rendered_input: 'x', raw_output: 'y', duration_ms: 3 }],
     'store.exportTraces': () => [{ skillId: f.skill.id, format: 'jsonl' }],
+    'store.tracePage': () => [{ sessionId: 's', skillId: f.skill.id, after: 's/2026-01-01T00:00:00Z/trace-1', pageSize: 10 }],
+    'store.tracePages': () => [{ sessionId: 's', pageSize: 10 }],
     'store.traces': () => [{ skillId: f.skill.id }],
     'store.seed': () => [{ version: 1, skills: [] }],
     'store.skillSpecs': () => [],

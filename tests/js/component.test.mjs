@@ -547,6 +547,13 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   const jsMerged = await plc.lowerComposition(comp, { provider: 'openai-chat', system: 'House rules.', tools: extra });
   const witMerged = composer.lowerComposition(JSON.stringify(comp), { provider: 'openai-chat', system: 'House rules.', tools: JSON.stringify(extra), resolved: [] });
   assert.equal(witMerged.body, jsMerged.body);
+  // A model request (the shape question, a template's call) lowered for a provider, and the
+  // answer a turn gives: the rule an Adapter from createAdapter() follows in JS.
+  const mreq = { purpose: 'shape', system: 'Answer in JSON.', prompt: 'Which stages?', schema: { type: 'object', properties: { stages: { type: 'array' } } } };
+  const viaWitReq = composer.lowerModelRequest(JSON.stringify(mreq), { provider: 'openai-chat', settings: JSON.stringify({ model: 'gpt-4o' }), resolved: [] });
+  const viaJsReq = plc.lower({ role: 'user', parts: [{ type: 'text', text: mreq.prompt }] }, { provider: 'openai-chat', model: 'gpt-4o', system: mreq.system, output: { schema: mreq.schema } });
+  assert.equal(viaWitReq.body, viaJsReq.body);
+  assert.deepEqual(JSON.parse(composer.modelAnswer(JSON.stringify({ role: 'assistant', parts: [{ type: 'text', text: '{}' }] }), 'gpt-4o')), { text: '{}', model: 'gpt-4o' });
   // Which artifacts a whole-skill run executes: the core's order, in both faces.
   const seedSkill = JSON.stringify(plc.importPackage(readFileSync(join(root, 'tests/skills/packages/consistency-checker.json'), 'utf8'), { now: () => Date.parse(NOW) }).skill);
   assert.deepEqual(composer.runOrder(seedSkill), ['Overview', 'Cross-Reference Script', 'DSPy Checker']);
@@ -592,6 +599,13 @@ test('the composer in jco: lowering a composition, nested requests, the authorin
   assert.equal(row.estimated_cost, 0.00002);
   assert.equal(wrap(() => tl.exportTraces('s', undefined, undefined)).trimEnd().split('\n').length, 1);
   assert.equal(row.created_at, NOW, 'created_at defaults to the start when nothing completed');
+  // Trace pages over wasi:keyvalue in jco: a page, its cursor, the end.
+  for (let i = 1; i <= 4; i++) wrap(() => tl.recordTrace(JSON.stringify({ session_id: 's', skill_id: 'k', artifact_id: 'a', artifact_kind: 'prompt_template', started_at: `2026-11-23T00:00:0${i}Z` })));
+  const p1 = JSON.parse(wrap(() => tl.tracePage('s', undefined, undefined, undefined, 3)));
+  const p2 = JSON.parse(wrap(() => tl.tracePage('s', undefined, undefined, p1.next, 3)));
+  assert.deepEqual([p1.items.length, p2.items.length, p2.next], [3, 2, null]);
+  assert.deepEqual([...p1.items, ...p2.items].map((r) => r.id), wrap(() => tl.exportTraces('s', undefined, undefined)).trimEnd().split('\n').map((l) => JSON.parse(l).id));
+  assert.throws(() => tl.tracePage(undefined, undefined, undefined, undefined, 0), (e) => e.payload.code === 'invalid-options');
   // No output was recorded: no DSPy example.
   assert.equal(wrap(() => tl.exportDspyDataset('s', undefined, undefined)), '');
   assert.equal(wrap(() => store.exportTraces(undefined, undefined, undefined)), '');

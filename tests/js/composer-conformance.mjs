@@ -425,6 +425,43 @@ export async function composerConformance(pl, openSkills, openMessages, fx) {
     }
   });
 
+  await check('trace pages follow their cursors: every row once, in start order, filtered', async (store) => {
+    const at = (i) => `2026-11-22T10:00:${String(i).padStart(2, '0')}.000Z`;
+    for (let i = 0; i < 25; i++) {
+      for (const session_id of ['s1', 's2']) {
+        await store.recordTrace({ session_id, skill_id: i % 3 === 0 ? 'k3' : 'k', artifact_id: 'a', artifact_kind: 'prompt_template', rendered_input: `in ${i}`, raw_output: 'out', started_at: at(i), completed_at: at(i) });
+      }
+    }
+    const first = await store.tracePage({ sessionId: 's1', pageSize: 10 });
+    eq(first.items.map((r) => r.rendered_input), Array.from({ length: 10 }, (_, i) => `in ${i}`), 'the first page, in start order');
+    assert(typeof first.next === 'string', 'a cursor to the next page');
+    const rest = [];
+    for await (const p of store.tracePages({ sessionId: 's1', pageSize: 10 })) rest.push(p.items.length);
+    eq(rest, [10, 10, 5], 'pages of ten');
+    const all = [];
+    let after = null;
+    do {
+      const p = await store.tracePage({ sessionId: 's1', pageSize: 7, after });
+      all.push(...p.items);
+      after = p.next;
+    } while (after !== null);
+    eq(all, await store.traces({ sessionId: 's1' }), 'the pages are the traces');
+    eq((await store.tracePage({ sessionId: 's1', pageSize: 25 })).next, null, 'a page that ends the range says so');
+    // Every session; a filter leaves pages short, the cursors still cover the range.
+    const k3 = [];
+    for await (const p of store.tracePages({ skillId: 'k3', pageSize: 7 })) k3.push(...p.items);
+    eq(k3, await store.traces({ skillId: 'k3' }), 'filtered pages are the filtered traces');
+    eq(await store.tracePage({ sessionId: 'nobody' }), { items: [], next: null }, 'an empty session');
+    await rejects(store.tracePage({ pageSize: 0 }), 'InvalidOptions', 'a page of nothing');
+    await rejects(store.tracePage({ pageSize: 10001 }), 'InvalidOptions', 'a page past the limit');
+    await rejects(store.tracePage({ session_id: 's1' }), 'InvalidOptions', 'the old spelling');
+    const ac = new AbortController();
+    const pages = store.tracePages({ pageSize: 5, signal: ac.signal });
+    await pages.next();
+    ac.abort();
+    await rejects(pages.next(), 'Aborted', 'an abort stops before the next read');
+  });
+
   await check('replay: a stored invocation recomposes byte-identically, or names what changed', async (store) => {
     await store.create(fx.packages['release-notes']);
     const r = req('release-notes-memory-marks');

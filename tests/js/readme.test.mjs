@@ -39,7 +39,7 @@ before(() => {
 });
 
 test('the README and the guides have an example for every host', () => {
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'pages', 'sessions', 'settings', 'skills', 'streaming', 'toolkinds', 'wasmtime', 'worker']);
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'pages', 'sessions', 'settings', 'skills', 'streaming', 'toolkinds', 'tracepages', 'wasmtime', 'worker']);
 });
 
 // Every code block of the README and docs/ runs: a JS or Python block is a named example
@@ -170,6 +170,12 @@ test('docs/compositor.md: a session page by page in Node', () => {
   const file = join(out, 'pages.mjs');
   writeFileSync(file, ex.pages.code);
   assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.pages.output);
+});
+
+test('docs/composer.md: traces page by page in Node', () => {
+  const file = join(out, 'tracepages.mjs');
+  writeFileSync(file, ex.tracepages.code);
+  assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.tracepages.output);
 });
 
 test('README: WASI component in jco', () => {
