@@ -253,9 +253,7 @@ impl Guest for Component {
         let run = || -> crate::error::Result<wl::Lowered> {
             let parts = wire::model_request_lowering(&request, None)?;
             let msg = UserMessage::from_json(&parts.message_json())?;
-            if parts.system.is_some() {
-                options_in.system.clone_from(&parts.system);
-            }
+            options_in.system = parts.system(options_in.system.take());
             options_in.settings = parts.settings(options_in.settings.take())?;
             lowered(&msg, options_in)
         };

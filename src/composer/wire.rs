@@ -445,6 +445,11 @@ impl ModelRequestLowering {
         out
     }
 
+    /// The system text to lower with: the request's, else `theirs` (the caller's).
+    pub fn system(&self, theirs: Option<String>) -> Option<String> {
+        self.system.clone().or(theirs)
+    }
+
     /// The settings (JSON text of an object, or none) with the request's model and answer
     /// schema: its `model` replaces theirs, its schema is the `output` unless they ask for
     /// their own.
