@@ -912,7 +912,36 @@ export declare class ResponseStream implements AsyncIterable<ResponseEvent> {
   readonly attempts: number;
   /** The HTTP status of the answer read. */
   readonly status: number;
+  /** The provider whose answer this is (from `readEventStream`: once the stream said). */
+  readonly provider: Provider | undefined;
+  /**
+   * From `readEventStream`, once the stream ended (or failed): the id of the last event read
+   * whole, which a reconnect asks to resume after (SSE's `Last-Event-ID`).
+   */
+  readonly lastEventId: string | undefined;
+  /**
+   * The answer as the event stream a page reads with `readEventStream()` (the
+   * `promptloom-events` protocol, version 1: SSE bytes). It consumes this stream: the
+   * events as they come, then the final turn; a failure ends it with its error event and
+   * the turn read before it. Cancelling the readable cancels the request.
+   */
+  toReadableStream(): ReadableStream<Uint8Array>;
+  /**
+   * `toReadableStream()` as an HTTP response: status 200, `content-type: text/event-stream;
+   * charset=utf-8`, `cache-control: no-cache, no-transform`; `init` adds headers or sets
+   * the status.
+   */
+  toResponse(init?: ResponseInit): Response;
 }
+
+/**
+ * Reads the event stream a server wrote with `stream.toResponse()`: the same events, the
+ * same final turn and the same errors as the server's adapter gave (a provider error throws
+ * its code). A server answer that is not a stream (an HTTP error) throws the server's
+ * `{ code, message }` or `AdapterFailed`; a stream cut before its end throws
+ * `StreamTruncated` with the turn read so far in `error.turn`.
+ */
+export declare function readEventStream(source: Response | ReadableStream<Uint8Array>, options?: { signal?: AbortSignal }): ResponseStream;
 
 export interface RetryInfo {
   attempt: number;

@@ -256,6 +256,16 @@ impl Error {
         }
     }
 
+    /// An error of `kind` with `message` and the details of a JSON object (anything else:
+    /// none), as an error's wire form or a host passes them back.
+    pub fn with_details(kind: ErrorKind, message: impl Into<String>, details: Value) -> Self {
+        let mut e = Error::new(kind, message);
+        if let Value::Object(d) = details {
+            e.details = d;
+        }
+        e
+    }
+
     /// Sets the JSON path (e.g. `parts[3].ref.range`) of the offending input.
     pub fn at(mut self, path: impl Into<String>) -> Self {
         self.path = Some(path.into());

@@ -41,6 +41,7 @@ pub mod conversation;
 #[cfg(feature = "composer")]
 pub mod dispatch;
 pub mod error;
+pub mod event_stream;
 mod fields;
 #[doc(hidden)]
 pub mod frame;

@@ -426,7 +426,7 @@ class ResponseInWasmtime(unittest.TestCase):
         h = cls.host
         iface = h.inst.get_export_index(h.store, "promptloom:core/response@0.1.0")
         r = lambda name: Func(h.inst.get_func(h.store, h.inst.get_export_index(h.store, name, iface)))
-        cls.fns = {n: r(n) for n in ["[constructor]response-parser", "[static]response-parser.for-request", "parse-response-for", "[method]response-parser.push", "[method]response-parser.end", "[method]response-parser.finish", "[method]response-parser.first-error", "parse-response", "request-target", "provider-error", "default-retry-policy", "retry-delay"]}
+        cls.fns = {n: r(n) for n in ["[constructor]response-parser", "[static]response-parser.for-request", "parse-response-for", "[method]response-parser.push", "[method]response-parser.end", "[method]response-parser.finish", "[method]response-parser.first-error", "parse-response", "request-target", "provider-error", "default-retry-policy", "retry-delay", "[constructor]event-stream-writer", "[method]event-stream-writer.open", "[method]event-stream-writer.events", "[method]event-stream-writer.close", "[method]event-stream-writer.fail", "[constructor]event-stream-reader", "[method]event-stream-reader.push", "[method]event-stream-reader.end", "[method]event-stream-reader.finish", "[method]event-stream-reader.first-error", "[method]event-stream-reader.last-event-id", "[method]event-stream-reader.provider"]}
 
     def call(self, name, *args):
         return self.fns[name](self.host.store, *args)
@@ -467,6 +467,49 @@ class ResponseInWasmtime(unittest.TestCase):
                 p.drop(self.host.store)
             n += 1
         self.assertGreaterEqual(n, 25)
+
+    def test_a_relayed_event_stream_reads_back_the_same(self):
+        """A WASI server relays each recorded response as an event stream; a reader gets the same events and turn."""
+        n = 0
+        for name, provider, body, events, turn, error in response_cases():
+            w = self.call("[constructor]event-stream-writer", provider)
+            wire = self.call("[method]event-stream-writer.open", w)
+            wire += self.call("[method]event-stream-writer.events", w, json.dumps(events))
+            if error is not None and error["code"] != "InvalidToolInput":
+                err = self.call("provider-error", provider, 500, "{}", None)
+                wire += self.call("[method]event-stream-writer.fail", w, err, json.dumps(turn))
+            else:
+                wire += self.call("[method]event-stream-writer.close", w, json.dumps(turn))
+            self.assertEqual(self.call("[method]event-stream-writer.close", w, json.dumps(turn)), "", name)
+            r = self.call("[constructor]event-stream-reader")
+            data = wire.encode()
+            got = []
+            for i in range(0, len(data), 11):
+                got += json.loads(self.call("[method]event-stream-reader.push", r, data[i : i + 11]))
+            got += json.loads(self.call("[method]event-stream-reader.end", r))
+            self.assertEqual(got, events, name)
+            self.assertEqual(json.loads(self.call("[method]event-stream-reader.finish", r)), turn, name)
+            first = self.call("[method]event-stream-reader.first-error", r)
+            if error is None:
+                self.assertIsNone(first, name)
+            else:
+                self.assertEqual(first.message, error["message"], name)
+            self.assertEqual(self.call("[method]event-stream-reader.last-event-id", r), str(len(events) + 1), name)
+            self.assertEqual(self.call("[method]event-stream-reader.provider", r), provider, name)
+            r.drop(self.host.store)
+            w.drop(self.host.store)
+            n += 1
+        self.assertGreaterEqual(n, 40)
+        # Cut before its turn: stream-truncated, the text kept.
+        w = self.call("[constructor]event-stream-writer", "openai-chat")
+        wire = self.call("[method]event-stream-writer.open", w) + self.call("[method]event-stream-writer.events", w, '[{"type":"text-delta","part":0,"text":"so far"}]')
+        r = self.call("[constructor]event-stream-reader")
+        self.call("[method]event-stream-reader.push", r, wire.encode())
+        self.assertEqual([e["type"] for e in json.loads(self.call("[method]event-stream-reader.end", r))], ["error", "finish"])
+        self.assertEqual(self.call("[method]event-stream-reader.first-error", r).code, "stream-truncated")
+        self.assertEqual(json.loads(self.call("[method]event-stream-reader.finish", r))["parts"][0]["text"], "so far")
+        bad = self.call("[method]event-stream-writer.events", w, '[{"part":1}]')
+        self.assertEqual(bad.code, "invalid-options")
 
     def test_parse_response_and_provider_errors(self):
         out = self.call("parse-response", "anthropic", read(os.path.join(ROOT, "tests/response/anthropic/text.json")).encode())

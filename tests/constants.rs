@@ -72,6 +72,11 @@ fn js() -> String {
     );
     let _ = write!(
         out,
+        "\n/** The content type of the event stream a server sends a page (`event_stream::CONTENT_TYPE`). */\nexport const EVENT_STREAM_CONTENT_TYPE = '{}';\n",
+        promptloom::event_stream::CONTENT_TYPE
+    );
+    let _ = write!(
+        out,
         "\n/** Every error code, in the core's order (`ErrorKind::ALL`). */\nexport const ERROR_CODES = Object.freeze([{}]);\n",
         quoted(ErrorKind::ALL.map(ErrorKind::code))
     );
@@ -133,6 +138,7 @@ export declare const HEAD_CHARS: number;
 export declare const AGENT_EVENTS: Readonly<Record<string, number>>;
 export declare const AGENT_MAX_STEPS: number;
 export declare const GATEWAY_MAX_RECORDS: number;
+export declare const EVENT_STREAM_CONTENT_TYPE: string;
 export declare const ERROR_CODES: readonly ErrorCode[];
 export declare const TABLES: readonly string[];
 export declare const INDEXES: Readonly<Record<string, Readonly<Record<string, boolean>>>>;

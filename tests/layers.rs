@@ -34,6 +34,7 @@ const ORDER: &[&str] = &[
     "wire",
     "conversation",
     "response",
+    "event_stream",
     "transport",
     "agent",
     "compositor",

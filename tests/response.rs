@@ -16,16 +16,7 @@ use serde_json::{json, Value};
 use std::path::Path;
 
 mod common;
-use common::{indent, Rng};
-
-fn provider_of(path: &Path) -> Provider {
-    let dir = path
-        .parent()
-        .and_then(Path::file_name)
-        .and_then(|d| d.to_str())
-        .unwrap();
-    Provider::parse(dir).unwrap()
-}
+use common::{indent, provider_of, Rng};
 
 /// Events (deltas as they came), the turn and the error, from `chunks`.
 fn run(p: Provider, chunks: &[&[u8]]) -> (Vec<Event>, Value, Option<String>) {

@@ -5,15 +5,13 @@
 
 import { PromptloomError, __core, __fromCore, __opts, __json, __key, __signal, __bytesOf } from './api.js';
 import { ResponseParser, __retryAfter, __providerName } from './response.js';
+import { ResponseStream, __aborted as aborted } from './response-stream.js';
 
 /** @import { Unchecked } from './instance.js' */
 /** @typedef {import('../index.js').ResponseTurn} ResponseTurn */
 /** @typedef {import('../index.js').ResponseEvent} ResponseEvent */
-/** Hands a batch of events to the stream's consumer. @typedef {(events: readonly ResponseEvent[]) => void} Emit */
-/**
- * What makes one request's answer: it runs the attempts and resolves with the final turn.
- * @typedef {(stream: ResponseStream, emit: Emit) => Promise<ResponseTurn>} Produce
- */
+/** @typedef {import('./response-stream.js').Emit} Emit */
+/** @typedef {import('./response-stream.js').Produce} Produce */
 /** One attempt's outcome. @typedef {{ turn: ResponseTurn, failure?: undefined } | { failure: PromptloomError, turn?: undefined }} Attempt */
 
 /**
@@ -22,18 +20,6 @@ import { ResponseParser, __retryAfter, __providerName } from './response.js';
  */
 function invalid(message, path) {
   return new PromptloomError('InvalidOptions', `${message} (at ${path})`, { path });
-}
-
-/**
- * @param {AbortSignal | undefined} signal
- * @param {ResponseTurn} [turn] what was read before the abort
- */
-function aborted(signal, turn) {
-  const reason = signal && signal.reason;
-  const e = new PromptloomError('Aborted', `the request was aborted${reason && reason.message ? `: ${reason.message}` : ''}`, {});
-  // `turn` (typed in index.d.ts) is set only on adapter and parser errors.
-  if (turn) /** @type {any} */ (e).turn = turn;
-  return e;
 }
 
 /**
@@ -59,188 +45,6 @@ function sleep(ms, signal) {
 
 /** Whether an event is model content (not only the response's start). */
 const isContent = (/** @type {ResponseEvent} */ ev) => ev.type !== 'start';
-
-const DONE = Object.freeze({ value: undefined, done: true });
-
-/**
- * One request's answer: iterate it for the normalised events; `turn` is a Promise of the
- * final assistant turn. A provider error, a cut or malformed stream, or an abort ends the
- * iteration by throwing a PromptloomError with `code` (the turn read so far is `error.turn`).
- * The request starts when the stream is first iterated or `turn` is read; events wait in
- * a queue until the consumer takes them (one Promise per event, no generator chain).
- */
-export class ResponseStream {
-  /** @type {Produce} */
-  #produce;
-  /** @type {(why: Error) => void} */
-  #stop;
-  #started = false;
-  #iterated = false;
-  // Batches of events as the parser completed them (one per network chunk), and where
-  // the event iteration is in the first one.
-  /** @type {(readonly ResponseEvent[])[]} */
-  #queue = [];
-  #pos = 0;
-  /** @type {((value?: any) => void) | null} */
-  #wake = null;
-  #finished = false;
-  /** @type {PromptloomError | null} */
-  #failure = null;
-  /** @type {Promise<ResponseTurn>} */
-  #done;
-  /** @type {(turn: ResponseTurn) => void} */
-  #resolve = () => {};
-  /** @type {(error: PromptloomError) => void} */
-  #reject = () => {};
-  /** How many attempts the request took (retries + 1), once known. */
-  attempts = 0;
-  /** The HTTP status of the answer read, once known. */
-  status = 0;
-
-  /**
-   * @param {Produce} produce
-   * @param {(why: Error) => void} stop cancels the request
-   */
-  constructor(produce, stop) {
-    this.#produce = produce;
-    this.#stop = stop;
-    this.#done = new Promise((res, rej) => {
-      this.#resolve = res;
-      this.#reject = rej;
-    });
-    // Nobody may ask for `turn`: a failure is reported by the iteration then.
-    this.#done.catch(() => {});
-  }
-
-  #start() {
-    if (this.#started) return;
-    this.#started = true;
-    /** @type {Emit} */
-    const emit = (evs) => {
-      if (evs.length === 0) return;
-      this.#queue.push(evs);
-      this.#notify();
-    };
-    let run;
-    try {
-      run = Promise.resolve(this.#produce(this, emit));
-    } catch (e) {
-      run = Promise.reject(e);
-    }
-    run.then(
-      (turn) => {
-        this.#finished = true;
-        this.#resolve(turn);
-        this.#notify();
-      },
-      (e) => {
-        const err = e instanceof PromptloomError ? e : __fromCore(e);
-        this.#finished = true;
-        this.#failure = err;
-        this.#reject(err);
-        this.#notify();
-      },
-    );
-  }
-
-  #notify() {
-    const w = this.#wake;
-    if (w) {
-      this.#wake = null;
-      w();
-    }
-  }
-
-  /**
-   * Waits for more events or the end, then `then()`.
-   * @template T
-   * @param {() => Promise<T>} then
-   * @returns {Promise<T>}
-   */
-  #after(then) {
-    return new Promise((r) => {
-      this.#wake = r;
-    }).then(then);
-  }
-
-  /** The end of the iteration: done, or the failure (thrown once). */
-  #end() {
-    const f = this.#failure;
-    this.#failure = null;
-    return f ? Promise.reject(f) : Promise.resolve(DONE);
-  }
-
-  /** @returns {Promise<IteratorResult<ResponseEvent, undefined>>} */
-  #next() {
-    const batch = this.#queue[0];
-    if (batch) {
-      const value = batch[this.#pos++];
-      if (this.#pos === batch.length) {
-        this.#queue.shift();
-        this.#pos = 0;
-      }
-      return Promise.resolve({ value, done: false });
-    }
-    return this.#finished ? this.#end() : this.#after(() => this.#next());
-  }
-
-  /** @returns {Promise<IteratorResult<ResponseEvent[], undefined>>} */
-  #nextBatch() {
-    const batch = this.#queue.shift();
-    if (batch) {
-      // Each batch is an array the parser made for this chunk: handed on as it is.
-      const value = /** @type {ResponseEvent[]} */ (this.#pos === 0 ? batch : batch.slice(this.#pos));
-      this.#pos = 0;
-      return Promise.resolve({ value, done: false });
-    }
-    return this.#finished ? this.#end() : this.#after(() => this.#nextBatch());
-  }
-
-  /**
-   * @template T
-   * @param {() => Promise<IteratorResult<T, undefined>>} next
-   * @returns {AsyncIterableIterator<T, undefined>}
-   */
-  #iterate(next) {
-    if (this.#iterated) throw new PromptloomError('InvalidOptions', 'a response stream can be iterated once', {});
-    this.#iterated = true;
-    this.#start();
-    const it = {
-      next,
-      // A consumer that stops reading (break) cancels the request.
-      return: () => {
-        if (!this.#finished) this.#stop(new Error('the consumer stopped reading'));
-        return Promise.resolve(DONE);
-      },
-      [Symbol.asyncIterator]: () => it,
-    };
-    return it;
-  }
-
-  /**
-   * The events in batches: each an array of the events one network chunk completed (one
-   * Promise per chunk instead of per event, for consumers that render per frame).
-   */
-  batches() {
-    return this.#iterate(() => this.#nextBatch());
-  }
-
-  [Symbol.asyncIterator]() {
-    return this.#iterate(() => this.#next());
-  }
-
-  /** The final assistant turn (the whole stream is read if nobody iterates it). */
-  get turn() {
-    this.#start();
-    return this.#done;
-  }
-
-  /** The text of the final turn (its text parts joined). */
-  async text() {
-    const t = await this.turn;
-    return t.parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
-  }
-}
 
 /**
  * A model adapter for one provider:
@@ -392,7 +196,7 @@ export function createAdapter(options) {
         await sleep(wait, sig);
       }
     };
-    return new ResponseStream(produce, (/** @type {Error} */ why) => inner.abort(why));
+    return new ResponseStream(produce, (/** @type {Error} */ why) => inner.abort(why), provider);
   }
 
   /**

@@ -20,7 +20,9 @@ export { lower, lowerAsync, lowerMany, lowerManyAsync, defaultCapabilities, norm
 export { CommandCatalog, parseInput, submit, openMessageStore, inspect } from './compositor.js';
 export { lowerConversation, lowerConversationAsync, Conversation } from './conversation.js';
 export { createResponseParser, ResponseParser, parseResponse, providerError } from './response.js';
-export { createAdapter, ResponseStream } from './adapter.js';
+export { createAdapter } from './adapter.js';
+export { ResponseStream } from './response-stream.js';
+export { readEventStream } from './event-stream.js';
 export { runAgent } from './agent.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, systemSkills, seedSkillSpecs } from './skills.js';
 export { SkillIndex, SkillCatalog, decide } from './catalog.js';

@@ -17,5 +17,7 @@ __setWasm(fresh(), fresh, 'promptloom/lower');
 export { lower, lowerAsync, lowerMany, lowerManyAsync, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError } from './api.js';
 export { lowerConversation, lowerConversationAsync, Conversation } from './conversation.js';
 export { createResponseParser, ResponseParser, parseResponse, providerError } from './response.js';
-export { createAdapter, ResponseStream } from './adapter.js';
+export { createAdapter } from './adapter.js';
+export { ResponseStream } from './response-stream.js';
+export { readEventStream } from './event-stream.js';
 export { runAgent } from './agent.js';

@@ -123,22 +123,7 @@ export class ResponseParser {
    * @param {readonly any[]} evs
    */
   #objects(evs) {
-    for (const e of evs) {
-      if (e.type !== 'object-delta') continue;
-      for (const { path, set, append } of e.edits) {
-        if (path.length === 0) {
-          this.#object = set;
-          continue;
-        }
-        let at = this.#object;
-        for (let i = 0; i < path.length - 1 && at != null; i++) at = at[path[i]];
-        if (at == null || typeof at !== 'object') continue;
-        const k = path[path.length - 1];
-        if (append !== undefined) at[k] += append;
-        else at[k] = set;
-      }
-      e.object = this.#object;
-    }
+    this.#object = __objects(this.#object, evs);
     return evs;
   }
 
@@ -173,6 +158,33 @@ export class ResponseParser {
   free() {
     __release(this.#core);
   }
+}
+
+/**
+ * @internal Applies each `object-delta`'s edits (in `evs`) to `object`, the JSON answer so
+ * far, and sets it on the event; returns the object after them (one object updated in place).
+ * @param {any} object
+ * @param {readonly any[]} evs
+ * @returns {any}
+ */
+export function __objects(object, evs) {
+  for (const e of evs) {
+    if (e.type !== 'object-delta') continue;
+    for (const { path, set, append } of e.edits) {
+      if (path.length === 0) {
+        object = set;
+        continue;
+      }
+      let at = object;
+      for (let i = 0; i < path.length - 1 && at != null; i++) at = at[path[i]];
+      if (at == null || typeof at !== 'object') continue;
+      const k = path[path.length - 1];
+      if (append !== undefined) at[k] += append;
+      else at[k] = set;
+    }
+    e.object = object;
+  }
+  return object;
 }
 
 /**

@@ -82,13 +82,11 @@ pub(crate) fn to_wit(e: Error) -> WitError {
 /// The core error of a WIT error a host passes back (to ask whether to retry it). The code
 /// decides; the class a host put it in does not.
 pub(crate) fn from_wit(w: &WitError) -> Error {
-    let mut e = Error::new(core_kind(w.code), w.message.clone());
-    if let Ok(Value::Object(d)) = serde_json::from_str::<Value>(&w.details) {
-        for (k, v) in d {
-            e = e.with(&k, v);
-        }
-    }
-    e
+    Error::with_details(
+        core_kind(w.code),
+        w.message.clone(),
+        serde_json::from_str(&w.details).unwrap_or_default(),
+    )
 }
 
 crate::error::each_error_kind!(error_variants);

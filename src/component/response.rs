@@ -1,9 +1,13 @@
 //! The `promptloom:core/response` interface: conversions only.
 
-use super::exports::promptloom::core::response::{self as wit, Guest, GuestResponseParser};
+use super::exports::promptloom::core::response::{
+    self as wit, Guest, GuestEventStreamReader, GuestEventStreamWriter, GuestResponseParser,
+};
 use super::promptloom::core::types::Error as WitError;
 use super::{from_wit, provider, to_wit, Component};
+use crate::event_stream::{EventStreamReader, EventStreamWriter};
 use crate::json_text::JsonText;
+use crate::lower::Provider;
 use crate::response::{errors, events_json, parse_response, ResponseParser};
 use crate::transport::{self, RetryPolicy, TargetOptions};
 use std::cell::RefCell;
@@ -45,6 +49,82 @@ impl GuestResponseParser for ParserResource {
     }
 }
 
+/// An event stream writer owned by the host.
+pub(crate) struct WriterResource {
+    inner: RefCell<EventStreamWriter>,
+}
+
+impl GuestEventStreamWriter for WriterResource {
+    fn new(p: super::wit::Provider) -> Self {
+        WriterResource {
+            inner: RefCell::new(EventStreamWriter::new(provider(p))),
+        }
+    }
+
+    fn open(&self) -> String {
+        self.inner.borrow_mut().open()
+    }
+
+    fn events(&self, events: String) -> Result<String, WitError> {
+        self.inner.borrow_mut().events_json(&events).map_err(to_wit)
+    }
+
+    fn close(&self, turn: String) -> Result<String, WitError> {
+        self.inner.borrow_mut().close_json(&turn).map_err(to_wit)
+    }
+
+    fn fail(&self, err: WitError, turn: Option<String>) -> Result<String, WitError> {
+        self.inner
+            .borrow_mut()
+            .fail_json(&from_wit(&err), turn.as_deref())
+            .map_err(to_wit)
+    }
+}
+
+/// An event stream reader owned by the host.
+pub(crate) struct ReaderResource {
+    inner: RefCell<EventStreamReader>,
+}
+
+impl GuestEventStreamReader for ReaderResource {
+    fn new() -> Self {
+        ReaderResource {
+            inner: RefCell::new(EventStreamReader::new()),
+        }
+    }
+
+    fn push(&self, chunk: Vec<u8>) -> String {
+        self.inner.borrow_mut().push(&chunk)
+    }
+
+    fn end(&self) -> String {
+        self.inner.borrow_mut().end()
+    }
+
+    fn finish(&self) -> String {
+        let mut r = self.inner.borrow_mut();
+        r.end();
+        r.turn().json_text()
+    }
+
+    fn first_error(&self) -> Option<WitError> {
+        self.inner.borrow().error().cloned().map(to_wit)
+    }
+
+    fn last_event_id(&self) -> Option<String> {
+        self.inner.borrow().last_event_id().map(str::to_owned)
+    }
+
+    fn provider(&self) -> Option<super::wit::Provider> {
+        self.inner.borrow().provider().map(|p| match p {
+            Provider::Anthropic => super::wit::Provider::Anthropic,
+            Provider::OpenAiChat => super::wit::Provider::OpenaiChat,
+            Provider::OpenAiResponses => super::wit::Provider::OpenaiResponses,
+            Provider::Gemini => super::wit::Provider::Gemini,
+        })
+    }
+}
+
 fn policy(p: wit::RetryPolicy) -> RetryPolicy {
     RetryPolicy {
         max_retries: p.max_retries,
@@ -56,6 +136,8 @@ fn policy(p: wit::RetryPolicy) -> RetryPolicy {
 
 impl Guest for Component {
     type ResponseParser = ParserResource;
+    type EventStreamWriter = WriterResource;
+    type EventStreamReader = ReaderResource;
 
     fn parse_response(p: super::wit::Provider, body: Vec<u8>) -> Result<String, WitError> {
         parse_response(provider(p), &body)

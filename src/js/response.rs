@@ -4,10 +4,12 @@
 
 use super::js_err;
 use crate::error::{Error, ErrorKind};
+use crate::event_stream::{error_from_json, EventStreamReader, EventStreamWriter};
 use crate::json_text::JsonText;
 use crate::lower::Provider;
 use crate::response::{self, events_json, ResponseParser};
 use crate::transport::{self, RetryPolicy, TargetOptions};
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 /// The first `len` bytes of the inbox.
@@ -142,14 +144,101 @@ pub fn retry_delay(
     let Some(kind) = ErrorKind::from_code(code) else {
         return Ok(-1.0);
     };
-    let mut e = Error::new(kind, "");
-    if let Ok(serde_json::Value::Object(d)) = serde_json::from_str::<serde_json::Value>(details) {
-        for (k, v) in d {
-            e = e.with(&k, v);
-        }
-    }
+    let e = Error::with_details(kind, "", serde_json::from_str(details).unwrap_or_default());
     let v = serde_json::from_str(policy)
         .map_err(|e| js_err(Error::json(ErrorKind::InvalidOptions, "retry", &e)))?;
     let p = RetryPolicy::from_value(v).map_err(js_err)?;
     Ok(transport::retry_delay(&e, attempt, random, &p).map_or(-1.0, |ms| ms as f64))
+}
+
+/// Writes an answer as the event stream a page reads (`src/event_stream.rs`); each call
+/// returns the bytes to send.
+#[wasm_bindgen(js_name = EventStreamWriterCore)]
+pub struct JsEventStreamWriter {
+    inner: EventStreamWriter,
+}
+
+#[wasm_bindgen(js_class = EventStreamWriterCore)]
+impl JsEventStreamWriter {
+    /// A writer for an answer of `provider`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(provider_name: &str) -> Result<JsEventStreamWriter, JsValue> {
+        Ok(JsEventStreamWriter {
+            inner: EventStreamWriter::new(provider(provider_name)?),
+        })
+    }
+
+    /// The frames of a JSON array of events (the `open` event first; `"[]"`: only it).
+    pub fn events(&mut self, events: &str) -> Result<Vec<u8>, JsValue> {
+        self.inner
+            .events_json(events)
+            .map(String::into_bytes)
+            .map_err(js_err)
+    }
+
+    /// The end: the `turn` event (the turn as JSON), after the failure when `error` (its
+    /// `{ code, message, details }` JSON) is given (then `turn` is what was read, if any).
+    pub fn end(&mut self, turn: Option<String>, error: Option<String>) -> Result<Vec<u8>, JsValue> {
+        let out = match (error, turn) {
+            (Some(e), turn) => {
+                error_from_json(&e).and_then(|e| self.inner.fail_json(&e, turn.as_deref()))
+            }
+            (None, Some(t)) => self.inner.close_json(&t),
+            (None, None) => Err(Error::new(
+                ErrorKind::InvalidOptions,
+                "the end of a stream needs its turn or its error",
+            )),
+        };
+        out.map(String::into_bytes).map_err(js_err)
+    }
+}
+
+/// Reads an event stream back into the events and the turn.
+#[wasm_bindgen(js_name = EventStreamReaderCore)]
+pub struct JsEventStreamReader {
+    inner: EventStreamReader,
+}
+
+impl Default for JsEventStreamReader {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[wasm_bindgen(js_class = EventStreamReaderCore)]
+impl JsEventStreamReader {
+    /// A reader that has seen nothing.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> JsEventStreamReader {
+        JsEventStreamReader {
+            inner: EventStreamReader::new(),
+        }
+    }
+
+    /// Feeds the first `len` bytes of the inbox; returns the events they complete (a JSON
+    /// array).
+    #[wasm_bindgen(js_name = pushInbox)]
+    pub fn push_inbox(&mut self, len: usize) -> Result<String, JsValue> {
+        inbox_bytes(len, |b| self.inner.push(b))
+    }
+
+    /// Ends the stream; returns the events that completes (a JSON array).
+    pub fn end(&mut self) -> String {
+        self.inner.end()
+    }
+
+    /// What the stream said so far: `{ turn, error, provider, last_event_id }` (JSON; the
+    /// turn the server's, else the one rebuilt; the error's wire form or null).
+    pub fn state(&self) -> String {
+        let r = &self.inner;
+        let text =
+            |v: Option<&str>| v.map_or_else(|| "null".to_owned(), |s| Value::from(s).json_text());
+        format!(
+            "{{\"turn\":{},\"error\":{},\"provider\":{},\"last_event_id\":{}}}",
+            r.turn().json_text(),
+            r.error().map_or_else(|| "null".to_owned(), Error::to_json),
+            text(r.provider().map(Provider::name)),
+            text(r.last_event_id()),
+        )
+    }
 }

@@ -29,7 +29,7 @@ struct Tool {
     input: Option<Value>,
     signature: Option<String>,
     /// Not a function call (`custom`, a provider tool): see [`ToolCall::kind`].
-    kind: Option<&'static str>,
+    kind: Option<String>,
     /// The provider's own item for the call.
     data: Option<Value>,
     ended: bool,
@@ -406,7 +406,9 @@ impl Builder {
                 let input = match t.input.take() {
                     Some(v) => Ok(v),
                     // A custom tool's input is free text.
-                    None if t.kind == Some("custom") => Ok(Value::String(t.args.clone())),
+                    None if t.kind.as_deref() == Some("custom") => {
+                        Ok(Value::String(t.args.clone()))
+                    }
                     None if t.args.trim().is_empty() => Ok(Value::Object(Map::new())),
                     None => serde_json::from_str::<Value>(&t.args).map_err(|e| e.to_string()),
                 };
@@ -448,13 +450,7 @@ impl Builder {
     }
 
     /// [`Builder::tool_start`] for a call of `kind` (see [`ToolCall::kind`]).
-    pub(crate) fn tool_start_kind(
-        &mut self,
-        key: Key,
-        id: &str,
-        name: &str,
-        kind: Option<&'static str>,
-    ) {
+    pub(crate) fn tool_start_kind(&mut self, key: Key, id: &str, name: &str, kind: Option<&str>) {
         if self.find(key).is_some() {
             return;
         }
@@ -513,7 +509,7 @@ impl Builder {
                 args: String::new(),
                 input: None,
                 signature: None,
-                kind,
+                kind: kind.map(str::to_owned),
                 data: None,
                 ended: false,
             }),
@@ -589,6 +585,17 @@ impl Builder {
                 t.signature = signature.map(str::to_owned);
             }
         }
+    }
+
+    /// Ends the tool call of block `key` with its arguments already parsed (`input`), its
+    /// argument text as it came.
+    pub(crate) fn tool_end_with(&mut self, key: Key, input: Value) {
+        if let Some(Slot::Tool(t)) = self.find(key).and_then(|i| self.slots.get_mut(i)) {
+            if !t.ended {
+                t.input = Some(input);
+            }
+        }
+        self.end(key);
     }
 
     /// The provider's own item for the open tool call of block `key`, to send back.
@@ -728,13 +735,15 @@ impl Builder {
                     name: t.name.clone(),
                     input: match &t.input {
                         Some(v) => v.clone(),
-                        None if t.kind == Some("custom") => Value::String(t.args.clone()),
+                        None if t.kind.as_deref() == Some("custom") => {
+                            Value::String(t.args.clone())
+                        }
                         None => serde_json::from_str(&t.args)
                             .unwrap_or_else(|_| Value::String(t.args.clone())),
                     },
                     signature: t.signature.clone(),
                     provider: Some(tag.to_owned()),
-                    kind: t.kind.map(str::to_owned),
+                    kind: t.kind.clone(),
                     data: t.data.clone(),
                 }),
                 Slot::Other(v) => AssistantPart::Unknown(v.clone()),

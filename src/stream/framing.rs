@@ -29,6 +29,10 @@ pub(crate) enum Frame<'a> {
 /// Where frames go, as they complete (no copy of an event's data).
 pub(crate) trait Sink {
     fn frame(&mut self, f: Frame<'_>);
+    /// An SSE event set the last event ID (its `id:` field; empty: none), before its frame.
+    fn id(&mut self, id: Option<&str>) {
+        let _ = id;
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -54,6 +58,9 @@ pub(crate) struct Framer {
     has_data: bool,
     /// SSE: the line being read is too long and is being skipped.
     skipping: bool,
+    /// SSE: the last `id:` field read, not yet dispatched.
+    id: Option<String>,
+    id_pending: bool,
     /// Array: nesting depth, inside a string, after a backslash.
     depth: u32,
     in_str: bool,
@@ -74,6 +81,8 @@ impl Framer {
             data: String::new(),
             has_data: false,
             skipping: false,
+            id: None,
+            id_pending: false,
             depth: 0,
             in_str: false,
             esc: false,
@@ -82,7 +91,7 @@ impl Framer {
     }
 
     /// Frames what `chunk` completes.
-    pub(crate) fn push(&mut self, mut chunk: &[u8], out: &mut impl Sink) {
+    pub(crate) fn push(&mut self, mut chunk: &[u8], out: &mut dyn Sink) {
         if self.mode == Mode::Unknown {
             // A UTF-8 byte order mark and white space say nothing yet.
             let mut i = 0;
@@ -131,7 +140,7 @@ impl Framer {
 
     /// Frames what is left at the end of the body. Returns whether the bytes ended cleanly
     /// (false: an array or a line was cut).
-    pub(crate) fn finish(&mut self, out: &mut impl Sink) -> bool {
+    pub(crate) fn finish(&mut self, out: &mut dyn Sink) -> bool {
         match self.mode {
             Mode::Unknown => true,
             Mode::Sse => {
@@ -162,7 +171,7 @@ impl Framer {
         }
     }
 
-    fn sse(&mut self, mut chunk: &[u8], out: &mut impl Sink) {
+    fn sse(&mut self, mut chunk: &[u8], out: &mut dyn Sink) {
         if self.skip_lf && !chunk.is_empty() {
             self.skip_lf = false;
             if chunk.first() == Some(&b'\n') {
@@ -206,7 +215,7 @@ impl Framer {
         }
     }
 
-    fn line(&mut self, line: &[u8], out: &mut impl Sink) {
+    fn line(&mut self, line: &[u8], out: &mut dyn Sink) {
         if line.is_empty() {
             self.dispatch(out, false);
             return;
@@ -246,13 +255,22 @@ impl Framer {
                 self.event.push_str(value);
                 self.has_event = true;
             }
-            // `id`, `retry` and unknown fields are ignored, as the SSE standard says.
+            // An id with a NUL is ignored, as the SSE standard says.
+            "id" if value.bytes().all(|b| b != 0) => {
+                self.id = Some(value.to_owned()).filter(|v| !v.is_empty());
+                self.id_pending = true;
+            }
+            // `retry` and unknown fields are ignored, as the SSE standard says.
             _ => {}
         }
     }
 
-    fn dispatch(&mut self, out: &mut impl Sink, cut: bool) {
+    fn dispatch(&mut self, out: &mut dyn Sink, cut: bool) {
         let has_event = std::mem::replace(&mut self.has_event, false);
+        if self.id_pending && !cut {
+            self.id_pending = false;
+            out.id(self.id.as_deref());
+        }
         if self.has_data {
             self.has_data = false;
             let event = has_event.then_some(self.event.as_str());
@@ -268,7 +286,7 @@ impl Framer {
         self.event.clear();
     }
 
-    fn array(&mut self, chunk: &[u8], out: &mut impl Sink) {
+    fn array(&mut self, chunk: &[u8], out: &mut dyn Sink) {
         let mut start = 0usize; // where the object being read starts in `chunk`
         for (i, &b) in chunk.iter().enumerate() {
             if self.depth == 0 {

@@ -98,3 +98,13 @@ pub fn system_specs() -> Vec<serde_json::Value> {
         .unwrap() // ok: test
         .skill_specs()
 }
+
+/// The provider of a recorded response, from its folder (`tests/response/<provider>/…`).
+pub fn provider_of(path: &std::path::Path) -> promptloom::lower::Provider {
+    let dir = path
+        .parent()
+        .and_then(std::path::Path::file_name)
+        .and_then(|d| d.to_str())
+        .unwrap();
+    promptloom::lower::Provider::parse(dir).unwrap()
+}

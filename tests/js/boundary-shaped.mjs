@@ -15,6 +15,8 @@
 import { ERROR_CODES } from '../../pkg/src/constants.js';
 import { rng, reference } from './boundary.mjs';
 
+// A relayed answer (`stream.toResponse()`): the open event, two events, the turn.
+const EVENTS = 'event: open\ndata: {"protocol":"promptloom-events","version":1,"provider":"openai-chat"}\n\nid: 1\ndata: {"type":"text-delta","part":0,"text":"hi"}\n\nid: 2\ndata: {"type":"finish","reason":"stop"}\n\nevent: turn\nid: 3\ndata: {"role":"assistant","parts":[{"type":"text","text":"hi"}],"metadata":{"provider":"openai-chat"}}\n\n';
 const TOOLS = ['choir.memory.query', 'choir.fs.read', 'choir.fs.write'];
 const TEXT = { type: 'text', text: 'hi' };
 const MESSAGE = { role: 'user', parts: [TEXT, { type: 'file-ref', ref: { kind: 'path', path: 'a.ts' }, range: { start: 1, end: 2 } }] };
@@ -255,6 +257,9 @@ function shapes(pl, f) {
     'ResponseParser#finish': () => [],
     'ResponseStream#batches': () => [],
     'ResponseStream#text': () => [],
+    'ResponseStream#toReadableStream': () => [],
+    'ResponseStream#toResponse': () => [{ status: 200, headers: { 'access-control-allow-origin': '*' } }],
+    readEventStream: () => [new Response(EVENTS), { signal: new AbortController().signal }],
     parseResponse: () => ['anthropic', ANTHROPIC_BODY, {}],
     providerError: () => ['anthropic', { status: 429, body: '{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}', headers: { 'retry-after': '1' } }],
     createAdapter: () => [{ provider: 'anthropic', apiKey: 'k', baseURL: 'http://localhost:1', headers: { 'x-a': 'b' }, fetch: f.fetch, retry: { maxRetries: 1, initialDelayMs: 1 } }],

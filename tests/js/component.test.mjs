@@ -88,6 +88,55 @@ test('the response parser resource in jco: every recorded response, whole and in
   assert.deepEqual(t.headers.find(([k]) => k === 'authorization'), ['authorization', 'Bearer k']);
 });
 
+test('the event stream resources in jco: every recorded response written and read back gives the same events and turn; a cut one StreamTruncated', () => {
+  const enc = new TextEncoder();
+  let n = 0;
+  for (const c of responseCases()) {
+    const p = new response.ResponseParser(c.provider);
+    const w = new response.EventStreamWriter(c.provider);
+    let wire = w.open();
+    const events = JSON.parse(p.push(enc.encode(c.body)));
+    const closing = JSON.parse(p.end());
+    wire += w.events(JSON.stringify(events)) + w.events(JSON.stringify(closing));
+    const turn = p.finish();
+    const err = p.firstError();
+    wire += err && err.code !== 'invalid-tool-input' ? w.fail(err, turn) : w.close(turn);
+    assert.equal(w.close(turn), '', 'nothing after the turn');
+    const bytes = enc.encode(wire);
+    const r = new response.EventStreamReader();
+    const got = [];
+    for (let i = 0; i < bytes.length; i += 7) got.push(...JSON.parse(r.push(bytes.subarray(i, i + 7))));
+    got.push(...JSON.parse(r.end()));
+    assert.deepEqual(got, [...events, ...closing], c.name);
+    assert.deepEqual(JSON.parse(r.finish()), JSON.parse(turn), c.name);
+    assert.equal(r.firstError()?.code, err?.code, c.name);
+    assert.equal(r.provider(), c.provider);
+    assert.equal(r.lastEventId(), String(events.length + closing.length + 1), c.name);
+    n++;
+  }
+  assert.ok(n >= 40);
+  // Cut before the turn: stream-truncated, the text so far kept.
+  const w = new response.EventStreamWriter('gemini');
+  const wire = w.open() + w.events(JSON.stringify([{ type: 'text-delta', part: 0, text: 'so far' }]));
+  const r = new response.EventStreamReader();
+  r.push(enc.encode(wire));
+  const end = JSON.parse(r.end());
+  assert.deepEqual(end.map((e) => e.type), ['error', 'finish']);
+  assert.equal(r.firstError().code, 'stream-truncated');
+  assert.equal(JSON.parse(r.finish()).parts[0].text, 'so far');
+  assert.equal(r.lastEventId(), '1');
+  // A failure before any event: the stream's error (not one of its events), then a turn naming it.
+  const f = new response.EventStreamWriter('anthropic');
+  const failed = f.fail({ class: 'refused', code: 'authentication-failed', message: 'the key was refused', details: '{"status":401}' }, undefined);
+  const fr = new response.EventStreamReader();
+  const evs = JSON.parse(fr.push(enc.encode(failed)));
+  assert.deepEqual(evs, []);
+  assert.equal(JSON.parse(fr.finish()).metadata.error.code, 'AuthenticationFailed');
+  assert.deepEqual([fr.firstError().code, fr.firstError().message, JSON.parse(fr.firstError().details)], ['authentication-failed', 'the key was refused', { status: 401 }]);
+  // What is not a list of events is the error variant.
+  assert.throws(() => new response.EventStreamWriter('gemini').events('[{"part":1}]'), (e) => e.payload.code === 'invalid-options');
+});
+
 function resolved(table) {
   return Object.entries(table)
     .sort((a, b) => Number(a[0]) - Number(b[0]))

@@ -39,7 +39,7 @@ before(() => {
 });
 
 test('the README and the guides have an example for every host', () => {
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'pages', 'sessions', 'settings', 'skills', 'streaming', 'toolkinds', 'tracepages', 'wasmtime', 'worker']);
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'pages', 'sessions', 'settings', 'skills', 'streaming', 'toolkinds', 'tracepages', 'wasmtime', 'worker', 'workerpage']);
 });
 
 // Every code block of the README and docs/ runs: a JS or Python block is a named example
@@ -261,7 +261,7 @@ test('README: the gateway in the browser on IndexedDB', async () => {
   }
 });
 
-test('README: a Worker that streams the reply to the page (bundled by wrangler, run in workerd, against the mock provider)', async () => {
+test('README: a Worker that relays the reply to the page as an event stream (bundled by wrangler, run in workerd, against the mock provider; the page example reads it)', async () => {
   const { startMockProvider, mockBaseURL, planFor } = await import('../../scripts/mock-provider.mjs');
   const mock = await startMockProvider();
   const dir = join(out, 'worker');
@@ -281,20 +281,30 @@ test('README: a Worker that streams the reply to the page (bundled by wrangler, 
     bindings: { ANTHROPIC_API_KEY: 'worker-key', ANTHROPIC_BASE_URL: mockBaseURL(mock.url, 'anthropic') },
   });
   try {
-    const res = await mf.dispatchFetch('http://x/', { method: 'POST', body: JSON.stringify({ parts: [{ type: 'text', text: 'Hello there' }] }) });
-    assert.equal(res.status, 200);
-    assert.match(res.headers.get('content-type'), /^text\/plain/);
-    // The page reads the text in pieces as the provider streams it.
-    const reader = res.body.getReader();
-    const chunks = [];
-    for (let r = await reader.read(); !r.done; r = await reader.read()) chunks.push(new TextDecoder().decode(r.value));
+    // The page's example, its `fetch` the Worker's and its element a stand-in.
+    const pl = await import('promptloom');
+    const reply = { textContent: '' };
+    const seen = [];
+    const fetchWorker = async (path, init) => {
+      const res = await mf.dispatchFetch(`http://x${path}`, init);
+      seen.push(res);
+      return res;
+    };
+    const page = ex.workerpage.code.replace("import { readEventStream } from 'promptloom';", '').replace("const reply = document.querySelector('#reply');", '') + '\nreturn turn;';
+    const turn = await new Function('readEventStream', 'fetch', 'reply', `return (async () => {${page}})();`)(pl.readEventStream, fetchWorker, reply);
+    assert.equal(seen[0].status, 200);
+    assert.equal(seen[0].headers.get('content-type'), 'text/event-stream; charset=utf-8');
     // What reached the provider: the streamed request, with the Worker's key; what came
-    // back to the page: the text the provider streamed.
+    // back to the page: the text the provider streamed, and the turn the Worker read.
     const sent = mock.requests.at(-1);
-    assert.equal(chunks.join(''), planFor('anthropic', JSON.parse(sent.body)).text);
+    assert.equal(reply.textContent, planFor('anthropic', JSON.parse(sent.body)).text);
+    assert.equal(turn.parts.find((p) => p.type === 'text').text, reply.textContent);
+    assert.equal(turn.metadata.provider, 'anthropic');
     assert.equal(JSON.parse(sent.body).stream, true);
     assert.equal(sent.headers['x-api-key'], 'worker-key');
     assert.equal(JSON.parse(sent.body).messages[0].content[0].text, 'Hello there');
+    // The Worker's own refusal reaches the page's readEventStream as its code.
+    await assert.rejects(pl.readEventStream(await fetchWorker('/', { method: 'POST', body: JSON.stringify({ parts: [] }) })).turn, (e) => e.code === 'EmptyMessage');
     const bad = await mf.dispatchFetch('http://x/', { method: 'POST', body: JSON.stringify({ parts: [{ type: 'command', id: '/x' }] }) });
     assert.equal(bad.status, 400);
     assert.equal((await bad.json()).code, 'UnresolvedCommand');

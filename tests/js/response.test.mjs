@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import * as pl from 'promptloom';
 import { responseCases, objectCases } from './cases.mjs';
 import { responseConformance } from './response-conformance.mjs';
+import { eventStreamConformance } from './event-stream-conformance.mjs';
 import { startMockProvider, mockBaseURL } from '../../scripts/mock-provider.mjs';
 
 const PROVIDERS = ['anthropic', 'openai-chat', 'openai-responses', 'gemini'];
@@ -21,6 +22,12 @@ after(async () => {
 
 test('response conformance in Node: recorded events and turns, re-chunked, parseResponse, hostile bytes', () => {
   const results = responseConformance(pl, { cases: responseCases(), objects: objectCases() });
+  assert.equal(results.length, 5);
+  for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
+});
+
+test('event streams in Node: every recorded response relayed with toResponse() reads back the same with readEventStream()', async () => {
+  const results = await eventStreamConformance(pl, { cases: responseCases() });
   assert.equal(results.length, 5);
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
 });

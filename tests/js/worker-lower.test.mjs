@@ -62,3 +62,37 @@ test('conversations and responses in workerd through promptloom/lower; the adapt
     await mock.close();
   }
 });
+
+test('a Worker relays a provider stream to a page: readEventStream gives what the Worker read', async () => {
+  const pl = await import('promptloom/lower');
+  const mock = await startMockProvider();
+  try {
+    for (const provider of ['anthropic', 'openai-chat', 'openai-responses', 'gemini']) {
+      const message = { role: 'user', parts: [{ type: 'text', text: `relay for ${provider}` }] };
+      const res = await mf.dispatchFetch('http://worker.test/relay', { method: 'POST', body: JSON.stringify({ message, provider, mock: mock.url }) });
+      assert.equal(res.headers.get('content-type'), 'text/event-stream; charset=utf-8');
+      assert.equal(res.headers.get('access-control-allow-origin'), '*');
+      const stream = pl.readEventStream(res);
+      const events = [];
+      for await (const ev of stream) events.push(ev);
+      const turn = await stream.turn;
+      // The key stayed in the Worker; the page got the events and the turn.
+      assert.equal(mock.requests.at(-1).headers[provider === 'anthropic' ? 'x-api-key' : provider === 'gemini' ? 'x-goog-api-key' : 'authorization'].includes('worker-key'), true);
+      assert.equal(events[0].type, 'start');
+      assert.equal(events.at(-1).type, 'finish');
+      assert.equal(events.filter((e) => e.type === 'text-delta').map((e) => e.text).join(''), turn.parts.filter((p) => p.type === 'text').map((p) => p.text).join(''));
+      assert.match(turn.parts.find((p) => p.type === 'text').text, new RegExp(`relay for ${provider}`));
+      assert.equal(turn.metadata.provider, provider);
+      assert.equal(stream.provider, provider);
+      assert.equal(stream.lastEventId, String(events.length + 1));
+    }
+    // A message the Worker cannot lower: its coded error reaches the page.
+    const res = await mf.dispatchFetch('http://worker.test/relay', { method: 'POST', body: JSON.stringify({ message: { role: 'user', parts: [] }, provider: 'anthropic', mock: mock.url }) });
+    await assert.rejects(pl.readEventStream(res).turn, (e) => e instanceof pl.PromptloomError && e.code === 'EmptyMessage' && e.details.status === 400);
+    // A provider the Worker cannot reach: the adapter's error (after its retries) reaches the page.
+    const bad = await mf.dispatchFetch('http://worker.test/relay', { method: 'POST', body: JSON.stringify({ message: { role: 'user', parts: [{ type: 'text', text: 'x' }] }, provider: 'openai-chat', mock: 'http://127.0.0.1:9/nowhere' }) });
+    await assert.rejects(pl.readEventStream(bad).turn, (e) => e.code === 'AdapterFailed' && e.turn.metadata.error.code === 'AdapterFailed');
+  } finally {
+    await mock.close();
+  }
+});
