@@ -885,7 +885,7 @@ export interface AdapterOptions {
   stream?: boolean;
   fetch?: typeof fetch;
   retry?: RetryOptions;
-  /** Anthropic from a browser page: the CORS header (default: on when there is a `document`). */
+  /** Anthropic from a browser page or a Web Worker of one: the CORS header (default: on in a browser, off in Node, Deno, Bun and workerd). */
   browser?: boolean;
   /** Anthropic's `anthropic-version`. */
   apiVersion?: string;

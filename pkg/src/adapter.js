@@ -69,7 +69,9 @@ export function createAdapter(options) {
     if (v !== undefined && v !== null && typeof v !== 'string') throw invalid(`\`${k}\` must be a string`, k);
   }
   if (retry !== undefined && (retry === null || typeof retry !== 'object' || Array.isArray(retry))) throw invalid('`retry` must be an object `{ maxRetries?, initialDelayMs?, maxDelayMs?, maxRetryAfterMs? }`', 'retry');
-  const isBrowser = browser ?? (typeof window === 'object' && typeof document === 'object');
+  // A page, or a Web Worker of one (no `window` there, but the same CORS rules): browsers say
+  // `Mozilla/5.0 …` in every context; Node, Deno, Bun and workerd name themselves.
+  const isBrowser = browser ?? (typeof document === 'object' || (typeof navigator === 'object' && /^Mozilla\//.test(String(navigator?.userAgent ?? ''))));
   /** The URL and headers for one (model, stream) pair, from the core; kept per pair. */
   /** @type {Map<string, { url: string, headers: Record<string, string> }>} */
   const targets = new Map();

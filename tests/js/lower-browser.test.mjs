@@ -62,3 +62,20 @@ test('promptloom/lower in Chromium: recorded bodies, conversations, responses; a
   assert.deepEqual(out.finished, [2, ['hi', 'Hello']]);
   assert.deepEqual(blank.errors.map(String), []);
 });
+
+test('the package in a module Web Worker of a page: it loads, lowers, and its adapter sends Anthropic the browser CORS header', async () => {
+  blank ??= await openBlank();
+  const got = await blank.page.evaluate(async () => {
+    const worker = new Worker('/tests/js/worker-probe.mjs', { type: 'module' });
+    const out = await new Promise((resolve, reject) => {
+      worker.onmessage = ({ data }) => resolve(data);
+      worker.onerror = (e) => reject(new Error(e.message));
+      worker.postMessage('go');
+    });
+    worker.terminate();
+    return out;
+  });
+  assert.equal(got.window, 'undefined');
+  assert.equal(got.headers['anthropic-dangerous-direct-browser-access'], 'true');
+  assert.equal(got.body, '{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}');
+});

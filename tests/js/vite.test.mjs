@@ -5,11 +5,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build, preview } from 'vite';
 import { chromium } from 'playwright-core';
 import { root } from './cases.mjs';
+
+/** The README's code examples by name (the Web Worker ones run here, in a bundled app). */
+function readmeExample(name) {
+  const md = readFileSync(join(root, 'README.md'), 'utf8');
+  const m = new RegExp(`<!-- example: ${name} -->\\n\`\`\`\\w*\\n([\\s\\S]*?)\\n\`\`\``).exec(md);
+  assert.ok(m, `README example ${name}`);
+  return m[1];
+}
 
 test('a fresh Vite app builds and runs with the packed package', async () => {
   const base = join(root, 'tests/js/.out/vite');
@@ -52,6 +60,17 @@ const registry = comp.buildSkillRegistry(await new SkillCatalog(ws, acc).skillSp
 const late = lower({ parts: [{ type: 'text', text: 'late' }] }, { provider: 'anthropic' }).json();
 document.getElementById('out').textContent = JSON.stringify({ body: out.json(), code, stored: history.length, intent: done.message.parts[0].resolved.flags.intent, skill: best?.name, reply, overloaded: evs[0].code, seeded: acc.seeded.status, lazy: [spec.ok, registry.names(), late.messages[0].content[0].text] });
 `);
+  // The README's Web Worker, bundled by Vite beside the page: 10,000 skills indexed and a
+  // message stored and lowered in the worker; the page reads the worker's write.
+  writeFileSync(join(app, 'src/worker.js'), readmeExample('webworker'));
+  writeFileSync(join(app, 'worker.html'), '<!doctype html><html><body><pre id="out"></pre><script type="module" src="/src/worker-page.js"></script></body></html>');
+  writeFileSync(join(app, 'src/worker-page.js'), `import { openMessageStore } from 'promptloom';
+const skills = Array.from({ length: 10000 }, (_, i) => ({ id: 's' + i, name: i === 7345 ? 'timeline-check' : 'skill-' + i, description: i === 7345 ? 'Checks the timeline of a project plan' : 'Does task number ' + i + ' of the workspace' }));
+${readmeExample('webworkerpage')}
+const stored = await (await openMessageStore({ backend: 'indexeddb', name: 'editor' })).thread('chat');
+document.getElementById('out').textContent = JSON.stringify({ size, names: names.slice(0, 3), body: JSON.parse(body), stored: stored.length });
+`);
+  writeFileSync(join(app, 'vite.config.js'), `export default { build: { rollupOptions: { input: { main: 'index.html', worker: 'worker.html' } } }, worker: { format: 'es' } };\n`);
   await build({ root: app, logLevel: 'silent' });
   const server = await preview({ root: app, preview: { port: 0, host: '127.0.0.1' }, logLevel: 'silent' });
   const browser = await chromium.launch({
@@ -78,6 +97,16 @@ document.getElementById('out').textContent = JSON.stringify({ body: out.json(), 
     assert.deepEqual(got.lazy, [true, ['skill-builder', 'tool-builder'], 'late']);
     assert.deepEqual(got.body.contents[0].parts[0], { text: 'hi' });
     assert.equal(got.body.contents[0].parts[1].inlineData.mimeType, 'image/png');
+
+    // The Web Worker page: the worker's answers, and its write visible to the page.
+    await page.goto(new URL('/worker.html', server.resolvedUrls.local[0]).href);
+    await page.waitForFunction(() => document.getElementById('out').textContent.length > 0, null, { timeout: 30000 });
+    const w = JSON.parse(await page.textContent('#out'));
+    assert.deepEqual(errors, []);
+    assert.equal(w.size, 10000);
+    assert.equal(w.names[0], 'timeline-check');
+    assert.equal(w.body.messages[0].content[0].text, 'hello');
+    assert.equal(w.stored, 1);
   } finally {
     await browser.close();
     await server.close();
