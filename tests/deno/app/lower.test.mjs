@@ -1,11 +1,13 @@
 // The `promptloom/lower` entry in Deno, as a Deno app with a package.json uses it: the
 // packed npm package installed into node_modules and imported by name. Every recorded case
 // gives the Rust snapshot's body byte for byte, the error cases their codes, the conversation
-// and response suites pass; then `promptloom/composer`, imported lazily, takes over.
+// and response suites pass (the event stream relayed with toResponse() and read back with
+// readEventStream() too); then `promptloom/composer`, imported lazily, takes over.
 import assert from 'node:assert/strict';
 import { successCases, errorCases, resolverFor, conversationCases, conversationErrors, responseCases, objectCases } from '../../js/cases.mjs';
 import { conversationConformance } from '../../js/conversation-conformance.mjs';
 import { responseConformance } from '../../js/response-conformance.mjs';
+import { eventStreamConformance } from '../../js/event-stream-conformance.mjs';
 
 const SPEC = { name: 'one', description: 'One step.', initial_state: 'a', states: { a: { objective: 'A.', allowed_tools: [], transitions: [{ on: 'complete', to: 'done' }] }, done: { terminal: true } } };
 
@@ -28,7 +30,7 @@ Deno.test('promptloom/lower in Deno: recorded bodies and errors, conversations, 
     if (c.expected === 'ok') assert.equal(got, 'ok', `${c.name} / ${c.provider}`);
     else assert.equal(got.code, c.expected.code, `${c.name} / ${c.provider}`);
   }
-  const results = [...(await conversationConformance(pl, { cases: conversationCases(), errors: conversationErrors() })), ...responseConformance(pl, { cases: responseCases(), objects: objectCases() })];
+  const results = [...(await conversationConformance(pl, { cases: conversationCases(), errors: conversationErrors() })), ...responseConformance(pl, { cases: responseCases(), objects: objectCases() }), ...(await eventStreamConformance(pl, { cases: responseCases() }))];
   assert.ok(results.length >= 8, `${results.length} checks`);
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
 
