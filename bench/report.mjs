@@ -30,6 +30,7 @@ const BENCHES = [
   ['lower', 'Lowering one message', 'A user message to a request body string (Node), beside the AI SDK.', ['lower.mjs']],
   ['conversation', 'A chat, turn by turn', "A chat's cost per new turn (Node), beside the AI SDK's conversion of the whole prompt.", ['conversation.mjs']],
   ['stream', 'Reading streams', 'An Anthropic SSE stream of about 1,800 events read by the response parser and the adapter (Node), beside the AI SDK\'s streamText.', ['--expose-gc', 'stream.mjs']],
+  ['relay', 'Relaying a reply to a page', 'The same reply written by a server for a page and read back there (toResponse + readEventStream), beside the AI SDK\'s toUIMessageStreamResponse + readUIMessageStream (Node).', ['relay.mjs']],
   ['partial-object', 'A JSON answer as it streams', 'Object edits per delta (Node), beside the AI SDK\'s parsePartialJson.', ['partial-object.mjs']],
   ['compose', 'The compositor on IndexedDB', 'submit and reads in headless Chromium, beside the raw IndexedDB floor.', ['compose.mjs']],
   ['skills', 'Skills', 'Phase-1 matching beside MiniSearch (Node); the skill store beside idb (Chromium).', ['skills.mjs']],
