@@ -11,40 +11,17 @@
 //                       normalisation, no turn): what any parser pays at least
 // Ratios, not absolute times: rounds alternate between contenders; the median is reported.
 // Memory: the JS heap and wasm memory held after a run (the turn kept), with --expose-gc.
-import { performance } from 'node:perf_hooks';
 import { createResponseParser, createAdapter } from 'promptloom';
 import { writeChart } from './chart.mjs';
 import { streamText } from 'ai';
 import { createAnthropic } from '@ai-sdk/anthropic';
-import { encode, words } from '../scripts/mock-provider.mjs';
+import { text, input, events, bytes, chunks, streamResponse, median, timeRounds } from './long-reply.mjs';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 9);
 
-// ---- the stream -----------------------------------------------------------------------
-const sentence = 'The cache key omits the version, so a warm entry survives an update; add it. ';
-let text = '';
-while (words(text).length < 1600) text += sentence;
-text = words(text).slice(0, 1600).join('');
-const input = { path: 'src/lib/compute.ts', edits: Array.from({ length: 52 }, (_, i) => ({ line: i * 7, replace: `const v${i} = compute(${i}, version) // keyed by version` })) };
-const plan = { reasoning: '', text, calls: [{ id: 'call_bench', name: 'apply_edits', input }] };
-const events = encode('anthropic', plan, { stream: true, model: 'claude-sonnet-4-5', argChunk: 20 });
-const bytes = new TextEncoder().encode(events.join(''));
+// ---- the stream (bench/long-reply.mjs) ------------------------------------------------
 const nEvents = events.length;
-const CHUNK = 4096;
-const chunks = [];
-for (let i = 0; i < bytes.length; i += CHUNK) chunks.push(bytes.subarray(i, i + CHUNK));
 const toolBytes = JSON.stringify(input).length;
-
-const streamResponse = () =>
-  new Response(
-    new ReadableStream({
-      start(c) {
-        for (const ch of chunks) c.enqueue(ch);
-        c.close();
-      },
-    }),
-    { headers: { 'content-type': 'text/event-stream' } },
-  );
 
 // ---- contenders -----------------------------------------------------------------------
 function promptloomParser() {
@@ -121,18 +98,7 @@ const contenders = [
 }
 
 // ---- timing ----------------------------------------------------------------------------
-const times = new Map(contenders.map(([k]) => [k, []]));
-const counts = new Map();
-for (let w = 0; w < 3; w++) for (const [, f] of contenders) await f();
-for (let r = 0; r < ROUNDS; r++) {
-  for (const [k, f] of r % 2 ? [...contenders].reverse() : contenders) {
-    const t0 = performance.now();
-    const out = await f();
-    times.get(k).push(performance.now() - t0);
-    counts.set(k, out.n);
-  }
-}
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const { times, counts } = await timeRounds(contenders, ROUNDS);
 
 // ---- memory held after one run (the result kept) ----------------------------------------
 async function held(f) {
