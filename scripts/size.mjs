@@ -142,15 +142,18 @@ const web = rows[0];
 // classes): 545.0 and 893.3 KB (+8.0 and +6.9; of the lower entry's +7.8, the writer
 // +3.3, the reader +4.5 of which its rebuilding of a cut turn 1.1), gates 545.5 and 893.5:
 // the first feature since issue 49 that raised them; the size work has to win it back.
+// The relay made faster (the writer splits the events' text instead of parsing it, the
+// reader rebuilds a turn only for a cut stream; bench/relay.mjs 10.65 -> 7.99 ms):
+// 545.9 and 894.2 KB, gates 546 and 894.5.
 // Where the rest is, and why issue 17's targets
 // are below the core's own code: scripts/size-breakdown.mjs and BENCHMARKS.md.
-const budget = 545.5 * 1024;
+const budget = 546 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 893.5 * 1024;
+const fullBudget = 894.5 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
@@ -182,8 +185,9 @@ if (full.gz > fullBudget) {
 // read), `lower-model-request` and `model-answer`, sha2's compact backend, regex-lite
 // optimised for size in the full world (scripts/build.sh) and the metadata sections
 // stripped: 903.5 and 279.8 KB, gates 904 and 280. The event stream resources
-// (`event-stream-writer`, `event-stream-reader`): 911.2 and 288.6 KB, gates 911.5 and 289.
-for (const [row, kbBudget, what] of [[rows[4], 911.5, 'the full WASI component'], [rows[5], 289, 'the lowering-only WASI component']]) {
+// (`event-stream-writer`, `event-stream-reader`): 911.2 and 288.6 KB, gates 911.5 and 289;
+// the faster relay: 912.3 and 289.6 KB, gates 912.5 and 290.
+for (const [row, kbBudget, what] of [[rows[4], 912.5, 'the full WASI component'], [rows[5], 290, 'the lowering-only WASI component']]) {
   if (row.gz > kbBudget * 1024) {
     console.error(`${what} is ${kb(row.gz)} gzip, over its budget of ${kb(kbBudget * 1024)}`);
     process.exitCode = 1;
@@ -200,9 +204,10 @@ for (const [row, kbBudget, what] of [[rows[4], 911.5, 'the full WASI component']
 // OpenRouter's reasoning items and two more shapes (+1.7): now above the AI SDK's 274 KB
 // with three providers, which issue 49's size work has to win back; 282.9 KB with the
 // wasm-opt passes above; 280.3 KB with sha2's compact backend and the metadata sections
-// stripped; 288.1 KB with the event stream (writer and reader, +7.8).
+// stripped; 288.1 KB with the event stream (writer and reader, +7.8); 289.1 KB with the
+// faster relay.
 const lowerOnly = rows[6];
-if (lowerOnly.gz > 288.5 * 1024) {
-  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(288.5 * 1024)}`);
+if (lowerOnly.gz > 289.5 * 1024) {
+  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(289.5 * 1024)}`);
   process.exitCode = 1;
 }

@@ -150,36 +150,41 @@ impl EventStreamWriter {
         out
     }
 
-    /// The frames of `events`, a JSON array of events (the bindings' wire form).
+    /// The frames of `events`, a JSON array of events (the bindings' wire form), each
+    /// written as its text is (the array is split, not parsed into values: an event the
+    /// core serialised begins with its `type`, and only one that does not is read whole).
     pub fn events_json(&mut self, events: &str) -> Result<String> {
-        let list = match serde_json::from_str::<Value>(events) {
-            Ok(Value::Array(list)) => list,
-            Ok(_) => {
-                return Err(Error::new(
-                    ErrorKind::InvalidOptions,
-                    "the events are a JSON array",
-                ))
-            }
-            Err(e) => return Err(Error::json(ErrorKind::InvalidOptions, "the events", &e)),
-        };
-        if let Some(i) = list
-            .iter()
-            .position(|e| e.get("type").and_then(Value::as_str).is_none())
-        {
-            return Err(Error::new(
+        let bad = |at: Option<usize>| {
+            let e = Error::new(
                 ErrorKind::InvalidOptions,
-                "an event is an object with a `type`",
-            )
-            .at(format!("events[{i}]")));
+                "the events are a JSON array of objects, each with a `type`",
+            );
+            match at {
+                Some(i) => e.at(format!("events[{i}]")),
+                None => e,
+            }
+        };
+        let list = items(events).ok_or_else(|| bad(None))?;
+        let mut errors = Vec::with_capacity(list.len());
+        for (i, item) in list.iter().enumerate() {
+            let kind = match item.strip_prefix("{\"type\":\"") {
+                Some(rest) if serde_json::from_str::<serde::de::IgnoredAny>(item).is_ok() => {
+                    Some(rest.starts_with("error\""))
+                }
+                _ => serde_json::from_str::<Value>(item)
+                    .ok()
+                    .and_then(|v| v.get("type").and_then(Value::as_str).map(|t| t == "error")),
+            };
+            errors.push(kind.ok_or_else(|| bad(Some(i)))?);
         }
         let mut out = String::new();
         if self.closed {
             return Ok(out);
         }
         self.head(&mut out);
-        for e in &list {
-            self.error_sent |= e.get("type").and_then(Value::as_str) == Some("error");
-            self.frame(&mut out, None, &e.json_text());
+        for (item, error) in list.iter().zip(errors) {
+            self.error_sent |= error;
+            self.frame(&mut out, None, item);
         }
         Ok(out)
     }
@@ -235,6 +240,43 @@ impl EventStreamWriter {
     }
 }
 
+/// The items of a JSON array's text, as slices (strings and nesting skipped over); `None`
+/// when the text is not one array.
+fn items(text: &str) -> Option<Vec<&str>> {
+    let inner = text.trim().strip_prefix('[')?.strip_suffix(']')?;
+    let mut out = Vec::new();
+    let (mut depth, mut in_str, mut esc, mut start) = (0u32, false, false, 0usize);
+    for (i, c) in inner.bytes().enumerate() {
+        if in_str {
+            match c {
+                _ if esc => esc = false,
+                b'\\' => esc = true,
+                b'"' => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            b'"' => in_str = true,
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.checked_sub(1)?,
+            b',' if depth == 0 => {
+                out.push(inner.get(start..i)?.trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if depth != 0 || in_str {
+        return None;
+    }
+    let last = inner.get(start..)?.trim();
+    if !last.is_empty() || !out.is_empty() {
+        out.push(last);
+    }
+    Some(out)
+}
+
 /// `data:` lines of `text`: one per line of it (any of SSE's line ends splits), so a JSON
 /// text with line breaks in its white space still reads back whole.
 fn data_lines(out: &mut String, text: &str) {
@@ -285,19 +327,32 @@ pub struct EventStreamReader {
 
 #[derive(Debug, Default)]
 struct State {
+    /// The provider the `open` event named (none: the stream has not opened).
     provider: Option<Provider>,
-    /// The turn rebuilt from the events (the `turn` event replaces it).
-    builder: Option<Builder>,
+    /// What the turn is rebuilt from when the server's does not come: the events and the
+    /// failures, in order. Rebuilt only then (or when asked for the turn so far), so a
+    /// stream that ends with its turn parses each event once, in the page's `JSON.parse`.
+    log: Vec<Logged>,
     /// The server's final turn.
     turn: Option<AssistantTurn>,
+    /// The turn rebuilt at the end of a cut stream.
+    cut: Option<Builder>,
     /// The events of the current push, as a JSON array's items.
     out: String,
     errors: Vec<Error>,
     /// The stream opened is not one this build reads: the rest is skipped.
     refused: bool,
-    usage_seen: bool,
     /// The SSE last event ID (not moved by what follows the turn).
     last_id: Option<String>,
+}
+
+/// One entry of the reader's log.
+#[derive(Debug)]
+enum Logged {
+    /// An event's JSON text.
+    Event(String),
+    /// A failure the events did not carry (a named `error` event).
+    Failure(Error),
 }
 
 impl Default for EventStreamReader {
@@ -340,7 +395,7 @@ impl EventStreamReader {
         if s.turn.is_none() {
             let why = if !self.seen {
                 "the response is empty"
-            } else if s.builder.is_none() {
+            } else if s.provider.is_none() {
                 "the response is not an event stream (it has no `open` event)"
             } else {
                 "the event stream ended before its `turn` event; what came before it is kept"
@@ -348,28 +403,19 @@ impl EventStreamReader {
             let e = Error::new(ErrorKind::StreamTruncated, why);
             s.push_own(&Event::error(&e));
             s.errors.push(e.clone());
-            let provider = s.provider;
-            let usage_seen = s.usage_seen;
-            let b = s.builder.get_or_insert_with(|| match provider {
-                Some(p) => builder_for(p),
-                None => Builder::new("", ""),
-            });
-            b.take_events();
+            let mut b = s.rebuild();
+            let usage_seen = b.has_usage();
             b.error(e);
             b.finish_reason(FinishReason::Error, None);
             b.terminal();
-            let closing: Vec<Event> = b
-                .take_events()
-                .into_iter()
-                .filter(|ev| match ev {
-                    Event::Error { .. } => false,
-                    Event::Usage(_) => !usage_seen,
-                    _ => true,
-                })
-                .collect();
-            for ev in &closing {
-                s.push_own(ev);
+            for ev in b.take_events() {
+                match ev {
+                    Event::Error { .. } => {}
+                    Event::Usage(_) if usage_seen => {}
+                    ev => s.push_own(&ev),
+                }
             }
+            s.cut = Some(b);
         }
         s.take()
     }
@@ -377,9 +423,11 @@ impl EventStreamReader {
     /// The final assistant turn: the server's, else the one rebuilt from the events so far
     /// (its wire form, `{ role: "assistant", parts, metadata }`).
     pub fn turn(&self) -> Value {
-        match (&self.state.turn, &self.state.builder) {
+        let s = &self.state;
+        match (&s.turn, &s.cut) {
             (Some(t), _) => t.to_value(),
             (None, Some(b)) => b.turn().to_value(),
+            (None, None) if s.provider.is_some() => s.rebuild().turn().to_value(),
             (None, None) => AssistantTurn {
                 parts: Vec::new(),
                 metadata: Map::new(),
@@ -441,8 +489,29 @@ impl State {
         self.errors.push(e);
     }
 
+    /// The turn the logged events build (the builder's own events dropped).
+    fn rebuild(&self) -> Builder {
+        let mut b = match self.provider {
+            Some(p) => builder_for(p),
+            None => Builder::new("", ""),
+        };
+        for item in &self.log {
+            match item {
+                Logged::Event(text) => {
+                    if let Ok(v) = serde_json::from_str::<Value>(text) {
+                        let kind = v.get("type").and_then(Value::as_str).unwrap_or("");
+                        replay(&mut b, kind, &v);
+                    }
+                }
+                Logged::Failure(e) => b.error(e.clone()),
+            }
+        }
+        b.take_events();
+        b
+    }
+
     fn open(&mut self, data: &str) {
-        if self.builder.is_some() || self.refused {
+        if self.provider.is_some() || self.refused {
             return;
         }
         let v: Value = serde_json::from_str(data).unwrap_or(Value::Null);
@@ -468,10 +537,7 @@ impl State {
         }
         let name = v.get("provider").and_then(Value::as_str).unwrap_or("");
         match Provider::parse(name) {
-            Ok(p) => {
-                self.provider = Some(p);
-                self.builder = Some(builder_for(p));
-            }
+            Ok(p) => self.provider = Some(p),
             Err(_) => {
                 self.refused = true;
                 self.fault(malformed(format!(
@@ -500,39 +566,31 @@ impl State {
                 "the event stream's `error` is not an error `{ code, message, details }`",
             ),
         };
-        if let Some(b) = &mut self.builder {
-            b.error(e.clone());
-            b.take_events();
-        }
+        self.log.push(Logged::Failure(e.clone()));
         self.errors.push(e);
     }
 
     fn event(&mut self, data: &str) {
-        let Ok(v) = serde_json::from_str::<Value>(data) else {
+        // Checked whole (no value built); only an event that may be an error is read.
+        let object = data.trim_start().starts_with('{');
+        if !object || serde_json::from_str::<serde::de::IgnoredAny>(data).is_err() {
             let excerpt: String = data.chars().take(120).collect();
             return self.fault(
                 Error::new(
                     ErrorKind::StreamMalformed,
-                    "an event of the stream is not JSON",
+                    "an event of the stream is not a JSON object",
                 )
                 .with("data", excerpt),
             );
-        };
-        let Some(kind) = v.get("type").and_then(Value::as_str) else {
-            return self.fault(Error::new(
-                ErrorKind::StreamMalformed,
-                "an event of the stream has no `type`",
-            ));
-        };
-        match kind {
-            "error" => self.errors.push(event_error(&v)),
-            "usage" => self.usage_seen = true,
-            _ => {}
         }
-        if let Some(b) = &mut self.builder {
-            replay(b, kind, &v);
-            b.take_events();
+        if data.contains("\"error\"") {
+            if let Ok(v) = serde_json::from_str::<Value>(data) {
+                if v.get("type").and_then(Value::as_str) == Some("error") {
+                    self.errors.push(event_error(&v));
+                }
+            }
         }
+        self.log.push(Logged::Event(data.to_owned()));
         self.push_raw(data);
     }
 }
@@ -551,9 +609,11 @@ impl Sink for State {
         match f {
             Frame::Data(Some("open"), data) => self.open(data),
             Frame::Data(_, _) if self.refused => {}
-            Frame::Data(Some("turn"), data) if self.builder.is_some() => self.turn(data),
-            Frame::Data(Some("error"), data) if self.builder.is_some() => self.failure(data),
-            Frame::Data(None | Some("message"), data) if self.builder.is_some() => self.event(data),
+            Frame::Data(Some("turn"), data) if self.provider.is_some() => self.turn(data),
+            Frame::Data(Some("error"), data) if self.provider.is_some() => self.failure(data),
+            Frame::Data(None | Some("message"), data) if self.provider.is_some() => {
+                self.event(data)
+            }
             Frame::Data(None | Some("message") | Some("turn"), _) => {
                 self.refused = true;
                 self.fault(Error::new(

@@ -231,6 +231,31 @@ fn events_written_from_json_keep_their_bytes_and_survive_line_breaks() {
     );
     assert_eq!(turn["parts"][0]["text"], "a\nb");
     assert_eq!(err, None);
+    // The array is split, not parsed: strings with commas, brackets and escaped quotes, and
+    // nested values, stay whole; an event whose `type` is not first is read whole.
+    let tricky = r#"[{"type":"tool-call-end","part":0,"id":"a","name":"n","input":{"a":[1,2,{"b":"x,]}\"{"}]}},{"part":1,"type":"text-delta","text":"[,]"}]"#;
+    let mut w2 = EventStreamWriter::new(Provider::Anthropic);
+    let wire2 = w2.events_json(tricky).unwrap();
+    let mut r2 = EventStreamReader::new();
+    let got: Value = serde_json::from_str(&r2.push(wire2.as_bytes())).unwrap();
+    assert_eq!(got, serde_json::from_str::<Value>(tricky).unwrap());
+    for bad in [
+        "[",
+        "[{\"type\":\"x\"}",
+        "{\"type\":\"x\"}",
+        "[{\"type\":\"x\"},]",
+        "[{\"type\":\"x\",}]",
+        "[{\"type\":\"x\"}}]",
+    ] {
+        assert_eq!(
+            EventStreamWriter::new(Provider::Anthropic)
+                .events_json(bad)
+                .unwrap_err()
+                .kind(),
+            ErrorKind::InvalidOptions,
+            "{bad}"
+        );
+    }
     // What is not a list of events is refused, with where.
     let bad = w.events_json("[{\"part\":1}]").unwrap_err();
     assert_eq!(

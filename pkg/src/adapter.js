@@ -4,7 +4,7 @@
 // and the aborting. No provider SDK: `fetch` is in every host.
 
 import { PromptloomError, __core, __fromCore, __opts, __json, __key, __signal, __bytesOf } from './api.js';
-import { ResponseParser, __retryAfter, __providerName } from './response.js';
+import { ResponseParser, __retryAfter, __providerName, __joinEvents } from './response.js';
 import { ResponseStream, __aborted as aborted } from './response-stream.js';
 
 /** @import { Unchecked } from './instance.js' */
@@ -232,11 +232,11 @@ export function createAdapter(options) {
         if (!isContent(ev)) continue;
         if (ev.type === 'error' && ev.details && ev.details.retryable) return { retry: __fromCore(JSON.stringify(ev)) };
         content = true;
-        emit(held.concat(evs));
+        emit(__joinEvents(held, evs));
         held = [];
         return null;
       }
-      held = held.concat(evs);
+      held = __joinEvents(held, evs);
       return null;
     };
     const reader = res.body ? res.body.getReader() : null;

@@ -4,6 +4,7 @@
 
 import { PromptloomError, __fromCore, __module, __glue, __onCall, __release, __opts } from './api.js';
 import { EVENT_STREAM_CONTENT_TYPE } from './constants.js';
+import { __rawEvents } from './response.js';
 
 /** @typedef {import('../index.js').ResponseTurn} ResponseTurn */
 /** @typedef {import('../index.js').ResponseEvent} ResponseEvent */
@@ -256,7 +257,7 @@ export class ResponseStream {
           try {
             const { value, done: end } = await it.next();
             if (!end) {
-              const bytes = write((w) => w.events(JSON.stringify(value)));
+              const bytes = write((w) => w.events(__rawEvents(value) ?? JSON.stringify(value)));
               if (bytes.length > 0) c.enqueue(bytes);
               return;
             }

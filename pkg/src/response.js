@@ -27,7 +27,38 @@ const providerName = __providerName;
  * @returns {readonly any[]} the events (`ResponseEvent`s) as the core wrote them
  */
 function events(json) {
-  return json === '[]' ? NONE : JSON.parse(json);
+  if (json === '[]') return NONE;
+  const list = JSON.parse(json);
+  RAW.set(list, json);
+  return list;
+}
+
+/** The JSON text each list of events was parsed from (what a relay writes on as it is). */
+const RAW = new WeakMap();
+
+/**
+ * @internal `a` then `b` as one list, its JSON text kept when both had theirs.
+ * @param {readonly any[]} a
+ * @param {readonly any[]} b
+ * @returns {readonly any[]}
+ */
+export function __joinEvents(a, b) {
+  if (a.length === 0) return b;
+  if (b.length === 0) return a;
+  const list = a.concat(b);
+  const ra = RAW.get(a);
+  const rb = RAW.get(b);
+  if (ra && rb) RAW.set(list, `${ra.slice(0, -1)},${rb.slice(1)}`);
+  return list;
+}
+
+/**
+ * @internal The JSON text `events` (a list a parser returned) was parsed from, if it was.
+ * @param {readonly any[]} list
+ * @returns {string | undefined}
+ */
+export function __rawEvents(list) {
+  return RAW.get(list);
 }
 
 /**

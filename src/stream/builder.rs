@@ -639,6 +639,11 @@ impl Builder {
         self.usage = Some(u);
     }
 
+    /// Whether token counts came.
+    pub(crate) fn has_usage(&self) -> bool {
+        self.usage.is_some()
+    }
+
     /// The usage so far, to update.
     pub(crate) fn usage_mut(&mut self) -> &mut Usage {
         self.usage.get_or_insert_with(Usage::default)
