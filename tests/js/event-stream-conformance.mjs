@@ -40,7 +40,7 @@ async function bytesOf(response) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
-export async function eventStreamConformance(pl, { cases }) {
+export async function eventStreamConformance(pl, { cases, objects }) {
   const results = [];
   const check = (name, ok, detail = '') => results.push({ name, ok: !!ok, detail: ok ? '' : String(detail).slice(0, 2000) });
   const model = { anthropic: 'claude-sonnet-4-5', 'openai-chat': 'gpt-4.1', 'openai-responses': 'gpt-4.1', gemini: 'gemini-2.5-flash' };
@@ -185,5 +185,36 @@ export async function eventStreamConformance(pl, { cases }) {
     if (!cancelled) bad.push('the request was not cancelled');
   }
   check('cancelling the relayed body cancels the request', bad.length === 0, bad.join('\n'));
+
+  // 6. A JSON answer (`output`) relayed in 7-byte pieces: the page's object edits rebuild the
+  // answer as the adapter's did, and the turns agree.
+  if (objects) {
+    bad = [];
+    for (const c of objects) {
+      const bytes = new TextEncoder().encode(c.stream);
+      const mk = () =>
+        pl.createAdapter({
+          provider: c.provider,
+          apiKey: 'k',
+          model: 'm',
+          retry: { maxRetries: 0 },
+          fetch: async () => new Response(pieces(bytes, Array.from({ length: Math.floor(bytes.length / 7) }, (_, k) => (k + 1) * 7))),
+        });
+      const direct = await drain(mk().send(c.request));
+      const stream = pl.readEventStream(mk().send(c.request).toResponse());
+      const page = { events: [], seen: undefined };
+      for await (const e of stream) {
+        page.events.push(e);
+        if (e.type === 'object-delta') page.seen = e.object;
+      }
+      const turn = await stream.turn;
+      const plain = (evs) => evs.filter((e) => e.type !== 'object-delta');
+      const deltas = page.events.filter((e) => e.type === 'object-delta').length;
+      if (!deepSame(turn, direct.turn) || !deepSame(page.seen, c.object) || deltas < 2 || !deepSame(plain(page.events), plain(direct.events))) {
+        bad.push(`${c.name}: ${deltas} deltas, ${JSON.stringify(page.seen).slice(0, 200)}`);
+      }
+    }
+    check('a JSON answer relayed in pieces: the page rebuilds the answer from its edits, the turns agree', objects.length >= 5 && bad.length === 0, bad.join('\n'));
+  }
   return results;
 }

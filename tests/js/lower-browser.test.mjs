@@ -37,7 +37,7 @@ test('promptloom/lower in Chromium: recorded bodies, conversations, responses; a
     const { conversationConformance } = await import('/tests/js/conversation-conformance.mjs');
     const { responseConformance } = await import('/tests/js/response-conformance.mjs');
     const { eventStreamConformance } = await import('/tests/js/event-stream-conformance.mjs');
-    const results = [...(await conversationConformance(pl, conversations)), ...responseConformance(pl, { cases: responses, objects }), ...(await eventStreamConformance(pl, { cases: responses }))];
+    const results = [...(await conversationConformance(pl, conversations)), ...responseConformance(pl, { cases: responses, objects }), ...(await eventStreamConformance(pl, { cases: responses, objects }))];
     // A chat streaming a reply when the skill panel's entry loads: it finishes on its instance.
     const chat = new pl.Conversation();
     chat.append({ role: 'user', parts: [{ type: 'text', text: 'hi' }] });

@@ -27,8 +27,8 @@ test('response conformance in Node: recorded events and turns, re-chunked, parse
 });
 
 test('event streams in Node: every recorded response relayed with toResponse() reads back the same with readEventStream()', async () => {
-  const results = await eventStreamConformance(pl, { cases: responseCases() });
-  assert.equal(results.length, 5);
+  const results = await eventStreamConformance(pl, { cases: responseCases(), objects: objectCases() });
+  assert.equal(results.length, 6);
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
 });
 

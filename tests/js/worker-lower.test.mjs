@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { Miniflare } from 'miniflare';
 import { join } from 'node:path';
 import { readdirSync, rmSync, statSync } from 'node:fs';
-import { root, successCases, conversationCases, conversationErrors, responseCases } from './cases.mjs';
+import { root, successCases, conversationCases, conversationErrors, responseCases, objectCases } from './cases.mjs';
 import { startMockProvider } from '../../scripts/mock-provider.mjs';
 
 let mf;
@@ -53,7 +53,7 @@ test('conversations and responses in workerd through promptloom/lower; the adapt
   try {
     const res = await mf.dispatchFetch('http://worker.test/suites', {
       method: 'POST',
-      body: JSON.stringify({ conversations: { cases: conversationCases(), errors: conversationErrors() }, responses: responseCases(), mock: mock.url }),
+      body: JSON.stringify({ conversations: { cases: conversationCases(), errors: conversationErrors() }, responses: responseCases(), objects: objectCases(), mock: mock.url }),
     });
     const results = await res.json();
     assert.ok(results.length >= 9, JSON.stringify(results).slice(0, 500));

@@ -30,7 +30,7 @@ Deno.test('promptloom/lower in Deno: recorded bodies and errors, conversations, 
     if (c.expected === 'ok') assert.equal(got, 'ok', `${c.name} / ${c.provider}`);
     else assert.equal(got.code, c.expected.code, `${c.name} / ${c.provider}`);
   }
-  const results = [...(await conversationConformance(pl, { cases: conversationCases(), errors: conversationErrors() })), ...responseConformance(pl, { cases: responseCases(), objects: objectCases() }), ...(await eventStreamConformance(pl, { cases: responseCases() }))];
+  const results = [...(await conversationConformance(pl, { cases: conversationCases(), errors: conversationErrors() })), ...responseConformance(pl, { cases: responseCases(), objects: objectCases() }), ...(await eventStreamConformance(pl, { cases: responseCases(), objects: objectCases() }))];
   assert.ok(results.length >= 8, `${results.length} checks`);
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
 

@@ -23,10 +23,10 @@ export default {
   async fetch(request) {
     const url = new URL(request.url);
     if (url.pathname === '/suites') {
-      const { conversations, responses, mock } = await request.json();
+      const { conversations, responses, objects, mock } = await request.json();
       const results = await conversationConformance(pl, conversations);
       results.push(...responseConformance(pl, { cases: responses }));
-      results.push(...(await eventStreamConformance(pl, { cases: responses })));
+      results.push(...(await eventStreamConformance(pl, { cases: responses, objects })));
       const conv = new pl.Conversation({ options: { provider: 'anthropic', model: 'm', maxOutputTokens: 64, stream: true } });
       conv.append({ role: 'user', parts: [{ type: 'text', text: 'from the edge' }] });
       const stream = pl.createAdapter({ provider: 'anthropic', apiKey: 'k', baseURL: mock }).send(conv.lower().body);
