@@ -571,6 +571,8 @@ export interface MessageStore {
   thread(session?: string): Promise<Turn[]>;
   /** Persists a turn of any role after the session's last message. */
   append(turn: Turn, options?: { session?: string; id?: string; now?: () => number }): Promise<{ id: string; session: string; seq: number; turn: Turn }>;
+  /** Persists several turns after the session's last message in one write, each with its own id (a branch's copy of the turns it keeps). */
+  appendTurns(turns: Turn[], options?: { session?: string; now?: () => number }): Promise<{ ids: string[]; session: string; turns: Turn[] }>;
   list(session?: string): Promise<MessageSummary[]>;
   /**
    * One page of `session`, reading that page's rows only. A page spans `pageSize` sequence
@@ -941,7 +943,147 @@ export declare class ResponseStream implements AsyncIterable<ResponseEvent> {
  * `{ code, message }` or `AdapterFailed`; a stream cut before its end throws
  * `StreamTruncated` with the turn read so far in `error.turn`.
  */
-export declare function readEventStream(source: Response | ReadableStream<Uint8Array>, options?: { signal?: AbortSignal }): ResponseStream;
+export declare function readEventStream(source: Response | Promise<Response> | ReadableStream<Uint8Array>, options?: { signal?: AbortSignal }): ResponseStream;
+
+/**
+ * The page half of a relay: an adapter that posts each lowered body to `endpoint` (a server
+ * that sends it with its own adapter and key, and answers `stream.toResponse()`) and reads
+ * the event stream back with `readEventStream`.
+ */
+export declare function relayAdapter(options: { endpoint: string | URL; provider: Provider; headers?: Record<string, string>; fetch?: typeof fetch }): Adapter;
+
+/** A chat's state: `loading` until the thread is read, `submitted` while a request waits, `streaming`, `awaiting-approval` (a tool asks), `ready`, or `error` (the last run failed). */
+export type ChatStatus = 'loading' | 'ready' | 'submitted' | 'streaming' | 'awaiting-approval' | 'error';
+
+/** A part of a chat message as a panel shows it. */
+export type ChatPart =
+  /** A user message's part: the compositor's chip (`label` is what the user sees). */
+  | { part: number; type: string; label: string; detail?: string }
+  | { type: 'text'; text: string; citations?: Citation[] }
+  | { type: 'reasoning'; text: string; redacted?: true }
+  | {
+      type: 'tool-call';
+      id: string;
+      name: string;
+      /** The arguments (undefined while they stream: `inputText` holds them so far). */
+      input: unknown;
+      inputText?: string;
+      kind?: string;
+      state: 'input-streaming' | 'input-available' | 'approval-requested' | 'output-available' | 'output-error';
+      /** The tool's answer (`output-available`). */
+      output?: unknown;
+      /** The tool's answer as message parts, as chips. */
+      content?: Array<{ part: number; type: string; label: string; detail?: string }>;
+      /** What the tool (or a refusal) said (`output-error`). */
+      error?: string;
+    }
+  /** Tool results that answer no call of the message before (`role: 'tool'`). */
+  | { type: 'tool-result'; call_id: string; name?: string; state: 'output-available' | 'output-error'; output?: unknown; content?: unknown[]; error?: string };
+
+/** One message of a chat: a turn of the thread as a panel shows it (tool results folded into their calls). */
+export interface ChatMessage {
+  /** The stored turn's id (`<session>/<seq>`); `pending` for the reply streaming. */
+  id: string;
+  /** The turn's index in the thread (absent on the pending reply). */
+  turn?: number;
+  role: 'user' | 'assistant' | 'tool' | 'system' | 'developer';
+  parts: ChatPart[];
+  /** An assistant message: `done`, `cut` (the user stopped it: what was shown is kept), `streaming`, or `error` (the pending reply of a failed run). */
+  status?: 'done' | 'cut' | 'streaming' | 'error';
+  finish_reason?: FinishReason;
+  usage?: Partial<Usage>;
+  model?: string;
+  /** The JSON answer so far (a request with `output`). */
+  object?: unknown;
+  /** When it was stored (epoch ms). */
+  at?: number;
+}
+
+/** What `getSnapshot()` answers: frozen, a new object on every change, the unchanged messages shared. */
+export interface ChatSnapshot {
+  /** The thread shown (a regenerate or an edit moves to a branch: `<root>~<nonce>`). */
+  readonly session: string;
+  readonly status: ChatStatus;
+  /** The settled messages (a streamed token leaves this array as it was). */
+  readonly messages: readonly ChatMessage[];
+  /** The reply streaming, or null. */
+  readonly pending: ChatMessage | null;
+  readonly error: PromptloomError | null;
+}
+
+/** What `send` and `edit` take: the message's parts, a message, or text. */
+export type ChatInput = string | Part[] | UserMessage;
+
+/** A chat tool: a tool definition, and whether each call waits for the user's approval. */
+export type ChatTool = Tool & { needsApproval?: boolean };
+
+export interface ChatInit<T extends readonly ChatTool[] = ChatTool[]> {
+  /** The message store the thread lives in (`openMessageStore`). */
+  store: MessageStore;
+  /** The thread (default `default`). */
+  session?: string;
+  /** The lowering options of every request (`provider` included; model, tokens, system, caching, fit, …). */
+  settings: ConversationOptions;
+  /** An adapter that calls the provider (`createAdapter`), or… */
+  adapter?: Adapter;
+  /** …the URL of a server that relays it (`relayAdapter`): the key stays there. */
+  endpoint?: string | URL;
+  /** Headers of the requests to `endpoint`. */
+  headers?: Record<string, string>;
+  /** Tools offered to the model; `needsApproval: true` makes each call wait for `approve`. */
+  tools?: T;
+  /** Handlers by tool name, as `runAgent` takes them. */
+  handlers?: { [N in ToolName<T>]?: ToolHandler<ToolInput<Extract<T[number], { name: N }>>> };
+  /** Model requests per message at most (default 8). */
+  maxSteps?: number;
+  /** Commands and mention kinds of the messages sent (`submit`). */
+  catalog?: CommandCatalog;
+  resolve?: SubmitOptions['resolve'];
+  mentions?: SubmitOptions['mentions'];
+  /** A unique id for each branch's session (default: random). */
+  nonce?: () => string;
+}
+
+/** How a `send`, `regenerate` or `edit` ended. */
+export interface ChatOutcome {
+  /** `actions`: the message was host actions only (`/branch`, …), not sent; `error`: the run failed (`error`). */
+  stop: AgentResult['stop'] | 'actions' | 'error';
+  /** The stored message (`send` and `edit`). */
+  submission?: Submission;
+  error?: PromptloomError;
+}
+
+/**
+ * A chat over one thread of a message store, for any UI: `messages` as a panel shows them,
+ * the reply streaming into `pending`, `send` (stored before anything is sent), `stop`,
+ * `regenerate` and `edit` (branches: the old thread stays), tool approval, and
+ * `subscribe` / `getSnapshot` for React's `useSyncExternalStore`, Vue, Svelte or the DOM.
+ */
+export declare class Chat<const T extends readonly ChatTool[] = ChatTool[]> {
+  constructor(init: ChatInit<T>);
+  /** A chat with its thread read. */
+  static open<const T extends readonly ChatTool[] = ChatTool[]>(init: ChatInit<T>): Promise<Chat<T>>;
+  /** Resolves once the thread is read. */
+  readonly ready: Promise<void>;
+  readonly session: string;
+  readonly messages: readonly ChatMessage[];
+  readonly status: ChatStatus;
+  readonly error: PromptloomError | null;
+  /** The current state (a stable function: pass it as it is). */
+  readonly getSnapshot: () => ChatSnapshot;
+  /** Calls `listener` after every change; returns the function that stops it (a stable function). */
+  readonly subscribe: (listener: () => void) => () => void;
+  /** Stores the message, shows it and streams the reply. A message that cannot be stored rejects. */
+  send(input: ChatInput): Promise<ChatOutcome>;
+  /** Stops the reply; what was shown is kept, marked `cut`. */
+  stop(): void;
+  /** Answers the last user message again (in a branch when a reply is dropped). */
+  regenerate(): Promise<ChatOutcome>;
+  /** Replaces user message `id` in a branch and sends it. */
+  edit(id: string, input: ChatInput): Promise<ChatOutcome>;
+  /** Answers a tool call waiting for approval. */
+  approve(callId: string, answer: boolean | { approve: boolean; reason?: string }): void;
+}
 
 export interface RetryInfo {
   attempt: number;

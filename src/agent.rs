@@ -542,6 +542,14 @@ impl AgentRun {
                 match payload {
                     Value::Object(mut t) if shown => {
                         t.insert("parts".into(), Value::Array(kept));
+                        // Marked, so a thread read back shows it as a reply the user stopped.
+                        if let Some(Value::Object(m)) = t.get_mut("metadata") {
+                            m.insert("cut".into(), true.into());
+                        } else {
+                            let mut m = serde_json::Map::new();
+                            m.insert("cut".into(), true.into());
+                            t.insert("metadata".into(), Value::Object(m));
+                        }
                         self.phase = Phase::Cut;
                         Action::Append {
                             turn: Some(Value::Object(t)),
@@ -955,7 +963,7 @@ mod tests {
         };
         assert_eq!(
             t,
-            json!({"role":"assistant","parts":[{"text":"Hel","type":"text"}],"metadata":{"finish":"aborted"}})
+            json!({"role":"assistant","parts":[{"text":"Hel","type":"text"}],"metadata":{"cut":true,"finish":"aborted"}})
         );
         let Action::Done(out) = run.next(Event::Appended, Value::Null).unwrap() else {
             panic!()

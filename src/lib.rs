@@ -34,6 +34,7 @@ pub(crate) mod body;
 pub mod budget;
 pub mod capabilities;
 pub mod catalog;
+pub mod chat;
 #[cfg(feature = "composer")]
 pub mod composer;
 pub mod compositor;

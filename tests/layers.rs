@@ -38,6 +38,7 @@ const ORDER: &[&str] = &[
     "transport",
     "agent",
     "compositor",
+    "chat",
     "skill",
     "dispatch",
     "store",

@@ -228,6 +228,26 @@ class MessageStore {
     return { ...result, turn: message };
   }
   /**
+   * Persists several turns after the session's last message in one write, each with the
+   * next sequence number and its own id (a branch's copy of the turns it keeps, an imported
+   * thread). Returns `{ ids, session, turns }`: `turns` as stored. A turn already stored in
+   * this session is passed over.
+   * @param {Turn[]} turns
+   * @param {{ session?: string, now?: () => number }} [options]
+   * @returns {Promise<{ ids: string[], session: string, turns: Turn[] }>}
+   */
+  async appendTurns(turns, options) {
+    if (!Array.isArray(turns)) throw new PromptloomError('InvalidMessage', 'appendTurns() takes an array of turns (at turns)', { path: 'turns' });
+    if (options && typeof options === 'object' && options.id !== undefined) {
+      throw new PromptloomError('InvalidOptions', 'appendTurns() gives each turn its own id: `id` names one (at id)', { path: 'id' });
+    }
+    const { session, optsJson } = appendOptions(options);
+    const json = __json(turns.map((t) => __wireTurn(t) ?? null), 'the turns', 'InvalidMessage', { text: false, path: 'turns' });
+    const lay = (/** @type {string | null | undefined} */ row) => decodeDone(__inbox('appendTurnsInbox', [json, optsJson, row ?? '']));
+    const { message, ...result } = await this.__appendLaidOut(session, lay);
+    return { ...result, turns: message };
+  }
+  /**
    * @internal Appends a turn a Conversation read already: `layText(optionsText, sessionRow)`
    * gives the core's layout of it (the rows after the session's last message).
    * @param {string} session

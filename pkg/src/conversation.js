@@ -437,6 +437,11 @@ export class Conversation {
     return JSON.parse(this.#on(() => this.#core.turns()));
   }
 
+  /** @internal The turns as JSON text (what `turns` parses). */
+  __turnsJson() {
+    return this.#on(() => this.#core.turns());
+  }
+
   /** How many turns there are. */
   get length() {
     return this.#on(() => this.#core.length);

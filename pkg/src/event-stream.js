@@ -39,24 +39,27 @@ async function refusal(res) {
   return new PromptloomError('AdapterFailed', `the server answered ${res.status}${excerpt ? `: ${excerpt}` : ''}`, details);
 }
 
+function notSource() {
+  return new PromptloomError('InvalidOptions', 'readEventStream() takes a Response, a Promise of one (`fetch(…)`) or a ReadableStream of bytes (at source)', { path: 'source' });
+}
+
 /**
  * Reads an event stream a server wrote (`stream.toResponse()`, or the bytes of
  * `toReadableStream()`): a ResponseStream with the same events, the same final turn and the
  * same errors as the server's adapter gave. A stream cut before its end throws
  * `StreamTruncated` with the turn read so far (`error.turn`); `lastEventId` is the last
  * event read whole, for a reconnect.
- * @param {Unchecked} source a `Response` or a `ReadableStream<Uint8Array>`
+ * @param {Unchecked} source a `Response`, a Promise of one, or a `ReadableStream<Uint8Array>`
  * @param {{ signal?: AbortSignal }} [options]
  * @returns {ResponseStream}
  */
 export function readEventStream(source, options) {
   const { signal } = __opts(options, 'readEventStream()');
   __signal(signal);
-  const isStream = source !== null && typeof source === 'object' && typeof source.getReader === 'function';
-  const isResponse = !isStream && source !== null && typeof source === 'object' && typeof source.status === 'number' && 'body' in source;
-  if (!isStream && !isResponse) {
-    throw new PromptloomError('InvalidOptions', 'readEventStream() takes a Response or a ReadableStream of bytes (at source)', { path: 'source' });
-  }
+  const kind = (/** @type {Unchecked} */ s) =>
+    s !== null && typeof s === 'object' && typeof s.getReader === 'function' ? 'stream' : s !== null && typeof s === 'object' && typeof s.status === 'number' && 'body' in s ? 'response' : null;
+  const later = source !== null && typeof source === 'object' && typeof source.then === 'function';
+  if (!later && kind(source) === null) throw notSource();
   const inner = new AbortController();
   if (signal) {
     if (signal.aborted) inner.abort(signal.reason);
@@ -67,9 +70,19 @@ export function readEventStream(source, options) {
   const produce = async (stream, emit) => {
     const sig = inner.signal;
     if (sig.aborted) throw __aborted(sig);
+    // A Promise of a Response (`readEventStream(fetch(…))`): its rejection is the request's.
+    if (later) {
+      try {
+        source = await source;
+      } catch (e) {
+        if (sig.aborted) throw __aborted(sig);
+        throw e instanceof PromptloomError ? e : new PromptloomError('AdapterFailed', `the request failed: ${e && /** @type {Unchecked} */ (e).message ? /** @type {Unchecked} */ (e).message : e}`, { retryable: true });
+      }
+      if (kind(source) === null) throw notSource();
+    }
     /** @type {ReadableStream<Uint8Array> | null} */
     let body = source;
-    if (isResponse) {
+    if (kind(source) === 'response') {
       stream.status = source.status;
       if (!source.ok) throw await refusal(source);
       body = source.body;

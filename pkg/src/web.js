@@ -22,5 +22,6 @@ export { createAdapter } from './adapter.js';
 export { ResponseStream } from './response-stream.js';
 export { readEventStream } from './event-stream.js';
 export { runAgent } from './agent.js';
+export { Chat, relayAdapter } from './chat.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, systemSkills, seedSkillSpecs } from './skills.js';
 export { SkillIndex, SkillCatalog } from './catalog.js';

@@ -164,6 +164,34 @@ impl GuestMessageStore for StoreResource {
         run().map_err(to_wit)
     }
 
+    fn append_turns(&self, turns: String, options: String) -> Result<String, WitError> {
+        let run = || -> Result<String, Error> {
+            let t = crate::conversation::Turn::list_from_value(json(
+                &turns,
+                "the turns",
+                ErrorKind::InvalidMessage,
+            )?)?;
+            let opts = SubmitOptions::from_value(json(
+                &options,
+                "the append options",
+                ErrorKind::InvalidOptions,
+            )?)?;
+            let appends = self.store.borrow_mut().append_turns(&t, &opts)?;
+            let mut o = serde_json::Map::new();
+            o.insert(
+                "ids".into(),
+                Value::Array(appends.iter().map(|a| a.id.clone().into()).collect()),
+            );
+            o.insert("session".into(), opts.session.into());
+            o.insert(
+                "turns".into(),
+                Value::Array(appends.iter().map(|a| a.turn.to_value()).collect()),
+            );
+            Ok(Value::Object(o).json_text())
+        };
+        run().map_err(to_wit)
+    }
+
     fn thread(&self, session: String) -> Result<String, WitError> {
         self.store
             .borrow()

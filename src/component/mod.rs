@@ -8,6 +8,8 @@ mod agent;
 #[cfg(not(feature = "lowering-only"))]
 mod arbiter;
 #[cfg(not(feature = "lowering-only"))]
+mod chat;
+#[cfg(not(feature = "lowering-only"))]
 mod composer;
 #[cfg(not(feature = "lowering-only"))]
 mod compositor;

@@ -219,6 +219,28 @@ pub fn append_turn_inbox(lens: &[u32]) -> Result<String, JsValue> {
     turn_done(&turn, &options, &session, true)
 }
 
+/// Lays out several turns for the store, after the session's last message, as one write
+/// (a branch's copy of the turns it keeps): the inbox holds the turns (a JSON array), the
+/// options JSON (`{ session?, now? }`) and the stored session row ("" when new). Returns
+/// what [`submit_inbox`] returns when done, with `ids` and `message` the turns as stored.
+#[wasm_bindgen(js_name = appendTurnsInbox)]
+pub fn append_turns_inbox(lens: &[u32]) -> Result<String, JsValue> {
+    let mut it = inbox_strings(lens)?.into_iter();
+    let (Some(turns), Some(options), Some(session)) = (it.next(), it.next(), it.next()) else {
+        return Err(js_err(Error::new(
+            ErrorKind::Internal,
+            "inbox holds too few strings",
+        )));
+    };
+    let turns = crate::conversation::Turn::list_from_value(json_in(
+        &turns,
+        "the turns",
+        ErrorKind::InvalidMessage,
+    )?)
+    .map_err(js_err)?;
+    turns_done(&turns, &options, &session, Some(true))
+}
+
 /// The rows of `turn` appended after the session's last message (`options`: `{ session?,
 /// id?, now? }`; `session`: the stored session row, "" when new), as [`append_turn_inbox`]
 /// answers; without `message` when the caller holds the turn already.
@@ -228,20 +250,49 @@ pub(super) fn turn_done(
     session: &str,
     message: bool,
 ) -> Result<String, JsValue> {
-    let (opts, state) = options_and_session(options, session)?;
-    let a = messages::append_turn(turn, &opts, state);
-    let (ops, text) = messages::turn_layout(&a);
+    turns_done(
+        std::slice::from_ref(turn),
+        options,
+        session,
+        message.then_some(false),
+    )
+}
+
+/// The rows of `turns` appended after the session's last message: one turn (`many` false,
+/// or absent to leave its text out: `id` and `seq` in the summary), or several (`many`
+/// true: `ids`, their texts as an array, and no `id` option: each gets its own).
+fn turns_done(
+    turns: &[crate::conversation::Turn],
+    options: &str,
+    session: &str,
+    many: Option<bool>,
+) -> Result<String, JsValue> {
+    let (mut opts, state) = options_and_session(options, session)?;
+    let several = many == Some(true);
+    if several {
+        opts.id = None;
+    }
+    let appends = messages::append_turns(turns, &opts, state);
+    let (ops, texts) = messages::turns_layout(&appends);
     let summary = |w: &mut ObjectText, batch: &mut dyn FnMut(&mut ObjectText)| {
         batch(w);
-        w.str("id", &a.id);
-        w.value("seq", &a.seq.into());
-        w.str("session", &a.session);
+        if several {
+            w.value(
+                "ids",
+                &Value::Array(appends.iter().map(|a| a.id.clone().into()).collect()),
+            );
+        } else if let Some(a) = appends.first() {
+            w.str("id", &a.id);
+            w.value("seq", &a.seq.into());
+        }
+        w.str("session", &opts.session);
     };
-    Ok(done_text(
-        summary,
-        ops,
-        if message { &text } else { "null" },
-    ))
+    let message = match many {
+        None => "null".to_owned(),
+        Some(true) => format!("[{}]", texts.join(",")),
+        Some(false) => texts.into_iter().next().unwrap_or_default(),
+    };
+    Ok(done_text(summary, ops, &message))
 }
 
 /// One step of a message-store read (`store::reads`): the inbox holds the query JSON and,

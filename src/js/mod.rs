@@ -15,6 +15,8 @@ use wasm_bindgen::prelude::*;
 mod agent;
 #[cfg(feature = "composer")]
 mod arbiter;
+#[cfg(not(feature = "lowering-only"))]
+mod chat;
 #[cfg(feature = "composer")]
 mod composer;
 #[cfg(not(feature = "lowering-only"))]

@@ -9,7 +9,8 @@
 //! which is how the native tests run the same cases as headless Chromium.
 
 use super::messages::{
-    after_conflict, append_turn, batch, blob_from_row, session_state, turn_layout, TurnAppend,
+    after_conflict, append_turn, append_turns, batch, blob_from_row, session_state, turn_layout,
+    turns_layout, TurnAppend,
 };
 use super::reads::{Plan, Query, Rows, Step};
 use super::skills::{self, Plan as WritePlan, Request, Writer};
@@ -211,6 +212,30 @@ impl<B: AsyncBackend> AsyncMessageStore<B> {
             let a = append_turn(turn, options, state);
             let write = (!a.stored).then(|| (a.id.clone(), turn_layout(&a).0));
             Ok((a, write))
+        })
+        .await
+    }
+
+    /// Persists `turns` after the session's last message in one write, each with the next
+    /// sequence number (see [`crate::chat`]); a turn already stored in this session is
+    /// passed over.
+    pub async fn append_turns(
+        &self,
+        turns: &[Turn],
+        options: &SubmitOptions,
+    ) -> Result<Vec<TurnAppend>> {
+        let options = SubmitOptions {
+            id: None,
+            ..options.clone()
+        };
+        self.lay_out_and_write(&options.session, |state| {
+            let appends = append_turns(turns, &options, state);
+            let (ops, _) = turns_layout(&appends);
+            let write = appends
+                .iter()
+                .find(|a| !a.stored)
+                .map(|a| (a.id.clone(), ops));
+            Ok((appends, write))
         })
         .await
     }

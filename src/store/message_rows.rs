@@ -174,6 +174,49 @@ pub fn append_turn(turn: &Turn, options: &SubmitOptions, session: SessionState) 
     }
 }
 
+/// Places `turns` after the session's last message, one after another (a branch's copy of
+/// the turns it keeps, an imported thread): each gets the next sequence number. Turns
+/// already stored in this session are passed over, as [`append_turn`] does. `options.id`
+/// names one message: give it for one turn only.
+pub fn append_turns(
+    turns: &[Turn],
+    options: &SubmitOptions,
+    mut session: SessionState,
+) -> Vec<TurnAppend> {
+    turns
+        .iter()
+        .map(|t| {
+            let a = append_turn(t, options, session);
+            session = a.state;
+            a
+        })
+        .collect()
+}
+
+/// The rows of several appended turns as one write: each turn's rows as [`turn_layout`]
+/// lays them out, with the session counters written once, by the last turn (where a single
+/// turn writes them). Also the turns' JSON texts.
+pub fn turns_layout(appends: &[TurnAppend]) -> (Vec<Op>, Vec<String>) {
+    let mut ops = Vec::new();
+    let mut texts = Vec::with_capacity(appends.len());
+    let last = appends.len().saturating_sub(1);
+    for (i, a) in appends.iter().enumerate() {
+        let (rows, text) = turn_layout(a);
+        ops.extend(rows.into_iter().filter(|op| {
+            i == last
+                || !matches!(
+                    op,
+                    Op::Put {
+                        table: Table::Sessions,
+                        ..
+                    }
+                )
+        }));
+        texts.push(text);
+    }
+    (ops, texts)
+}
+
 /// The rows of an appended turn, as [`layout`] writes a submission's (parts, session
 /// counters, the id row, then the head that makes it visible; the head names the role),
 /// and the turn's JSON text.

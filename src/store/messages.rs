@@ -10,7 +10,9 @@ pub use super::message_read::{
     blob_from_row, session_heads, session_state,
 };
 use super::message_read::{assemble_turn, group, parse_row};
-pub use super::message_rows::{append_turn, batch, layout, turn_layout, TurnAppend};
+pub use super::message_rows::{
+    append_turn, append_turns, batch, layout, turn_layout, turns_layout, TurnAppend,
+};
 
 use super::pages::{last_page, page_digits, page_envelope, page_prefix, Page, PageOf};
 use super::{bad_row, Backend, Table};
@@ -162,6 +164,30 @@ impl<B: Backend> MessageStore<B> {
             .commit(&turn_layout(&a).0)
             .map_err(|e| id_taken(e, &a.id))?;
         Ok(a)
+    }
+
+    /// Persists `turns` after the session's last message in one write, each with the next
+    /// sequence number (a branch's copy of the turns it keeps: see [`crate::chat`]). A turn
+    /// already stored in this session is passed over.
+    pub fn append_turns(
+        &mut self,
+        turns: &[Turn],
+        options: &SubmitOptions,
+    ) -> Result<Vec<TurnAppend>> {
+        let state = self.session(&options.session)?;
+        let options = SubmitOptions {
+            id: None,
+            ..options.clone()
+        };
+        let appends = append_turns(turns, &options, state);
+        let (ops, _) = turns_layout(&appends);
+        if !ops.is_empty() {
+            let first = appends.iter().find(|a| !a.stored).map(|a| a.id.clone());
+            self.backend
+                .commit(&ops)
+                .map_err(|e| id_taken(e, first.as_deref().unwrap_or_default()))?;
+        }
+        Ok(appends)
     }
 
     /// Every turn of `session` (user, assistant, tool, system), in order.

@@ -1,0 +1,482 @@
+// The chat state object: a thread shown as messages, a reply streamed into it, stop,
+// regenerate, edit and tool approval, for any UI that can subscribe. The rules — the view
+// of a thread, what a regenerate drops, which turns an edit keeps, the session a branch is
+// written to — are the core's (src/chat.rs); the loop is runAgent's (src/agent.rs). This
+// file holds the state, reads the events into the reply being streamed, and writes the
+// store.
+
+import { PromptloomError, __opts, __core, __key } from './api.js';
+import { submit } from './compositor.js';
+import { Conversation } from './conversation.js';
+import { runAgent } from './agent.js';
+import { readEventStream } from './event-stream.js';
+
+/** @import { Unchecked } from './instance.js' */
+/** @typedef {import('../index.js').ChatMessage} ChatMessage */
+/** @typedef {import('../index.js').ChatSnapshot} ChatSnapshot */
+/** @typedef {import('../index.js').ChatStatus} ChatStatus */
+/** @typedef {import('../index.js').ResponseEvent} ResponseEvent */
+
+/**
+ * @param {string} message
+ * @param {string} path
+ */
+function invalid(message, path) {
+  return new PromptloomError('InvalidOptions', `${message} (at ${path})`, { path });
+}
+
+/** @param {string} what */
+function busy(what) {
+  return new PromptloomError('InvalidRequest', `${what}: a reply is running; stop() it first or wait for it`, {});
+}
+
+/**
+ * The page half of a relay: an adapter that posts each lowered body to `endpoint` (a
+ * server that forwards it with its key and answers `stream.toResponse()`) and reads the
+ * event stream back.
+ * @param {{ endpoint: string | URL, provider: string, headers?: Record<string, string>, fetch?: typeof fetch }} options
+ * @returns {import('../index.js').Adapter}
+ */
+export function relayAdapter(options) {
+  const { endpoint, provider, headers = {}, fetch: f = globalThis.fetch } = __opts(options, 'relayAdapter()');
+  if (typeof endpoint !== 'string' && !(endpoint instanceof URL)) throw invalid('`endpoint` must be a URL (a string or a URL)', 'endpoint');
+  if (typeof provider !== 'string') throw invalid('`provider` must name the provider the server calls', 'provider');
+  if (headers === null || typeof headers !== 'object') throw invalid('`headers` must be an object of header values', 'headers');
+  if (typeof f !== 'function') throw invalid('`fetch` must be a function', 'fetch');
+  /**
+   * @param {string | Uint8Array | { body: string }} body
+   * @param {{ signal?: AbortSignal }} [opts]
+   */
+  const send = (body, opts) => {
+    const { signal } = __opts(opts, 'send()');
+    const bytes = typeof body === 'string' || body instanceof Uint8Array ? body : body && typeof body.body === 'string' ? body.body : null;
+    if (bytes === null) throw new PromptloomError('InvalidRequest', 'send() takes a lowered body: a string, bytes or a Lowered (at body)', { path: 'body' });
+    return readEventStream(
+      Promise.resolve().then(() => f(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: bytes, signal })),
+      { signal },
+    );
+  };
+  return {
+    provider: /** @type {any} */ (provider),
+    model: undefined,
+    url: String(endpoint),
+    send,
+    generate: (body, opts) => send(body, opts).turn,
+  };
+}
+
+/**
+ * A new message object with `parts[i]` made by `f` from the old one (the rest shared).
+ * @param {Unchecked} m
+ * @param {number} i
+ * @param {(old: Unchecked) => Unchecked} f
+ */
+function withPart(m, i, f) {
+  const parts = m.parts.slice();
+  while (parts.length <= i) parts.push(null);
+  parts[i] = f(parts[i]);
+  return { ...m, parts };
+}
+
+/**
+ * The reply being streamed, after one event (a new object; the parts it did not touch are
+ * shared with the last one).
+ * @param {Unchecked} m
+ * @param {ResponseEvent} ev
+ * @returns {Unchecked}
+ */
+function streamed(m, ev) {
+  switch (ev.type) {
+    case 'text-delta':
+      return withPart(m, ev.part, (p) => ({ type: 'text', text: (p && p.type === 'text' ? p.text : '') + ev.text }));
+    case 'reasoning-delta':
+      return withPart(m, ev.part, (p) => ({ type: 'reasoning', text: (p && p.type === 'reasoning' ? p.text : '') + ev.text }));
+    case 'tool-call-start':
+      return withPart(m, ev.part, () => ({ type: 'tool-call', id: ev.id, name: ev.name, ...(ev.kind ? { kind: ev.kind } : {}), input: undefined, inputText: '', state: 'input-streaming' }));
+    case 'tool-call-delta':
+      return withPart(m, ev.part, (p) => ({ ...p, inputText: (p?.inputText ?? '') + ev.delta }));
+    case 'tool-call-end':
+      return withPart(m, ev.part, (p) => {
+        const { inputText: _, ...rest } = p ?? { type: 'tool-call', id: ev.id, name: ev.name };
+        return { ...rest, input: ev.input, state: 'input-available' };
+      });
+    case 'citation':
+      return withPart(m, ev.part, (p) => ({ ...p, citations: [...(p?.citations ?? []), ev.citation] }));
+    case 'object-delta':
+      return { ...m, object: /** @type {Unchecked} */ (ev).object };
+    case 'usage': {
+      const { type: _, ...usage } = ev;
+      return { ...m, usage };
+    }
+    case 'finish':
+      return { ...m, finish_reason: ev.reason };
+    case 'start':
+      return ev.model ? { ...m, model: ev.model } : m;
+    default:
+      return m;
+  }
+}
+
+/**
+ * A chat over one thread of a message store: the messages as a panel shows them, the reply
+ * streaming into `pending`, `send`, `stop`, `regenerate`, `edit` and tool approval, and
+ * `subscribe` / `getSnapshot` for React's `useSyncExternalStore`, Vue, Svelte or plain DOM
+ * code. Each snapshot is a new frozen object; the messages a change did not touch are the
+ * same objects as before (a streamed token makes a new `pending`, not a new `messages`).
+ */
+export class Chat {
+  /** @type {Unchecked} */
+  #store;
+  /** @type {Unchecked} */
+  #adapter;
+  /** @type {Record<string, unknown>} */
+  #settings;
+  /** @type {unknown[]} */
+  #tools;
+  /** @type {Record<string, Function>} */
+  #handlers;
+  /** @type {Set<string>} */
+  #approval;
+  /** @type {Record<string, unknown>} */
+  #submitOptions;
+  /** @type {() => string} */
+  #nonce;
+  /** @type {number} */
+  #maxSteps;
+  /** @type {Conversation | null} */
+  #conversation = null;
+  /** @type {number} turns in the thread */
+  #length = 0;
+  /** @type {Unchecked} the thread's last turn, as stored */
+  #last = null;
+  /** @type {ChatSnapshot} */
+  #snapshot;
+  /** @type {Set<() => void>} */
+  #listeners = new Set();
+  /** @type {AbortController | null} */
+  #abort = null;
+  /** @type {Map<string, (answer: { approve: boolean, reason?: string }) => void>} */
+  #asked = new Map();
+  /** @type {Promise<void>} */
+  ready;
+
+  /** @param {import('../index.js').ChatInit} init */
+  constructor(init) {
+    const { store, session = 'default', adapter, endpoint, settings, tools = [], handlers = {}, catalog, resolve, mentions, maxSteps = 8, nonce, headers } = __opts(init, 'new Chat()');
+    if (!store || typeof store.thread !== 'function' || typeof store.appendTurns !== 'function') throw invalid('`store` must be a message store from openMessageStore()', 'store');
+    if (settings === null || typeof settings !== 'object' || typeof settings.provider !== 'string') throw invalid('`settings` must be the lowering options of every request, with a `provider`', 'settings');
+    if ((adapter === undefined) === (endpoint === undefined)) throw invalid('a Chat takes an `adapter` (createAdapter) or an `endpoint` (a server that relays the provider), one of them', adapter === undefined ? 'adapter' : 'endpoint');
+    if (adapter !== undefined && (adapter === null || typeof adapter.send !== 'function')) throw invalid('`adapter` must be a model adapter from createAdapter()', 'adapter');
+    if (adapter !== undefined && adapter.provider !== undefined && adapter.provider !== settings.provider) {
+      throw invalid(`the adapter calls ${adapter.provider} but \`settings.provider\` is ${settings.provider}`, 'settings.provider');
+    }
+    if (!Array.isArray(tools)) throw invalid('`tools` must be an array of tool definitions', 'tools');
+    if (handlers === null || typeof handlers !== 'object') throw invalid('`handlers` must be an object of functions by tool name', 'handlers');
+    if (nonce !== undefined && typeof nonce !== 'function') throw invalid('`nonce` must be a function answering a unique string', 'nonce');
+    this.#store = store;
+    this.#adapter = adapter ?? relayAdapter({ endpoint, provider: settings.provider, headers });
+    this.#settings = settings;
+    this.#approval = new Set(tools.filter((/** @type {Unchecked} */ t) => t && t.needsApproval === true).map((/** @type {Unchecked} */ t) => t.name));
+    this.#tools = tools.map((/** @type {Unchecked} */ t) => {
+      if (!t || typeof t !== 'object' || !('needsApproval' in t)) return t;
+      const { needsApproval: _, ...rest } = t;
+      return rest;
+    });
+    this.#handlers = handlers;
+    this.#submitOptions = { catalog, resolve, mentions };
+    this.#maxSteps = maxSteps;
+    this.#nonce = nonce ?? (() => globalThis.crypto.randomUUID().replaceAll('-', '').slice(0, 12));
+    this.#snapshot = Object.freeze({ session: __key(session, 'session'), status: /** @type {ChatStatus} */ ('loading'), messages: Object.freeze([]), pending: null, error: null });
+    this.ready = this.#open(this.#snapshot.session);
+    this.ready.catch(() => {});
+  }
+
+  /**
+   * A chat with its thread read.
+   * @param {import('../index.js').ChatInit} init
+   */
+  static async open(init) {
+    const chat = new Chat(init);
+    await chat.ready;
+    return chat;
+  }
+
+  /**
+   * Reads the thread of `session` into a conversation and the view.
+   * @param {string} session
+   */
+  async #open(session) {
+    try {
+      const conversation = await Conversation.load({ store: this.#store, session, options: this.#settings });
+      this.#conversation = conversation;
+      this.#length = conversation.length;
+      const turns = conversation.__turnsJson();
+      const messages = JSON.parse(__core('chatView', turns, 0));
+      this.#last = conversation.length > 0 ? conversation.turns.at(-1) : null;
+      this.#set({ session, status: 'ready', messages: Object.freeze(messages), pending: null, error: null });
+    } catch (e) {
+      this.#set({ status: 'error', error: e });
+      throw e;
+    }
+  }
+
+  /** The session (thread) shown: a regenerate or an edit moves to a branch. */
+  get session() {
+    return this.#snapshot.session;
+  }
+  /** The settled messages. */
+  get messages() {
+    return this.#snapshot.messages;
+  }
+  /** `loading`, `ready`, `submitted`, `streaming`, `awaiting-approval` or `error`. */
+  get status() {
+    return this.#snapshot.status;
+  }
+  /** The last run's error, or null. */
+  get error() {
+    return this.#snapshot.error;
+  }
+
+  /** The current state: `{ session, status, messages, pending, error }` (frozen; a new object on every change). */
+  getSnapshot = () => this.#snapshot;
+
+  /**
+   * Calls `listener` after every change; returns the function that stops it.
+   * @param {() => void} listener
+   */
+  subscribe = (listener) => {
+    if (typeof listener !== 'function') throw invalid('subscribe() takes a function', 'listener');
+    this.#listeners.add(listener);
+    return () => {
+      this.#listeners.delete(listener);
+    };
+  };
+
+  /** @param {Partial<ChatSnapshot>} change */
+  #set(change) {
+    this.#snapshot = Object.freeze({ ...this.#snapshot, ...change });
+    for (const l of this.#listeners) {
+      try {
+        l();
+      } catch (e) {
+        // A listener's failure is its own: the chat goes on, and the error is reported.
+        queueMicrotask(() => {
+          throw e;
+        });
+      }
+    }
+  }
+
+  /** @param {string} what */
+  #idle(what) {
+    const s = this.#snapshot.status;
+    if (s === 'loading') throw new PromptloomError('InvalidRequest', `${what}: the thread is still loading; await chat.ready`, {});
+    if (s === 'submitted' || s === 'streaming' || s === 'awaiting-approval') throw busy(what);
+  }
+
+  /**
+   * Shows the turn `turn`, appended at index `i`: a tool turn is viewed with the assistant
+   * turn before it, and when the core folds them into one message, it replaces the last.
+   * @param {Unchecked} turn
+   * @param {number} i
+   * @param {Partial<ChatSnapshot>} [also]
+   */
+  #fold(turn, i, also = {}) {
+    const messages = this.#snapshot.messages;
+    const prev = this.#last;
+    this.#last = turn;
+    const pair = turn.role === 'tool' && prev && prev.role === 'assistant' && messages.length > 0;
+    const view = JSON.parse(__core('chatView', JSON.stringify(pair ? [prev, turn] : [turn]), pair ? i - 1 : i));
+    const next = pair && view.length === 1 ? [...messages.slice(0, -1), view[0]] : [...messages, view[view.length - 1]];
+    this.#set({ messages: Object.freeze(next), ...also });
+  }
+
+  /**
+   * Sends a message: `parts` (an array), a `{ parts }` message or a string. It is resolved
+   * and persisted first (`submit`), shown, and answered: the reply streams into `pending`,
+   * tool calls run through `handlers` (a tool with `needsApproval` waits for `approve`),
+   * each turn is persisted and shown as it ends. Resolves when the run ends, with
+   * `{ submission, stop, error? }`; a message that cannot be stored rejects, nothing sent.
+   * @param {import('../index.js').ChatInput} input
+   */
+  async send(input) {
+    this.#idle('send()');
+    const message = typeof input === 'string' ? { parts: [{ type: 'text', text: input }] } : Array.isArray(input) ? { parts: input } : input;
+    const { catalog, resolve, mentions } = this.#submitOptions;
+    this.#set({ status: 'submitted', error: null, pending: null });
+    /** @type {Unchecked} */
+    let submission;
+    try {
+      submission = await submit(/** @type {any} */ (message), /** @type {any} */ ({ store: this.#store, session: this.session, catalog, resolve, mentions }));
+      await /** @type {Conversation} */ (this.#conversation).append(submission.message, resolve ? { resolve } : undefined);
+    } catch (e) {
+      this.#set({ status: 'ready' });
+      throw e;
+    }
+    this.#fold(submission.message, this.#length++);
+    // A message of host actions only (/branch, /compact, …) is for the host: no reply.
+    const parts = submission.message.parts;
+    if (submission.actions.length > 0 && parts.every((/** @type {Unchecked} */ p) => p.type === 'command' && p.resolved?.outcome === 'action')) {
+      this.#set({ status: 'ready' });
+      return { submission, stop: 'actions' };
+    }
+    return { submission, ...(await this.#reply()) };
+  }
+
+  /** Stops the reply: what was streamed is kept, marked `cut`. */
+  stop() {
+    // The adapter makes the Aborted error, with the turn read so far.
+    if (this.#abort) this.#abort.abort(new Error('the user stopped the reply'));
+    for (const [, answer] of this.#asked) answer({ approve: false, reason: 'the user stopped the reply' });
+  }
+
+  /**
+   * Answers a tool call waiting for approval: `true`, `false`, or `{ approve, reason? }` (a
+   * refusal goes back to the model as the call's error result, with the reason).
+   * @param {string} callId
+   * @param {boolean | { approve: boolean, reason?: string }} answer
+   */
+  approve(callId, answer) {
+    const f = this.#asked.get(callId);
+    if (!f) throw new PromptloomError('NotFound', `no tool call \`${callId}\` is waiting for approval`, { path: 'callId' });
+    const a = typeof answer === 'boolean' ? { approve: answer } : answer;
+    if (!a || typeof a !== 'object' || typeof a.approve !== 'boolean') throw invalid('an approval is `true`, `false` or `{ approve, reason? }`', 'answer');
+    f(a);
+  }
+
+  /**
+   * Answers the last user message again: the turns after it are left out of a new branch
+   * (the store keeps them in the old session), and the reply streams there. After a failed
+   * reply, the same message is sent again in the same session.
+   */
+  async regenerate() {
+    this.#idle('regenerate()');
+    await this.#branch(undefined);
+    this.#set({ error: null, pending: null });
+    return this.#reply();
+  }
+
+  /**
+   * Replaces the user message `id` with `input` in a new branch (the turns before it
+   * copied, the message sent there); the old thread stays in its session.
+   * @param {string} id
+   * @param {import('../index.js').ChatInput} input
+   */
+  async edit(id, input) {
+    this.#idle('edit()');
+    await this.#branch(__key(id, 'id'));
+    return this.send(input);
+  }
+
+  /**
+   * Goes on where the core says a regenerate (`edit` undefined) or an edit of `edit`
+   * goes on: a new session holding the turns it keeps, copied, or this one.
+   * @param {string | undefined} edit
+   */
+  async #branch(edit) {
+    const conversation = /** @type {Conversation} */ (this.#conversation);
+    const plan = /** @type {string} */ (__core('chatBranch', conversation.__turnsJson(), this.session, edit, String(this.#nonce())));
+    const at = plan.indexOf(' ');
+    const keep = Number(plan.slice(0, at));
+    const session = plan.slice(at + 1);
+    if (session === this.session) return;
+    const turns = conversation.turns.slice(0, keep);
+    if (turns.length > 0) await this.#store.appendTurns(turns, { session });
+    await this.#open(session);
+  }
+
+  /** Runs the reply (runAgent), streaming into `pending`. */
+  async #reply() {
+    const abort = new AbortController();
+    this.#abort = abort;
+    const conversation = /** @type {Conversation} */ (this.#conversation);
+    const store = this.#store;
+    const session = this.session;
+    // Each turn is stored first (its stored id is the message's), then taken by the
+    // conversation (which finds it stored) and shown.
+    const thread = {
+      get options() {
+        return conversation.options;
+      },
+      get turns() {
+        return conversation.turns;
+      },
+      lower: (/** @type {any} */ o) => conversation.lower(o),
+      append: async (/** @type {Unchecked} */ turn) => {
+        const { turn: stored } = await store.append(turn, { session });
+        await conversation.append(stored);
+        const cut = stored.role === 'assistant' && stored.metadata?.cut === true;
+        this.#fold(stored, this.#length++, stored.role === 'assistant' ? { pending: null, status: cut ? 'ready' : 'submitted' } : {});
+        return this.#length - 1;
+      },
+    };
+    /** @type {Record<string, Function>} */
+    const handlers = {};
+    for (const [name, h] of Object.entries(this.#handlers)) {
+      if (typeof h !== 'function') continue;
+      handlers[name] = this.#approval.has(name) ? this.#gated(name, h) : h;
+    }
+    try {
+      const result = await runAgent({
+        conversation: /** @type {any} */ (thread),
+        adapter: this.#adapter,
+        tools: /** @type {any} */ (this.#tools),
+        handlers: /** @type {any} */ (handlers),
+        maxSteps: this.#maxSteps,
+        signal: abort.signal,
+        onEvent: (ev) => {
+          const base = this.#snapshot.pending ?? { id: 'pending', role: 'assistant', status: 'streaming', parts: [] };
+          const pending = streamed(base, ev);
+          if (pending !== base || this.#snapshot.status !== 'streaming') this.#set({ pending, status: 'streaming' });
+        },
+      });
+      this.#set({ status: 'ready', pending: null });
+      return { stop: result.stop, ...(result.error ? { error: result.error } : {}) };
+    } catch (e) {
+      const pending = this.#snapshot.pending;
+      this.#set({ status: 'error', error: e, pending: pending ? { ...pending, status: 'error' } : null });
+      return { stop: 'error', error: e };
+    } finally {
+      if (this.#abort === abort) this.#abort = null;
+    }
+  }
+
+  /**
+   * A handler that waits for the user's approval first: the call shows
+   * `approval-requested` until `approve(callId, …)`; a refusal is the call's error result.
+   * @param {string} name
+   * @param {Function} h
+   */
+  #gated(name, h) {
+    return async (/** @type {unknown} */ input, /** @type {Unchecked} */ ctx) => {
+      const id = ctx.call.id;
+      const answer = await new Promise((resolve) => {
+        this.#asked.set(id, resolve);
+        this.#callState(id, 'approval-requested', 'awaiting-approval');
+      });
+      this.#asked.delete(id);
+      if (!answer.approve) {
+        this.#callState(id, 'input-available', 'submitted');
+        throw new Error(answer.reason ? `the user denied this call: ${answer.reason}` : 'the user denied this call');
+      }
+      this.#callState(id, 'input-available', 'submitted');
+      return h(input, ctx);
+    };
+  }
+
+  /**
+   * Sets the state of tool call `id` in the last message.
+   * @param {string} id
+   * @param {string} state
+   * @param {ChatStatus} status
+   */
+  #callState(id, state, status) {
+    const messages = this.#snapshot.messages;
+    const last = messages[messages.length - 1];
+    const i = last ? last.parts.findIndex((/** @type {Unchecked} */ p) => p.type === 'tool-call' && p.id === id) : -1;
+    if (i < 0) return this.#set({ status });
+    const m = withPart(last, i, (p) => ({ ...p, state }));
+    this.#set({ status, messages: Object.freeze([...messages.slice(0, -1), m]) });
+  }
+}
+

@@ -1,0 +1,261 @@
+// One Chat suite for every JS host: a chat over a real message store (memory in Node and
+// workerd, IndexedDB in Chromium) answered by the repository's mock provider, through an
+// adapter the host makes — straight to the mock, or through a relay (`endpoint`). It
+// checks what a chat panel relies on: the messages as stored and reloaded, the reply
+// streaming into `pending` without new `messages`, tool calls with their results, approval,
+// stop (the cut reply kept and marked), regenerate and edit (branches; the old thread
+// untouched), a failed reply and its retry, and the errors of misuse. It uses no Node API.
+
+function fail(what, got) {
+  throw new Error(`${what}${got === undefined ? '' : `: ${typeof got === 'string' ? got : JSON.stringify(got)}`.slice(0, 1500)}`);
+}
+const ok = (cond, what, got) => cond || fail(what, got);
+const same = (a, b, what) => ok(JSON.stringify(a) === JSON.stringify(b), what, { got: a, want: b });
+
+/** Awaits `p` and answers its rejection's code, or fails. */
+async function code(p) {
+  try {
+    await p;
+  } catch (e) {
+    return e && e.code;
+  }
+  return 'no error';
+}
+
+/** The snapshots a chat goes through, recorded as they come. */
+function record(chat) {
+  const seen = [];
+  const stop = chat.subscribe(() => seen.push(chat.getSnapshot()));
+  return { seen, stop };
+}
+
+/** Waits until `cond(snapshot)`, or fails after `ms`. */
+function until(chat, cond, ms = 5000) {
+  return new Promise((resolve, reject) => {
+    if (cond(chat.getSnapshot())) return resolve(chat.getSnapshot());
+    const t = setTimeout(() => {
+      stop();
+      reject(new Error(`waited ${ms} ms for the chat (status ${chat.status})`));
+    }, ms);
+    const stop = chat.subscribe(() => {
+      const s = chat.getSnapshot();
+      if (cond(s)) {
+        clearTimeout(t);
+        stop();
+        resolve(s);
+      }
+    });
+  });
+}
+
+const SETTINGS = {
+  anthropic: { provider: 'anthropic', model: 'mock-model', maxOutputTokens: 256, stream: true },
+  'openai-chat': { provider: 'openai-chat', model: 'mock-model', stream: true },
+  'openai-responses': { provider: 'openai-responses', model: 'mock-model', stream: true },
+  gemini: { provider: 'gemini', model: 'mock-model', stream: true },
+};
+
+const SEARCH = { name: 'search', description: 'Searches the docs.', inputSchema: { type: 'object', properties: { query: { type: 'string' } }, required: ['query'] } };
+
+/**
+ * @param {any} pl the package
+ * @param {{ openStore: (name: string) => Promise<any>, connect: (provider: string, headers?: Record<string, string>) => object }} host
+ *   `connect` gives the Chat's `adapter` or `endpoint` option (`{ adapter }` / `{ endpoint, headers }`)
+ * @param {{ providers?: string[] }} [options]
+ */
+export async function chatConformance(pl, host, { providers = Object.keys(SETTINGS) } = {}) {
+  const results = [];
+  let n = 0;
+  const scenario = async (name, f) => {
+    try {
+      await f();
+      results.push({ name, ok: true, detail: '' });
+    } catch (e) {
+      results.push({ name, ok: false, detail: String(e && e.stack ? e.stack : e).slice(0, 2000) });
+    }
+  };
+  let lastStore = null;
+  const open = async (provider, extra = {}, headers) => {
+    const store = extra.store ?? (await host.openStore(`chat-${++n}`));
+    lastStore = store;
+    return pl.Chat.open({ store, session: 'chat', settings: SETTINGS[provider], ...host.connect(provider, headers), ...extra });
+  };
+
+  for (const provider of providers) {
+    await scenario(`${provider}: a message is stored, shown and answered; the reply streams into pending; a reload shows the same`, async () => {
+      const chat = await open(provider);
+      same(chat.getSnapshot().messages, [], 'a new thread is empty');
+      ok(chat.status === 'ready', 'status after open', chat.status);
+      const { seen, stop } = record(chat);
+      const out = await chat.send('How do I stream?');
+      stop();
+      ok(out.stop === 'final', 'the run ends final', out);
+      ok(out.submission && out.submission.id === 'chat/0000000001', 'the submission is returned', out.submission?.id);
+      const m = chat.messages;
+      ok(m.length === 2, 'two messages', m);
+      same(m[0].parts.map((p) => p.label), ['How do I stream?'], 'the user message as chips');
+      ok(m[0].role === 'user' && m[0].id === 'chat/0000000001', 'the user message is the stored one', m[0]);
+      ok(m[1].role === 'assistant' && m[1].status === 'done' && m[1].id === 'chat/0000000002', 'the reply as stored', m[1]);
+      const text = m[1].parts.filter((p) => p.type === 'text').map((p) => p.text).join('');
+      ok(/You said: "How do I stream\?"/.test(text), 'the reply text', text);
+      // The statuses, in order, and the stream into `pending`.
+      const statuses = seen.map((s) => s.status).filter((s, i, a) => s !== a[i - 1]);
+      same(statuses, ['submitted', 'streaming', 'submitted', 'ready'], 'the statuses');
+      const streaming = seen.filter((s) => s.status === 'streaming');
+      ok(streaming.length > 3, 'several snapshots while streaming', streaming.length);
+      ok(streaming.every((s) => s.messages === streaming[0].messages), 'streaming a token does not make new messages');
+      const growing = streaming.map((s) => s.pending.parts.filter((p) => p && p.type === 'text').map((p) => p.text).join(''));
+      ok(growing.every((t, i) => i === 0 || t.startsWith(growing[i - 1])), 'the pending text grows', growing);
+      ok(growing.at(-1) === text, 'the last pending text is the reply', { last: growing.at(-1), text });
+      ok(seen.every((s) => Object.isFrozen(s)), 'snapshots are frozen');
+      ok(seen.at(-1).pending === null && seen.at(-1).messages[0] === streaming[0].messages[0], 'the user message object is shared across snapshots');
+      // A reload (another Chat on the same store) shows the same messages.
+      const reloaded = await open(provider, { store: lastStore });
+      same(reloaded.messages, m, 'a reload shows the same messages');
+    });
+  }
+
+  const provider = providers[0];
+
+  await scenario('tool calls run through handlers; results fold into their calls; reloaded the same', async () => {
+    const calls = [];
+    const chat = await open(provider, { tools: [SEARCH], handlers: { search: async (input) => (calls.push(input), { hits: 3 }) } });
+    const out = await chat.send('Find the stream docs');
+    ok(out.stop === 'final', 'final', out);
+    same(calls, [{ query: 'Find the stream docs' }], 'the handler got the input');
+    const m = chat.messages;
+    same(m.map((x) => x.role), ['user', 'assistant', 'assistant'], 'the roles (the tool turn folded into its call)');
+    const call = m[1].parts.find((p) => p.type === 'tool-call');
+    ok(call && call.name === 'search' && call.state === 'output-available', 'the call has its result', call);
+    same(call.output, { hits: 3 }, 'the output');
+    ok(/The tool answered/.test(m[2].parts.map((p) => p.text ?? '').join('')), 'the final answer', m[2]);
+    const reloaded = await open(provider, { store: lastStore, tools: [SEARCH], handlers: {} });
+    same(reloaded.messages, m, 'reloaded the same');
+  });
+
+  await scenario('a tool that needs approval waits; a refusal is the call error result; an approval runs it', async () => {
+    const calls = [];
+    const tools = [{ ...SEARCH, needsApproval: true }];
+    const handlers = { search: async (input) => (calls.push(input), 'found') };
+    const chat = await open(provider, { tools, handlers });
+    const first = chat.send('Look it up');
+    const waiting = await until(chat, (s) => s.status === 'awaiting-approval');
+    const part = waiting.messages.at(-1).parts.find((p) => p.type === 'tool-call');
+    ok(part && part.state === 'approval-requested', 'the call shows approval-requested', part);
+    ok((await code(chat.send('again'))) === 'InvalidRequest', 'no send while waiting');
+    chat.approve(part.id, { approve: false, reason: 'not now' });
+    const out = await first;
+    ok(out.stop === 'final', 'the run goes on to a final answer', out);
+    same(calls, [], 'the handler did not run');
+    const denied = chat.messages[1].parts.find((p) => p.type === 'tool-call');
+    ok(denied.state === 'output-error' && /denied.*not now/.test(denied.error), 'the refusal is the error result', denied);
+    const second = chat.send('Look it up again');
+    const w2 = await until(chat, (s) => s.status === 'awaiting-approval');
+    chat.approve(w2.messages.at(-1).parts.find((p) => p.type === 'tool-call').id, true);
+    await second;
+    same(calls, [{ query: 'Look it up again' }], 'approved: the handler ran');
+    ok(chat.messages.at(-2).parts.find((p) => p.type === 'tool-call').state === 'output-available', 'approved: output-available');
+    ok((() => {
+      try {
+        chat.approve('nope', true);
+      } catch (e) {
+        return e.code === 'NotFound';
+      }
+    })(), 'approving an unknown call is NotFound');
+  });
+
+  await scenario('stop() keeps what was streamed, marked cut, stored and reloaded so', async () => {
+    const chat = await open(provider, {}, { 'x-mock': 'slow=20' });
+    const run = chat.send('Tell me a long story');
+    await until(chat, (s) => s.pending && s.pending.parts.some((p) => p && p.type === 'text' && p.text.length > 0));
+    chat.stop();
+    const out = await run;
+    ok(out.stop === 'aborted', 'the run stops aborted', out);
+    const last = chat.messages.at(-1);
+    ok(last.role === 'assistant' && last.status === 'cut', 'the reply is kept, marked cut', last);
+    ok(last.parts.some((p) => p.type === 'text' && p.text.length > 0), 'with its text', last);
+    ok(chat.status === 'ready' && chat.getSnapshot().pending === null, 'ready again', chat.getSnapshot());
+    const reloaded = await open(provider, { store: lastStore });
+    same(reloaded.messages, chat.messages, 'reloaded: the cut reply is there');
+  });
+
+  await scenario('regenerate() branches: the new session keeps the user message, the old thread is untouched', async () => {
+    const chat = await open(provider, { nonce: () => 'r1' });
+    await chat.send('First question');
+    await chat.send('Second question');
+    const before = chat.messages;
+    const out = await chat.regenerate();
+    ok(out.stop === 'final', 'final', out);
+    ok(chat.session === 'chat~r1', 'the branch session', chat.session);
+    same(chat.messages.map((m) => m.role), ['user', 'assistant', 'user', 'assistant'], 'the roles');
+    same(chat.messages.slice(0, 3).map((m) => m.parts), before.slice(0, 3).map((m) => m.parts), 'the kept turns');
+    ok(chat.messages[3].id === 'chat~r1/0000000004', 'the new reply is in the branch', chat.messages[3].id);
+    const old = await lastStore.thread('chat');
+    ok(old.length === 4, 'the old session keeps its four turns', old.length);
+    const reloaded = await open(provider, { store: lastStore, session: 'chat~r1' });
+    same(reloaded.messages, chat.messages, 'the branch reloads the same');
+  });
+
+  await scenario('edit() branches from before the edited message and sends the new one', async () => {
+    let k = 0;
+    const chat = await open(provider, { nonce: () => `e${++k}` });
+    await chat.send('Alpha');
+    await chat.send('Beta');
+    const beta = chat.messages[2];
+    await chat.edit(beta.id, 'Gamma');
+    ok(chat.session === 'chat~e1', 'the branch', chat.session);
+    same(chat.messages.map((m) => m.parts[0].label ?? m.parts.find((p) => p.type === 'text')?.text.slice(0, 12)), ['Alpha', 'You said: "A', 'Gamma', 'You said: "G'], 'the branch thread');
+    // An edit of the first message: an empty branch, then the message.
+    await chat.edit(chat.messages[0].id, 'Delta');
+    ok(chat.session === 'chat~e2', 'a branch of a branch stays one level deep', chat.session);
+    same(chat.messages.map((m) => m.role), ['user', 'assistant'], 'only the new exchange');
+    ok((await code(chat.edit(chat.messages[1].id, 'x'))) === 'InvalidRequest', "editing the assistant's message is refused");
+    ok((await code(chat.edit('chat/9', 'x'))) === 'NotFound', 'editing an unknown message is NotFound');
+  });
+
+  await scenario('a failed reply: status error with the code, the user message kept; regenerate() retries it in the same session', async () => {
+    const chat = await open(provider, {}, { 'x-mock': 'status=400,times=1', 'x-mock-id': `chat-${Date.now()}-${Math.random()}` });
+    const out = await chat.send('Will this fail?');
+    ok(out.stop === 'error' && out.error && out.error.code === 'ProviderRejected', 'the error', out);
+    ok(chat.status === 'error' && chat.error.code === 'ProviderRejected', 'status error', chat.getSnapshot());
+    same(chat.messages.map((m) => m.role), ['user'], 'the user message is kept');
+    const again = await chat.regenerate();
+    ok(again.stop === 'final', 'the retry answers', again);
+    ok(chat.session === 'chat', 'no branch: nothing was dropped', chat.session);
+    same(chat.messages.map((m) => m.role), ['user', 'assistant'], 'answered');
+    ok(chat.error === null && chat.status === 'ready', 'the error is cleared');
+  });
+
+  await scenario('misuse is a coded error; nothing is stored', async () => {
+    const store = await host.openStore(`chat-${++n}`);
+    const conn = host.connect(provider);
+    const bad = [
+      [{}, 'InvalidOptions'],
+      [{ store }, 'InvalidOptions'],
+      [{ store, settings: { provider } }, 'InvalidOptions'],
+      [{ store, settings: SETTINGS[provider], ...conn, tools: 'x' }, 'InvalidOptions'],
+      [{ store, settings: SETTINGS[provider], adapter: {} }, 'InvalidOptions'],
+      [{ store, settings: SETTINGS[provider], ...conn, nonce: 3 }, 'InvalidOptions'],
+    ];
+    for (const [init, want] of bad) {
+      let got = 'no error';
+      try {
+        new pl.Chat(init);
+      } catch (e) {
+        got = e.code;
+      }
+      ok(got === want, `new Chat(${JSON.stringify(Object.keys(init))})`, got);
+    }
+    const chat = await pl.Chat.open({ store, session: 'chat', settings: SETTINGS[provider], ...conn });
+    ok((await code(chat.send({ parts: 'nope' }))) === 'InvalidMessage', 'a malformed message');
+    ok((await code(chat.regenerate())) === 'InvalidRequest', 'nothing to regenerate');
+    ok(chat.status === 'ready' && chat.messages.length === 0, 'nothing shown', chat.getSnapshot());
+    same(await store.thread('chat'), [], 'nothing stored');
+    const first = chat.send('one');
+    ok((await code(chat.send('two'))) === 'InvalidRequest', 'one run at a time');
+    await first;
+    ok(chat.messages.length === 2, 'the first run went through', chat.messages.length);
+  });
+
+  return results;
+}
