@@ -14,7 +14,7 @@
 //! ```
 //!
 //! A user message's parts are the compositor's chips (one per part, as the inspector shows
-//! them). A tool turn that answers calls of the assistant turn just before it folds into
+//! them). The tool turns right after an assistant turn that answer its calls fold into
 //! that turn's message: each answered call gets its `output` (or `content`, its parts as
 //! chips) and the state `output-available`, or `error` and `output-error`. Other results
 //! stay a message of their own (`role: "tool"`). An assistant turn whose
@@ -43,23 +43,29 @@ pub fn message_id(turn: &Turn, index: usize) -> String {
 }
 
 /// The messages of `turns`, the thread's turns from index `first` on, as a JSON array: one
-/// per turn, except that a tool turn whose results all answer calls of the assistant turn
-/// just before it is folded into that turn's message. A host that appends a turn shows it
-/// by viewing the new turn alone, or the assistant turn before it and the new tool turn
-/// together (one message back: it replaces the last one shown).
+/// per turn, except that the tool turns right after an assistant turn whose results all
+/// answer its calls are folded into that turn's message. A host that appends a turn shows
+/// it by viewing it alone, or, for a tool turn, with the turns the last message shows (the
+/// assistant turn and the tool turns folded into it): one message back replaces the last
+/// one shown.
 pub fn view(turns: &[Turn], first: usize) -> String {
     let mut out = String::from("[");
     let mut i = 0;
     while let Some(t) = turns.get(i) {
-        let results = match (t, turns.get(i + 1)) {
-            (Turn::Assistant(a), Some(Turn::Tool(r))) if answers(a, r) => Some(r),
-            _ => None,
-        };
+        let mut results: Vec<&ToolTurn> = Vec::new();
+        if let Turn::Assistant(a) = t {
+            while let Some(Turn::Tool(r)) = turns.get(i + 1 + results.len()) {
+                if !answers(a, r) {
+                    break;
+                }
+                results.push(r);
+            }
+        }
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&message(t, first + i, results));
-        i += if results.is_some() { 2 } else { 1 };
+        out.push_str(&message(t, first + i, &results));
+        i += 1 + results.len();
     }
     out.push(']');
     out
@@ -77,7 +83,7 @@ fn answers(a: &AssistantTurn, r: &ToolTurn) -> bool {
 }
 
 /// The message a turn is shown as (JSON), with the results of its calls when they follow.
-fn message(turn: &Turn, index: usize, results: Option<&ToolTurn>) -> String {
+fn message(turn: &Turn, index: usize, results: &[&ToolTurn]) -> String {
     let mut w = ObjectText::new(256);
     w.str("id", &message_id(turn, index));
     w.value("turn", &index.into());
@@ -138,7 +144,7 @@ fn message(turn: &Turn, index: usize, results: Option<&ToolTurn>) -> String {
     w.finish()
 }
 
-fn assistant_part(w: &mut ObjectText, p: &AssistantPart, results: Option<&ToolTurn>) {
+fn assistant_part(w: &mut ObjectText, p: &AssistantPart, results: &[&ToolTurn]) {
     match p {
         AssistantPart::Text { text, citations } => {
             w.str("type", "text");
@@ -163,8 +169,9 @@ fn assistant_part(w: &mut ObjectText, p: &AssistantPart, results: Option<&ToolTu
             if let Some(k) = &c.kind {
                 w.str("kind", k);
             }
-            let answer = results.and_then(|r| {
-                r.parts.iter().find_map(|p| match p {
+            // The last result that answers it (a call answered twice shows the later answer).
+            let answer = results.iter().rev().find_map(|r| {
+                r.parts.iter().rev().find_map(|p| match p {
                     ToolPart::Result(r) if r.call_id == c.id => Some(r),
                     _ => None,
                 })
@@ -314,7 +321,7 @@ mod tests {
         assert_eq!(v[2]["role"], "tool");
         assert_eq!(v[2]["turn"], 3);
         // Appended one at a time: the tool turn with the assistant turn before it is one
-        // message, which replaces the one shown.
+        // message, which replaces the one shown; a tool turn answering no call of it is not.
         assert_eq!(part(1, 3), v[1..2]);
         assert_eq!(part(3, 4), v[2..]);
     }
