@@ -1042,6 +1042,20 @@ export interface ChatInit<T extends readonly ChatTool[] = ChatTool[]> {
   mentions?: SubmitOptions['mentions'];
   /** A unique id for each branch's session (default: random). */
   nonce?: () => string;
+  /** An Arbiter or a Session running a SkillSpec in `lane` (`promptloom/composer`), as `runAgent` takes them: every call is proposed to it first. */
+  arbiter?: AgentOptions['arbiter'];
+  lane?: string;
+}
+
+/** One run's options over the chat's own (`send`, `regenerate`, `edit`, `resume`). */
+export interface ChatRunOptions {
+  /** Lowering options over the chat's `settings` (another model, a system text; a `provider` with its `adapter`). */
+  settings?: Partial<ConversationOptions>;
+  /** Another adapter for this run. */
+  adapter?: Adapter;
+  /** An Arbiter or a Session running a SkillSpec in `lane`, for this run. */
+  arbiter?: AgentOptions['arbiter'];
+  lane?: string;
 }
 
 /** How a `send`, `regenerate` or `edit` ended. */
@@ -1074,13 +1088,15 @@ export declare class Chat<const T extends readonly ChatTool[] = ChatTool[]> {
   /** Calls `listener` after every change; returns the function that stops it (a stable function). */
   readonly subscribe: (listener: () => void) => () => void;
   /** Stores the message, shows it and streams the reply. A message that cannot be stored rejects. */
-  send(input: ChatInput): Promise<ChatOutcome>;
+  send(input: ChatInput, options?: ChatRunOptions): Promise<ChatOutcome>;
+  /** Runs the thread on with no new message: calls a reload left unanswered first (approval asked again), or an answer to the last user message. */
+  resume(options?: ChatRunOptions): Promise<ChatOutcome>;
   /** Stops the reply; what was shown is kept, marked `cut`. */
   stop(): void;
   /** Answers the last user message again (in a branch when a reply is dropped). */
-  regenerate(): Promise<ChatOutcome>;
+  regenerate(options?: ChatRunOptions): Promise<ChatOutcome>;
   /** Replaces user message `id` in a branch and sends it. */
-  edit(id: string, input: ChatInput): Promise<ChatOutcome>;
+  edit(id: string, input: ChatInput, options?: ChatRunOptions): Promise<ChatOutcome>;
   /** Answers a tool call waiting for approval. */
   approve(callId: string, answer: boolean | { approve: boolean; reason?: string }): void;
 }

@@ -17,13 +17,18 @@ const types = {
   '.png': 'image/png',
 };
 
-/** Starts the server; resolves to { url, close }. Port 0 picks a free port. */
-export function serve(port = 0, host = '127.0.0.1') {
+/**
+ * Starts the server; resolves to { url, close }. Port 0 picks a free port. `routes` maps a
+ * path to a handler of its own (`(req, res) => …`: a test's server side).
+ */
+export function serve(port = 0, host = '127.0.0.1', routes = {}) {
   // The mock provider (scripts/mock-provider.mjs) under /mock: the demo's chat talks to it
   // when no API key is given.
   const mock = mockHandler();
   const server = createServer(async (req, res) => {
     if (req.url.startsWith('/mock/')) return mock(req, res);
+    const route = routes[req.url.split('?')[0]];
+    if (route) return route(req, res);
     try {
       const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
       let file = normalize(join(root, path));

@@ -22,9 +22,9 @@ step() { printf '\n== [%s] %s\n' "$(date +%T)" "$*"; }
 
 # The JS test files of each JS tier (tests/js/*.test.mjs; a test file new to the folder and
 # missing here is caught by `check_js_tiers`).
-NODE_TESTS="agent arbiter compositor conversation dispose differential differential-response entries faults gateway hardening hardening-lowering lower response skill-composer skills soak types node"
+NODE_TESTS="agent arbiter chat compositor conversation dispose differential differential-response entries faults gateway hardening hardening-lowering lower response skill-composer skills soak types node"
 WORKERD_TESTS="worker worker-composer worker-lower"
-WEB_TESTS="browser idb idb-faults idb-skills gateway-browser hardening-browser lower-browser vite"
+WEB_TESTS="browser chat-apps idb idb-faults idb-skills gateway-browser hardening-browser lower-browser vite"
 COMPONENT_TESTS="component component-faults"
 DEMO_TESTS="chat-demo composer library machine-demo registry-demo skill-composer-demo demo-panels"
 README_TESTS="readme"
@@ -92,7 +92,7 @@ run_tier() {
       npm pack ./pkg --pack-destination target/deno --silent >/dev/null
       mv target/deno/promptloom-*.tgz target/deno/promptloom.tgz
       (cd tests/deno/app && rm -rf node_modules && npm install --no-audit --no-fund --no-package-lock --silent)
-      (cd tests/deno/app && deno test --allow-read types.test.ts && deno test --no-check --allow-read lower.test.mjs entries.test.mjs composer-first.test.mjs) ;;
+      (cd tests/deno/app && deno test --allow-read types.test.ts && deno test --no-check --allow-read --allow-net=127.0.0.1 lower.test.mjs entries.test.mjs composer-first.test.mjs) ;;
     apps) js_tier "the packed package in fresh apps: Node, Bun, strict TypeScript, a wrangler-bundled Worker" $APPS_TESTS ;;
     workerd) js_tier "the Worker in workerd (wrangler bundle, miniflare)" $WORKERD_TESTS ;;
     web) js_tier "the package in headless Chromium (IndexedDB, Vite app)" $WEB_TESTS ;;

@@ -260,6 +260,9 @@ class Host:
         self.store_fns["record-invocation"] = f("[method]message-store.record-invocation")
         self.store_fns["append-turn"] = f("[method]message-store.append-turn")
         self.store_fns["thread"] = f("[method]message-store.thread")
+        self.store_fns["append-turns"] = f("[method]message-store.append-turns")
+        ch = inst.get_export_index(self.store, "promptloom:core/chat@0.1.0")
+        self.chat = {n: Func(inst.get_func(self.store, inst.get_export_index(self.store, n, ch))) for n in ["view", "branch"]}
         self.store_fns["page"] = f("[method]message-store.page")
         self.store_fns["invocations"] = f("[method]message-store.invocations")
         co = inst.get_export_index(self.store, "promptloom:core/composer@0.1.0")
@@ -381,6 +384,43 @@ class ConversationInWasmtime(unittest.TestCase):
         self.assertEqual([t["role"] for t in thread], ["user", "assistant", "tool", "assistant", "user"])
         out = h.conversation["lower-conversation"](h.store, json.dumps(thread), conversation_options(provider, case.get("options", {})), [])
         self.assertEqual(out.body, body)
+
+
+class ChatInWasmtime(unittest.TestCase):
+    """The chat rules (`promptloom:core/chat`): the view of every thread is the Rust
+    snapshot's exact JSON, the branch plans, and a branch copied with `append-turns`."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.host = Host()
+
+    def test_views_branches_and_a_copy(self):
+        h = self.host
+        n = 0
+        for path in sorted(glob.glob(os.path.join(ROOT, "tests/conversation/inputs/*.json"))):
+            name = os.path.basename(path)[:-5]
+            turns = json.loads(read(path))["turns"]
+            want = snapshot_content(os.path.join(ROOT, "tests/snapshots", f"chat__the_view_of_every_thread@{name}.snap")).split("\n", 1)[0]
+            self.assertEqual(h.chat["view"](h.store, json.dumps(turns), 0), want, name)
+            n += 1
+        self.assertGreaterEqual(n, 29)
+        thread = json.loads(read(os.path.join(ROOT, "tests/conversation/inputs/tool_round_trip.json")))["turns"]
+        plan = h.chat["branch"](h.store, json.dumps(thread[:4]), "chat", None, "n1")
+        self.assertEqual((plan.keep, plan.session), (1, "chat~n1"))
+        plan = h.chat["branch"](h.store, json.dumps(thread), "chat", None, "n1")
+        self.assertEqual((plan.keep, plan.session), (5, "chat"))
+        err = h.chat["branch"](h.store, json.dumps(thread), "chat", "turn-1", "n")
+        self.assertTrue(is_error(err))
+        self.assertEqual(err.code, "invalid-request")
+        self.assertEqual(h.chat["view"](h.store, "[1]", 0).code, "invalid-message")
+        res = h.open_store(h.store, "chat-wasmtime")
+        for t in thread:
+            h.call("append-turn", res, json.dumps(t), json.dumps({"session": "chat", "now": 3}))
+        stored = json.loads(h.call("thread", res, "chat"))
+        out = json.loads(h.call("append-turns", res, json.dumps(stored[:3]), json.dumps({"session": "chat~n1"})))
+        self.assertEqual(out["ids"], ["chat~n1/0000000001", "chat~n1/0000000002", "chat~n1/0000000003"])
+        self.assertEqual(len(json.loads(h.call("thread", res, "chat~n1"))), 3)
+        self.assertEqual(len(json.loads(h.call("thread", res, "chat"))), 5)
 
 
 def composer_fixtures():

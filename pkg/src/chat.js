@@ -143,12 +143,14 @@ export class Chat {
   #nonce;
   /** @type {number} */
   #maxSteps;
+  /** @type {{ arbiter?: unknown, lane?: string }} runAgent's arbiter and lane, when given */
+  #arbiter;
   /** @type {Conversation | null} */
   #conversation = null;
   /** @type {number} turns in the thread */
   #length = 0;
-  /** @type {Unchecked} the thread's last turn, as stored */
-  #last = null;
+  /** @type {{ start: number, turns: Unchecked[] }} the turns the last message shows, from index `start` */
+  #tail = { start: 0, turns: [] };
   /** @type {ChatSnapshot} */
   #snapshot;
   /** @type {Set<() => void>} */
@@ -162,13 +164,13 @@ export class Chat {
 
   /** @param {import('../index.js').ChatInit} init */
   constructor(init) {
-    const { store, session = 'default', adapter, endpoint, settings, tools = [], handlers = {}, catalog, resolve, mentions, maxSteps = 8, nonce, headers } = __opts(init, 'new Chat()');
+    const { store, session = 'default', adapter, endpoint, settings, tools = [], handlers = {}, catalog, resolve, mentions, maxSteps = 8, nonce, headers, arbiter, lane } = __opts(init, 'new Chat()');
     if (!store || typeof store.thread !== 'function' || typeof store.appendTurns !== 'function') throw invalid('`store` must be a message store from openMessageStore()', 'store');
     if (settings === null || typeof settings !== 'object' || typeof settings.provider !== 'string') throw invalid('`settings` must be the lowering options of every request, with a `provider`', 'settings');
     if ((adapter === undefined) === (endpoint === undefined)) throw invalid('a Chat takes an `adapter` (createAdapter) or an `endpoint` (a server that relays the provider), one of them', adapter === undefined ? 'adapter' : 'endpoint');
     if (adapter !== undefined && (adapter === null || typeof adapter.send !== 'function')) throw invalid('`adapter` must be a model adapter from createAdapter()', 'adapter');
     if (adapter !== undefined && adapter.provider !== undefined && adapter.provider !== settings.provider) {
-      throw invalid(`the adapter calls ${adapter.provider} but \`settings.provider\` is ${settings.provider}`, 'settings.provider');
+      throw invalid(`the adapter calls ${String(typeof adapter.provider === 'string' ? adapter.provider : typeof adapter.provider)} but \`settings.provider\` is ${settings.provider}`, 'settings.provider');
     }
     if (!Array.isArray(tools)) throw invalid('`tools` must be an array of tool definitions', 'tools');
     if (handlers === null || typeof handlers !== 'object') throw invalid('`handlers` must be an object of functions by tool name', 'handlers');
@@ -185,6 +187,7 @@ export class Chat {
     this.#handlers = handlers;
     this.#submitOptions = { catalog, resolve, mentions };
     this.#maxSteps = maxSteps;
+    this.#arbiter = arbiter === undefined ? {} : { arbiter, ...(lane === undefined ? {} : { lane }) };
     this.#nonce = nonce ?? (() => globalThis.crypto.randomUUID().replaceAll('-', '').slice(0, 12));
     this.#snapshot = Object.freeze({ session: __key(session, 'session'), status: /** @type {ChatStatus} */ ('loading'), messages: Object.freeze([]), pending: null, error: null });
     this.ready = this.#open(this.#snapshot.session);
@@ -207,12 +210,13 @@ export class Chat {
    */
   async #open(session) {
     try {
-      const conversation = await Conversation.load({ store: this.#store, session, options: this.#settings });
+      const conversation = await Conversation.load({ store: this.#store, session, options: /** @type {any} */ (this.#settings) });
       this.#conversation = conversation;
       this.#length = conversation.length;
-      const turns = conversation.__turnsJson();
-      const messages = JSON.parse(__core('chatView', turns, 0));
-      this.#last = conversation.length > 0 ? conversation.turns.at(-1) : null;
+      const messages = JSON.parse(__core('chatView', conversation.__turnsJson(), 0));
+      // The turns the last message shows: where a tool turn appended next may fold in.
+      const start = messages.length > 0 ? messages[messages.length - 1].turn : 0;
+      this.#tail = { start, turns: messages.length > 0 ? conversation.turns.slice(start) : [] };
       this.#set({ session, status: 'ready', messages: Object.freeze(messages), pending: null, error: null });
     } catch (e) {
       this.#set({ status: 'error', error: e });
@@ -275,20 +279,52 @@ export class Chat {
   }
 
   /**
-   * Shows the turn `turn`, appended at index `i`: a tool turn is viewed with the assistant
-   * turn before it, and when the core folds them into one message, it replaces the last.
+   * Shows the turn `turn`, appended at index `i`: a tool turn is viewed with the turns the
+   * last message shows (an assistant turn and the tool turns folded into it), and when the
+   * core folds it in too, the one message replaces the last.
    * @param {Unchecked} turn
    * @param {number} i
    * @param {Partial<ChatSnapshot>} [also]
    */
   #fold(turn, i, also = {}) {
     const messages = this.#snapshot.messages;
-    const prev = this.#last;
-    this.#last = turn;
-    const pair = turn.role === 'tool' && prev && prev.role === 'assistant' && messages.length > 0;
-    const view = JSON.parse(__core('chatView', JSON.stringify(pair ? [prev, turn] : [turn]), pair ? i - 1 : i));
-    const next = pair && view.length === 1 ? [...messages.slice(0, -1), view[0]] : [...messages, view[view.length - 1]];
+    const tail = this.#tail;
+    const folds = turn.role === 'tool' && messages.length > 0 && tail.turns.length > 0 && tail.turns[0].role === 'assistant' && tail.start + tail.turns.length === i;
+    const view = (/** @type {unknown[]} */ turns, /** @type {number} */ first) => JSON.parse(__core('chatView', JSON.stringify(turns), first));
+    /** @type {Unchecked[]} */
+    let next;
+    if (folds) {
+      const v = view([...tail.turns, turn], tail.start);
+      if (v.length === 1) {
+        this.#tail = { start: tail.start, turns: [...tail.turns, turn] };
+        this.#set({ messages: Object.freeze([...messages.slice(0, -1), v[0]]), ...also });
+        return;
+      }
+      next = [...messages, v[v.length - 1]];
+    } else {
+      next = [...messages, ...view([turn], i)];
+    }
+    this.#tail = { start: i, turns: [turn] };
     this.#set({ messages: Object.freeze(next), ...also });
+  }
+
+  /**
+   * One run's options over the chat's own: `settings` (lowering options over the chat's:
+   * another model, a system text), `adapter` (another provider's, with `settings.provider`),
+   * `arbiter` and `lane`.
+   * @param {unknown} options
+   * @param {string} what
+   */
+  #runOptions(options, what) {
+    const { settings, adapter, arbiter, lane } = __opts(options, what);
+    if (settings !== undefined && (settings === null || typeof settings !== 'object')) throw invalid('`settings` must be an object of lowering options', 'settings');
+    if (adapter !== undefined && (adapter === null || typeof adapter.send !== 'function')) throw invalid('`adapter` must be a model adapter from createAdapter()', 'adapter');
+    const provider = settings?.provider ?? this.#settings.provider;
+    const sends = adapter ?? this.#adapter;
+    if (typeof sends.provider === 'string' && sends.provider !== provider) throw invalid(`the adapter calls ${sends.provider} but the settings say ${String(provider)}`, 'settings.provider');
+    if (arbiter !== undefined && (arbiter === null || typeof arbiter.stepOffer !== 'function')) throw invalid('`arbiter` must be an Arbiter or a Session (promptloom/composer)', 'arbiter');
+    if (lane !== undefined && typeof lane !== 'string') throw invalid('`lane` must be a string', 'lane');
+    return { ...(settings ? { lower: settings } : {}), ...(adapter ? { adapter } : {}), ...(arbiter !== undefined ? { arbiter, lane } : {}) };
   }
 
   /**
@@ -298,8 +334,10 @@ export class Chat {
    * each turn is persisted and shown as it ends. Resolves when the run ends, with
    * `{ submission, stop, error? }`; a message that cannot be stored rejects, nothing sent.
    * @param {import('../index.js').ChatInput} input
+   * @param {import('../index.js').ChatRunOptions} [options]
    */
-  async send(input) {
+  async send(input, options) {
+    const run = this.#runOptions(options, 'send()');
     this.#idle('send()');
     const message = typeof input === 'string' ? { parts: [{ type: 'text', text: input }] } : Array.isArray(input) ? { parts: input } : input;
     const { catalog, resolve, mentions } = this.#submitOptions;
@@ -308,7 +346,7 @@ export class Chat {
     let submission;
     try {
       submission = await submit(/** @type {any} */ (message), /** @type {any} */ ({ store: this.#store, session: this.session, catalog, resolve, mentions }));
-      await /** @type {Conversation} */ (this.#conversation).append(submission.message, resolve ? { resolve } : undefined);
+      await /** @type {Conversation} */ (this.#conversation).append(submission.message, resolve ? { resolve: /** @type {any} */ (resolve) } : undefined);
     } catch (e) {
       this.#set({ status: 'ready' });
       throw e;
@@ -320,7 +358,20 @@ export class Chat {
       this.#set({ status: 'ready' });
       return { submission, stop: 'actions' };
     }
-    return { submission, ...(await this.#reply()) };
+    return { submission, ...(await this.#reply(run)) };
+  }
+
+  /**
+   * Runs the thread on from its last turn, with no new message: tool calls a reloaded
+   * thread left unanswered run first (a reload while a call waited for approval asks
+   * again), and a last user message is answered.
+   * @param {import('../index.js').ChatRunOptions} [options]
+   */
+  async resume(options) {
+    this.#idle('resume()');
+    const run = this.#runOptions(options, 'resume()');
+    this.#set({ error: null, pending: null, status: 'submitted' });
+    return this.#reply(run);
   }
 
   /** Stops the reply: what was streamed is kept, marked `cut`. */
@@ -337,7 +388,7 @@ export class Chat {
    * @param {boolean | { approve: boolean, reason?: string }} answer
    */
   approve(callId, answer) {
-    const f = this.#asked.get(callId);
+    const f = this.#asked.get(__key(callId, 'callId'));
     if (!f) throw new PromptloomError('NotFound', `no tool call \`${callId}\` is waiting for approval`, { path: 'callId' });
     const a = typeof answer === 'boolean' ? { approve: answer } : answer;
     if (!a || typeof a !== 'object' || typeof a.approve !== 'boolean') throw invalid('an approval is `true`, `false` or `{ approve, reason? }`', 'answer');
@@ -348,12 +399,14 @@ export class Chat {
    * Answers the last user message again: the turns after it are left out of a new branch
    * (the store keeps them in the old session), and the reply streams there. After a failed
    * reply, the same message is sent again in the same session.
+   * @param {import('../index.js').ChatRunOptions} [options]
    */
-  async regenerate() {
+  async regenerate(options) {
     this.#idle('regenerate()');
+    const run = this.#runOptions(options, 'regenerate()');
     await this.#branch(undefined);
     this.#set({ error: null, pending: null });
-    return this.#reply();
+    return this.#reply(run);
   }
 
   /**
@@ -361,11 +414,13 @@ export class Chat {
    * copied, the message sent there); the old thread stays in its session.
    * @param {string} id
    * @param {import('../index.js').ChatInput} input
+   * @param {import('../index.js').ChatRunOptions} [options]
    */
-  async edit(id, input) {
+  async edit(id, input, options) {
     this.#idle('edit()');
+    this.#runOptions(options, 'edit()');
     await this.#branch(__key(id, 'id'));
-    return this.send(input);
+    return this.send(input, options);
   }
 
   /**
@@ -386,7 +441,10 @@ export class Chat {
   }
 
   /** Runs the reply (runAgent), streaming into `pending`. */
-  async #reply() {
+  /**
+   * @param {{ lower?: Record<string, unknown>, adapter?: Unchecked, arbiter?: unknown, lane?: string }} [run]
+   */
+  async #reply(run = {}) {
     const abort = new AbortController();
     this.#abort = abort;
     const conversation = /** @type {Conversation} */ (this.#conversation);
@@ -417,22 +475,29 @@ export class Chat {
       handlers[name] = this.#approval.has(name) ? this.#gated(name, h) : h;
     }
     try {
-      const result = await runAgent({
+      const result = await runAgent(/** @type {any} */ ({
         conversation: /** @type {any} */ (thread),
-        adapter: this.#adapter,
+        adapter: run.adapter ?? this.#adapter,
         tools: /** @type {any} */ (this.#tools),
         handlers: /** @type {any} */ (handlers),
         maxSteps: this.#maxSteps,
+        ...(run.lower ? { lower: run.lower } : {}),
+        ...(run.arbiter !== undefined ? { arbiter: run.arbiter, lane: run.lane ?? 'main' } : this.#arbiter),
         signal: abort.signal,
-        onEvent: (ev) => {
+        onEvent: (/** @type {ResponseEvent} */ ev) => {
           const base = this.#snapshot.pending ?? { id: 'pending', role: 'assistant', status: 'streaming', parts: [] };
           const pending = streamed(base, ev);
           if (pending !== base || this.#snapshot.status !== 'streaming') this.#set({ pending, status: 'streaming' });
         },
-      });
+      }));
       this.#set({ status: 'ready', pending: null });
       return { stop: result.stop, ...(result.error ? { error: result.error } : {}) };
     } catch (e) {
+      if (abort.signal.aborted) {
+        // Stopped while a tool ran or waited for approval: nothing more is written.
+        this.#set({ status: 'ready', pending: null });
+        return { stop: 'aborted', error: e };
+      }
       const pending = this.#snapshot.pending;
       this.#set({ status: 'error', error: e, pending: pending ? { ...pending, status: 'error' } : null });
       return { stop: 'error', error: e };

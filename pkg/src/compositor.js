@@ -238,7 +238,7 @@ class MessageStore {
    */
   async appendTurns(turns, options) {
     if (!Array.isArray(turns)) throw new PromptloomError('InvalidMessage', 'appendTurns() takes an array of turns (at turns)', { path: 'turns' });
-    if (options && typeof options === 'object' && options.id !== undefined) {
+    if (options && typeof options === 'object' && /** @type {Unchecked} */ (options).id !== undefined) {
       throw new PromptloomError('InvalidOptions', 'appendTurns() gives each turn its own id: `id` names one (at id)', { path: 'id' });
     }
     const { session, optsJson } = appendOptions(options);

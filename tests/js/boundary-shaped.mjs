@@ -260,6 +260,16 @@ function shapes(pl, f) {
     'ResponseStream#toReadableStream': () => [],
     'ResponseStream#toResponse': () => [{ status: 200, headers: { 'access-control-allow-origin': '*' } }],
     readEventStream: () => [new Response(EVENTS), { signal: new AbortController().signal }],
+    relayAdapter: () => [{ endpoint: 'http://127.0.0.1:9/relay', provider: 'openai-chat', headers: { 'x-a': 'b' }, fetch: async () => new Response(EVENTS) }],
+    'new Chat': () => [{ store: f.messages, session: 'chat', adapter: f.adapter, settings: { provider: 'openai-chat', model: 'gpt-4o' }, tools: [{ name: 'look', description: 'x', inputSchema: { type: 'object' }, needsApproval: true }], handlers: { look: async () => 'ok' }, nonce: () => 'n1' }],
+    'Chat.open': () => [{ store: f.messages, session: 'chat', endpoint: 'http://127.0.0.1:9/relay', headers: { 'x-a': 'b' }, settings: { provider: 'openai-chat', model: 'gpt-4o' }, maxSteps: 2 }],
+    'Chat#send': () => [{ parts: [TEXT] }, { settings: { model: 'gpt-4.1', system: 'x' }, adapter: f.adapter }],
+    'Chat#stop': () => [],
+    'Chat#resume': () => [{}],
+    'Chat#regenerate': () => [{ settings: { model: 'gpt-4.1' } }],
+    'Chat#edit': () => ['chat/0000000001', [TEXT], { settings: { maxOutputTokens: 10 } }],
+    'Chat#approve': () => ['call-1', { approve: false, reason: 'no' }],
+    'messages.appendTurns': () => [turns, { session: 'copy', now: () => 1 }],
     parseResponse: () => ['anthropic', ANTHROPIC_BODY, {}],
     providerError: () => ['anthropic', { status: 429, body: '{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}', headers: { 'retry-after': '1' } }],
     createAdapter: () => [{ provider: 'anthropic', apiKey: 'k', baseURL: 'http://localhost:1', headers: { 'x-a': 'b' }, fetch: f.fetch, retry: { maxRetries: 1, initialDelayMs: 1 } }],
@@ -429,6 +439,12 @@ function receivers(pl, f) {
     },
     ResponseParser: () => new pl.ResponseParser('openai-chat'),
     ResponseStream: () => f.adapter.send(pl.lower(MESSAGE, { provider: 'openai-chat', model: 'gpt-4o' })),
+    Chat: async (m) => {
+      const store = await pl.openMessageStore({ backend: 'memory', name: `c${Math.random()}` });
+      const c = await pl.Chat.open({ store, session: 'chat', adapter: f.adapter, settings: { provider: 'openai-chat', model: 'gpt-4o' } });
+      if (m === 'edit' || m === 'regenerate') await c.send('hi');
+      return c;
+    },
     SkillIndex: () => new pl.SkillIndex([{ id: 'a', name: 'release-notes', description: 'Writes release notes' }]),
     SkillCatalog: () => new pl.SkillCatalog(f.store, f.store),
     messages: () => f.messages,

@@ -94,6 +94,23 @@ export function conversationCases() {
   return out;
 }
 
+/**
+ * The chat views of the conversation inputs (tests/snapshots/chat__the_view_of_every_thread@*):
+ * { name, turns, expected } with `expected` the exact JSON text the core wrote.
+ */
+export function chatViewCases() {
+  const dir = join(root, 'tests', 'conversation', 'inputs');
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((file) => {
+      const name = file.replace(/\.json$/, '');
+      const snap = readFileSync(join(root, 'tests', 'snapshots', `chat__the_view_of_every_thread@${name}.snap`), 'utf8');
+      const body = snap.slice(snap.indexOf('\n---\n', 4) + 5);
+      return { name, turns: JSON.parse(readFileSync(join(dir, file), 'utf8')).turns, expected: body.slice(0, body.indexOf('\n')) };
+    });
+}
+
 /** The conversation error cases: { name, provider, turns, options, expected: {code, message, details} }. */
 export function conversationErrors() {
   const dir = join(root, 'tests', 'conversation', 'errors');

@@ -59,8 +59,9 @@ const SEARCH = { name: 'search', description: 'Searches the docs.', inputSchema:
 
 /**
  * @param {any} pl the package
- * @param {{ openStore: (name: string) => Promise<any>, connect: (provider: string, headers?: Record<string, string>) => object }} host
- *   `connect` gives the Chat's `adapter` or `endpoint` option (`{ adapter }` / `{ endpoint, headers }`)
+ * @param {{ openStore: (name: string) => Promise<any>, connect: (provider: string, headers?: Record<string, string>) => object, lastRequest?: () => Promise<string> }} host
+ *   `connect` gives the Chat's `adapter` or `endpoint` option (`{ adapter }` / `{ endpoint, headers }`);
+ *   `lastRequest`, where the host sees the provider's requests, the body of the last one
  * @param {{ providers?: string[] }} [options]
  */
 export async function chatConformance(pl, host, { providers = Object.keys(SETTINGS) } = {}) {
@@ -164,6 +165,30 @@ export async function chatConformance(pl, host, { providers = Object.keys(SETTIN
     })(), 'approving an unknown call is NotFound');
   });
 
+  await scenario('a reload while a call waits for approval: the call shows unanswered; resume() asks again and runs it', async () => {
+    const calls = [];
+    const tools = [{ ...SEARCH, needsApproval: true }];
+    const handlers = { search: async (input) => (calls.push(input), 'found') };
+    const chat = await open(provider, { tools, handlers });
+    const run = chat.send('Look it up');
+    await until(chat, (s) => s.status === 'awaiting-approval');
+    const store = lastStore;
+    // The page goes away: a new Chat reads the thread (the first one is stopped).
+    const reloaded = await open(provider, { store, tools, handlers });
+    const call = reloaded.messages.at(-1).parts.find((p) => p.type === 'tool-call');
+    ok(call && call.state === 'input-available', 'the unanswered call', reloaded.messages.at(-1));
+    chat.stop();
+    await run;
+    const resumed = reloaded.resume();
+    const w = await until(reloaded, (s) => s.status === 'awaiting-approval');
+    ok(w.messages.at(-1).parts.find((p) => p.type === 'tool-call').state === 'approval-requested', 'asked again');
+    reloaded.approve(call.id, true);
+    const out = await resumed;
+    ok(out.stop === 'final', 'the run ends', out);
+    same(calls, [{ query: 'Look it up' }], 'the handler ran once, after the approval');
+    same(reloaded.messages.map((m) => m.role), ['user', 'assistant', 'assistant'], 'the thread');
+  });
+
   await scenario('stop() keeps what was streamed, marked cut, stored and reloaded so', async () => {
     const chat = await open(provider, {}, { 'x-mock': 'slow=20' });
     const run = chat.send('Tell me a long story');
@@ -224,6 +249,17 @@ export async function chatConformance(pl, host, { providers = Object.keys(SETTIN
     ok(chat.session === 'chat', 'no branch: nothing was dropped', chat.session);
     same(chat.messages.map((m) => m.role), ['user', 'assistant'], 'answered');
     ok(chat.error === null && chat.status === 'ready', 'the error is cleared');
+  });
+
+  await scenario("a run's own settings go over the chat's; a mismatched adapter is refused before anything is stored", async () => {
+    const chat = await open(provider);
+    const out = await chat.send('Short, please', { settings: { system: 'Answer in one line.', maxOutputTokens: 64 } });
+    ok(out.stop === 'final', 'final', out);
+    // A host that sees the provider's requests checks what was sent.
+    if (host.lastRequest) ok((await host.lastRequest()).includes('Answer in one line.'), 'the run\'s system text was sent', await host.lastRequest());
+    ok((await code(chat.send('x', { settings: { provider: provider === 'gemini' ? 'anthropic' : 'gemini' } }))) === 'InvalidOptions', 'a provider the adapter does not call');
+    ok((await code(chat.send('x', { adapter: {} }))) === 'InvalidOptions', 'not an adapter');
+    same(chat.messages.map((m) => m.role), ['user', 'assistant'], 'nothing more stored');
   });
 
   await scenario('misuse is a coded error; nothing is stored', async () => {

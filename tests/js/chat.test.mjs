@@ -9,6 +9,7 @@ import { createServer } from 'node:http';
 import { Readable } from 'node:stream';
 import * as pl from 'promptloom';
 import { chatConformance } from './chat-conformance.mjs';
+import { chatViewCases } from './cases.mjs';
 import { startMockProvider, mockBaseURL } from '../../scripts/mock-provider.mjs';
 
 let mock;
@@ -45,7 +46,7 @@ test('Chat in Node, straight to the provider: every provider, tools, approval, s
   const connect = (provider, headers = {}) => ({
     adapter: pl.createAdapter({ provider, apiKey: 'k', baseURL: mockBaseURL(mock.url, provider), model: 'mock-model', headers, retry: { maxRetries: 0 } }),
   });
-  const results = await chatConformance(pl, { openStore, connect });
+  const results = await chatConformance(pl, { openStore, connect, lastRequest: async () => mock.requests.at(-1).body });
   assert.ok(results.length >= 10, String(results.length));
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
 });
@@ -56,4 +57,16 @@ test('Chat in Node through a relay endpoint: the page never holds the key', asyn
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
   const last = mock.requests.at(-1);
   assert.ok(JSON.stringify(last.headers).includes('server-key'), 'the relay sent its own key');
+});
+
+test("Chat's messages are the core's view: every conversation input stored with appendTurns and opened is the Rust snapshot (ids aside)", async () => {
+  for (const c of chatViewCases()) {
+    const store = await openStore(`view-${c.name}`);
+    const { ids } = await store.appendTurns(c.turns, { session: 'v', now: () => 1 });
+    assert.equal(ids.length, c.turns.length);
+    const chat = await pl.Chat.open({ store, session: 'v', adapter: pl.createAdapter({ provider: 'anthropic', apiKey: 'k' }), settings: { provider: 'anthropic' } });
+    // The stored ids are `v/<seq>`; the snapshot's turns were never stored (`turn-<i>`).
+    const shown = JSON.stringify(chat.messages, (k, v) => (k === 'at' ? undefined : k === 'id' && typeof v === 'string' && v.startsWith('v/') ? `turn-${Number(v.slice(2)) - 1}` : v));
+    assert.equal(shown, c.expected, c.name);
+  }
 });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { successCases, errorCases, root, v1, conversationCases, conversationErrors, responseCases, objectCases } from './cases.mjs';
+import { successCases, errorCases, root, v1, conversationCases, conversationErrors, responseCases, objectCases, chatViewCases } from './cases.mjs';
 import { conformance } from './store-conformance.mjs';
 import { skillConformance } from './skill-conformance.mjs';
 import { buckets } from './kv.js';
@@ -28,6 +28,7 @@ let arbiterApi;
 let response;
 let gatewayApi;
 let agentApi;
+let chatApi;
 before(async () => {
   const out = join(root, 'tests/js/.out/component');
   execFileSync(join(root, 'node_modules/.bin/jco'), ['transpile', join(root, 'target/component/promptloom.wasm'), '-o', out, '--quiet', '--map', 'wasi:keyvalue/store=../../kv.js', '--map', 'promptloom:core/handlers=../../handlers.js'], { stdio: 'pipe' });
@@ -40,6 +41,7 @@ before(async () => {
   response = mod.response;
   gatewayApi = mod.gateway;
   agentApi = mod.agent;
+  chatApi = mod.chat;
 });
 
 test('the response parser resource in jco: a JSON answer streams as object edits (for-request) and ends in metadata.object', () => {
@@ -846,6 +848,50 @@ test('a thread in the wasi:keyvalue message store: turns appended, read back in 
   assert.equal(out.body, c.expected.body);
   assert.throws(() => store.appendTurn('{"role":"tool","parts":[{"type":"tool-result"}]}', '{"session":"chat"}'), (e) => e.payload.code === 'invalid-message');
   assert.equal(JSON.parse(store.thread('chat')).length, 5);
+});
+
+test('chat in jco: the view of every thread is the Rust snapshot, turn by turn too; branch plans; a branch copied with append-turns', () => {
+  const cases = chatViewCases();
+  assert.ok(cases.length >= 29);
+  for (const c of cases) {
+    assert.equal(chatApi.view(JSON.stringify(c.turns), 0), c.expected, c.name);
+    // Turn by turn, as a host shows appended turns: a tool turn with the turns the last message shows.
+    let shown = [];
+    let tail = { start: 0, end: 0 };
+    c.turns.forEach((t, i) => {
+      const folds = t.role === 'tool' && tail.end === i && shown.length > 0 && c.turns[tail.start].role === 'assistant';
+      if (folds) {
+        const v = JSON.parse(chatApi.view(JSON.stringify(c.turns.slice(tail.start, i + 1)), tail.start));
+        if (v.length === 1) {
+          shown = [...shown.slice(0, -1), v[0]];
+          tail.end = i + 1;
+          return;
+        }
+        shown.push(v.at(-1));
+      } else shown.push(...JSON.parse(chatApi.view(JSON.stringify([t]), i)));
+      tail = { start: i, end: i + 1 };
+    });
+    assert.equal(JSON.stringify(shown), c.expected, `${c.name}, turn by turn`);
+  }
+  const thread = chatViewCases().find((c) => c.name === 'tool_round_trip').turns;
+  assert.deepEqual(chatApi.branch(JSON.stringify(thread), 'chat', undefined, 'n1'), { keep: 5, session: 'chat' });
+  assert.deepEqual(chatApi.branch(JSON.stringify(thread.slice(0, 4)), 'chat', undefined, 'n1'), { keep: 1, session: 'chat~n1' });
+  assert.deepEqual(chatApi.branch(JSON.stringify(thread), 'chat~n1', 'turn-4', 'n2'), { keep: 4, session: 'chat~n2' });
+  assert.throws(() => chatApi.branch(JSON.stringify(thread), 'chat', 'turn-1', 'n'), (e) => e.payload.code === 'invalid-request');
+  assert.throws(() => chatApi.branch(JSON.stringify(thread), 'chat', 'nope', 'n'), (e) => e.payload.code === 'not-found');
+  assert.throws(() => chatApi.branch(JSON.stringify(thread.slice(0, 4)), 'chat', undefined, 'a~b'), (e) => e.payload.code === 'invalid-options');
+  assert.throws(() => chatApi.view('{', 0), (e) => e.payload.code === 'invalid-message');
+  // The branch's copy: one write, new ids, the old session untouched.
+  const store = compositor.MessageStore.open('chat-jco');
+  for (const t of thread) store.appendTurn(JSON.stringify(t), JSON.stringify({ session: 'chat', now: 1 }));
+  const stored = JSON.parse(store.thread('chat'));
+  const plan = chatApi.branch(JSON.stringify(stored.slice(0, 4)), 'chat', undefined, 'b1');
+  const copied = JSON.parse(store.appendTurns(JSON.stringify(stored.slice(0, plan.keep)), JSON.stringify({ session: plan.session })));
+  assert.deepEqual(copied.ids, ['chat~b1/0000000001']);
+  assert.equal(JSON.parse(store.thread('chat~b1')).length, 1);
+  assert.equal(JSON.parse(store.thread('chat')).length, 5);
+  assert.throws(() => store.appendTurns('[{"role":"tool","parts":[{"type":"tool-result"}]}]', '{"session":"x"}'), (e) => e.payload.code === 'invalid-message');
+  assert.equal(JSON.parse(store.thread('x')).length, 0);
 });
 
 test('the lowering-only world (no imports) holds conversations too', async () => {

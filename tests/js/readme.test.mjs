@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync, copyFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Miniflare } from 'miniflare';
+import { Miniflare, fetch as mfFetch } from 'miniflare';
 import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
 import { root } from './cases.mjs';
@@ -40,7 +40,7 @@ before(() => {
 
 test('the README and the guides have an example for every host', () => {
   // (`webworker` and `webworkerpage` run in a Vite app: tests/js/vite.test.mjs.)
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'pages', 'sessions', 'settings', 'skills', 'streaming', 'toolkinds', 'tracepages', 'wasmtime', 'webworker', 'webworkerpage', 'worker', 'workerpage']);
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'chat', 'chatnode', 'chatworker', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'pages', 'sessions', 'settings', 'skills', 'streaming', 'toolkinds', 'tracepages', 'wasmtime', 'webworker', 'webworkerpage', 'worker', 'workerpage']);
 });
 
 // Every code block of the README and docs/ runs: a JS or Python block is a named example
@@ -137,6 +137,132 @@ test('README: streaming, tools and the agent loop in Node, against the mock prov
     const text = await new Promise((res, rej) => execFile('node', [file], { encoding: 'utf8' }, (e, so, se) => (e ? rej(new Error(`${e.message}\n${se}`)) : res(so))));
     assert.equal(text.trimEnd(), ex.streaming.output);
   } finally {
+    await mock.close();
+  }
+});
+
+test('docs/chat.md: a Chat in Node with a tool that asks for approval, and a regenerate, against the mock provider', async () => {
+  const { startMockProvider } = await import('../../scripts/mock-provider.mjs');
+  const mock = await startMockProvider();
+  try {
+    const file = join(out, 'chatnode.mjs');
+    writeFileSync(file, ex.chatnode.code.replace('http://127.0.0.1:8787', mock.url));
+    const { execFile } = await import('node:child_process');
+    const text = await new Promise((res, rej) => execFile('node', [file], { encoding: 'utf8' }, (e, so, se) => (e ? rej(new Error(`${e.message}\n${se}`)) : res(so))));
+    assert.equal(text.trimEnd(), ex.chatnode.output);
+  } finally {
+    await mock.close();
+  }
+});
+
+test('README: a chat panel in Chromium (IndexedDB) against its Worker (bundled by wrangler, in workerd): streaming, stop, a reload', async () => {
+  const { startMockProvider, mockBaseURL } = await import('../../scripts/mock-provider.mjs');
+  const mock = await startMockProvider();
+  const dir = join(out, 'chatworker');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'worker.mjs'), ex.chatworker.code);
+  writeFileSync(join(dir, 'wrangler.toml'), 'name = "readme-chat"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n');
+  execFileSync(join(root, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', join(dir, 'dist')], {
+    cwd: dir,
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
+    stdio: 'pipe',
+  });
+  // The mock streams slowly when asked (x-mock), so the page can stop a reply mid-way.
+  let slow = false;
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath: join(dir, 'dist/worker.js'),
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    compatibilityDate: '2025-01-01',
+    bindings: { ANTHROPIC_API_KEY: 'worker-key', ANTHROPIC_BASE_URL: mockBaseURL(mock.url, 'anthropic') },
+    // The Worker's requests to the provider, slowed when the test says so.
+    outboundService: async (req) => {
+      const headers = Object.fromEntries(req.headers);
+      if (slow) headers['x-mock'] = 'slow=40';
+      return mfFetch(req.url, { method: req.method, headers, body: req.method === 'GET' ? undefined : await req.arrayBuffer() });
+    },
+  });
+  // The page's origin serves the files and forwards /chat to the Worker.
+  const server = await serve(0, '127.0.0.1', {
+    '/chat': async (req, res) => {
+      const chunks = [];
+      for await (const c of req) chunks.push(c);
+      const answer = await mf.dispatchFetch('http://x/chat', { method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.concat(chunks) });
+      res.writeHead(answer.status, Object.fromEntries(answer.headers));
+      const reader = answer.body.getReader();
+      res.on('close', () => reader.cancel().catch(() => {}));
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        res.write(value);
+      }
+      res.end();
+    },
+  });
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  try {
+    writeFileSync(join(out, 'chat.js'), ex.chat.code);
+    writeFileSync(join(out, 'chat.html'), `<!doctype html><meta charset="utf-8">
+<script type="importmap">{"imports":{"promptloom":"/pkg/src/web.js"}}</script>
+<pre id="messages"></pre><form><input name="text"></form><button id="stop">Stop</button>
+<script type="module" src="/tests/js/.out/readme/chat.js"></script>`);
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const open = async () => {
+      await page.goto(`${server.url}/tests/js/.out/readme/chat.html`);
+      await page.waitForFunction(() => document.querySelector('#messages').dataset.status === 'ready');
+    };
+    const say = async (text) => {
+      await page.fill('input', text);
+      await page.press('input', 'Enter');
+    };
+    await open();
+    await say('Hello there');
+    await page.waitForFunction(() => /assistant: You said: "Hello there"/.test(document.querySelector('#messages').textContent) && document.querySelector('#messages').dataset.status === 'ready');
+    const first = await page.textContent('#messages');
+    // The provider saw the page's request with the Worker's key.
+    assert.equal(mock.requests.at(-1).headers['x-api-key'], 'worker-key');
+    assert.equal(JSON.parse(mock.requests.at(-1).body).messages[0].content[0].text, 'Hello there');
+    // A second message, stopped while it streams.
+    slow = true;
+    await say('Tell me more');
+    await page.waitForFunction(() => document.querySelector('#messages').dataset.status === 'streaming' && /assistant: You said: "Tell/.test(document.querySelector('#messages').textContent));
+    await page.click('#stop');
+    await page.waitForFunction(() => document.querySelector('#messages').dataset.status === 'ready');
+    slow = false;
+    const stopped = await page.textContent('#messages');
+    assert.ok(stopped.startsWith(first), stopped);
+    const cutReply = stopped.split('\n').at(-1);
+    assert.match(cutReply, /^assistant: /);
+    assert.ok(!cutReply.endsWith('arriving.'), `stopped before the end: ${cutReply}`);
+    // A reload: the thread comes back from IndexedDB, the cut reply with it.
+    await open();
+    assert.equal(await page.textContent('#messages'), stopped);
+    const cut = await page.evaluate(async () => {
+      const { openMessageStore } = await import('promptloom');
+      const store = await openMessageStore({ backend: 'indexeddb', name: 'editor' });
+      return (await store.thread('chat-1')).map((t) => [t.role, t.metadata.cut === true]);
+    });
+    assert.deepEqual(cut, [['user', false], ['assistant', false], ['user', false], ['assistant', true]]);
+    // The Worker refuses another model: the page shows the error code.
+    const refused = await page.evaluate(async () => {
+      const { readEventStream } = await import('promptloom');
+      try {
+        await readEventStream(fetch('/chat', { method: 'POST', body: JSON.stringify({ model: 'other' }) })).turn;
+      } catch (e) {
+        return e.code;
+      }
+    });
+    assert.equal(refused, 'InvalidRequest');
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await server.close();
+    await mf.dispose();
     await mock.close();
   }
 });

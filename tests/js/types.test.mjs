@@ -182,6 +182,7 @@ test('every export of each entry is declared in its .d.ts, and every declared va
 // every host, as the core writes it — and no type mixes the two. A new type with snake_case
 // fields must be a document (add it here, saying so) or be renamed.
 const DOCUMENTS = new Set([
+  'ChatMessage',
   // messages, turns and their parts; what a store keeps and lists
   'EditorContextPart', 'ToolResultPart', 'ResponseMetadata', 'MessageSummary', 'StoredBlob',
   // skills, their artifacts and traces; the seed's formats

@@ -129,3 +129,17 @@ test('promptloom/composer imported lazily in workerd after promptloom: both entr
   const again = await send({ message: { role: 'user', parts: [{ type: 'text', text: 'hi' }] }, options: { provider: 'anthropic' } });
   assert.equal(again.body, body);
 });
+
+test('Chat in workerd: the chat suite inside the Worker, answered by the mock provider; threads in memory and in the KV namespace', async () => {
+  const mock = await startMockProvider();
+  try {
+    for (const backend of ['memory', 'kv']) {
+      const res = await mf.dispatchFetch('http://worker.test/chat', { method: 'POST', body: JSON.stringify({ mock: mock.url, backend }) });
+      const results = await res.json();
+      assert.ok(results.length >= 7, JSON.stringify(results).slice(0, 500));
+      for (const r of results) assert.ok(r.ok, `${backend}: ${r.name}\n${r.detail}`);
+    }
+  } finally {
+    await mock.close();
+  }
+});

@@ -256,3 +256,38 @@ async function typedTools(adapter: import('promptloom').Adapter): Promise<void> 
   });
 }
 void typedTools;
+
+// Chat: the snapshot for useSyncExternalStore, typed messages and parts, tools typed as runAgent's.
+import { Chat, relayAdapter, openMessageStore as openStore2, type ChatSnapshot, type ChatMessage, type ChatOutcome } from 'promptloom';
+async function chatUsage(adapter: import('promptloom').Adapter): Promise<void> {
+  const store = await openStore2({ backend: 'indexeddb', name: 'editor' });
+  const chat = await Chat.open({
+    store,
+    session: 'chat-1',
+    adapter,
+    settings: { provider: 'anthropic', model: 'claude-sonnet-4-5', maxOutputTokens: 1024 },
+    tools: [{ name: 'search', inputSchema: z.object({ query: z.string() }), needsApproval: true }],
+    handlers: { search: async ({ query }) => query.length },
+  });
+  const subscribe: (l: () => void) => () => void = chat.subscribe;
+  const snapshot: ChatSnapshot = chat.getSnapshot();
+  void subscribe;
+  const shown: readonly ChatMessage[] = snapshot.pending ? [...snapshot.messages, snapshot.pending] : snapshot.messages;
+  for (const m of shown) {
+    for (const p of m.parts) {
+      if (p.type === 'tool-call' && 'state' in p && p.state === 'approval-requested') chat.approve(p.id, { approve: true });
+    }
+  }
+  const out: ChatOutcome = await chat.send('hello');
+  if (out.stop === 'error') console.log(out.error?.code);
+  await chat.edit(shown[0].id, [{ type: 'text', text: 'again' }]);
+  await chat.regenerate();
+  chat.stop();
+  const relayed = new Chat({ store, endpoint: '/chat', settings: { provider: 'openai-chat', model: 'gpt-4.1' } });
+  await relayed.ready;
+  const a = relayAdapter({ endpoint: new URL('https://example.test/chat'), provider: 'gemini' });
+  void a;
+  // @ts-expect-error: settings need a provider
+  new Chat({ store, adapter, settings: { model: 'x' } });
+}
+void chatUsage;

@@ -11,11 +11,25 @@ import { sessionConformance } from '../../js/session-conformance.mjs';
 import { gatewayConformance } from '../../js/gateway-conformance.mjs';
 import { arbiterSpecs, composerFixtures } from '../../js/composer-fixtures.mjs';
 import { baseThenComposer } from '../../js/entries-scenario.mjs';
+import { chatConformance } from '../../js/chat-conformance.mjs';
+import { startMockProvider, mockBaseURL } from '../../../scripts/mock-provider.mjs';
 
 const ok = (results, atLeast) => {
   assert.ok(results.length >= atLeast, `${results.length} checks`);
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.error ?? r.detail}`);
 };
+
+Deno.test('Chat in Deno: the chat suite, answered by the mock provider over HTTP', async () => {
+  const pl = await import('promptloom');
+  const mock = await startMockProvider();
+  try {
+    const openStore = (name) => pl.openMessageStore({ backend: 'memory', name });
+    const connect = (provider, headers = {}) => ({ adapter: pl.createAdapter({ provider, apiKey: 'k', baseURL: mockBaseURL(mock.url, provider), model: 'mock-model', headers, retry: { maxRetries: 0 } }) });
+    ok(await chatConformance(pl, { openStore, connect }), 10);
+  } finally {
+    await mock.close();
+  }
+});
 
 Deno.test('promptloom then a lazy promptloom/composer in Deno: both entries, their suites, objects made before', async () => {
   const core = await import('promptloom');

@@ -7,6 +7,7 @@ import { conformance } from '../store-conformance.mjs';
 import { skillConformance } from '../skill-conformance.mjs';
 import { conversationConformance } from '../conversation-conformance.mjs';
 import { responseConformance } from '../response-conformance.mjs';
+import { chatConformance } from '../chat-conformance.mjs';
 
 const { lower, PromptloomError } = pl;
 let stores = 0;
@@ -35,6 +36,15 @@ export default {
       const { v1, backend } = await request.json();
       const open = () => pl.openMessageStore(backend === 'kv' ? { backend: env.CHAT, name: `store-${stores++}` } : { backend: 'memory' });
       return Response.json(await conformance(pl, open, v1));
+    }
+    if (url.pathname === '/chat') {
+      // The Chat suite inside workerd, answered by the mock provider the test runs (the
+      // Worker's own fetch); threads in memory, then in the Worker's KV namespace.
+      const { mock, backend } = await request.json();
+      const base = (provider) => (provider === 'anthropic' ? mock : provider === 'gemini' ? `${mock}/v1beta` : `${mock}/v1`);
+      const openStore = (name) => pl.openMessageStore(backend === 'kv' ? { backend: env.CHAT, name: `${name}-${stores++}` } : { backend: 'memory', name });
+      const connect = (provider, headers = {}) => ({ adapter: pl.createAdapter({ provider, apiKey: 'k', baseURL: base(provider), model: 'mock-model', headers, retry: { maxRetries: 0 } }) });
+      return Response.json(await chatConformance(pl, { openStore, connect }, backend === 'kv' ? { providers: ['openai-responses'] } : {}));
     }
     if (url.pathname === '/conversation') {
       // The conversation suite inside workerd; threads in the Worker's KV namespace.

@@ -1,0 +1,227 @@
+// Chat as a web app uses it: a small React app (useSyncExternalStore) and the README's
+// plain-DOM chat page, built by Vite with the packed package, run in headless Chromium,
+// talking to the README's chat Worker (bundled by wrangler, run in workerd) that relays the
+// repository's mock provider. Streaming, a tool call approved in the page, stop, regenerate,
+// edit, a reload in the middle of a stream, and the thread back from IndexedDB.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { build, preview } from 'vite';
+import { chromium } from 'playwright-core';
+import { Miniflare, fetch as mfFetch } from 'miniflare';
+import { root } from './cases.mjs';
+import { startMockProvider, mockBaseURL } from '../../scripts/mock-provider.mjs';
+
+function readmeExample(name) {
+  const md = readFileSync(join(root, 'README.md'), 'utf8');
+  const m = new RegExp(`<!-- example: ${name} -->\\n\`\`\`\\w*\\n([\\s\\S]*?)\\n\`\`\``).exec(md);
+  assert.ok(m, `README example ${name}`);
+  return m[1];
+}
+
+// The React app: the chat's snapshot through useSyncExternalStore; each tool call that asks
+// for approval gets Approve / Deny buttons; each user message an Edit button (the input's
+// text replaces it). The open session (a branch after a regenerate or an edit) is kept in
+// localStorage, as an app keeps the thread it shows.
+const REACT_APP = `import { createElement as h, useSyncExternalStore } from 'react';
+import { createRoot } from 'react-dom/client';
+import { Chat, openMessageStore } from 'promptloom';
+
+const store = await openMessageStore({ backend: 'indexeddb', name: 'react-chat' });
+const chat = await Chat.open({
+  store,
+  session: localStorage.getItem('session') ?? 'chat-1',
+  endpoint: '/chat',
+  settings: { provider: 'anthropic', model: 'claude-sonnet-4-5', maxOutputTokens: 1024, stream: true },
+  tools: [{ name: 'search', description: 'Searches the docs.', inputSchema: { type: 'object', properties: { query: { type: 'string' } } }, needsApproval: true }],
+  handlers: { search: async ({ query }) => ({ hits: [query + '.md'] }) },
+});
+chat.subscribe(() => localStorage.setItem('session', chat.session));
+window.chat = chat;
+window.store = store;
+window.pendingRenders = 0;
+
+function Part({ p, m }) {
+  if (p.type === 'tool-call') {
+    return h('div', { className: 'call', 'data-state': p.state },
+      p.name + ' ' + p.state + (p.output ? ' ' + JSON.stringify(p.output) : '') + (p.error ? ' ' + p.error : ''),
+      p.state === 'approval-requested' && h('button', { className: 'approve', onClick: () => chat.approve(p.id, true) }, 'Approve'),
+      p.state === 'approval-requested' && h('button', { className: 'deny', onClick: () => chat.approve(p.id, { approve: false, reason: 'no' }) }, 'Deny'));
+  }
+  return h('span', { className: p.type }, p.text ?? p.label ?? '');
+}
+
+function Message({ m }) {
+  if (m.id === 'pending') window.pendingRenders++;
+  return h('li', { 'data-role': m.role, 'data-status': m.status ?? '' },
+    m.parts.map((p, i) => h(Part, { key: i, p, m })),
+    m.role === 'user' && h('button', { className: 'edit', onClick: () => chat.edit(m.id, document.querySelector('input').value) }, 'Edit'));
+}
+
+function App() {
+  const { messages, pending, status, error } = useSyncExternalStore(chat.subscribe, chat.getSnapshot);
+  const send = (e) => {
+    e.preventDefault();
+    chat.send(e.target.text.value);
+  };
+  return h('main', { 'data-status': status },
+    h('ol', { id: 'messages' }, messages.map((m) => h(Message, { key: m.id, m })), pending && h(Message, { key: 'pending', m: pending })),
+    h('form', { onSubmit: send }, h('input', { name: 'text' }), h('button', { type: 'submit' }, 'Send')),
+    h('button', { id: 'stop', onClick: () => chat.stop() }, 'Stop'),
+    h('button', { id: 'regenerate', onClick: () => chat.regenerate() }, 'Regenerate'),
+    error && h('p', { id: 'error' }, error.code));
+}
+
+createRoot(document.getElementById('root')).render(h(App));
+`;
+
+test('a React app and a plain-DOM page built by Vite, in Chromium, against the chat Worker in workerd', async () => {
+  const base = join(root, 'tests/js/.out/chat-apps');
+  rmSync(base, { recursive: true, force: true });
+  const packDir = join(base, 'pack');
+  const app = join(base, 'app');
+  mkdirSync(packDir, { recursive: true });
+  mkdirSync(join(app, 'src'), { recursive: true });
+  execFileSync('npm', ['pack', '--pack-destination', packDir], { cwd: join(root, 'pkg'), stdio: 'pipe' });
+  const tgz = readdirSync(packDir).find((f) => f.endsWith('.tgz'));
+  // React comes from the repository's own node_modules (a parent folder of the app).
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'chat-app', private: true, type: 'module', dependencies: { promptloom: `file:../pack/${tgz}` } }));
+  execFileSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: app, stdio: 'pipe' });
+  writeFileSync(join(app, 'index.html'), '<!doctype html><html><body><div id="root"></div><script type="module" src="/src/main.js"></script></body></html>');
+  writeFileSync(join(app, 'src/main.js'), REACT_APP);
+  writeFileSync(join(app, 'dom.html'), '<!doctype html><html><body><pre id="messages"></pre><form><input name="text"></form><button id="stop">Stop</button><script type="module" src="/src/dom.js"></script></body></html>');
+  writeFileSync(join(app, 'src/dom.js'), readmeExample('chat'));
+
+  // The Worker: the README's, bundled by wrangler, in workerd on a local port.
+  const mock = await startMockProvider();
+  const workerDir = join(base, 'worker');
+  mkdirSync(workerDir, { recursive: true });
+  writeFileSync(join(workerDir, 'worker.mjs'), readmeExample('chatworker'));
+  writeFileSync(join(workerDir, 'wrangler.toml'), 'name = "chat-app"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n');
+  execFileSync(join(root, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', join(workerDir, 'dist')], {
+    cwd: workerDir,
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
+    stdio: 'pipe',
+  });
+  let slow = false;
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath: join(workerDir, 'dist/worker.js'),
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    compatibilityDate: '2025-01-01',
+    port: 0,
+    bindings: { ANTHROPIC_API_KEY: 'worker-key', ANTHROPIC_BASE_URL: mockBaseURL(mock.url, 'anthropic') },
+    // The Worker's requests to the provider, slowed when the test says so.
+    outboundService: async (req) => {
+      const headers = Object.fromEntries(req.headers);
+      if (slow) headers['x-mock'] = 'slow=150';
+      return mfFetch(req.url, { method: req.method, headers, body: req.method === 'GET' ? undefined : await req.arrayBuffer() });
+    },
+  });
+  const workerURL = await mf.ready;
+  writeFileSync(join(app, 'vite.config.js'), `export default { build: { target: 'es2022', rollupOptions: { input: { main: 'index.html', dom: 'dom.html' } } }, preview: { proxy: { '/chat': { target: ${JSON.stringify(String(workerURL).replace(/\/$/, ''))}, changeOrigin: true } } } };\n`);
+  await build({ root: app, logLevel: 'silent' });
+  const server = await preview({ root: app, preview: { port: 0, host: '127.0.0.1' }, logLevel: 'silent' });
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+  const origin = server.resolvedUrls.local[0];
+  try {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    const status = (s) => page.waitForFunction((want) => document.querySelector('main')?.dataset.status === want, s, { timeout: 20000 });
+    const roles = () => page.$$eval('#messages > li', (l) => l.map((x) => `${x.dataset.role}${x.dataset.status ? `:${x.dataset.status}` : ''}`));
+    const say = async (text) => {
+      await page.fill('input', text);
+      await page.press('input', 'Enter');
+    };
+    const approveNext = async () => {
+      await page.waitForSelector('button.approve', { timeout: 20000 });
+      await page.click('button.approve');
+    };
+
+    // React: a message, its tool call approved in the page, the reply streamed.
+    await page.goto(origin);
+    await status('ready');
+    await say('Find the stream docs');
+    await approveNext();
+    await status('ready');
+    assert.deepEqual(await roles(), ['user', 'assistant:done', 'assistant:done']);
+    assert.match(await page.textContent('#messages > li:nth-child(2) .call'), /^search output-available \{"hits":\["Find the stream docs\.md"\]\}/);
+    assert.match(await page.textContent('#messages > li:nth-child(3)'), /The tool answered/);
+    assert.ok((await page.evaluate(() => window.pendingRenders)) > 5, 'the reply rendered as it streamed');
+    assert.equal(mock.requests.at(-1).headers['x-api-key'], 'worker-key');
+
+    // Stop while the next reply streams: kept, marked cut.
+    slow = true;
+    await say('Tell me more');
+    await page.waitForFunction(() => (document.querySelector('#messages > li[data-status=streaming] .text')?.textContent.length ?? 0) > 3, null, { timeout: 20000 });
+    await page.click('#stop');
+    await status('ready');
+    slow = false;
+    assert.deepEqual(await roles(), ['user', 'assistant:done', 'assistant:done', 'user', 'assistant:cut']);
+
+    // Regenerate: a branch with the last user message answered again.
+    await page.click('#regenerate');
+    await approveNext();
+    await status('ready');
+    const afterRegenerate = await roles();
+    assert.deepEqual(afterRegenerate, ['user', 'assistant:done', 'assistant:done', 'user', 'assistant:done', 'assistant:done']);
+    const branch = await page.evaluate(() => window.chat.session);
+    assert.match(branch, /^chat-1~/);
+
+    // Edit the first message: another branch, from the start.
+    await page.fill('input', 'Find the relay docs');
+    await page.click('#messages > li:first-child button.edit');
+    await approveNext();
+    await status('ready');
+    assert.deepEqual(await roles(), ['user', 'assistant:done', 'assistant:done']);
+    assert.match(await page.textContent('#messages > li:first-child'), /^Find the relay docs/);
+    const edited = await page.evaluate(() => window.chat.session);
+    assert.notEqual(edited, branch);
+
+    // A reload in the middle of a stream: the thread comes back from IndexedDB (the
+    // reply being streamed was not stored: its user message is there, unanswered).
+    slow = true;
+    await say('One more');
+    await page.waitForFunction(() => (document.querySelector('#messages > li[data-status=streaming] .text')?.textContent.length ?? 0) > 3, null, { timeout: 20000 });
+    await page.reload();
+    await status('ready');
+    slow = false;
+    assert.equal(await page.evaluate(() => window.chat.session), edited);
+    assert.deepEqual(await roles(), ['user', 'assistant:done', 'assistant:done', 'user']);
+    // The page runs the thread on: the last message is answered.
+    await page.evaluate(() => {
+      window.chat.resume();
+    });
+    await approveNext();
+    await status('ready');
+    assert.deepEqual(await roles(), ['user', 'assistant:done', 'assistant:done', 'user', 'assistant:done', 'assistant:done']);
+    // The old threads are still in the store, under their sessions.
+    const kept = await page.evaluate(async () => (await window.store.thread('chat-1')).map((t) => t.role));
+    assert.deepEqual(kept, ['user', 'assistant', 'tool', 'assistant', 'user', 'assistant']);
+    assert.deepEqual(errors, []);
+
+    // The README's plain-DOM page, in the same app.
+    const dom = await browser.newPage();
+    dom.on('pageerror', (e) => errors.push(e.message));
+    await dom.goto(new URL('/dom.html', origin).href);
+    await dom.waitForFunction(() => document.querySelector('#messages').dataset.status === 'ready');
+    await dom.fill('input', 'Hello there');
+    await dom.press('input', 'Enter');
+    await dom.waitForFunction(() => /assistant: You said: "Hello there"/.test(document.querySelector('#messages').textContent) && document.querySelector('#messages').dataset.status === 'ready', null, { timeout: 20000 });
+    await dom.reload();
+    await dom.waitForFunction(() => document.querySelector('#messages').dataset.status === 'ready');
+    assert.match(await dom.textContent('#messages'), /^user: Hello there\nassistant: You said: "Hello there"/);
+    assert.deepEqual(errors, []);
+  } finally {
+    await browser.close();
+    await server.close();
+    await mf.dispose();
+    await mock.close();
+  }
+});
