@@ -31,6 +31,7 @@ const BENCHES = [
   ['conversation', 'A chat, turn by turn', "A chat's cost per new turn (Node), beside the AI SDK's conversion of the whole prompt.", ['conversation.mjs']],
   ['stream', 'Reading streams', 'An Anthropic SSE stream of about 1,800 events read by the response parser and the adapter (Node), beside the AI SDK\'s streamText.', ['--expose-gc', 'stream.mjs']],
   ['relay', 'Relaying a reply to a page', 'The same reply written by a server for a page and read back there (toResponse + readEventStream), beside the AI SDK\'s toUIMessageStreamResponse + readUIMessageStream (Node).', ['relay.mjs']],
+  ['chat-render', 'A chat panel rendering a reply', "A 2,000-token reply rendered by React 19 through Chat and useSyncExternalStore, beside the AI SDK's useChat (Chromium), with the floor and the parts.", ['chat-render.mjs']],
   ['partial-object', 'A JSON answer as it streams', 'Object edits per delta (Node), beside the AI SDK\'s parsePartialJson.', ['partial-object.mjs']],
   ['compose', 'The compositor on IndexedDB', 'submit and reads in headless Chromium, beside the raw IndexedDB floor.', ['compose.mjs']],
   ['skills', 'Skills', 'Phase-1 matching beside MiniSearch (Node); the skill store beside idb (Chromium).', ['skills.mjs']],
