@@ -917,8 +917,8 @@ export declare class ResponseStream implements AsyncIterable<ResponseEvent> {
   /** The provider whose answer this is (from `readEventStream`: once the stream said). */
   readonly provider: Provider | undefined;
   /**
-   * From `readEventStream`, once the stream ended (or failed): the id of the last event read
-   * whole, which a reconnect asks to resume after (SSE's `Last-Event-ID`).
+   * From `readEventStream`: the id of the last event read whole, as the stream goes and once
+   * it ended (or failed), which a reconnect asks to resume after (SSE's `Last-Event-ID`).
    */
   readonly lastEventId: string | undefined;
   /**

@@ -106,9 +106,10 @@ export function readEventStream(source, options) {
      */
     const said = () => {
       const s = JSON.parse(__onCall(glue, () => core.state()));
-      stream.lastEventId = s.last_event_id ?? undefined;
       return s;
     };
+    // While the stream goes on, `lastEventId` asks the reader (when it ends, it is fixed).
+    stream.__eventId(() => __onCall(glue, () => core.lastEventId()) ?? undefined);
     const reader = body ? body.getReader() : null;
     const onAbort = () => reader?.cancel(sig.reason).catch(() => {});
     sig.addEventListener('abort', onAbort, { once: true });
@@ -138,6 +139,8 @@ export function readEventStream(source, options) {
       return turn;
     } finally {
       sig.removeEventListener('abort', onAbort);
+      // Fixed before the reader goes: the last event read whole.
+      stream.__eventId(__onCall(glue, () => core.lastEventId()) ?? undefined);
       __release(core);
     }
   };

@@ -75,12 +75,25 @@ export class ResponseStream {
    * @type {import('../index.js').Provider | undefined}
    */
   provider;
+  /** @type {string | undefined | (() => string | undefined)} the last event id, or what reads it while the stream goes on */
+  #eventId;
+
   /**
-   * A stream read with `readEventStream`, once it ended or failed: the id of the last event
-   * read whole (what a reconnect asks to resume after).
-   * @type {string | undefined}
+   * A stream read with `readEventStream`: the id of the last event read whole, as it goes
+   * and once it ended or failed (what a reconnect asks to resume after).
+   * @returns {string | undefined}
    */
-  lastEventId;
+  get lastEventId() {
+    return typeof this.#eventId === 'function' ? this.#eventId() : this.#eventId;
+  }
+
+  /**
+   * @internal Sets the last event id, or the function that reads it while the stream goes on.
+   * @param {string | undefined | (() => string | undefined)} v
+   */
+  __eventId(v) {
+    this.#eventId = v;
+  }
 
   /**
    * @param {Produce} produce

@@ -227,6 +227,12 @@ impl JsEventStreamReader {
         self.inner.end()
     }
 
+    /// The id of the last event read whole, while the stream goes on.
+    #[wasm_bindgen(js_name = lastEventId)]
+    pub fn last_event_id(&self) -> Option<String> {
+        self.inner.last_event_id().map(str::to_owned)
+    }
+
     /// What the stream said so far: `{ turn, error, provider, last_event_id }` (JSON; the
     /// turn the server's, else the one rebuilt; the error's wire form or null).
     pub fn state(&self) -> String {

@@ -99,7 +99,19 @@ export async function eventStreamConformance(pl, { cases, objects }) {
     if (stream.lastEventId !== '5' || stream.provider !== 'anthropic') bad.push(`lastEventId ${stream.lastEventId}, provider ${stream.provider}`);
     if (page.events.at(-1)?.type !== 'finish' || !page.events.some((e) => e.type === 'error' && e.code === 'StreamTruncated')) bad.push(`events ${JSON.stringify(page.events.slice(-3))}`);
   }
-  check('a stream cut mid-way gives StreamTruncated, the turn so far and the last event id', bad.length === 0, bad.join('\n'));
+  // While a stream goes on, `lastEventId` follows the events read (each iterated event's id).
+  if (tool) {
+    const wire = await bytesOf(adapter(tool.provider, tool.body).send(request).toResponse());
+    const stream = pl.readEventStream(pieces(wire, Array.from({ length: Math.ceil(wire.length / 64) }, (_, i) => i * 64)));
+    const ids = [];
+    for await (const _ of stream) ids.push(stream.lastEventId);
+    await stream.turn;
+    const numbers = ids.map(Number);
+    if (ids[0] === undefined || numbers.some((x, i) => !(x >= 1) || (i > 0 && x < numbers[i - 1]))) bad.push(`ids while streaming ${JSON.stringify(ids.slice(0, 12))}`);
+    if (new Set(ids).size < 5) bad.push(`the id moved ${new Set(ids).size} times over ${ids.length} events`);
+    if (Number(stream.lastEventId) < numbers.at(-1)) bad.push(`the last id ${stream.lastEventId} after ${numbers.at(-1)}`);
+  }
+  check('a stream cut mid-way gives StreamTruncated, the turn so far and the last event id; the id follows the stream as it goes', bad.length === 0, bad.join('\n'));
 
   // 3. A provider failure before any content (HTTP 401): the page gets its code.
   bad = [];
