@@ -1045,6 +1045,10 @@ export interface ChatInit<T extends readonly ChatTool[] = ChatTool[]> {
   /** An Arbiter or a Session running a SkillSpec in `lane` (`promptloom/composer`), as `runAgent` takes them: every call is proposed to it first. */
   arbiter?: AgentOptions['arbiter'];
   lane?: string;
+  /** Sees every event of every request, with its step (as `runAgent`'s). */
+  onEvent?: (event: ResponseEvent, step: number) => void | Promise<void>;
+  /** Sees each assistant turn as it ends, with its step. */
+  onTurn?: (turn: ResponseTurn, step: number) => void | Promise<void>;
 }
 
 /** One run's options over the chat's own (`send`, `regenerate`, `edit`, `resume`). */
@@ -1062,6 +1066,10 @@ export interface ChatRunOptions {
 export interface ChatOutcome {
   /** `actions`: the message was host actions only (`/branch`, …), not sent; `error`: the run failed (`error`). */
   stop: AgentResult['stop'] | 'actions' | 'error';
+  /** Model requests made. */
+  steps?: number;
+  /** Token counts summed over the steps. */
+  usage?: Partial<Usage>;
   /** The stored message (`send` and `edit`). */
   submission?: Submission;
   error?: PromptloomError;
@@ -1097,6 +1105,8 @@ export declare class Chat<const T extends readonly ChatTool[] = ChatTool[]> {
   regenerate(options?: ChatRunOptions): Promise<ChatOutcome>;
   /** Replaces user message `id` in a branch and sends it. */
   edit(id: string, input: ChatInput, options?: ChatRunOptions): Promise<ChatOutcome>;
+  /** The thread lowered as the next request would send it (`settings` over the chat's): body and report. */
+  lower(settings?: Partial<ConversationOptions>): LoweredConversation;
   /** Answers a tool call waiting for approval. */
   approve(callId: string, answer: boolean | { approve: boolean; reason?: string }): void;
 }

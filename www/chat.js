@@ -1,10 +1,9 @@
 // The chat panel: compose a message with chips (file-refs with ranges, attachments, editor
-// context, /commands, @mentions), submit it to the IndexedDB message store, and run the
-// agent loop: the reply streams in token by token, tool calls and results are shown, and
-// with the research skill ticked every call goes through the arbiter. The thread lives in
-// IndexedDB and is restored on reload. Everything here is display and wiring; the rules are
-// the package's.
-import { CommandCatalog, parseInput, submit, openMessageStore, Conversation, createAdapter, runAgent, buildSkillRegistry, Arbiter } from '../pkg/src/composer-web.js';
+// context, /commands, @mentions) and send it through a `Chat`: it is stored in IndexedDB
+// first, the reply streams in token by token, tool calls show with their results, and with
+// the research skill ticked every call goes through the arbiter. The thread is restored on
+// reload. Everything here is display and wiring; the state and the rules are the package's.
+import { CommandCatalog, parseInput, openMessageStore, createAdapter, Chat, buildSkillRegistry, Arbiter } from '../pkg/src/composer-web.js';
 
 const $ = (id) => document.getElementById(id);
 // The thread's session (a new chat starts another one).
@@ -42,9 +41,7 @@ const SPEC = {
 const catalog = new CommandCatalog();
 catalog.register({ name: 'explain', description: 'Explain something', body: 'Explain, step by step: $ARGUMENTS', source: 'project' });
 const store = await openMessageStore({ backend: 'indexeddb', name: 'promptloom-chat' });
-let conversation = await Conversation.load({ store, session: SESSION });
 let pending = []; // chips added with the buttons
-let running = null;
 
 function el(tag, cls, text) {
   const e = document.createElement(tag);
@@ -53,9 +50,8 @@ function el(tag, cls, text) {
   return e;
 }
 
-/** A chip for one user part, as the user sees it. */
+/** A chip for one part being composed (not sent yet), as the user sees it. */
 function chip(p) {
-  const r = p.resolved;
   switch (p.type) {
     case 'text':
       return el('span', 'chip text', p.text);
@@ -65,40 +61,58 @@ function chip(p) {
     }
     case 'file-attachment':
       return el('span', 'chip attachment', `attachment ${p.name ?? p.mime ?? ''}`);
-    case 'editor-context':
-      return el('span', 'chip context', `context ${p.kind}`);
-    case 'command':
-      return el('span', 'chip command', `${p.id}${p.args ? ` ${p.args}` : ''}${r?.outcome ? ` → ${r.outcome}` : ''}`);
-    case 'mention':
-      return el('span', 'chip mention', `@${p.target?.name ?? p.target?.kind ?? ''}`);
     default:
       return el('span', 'chip', p.type);
   }
 }
 
-function renderTurn(t) {
-  const li = el('li', `turn ${t.role}`);
-  li.dataset.role = t.role;
-  if (t.role === 'user') {
-    for (const p of t.parts) li.append(chip(p));
-  } else if (t.role === 'assistant') {
-    for (const p of t.parts) {
-      if (p.type === 'text') li.append(el('div', 'text', p.text));
-      else if (p.type === 'reasoning') {
-        const d = el('details', 'reasoning');
-        d.append(el('summary', '', 'reasoning'), el('div', '', p.text));
-        li.append(d);
-      } else if (p.type === 'tool-call') li.append(el('div', 'tool-call', `⚙ ${p.name}(${JSON.stringify(p.input)})`));
-    }
-    if (t.metadata?.error) li.append(el('div', 'error', `${t.metadata.error.code}: ${t.metadata.error.message}`));
-  } else if (t.role === 'tool') {
-    for (const p of t.parts) li.append(el('div', `tool-result${p.is_error ? ' error' : ''}`, `↳ ${p.name ?? p.call_id}: ${typeof p.output === 'string' ? p.output : JSON.stringify(p.output)}`));
+/** A sent part: the chip the core's view gives (`label`, `detail`). */
+function sentChip(c) {
+  const cls = { 'file-ref': 'ref', 'file-attachment': 'attachment', 'editor-context': 'context' }[c.type] ?? c.type;
+  const prefix = { 'file-ref': 'file ', 'file-attachment': 'attachment ', 'editor-context': 'context ' }[c.type] ?? '';
+  const detail = c.type === 'command' && c.detail ? ` → ${c.detail}` : '';
+  return el('span', `chip ${cls}`, `${prefix}${c.label}${detail}`);
+}
+
+const output = (v) => (typeof v === 'string' ? v : JSON.stringify(v));
+
+function renderMessage(m) {
+  const li = el('li', `turn ${m.role}${m.id === 'pending' ? ' live' : ''}`);
+  li.dataset.role = m.role;
+  if (m.role === 'user') {
+    for (const c of m.parts) li.append(sentChip(c));
+    return li;
   }
+  for (const p of m.parts) {
+    if (!p) continue;
+    if (p.type === 'text') li.append(el('div', 'text', p.text));
+    else if (p.type === 'reasoning') {
+      const d = el('details', 'reasoning');
+      d.append(el('summary', '', 'reasoning'), el('div', '', p.text));
+      li.append(d);
+    } else if (p.type === 'tool-call') {
+      li.append(el('div', 'tool-call', `⚙ ${p.name}(${p.input === undefined ? p.inputText ?? '' : JSON.stringify(p.input)})`));
+      if (p.state === 'output-available') li.append(el('div', 'tool-result', `↳ ${p.name}: ${output(p.output ?? p.content)}`));
+      else if (p.state === 'output-error') li.append(el('div', 'tool-result error', `↳ ${p.name}: ${p.error}`));
+    } else if (p.type === 'tool-result') {
+      li.append(el('div', `tool-result${p.state === 'output-error' ? ' error' : ''}`, `↳ ${p.name ?? p.call_id}: ${p.error ?? output(p.output ?? p.content)}`));
+    }
+  }
+  if (m.status === 'cut') li.append(el('div', 'hint', 'stopped'));
   return li;
 }
 
+// Each message object is rendered once: a streamed token makes a new `pending` only, and
+// the messages it did not touch are the same objects (the snapshot shares them).
+const rendered = new WeakMap();
 function renderThread() {
-  $('chat-thread').replaceChildren(...conversation.turns.map(renderTurn));
+  const { messages, pending: live } = chat.getSnapshot();
+  const shown = live ? [...messages, live] : messages;
+  $('chat-thread').replaceChildren(...shown.map((m) => {
+    let li = rendered.get(m);
+    if (!li) rendered.set(m, (li = renderMessage(m)));
+    return li;
+  }));
 }
 
 function renderChips() {
@@ -160,14 +174,6 @@ function renderStats() {
     return tr;
   }));
   table.hidden = stepRows.length === 0;
-  // What the lowering changed so the provider accepts the thread, from its report.
-  try {
-    const { report } = conversation.lower(lowerOptions());
-    const notes = [...report.repairs.map((r) => `repair ${r.code} (turn ${r.turn}): ${r.message}`), ...report.ids.map((m) => `id ${m.from} → ${m.to}`)];
-    $('chat-report').textContent = notes.length ? notes.join('\n') : `no repairs, no id mappings for ${report.provider}`;
-  } catch (e) {
-    $('chat-report').textContent = `${e.code}: ${e.message}`;
-  }
 }
 
 function status(text, cls = '') {
@@ -175,84 +181,80 @@ function status(text, cls = '') {
   $('chat-status').className = cls;
 }
 
+// Per step: when its first event and its first text arrived, then its usage.
+let stepStart = performance.now();
+let first = null;
+const onEvent = (ev) => {
+  if (first === null && (ev.type === 'text-delta' || ev.type === 'tool-call-start' || ev.type === 'tool-call-end')) first = performance.now() - stepStart;
+  if (ev.type === 'start') status('streaming…');
+};
+const onTurn = (turn) => {
+  stepRows.push({ step: stepRows.length + 1, ttft: first, usage: turn.metadata?.usage ?? {}, model: turn.metadata?.model ?? $('chat-model').value, calls: turn.parts.filter((p) => p.type === 'tool-call').length });
+  first = null;
+  stepStart = performance.now();
+};
+
+let chat;
+async function openChat(session) {
+  chat = await Chat.open({
+    store,
+    session,
+    adapter: adapter(),
+    settings: lowerOptions(),
+    tools: TOOLS,
+    handlers: HANDLERS,
+    catalog,
+    resolve: (req) => (req.ref?.path ? FILES[req.ref.path] ?? null : null),
+    mentions: { selection: () => ({ payload: { path: 'src/lib/foo.ts', lines: [2, 4], text: FILES['src/lib/foo.ts'].split('\n').slice(1, 4).join('\n') }, source: 'editor-1' }) },
+    maxSteps: 6,
+    onEvent,
+    onTurn,
+  });
+  chat.subscribe(renderThread);
+  renderThread();
+}
+
+/** What the lowering changed so the provider accepts the thread, from its report. */
+function renderReport() {
+  try {
+    const { report } = chat.lower(lowerOptions());
+    const notes = [...report.repairs.map((r) => `repair ${r.code} (turn ${r.turn}): ${r.message}`), ...report.ids.map((m) => `id ${m.from} → ${m.to}`)];
+    $('chat-report').textContent = notes.length ? notes.join('\n') : `no repairs, no id mappings for ${report.provider}`;
+  } catch (e) {
+    $('chat-report').textContent = `${e.code}: ${e.message}`;
+  }
+}
+
 async function send() {
-  if (running) return;
+  if (chat.status !== 'ready' && chat.status !== 'error') return;
   const typed = $('chat-input').value.trim() ? parseInput($('chat-input').value, { catalog }) : [];
   const parts = [...typed, ...pending];
   if (parts.length === 0) return;
-  const ctl = new AbortController();
-  running = ctl;
   $('chat-send').disabled = true;
   $('chat-stop').disabled = false;
   try {
-    // The compositor persists the message (commands and mentions resolved) before anything is sent.
-    const done = await submit({ role: 'user', parts }, {
-      store,
-      catalog,
-      session: SESSION,
-      mentions: { selection: () => ({ payload: { path: 'src/lib/foo.ts', lines: [2, 4], text: FILES['src/lib/foo.ts'].split('\n').slice(1, 4).join('\n') }, source: 'editor-1' }) },
-    });
-    await conversation.append(done.message, { resolve: (req) => (req.ref?.path ? FILES[req.ref.path] ?? null : null) });
-    $('chat-input').value = '';
-    pending = [];
-    renderChips();
-    renderThread();
     let arbiter;
     if ($('chat-skill').checked) {
       arbiter = new Arbiter(buildSkillRegistry([SPEC], { tools: ['search'] }));
       arbiter.start('chat', 'research', null);
       skillState(arbiter);
     }
-    let live = null;
-    let text = null;
-    // Per step: when its first event and its first text arrived, then its usage.
-    let stepStart = performance.now();
-    let first = null;
-    const out = await runAgent({
-      conversation,
-      adapter: adapter(),
-      tools: TOOLS,
-      handlers: HANDLERS,
-      lower: lowerOptions(),
-      signal: ctl.signal,
-      arbiter,
-      lane: 'chat',
-      maxSteps: 6,
-      onEvent: (ev) => {
-        if (first === null && (ev.type === 'text-delta' || ev.type === 'tool-call-start' || ev.type === 'tool-call-end')) first = performance.now() - stepStart;
-        if (ev.type === 'start') {
-          renderThread();
-          live = el('li', 'turn assistant live');
-          live.dataset.role = 'assistant';
-          $('chat-thread').append(live);
-          text = null;
-          status('streaming…');
-        } else if (ev.type === 'text-delta') {
-          if (!text) live.append((text = el('div', 'text', '')));
-          text.textContent += ev.text;
-        } else if (ev.type === 'tool-call-end') {
-          live.append(el('div', 'tool-call', `⚙ ${ev.name}(${JSON.stringify(ev.input)})`));
-          text = null;
-        } else if (ev.type === 'error') {
-          live.append(el('div', 'error', `${ev.code}: ${ev.message}`));
-        }
-      },
-      onTurn: (turn, step) => {
-        if (arbiter) skillState(arbiter);
-        stepRows.push({ step: stepRows.length + 1, ttft: first, usage: turn.metadata?.usage ?? {}, model: turn.metadata?.model ?? $('chat-model').value, calls: turn.parts.filter((p) => p.type === 'tool-call').length });
-        first = null;
-        stepStart = performance.now();
-      },
-    });
-    renderThread();
+    // The message is stored first (commands and mentions resolved), then answered: each
+    // run takes the panel's provider, model and mock settings as they are now.
+    const run = chat.send({ role: 'user', parts }, { adapter: adapter(), settings: lowerOptions(), ...(arbiter ? { arbiter, lane: 'chat' } : {}) });
+    $('chat-input').value = '';
+    pending = [];
+    renderChips();
+    stepStart = performance.now();
+    const out = await run;
     renderStats();
+    renderReport();
     if (arbiter) skillState(arbiter);
-    status(`${out.stop} after ${out.steps} step${out.steps === 1 ? '' : 's'}${out.usage.input_tokens ? ` · ${out.usage.input_tokens} in / ${out.usage.output_tokens} out tokens` : ''}`, out.stop);
+    if (out.stop === 'error') status(`${out.error.code}: ${out.error.message}`, 'error');
+    else status(`${out.stop} after ${out.steps} step${out.steps === 1 ? '' : 's'}${out.usage?.input_tokens ? ` · ${out.usage.input_tokens} in / ${out.usage.output_tokens} out tokens` : ''}`, out.stop);
   } catch (e) {
-    renderThread();
     status(`${e.code ?? 'Error'}: ${e.message}`, 'error');
   } finally {
-    running = null;
     $('chat-send').disabled = false;
     $('chat-stop').disabled = true;
     window.promptloomChatIdle = true;
@@ -268,7 +270,7 @@ $('chat-send').onclick = () => {
   window.promptloomChatIdle = false;
   send();
 };
-$('chat-stop').onclick = () => running?.abort(new Error('stopped by the user'));
+$('chat-stop').onclick = () => chat.stop();
 $('chat-input').onkeydown = (e) => {
   if (e.key === 'Enter' && !e.shiftKey) {
     e.preventDefault();
@@ -286,16 +288,15 @@ $('chat-attach').onchange = async () => {
   renderChips();
   $('chat-attach').value = '';
 };
-$('chat-clear').onclick = () => {
+$('chat-clear').onclick = async () => {
+  if (chat.status !== 'ready' && chat.status !== 'error') return;
   SESSION = `chat-${Date.now()}`;
   localStorage.setItem('promptloom-chat-session', SESSION);
-  conversation.free();
-  conversation = new Conversation({ store, session: SESSION });
-  renderThread();
+  await openChat(SESSION);
   status('');
   $('chat-skill-state').textContent = '';
 };
 
-renderThread();
+await openChat(SESSION);
 window.promptloomChatIdle = true;
 window.promptloomChatReady = true;

@@ -145,6 +145,8 @@ export class Chat {
   #maxSteps;
   /** @type {{ arbiter?: unknown, lane?: string }} runAgent's arbiter and lane, when given */
   #arbiter;
+  /** @type {{ onEvent?: Function, onTurn?: Function }} the host's observers of each run */
+  #observers;
   /** @type {Conversation | null} */
   #conversation = null;
   /** @type {number} turns in the thread */
@@ -164,7 +166,7 @@ export class Chat {
 
   /** @param {import('../index.js').ChatInit} init */
   constructor(init) {
-    const { store, session = 'default', adapter, endpoint, settings, tools = [], handlers = {}, catalog, resolve, mentions, maxSteps = 8, nonce, headers, arbiter, lane } = __opts(init, 'new Chat()');
+    const { store, session = 'default', adapter, endpoint, settings, tools = [], handlers = {}, catalog, resolve, mentions, maxSteps = 8, nonce, headers, arbiter, lane, onEvent, onTurn } = __opts(init, 'new Chat()');
     if (!store || typeof store.thread !== 'function' || typeof store.appendTurns !== 'function') throw invalid('`store` must be a message store from openMessageStore()', 'store');
     if (settings === null || typeof settings !== 'object' || typeof settings.provider !== 'string') throw invalid('`settings` must be the lowering options of every request, with a `provider`', 'settings');
     if ((adapter === undefined) === (endpoint === undefined)) throw invalid('a Chat takes an `adapter` (createAdapter) or an `endpoint` (a server that relays the provider), one of them', adapter === undefined ? 'adapter' : 'endpoint');
@@ -175,6 +177,9 @@ export class Chat {
     if (!Array.isArray(tools)) throw invalid('`tools` must be an array of tool definitions', 'tools');
     if (handlers === null || typeof handlers !== 'object') throw invalid('`handlers` must be an object of functions by tool name', 'handlers');
     if (nonce !== undefined && typeof nonce !== 'function') throw invalid('`nonce` must be a function answering a unique string', 'nonce');
+    if (onEvent !== undefined && typeof onEvent !== 'function') throw invalid('`onEvent` must be a function', 'onEvent');
+    if (onTurn !== undefined && typeof onTurn !== 'function') throw invalid('`onTurn` must be a function', 'onTurn');
+    this.#observers = { onEvent, onTurn };
     this.#store = store;
     this.#adapter = adapter ?? relayAdapter({ endpoint, provider: settings.provider, headers });
     this.#settings = settings;
@@ -325,6 +330,17 @@ export class Chat {
     if (arbiter !== undefined && (arbiter === null || typeof arbiter.stepOffer !== 'function')) throw invalid('`arbiter` must be an Arbiter or a Session (promptloom/composer)', 'arbiter');
     if (lane !== undefined && typeof lane !== 'string') throw invalid('`lane` must be a string', 'lane');
     return { ...(settings ? { lower: settings } : {}), ...(adapter ? { adapter } : {}), ...(arbiter !== undefined ? { arbiter, lane } : {}) };
+  }
+
+  /**
+   * The thread lowered as the next request would send it (`settings` over the chat's): the
+   * body and the report, for an inspector or a token count.
+   * @param {Record<string, unknown>} [settings]
+   */
+  lower(settings) {
+    if (this.#snapshot.status === 'loading') throw new PromptloomError('InvalidRequest', 'lower(): the thread is still loading; await chat.ready', {});
+    if (settings !== undefined && (settings === null || typeof settings !== 'object')) throw invalid('`settings` must be an object of lowering options', 'settings');
+    return /** @type {Conversation} */ (this.#conversation).lower(/** @type {any} */ ({ ...this.#settings, ...settings }));
   }
 
   /**
@@ -484,14 +500,17 @@ export class Chat {
         ...(run.lower ? { lower: run.lower } : {}),
         ...(run.arbiter !== undefined ? { arbiter: run.arbiter, lane: run.lane ?? 'main' } : this.#arbiter),
         signal: abort.signal,
-        onEvent: (/** @type {ResponseEvent} */ ev) => {
+        ...(this.#observers.onTurn ? { onTurn: this.#observers.onTurn } : {}),
+        onEvent: (/** @type {ResponseEvent} */ ev, /** @type {number} */ step) => {
           const base = this.#snapshot.pending ?? { id: 'pending', role: 'assistant', status: 'streaming', parts: [] };
           const pending = streamed(base, ev);
           if (pending !== base || this.#snapshot.status !== 'streaming') this.#set({ pending, status: 'streaming' });
+          const seen = this.#observers.onEvent;
+          if (seen) return seen(ev, step);
         },
       }));
       this.#set({ status: 'ready', pending: null });
-      return { stop: result.stop, ...(result.error ? { error: result.error } : {}) };
+      return { stop: result.stop, steps: result.steps, usage: result.usage, ...(result.error ? { error: result.error } : {}) };
     } catch (e) {
       if (abort.signal.aborted) {
         // Stopped while a tool ran or waited for approval: nothing more is written.

@@ -251,8 +251,9 @@ export async function chatConformance(pl, host, { providers = Object.keys(SETTIN
     ok(chat.error === null && chat.status === 'ready', 'the error is cleared');
   });
 
-  await scenario("a run's own settings go over the chat's; a mismatched adapter is refused before anything is stored", async () => {
-    const chat = await open(provider);
+  await scenario("a run's own settings go over the chat's; a mismatched adapter is refused before anything is stored; observers and lower()", async () => {
+    const seen = { events: 0, turns: [] };
+    const chat = await open(provider, { onEvent: () => void seen.events++, onTurn: (t, step) => void seen.turns.push([t.role, step]) });
     const out = await chat.send('Short, please', { settings: { system: 'Answer in one line.', maxOutputTokens: 64 } });
     ok(out.stop === 'final', 'final', out);
     // A host that sees the provider's requests checks what was sent.
@@ -260,6 +261,11 @@ export async function chatConformance(pl, host, { providers = Object.keys(SETTIN
     ok((await code(chat.send('x', { settings: { provider: provider === 'gemini' ? 'anthropic' : 'gemini' } }))) === 'InvalidOptions', 'a provider the adapter does not call');
     ok((await code(chat.send('x', { adapter: {} }))) === 'InvalidOptions', 'not an adapter');
     same(chat.messages.map((m) => m.role), ['user', 'assistant'], 'nothing more stored');
+    ok(seen.events > 3, 'onEvent saw the events', seen.events);
+    same(seen.turns, [['assistant', 1]], 'onTurn saw the reply');
+    ok(out.steps === 1 && out.usage && out.usage.output_tokens > 0, 'the outcome has steps and usage', out);
+    const lowered = chat.lower({ system: 'Next time: two lines.' });
+    ok(lowered.body.includes('Next time: two lines.') && lowered.body.includes('Short, please'), 'lower() is the thread as the next request', lowered.body);
   });
 
   await scenario('misuse is a coded error; nothing is stored', async () => {

@@ -1,5 +1,5 @@
-// The demo's chat panel end to end in headless Chromium, against the mock provider the
-// demo's server mounts at /mock: a reply streamed token by token with a tool round trip,
+// The demo's chat panel (a `Chat`) end to end in headless Chromium, against the mock
+// provider the demo's server mounts at /mock: a reply streamed token by token with a tool round trip,
 // chips (file-ref with a range, an attachment, a /command, an @mention), the thread restored
 // from IndexedDB after a reload (also a reload in the middle of a run), an aborted stream,
 // a 429 retried, and the research SkillSpec advancing through the arbiter.
@@ -33,14 +33,15 @@ test('a reply streams in token by token; the tool call and its result are shown'
   await send('How is f used? @selection', { mock: 'slow=15' });
   // The live reply grows while it streams.
   await page.waitForFunction(() => (document.querySelector('#chat-thread .live .text')?.textContent.length ?? 0) > 0);
-  const early = await page.$eval('#chat-thread .live', (e) => e.textContent.length);
+  const early = await page.$eval('#chat-thread .live .text', (e) => e.textContent.length);
   await idle();
   assert.match(await page.textContent('#chat-status'), /^final after 2 steps/);
-  assert.deepEqual(await roles(), ['user', 'assistant', 'tool', 'assistant']);
-  const last = await page.$eval('#chat-thread > li:last-child', (e) => e.textContent);
+  // The tool turn folds into the call it answers (the Chat's view).
+  assert.deepEqual(await roles(), ['user', 'assistant', 'assistant']);
+  const last = await page.$eval('#chat-thread > li:last-child .text', (e) => e.textContent);
   assert.ok(last.length > early);
   assert.match(await page.$eval('#chat-thread > li:nth-child(2)', (e) => e.textContent), /⚙ search\(\{"query":"How is f used\?/);
-  assert.match(await page.$eval('#chat-thread > li:nth-child(3)', (e) => e.textContent), /↳ search: \{"hits":/);
+  assert.match(await page.$eval('#chat-thread > li:nth-child(2) .tool-result', (e) => e.textContent), /↳ search: \{"hits":/);
   assert.match(await page.$eval('#chat-thread > li:nth-child(1)', (e) => e.textContent), /@selection/);
   assert.deepEqual(demo.errors, []);
 });
@@ -79,14 +80,15 @@ test('Stop aborts the stream; the text shown so far stays in the thread', async 
 test('a reload in the middle of a run keeps every finished step, and the chat goes on', async () => {
   await page.click('#chat-clear');
   await send('Where is h defined?', { mock: 'slow=40' });
-  // The tool turn is persisted before the second request starts streaming.
-  await page.waitForFunction(() => [...document.querySelectorAll('#chat-thread > li')].some((l) => l.dataset.role === 'tool') && document.querySelector('#chat-thread .live .text'));
+  // The tool turn is persisted (shown with its call) before the second request streams.
+  await page.waitForFunction(() => document.querySelector('#chat-thread > li:not(.live) .tool-result') && document.querySelector('#chat-thread .live .text'));
   await reload();
-  assert.deepEqual(await roles(), ['user', 'assistant', 'tool']);
+  assert.deepEqual(await roles(), ['user', 'assistant']);
+  assert.ok(await page.$('#chat-thread > li:nth-child(2) .tool-result'));
   await send('Thanks. And g?');
   await idle();
   assert.match(await page.textContent('#chat-status'), /^final/);
-  assert.deepEqual((await roles()).slice(0, 3), ['user', 'assistant', 'tool']);
+  assert.deepEqual((await roles()).slice(0, 3), ['user', 'assistant', 'user']);
   assert.equal((await roles()).at(-1), 'assistant');
 });
 
