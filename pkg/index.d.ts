@@ -943,14 +943,56 @@ export declare class ResponseStream implements AsyncIterable<ResponseEvent> {
  * `{ code, message }` or `AdapterFailed`; a stream cut before its end throws
  * `StreamTruncated` with the turn read so far in `error.turn`.
  */
-export declare function readEventStream(source: Response | Promise<Response> | ReadableStream<Uint8Array>, options?: { signal?: AbortSignal }): ResponseStream;
+export declare function readEventStream(
+  source: Response | Promise<Response> | ReadableStream<Uint8Array>,
+  options?: {
+    signal?: AbortSignal;
+    /**
+     * A connection that breaks before the turn is picked up again: answer the server's
+     * replay from `lastEventId` (an `EventStreamLog`'s); each event is seen once.
+     */
+    reconnect?: (lastEventId: string | undefined) => Response | Promise<Response> | ReadableStream<Uint8Array>;
+    /** Reconnects allowed (default 3). */
+    retries?: number;
+  },
+): ResponseStream;
 
 /**
  * The page half of a relay: an adapter that posts each lowered body to `endpoint` (a server
  * that sends it with its own adapter and key, and answers `stream.toResponse()`) and reads
  * the event stream back with `readEventStream`.
  */
-export declare function relayAdapter(options: { endpoint: string | URL; provider: Provider; headers?: Record<string, string>; fetch?: typeof fetch }): Adapter;
+export declare function relayAdapter(options: {
+  endpoint: string | URL;
+  provider: Provider;
+  headers?: Record<string, string>;
+  fetch?: typeof fetch;
+  /**
+   * Pick a broken reply up again (true: up to 3 reconnects; a number: that many): each
+   * request names its run (`x-promptloom-run`), and a reconnect is a `GET` of `endpoint`
+   * with the run and `last-event-id`, which a server answers with its `EventStreamLog`'s replay.
+   */
+  reconnect?: boolean | number;
+  /** The run ids (default: random UUIDs). */
+  nonce?: () => string;
+}): Adapter;
+
+/**
+ * The server's copy of an event stream, for pages that reconnect: `record(readable)` passes
+ * the stream on to the page and keeps its frames (read to the end even if the page goes
+ * away); `replay(lastEventId)` is what a reconnecting page is sent — the `open` event, the
+ * events after that id, then the rest as it comes. Keep it where the run lives (a Durable
+ * Object, a server's memory).
+ */
+export declare class EventStreamLog {
+  constructor();
+  /** Whether the recorded stream ended. */
+  readonly finished: boolean;
+  /** Keeps the frames of `readable` (`stream.toReadableStream()`); returns the stream to send the page. */
+  record(readable: ReadableStream<Uint8Array>): ReadableStream<Uint8Array>;
+  /** What a page that read up to event `lastEventId` (none: nothing) is sent, until the stream ends. */
+  replay(lastEventId?: string | null): ReadableStream<Uint8Array>;
+}
 
 /** A chat's state: `loading` until the thread is read, `submitted` while a request waits, `streaming`, `awaiting-approval` (a tool asks), `ready`, or `error` (the last run failed). */
 export type ChatStatus = 'loading' | 'ready' | 'submitted' | 'streaming' | 'awaiting-approval' | 'error';
@@ -1030,6 +1072,8 @@ export interface ChatInit<T extends readonly ChatTool[] = ChatTool[]> {
   endpoint?: string | URL;
   /** Headers of the requests to `endpoint`. */
   headers?: Record<string, string>;
+  /** With `endpoint`: pick a broken reply up again from the server's `EventStreamLog` (see `relayAdapter`). */
+  reconnect?: boolean | number;
   /** Tools offered to the model; `needsApproval: true` makes each call wait for `approve`. */
   tools?: T;
   /** Handlers by tool name, as `runAgent` takes them. */

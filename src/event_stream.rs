@@ -35,7 +35,11 @@
 //!   gives the turn rebuilt from the events it read (its text, reasoning, tool calls,
 //!   usage), with `metadata.error`.
 //! - The ids let a page that lost the connection ask for the rest (SSE's `Last-Event-ID`):
-//!   [`EventStreamReader::last_event_id`] is the last event it read whole.
+//!   [`EventStreamReader::last_event_id`] is the last event it read whole. A server that
+//!   keeps what it wrote in an [`EventStreamLog`] answers with [`EventStreamLog::since`]
+//!   that id (the `open` event again, then the events after it) and the rest as it comes
+//!   ([`EventStreamLog::tail`]); the page's reader, told of the new connection
+//!   ([`EventStreamReader::reconnect`]), reads on, skipping an event it read already.
 //! - Lines starting with `:` are comments (keep-alives) and names this version does not
 //!   know are skipped, so later versions may add events.
 //!
@@ -344,6 +348,9 @@ struct State {
     refused: bool,
     /// The SSE last event ID (not moved by what follows the turn).
     last_id: Option<String>,
+    /// The frame being dispatched carries an id at or before `last_id`: a reconnect's
+    /// replay of an event read already.
+    replayed: bool,
 }
 
 /// One entry of the reader's log.
@@ -455,6 +462,17 @@ impl EventStreamReader {
     pub fn complete(&self) -> bool {
         self.state.turn.is_some()
     }
+
+    /// The connection broke before the turn and a new one goes on (the server's replay
+    /// from [`Self::last_event_id`]): a frame cut by the break is dropped, the `open` event
+    /// may come again (for the same provider), and an event numbered at or before the last
+    /// one read is skipped.
+    pub fn reconnect(&mut self) {
+        if self.ended || self.state.turn.is_some() {
+            return;
+        }
+        self.framer = Framer::new();
+    }
 }
 
 impl State {
@@ -547,6 +565,24 @@ impl State {
         }
     }
 
+    /// The `open` event of a reconnect's replay: the same stream goes on.
+    fn reopen(&mut self, data: &str) {
+        let was = self.provider.take();
+        self.open(data);
+        if self.provider != was {
+            // The stream read so far stays the one rebuilt; what follows is not read.
+            self.provider = was;
+            if self.refused {
+                return;
+            }
+            self.refused = true;
+            self.fault(Error::new(
+                ErrorKind::StreamMalformed,
+                "a reconnect's `open` event names another provider than the stream's",
+            ));
+        }
+    }
+
     fn turn(&mut self, data: &str) {
         match assistant_turn(data) {
             Ok(t) => self.turn = Some(t),
@@ -595,10 +631,19 @@ impl State {
     }
 }
 
+/// An event id as a number (ids are numbered from 1; another id is not ordered).
+fn id_number(id: Option<&str>) -> Option<u64> {
+    id.and_then(|i| i.trim().parse().ok())
+}
+
 impl Sink for State {
     fn id(&mut self, id: Option<&str>) {
-        if self.turn.is_none() {
-            self.last_id = id.map(str::to_owned);
+        if self.turn.is_some() {
+            return;
+        }
+        match (id_number(id), id_number(self.last_id.as_deref())) {
+            (Some(new), Some(old)) if new <= old => self.replayed = true,
+            _ => self.last_id = id.map(str::to_owned),
         }
     }
 
@@ -606,7 +651,11 @@ impl Sink for State {
         if self.turn.is_some() {
             return; // nothing follows the turn
         }
+        if std::mem::take(&mut self.replayed) {
+            return; // read before the connection broke
+        }
         match f {
+            Frame::Data(Some("open"), data) if self.provider.is_some() => self.reopen(data),
             Frame::Data(Some("open"), data) => self.open(data),
             Frame::Data(_, _) if self.refused => {}
             Frame::Data(Some("turn"), data) if self.provider.is_some() => self.turn(data),
@@ -629,6 +678,93 @@ impl Sink for State {
             // `[DONE]` and whole bodies are not this protocol's.
             Frame::Cut(..) | Frame::Data(..) | Frame::Done | Frame::Body(_) => {}
         }
+    }
+}
+
+/// The frames a server wrote for one answer, kept so a page that lost the connection gets
+/// what it missed: fed the writer's output as it is sent ([`push`](Self::push)), it answers
+/// a reconnect with [`since`](Self::since) the page's last event id, then the frames that
+/// come after ([`tail`](Self::tail)) until the stream [finished](Self::finished).
+#[derive(Debug, Default)]
+pub struct EventStreamLog {
+    /// Everything recorded, as written.
+    text: String,
+    /// Where the `open` frame ends (0: not whole yet).
+    open_end: usize,
+    /// The whole frames with an id: the id, where the frame starts.
+    frames: Vec<(u64, usize)>,
+    /// Where the frames read so far end (a frame not whole yet starts there).
+    whole: usize,
+    /// The `turn` (or a failure without one) was written: nothing more comes.
+    finished: bool,
+}
+
+impl EventStreamLog {
+    /// An empty log.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records the next text the writer wrote (split anywhere).
+    pub fn push(&mut self, text: &str) {
+        self.text.push_str(text);
+        while let Some(rel) = self.text.get(self.whole..).and_then(|t| t.find("\n\n")) {
+            let (start, end) = (self.whole, self.whole + rel + 2);
+            let frame = self.text.get(start..end).unwrap_or_default();
+            let field = |name: &str| {
+                frame
+                    .lines()
+                    .find_map(|l| l.strip_prefix(name))
+                    .map(|v| v.strip_prefix(' ').unwrap_or(v))
+            };
+            match field("event:") {
+                Some("open") if self.open_end == 0 => self.open_end = end,
+                Some("turn") => self.finished = true,
+                _ => {}
+            }
+            if let Some(id) = id_number(field("id:")) {
+                self.frames.push((id, start));
+            }
+            self.whole = end;
+        }
+    }
+
+    /// What a page that read up to event `after` (none: nothing) is sent on its reconnect:
+    /// the `open` frame, then every whole frame numbered after it; with the position in the
+    /// recording where that text ends, for [`Self::tail`].
+    pub fn since(&self, after: Option<&str>) -> (String, usize) {
+        let n = id_number(after).unwrap_or(0);
+        let from = self
+            .frames
+            .iter()
+            .find(|(id, _)| *id > n)
+            .map_or(self.whole, |f| f.1);
+        let mut out = self
+            .text
+            .get(..self.open_end)
+            .unwrap_or_default()
+            .to_owned();
+        out.push_str(
+            self.text
+                .get(from.max(self.open_end)..self.whole)
+                .unwrap_or_default(),
+        );
+        (out, self.whole)
+    }
+
+    /// The whole frames recorded after position `at` (from [`Self::since`] or the last
+    /// tail), and where they end.
+    pub fn tail(&self, at: usize) -> (String, usize) {
+        let at = at.min(self.whole);
+        (
+            self.text.get(at..self.whole).unwrap_or_default().to_owned(),
+            self.whole,
+        )
+    }
+
+    /// Whether the stream ended with its turn: nothing more will be recorded.
+    pub fn finished(&self) -> bool {
+        self.finished
     }
 }
 

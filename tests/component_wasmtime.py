@@ -466,7 +466,7 @@ class ResponseInWasmtime(unittest.TestCase):
         h = cls.host
         iface = h.inst.get_export_index(h.store, "promptloom:core/response@0.1.0")
         r = lambda name: Func(h.inst.get_func(h.store, h.inst.get_export_index(h.store, name, iface)))
-        cls.fns = {n: r(n) for n in ["[constructor]response-parser", "[static]response-parser.for-request", "parse-response-for", "[method]response-parser.push", "[method]response-parser.end", "[method]response-parser.finish", "[method]response-parser.first-error", "parse-response", "request-target", "provider-error", "default-retry-policy", "retry-delay", "[constructor]event-stream-writer", "[method]event-stream-writer.open", "[method]event-stream-writer.events", "[method]event-stream-writer.close", "[method]event-stream-writer.fail", "[constructor]event-stream-reader", "[method]event-stream-reader.push", "[method]event-stream-reader.end", "[method]event-stream-reader.finish", "[method]event-stream-reader.first-error", "[method]event-stream-reader.last-event-id", "[method]event-stream-reader.provider"]}
+        cls.fns = {n: r(n) for n in ["[constructor]response-parser", "[static]response-parser.for-request", "parse-response-for", "[method]response-parser.push", "[method]response-parser.end", "[method]response-parser.finish", "[method]response-parser.first-error", "parse-response", "request-target", "provider-error", "default-retry-policy", "retry-delay", "[constructor]event-stream-writer", "[method]event-stream-writer.open", "[method]event-stream-writer.events", "[method]event-stream-writer.close", "[method]event-stream-writer.fail", "[constructor]event-stream-reader", "[method]event-stream-reader.push", "[method]event-stream-reader.end", "[method]event-stream-reader.finish", "[method]event-stream-reader.first-error", "[method]event-stream-reader.last-event-id", "[method]event-stream-reader.provider", "[method]event-stream-reader.reconnect", "[method]event-stream-reader.complete", "[constructor]event-stream-log", "[method]event-stream-log.push", "[method]event-stream-log.since", "[method]event-stream-log.tail", "[method]event-stream-log.finished"]}
 
     def call(self, name, *args):
         return self.fns[name](self.host.store, *args)
@@ -507,6 +507,38 @@ class ResponseInWasmtime(unittest.TestCase):
                 p.drop(self.host.store)
             n += 1
         self.assertGreaterEqual(n, 25)
+
+    def test_a_broken_event_stream_picks_up_from_the_log(self):
+        """A WASI server keeps each relayed stream in an event-stream-log; a reader whose connection broke reconnects from it and gets every event once."""
+        runs = 0
+        for name, provider, body, events, turn, error in response_cases():
+            w = self.call("[constructor]event-stream-writer", provider)
+            wire = self.call("[method]event-stream-writer.open", w)
+            wire += self.call("[method]event-stream-writer.events", w, json.dumps(events))
+            wire += self.call("[method]event-stream-writer.close", w, json.dumps(turn))
+            for cut in (0, 7, len(wire) // 2):
+                log = self.call("[constructor]event-stream-log")
+                self.call("[method]event-stream-log.push", log, wire[: len(wire) * 3 // 4])
+                r = self.call("[constructor]event-stream-reader")
+                data = wire.encode()
+                got = json.loads(self.call("[method]event-stream-reader.push", r, data[:cut]))
+                self.call("[method]event-stream-reader.reconnect", r)
+                last = self.call("[method]event-stream-reader.last-event-id", r)
+                text, at = self.call("[method]event-stream-log.since", log, last)
+                got += json.loads(self.call("[method]event-stream-reader.push", r, text.encode()))
+                self.call("[method]event-stream-log.push", log, wire[len(wire) * 3 // 4 :])
+                self.assertTrue(self.call("[method]event-stream-log.finished", log), name)
+                text, at = self.call("[method]event-stream-log.tail", log, at)
+                got += json.loads(self.call("[method]event-stream-reader.push", r, text.encode()))
+                self.assertTrue(self.call("[method]event-stream-reader.complete", r), name)
+                got += json.loads(self.call("[method]event-stream-reader.end", r))
+                self.assertEqual(got, events, f"{name} broken at {cut}")
+                self.assertEqual(json.loads(self.call("[method]event-stream-reader.finish", r)), turn, name)
+                r.drop(self.host.store)
+                log.drop(self.host.store)
+                runs += 1
+            w.drop(self.host.store)
+        self.assertGreaterEqual(runs, 120)
 
     def test_a_relayed_event_stream_reads_back_the_same(self):
         """A WASI server relays each recorded response as an event stream; a reader gets the same events and turn."""

@@ -2,10 +2,11 @@
 //! `tests/response/<provider>/` is read by the provider's parser, written as an event stream
 //! and read back, and must give the same events, the same turn and the same error — whole,
 //! split at every byte, and cut at every event (then `StreamTruncated`, with the turn
-//! rebuilt from what came and the id to resume from).
+//! rebuilt from what came and the id to resume from); and a connection broken anywhere
+//! picked up again from the server's log: the same events, each once, and the same turn.
 #![cfg(not(target_arch = "wasm32"))]
 
-use promptloom::event_stream::{EventStreamReader, EventStreamWriter, VERSION};
+use promptloom::event_stream::{EventStreamLog, EventStreamReader, EventStreamWriter, VERSION};
 use promptloom::lower::Provider;
 use promptloom::response::{events_json, ResponseParser};
 use promptloom::{Error, ErrorKind};
@@ -162,6 +163,94 @@ fn every_recorded_response_reads_back_the_same_through_the_event_stream() {
         }
     }
     assert!(files >= 40, "{files} recorded responses");
+}
+
+/// Reads `wire` with the connection broken after byte `cut` and picked up again from the
+/// server's log (fed the wire in `step`-byte writes, of which `sent` were written when the
+/// page reconnected): the events, the turn and the error.
+fn resumed(
+    wire: &str,
+    cut: usize,
+    step: usize,
+    sent: usize,
+) -> (Value, Value, Option<&'static str>) {
+    let mut log = EventStreamLog::new();
+    let bytes = wire.as_bytes();
+    // The server writes the wire up to `upto` (whole UTF-8 pieces); returns where it is.
+    let write = |log: &mut EventStreamLog, pos: usize, upto: usize| {
+        let mut end = upto.min(wire.len());
+        while !wire.is_char_boundary(end) {
+            end += 1;
+        }
+        if end > pos {
+            log.push(&wire[pos..end]);
+        }
+        end.max(pos)
+    };
+    let mut r = EventStreamReader::new();
+    let mut events = Vec::new();
+    let take = |text: String, events: &mut Vec<Value>| {
+        let v: Value = serde_json::from_str(&text).unwrap();
+        events.extend(v.as_array().unwrap().iter().cloned());
+    };
+    take(r.push(&bytes[..cut]), &mut events);
+    let mut pos = write(&mut log, 0, sent.max(cut));
+    r.reconnect();
+    let last = r.last_event_id().map(str::to_owned);
+    let (first, mut at) = log.since(last.as_deref());
+    take(r.push(first.as_bytes()), &mut events);
+    while pos < wire.len() {
+        pos = write(&mut log, pos, pos + step);
+        let (more, next) = log.tail(at);
+        at = next;
+        take(r.push(more.as_bytes()), &mut events);
+    }
+    assert!(log.finished());
+    take(r.end(), &mut events);
+    (Value::Array(events), r.turn(), r.error().map(Error::code))
+}
+
+#[test]
+fn a_broken_connection_picks_up_from_the_log_with_every_event_once() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/response");
+    let mut runs = 0;
+    for provider in std::fs::read_dir(&dir).unwrap() {
+        for file in std::fs::read_dir(provider.unwrap().path()).unwrap() {
+            let path = file.unwrap().path();
+            let p = provider_of(&path);
+            let body = std::fs::read(&path).unwrap();
+            let name = path.display().to_string();
+            let (wire, events, turn, error) = relay(p, &[&body]);
+            // Broken at every byte (a frame cut anywhere, the open event included); the
+            // server ahead of the page by a little or a lot; its writes of any size.
+            let mut rng = Rng(0x2c1b_3c6d ^ wire.len() as u64);
+            for cut in 0..=wire.len() {
+                let step = 1 + rng.below(200);
+                let sent = cut + rng.below(wire.len() - cut + 1);
+                let (e, t, err) = resumed(&wire, cut, step, sent);
+                assert!(
+                    e == events,
+                    "{name}: broken at {cut}: events\n{e}\n{events}"
+                );
+                assert!(
+                    t == turn && err == error,
+                    "{name}: broken at {cut}: turn or error"
+                );
+                runs += 1;
+            }
+        }
+    }
+    assert!(runs > 1000, "{runs}");
+    // A replay of another provider's stream is refused, not mixed in.
+    let mut w = EventStreamWriter::new(Provider::Anthropic);
+    let wire = w.open() + &w.events(&[]);
+    let mut r = EventStreamReader::new();
+    r.push(wire.as_bytes());
+    r.reconnect();
+    let other = EventStreamWriter::new(Provider::Gemini).open();
+    r.push(other.as_bytes());
+    r.end();
+    assert_eq!(r.error().map(Error::code), Some("StreamMalformed"));
 }
 
 #[test]

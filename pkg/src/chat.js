@@ -30,19 +30,29 @@ function busy(what) {
   return new PromptloomError('InvalidRequest', `${what}: a reply is running; stop() it first or wait for it`, {});
 }
 
+/** The request header naming a relayed run, for its reconnects. */
+const RUN_HEADER = 'x-promptloom-run';
+
 /**
  * The page half of a relay: an adapter that posts each lowered body to `endpoint` (a
  * server that forwards it with its key and answers `stream.toResponse()`) and reads the
- * event stream back.
- * @param {{ endpoint: string | URL, provider: string, headers?: Record<string, string>, fetch?: typeof fetch }} options
+ * event stream back. With `reconnect` (true, or the reconnects allowed per reply; true: 3),
+ * each request names its run (`x-promptloom-run: <id>`), and a connection that breaks
+ * before the reply's end is picked up again: a `GET` of `endpoint` with the run and its
+ * `last-event-id`, which a server that kept the run in an `EventStreamLog` answers with
+ * its replay.
+ * @param {{ endpoint: string | URL, provider: string, headers?: Record<string, string>, fetch?: typeof fetch, reconnect?: boolean | number, nonce?: () => string }} options
  * @returns {import('../index.js').Adapter}
  */
 export function relayAdapter(options) {
-  const { endpoint, provider, headers = {}, fetch: f = globalThis.fetch } = __opts(options, 'relayAdapter()');
+  const { endpoint, provider, headers = {}, fetch: f = globalThis.fetch, reconnect = false, nonce = () => globalThis.crypto.randomUUID() } = __opts(options, 'relayAdapter()');
   if (typeof endpoint !== 'string' && !(endpoint instanceof URL)) throw invalid('`endpoint` must be a URL (a string or a URL)', 'endpoint');
   if (typeof provider !== 'string') throw invalid('`provider` must name the provider the server calls', 'provider');
   if (headers === null || typeof headers !== 'object') throw invalid('`headers` must be an object of header values', 'headers');
   if (typeof f !== 'function') throw invalid('`fetch` must be a function', 'fetch');
+  if (typeof reconnect !== 'boolean' && !(Number.isInteger(reconnect) && reconnect >= 0)) throw invalid('`reconnect` must be true, false or the reconnects allowed per reply', 'reconnect');
+  if (typeof nonce !== 'function') throw invalid('`nonce` must be a function answering a unique string', 'nonce');
+  const retries = reconnect === true ? 3 : Number(reconnect);
   /**
    * @param {string | Uint8Array | { body: string }} body
    * @param {{ signal?: AbortSignal }} [opts]
@@ -51,9 +61,19 @@ export function relayAdapter(options) {
     const { signal } = __opts(opts, 'send()');
     const bytes = typeof body === 'string' || body instanceof Uint8Array ? body : body && typeof body.body === 'string' ? body.body : null;
     if (bytes === null) throw new PromptloomError('InvalidRequest', 'send() takes a lowered body: a string, bytes or a Lowered (at body)', { path: 'body' });
+    /** @type {Record<string, string>} */
+    const run = retries > 0 ? { [RUN_HEADER]: String(nonce()) } : {};
     return readEventStream(
-      Promise.resolve().then(() => f(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: bytes, signal })),
-      { signal },
+      Promise.resolve().then(() => f(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', ...headers, ...run }, body: bytes, signal })),
+      {
+        signal,
+        ...(retries > 0
+          ? {
+              retries,
+              reconnect: (/** @type {string | undefined} */ id) => f(endpoint, { method: 'GET', headers: { ...headers, ...run, ...(id === undefined ? {} : { 'last-event-id': id }) }, signal }),
+            }
+          : {}),
+      },
     );
   };
   return {
@@ -166,7 +186,7 @@ export class Chat {
 
   /** @param {import('../index.js').ChatInit} init */
   constructor(init) {
-    const { store, session = 'default', adapter, endpoint, settings, tools = [], handlers = {}, catalog, resolve, mentions, maxSteps = 8, nonce, headers, arbiter, lane, onEvent, onTurn } = __opts(init, 'new Chat()');
+    const { store, session = 'default', adapter, endpoint, settings, tools = [], handlers = {}, catalog, resolve, mentions, maxSteps = 8, nonce, headers, reconnect, arbiter, lane, onEvent, onTurn } = __opts(init, 'new Chat()');
     if (!store || typeof store.thread !== 'function' || typeof store.appendTurns !== 'function') throw invalid('`store` must be a message store from openMessageStore()', 'store');
     if (settings === null || typeof settings !== 'object' || typeof settings.provider !== 'string') throw invalid('`settings` must be the lowering options of every request, with a `provider`', 'settings');
     if ((adapter === undefined) === (endpoint === undefined)) throw invalid('a Chat takes an `adapter` (createAdapter) or an `endpoint` (a server that relays the provider), one of them', adapter === undefined ? 'adapter' : 'endpoint');
@@ -181,7 +201,7 @@ export class Chat {
     if (onTurn !== undefined && typeof onTurn !== 'function') throw invalid('`onTurn` must be a function', 'onTurn');
     this.#observers = { onEvent, onTurn };
     this.#store = store;
-    this.#adapter = adapter ?? relayAdapter({ endpoint, provider: settings.provider, headers });
+    this.#adapter = adapter ?? relayAdapter({ endpoint, provider: settings.provider, headers, ...(reconnect === undefined ? {} : { reconnect }) });
     this.#settings = settings;
     this.#approval = new Set(tools.filter((/** @type {Unchecked} */ t) => t && t.needsApproval === true).map((/** @type {Unchecked} */ t) => t.name));
     this.#tools = tools.map((/** @type {Unchecked} */ t) => {

@@ -3,7 +3,7 @@
 // server's parser gave. The protocol's rules are the core's (src/event_stream.rs); this file
 // only moves bytes in and events out.
 
-import { PromptloomError, __fromCore, __module, __glue, __on, __onCall, __withBytes, __opts, __signal, __release } from './api.js';
+import { PromptloomError, __fromCore, __module, __glue, __on, __onCall, __withBytes, __opts, __signal, __release, __host } from './api.js';
 import { ResponseStream, __aborted } from './response-stream.js';
 import { __objects } from './response.js';
 import { ERROR_CODES } from './constants.js';
@@ -39,6 +39,34 @@ async function refusal(res) {
   return new PromptloomError('AdapterFailed', `the server answered ${res.status}${excerpt ? `: ${excerpt}` : ''}`, details);
 }
 
+/** @param {Unchecked} s */
+const kind = (s) => (s !== null && typeof s === 'object' && typeof s.getReader === 'function' ? 'stream' : s !== null && typeof s === 'object' && typeof s.status === 'number' && 'body' in s ? 'response' : null);
+/** @param {Unchecked} s */
+const isLater = (s) => s !== null && typeof s === 'object' && typeof s.then === 'function';
+
+/**
+ * The body of one connection (a Response, a Promise of one, or a stream): a Response that
+ * is not a stream throws what the server said.
+ * @param {Unchecked} from
+ * @param {ResponseStream} stream
+ * @param {boolean} first the first connection (its status is the stream's)
+ * @returns {Promise<ReadableStream<Uint8Array> | null>}
+ */
+async function bodyOf(from, stream, first) {
+  if (isLater(from)) {
+    try {
+      from = await from;
+    } catch (e) {
+      throw e instanceof PromptloomError ? e : new PromptloomError('AdapterFailed', `the request failed: ${e && /** @type {Unchecked} */ (e).message ? /** @type {Unchecked} */ (e).message : e}`, { retryable: true });
+    }
+    if (kind(from) === null) throw notSource();
+  }
+  if (kind(from) === 'stream') return from;
+  if (first) stream.status = from.status;
+  if (!from.ok) throw await refusal(from);
+  return from.body;
+}
+
 function notSource() {
   return new PromptloomError('InvalidOptions', 'readEventStream() takes a Response, a Promise of one (`fetch(…)`) or a ReadableStream of bytes (at source)', { path: 'source' });
 }
@@ -48,18 +76,22 @@ function notSource() {
  * `toReadableStream()`): a ResponseStream with the same events, the same final turn and the
  * same errors as the server's adapter gave. A stream cut before its end throws
  * `StreamTruncated` with the turn read so far (`error.turn`); `lastEventId` is the last
- * event read whole, for a reconnect.
+ * event read whole. With `reconnect(lastEventId)`, a connection that breaks before the turn
+ * is picked up again: it answers the server's replay from that id (a server that kept the
+ * stream in an `EventStreamLog`), up to `retries` times (default 3), and the page sees one
+ * stream, each event once.
  * @param {Unchecked} source a `Response`, a Promise of one, or a `ReadableStream<Uint8Array>`
- * @param {{ signal?: AbortSignal }} [options]
+ * @param {{ signal?: AbortSignal, reconnect?: (lastEventId: string | undefined) => unknown, retries?: number }} [options]
  * @returns {ResponseStream}
  */
 export function readEventStream(source, options) {
-  const { signal } = __opts(options, 'readEventStream()');
+  const { signal, reconnect, retries = 3 } = __opts(options, 'readEventStream()');
   __signal(signal);
-  const kind = (/** @type {Unchecked} */ s) =>
-    s !== null && typeof s === 'object' && typeof s.getReader === 'function' ? 'stream' : s !== null && typeof s === 'object' && typeof s.status === 'number' && 'body' in s ? 'response' : null;
-  const later = source !== null && typeof source === 'object' && typeof source.then === 'function';
-  if (!later && kind(source) === null) throw notSource();
+  if (reconnect !== undefined && typeof reconnect !== 'function') {
+    throw new PromptloomError('InvalidOptions', '`reconnect` must be a function answering the server\'s replay (a Response, a Promise of one, or a ReadableStream) (at reconnect)', { path: 'reconnect' });
+  }
+  if (!Number.isInteger(retries) || retries < 0) throw new PromptloomError('InvalidOptions', '`retries` must be a non-negative integer (at retries)', { path: 'retries' });
+  if (!isLater(source) && kind(source) === null) throw notSource();
   const inner = new AbortController();
   if (signal) {
     if (signal.aborted) inner.abort(signal.reason);
@@ -70,24 +102,6 @@ export function readEventStream(source, options) {
   const produce = async (stream, emit) => {
     const sig = inner.signal;
     if (sig.aborted) throw __aborted(sig);
-    // A Promise of a Response (`readEventStream(fetch(…))`): its rejection is the request's.
-    if (later) {
-      try {
-        source = await source;
-      } catch (e) {
-        if (sig.aborted) throw __aborted(sig);
-        throw e instanceof PromptloomError ? e : new PromptloomError('AdapterFailed', `the request failed: ${e && /** @type {Unchecked} */ (e).message ? /** @type {Unchecked} */ (e).message : e}`, { retryable: true });
-      }
-      if (kind(source) === null) throw notSource();
-    }
-    /** @type {ReadableStream<Uint8Array> | null} */
-    let body = source;
-    if (kind(source) === 'response') {
-      stream.status = source.status;
-      if (!source.ok) throw await refusal(source);
-      body = source.body;
-    }
-    stream.attempts = 1;
     /** @type {any} wasm-bindgen's EventStreamReaderCore */
     const core = __onCall(glue, () => new (__module().EventStreamReaderCore)());
     /** @type {any} the JSON answer so far */
@@ -104,30 +118,55 @@ export function readEventStream(source, options) {
      * What the stream said so far (the turn, its error, the provider, the last event id).
      * @returns {{ turn: ResponseTurn, error: { code: string } | null, provider: Provider | null, last_event_id: string | null }}
      */
-    const said = () => {
-      const s = JSON.parse(__onCall(glue, () => core.state()));
-      return s;
-    };
+    const said = () => JSON.parse(__onCall(glue, () => core.state()));
     // While the stream goes on, `lastEventId` asks the reader (when it ends, it is fixed).
     stream.__eventId(() => __onCall(glue, () => core.lastEventId()) ?? undefined);
-    const reader = body ? body.getReader() : null;
+    /** @type {ReadableStreamDefaultReader<Uint8Array> | null} */
+    let reader = null;
     const onAbort = () => reader?.cancel(sig.reason).catch(() => {});
     sig.addEventListener('abort', onAbort, { once: true });
     try {
-      if (reader) {
-        for (;;) {
-          let step;
-          try {
-            step = await reader.read();
-          } catch (e) {
-            if (sig.aborted) throw __aborted(sig, said().turn);
-            break; // the connection broke: the core reports the cut stream
-          }
-          if (sig.aborted) throw __aborted(sig, said().turn);
-          if (step.done) break;
-          take(__on(glue, () => __withBytes(push, step.value, 'chunk')));
-          if (stream.provider === undefined) stream.provider = said().provider ?? undefined;
+      let from = source;
+      for (let attempt = 0; ; attempt++) {
+        // The body of this connection: a refused first request throws its code; a refused
+        // reconnect ends the stream where it broke.
+        /** @type {ReadableStream<Uint8Array> | null} */
+        let body;
+        try {
+          body = await bodyOf(from, stream, attempt === 0);
+        } catch (e) {
+          if (sig.aborted) throw __aborted(sig, attempt > 0 ? said().turn : undefined);
+          if (attempt === 0) throw e;
+          break;
         }
+        stream.attempts = attempt + 1;
+        reader = body ? body.getReader() : null;
+        if (reader) {
+          for (;;) {
+            let step;
+            try {
+              step = await reader.read();
+            } catch (e) {
+              if (sig.aborted) throw __aborted(sig, said().turn);
+              break; // the connection broke: reconnect, or the core reports the cut stream
+            }
+            if (sig.aborted) throw __aborted(sig, said().turn);
+            if (step.done) break;
+            take(__on(glue, () => __withBytes(push, step.value, 'chunk')));
+            if (stream.provider === undefined) stream.provider = said().provider ?? undefined;
+          }
+        }
+        // Whole, or nothing to reconnect with: the end. Else the server's replay from the
+        // last event read (the core skips what was read already).
+        if (!reconnect || attempt >= retries || __onCall(glue, () => core.complete())) break;
+        __onCall(glue, () => core.reconnect());
+        const id = __onCall(glue, () => core.lastEventId()) ?? undefined;
+        try {
+          from = __host(reconnect, 'reconnect', id);
+        } catch (e) {
+          break;
+        }
+        if (!isLater(from) && kind(from) === null) break;
       }
       take(__onCall(glue, () => core.end()));
       const { turn, error } = said();
@@ -145,4 +184,97 @@ export function readEventStream(source, options) {
     }
   };
   return new ResponseStream(produce, (/** @type {Error} */ why) => inner.abort(why));
+}
+
+/**
+ * The server's copy of an event stream, for pages that reconnect: `record(readable)` passes
+ * the stream on (to the page) and keeps its frames; `replay(lastEventId)` is what a
+ * reconnecting page is sent — the `open` event, every event after that id, then the rest as
+ * it comes, until the stream ends. The stream is read to its end even when the page went
+ * away, so a reload finds the whole reply. Keep it where the run lives (a Durable Object, a
+ * process's memory). The rules — which frames a replay sends — are the core's.
+ */
+export class EventStreamLog {
+  /** @type {any} wasm-bindgen's EventStreamLogCore */
+  #core;
+  #glue = __glue();
+  /** @type {Set<() => void>} replays waiting for more */
+  #waiting = new Set();
+  #closed = false;
+  #recording = false;
+
+  constructor() {
+    this.#core = __onCall(this.#glue, () => new (__module().EventStreamLogCore)());
+  }
+
+  /** Whether the recorded stream ended (its `turn`, or a failure, came). */
+  get finished() {
+    return this.#closed || __onCall(this.#glue, () => this.#core.finished());
+  }
+
+  #wake() {
+    for (const w of this.#waiting) w();
+    this.#waiting.clear();
+  }
+
+  /**
+   * Keeps the frames of `readable` (what `stream.toReadableStream()` gives) and returns the
+   * stream to send the page. The log reads it to its end whatever the page does.
+   * @param {ReadableStream<Uint8Array>} readable
+   * @returns {ReadableStream<Uint8Array>}
+   */
+  record(readable) {
+    if (!readable || typeof readable.tee !== 'function') throw new PromptloomError('InvalidOptions', 'record() takes a ReadableStream of the event stream (`stream.toReadableStream()`) (at readable)', { path: 'readable' });
+    if (this.#recording) throw new PromptloomError('InvalidRequest', 'this log records a stream already: one log per stream', {});
+    this.#recording = true;
+    const [page, kept] = readable.tee();
+    const keep = async () => {
+      const reader = kept.getReader();
+      const dec = new TextDecoder();
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          const text = dec.decode(value, { stream: true });
+          __onCall(this.#glue, () => this.#core.push(text));
+          this.#wake();
+        }
+      } finally {
+        this.#closed = true;
+        this.#wake();
+      }
+    };
+    keep().catch(() => {});
+    return page;
+  }
+
+  /**
+   * What a page that read up to event `lastEventId` is sent (none: all of it), as a stream
+   * of bytes: the `open` event, the events after that one, then what comes until the end.
+   * @param {string | null} [lastEventId]
+   * @returns {ReadableStream<Uint8Array>}
+   */
+  replay(lastEventId) {
+    if (lastEventId !== undefined && lastEventId !== null && typeof lastEventId !== 'string') throw new PromptloomError('InvalidOptions', '`lastEventId` must be a string (at lastEventId)', { path: 'lastEventId' });
+    const enc = new TextEncoder();
+    /** @type {number | null} where the text sent so far ends in the recording */
+    let at = null;
+    return new ReadableStream({
+      pull: async (c) => {
+        for (;;) {
+          /** @type {string} */
+          let out;
+          if (at === null) out = __onCall(this.#glue, () => this.#core.since(lastEventId ?? undefined));
+          else out = __onCall(this.#glue, () => this.#core.tail(at));
+          // `<offset> <text>`: where the text ends in the recording, and the text.
+          const sp = out.indexOf(' ');
+          at = Number(out.slice(0, sp));
+          const text = out.slice(sp + 1);
+          if (text.length > 0) return c.enqueue(enc.encode(text));
+          if (this.#closed) return c.close();
+          await new Promise((r) => this.#waiting.add(/** @type {() => void} */ (r)));
+        }
+      },
+    });
+  }
 }

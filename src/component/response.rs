@@ -1,11 +1,12 @@
 //! The `promptloom:core/response` interface: conversions only.
 
 use super::exports::promptloom::core::response::{
-    self as wit, Guest, GuestEventStreamReader, GuestEventStreamWriter, GuestResponseParser,
+    self as wit, Guest, GuestEventStreamLog, GuestEventStreamReader, GuestEventStreamWriter,
+    GuestResponseParser,
 };
 use super::promptloom::core::types::Error as WitError;
 use super::{from_wit, provider, to_wit, Component};
-use crate::event_stream::{EventStreamReader, EventStreamWriter};
+use crate::event_stream::{EventStreamLog, EventStreamReader, EventStreamWriter};
 use crate::json_text::JsonText;
 use crate::lower::Provider;
 use crate::response::{errors, events_json, parse_response, ResponseParser};
@@ -115,6 +116,14 @@ impl GuestEventStreamReader for ReaderResource {
         self.inner.borrow().last_event_id().map(str::to_owned)
     }
 
+    fn reconnect(&self) {
+        self.inner.borrow_mut().reconnect();
+    }
+
+    fn complete(&self) -> bool {
+        self.inner.borrow().complete()
+    }
+
     fn provider(&self) -> Option<super::wit::Provider> {
         self.inner.borrow().provider().map(|p| match p {
             Provider::Anthropic => super::wit::Provider::Anthropic,
@@ -122,6 +131,38 @@ impl GuestEventStreamReader for ReaderResource {
             Provider::OpenAiResponses => super::wit::Provider::OpenaiResponses,
             Provider::Gemini => super::wit::Provider::Gemini,
         })
+    }
+}
+
+/// An event stream log owned by the host.
+pub(crate) struct LogResource {
+    inner: RefCell<EventStreamLog>,
+}
+
+impl GuestEventStreamLog for LogResource {
+    fn new() -> Self {
+        LogResource {
+            inner: RefCell::new(EventStreamLog::new()),
+        }
+    }
+
+    fn push(&self, text: String) {
+        self.inner.borrow_mut().push(&text);
+    }
+
+    fn since(&self, after: Option<String>) -> (String, u64) {
+        let (text, at) = self.inner.borrow().since(after.as_deref());
+        (text, at as u64)
+    }
+
+    fn tail(&self, at: u64) -> (String, u64) {
+        let at = usize::try_from(at).unwrap_or(usize::MAX);
+        let (text, next) = self.inner.borrow().tail(at);
+        (text, next as u64)
+    }
+
+    fn finished(&self) -> bool {
+        self.inner.borrow().finished()
     }
 }
 
@@ -138,6 +179,7 @@ impl Guest for Component {
     type ResponseParser = ParserResource;
     type EventStreamWriter = WriterResource;
     type EventStreamReader = ReaderResource;
+    type EventStreamLog = LogResource;
 
     fn parse_response(p: super::wit::Provider, body: Vec<u8>) -> Result<String, WitError> {
         parse_response(provider(p), &body)

@@ -227,6 +227,17 @@ impl JsEventStreamReader {
         self.inner.end()
     }
 
+    /// The connection broke before the turn: the next bytes are a new connection's (the
+    /// server's replay from the last event id).
+    pub fn reconnect(&mut self) {
+        self.inner.reconnect();
+    }
+
+    /// Whether the stream's turn came.
+    pub fn complete(&self) -> bool {
+        self.inner.complete()
+    }
+
     /// The id of the last event read whole, while the stream goes on.
     #[wasm_bindgen(js_name = lastEventId)]
     pub fn last_event_id(&self) -> Option<String> {
@@ -246,5 +257,50 @@ impl JsEventStreamReader {
             text(r.provider().map(Provider::name)),
             text(r.last_event_id()),
         )
+    }
+}
+
+/// The server's copy of an event stream (`EventStreamLog`): what a reconnecting page is sent.
+#[wasm_bindgen(js_name = EventStreamLogCore)]
+pub struct JsEventStreamLog {
+    inner: crate::event_stream::EventStreamLog,
+}
+
+impl Default for JsEventStreamLog {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[wasm_bindgen(js_class = EventStreamLogCore)]
+impl JsEventStreamLog {
+    /// An empty log.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> JsEventStreamLog {
+        JsEventStreamLog {
+            inner: crate::event_stream::EventStreamLog::new(),
+        }
+    }
+
+    /// Records the next text the writer wrote.
+    pub fn push(&mut self, text: &str) {
+        self.inner.push(text);
+    }
+
+    /// What a page that read up to event `after` is sent: `<position> <text>`.
+    pub fn since(&self, after: Option<String>) -> String {
+        let (text, at) = self.inner.since(after.as_deref());
+        format!("{at} {text}")
+    }
+
+    /// The frames recorded after position `at`: `<position> <text>`.
+    pub fn tail(&self, at: usize) -> String {
+        let (text, at) = self.inner.tail(at);
+        format!("{at} {text}")
+    }
+
+    /// Whether the stream ended with its turn.
+    pub fn finished(&self) -> bool {
+        self.inner.finished()
     }
 }

@@ -259,8 +259,11 @@ function shapes(pl, f) {
     'ResponseStream#text': () => [],
     'ResponseStream#toReadableStream': () => [],
     'ResponseStream#toResponse': () => [{ status: 200, headers: { 'access-control-allow-origin': '*' } }],
-    readEventStream: () => [new Response(EVENTS), { signal: new AbortController().signal }],
-    relayAdapter: () => [{ endpoint: 'http://127.0.0.1:9/relay', provider: 'openai-chat', headers: { 'x-a': 'b' }, fetch: async () => new Response(EVENTS) }],
+    readEventStream: () => [new Response(EVENTS), { signal: new AbortController().signal, reconnect: () => new Response(EVENTS), retries: 1 }],
+    relayAdapter: () => [{ endpoint: 'http://127.0.0.1:9/relay', provider: 'openai-chat', headers: { 'x-a': 'b' }, fetch: async () => new Response(EVENTS), reconnect: 2, nonce: () => 'run-1' }],
+    'new EventStreamLog': () => [],
+    'EventStreamLog#record': () => [new Response(EVENTS).body],
+    'EventStreamLog#replay': () => ['1'],
     'new Chat': () => [{ store: f.messages, session: 'chat', adapter: f.adapter, settings: { provider: 'openai-chat', model: 'gpt-4o' }, tools: [{ name: 'look', description: 'x', inputSchema: { type: 'object' }, needsApproval: true }], handlers: { look: async () => 'ok' }, nonce: () => 'n1', onEvent: () => {}, onTurn: async () => {} }],
     'Chat.open': () => [{ store: f.messages, session: 'chat', endpoint: 'http://127.0.0.1:9/relay', headers: { 'x-a': 'b' }, settings: { provider: 'openai-chat', model: 'gpt-4o' }, maxSteps: 2 }],
     'Chat#send': () => [{ parts: [TEXT] }, { settings: { model: 'gpt-4.1', system: 'x' }, adapter: f.adapter }],
@@ -440,6 +443,7 @@ function receivers(pl, f) {
     },
     ResponseParser: () => new pl.ResponseParser('openai-chat'),
     ResponseStream: () => f.adapter.send(pl.lower(MESSAGE, { provider: 'openai-chat', model: 'gpt-4o' })),
+    EventStreamLog: () => new pl.EventStreamLog(),
     Chat: async (m) => {
       const store = await pl.openMessageStore({ backend: 'memory', name: `c${Math.random()}` });
       const c = await pl.Chat.open({ store, session: 'chat', adapter: f.adapter, settings: { provider: 'openai-chat', model: 'gpt-4o' } });

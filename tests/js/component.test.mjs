@@ -139,6 +139,39 @@ test('the event stream resources in jco: every recorded response written and rea
   assert.throws(() => new response.EventStreamWriter('gemini').events('[{"part":1}]'), (e) => e.payload.code === 'invalid-options');
 });
 
+test('the event stream log in jco: every recorded response, its connection broken at several places, picked up from the log: each event once, the same turn', () => {
+  const enc = new TextEncoder();
+  let runs = 0;
+  for (const c of responseCases()) {
+    const p = new response.ResponseParser(c.provider);
+    const w = new response.EventStreamWriter(c.provider);
+    const events = [...JSON.parse(p.push(enc.encode(c.body))), ...JSON.parse(p.end())];
+    const turn = p.finish();
+    const err = p.firstError();
+    const wire = w.open() + w.events(JSON.stringify(events)) + (err && err.code !== 'invalid-tool-input' ? w.fail(err, turn) : w.close(turn));
+    for (const cut of [0, 5, Math.floor(wire.length / 2), wire.length - 3]) {
+      const log = new response.EventStreamLog();
+      const half = Math.max(cut, Math.floor((wire.length * 3) / 4));
+      log.push(wire.slice(0, half));
+      const r = new response.EventStreamReader();
+      const got = [...JSON.parse(r.push(enc.encode(wire.slice(0, cut))))];
+      r.reconnect();
+      let [text, at] = log.since(r.lastEventId());
+      got.push(...JSON.parse(r.push(enc.encode(text))));
+      log.push(wire.slice(half));
+      assert.equal(log.finished(), true, c.name);
+      [text, at] = log.tail(at);
+      got.push(...JSON.parse(r.push(enc.encode(text))));
+      assert.equal(r.complete(), true, c.name);
+      got.push(...JSON.parse(r.end()));
+      assert.deepEqual(got, events, `${c.name} broken at ${cut}`);
+      assert.deepEqual(JSON.parse(r.finish()), JSON.parse(turn), `${c.name} broken at ${cut}`);
+      runs++;
+    }
+  }
+  assert.ok(runs >= 160);
+});
+
 function resolved(table) {
   return Object.entries(table)
     .sort((a, b) => Number(a[0]) - Number(b[0]))

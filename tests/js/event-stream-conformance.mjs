@@ -81,6 +81,78 @@ export async function eventStreamConformance(pl, { cases, objects }) {
   }
   check('every recorded response reads back the same through toResponse() and readEventStream()', n >= 40 && bad.length === 0, bad.join('\n'));
 
+  // 1b. The connection breaks: the server kept the stream in an EventStreamLog, and the page
+  // picks it up again from its last event (a replay, then the rest as the server reads it).
+  // The page sees what the adapter saw, each event once; a reconnect at the very start
+  // (a reload) gets all of it.
+  bad = [];
+  let resumes = 0;
+  for (const c of cases) {
+    const direct = await drain(adapter(c.provider, c.body).send(request));
+    const wireLength = (await bytesOf(adapter(c.provider, c.body).send(request).toResponse())).length;
+    for (const breakAt of [0, 1, Math.floor(wireLength / 3), Math.floor((wireLength * 2) / 3), wireLength - 1]) {
+      const log = new pl.EventStreamLog();
+      const toPage = log.record(adapter(c.provider, c.body).send(request).toReadableStream());
+      // The first connection: the bytes up to `breakAt`, then the network fails.
+      const reader = toPage.getReader();
+      let sent = 0;
+      const first = new ReadableStream({
+        async pull(ctl) {
+          const { done, value } = await reader.read();
+          if (done) return ctl.close();
+          if (sent + value.length >= breakAt) {
+            if (breakAt > sent) ctl.enqueue(value.subarray(0, breakAt - sent));
+            reader.cancel().catch(() => {});
+            return ctl.error(new TypeError('network error'));
+          }
+          sent += value.length;
+          ctl.enqueue(value);
+        },
+      });
+      const asked = [];
+      const stream = pl.readEventStream(new Response(first), { reconnect: (id) => (asked.push(id), new Response(log.replay(id))) });
+      const page = await drain(stream);
+      if (!deepSame(page.events, direct.events)) bad.push(`${c.name} broken at ${breakAt}: events ${JSON.stringify(page.events).slice(0, 300)}`);
+      if ((page.error?.code ?? null) !== (direct.error?.code ?? null)) bad.push(`${c.name} broken at ${breakAt}: error ${page.error?.code} vs ${direct.error?.code}`);
+      if (direct.turn && !deepSame(page.turn, direct.turn)) bad.push(`${c.name} broken at ${breakAt}: turn`);
+      if (asked.length !== 1 || stream.attempts !== 2) bad.push(`${c.name} broken at ${breakAt}: ${asked.length} reconnects, ${stream.attempts} attempts`);
+      if (!log.finished) bad.push(`${c.name}: the log did not finish`);
+      resumes++;
+    }
+  }
+  {
+    // A reconnect the server refuses (the run is gone): the stream ends where it broke.
+    const c = cases.find((x) => x.name === 'anthropic/tool_use_with_thinking.sse');
+    const wire = await bytesOf(adapter(c.provider, c.body).send(request).toResponse());
+    const text = new TextDecoder().decode(wire);
+    const cut = text.indexOf('\n\n', text.indexOf('"type":"text-delta"')) + 2;
+    const page = await drain(pl.readEventStream(new Response(wire.subarray(0, cut)), { reconnect: () => new Response('{"code":"NotFound","message":"no such run"}', { status: 404 }) }));
+    if (page.error?.code !== 'StreamTruncated') bad.push(`a refused reconnect: ${page.error?.code}`);
+    // Retries run out: the stream ends where the last connection broke.
+    let tries = 0;
+    const again = await drain(pl.readEventStream(new Response(wire.subarray(0, cut)), { retries: 2, reconnect: () => (tries++, new Response(new Uint8Array(0))) }));
+    if (again.error?.code !== 'StreamTruncated' || tries !== 2) bad.push(`retries: ${tries}, ${again.error?.code}`);
+    const log = new pl.EventStreamLog();
+    log.record(new Response(wire).body);
+    let code = null;
+    try {
+      log.record(new Response(wire).body);
+    } catch (e) {
+      code = e.code;
+    }
+    if (code !== 'InvalidRequest') bad.push(`a second record(): ${code}`);
+    for (const bad2 of [() => log.replay(3), () => pl.readEventStream(new Response(wire), { reconnect: 3 }), () => pl.readEventStream(new Response(wire), { retries: -1 })]) {
+      let k = null;
+      try {
+        bad2();
+      } catch (e) {
+        k = e.code;
+      }
+      if (k !== 'InvalidOptions') bad.push(`misuse: ${k}`);
+    }
+  }
+  check('a broken connection picks up from the server\'s EventStreamLog: every event once, the same turn; a refused reconnect ends it', resumes >= 200 && bad.length === 0, bad.join('\n'));
+
   // 2. A stream cut after some events: what came, then StreamTruncated with the turn so far
   // and the id to resume from.
   bad = [];

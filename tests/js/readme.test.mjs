@@ -40,7 +40,7 @@ before(() => {
 
 test('the README and the guides have an example for every host', () => {
   // (`webworker` and `webworkerpage` run in a Vite app: tests/js/vite.test.mjs.)
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'chat', 'chatnode', 'chatworker', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'pages', 'sessions', 'settings', 'skills', 'streaming', 'toolkinds', 'tracepages', 'wasmtime', 'webworker', 'webworkerpage', 'worker', 'workerpage']);
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'chat', 'chatnode', 'chatresume', 'chatworker', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'pages', 'sessions', 'settings', 'skills', 'streaming', 'toolkinds', 'tracepages', 'wasmtime', 'webworker', 'webworkerpage', 'worker', 'workerpage']);
 });
 
 // Every code block of the README and docs/ runs: a JS or Python block is a named example
@@ -151,6 +151,84 @@ test('docs/chat.md: a Chat in Node with a tool that asks for approval, and a reg
     const text = await new Promise((res, rej) => execFile('node', [file], { encoding: 'utf8' }, (e, so, se) => (e ? rej(new Error(`${e.message}\n${se}`)) : res(so))));
     assert.equal(text.trimEnd(), ex.chatnode.output);
   } finally {
+    await mock.close();
+  }
+});
+
+test('docs/chat.md: a run in a Durable Object (wrangler, workerd); a Chat whose connection breaks mid-reply picks it up again', async () => {
+  const { startMockProvider, mockBaseURL, planFor } = await import('../../scripts/mock-provider.mjs');
+  const { createServer } = await import('node:http');
+  const pl = await import('promptloom');
+  const mock = await startMockProvider();
+  const dir = join(out, 'chatresume');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'worker.mjs'), ex.chatresume.code);
+  writeFileSync(join(dir, 'wrangler.toml'), 'name = "chat-runs"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n\n[[durable_objects.bindings]]\nname = "CHAT_RUNS"\nclass_name = "ChatRun"\n\n[[migrations]]\ntag = "v1"\nnew_classes = ["ChatRun"]\n');
+  execFileSync(join(root, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', join(dir, 'dist')], {
+    cwd: dir,
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
+    stdio: 'pipe',
+  });
+  const mf = new Miniflare({
+    modules: true,
+    scriptPath: join(dir, 'dist/worker.js'),
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    compatibilityDate: '2025-01-01',
+    durableObjects: { CHAT_RUNS: 'ChatRun' },
+    bindings: { ANTHROPIC_API_KEY: 'worker-key', ANTHROPIC_BASE_URL: mockBaseURL(mock.url, 'anthropic') },
+    // The provider streams slowly, so the reply is still coming when the page reconnects.
+    outboundService: async (req) => mfFetch(req.url, { method: req.method, headers: { ...Object.fromEntries(req.headers), 'x-mock': 'slow=5' }, body: await req.arrayBuffer() }),
+  });
+  // Between the page and the Worker: the first reply's connection breaks after 900 bytes.
+  const seen = [];
+  let breaks = 1;
+  const proxy = createServer(async (req, res) => {
+    const chunks = [];
+    for await (const c of req) chunks.push(c);
+    seen.push({ method: req.method, run: req.headers['x-promptloom-run'], last: req.headers['last-event-id'] });
+    const answer = await mf.dispatchFetch('http://x/chat', { method: req.method, headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => k.startsWith('x-') || k === 'last-event-id' || k === 'content-type')), body: req.method === 'POST' ? Buffer.concat(chunks) : undefined });
+    res.writeHead(answer.status, Object.fromEntries(answer.headers));
+    const reader = answer.body.getReader();
+    const cut = req.method === 'POST' && breaks-- > 0 ? 900 : Infinity;
+    let sent = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (sent + value.length >= cut) {
+        res.write(value.subarray(0, cut - sent));
+        await reader.cancel();
+        return res.destroy();
+      }
+      sent += value.length;
+      res.write(value);
+    }
+    res.end();
+  });
+  await new Promise((r) => proxy.listen(0, '127.0.0.1', r));
+  try {
+    const store = await pl.openMessageStore({ backend: 'memory' });
+    const chat = await pl.Chat.open({ store, session: 'chat-1', endpoint: `http://127.0.0.1:${proxy.address().port}/chat`, reconnect: true, settings: { provider: 'anthropic', model: 'claude-sonnet-4-5', maxOutputTokens: 1024, stream: true } });
+    const out = await chat.send('Tell me about reconnecting');
+    assert.equal(out.stop, 'final', JSON.stringify(out.error));
+    const reply = chat.messages.at(-1);
+    assert.equal(reply.status, 'done');
+    const text = reply.parts.filter((p) => p.type === 'text').map((p) => p.text).join('');
+    assert.equal(text, planFor('anthropic', JSON.parse(mock.requests.at(-1).body)).text);
+    // One provider request; the page's POST broke, and its GET named the run and the last event.
+    assert.equal(mock.requests.length, 1);
+    assert.deepEqual(seen.map((s) => s.method), ['POST', 'GET']);
+    assert.equal(seen[1].run, seen[0].run);
+    assert.match(seen[1].last, /^\d+$/);
+    // The stored turn is the whole reply.
+    const thread = await store.thread('chat-1');
+    assert.equal(thread.at(-1).parts.filter((p) => p.type === 'text').map((p) => p.text).join(''), text);
+    // A run the server does not have: NotFound, as the page reads it.
+    const gone = await mf.dispatchFetch('http://x/chat', { headers: { 'x-promptloom-run': 'nope' } });
+    assert.equal(gone.status, 404);
+    assert.equal((await gone.json()).code, 'NotFound');
+  } finally {
+    await new Promise((r) => proxy.close(r));
+    await mf.dispose();
     await mock.close();
   }
 });

@@ -26,9 +26,9 @@ test('response conformance in Node: recorded events and turns, re-chunked, parse
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
 });
 
-test('event streams in Node: every recorded response relayed with toResponse() reads back the same with readEventStream()', async () => {
+test('event streams in Node: every recorded response relayed with toResponse() reads back the same with readEventStream(), and picks up from an EventStreamLog after a break', async () => {
   const results = await eventStreamConformance(pl, { cases: responseCases(), objects: objectCases() });
-  assert.equal(results.length, 6);
+  assert.equal(results.length, 7);
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
 });
 
