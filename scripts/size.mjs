@@ -144,16 +144,20 @@ const web = rows[0];
 // the first feature since issue 49 that raised them; the size work has to win it back.
 // The relay made faster (the writer splits the events' text instead of parsing it, the
 // reader rebuilds a turn only for a cut stream; bench/relay.mjs 10.65 -> 7.99 ms):
-// 545.9 and 894.2 KB, gates 546 and 894.5.
+// 545.9 and 894.2 KB, gates 546 and 894.5. `Chat` (issue 50: `src/chat.rs`, the view and
+// the branch plans, and the store's write of several turns): 550.1 and 898.5 KB (+4.2 and
+// +4.3); the page picking a broken reply up again (`EventStreamLog`, the reader's
+// reconnect, `lastEventId` as the stream goes): 551.9 and 900.5 KB, gates 552 and 901. Two
+// more raises past issue 49's "only down"; the size work has to win them back.
 // Where the rest is, and why issue 17's targets
 // are below the core's own code: scripts/size-breakdown.mjs and BENCHMARKS.md.
-const budget = 546 * 1024;
+const budget = 552 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 894.5 * 1024;
+const fullBudget = 901 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
@@ -186,8 +190,10 @@ if (full.gz > fullBudget) {
 // optimised for size in the full world (scripts/build.sh) and the metadata sections
 // stripped: 903.5 and 279.8 KB, gates 904 and 280. The event stream resources
 // (`event-stream-writer`, `event-stream-reader`): 911.2 and 288.6 KB, gates 911.5 and 289;
-// the faster relay: 912.3 and 289.6 KB, gates 912.5 and 290.
-for (const [row, kbBudget, what] of [[rows[4], 912.5, 'the full WASI component'], [rows[5], 290, 'the lowering-only WASI component']]) {
+// the faster relay: 912.3 and 289.6 KB, gates 912.5 and 290. The `chat` interface and
+// `message-store.append-turns`, then `event-stream-log` and the reader's `reconnect`:
+// 920.2 and 292.0 KB, gates 920.5 and 292.5.
+for (const [row, kbBudget, what] of [[rows[4], 920.5, 'the full WASI component'], [rows[5], 292.5, 'the lowering-only WASI component']]) {
   if (row.gz > kbBudget * 1024) {
     console.error(`${what} is ${kb(row.gz)} gzip, over its budget of ${kb(kbBudget * 1024)}`);
     process.exitCode = 1;
@@ -205,9 +211,9 @@ for (const [row, kbBudget, what] of [[rows[4], 912.5, 'the full WASI component']
 // with three providers, which issue 49's size work has to win back; 282.9 KB with the
 // wasm-opt passes above; 280.3 KB with sha2's compact backend and the metadata sections
 // stripped; 288.1 KB with the event stream (writer and reader, +7.8); 289.1 KB with the
-// faster relay.
+// faster relay; 291.5 KB with the reconnect (`EventStreamLog`, +2.2).
 const lowerOnly = rows[6];
-if (lowerOnly.gz > 289.5 * 1024) {
-  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(289.5 * 1024)}`);
+if (lowerOnly.gz > 292 * 1024) {
+  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(292 * 1024)}`);
   process.exitCode = 1;
 }

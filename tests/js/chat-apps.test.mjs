@@ -5,13 +5,13 @@
 // edit, a reload in the middle of a stream, and the thread back from IndexedDB.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
+import { rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build, preview } from 'vite';
 import { chromium } from 'playwright-core';
 import { Miniflare, fetch as mfFetch } from 'miniflare';
 import { root } from './cases.mjs';
+import { bundledWorker, packedApp } from './apps.mjs';
 import { startMockProvider, mockBaseURL } from '../../scripts/mock-provider.mjs';
 
 function readmeExample(name) {
@@ -80,15 +80,8 @@ createRoot(document.getElementById('root')).render(h(App));
 test('a React app and a plain-DOM page built by Vite, in Chromium, against the chat Worker in workerd', async () => {
   const base = join(root, 'tests/js/.out/chat-apps');
   rmSync(base, { recursive: true, force: true });
-  const packDir = join(base, 'pack');
-  const app = join(base, 'app');
-  mkdirSync(packDir, { recursive: true });
-  mkdirSync(join(app, 'src'), { recursive: true });
-  execFileSync('npm', ['pack', '--pack-destination', packDir], { cwd: join(root, 'pkg'), stdio: 'pipe' });
-  const tgz = readdirSync(packDir).find((f) => f.endsWith('.tgz'));
   // React comes from the repository's own node_modules (a parent folder of the app).
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'chat-app', private: true, type: 'module', dependencies: { promptloom: `file:../pack/${tgz}` } }));
-  execFileSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: app, stdio: 'pipe' });
+  const app = packedApp(base, 'chat-app');
   writeFileSync(join(app, 'index.html'), '<!doctype html><html><body><div id="root"></div><script type="module" src="/src/main.js"></script></body></html>');
   writeFileSync(join(app, 'src/main.js'), REACT_APP);
   writeFileSync(join(app, 'dom.html'), '<!doctype html><html><body><pre id="messages"></pre><form><input name="text"></form><button id="stop">Stop</button><script type="module" src="/src/dom.js"></script></body></html>');
@@ -96,19 +89,11 @@ test('a React app and a plain-DOM page built by Vite, in Chromium, against the c
 
   // The Worker: the README's, bundled by wrangler, in workerd on a local port.
   const mock = await startMockProvider();
-  const workerDir = join(base, 'worker');
-  mkdirSync(workerDir, { recursive: true });
-  writeFileSync(join(workerDir, 'worker.mjs'), readmeExample('chatworker'));
-  writeFileSync(join(workerDir, 'wrangler.toml'), 'name = "chat-app"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n');
-  execFileSync(join(root, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', join(workerDir, 'dist')], {
-    cwd: workerDir,
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
-    stdio: 'pipe',
-  });
+  const script = bundledWorker(join(base, 'worker'), readmeExample('chatworker'), 'name = "chat-app"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n');
   let slow = false;
   const mf = new Miniflare({
     modules: true,
-    scriptPath: join(workerDir, 'dist/worker.js'),
+    scriptPath: script,
     modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
     compatibilityDate: '2025-01-01',
     port: 0,

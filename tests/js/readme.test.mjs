@@ -10,6 +10,7 @@ import { Miniflare, fetch as mfFetch } from 'miniflare';
 import { chromium } from 'playwright-core';
 import { serve } from '../../scripts/serve.mjs';
 import { root } from './cases.mjs';
+import { bundledWorker } from './apps.mjs';
 
 /** The pages whose examples run: the README and every guide in docs/. */
 const pages = () => ['README.md', 'BENCHMARKS.md', 'bench/HISTORY.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
@@ -127,32 +128,26 @@ test('README: custom tools, provider tools and their calls', () => {
   assert.equal(execFileSync('node', [file], { encoding: 'utf8' }).trimEnd(), ex.toolkinds.output);
 });
 
-test('README: streaming, tools and the agent loop in Node, against the mock provider', async () => {
+/** Runs the Node example `name` against the mock provider (its URL in place of :8787); what it prints. */
+async function againstMock(name) {
   const { startMockProvider } = await import('../../scripts/mock-provider.mjs');
+  const { execFile } = await import('node:child_process');
   const mock = await startMockProvider();
   try {
-    const file = join(out, 'streaming.mjs');
-    writeFileSync(file, ex.streaming.code.replace('http://127.0.0.1:8787', mock.url));
-    const { execFile } = await import('node:child_process');
-    const text = await new Promise((res, rej) => execFile('node', [file], { encoding: 'utf8' }, (e, so, se) => (e ? rej(new Error(`${e.message}\n${se}`)) : res(so))));
-    assert.equal(text.trimEnd(), ex.streaming.output);
+    const file = join(out, `${name}.mjs`);
+    writeFileSync(file, ex[name].code.replace('http://127.0.0.1:8787', mock.url));
+    return await new Promise((res, rej) => execFile('node', [file], { encoding: 'utf8' }, (e, so, se) => (e ? rej(new Error(`${e.message}\n${se}`)) : res(so))));
   } finally {
     await mock.close();
   }
+}
+
+test('README: streaming, tools and the agent loop in Node, against the mock provider', async () => {
+  assert.equal((await againstMock('streaming')).trimEnd(), ex.streaming.output);
 });
 
 test('docs/chat.md: a Chat in Node with a tool that asks for approval, and a regenerate, against the mock provider', async () => {
-  const { startMockProvider } = await import('../../scripts/mock-provider.mjs');
-  const mock = await startMockProvider();
-  try {
-    const file = join(out, 'chatnode.mjs');
-    writeFileSync(file, ex.chatnode.code.replace('http://127.0.0.1:8787', mock.url));
-    const { execFile } = await import('node:child_process');
-    const text = await new Promise((res, rej) => execFile('node', [file], { encoding: 'utf8' }, (e, so, se) => (e ? rej(new Error(`${e.message}\n${se}`)) : res(so))));
-    assert.equal(text.trimEnd(), ex.chatnode.output);
-  } finally {
-    await mock.close();
-  }
+  assert.equal((await againstMock('chatnode')).trimEnd(), ex.chatnode.output);
 });
 
 test('docs/chat.md: a run in a Durable Object (wrangler, workerd); a Chat whose connection breaks mid-reply picks it up again', async () => {
@@ -160,18 +155,10 @@ test('docs/chat.md: a run in a Durable Object (wrangler, workerd); a Chat whose 
   const { createServer } = await import('node:http');
   const pl = await import('promptloom');
   const mock = await startMockProvider();
-  const dir = join(out, 'chatresume');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'worker.mjs'), ex.chatresume.code);
-  writeFileSync(join(dir, 'wrangler.toml'), 'name = "chat-runs"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n\n[[durable_objects.bindings]]\nname = "CHAT_RUNS"\nclass_name = "ChatRun"\n\n[[migrations]]\ntag = "v1"\nnew_classes = ["ChatRun"]\n');
-  execFileSync(join(root, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', join(dir, 'dist')], {
-    cwd: dir,
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
-    stdio: 'pipe',
-  });
+  const script = bundledWorker(join(out, 'chatresume'), ex.chatresume.code, 'name = "chat-runs"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n\n[[durable_objects.bindings]]\nname = "CHAT_RUNS"\nclass_name = "ChatRun"\n\n[[migrations]]\ntag = "v1"\nnew_classes = ["ChatRun"]\n');
   const mf = new Miniflare({
     modules: true,
-    scriptPath: join(dir, 'dist/worker.js'),
+    scriptPath: script,
     modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
     compatibilityDate: '2025-01-01',
     durableObjects: { CHAT_RUNS: 'ChatRun' },
@@ -236,20 +223,12 @@ test('docs/chat.md: a run in a Durable Object (wrangler, workerd); a Chat whose 
 test('README: a chat panel in Chromium (IndexedDB) against its Worker (bundled by wrangler, in workerd): streaming, stop, a reload', async () => {
   const { startMockProvider, mockBaseURL } = await import('../../scripts/mock-provider.mjs');
   const mock = await startMockProvider();
-  const dir = join(out, 'chatworker');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'worker.mjs'), ex.chatworker.code);
-  writeFileSync(join(dir, 'wrangler.toml'), 'name = "readme-chat"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n');
-  execFileSync(join(root, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', join(dir, 'dist')], {
-    cwd: dir,
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
-    stdio: 'pipe',
-  });
+  const script = bundledWorker(join(out, 'chatworker'), ex.chatworker.code, 'name = "readme-chat"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n');
   // The mock streams slowly when asked (x-mock), so the page can stop a reply mid-way.
   let slow = false;
   const mf = new Miniflare({
     modules: true,
-    scriptPath: join(dir, 'dist/worker.js'),
+    scriptPath: script,
     modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
     compatibilityDate: '2025-01-01',
     bindings: { ANTHROPIC_API_KEY: 'worker-key', ANTHROPIC_BASE_URL: mockBaseURL(mock.url, 'anthropic') },
@@ -413,16 +392,8 @@ test('README: the gateway in a WASI host (Wasmtime)', () => {
 });
 
 test('README: the gateway in a Worker with a Durable Object (bundled by wrangler, two isolates in workerd)', async () => {
-  const dir = join(out, 'gateway-worker');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'worker.mjs'), ex.gatewayworker.code);
-  writeFileSync(join(dir, 'wrangler.toml'), 'name = "readme-gateway"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n\n[[durable_objects.bindings]]\nname = "GATEWAY_STATE"\nclass_name = "GatewayState"\n\n[[migrations]]\ntag = "v1"\nnew_sqlite_classes = ["GatewayState"]\n');
-  execFileSync(join(root, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', join(dir, 'dist')], {
-    cwd: dir,
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
-    stdio: 'pipe',
-  });
-  const worker = (name, ns) => ({ name, modules: true, scriptPath: join(dir, 'dist/worker.js'), modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }], compatibilityDate: '2025-01-01', durableObjects: { GATEWAY_STATE: ns } });
+  const script = bundledWorker(join(out, 'gateway-worker'), ex.gatewayworker.code, 'name = "readme-gateway"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n\n[[durable_objects.bindings]]\nname = "GATEWAY_STATE"\nclass_name = "GatewayState"\n\n[[migrations]]\ntag = "v1"\nnew_sqlite_classes = ["GatewayState"]\n');
+  const worker = (name, ns) => ({ name, modules: true, scriptPath: script, modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }], compatibilityDate: '2025-01-01', durableObjects: { GATEWAY_STATE: ns } });
   const mf = new Miniflare({ workers: [worker('a', 'GatewayState'), worker('b', { className: 'GatewayState', scriptName: 'a' })] });
   try {
     const [a, b] = [await mf.getWorker('a'), await mf.getWorker('b')];
@@ -469,18 +440,10 @@ test('README: the gateway in the browser on IndexedDB', async () => {
 test('README: a Worker that relays the reply to the page as an event stream (bundled by wrangler, run in workerd, against the mock provider; the page example reads it)', async () => {
   const { startMockProvider, mockBaseURL, planFor } = await import('../../scripts/mock-provider.mjs');
   const mock = await startMockProvider();
-  const dir = join(out, 'worker');
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'worker.mjs'), ex.worker.code);
-  writeFileSync(join(dir, 'wrangler.toml'), 'name = "readme-worker"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n');
-  execFileSync(join(root, 'node_modules/.bin/wrangler'), ['deploy', '--dry-run', '--outdir', join(dir, 'dist')], {
-    cwd: dir,
-    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', CI: 'true' },
-    stdio: 'pipe',
-  });
+  const script = bundledWorker(join(out, 'worker'), ex.worker.code, 'name = "readme-worker"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n');
   const mf = new Miniflare({
     modules: true,
-    scriptPath: join(dir, 'dist/worker.js'),
+    scriptPath: script,
     modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
     compatibilityDate: '2025-01-01',
     bindings: { ANTHROPIC_API_KEY: 'worker-key', ANTHROPIC_BASE_URL: mockBaseURL(mock.url, 'anthropic') },

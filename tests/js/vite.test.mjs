@@ -4,12 +4,12 @@
 // dropping the wasm initialisation, the wasm asset URL.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync, readdirSync, readFileSync } from 'node:fs';
+import { rmSync, writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build, preview } from 'vite';
 import { chromium } from 'playwright-core';
 import { root } from './cases.mjs';
+import { packedApp } from './apps.mjs';
 
 /** The README's code examples by name (the Web Worker ones run here, in a bundled app). */
 function readmeExample(name) {
@@ -22,14 +22,7 @@ function readmeExample(name) {
 test('a fresh Vite app builds and runs with the packed package', async () => {
   const base = join(root, 'tests/js/.out/vite');
   rmSync(base, { recursive: true, force: true });
-  const packDir = join(base, 'pack');
-  const app = join(base, 'app');
-  mkdirSync(packDir, { recursive: true });
-  mkdirSync(join(app, 'src'), { recursive: true });
-  execFileSync('npm', ['pack', '--pack-destination', packDir], { cwd: join(root, 'pkg'), stdio: 'pipe' });
-  const tgz = readdirSync(packDir).find((f) => f.endsWith('.tgz'));
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'fresh-app', private: true, type: 'module', dependencies: { promptloom: `file:../pack/${tgz}` } }));
-  execFileSync('npm', ['install', '--no-audit', '--no-fund'], { cwd: app, stdio: 'pipe' });
+  const app = packedApp(base, 'fresh-app');
   writeFileSync(join(app, 'index.html'), '<!doctype html><html><body><pre id="out"></pre><script type="module" src="/src/main.js"></script></body></html>');
   writeFileSync(join(app, 'src/main.js'), `import { lower, PromptloomError, CommandCatalog, parseInput, submit, openMessageStore, openSkillStore, SkillCatalog, importSkillMd, createResponseParser, createAdapter, Conversation } from 'promptloom';
 const png = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='), (c) => c.charCodeAt(0));
