@@ -916,6 +916,8 @@ export declare class ResponseStream implements AsyncIterable<ResponseEvent> {
   readonly status: number;
   /** The provider whose answer this is (from `readEventStream`: once the stream said). */
   readonly provider: Provider | undefined;
+  /** From `relayAdapter` with `reconnect`: the run the reply belongs to (`x-promptloom-run`). */
+  run?: string;
   /**
    * From `readEventStream`: the id of the last event read whole, as the stream goes and once
    * it ended (or failed), which a reconnect asks to resume after (SSE's `Last-Event-ID`).
@@ -1051,6 +1053,11 @@ export interface ChatSnapshot {
   /** The reply streaming, or null. */
   readonly pending: ChatMessage | null;
   readonly error: PromptloomError | null;
+  /**
+   * The relayed run of the request in flight (`endpoint` with `reconnect`), or null: keep it
+   * (beside the thread) to attach to the reply after a reload, `resume({ attach: run })`.
+   */
+  readonly run: string | null;
 }
 
 /** What `send` and `edit` take: the message's parts, a message, or text. */
@@ -1104,6 +1111,11 @@ export interface ChatRunOptions {
   /** An Arbiter or a Session running a SkillSpec in `lane`, for this run. */
   arbiter?: AgentOptions['arbiter'];
   lane?: string;
+  /**
+   * `resume` after a reload: the first request attaches to this relayed run (a snapshot's
+   * `run`), whose reply the server is reading, instead of asking the provider again.
+   */
+  attach?: string;
 }
 
 /** How a `send`, `regenerate` or `edit` ended. */
@@ -1178,7 +1190,7 @@ export interface Adapter {
    * `lowerConversation`, `Conversation.lower`), the URL follows the model and streaming
    * it was lowered with (`report.call`), and a JSON answer (`output`) is read as it comes.
    */
-  send(body: string | Uint8Array | { body: string; report?: { call?: Call } }, options?: SendOptions): ResponseStream;
+  send(body: string | Uint8Array | { body: string; report?: { call?: Call } }, options?: SendOptions & { attach?: string }): ResponseStream;
   /** Sends and waits for the whole answer: the assistant turn (`send(body).turn`). */
   generate(body: string | Uint8Array | { body: string; report?: { call?: Call } }, options?: SendOptions): Promise<ResponseTurn>;
 }

@@ -58,13 +58,17 @@ export function relayAdapter(options) {
    * @param {{ signal?: AbortSignal }} [opts]
    */
   const send = (body, opts) => {
-    const { signal } = __opts(opts, 'send()');
+    const { signal, attach } = __opts(opts, 'send()');
     const bytes = typeof body === 'string' || body instanceof Uint8Array ? body : body && typeof body.body === 'string' ? body.body : null;
     if (bytes === null) throw new PromptloomError('InvalidRequest', 'send() takes a lowered body: a string, bytes or a Lowered (at body)', { path: 'body' });
+    if (attach !== undefined && (typeof attach !== 'string' || retries === 0)) throw invalid('`attach` names a run (a string), with `reconnect`', 'attach');
     /** @type {Record<string, string>} */
-    const run = retries > 0 ? { [RUN_HEADER]: String(nonce()) } : {};
-    return readEventStream(
-      Promise.resolve().then(() => f(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', ...headers, ...run }, body: bytes, signal })),
+    const run = retries > 0 ? { [RUN_HEADER]: attach ?? String(nonce()) } : {};
+    // `attach`: the reply of a run the server is reading already (the page was reloaded),
+    // replayed from its start instead of a new request.
+    const first = attach !== undefined ? () => f(endpoint, { method: 'GET', headers: { ...headers, ...run }, signal }) : () => f(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', ...headers, ...run }, body: bytes, signal });
+    const stream = readEventStream(
+      Promise.resolve().then(first),
       {
         signal,
         ...(retries > 0
@@ -75,6 +79,8 @@ export function relayAdapter(options) {
           : {}),
       },
     );
+    if (retries > 0) stream.run = run[RUN_HEADER];
+    return stream;
   };
   return {
     provider: /** @type {any} */ (provider),
@@ -167,6 +173,8 @@ export class Chat {
   #arbiter;
   /** @type {{ onEvent?: Function, onTurn?: Function }} the host's observers of each run */
   #observers;
+  /** Whether requests go through the chat's relay with reconnects (runs to attach to). */
+  #relays = false;
   /** @type {Conversation | null} */
   #conversation = null;
   /** @type {number} turns in the thread */
@@ -202,6 +210,7 @@ export class Chat {
     this.#observers = { onEvent, onTurn };
     this.#store = store;
     this.#adapter = adapter ?? relayAdapter({ endpoint, provider: settings.provider, headers, ...(reconnect === undefined ? {} : { reconnect }) });
+    this.#relays = adapter === undefined && reconnect !== undefined && reconnect !== false && reconnect !== 0;
     this.#settings = settings;
     this.#approval = new Set(tools.filter((/** @type {Unchecked} */ t) => t && t.needsApproval === true).map((/** @type {Unchecked} */ t) => t.name));
     this.#tools = tools.map((/** @type {Unchecked} */ t) => {
@@ -214,7 +223,7 @@ export class Chat {
     this.#maxSteps = maxSteps;
     this.#arbiter = arbiter === undefined ? {} : { arbiter, ...(lane === undefined ? {} : { lane }) };
     this.#nonce = nonce ?? (() => globalThis.crypto.randomUUID().replaceAll('-', '').slice(0, 12));
-    this.#snapshot = Object.freeze({ session: __key(session, 'session'), status: /** @type {ChatStatus} */ ('loading'), messages: Object.freeze([]), pending: null, error: null });
+    this.#snapshot = Object.freeze({ session: __key(session, 'session'), status: /** @type {ChatStatus} */ ('loading'), messages: Object.freeze([]), pending: null, error: null, run: null });
     this.ready = this.#open(this.#snapshot.session);
     this.ready.catch(() => {});
   }
@@ -341,7 +350,9 @@ export class Chat {
    * @param {string} what
    */
   #runOptions(options, what) {
-    const { settings, adapter, arbiter, lane } = __opts(options, what);
+    const { settings, adapter, arbiter, lane, attach } = __opts(options, what);
+    if (attach !== undefined && typeof attach !== 'string') throw invalid('`attach` names a relayed run (a string: a snapshot\'s `run`)', 'attach');
+    if (attach !== undefined && (!this.#relays || adapter !== undefined)) throw invalid('`attach` needs the chat\'s `endpoint` with `reconnect`', 'attach');
     if (settings !== undefined && (settings === null || typeof settings !== 'object')) throw invalid('`settings` must be an object of lowering options', 'settings');
     if (adapter !== undefined && (adapter === null || typeof adapter.send !== 'function')) throw invalid('`adapter` must be a model adapter from createAdapter()', 'adapter');
     const provider = settings?.provider ?? this.#settings.provider;
@@ -349,7 +360,7 @@ export class Chat {
     if (typeof sends.provider === 'string' && sends.provider !== provider) throw invalid(`the adapter calls ${sends.provider} but the settings say ${String(provider)}`, 'settings.provider');
     if (arbiter !== undefined && (arbiter === null || typeof arbiter.stepOffer !== 'function')) throw invalid('`arbiter` must be an Arbiter or a Session (promptloom/composer)', 'arbiter');
     if (lane !== undefined && typeof lane !== 'string') throw invalid('`lane` must be a string', 'lane');
-    return { ...(settings ? { lower: settings } : {}), ...(adapter ? { adapter } : {}), ...(arbiter !== undefined ? { arbiter, lane } : {}) };
+    return { ...(settings ? { lower: settings } : {}), ...(adapter ? { adapter } : {}), ...(arbiter !== undefined ? { arbiter, lane } : {}), ...(attach !== undefined ? { attach } : {}) };
   }
 
   /**
@@ -478,7 +489,7 @@ export class Chat {
 
   /** Runs the reply (runAgent), streaming into `pending`. */
   /**
-   * @param {{ lower?: Record<string, unknown>, adapter?: Unchecked, arbiter?: unknown, lane?: string }} [run]
+   * @param {{ lower?: Record<string, unknown>, adapter?: Unchecked, arbiter?: unknown, lane?: string, attach?: string }} [run]
    */
   async #reply(run = {}) {
     const abort = new AbortController();
@@ -513,7 +524,7 @@ export class Chat {
     try {
       const result = await runAgent(/** @type {any} */ ({
         conversation: /** @type {any} */ (thread),
-        adapter: run.adapter ?? this.#adapter,
+        adapter: this.#watched(run.adapter ?? this.#adapter, run.attach),
         tools: /** @type {any} */ (this.#tools),
         handlers: /** @type {any} */ (handlers),
         maxSteps: this.#maxSteps,
@@ -529,20 +540,44 @@ export class Chat {
           if (seen) return seen(ev, step);
         },
       }));
-      this.#set({ status: 'ready', pending: null });
+      this.#set({ status: 'ready', pending: null, run: null });
       return { stop: result.stop, steps: result.steps, usage: result.usage, ...(result.error ? { error: result.error } : {}) };
     } catch (e) {
       if (abort.signal.aborted) {
         // Stopped while a tool ran or waited for approval: nothing more is written.
-        this.#set({ status: 'ready', pending: null });
+        this.#set({ status: 'ready', pending: null, run: null });
         return { stop: 'aborted', error: e };
       }
       const pending = this.#snapshot.pending;
-      this.#set({ status: 'error', error: e, pending: pending ? { ...pending, status: 'error' } : null });
+      this.#set({ status: 'error', error: e, pending: pending ? { ...pending, status: 'error' } : null, run: null });
       return { stop: 'error', error: e };
     } finally {
       if (this.#abort === abort) this.#abort = null;
     }
+  }
+
+  /**
+   * The adapter as a run uses it: each request's relayed run shows in the snapshot (`run`,
+   * what a reloaded page attaches to), and with `attach` the first request is the replay of
+   * that run instead of a new one.
+   * @param {Unchecked} adapter
+   * @param {string | undefined} attach
+   */
+  #watched(adapter, attach) {
+    let once = attach;
+    return {
+      provider: adapter.provider,
+      model: adapter.model,
+      url: adapter.url,
+      send: (/** @type {unknown} */ body, /** @type {Unchecked} */ opts) => {
+        const o = once === undefined ? opts : { ...opts, attach: once };
+        once = undefined;
+        const s = adapter.send(body, o);
+        if (s && typeof s.run === 'string') this.#set({ run: s.run });
+        return s;
+      },
+      generate: (/** @type {unknown} */ body, /** @type {Unchecked} */ opts) => adapter.generate(body, opts),
+    };
   }
 
   /**

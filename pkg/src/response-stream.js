@@ -75,6 +75,11 @@ export class ResponseStream {
    * @type {import('../index.js').Provider | undefined}
    */
   provider;
+  /**
+   * From `relayAdapter` with `reconnect`: the run the reply belongs to.
+   * @type {string | undefined}
+   */
+  run;
   /** @type {string | undefined | (() => string | undefined)} the last event id, or what reads it while the stream goes on */
   #eventId;
 

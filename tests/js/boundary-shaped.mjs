@@ -268,7 +268,7 @@ function shapes(pl, f) {
     'Chat.open': () => [{ store: f.messages, session: 'chat', endpoint: 'http://127.0.0.1:9/relay', headers: { 'x-a': 'b' }, settings: { provider: 'openai-chat', model: 'gpt-4o' }, maxSteps: 2 }],
     'Chat#send': () => [{ parts: [TEXT] }, { settings: { model: 'gpt-4.1', system: 'x' }, adapter: f.adapter }],
     'Chat#stop': () => [],
-    'Chat#resume': () => [{}],
+    'Chat#resume': () => [{ settings: { system: 'x' } }],
     'Chat#regenerate': () => [{ settings: { model: 'gpt-4.1' } }],
     'Chat#edit': () => ['chat/0000000001', [TEXT], { settings: { maxOutputTokens: 10 } }],
     'Chat#approve': () => ['call-1', { approve: false, reason: 'no' }],

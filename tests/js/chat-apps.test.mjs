@@ -1,8 +1,9 @@
 // Chat as a web app uses it: a small React app (useSyncExternalStore) and the README's
 // plain-DOM chat page, built by Vite with the packed package, run in headless Chromium,
-// talking to the README's chat Worker (bundled by wrangler, run in workerd) that relays the
-// repository's mock provider. Streaming, a tool call approved in the page, stop, regenerate,
-// edit, a reload in the middle of a stream, and the thread back from IndexedDB.
+// talking to the chat Worker of docs/chat.md (a Durable Object per run; bundled by wrangler,
+// run in workerd) that relays the repository's mock provider. Streaming, a tool call
+// approved in the page, stop, regenerate, edit, a reload in the middle of a stream (the page
+// attaches to the run the server is still reading), and the thread back from IndexedDB.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync, writeFileSync, readFileSync } from 'node:fs';
@@ -14,8 +15,8 @@ import { root } from './cases.mjs';
 import { bundledWorker, packedApp } from './apps.mjs';
 import { startMockProvider, mockBaseURL } from '../../scripts/mock-provider.mjs';
 
-function readmeExample(name) {
-  const md = readFileSync(join(root, 'README.md'), 'utf8');
+function readmeExample(name, page = 'README.md') {
+  const md = readFileSync(join(root, page), 'utf8');
   const m = new RegExp(`<!-- example: ${name} -->\\n\`\`\`\\w*\\n([\\s\\S]*?)\\n\`\`\``).exec(md);
   assert.ok(m, `README example ${name}`);
   return m[1];
@@ -34,11 +35,14 @@ const chat = await Chat.open({
   store,
   session: localStorage.getItem('session') ?? 'chat-1',
   endpoint: '/chat',
+  reconnect: true,
   settings: { provider: 'anthropic', model: 'claude-sonnet-4-5', maxOutputTokens: 1024, stream: true },
   tools: [{ name: 'search', description: 'Searches the docs.', inputSchema: { type: 'object', properties: { query: { type: 'string' } } }, needsApproval: true }],
   handlers: { search: async ({ query }) => ({ hits: [query + '.md'] }) },
 });
 chat.subscribe(() => localStorage.setItem('session', chat.session));
+// A reply the server was still reading when the page went away: attach to it (docs/chat.md).
+${readmeExample('chatattach', 'docs/chat.md')}
 window.chat = chat;
 window.store = store;
 window.pendingRenders = 0;
@@ -89,7 +93,8 @@ test('a React app and a plain-DOM page built by Vite, in Chromium, against the c
 
   // The Worker: the README's, bundled by wrangler, in workerd on a local port.
   const mock = await startMockProvider();
-  const script = bundledWorker(join(base, 'worker'), readmeExample('chatworker'), 'name = "chat-app"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n');
+  // The Worker of docs/chat.md: a Durable Object per run keeps what it relays.
+  const script = bundledWorker(join(base, 'worker'), readmeExample('chatresume', 'docs/chat.md'), 'name = "chat-app"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n\n[[durable_objects.bindings]]\nname = "CHAT_RUNS"\nclass_name = "ChatRun"\n\n[[migrations]]\ntag = "v1"\nnew_classes = ["ChatRun"]\n');
   let slow = false;
   const mf = new Miniflare({
     modules: true,
@@ -97,6 +102,7 @@ test('a React app and a plain-DOM page built by Vite, in Chromium, against the c
     modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
     compatibilityDate: '2025-01-01',
     port: 0,
+    durableObjects: { CHAT_RUNS: 'ChatRun' },
     bindings: { ANTHROPIC_API_KEY: 'worker-key', ANTHROPIC_BASE_URL: mockBaseURL(mock.url, 'anthropic') },
     // The Worker's requests to the provider, slowed when the test says so.
     outboundService: async (req) => {
@@ -169,23 +175,23 @@ test('a React app and a plain-DOM page built by Vite, in Chromium, against the c
     const edited = await page.evaluate(() => window.chat.session);
     assert.notEqual(edited, branch);
 
-    // A reload in the middle of a stream: the thread comes back from IndexedDB (the
-    // reply being streamed was not stored: its user message is there, unanswered).
+    // A reload in the middle of a stream: the thread comes back from IndexedDB, and the
+    // page attaches to the reply its Durable Object is still reading (replayed from the
+    // start), with no new request to the provider.
     slow = true;
+    const asked = mock.requests.length;
     await say('One more');
     await page.waitForFunction(() => (document.querySelector('#messages > li[data-status=streaming] .text')?.textContent.length ?? 0) > 3, null, { timeout: 20000 });
     await page.reload();
-    await status('ready');
     slow = false;
+    await page.waitForFunction(() => window.chat?.getSnapshot().run, null, { timeout: 20000 });
     assert.equal(await page.evaluate(() => window.chat.session), edited);
-    assert.deepEqual(await roles(), ['user', 'assistant:done', 'assistant:done', 'user']);
-    // The page runs the thread on: the last message is answered.
-    await page.evaluate(() => {
-      window.chat.resume();
-    });
     await approveNext();
     await status('ready');
     assert.deepEqual(await roles(), ['user', 'assistant:done', 'assistant:done', 'user', 'assistant:done', 'assistant:done']);
+    // The first step's reply was the one read before the reload; only the step after the tool asked again.
+    assert.equal(mock.requests.length, asked + 2);
+    assert.equal(await page.evaluate(() => localStorage.getItem('run')), '');
     // The old threads are still in the store, under their sessions.
     const kept = await page.evaluate(async () => (await window.store.thread('chat-1')).map((t) => t.role));
     assert.deepEqual(kept, ['user', 'assistant', 'tool', 'assistant', 'user', 'assistant']);

@@ -260,6 +260,7 @@ export async function chatConformance(pl, host, { providers = Object.keys(SETTIN
     if (host.lastRequest) ok((await host.lastRequest()).includes('Answer in one line.'), 'the run\'s system text was sent', await host.lastRequest());
     ok((await code(chat.send('x', { settings: { provider: provider === 'gemini' ? 'anthropic' : 'gemini' } }))) === 'InvalidOptions', 'a provider the adapter does not call');
     ok((await code(chat.send('x', { adapter: {} }))) === 'InvalidOptions', 'not an adapter');
+    ok((await code(chat.resume({ attach: 'run-1' }))) === 'InvalidOptions', 'attach without a relay that reconnects');
     same(chat.messages.map((m) => m.role), ['user', 'assistant'], 'nothing more stored');
     ok(seen.events > 3, 'onEvent saw the events', seen.events);
     same(seen.turns, [['assistant', 1]], 'onTurn saw the reply');
