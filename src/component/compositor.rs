@@ -19,6 +19,15 @@ fn json(text: &str, what: &str, kind: ErrorKind) -> Result<Value, Error> {
     crate::wire::json_value(text, what, kind)
 }
 
+/// The options of an append (`{ session?, id?, now? }`).
+fn append_options(options: &str) -> Result<SubmitOptions, Error> {
+    SubmitOptions::from_value(json(
+        options,
+        "the append options",
+        ErrorKind::InvalidOptions,
+    )?)
+}
+
 fn catalog(c: wit::Catalog) -> Result<CommandCatalog, Error> {
     let mut cat = if c.builtins {
         CommandCatalog::with_builtins()
@@ -148,12 +157,10 @@ impl GuestMessageStore for StoreResource {
                 "the turn",
                 ErrorKind::InvalidMessage,
             )?)?;
-            let opts = SubmitOptions::from_value(json(
-                &options,
-                "the append options",
-                ErrorKind::InvalidOptions,
-            )?)?;
-            let a = self.store.borrow_mut().append(&t, &opts)?;
+            let a = self
+                .store
+                .borrow_mut()
+                .append(&t, &append_options(&options)?)?;
             let mut o = serde_json::Map::new();
             o.insert("id".into(), a.id.into());
             o.insert("session".into(), a.session.into());
@@ -171,22 +178,15 @@ impl GuestMessageStore for StoreResource {
                 "the turns",
                 ErrorKind::InvalidMessage,
             )?)?;
-            let opts = SubmitOptions::from_value(json(
-                &options,
-                "the append options",
-                ErrorKind::InvalidOptions,
-            )?)?;
+            let opts = append_options(&options)?;
             let appends = self.store.borrow_mut().append_turns(&t, &opts)?;
+            let list = |f: &dyn Fn(&crate::store::messages::TurnAppend) -> Value| {
+                Value::Array(appends.iter().map(f).collect())
+            };
             let mut o = serde_json::Map::new();
-            o.insert(
-                "ids".into(),
-                Value::Array(appends.iter().map(|a| a.id.clone().into()).collect()),
-            );
-            o.insert("session".into(), opts.session.into());
-            o.insert(
-                "turns".into(),
-                Value::Array(appends.iter().map(|a| a.turn.to_value()).collect()),
-            );
+            o.insert("ids".into(), list(&|a| a.id.clone().into()));
+            o.insert("session".into(), opts.session.clone().into());
+            o.insert("turns".into(), list(&|a| a.turn.to_value()));
             Ok(Value::Object(o).json_text())
         };
         run().map_err(to_wit)
