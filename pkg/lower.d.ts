@@ -10,7 +10,7 @@ export {
   lower, lowerAsync, lowerMany, lowerManyAsync, defaultCapabilities, normalizeMessage, resolveRequests, providers, PromptloomError,
   lowerConversation, lowerConversationAsync, Conversation,
   createResponseParser, ResponseParser, parseResponse, providerError,
-  createAdapter, ResponseStream, readEventStream, EventStreamLog,
+  createAdapter, ResponseStream, readEventStream, EventStreamLog, relayAdapter,
   runAgent,
 } from './index.js';
 // The package's types, for the values above and what they take and give.

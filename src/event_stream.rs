@@ -83,6 +83,9 @@ pub const PROTOCOL: &str = "promptloom-events";
 pub const VERSION: u64 = 1;
 /// The HTTP content type of an event stream.
 pub const CONTENT_TYPE: &str = "text/event-stream; charset=utf-8";
+/// The request header that names a relayed run, so a reconnect (a `GET` with the SSE
+/// `last-event-id` header) reaches the [`EventStreamLog`] that kept it.
+pub const RUN_HEADER: &str = "x-promptloom-run";
 
 /// Writes one answer as an event stream: [`open`](Self::open) (or the first frames of any
 /// call), the events as they come, then [`close`](Self::close) or [`fail`](Self::fail).

@@ -77,6 +77,11 @@ fn js() -> String {
     );
     let _ = write!(
         out,
+        "/** The request header naming a relayed run (`event_stream::RUN_HEADER`). */\nexport const EVENT_STREAM_RUN_HEADER = '{}';\n",
+        promptloom::event_stream::RUN_HEADER
+    );
+    let _ = write!(
+        out,
         "\n/** Every error code, in the core's order (`ErrorKind::ALL`). */\nexport const ERROR_CODES = Object.freeze([{}]);\n",
         quoted(ErrorKind::ALL.map(ErrorKind::code))
     );
@@ -139,6 +144,7 @@ export declare const AGENT_EVENTS: Readonly<Record<string, number>>;
 export declare const AGENT_MAX_STEPS: number;
 export declare const GATEWAY_MAX_RECORDS: number;
 export declare const EVENT_STREAM_CONTENT_TYPE: string;
+export declare const EVENT_STREAM_RUN_HEADER: string;
 export declare const ERROR_CODES: readonly ErrorCode[];
 export declare const TABLES: readonly string[];
 export declare const INDEXES: Readonly<Record<string, Readonly<Record<string, boolean>>>>;

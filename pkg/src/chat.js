@@ -9,7 +9,7 @@ import { PromptloomError, __opts, __core, __key } from './api.js';
 import { submit } from './compositor.js';
 import { Conversation } from './conversation.js';
 import { runAgent } from './agent.js';
-import { readEventStream } from './event-stream.js';
+import { relayAdapter } from './event-stream.js';
 
 /** @import { Unchecked } from './instance.js' */
 /** @typedef {import('../index.js').ChatMessage} ChatMessage */
@@ -28,67 +28,6 @@ function invalid(message, path) {
 /** @param {string} what */
 function busy(what) {
   return new PromptloomError('InvalidRequest', `${what}: a reply is running; stop() it first or wait for it`, {});
-}
-
-/** The request header naming a relayed run, for its reconnects. */
-const RUN_HEADER = 'x-promptloom-run';
-
-/**
- * The page half of a relay: an adapter that posts each lowered body to `endpoint` (a
- * server that forwards it with its key and answers `stream.toResponse()`) and reads the
- * event stream back. With `reconnect` (true, or the reconnects allowed per reply; true: 3),
- * each request names its run (`x-promptloom-run: <id>`), and a connection that breaks
- * before the reply's end is picked up again: a `GET` of `endpoint` with the run and its
- * `last-event-id`, which a server that kept the run in an `EventStreamLog` answers with
- * its replay.
- * @param {{ endpoint: string | URL, provider: string, headers?: Record<string, string>, fetch?: typeof fetch, reconnect?: boolean | number, nonce?: () => string }} options
- * @returns {import('../index.js').Adapter}
- */
-export function relayAdapter(options) {
-  const { endpoint, provider, headers = {}, fetch: f = globalThis.fetch, reconnect = false, nonce = () => globalThis.crypto.randomUUID() } = __opts(options, 'relayAdapter()');
-  if (typeof endpoint !== 'string' && !(endpoint instanceof URL)) throw invalid('`endpoint` must be a URL (a string or a URL)', 'endpoint');
-  if (typeof provider !== 'string') throw invalid('`provider` must name the provider the server calls', 'provider');
-  if (headers === null || typeof headers !== 'object') throw invalid('`headers` must be an object of header values', 'headers');
-  if (typeof f !== 'function') throw invalid('`fetch` must be a function', 'fetch');
-  if (typeof reconnect !== 'boolean' && !(Number.isInteger(reconnect) && reconnect >= 0)) throw invalid('`reconnect` must be true, false or the reconnects allowed per reply', 'reconnect');
-  if (typeof nonce !== 'function') throw invalid('`nonce` must be a function answering a unique string', 'nonce');
-  const retries = reconnect === true ? 3 : Number(reconnect);
-  /**
-   * @param {string | Uint8Array | { body: string }} body
-   * @param {{ signal?: AbortSignal }} [opts]
-   */
-  const send = (body, opts) => {
-    const { signal, attach } = __opts(opts, 'send()');
-    const bytes = typeof body === 'string' || body instanceof Uint8Array ? body : body && typeof body.body === 'string' ? body.body : null;
-    if (bytes === null) throw new PromptloomError('InvalidRequest', 'send() takes a lowered body: a string, bytes or a Lowered (at body)', { path: 'body' });
-    if (attach !== undefined && (typeof attach !== 'string' || retries === 0)) throw invalid('`attach` names a run (a string), with `reconnect`', 'attach');
-    /** @type {Record<string, string>} */
-    const run = retries > 0 ? { [RUN_HEADER]: attach ?? String(nonce()) } : {};
-    // `attach`: the reply of a run the server is reading already (the page was reloaded),
-    // replayed from its start instead of a new request.
-    const first = attach !== undefined ? () => f(endpoint, { method: 'GET', headers: { ...headers, ...run }, signal }) : () => f(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', ...headers, ...run }, body: bytes, signal });
-    const stream = readEventStream(
-      Promise.resolve().then(first),
-      {
-        signal,
-        ...(retries > 0
-          ? {
-              retries,
-              reconnect: (/** @type {string | undefined} */ id) => f(endpoint, { method: 'GET', headers: { ...headers, ...run, ...(id === undefined ? {} : { 'last-event-id': id }) }, signal }),
-            }
-          : {}),
-      },
-    );
-    if (retries > 0) stream.run = run[RUN_HEADER];
-    return stream;
-  };
-  return {
-    provider: /** @type {any} */ (provider),
-    model: undefined,
-    url: String(endpoint),
-    send,
-    generate: (body, opts) => send(body, opts).turn,
-  };
 }
 
 /**
@@ -179,8 +118,8 @@ export class Chat {
   #conversation = null;
   /** @type {number} turns in the thread */
   #length = 0;
-  /** @type {{ start: number, turns: Unchecked[] }} the turns the last message shows, from index `start` */
-  #tail = { start: 0, turns: [] };
+  /** @type {{ start: number, end: number, turns: Unchecked[] | null }} the turns the last message shows, `start` to `end` (null: not read yet) */
+  #tail = { start: 0, end: 0, turns: null };
   /** @type {ChatSnapshot} */
   #snapshot;
   /** @type {Set<() => void>} */
@@ -248,9 +187,10 @@ export class Chat {
       this.#conversation = conversation;
       this.#length = conversation.length;
       const messages = JSON.parse(__core('chatView', conversation.__turnsJson(), 0));
-      // The turns the last message shows: where a tool turn appended next may fold in.
+      // The turns the last message shows (where a tool turn appended next may fold in),
+      // read from the conversation only if one does.
       const start = messages.length > 0 ? messages[messages.length - 1].turn : 0;
-      this.#tail = { start, turns: messages.length > 0 ? conversation.turns.slice(start) : [] };
+      this.#tail = { start, turns: null, end: conversation.length };
       this.#set({ session, status: 'ready', messages: Object.freeze(messages), pending: null, error: null });
     } catch (e) {
       this.#set({ status: 'error', error: e });
@@ -323,14 +263,15 @@ export class Chat {
   #fold(turn, i, also = {}) {
     const messages = this.#snapshot.messages;
     const tail = this.#tail;
-    const folds = turn.role === 'tool' && messages.length > 0 && tail.turns.length > 0 && tail.turns[0].role === 'assistant' && tail.start + tail.turns.length === i;
+    const folds = turn.role === 'tool' && messages.length > 0 && tail.end === i && messages[messages.length - 1].role === 'assistant';
     const view = (/** @type {unknown[]} */ turns, /** @type {number} */ first) => JSON.parse(__core('chatView', JSON.stringify(turns), first));
     /** @type {Unchecked[]} */
     let next;
     if (folds) {
-      const v = view([...tail.turns, turn], tail.start);
+      const shown = tail.turns ?? /** @type {Conversation} */ (this.#conversation).turns.slice(tail.start, i);
+      const v = view([...shown, turn], tail.start);
       if (v.length === 1) {
-        this.#tail = { start: tail.start, turns: [...tail.turns, turn] };
+        this.#tail = { start: tail.start, turns: [...shown, turn], end: i + 1 };
         this.#set({ messages: Object.freeze([...messages.slice(0, -1), v[0]]), ...also });
         return;
       }
@@ -338,7 +279,7 @@ export class Chat {
     } else {
       next = [...messages, ...view([turn], i)];
     }
-    this.#tail = { start: i, turns: [turn] };
+    this.#tail = { start: i, turns: [turn], end: i + 1 };
     this.#set({ messages: Object.freeze(next), ...also });
   }
 

@@ -20,9 +20,9 @@ export { lowerConversation, lowerConversationAsync, Conversation } from './conve
 export { createResponseParser, ResponseParser, parseResponse, providerError } from './response.js';
 export { createAdapter } from './adapter.js';
 export { ResponseStream } from './response-stream.js';
-export { readEventStream, EventStreamLog } from './event-stream.js';
+export { readEventStream, EventStreamLog, relayAdapter } from './event-stream.js';
 export { runAgent } from './agent.js';
-export { Chat, relayAdapter } from './chat.js';
+export { Chat } from './chat.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, systemSkills, seedSkillSpecs } from './skills.js';
 export { SkillIndex, SkillCatalog, decide } from './catalog.js';
 export { compose, prepareSkill, PreparedSkill, nestedRequest, lowerComposition, lowerCompositionAsync, authoringTools, runArtifact, runSkill, optimizeDspy, staleDspy, verifyInvocation } from './compose.js';

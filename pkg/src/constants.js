@@ -27,6 +27,8 @@ export const GATEWAY_MAX_RECORDS = 10000;
 
 /** The content type of the event stream a server sends a page (`event_stream::CONTENT_TYPE`). */
 export const EVENT_STREAM_CONTENT_TYPE = 'text/event-stream; charset=utf-8';
+/** The request header naming a relayed run (`event_stream::RUN_HEADER`). */
+export const EVENT_STREAM_RUN_HEADER = 'x-promptloom-run';
 
 /** Every error code, in the core's order (`ErrorKind::ALL`). */
 export const ERROR_CODES = Object.freeze(['InvalidMessage', 'InvalidOptions', 'UnresolvedCommand', 'InvalidRange', 'InvalidData', 'EmptyMessage', 'InvalidCommand', 'MissingArgument', 'TooLarge', 'StoreFailed', 'NotFound', 'InvalidSkill', 'AlreadyExists', 'SyncFailed', 'InvalidRequest', 'MissingRequiredField', 'MalformedTemplate', 'UnknownTool', 'ParameterMismatch', 'ArtifactBudgetExceeded', 'CapabilityNarrowing', 'NoModelAdapter', 'NoExecutor', 'AssertionFailed', 'AdapterFailed', 'LimitExceeded', 'QuotaExceeded', 'InstanceLost', 'RateLimited', 'Overloaded', 'ProviderError', 'ProviderRejected', 'AuthenticationFailed', 'ContextTooLong', 'StreamMalformed', 'StreamTruncated', 'InvalidToolInput', 'Aborted', 'InvalidContract', 'InvalidInput', 'CapabilityDenied', 'CircuitOpen', 'Sunset', 'Timeout', 'InvalidOutput', 'HandlerFailed', 'InFlight', 'NoHandler', 'Internal']);

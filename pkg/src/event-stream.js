@@ -6,7 +6,7 @@
 import { PromptloomError, __fromCore, __module, __glue, __on, __onCall, __withBytes, __opts, __signal, __release, __host } from './api.js';
 import { ResponseStream, __aborted } from './response-stream.js';
 import { __objects } from './response.js';
-import { ERROR_CODES } from './constants.js';
+import { ERROR_CODES, EVENT_STREAM_RUN_HEADER } from './constants.js';
 
 /** @import { Unchecked } from './instance.js' */
 /** @typedef {import('../index.js').ResponseTurn} ResponseTurn */
@@ -65,6 +65,14 @@ async function bodyOf(from, stream, first) {
   if (first) stream.status = from.status;
   if (!from.ok) throw await refusal(from);
   return from.body;
+}
+
+/**
+ * @param {string} message
+ * @param {string} path
+ */
+function invalid(message, path) {
+  return new PromptloomError('InvalidOptions', `${message} (at ${path})`, { path });
 }
 
 function notSource() {
@@ -277,4 +285,62 @@ export class EventStreamLog {
       },
     });
   }
+}
+
+/**
+ * The page half of a relay: an adapter that posts each lowered body to `endpoint` (a
+ * server that forwards it with its key and answers `stream.toResponse()`) and reads the
+ * event stream back. With `reconnect` (true, or the reconnects allowed per reply; true: 3),
+ * each request names its run (`x-promptloom-run: <id>`), and a connection that breaks
+ * before the reply's end is picked up again: a `GET` of `endpoint` with the run and its
+ * `last-event-id`, which a server that kept the run in an `EventStreamLog` answers with
+ * its replay.
+ * @param {{ endpoint: string | URL, provider: string, headers?: Record<string, string>, fetch?: typeof fetch, reconnect?: boolean | number, nonce?: () => string }} options
+ * @returns {import('../index.js').Adapter}
+ */
+export function relayAdapter(options) {
+  const { endpoint, provider, headers = {}, fetch: f = globalThis.fetch, reconnect = false, nonce = () => globalThis.crypto.randomUUID() } = __opts(options, 'relayAdapter()');
+  if (typeof endpoint !== 'string' && !(endpoint instanceof URL)) throw invalid('`endpoint` must be a URL (a string or a URL)', 'endpoint');
+  if (typeof provider !== 'string') throw invalid('`provider` must name the provider the server calls', 'provider');
+  if (headers === null || typeof headers !== 'object') throw invalid('`headers` must be an object of header values', 'headers');
+  if (typeof f !== 'function') throw invalid('`fetch` must be a function', 'fetch');
+  if (typeof reconnect !== 'boolean' && !(Number.isInteger(reconnect) && reconnect >= 0)) throw invalid('`reconnect` must be true, false or the reconnects allowed per reply', 'reconnect');
+  if (typeof nonce !== 'function') throw invalid('`nonce` must be a function answering a unique string', 'nonce');
+  const retries = reconnect === true ? 3 : Number(reconnect);
+  /**
+   * @param {string | Uint8Array | { body: string }} body
+   * @param {{ signal?: AbortSignal }} [opts]
+   */
+  const send = (body, opts) => {
+    const { signal, attach } = __opts(opts, 'send()');
+    const bytes = typeof body === 'string' || body instanceof Uint8Array ? body : body && typeof body.body === 'string' ? body.body : null;
+    if (bytes === null) throw new PromptloomError('InvalidRequest', 'send() takes a lowered body: a string, bytes or a Lowered (at body)', { path: 'body' });
+    if (attach !== undefined && (typeof attach !== 'string' || retries === 0)) throw invalid('`attach` names a run (a string), with `reconnect`', 'attach');
+    /** @type {Record<string, string>} */
+    const run = retries > 0 ? { [EVENT_STREAM_RUN_HEADER]: attach ?? String(nonce()) } : {};
+    // `attach`: the reply of a run the server is reading already (the page was reloaded),
+    // replayed from its start instead of a new request.
+    const first = attach !== undefined ? () => f(endpoint, { method: 'GET', headers: { ...headers, ...run }, signal }) : () => f(endpoint, { method: 'POST', headers: { 'content-type': 'application/json', ...headers, ...run }, body: bytes, signal });
+    const stream = readEventStream(
+      Promise.resolve().then(first),
+      {
+        signal,
+        ...(retries > 0
+          ? {
+              retries,
+              reconnect: (/** @type {string | undefined} */ id) => f(endpoint, { method: 'GET', headers: { ...headers, ...run, ...(id === undefined ? {} : { 'last-event-id': id }) }, signal }),
+            }
+          : {}),
+      },
+    );
+    if (retries > 0) stream.run = run[EVENT_STREAM_RUN_HEADER];
+    return stream;
+  };
+  return {
+    provider: /** @type {any} */ (provider),
+    model: undefined,
+    url: String(endpoint),
+    send,
+    generate: (body, opts) => send(body, opts).turn,
+  };
 }

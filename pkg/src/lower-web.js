@@ -22,5 +22,5 @@ export { lowerConversation, lowerConversationAsync, Conversation } from './conve
 export { createResponseParser, ResponseParser, parseResponse, providerError } from './response.js';
 export { createAdapter } from './adapter.js';
 export { ResponseStream } from './response-stream.js';
-export { readEventStream, EventStreamLog } from './event-stream.js';
+export { readEventStream, EventStreamLog, relayAdapter } from './event-stream.js';
 export { runAgent } from './agent.js';

@@ -20,8 +20,8 @@ export { lowerConversation, lowerConversationAsync, Conversation } from './conve
 export { createResponseParser, ResponseParser, parseResponse, providerError } from './response.js';
 export { createAdapter } from './adapter.js';
 export { ResponseStream } from './response-stream.js';
-export { readEventStream, EventStreamLog } from './event-stream.js';
+export { readEventStream, EventStreamLog, relayAdapter } from './event-stream.js';
 export { runAgent } from './agent.js';
-export { Chat, relayAdapter } from './chat.js';
+export { Chat } from './chat.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, systemSkills, seedSkillSpecs } from './skills.js';
 export { SkillIndex, SkillCatalog } from './catalog.js';
