@@ -1167,6 +1167,26 @@ export declare class Chat<const T extends readonly ChatTool[] = ChatTool[]> {
   approve(callId: string, answer: boolean | { approve: boolean; reason?: string }): void;
 }
 
+/** What `serveWorker` serves to the page's `connectWorker` (`promptloom/remote`). */
+export interface ServeWorkerOptions {
+  /**
+   * Makes the chat the page opens with `remote.chat(init)`: a `Chat`, or the options of one
+   * (the store, the adapter, handlers and observers live here; `init` is what the page sent).
+   */
+  chat?: (init: any) => Chat | ChatInit | Promise<Chat | ChatInit>;
+  /** Functions the page runs with `remote.call(name, …args)`; arguments and results are structured-cloned. */
+  functions?: Record<string, (...args: any[]) => unknown>;
+  /** Where the page's messages come from (default: the worker's global scope): a MessagePort, or Node's `parentPort`. */
+  port?: { postMessage(message: unknown): void; addEventListener?: Function; on?: Function };
+}
+
+/**
+ * Serves promptloom from a Web Worker to the page's `connectWorker` (`promptloom/remote`):
+ * the chats its factory makes (their snapshots go to the page as patches) and `functions`.
+ * Returns the function that stops serving.
+ */
+export declare function serveWorker(options: ServeWorkerOptions): () => void;
+
 export interface RetryInfo {
   attempt: number;
   delayMs: number;

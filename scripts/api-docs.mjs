@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const TOOLS = { typedoc: '0.28.20', 'typedoc-plugin-markdown': '4.14.1', typescript: '5.9.3' };
-const ENTRIES = ['index', 'lower', 'composer'];
+const ENTRIES = ['index', 'lower', 'composer', 'remote'];
 const HEADER = '<!-- Generated from pkg/*.d.ts by scripts/api-docs.mjs: edit the types, then run it. -->\n\n';
 
 /** The pinned tools, installed once under target/apidoc (again when a pin changes). */

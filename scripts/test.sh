@@ -22,7 +22,7 @@ step() { printf '\n== [%s] %s\n' "$(date +%T)" "$*"; }
 
 # The JS test files of each JS tier (tests/js/*.test.mjs; a test file new to the folder and
 # missing here is caught by `check_js_tiers`).
-NODE_TESTS="agent arbiter chat compositor conversation dispose differential differential-response entries faults gateway hardening hardening-lowering lower response skill-composer skills soak types node"
+NODE_TESTS="agent arbiter chat remote compositor conversation dispose differential differential-response entries faults gateway hardening hardening-lowering lower response skill-composer skills soak types node"
 WORKERD_TESTS="worker worker-composer worker-lower"
 WEB_TESTS="browser chat-apps idb idb-faults idb-skills gateway-browser hardening-browser lower-browser vite"
 COMPONENT_TESTS="component component-faults"

@@ -25,6 +25,7 @@ export { ResponseStream } from './response-stream.js';
 export { readEventStream, EventStreamLog, relayAdapter } from './event-stream.js';
 export { runAgent } from './agent.js';
 export { Chat } from './chat.js';
+export { serveWorker } from './worker.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, systemSkills, seedSkillSpecs } from './skills.js';
 export { SkillIndex, SkillCatalog, decide } from './catalog.js';
 export { compose, prepareSkill, PreparedSkill, nestedRequest, lowerComposition, lowerCompositionAsync, authoringTools, runArtifact, runSkill, optimizeDspy, staleDspy, verifyInvocation } from './compose.js';

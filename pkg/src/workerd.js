@@ -21,5 +21,6 @@ export { ResponseStream } from './response-stream.js';
 export { readEventStream, EventStreamLog, relayAdapter } from './event-stream.js';
 export { runAgent } from './agent.js';
 export { Chat } from './chat.js';
+export { serveWorker } from './worker.js';
 export { validateSkill, importPackage, importSkillMd, exportSkillMd, modelFamily, selectVariant, openSkillStore, systemSkills, seedSkillSpecs } from './skills.js';
 export { SkillIndex, SkillCatalog } from './catalog.js';

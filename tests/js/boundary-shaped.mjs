@@ -273,6 +273,7 @@ function shapes(pl, f) {
     'Chat#edit': () => ['chat/0000000001', [TEXT], { settings: { maxOutputTokens: 10 } }],
     'Chat#approve': () => ['call-1', { approve: false, reason: 'no' }],
     'Chat#lower': () => [{ model: 'gpt-4.1', system: 'x' }],
+    serveWorker: () => [{ chat: async (init) => init, functions: { twice: (x) => x * 2 }, port: { postMessage() {}, addEventListener() {}, removeEventListener() {} } }],
     'messages.appendTurns': () => [turns, { session: 'copy', now: () => 1 }],
     parseResponse: () => ['anthropic', ANTHROPIC_BODY, {}],
     providerError: () => ['anthropic', { status: 429, body: '{"type":"error","error":{"type":"rate_limit_error","message":"slow"}}', headers: { 'retry-after': '1' } }],

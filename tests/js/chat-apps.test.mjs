@@ -90,6 +90,29 @@ test('a React app and a plain-DOM page built by Vite, in Chromium, against the c
   writeFileSync(join(app, 'src/main.js'), REACT_APP);
   writeFileSync(join(app, 'dom.html'), '<!doctype html><html><body><pre id="messages"></pre><form><input name="text"></form><button id="stop">Stop</button><script type="module" src="/src/dom.js"></script></body></html>');
   writeFileSync(join(app, 'src/dom.js'), readmeExample('chat'));
+  // promptloom in a Web Worker: the page loads promptloom/remote only (no wasm) and runs the
+  // remote suite against the worker, which opens IndexedDB and calls the mock provider
+  // (same origin, through the preview server's /mock proxy).
+  writeFileSync(join(app, 'remote.html'), '<!doctype html><html><body><script type="module" src="/src/remote.js"></script></body></html>');
+  writeFileSync(join(app, 'src/remote-conformance.js'), readFileSync(join(root, 'tests/js/remote-conformance.mjs'), 'utf8'));
+  writeFileSync(join(app, 'src/remote-serve.js'), readFileSync(join(root, 'tests/js/remote-serve.mjs'), 'utf8'));
+  writeFileSync(join(app, 'src/remote-worker.js'), "import * as pl from 'promptloom';\nimport { serveTests } from './remote-serve.js';\n\nserveTests(pl);\n");
+  // docs/chat.md's page over the README's worker: the chat in the worker relays through
+  // the Durable Object Worker, as the other pages do.
+  writeFileSync(join(app, 'src/worker.js'), readmeExample('webworker'));
+  writeFileSync(join(app, 'remotechat.html'), '<!doctype html><html><body><script type="module" src="/src/remotechat.js"></script></body></html>');
+  writeFileSync(join(app, 'src/remotechat.js'), `${readmeExample('chatremote', 'docs/chat.md')}
+const seen = [];
+chat.subscribe(() => seen.push(chat.getSnapshot()));
+const out = await chat.send('Hello from the page');
+window.remoteChat = { stop: out.stop, roles: chat.messages.map((m) => m.role), text: chat.messages.at(-1).parts.map((p) => p.text ?? '').join(''), streamed: seen.filter((s) => s.status === 'streaming').length };
+`);
+  writeFileSync(join(app, 'src/remote.js'), `import { connectWorker, PromptloomError } from 'promptloom/remote';
+import { remoteConformance } from './remote-conformance.js';
+
+const worker = () => new Worker(new URL('./remote-worker.js', import.meta.url), { type: 'module' });
+window.remoteResults = await remoteConformance({ connectWorker, PromptloomError }, { worker, mock: location.origin + '/mock', backend: 'indexeddb' });
+`);
 
   // The Worker: the README's, bundled by wrangler, in workerd on a local port.
   const mock = await startMockProvider();
@@ -112,7 +135,7 @@ test('a React app and a plain-DOM page built by Vite, in Chromium, against the c
     },
   });
   const workerURL = await mf.ready;
-  writeFileSync(join(app, 'vite.config.js'), `export default { build: { target: 'es2022', rollupOptions: { input: { main: 'index.html', dom: 'dom.html' } } }, preview: { proxy: { '/chat': { target: ${JSON.stringify(String(workerURL).replace(/\/$/, ''))}, changeOrigin: true } } } };\n`);
+  writeFileSync(join(app, 'vite.config.js'), `export default { build: { target: 'es2022', rollupOptions: { input: { main: 'index.html', dom: 'dom.html', remote: 'remote.html', remotechat: 'remotechat.html' } } }, worker: { format: 'es' }, preview: { proxy: { '/chat': { target: ${JSON.stringify(String(workerURL).replace(/\/$/, ''))}, changeOrigin: true }, '/mock': { target: ${JSON.stringify(mock.url)}, changeOrigin: true, rewrite: (p) => p.slice('/mock'.length) } } } };\n`);
   await build({ root: app, logLevel: 'silent' });
   const server = await preview({ root: app, preview: { port: 0, host: '127.0.0.1' }, logLevel: 'silent' });
   const browser = await chromium.launch({
@@ -208,6 +231,27 @@ test('a React app and a plain-DOM page built by Vite, in Chromium, against the c
     await dom.reload();
     await dom.waitForFunction(() => document.querySelector('#messages').dataset.status === 'ready');
     assert.match(await dom.textContent('#messages'), /^user: Hello there\nassistant: You said: "Hello there"/);
+    assert.deepEqual(errors, []);
+
+    // promptloom in a Web Worker, seen from a page that loads no wasm.
+    const remote = await browser.newPage();
+    remote.on('pageerror', (e) => errors.push(e.message));
+    await remote.goto(new URL('/remote.html', origin).href);
+    await remote.waitForFunction(() => window.remoteResults, null, { timeout: 60000 });
+    const results = await remote.evaluate(() => window.remoteResults);
+    const failed = results.filter((r) => !r.ok);
+    assert.deepEqual(failed, [], failed.map((r) => `${r.name}\n${r.detail}`).join('\n\n'));
+    assert.ok(results.length >= 6, `${results.length} scenarios`);
+    const pageWasm = await remote.evaluate(() => performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.endsWith('.wasm')));
+    assert.deepEqual(pageWasm, [], 'the page fetched no wasm (the worker did)');
+    // docs/chat.md's page: a chat in the README's worker, relayed by the Worker in workerd.
+    await remote.goto(new URL('/remotechat.html', origin).href);
+    await remote.waitForFunction(() => window.remoteChat, null, { timeout: 30000 });
+    const rc = await remote.evaluate(() => window.remoteChat);
+    assert.equal(rc.stop, 'final');
+    assert.deepEqual(rc.roles, ['user', 'assistant']);
+    assert.match(rc.text, /You said: "Hello from the page"/);
+    assert.ok(rc.streamed > 3, `${rc.streamed} streamed snapshots on the page`);
     assert.deepEqual(errors, []);
   } finally {
     await browser.close();

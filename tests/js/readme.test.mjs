@@ -42,7 +42,7 @@ before(() => {
 test('the README and the guides have an example for every host', () => {
   // (`webworker` and `webworkerpage` run in a Vite app: tests/js/vite.test.mjs; `chatattach`
   // in the React app of tests/js/chat-apps.test.mjs.)
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'chat', 'chatattach', 'chatnode', 'chatresume', 'chatworker', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'pages', 'sessions', 'settings', 'skills', 'streaming', 'toolkinds', 'tracepages', 'wasmtime', 'webworker', 'webworkerpage', 'worker', 'workerpage']);
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'chat', 'chatattach', 'chatnode', 'chatremote', 'chatresume', 'chatworker', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'pages', 'sessions', 'settings', 'skills', 'streaming', 'toolkinds', 'tracepages', 'wasmtime', 'webworker', 'webworkerpage', 'worker', 'workerpage']);
 });
 
 // Every code block of the README and docs/ runs: a JS or Python block is a named example

@@ -53,15 +53,16 @@ const registry = comp.buildSkillRegistry(await new SkillCatalog(ws, acc).skillSp
 const late = lower({ parts: [{ type: 'text', text: 'late' }] }, { provider: 'anthropic' }).json();
 document.getElementById('out').textContent = JSON.stringify({ body: out.json(), code, stored: history.length, intent: done.message.parts[0].resolved.flags.intent, skill: best?.name, reply, overloaded: evs[0].code, seeded: acc.seeded.status, lazy: [spec.ok, registry.names(), late.messages[0].content[0].text] });
 `);
-  // The README's Web Worker, bundled by Vite beside the page: 10,000 skills indexed and a
-  // message stored and lowered in the worker; the page reads the worker's write.
+  // The README's Web Worker, bundled by Vite beside the page: 10,000 skills indexed, a
+  // message lowered and a chat opened in the worker; the page loads promptloom/remote only.
   writeFileSync(join(app, 'src/worker.js'), readmeExample('webworker'));
   writeFileSync(join(app, 'worker.html'), '<!doctype html><html><body><pre id="out"></pre><script type="module" src="/src/worker-page.js"></script></body></html>');
-  writeFileSync(join(app, 'src/worker-page.js'), `import { openMessageStore } from 'promptloom';
-const skills = Array.from({ length: 10000 }, (_, i) => ({ id: 's' + i, name: i === 7345 ? 'timeline-check' : 'skill-' + i, description: i === 7345 ? 'Checks the timeline of a project plan' : 'Does task number ' + i + ' of the workspace' }));
+  writeFileSync(join(app, 'src/worker-page.js'), `const skills = Array.from({ length: 10000 }, (_, i) => ({ id: 's' + i, name: i === 7345 ? 'timeline-check' : 'skill-' + i, description: i === 7345 ? 'Checks the timeline of a project plan' : 'Does task number ' + i + ' of the workspace' }));
+const renders = [];
+const render = (s) => renders.push(s.status);
 ${readmeExample('webworkerpage')}
-const stored = await (await openMessageStore({ backend: 'indexeddb', name: 'editor' })).thread('chat');
-document.getElementById('out').textContent = JSON.stringify({ size, names: names.slice(0, 3), body: JSON.parse(body), stored: stored.length });
+const wasm = performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.endsWith('.wasm'));
+document.getElementById('out').textContent = JSON.stringify({ size, names: names.slice(0, 3), body: JSON.parse(body), chat: [chat.status, chat.session, chat.messages.length], wasm });
 `);
   writeFileSync(join(app, 'vite.config.js'), `export default { build: { rollupOptions: { input: { main: 'index.html', worker: 'worker.html' } } }, worker: { format: 'es' } };\n`);
   await build({ root: app, logLevel: 'silent' });
@@ -91,7 +92,7 @@ document.getElementById('out').textContent = JSON.stringify({ size, names: names
     assert.deepEqual(got.body.contents[0].parts[0], { text: 'hi' });
     assert.equal(got.body.contents[0].parts[1].inlineData.mimeType, 'image/png');
 
-    // The Web Worker page: the worker's answers, and its write visible to the page.
+    // The Web Worker page: the worker's answers and its chat, and no wasm on the page.
     await page.goto(new URL('/worker.html', server.resolvedUrls.local[0]).href);
     await page.waitForFunction(() => document.getElementById('out').textContent.length > 0, null, { timeout: 30000 });
     const w = JSON.parse(await page.textContent('#out'));
@@ -99,7 +100,8 @@ document.getElementById('out').textContent = JSON.stringify({ size, names: names
     assert.equal(w.size, 10000);
     assert.equal(w.names[0], 'timeline-check');
     assert.equal(w.body.messages[0].content[0].text, 'hello');
-    assert.equal(w.stored, 1);
+    assert.deepEqual(w.chat, ['ready', 'chat', 0]);
+    assert.deepEqual(w.wasm, [], 'the page loads no wasm: the worker does');
   } finally {
     await browser.close();
     await server.close();

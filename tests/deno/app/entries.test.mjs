@@ -12,6 +12,7 @@ import { gatewayConformance } from '../../js/gateway-conformance.mjs';
 import { arbiterSpecs, composerFixtures } from '../../js/composer-fixtures.mjs';
 import { baseThenComposer } from '../../js/entries-scenario.mjs';
 import { chatConformance } from '../../js/chat-conformance.mjs';
+import { remoteConformance } from '../../js/remote-conformance.mjs';
 import { startMockProvider, mockBaseURL } from '../../../scripts/mock-provider.mjs';
 
 const ok = (results, atLeast) => {
@@ -26,6 +27,20 @@ Deno.test('Chat in Deno: the chat suite, answered by the mock provider over HTTP
     const openStore = (name) => pl.openMessageStore({ backend: 'memory', name });
     const connect = (provider, headers = {}) => ({ adapter: pl.createAdapter({ provider, apiKey: 'k', baseURL: mockBaseURL(mock.url, provider), model: 'mock-model', headers, retry: { maxRetries: 0 } }) });
     ok(await chatConformance(pl, { openStore, connect }), 10);
+  } finally {
+    await mock.close();
+  }
+});
+
+// promptloom in a Web Worker (Deno's, a module worker importing the packed package),
+// seen from here through promptloom/remote: the suite Node and Chromium run too.
+Deno.test('promptloom in a Web Worker: calls, errors and a chat seen through promptloom/remote', async () => {
+  const remote = await import('promptloom/remote');
+  const { PromptloomError } = await import('promptloom');
+  const mock = await startMockProvider();
+  try {
+    const worker = () => new Worker(new URL('./remote-worker.mjs', import.meta.url), { type: 'module' });
+    ok(await remoteConformance({ connectWorker: remote.connectWorker, PromptloomError }, { worker, mock: mock.url }), 6);
   } finally {
     await mock.close();
   }
