@@ -573,6 +573,17 @@ export interface MessageStore {
   append(turn: Turn, options?: { session?: string; id?: string; now?: () => number }): Promise<{ id: string; session: string; seq: number; turn: Turn }>;
   /** Persists several turns after the session's last message in one write, each with its own id (a branch's copy of the turns it keeps). */
   appendTurns(turns: Turn[], options?: { session?: string; now?: () => number }): Promise<{ ids: string[]; session: string; turns: Turn[] }>;
+  /**
+   * Keeps `draft` — the reply `session` is reading so far, and the relayed run reading it —
+   * as its draft (a page that goes away mid-reply finds it again with `draft()`); it stands
+   * until a turn is stored after the session's last message. Resolves whether anything was
+   * kept (a reply with no text yet and no run is not).
+   */
+  saveDraft(draft: { turn?: Turn; run?: string }, options?: { session?: string }): Promise<boolean>;
+  /** The reply `session` was reading when its page went away (`turn` cut: text, `metadata.cut`; `run` to attach to), or null. */
+  draft(session?: string): Promise<{ turn?: AssistantTurn; run?: string } | null>;
+  /** Drops `session`'s draft. */
+  dropDraft(session?: string): Promise<void>;
   list(session?: string): Promise<MessageSummary[]>;
   /**
    * One page of `session`, reading that page's rows only. A page spans `pageSize` sequence
@@ -1100,6 +1111,12 @@ export interface ChatInit<T extends readonly ChatTool[] = ChatTool[]> {
   onEvent?: (event: ResponseEvent, step: number) => void | Promise<void>;
   /** Sees each assistant turn as it ends, with its step. */
   onTurn?: (turn: ResponseTurn, step: number) => void | Promise<void>;
+  /**
+   * The reply streaming is saved as the thread's draft at most every `draft` ms (default
+   * 500; `false`: never), so a page reloaded mid-reply shows it, cut — or, with `endpoint`
+   * and `reconnect`, names the relayed run in its snapshot's `run` (attach to it).
+   */
+  draft?: number | false;
 }
 
 /** One run's options over the chat's own (`send`, `regenerate`, `edit`, `resume`). */

@@ -148,16 +148,20 @@ const web = rows[0];
 // the branch plans, and the store's write of several turns): 550.1 and 898.5 KB (+4.2 and
 // +4.3); the page picking a broken reply up again (`EventStreamLog`, the reader's
 // reconnect, `lastEventId` as the stream goes): 551.9 and 900.5 KB, gates 552 and 901. Two
-// more raises past issue 49's "only down"; the size work has to win them back.
+// more raises past issue 49's "only down"; the size work has to win them back. Drafts (the
+// reply a page was reading kept in the store: `src/store/drafts.rs`, `Query::Draft`, one
+// export) cost 4.9 KB of code, and the shared sort's own merge sort (`src/sort.rs`, in place
+// of the standard library's unstable sort for `usize` and its small-sort networks) took
+// 9 KB off: 551.4 and 899.9 KB, gates 551.5 and 900 — the first move back down.
 // Where the rest is, and why issue 17's targets
 // are below the core's own code: scripts/size-breakdown.mjs and BENCHMARKS.md.
-const budget = 552 * 1024;
+const budget = 551.5 * 1024;
 if (web.gz > budget) {
   console.error(`web wasm is ${kb(web.gz)} gzip, over this slice's budget of ${kb(budget)}`);
   process.exitCode = 1;
 }
 const full = rows[2];
-const fullBudget = 901 * 1024;
+const fullBudget = 900 * 1024;
 if (full.gz > fullBudget) {
   console.error(`the composer's web wasm is ${kb(full.gz)} gzip, over its budget of ${kb(fullBudget)}`);
   process.exitCode = 1;
@@ -192,8 +196,9 @@ if (full.gz > fullBudget) {
 // (`event-stream-writer`, `event-stream-reader`): 911.2 and 288.6 KB, gates 911.5 and 289;
 // the faster relay: 912.3 and 289.6 KB, gates 912.5 and 290. The `chat` interface and
 // `message-store.append-turns`, then `event-stream-log` and the reader's `reconnect`:
-// 920.2 and 292.0 KB, gates 920.5 and 292.5.
-for (const [row, kbBudget, what] of [[rows[4], 920.5, 'the full WASI component'], [rows[5], 292.5, 'the lowering-only WASI component']]) {
+// 920.2 and 292.0 KB, gates 920.5 and 292.5. `message-store.save-draft` and `draft`, and
+// the merge sort: 920.0 and 291.8 KB, gates 920.1 and 291.9.
+for (const [row, kbBudget, what] of [[rows[4], 920.1, 'the full WASI component'], [rows[5], 291.9, 'the lowering-only WASI component']]) {
   if (row.gz > kbBudget * 1024) {
     console.error(`${what} is ${kb(row.gz)} gzip, over its budget of ${kb(kbBudget * 1024)}`);
     process.exitCode = 1;
@@ -211,9 +216,10 @@ for (const [row, kbBudget, what] of [[rows[4], 920.5, 'the full WASI component']
 // with three providers, which issue 49's size work has to win back; 282.9 KB with the
 // wasm-opt passes above; 280.3 KB with sha2's compact backend and the metadata sections
 // stripped; 288.1 KB with the event stream (writer and reader, +7.8); 289.1 KB with the
-// faster relay; 291.5 KB with the reconnect (`EventStreamLog`, +2.2).
+// faster relay; 291.5 KB with the reconnect (`EventStreamLog`, +2.2); 291.5 KB with the
+// cut rule shared with drafts (`agent::cut`), gate 291.6.
 const lowerOnly = rows[6];
-if (lowerOnly.gz > 292 * 1024) {
-  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(292 * 1024)}`);
+if (lowerOnly.gz > 291.6 * 1024) {
+  console.error(`the promptloom/lower web wasm is ${kb(lowerOnly.gz)} gzip, over its budget of ${kb(291.6 * 1024)}`);
   process.exitCode = 1;
 }

@@ -367,17 +367,52 @@ fn str_of<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
     v.get(k).and_then(Value::as_str)
 }
 
-/// The parts of `turn` of these types (`tool-call`; or `text` and `reasoning`).
+/// The parts of `turn` of these types (`tool-call`; or `text` and `reasoning`), copied.
 fn parts_of(turn: &Value, types: &[&str]) -> Vec<Value> {
     let mut out = Vec::new();
     if let Some(parts) = turn.get("parts").and_then(Value::as_array) {
         for p in parts {
-            if str_of(p, "type").is_some_and(|t| types.contains(&t)) {
+            if p.get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| types.contains(&t))
+            {
                 out.push(p.clone());
             }
         }
     }
     out
+}
+
+/// What stays of a reply cut mid-way (the user stopped it, or the page that read it went
+/// away): its text and reasoning parts, without the tool calls it was still writing, marked
+/// `metadata.cut: true` so a thread read back shows it as cut (`status: cut` in [`crate::chat::view`]).
+/// `None` when it had no text yet: nothing was shown, so nothing is kept.
+// One caller in the lowering-only modules (the agent loop), so it is inlined there; the
+// drafts call it too in the others.
+#[cfg_attr(feature = "lowering-only", inline(always))]
+pub fn cut(turn: Value) -> Option<Value> {
+    let kept = parts_of(&turn, &["text", "reasoning"]);
+    let Value::Object(mut t) = turn else {
+        return None;
+    };
+    let shown = kept.iter().any(|p| {
+        p.get("type").and_then(Value::as_str) == Some("text")
+            && p.get("text")
+                .and_then(Value::as_str)
+                .is_some_and(|s| !s.is_empty())
+    });
+    if !shown {
+        return None;
+    }
+    t.insert("parts".into(), Value::Array(kept));
+    if let Some(Value::Object(m)) = t.get_mut("metadata") {
+        m.insert("cut".into(), true.into());
+    } else {
+        let mut m = serde_json::Map::new();
+        m.insert("cut".into(), true.into());
+        t.insert("metadata".into(), Value::Object(m));
+    }
+    Some(Value::Object(t))
 }
 
 /// A value as text in a message: a string as it is, anything else as JSON.
@@ -533,29 +568,13 @@ impl AgentRun {
             }
             (Phase::Reply, _) => {
                 self.steps += 1;
-                // What was shown stays in the thread: its text, without calls cut mid-way.
-                let kept = parts_of(&payload, &["text", "reasoning"]);
-                let shown = kept.iter().any(|p| {
-                    str_of(p, "type") == Some("text")
-                        && str_of(p, "text").is_some_and(|t| !t.is_empty())
-                });
-                match payload {
-                    Value::Object(mut t) if shown => {
-                        t.insert("parts".into(), Value::Array(kept));
-                        // Marked, so a thread read back shows it as a reply the user stopped.
-                        if let Some(Value::Object(m)) = t.get_mut("metadata") {
-                            m.insert("cut".into(), true.into());
-                        } else {
-                            let mut m = serde_json::Map::new();
-                            m.insert("cut".into(), true.into());
-                            t.insert("metadata".into(), Value::Object(m));
-                        }
+                // What was shown stays in the thread, marked cut.
+                match cut(payload) {
+                    Some(t) => {
                         self.phase = Phase::Cut;
-                        Action::Append {
-                            turn: Some(Value::Object(t)),
-                        }
+                        Action::Append { turn: Some(t) }
                     }
-                    _ => self.done(Stop::Aborted),
+                    None => self.done(Stop::Aborted),
                 }
             }
             (Phase::Cut, _) => self.done(Stop::Aborted),

@@ -10,11 +10,37 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The indices `0..n` in the order `cmp` gives, ties in index order (a stable order).
+/// The indices `0..n` in the order `cmp` gives, ties in index order (a stable order): a
+/// bottom-up merge sort, written once here rather than the standard library's sort
+/// instantiated for `usize` (its small-sort networks and quicksort, about 6 KB of wasm).
 #[inline(never)]
 fn order(n: usize, cmp: &dyn Fn(usize, usize) -> Ordering) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..n).collect();
-    idx.sort_unstable_by(|&a, &b| cmp(a, b).then(a.cmp(&b)));
+    let mut buf: Vec<usize> = vec![0; n];
+    let mut width = 1;
+    while width < n {
+        let mut start = 0;
+        while start < n {
+            let mid = (start + width).min(n);
+            let end = (start + 2 * width).min(n);
+            let (mut i, mut j, mut k) = (start, mid, start);
+            while k < end {
+                // The left run's element goes first unless the right one is strictly less.
+                let take_left = j >= end
+                    || (i < mid
+                        && matches!((idx.get(i), idx.get(j)), (Some(&a), Some(&b)) if cmp(b, a) != Ordering::Less));
+                let from = if take_left { &mut i } else { &mut j };
+                if let (Some(slot), Some(&x)) = (buf.get_mut(k), idx.get(*from)) {
+                    *slot = x;
+                }
+                *from += 1;
+                k += 1;
+            }
+            start = end;
+        }
+        std::mem::swap(&mut idx, &mut buf);
+        width *= 2;
+    }
     idx
 }
 

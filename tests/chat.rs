@@ -7,6 +7,7 @@
 use promptloom::chat::{branch, view};
 use promptloom::compositor::SubmitOptions;
 use promptloom::conversation::Turn;
+use promptloom::store::drafts::Draft;
 use promptloom::store::{MemoryBackend, MessageStore};
 use promptloom::ErrorKind;
 use serde_json::{json, Value};
@@ -178,4 +179,54 @@ fn a_branch_copies_the_turns_it_keeps() {
         .unwrap();
     assert!(again.iter().all(|a| a.stored));
     assert_eq!(store.thread("chat~n1").unwrap().len(), 4);
+}
+
+#[test]
+fn a_reply_whose_host_went_away_comes_back_cut_from_its_draft() {
+    let mut store = MessageStore::new(MemoryBackend::new());
+    let opts = SubmitOptions {
+        session: "chat".into(),
+        now: Some(1_700_000_000_000),
+        ..SubmitOptions::default()
+    };
+    let user =
+        Turn::from_value(json!({ "role": "user", "parts": [{ "type": "text", "text": "a" }] }))
+            .unwrap();
+    store.append(&user, &opts).unwrap();
+    assert!(store.draft("chat").unwrap().is_none());
+    // The reply as read so far: text, and a call still being written (left out).
+    let so_far = Draft::from_value(json!({ "turn": { "role": "assistant", "parts": [
+        { "type": "text", "text": "Hel" },
+        { "type": "tool-call", "id": "c1", "name": "f", "input": {} } ] } }))
+    .unwrap();
+    assert!(store.save_draft("chat", &so_far).unwrap());
+    let draft = store.draft("chat").unwrap().unwrap().turn.unwrap();
+    assert_eq!(
+        draft.to_value()["parts"],
+        json!([{ "type": "text", "text": "Hel" }])
+    );
+    // Appended, it is the thread's cut reply, and no draft stands.
+    store.append(&draft, &opts).unwrap();
+    assert!(store.draft("chat").unwrap().is_none());
+    let shown = messages(&view(&store.thread("chat").unwrap(), 0));
+    assert_eq!(shown[1]["status"], json!("cut"));
+    assert_eq!(shown[1]["parts"][0]["text"], json!("Hel"));
+    // A draft whose writer stored its reply and went away before dropping it reads as none.
+    store.save_draft("chat", &so_far).unwrap();
+    store.append(&user, &opts).unwrap();
+    assert!(store.draft("chat").unwrap().is_none());
+    // A relayed run is kept before any text; nothing at all keeps nothing; a drop leaves none.
+    let run = Draft::from_value(json!({ "run": "r1" })).unwrap();
+    assert!(store.save_draft("chat", &run).unwrap());
+    assert_eq!(
+        store.draft("chat").unwrap().unwrap().run.as_deref(),
+        Some("r1")
+    );
+    let empty = Draft::from_value(json!({ "turn": { "role": "assistant", "parts": [] } })).unwrap();
+    assert!(!store.save_draft("chat", &empty).unwrap());
+    assert!(store.draft("chat").unwrap().is_none());
+    store.save_draft("chat", &so_far).unwrap();
+    store.drop_draft("chat").unwrap();
+    assert!(store.draft("chat").unwrap().is_none());
+    assert_eq!(store.thread("chat").unwrap().len(), 3);
 }

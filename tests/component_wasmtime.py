@@ -261,6 +261,8 @@ class Host:
         self.store_fns["append-turn"] = f("[method]message-store.append-turn")
         self.store_fns["thread"] = f("[method]message-store.thread")
         self.store_fns["append-turns"] = f("[method]message-store.append-turns")
+        for n in ["save-draft", "draft"]:
+            self.store_fns[n] = f(f"[method]message-store.{n}")
         ch = inst.get_export_index(self.store, "promptloom:core/chat@0.1.0")
         self.chat = {n: Func(inst.get_func(self.store, inst.get_export_index(self.store, n, ch))) for n in ["view", "branch"]}
         self.store_fns["page"] = f("[method]message-store.page")
@@ -421,6 +423,21 @@ class ChatInWasmtime(unittest.TestCase):
         self.assertEqual(out["ids"], ["chat~n1/0000000001", "chat~n1/0000000002", "chat~n1/0000000003"])
         self.assertEqual(len(json.loads(h.call("thread", res, "chat~n1"))), 3)
         self.assertEqual(len(json.loads(h.call("thread", res, "chat"))), 5)
+        # A reply whose host went away: its draft comes back cut, and stands until appended.
+        self.assertIsNone(h.call("draft", res, "chat"))
+        so_far = {"turn": {"role": "assistant", "parts": [{"type": "text", "text": "Hel"}, {"type": "tool-call", "id": "c9", "name": "f", "input": {}}]}}
+        self.assertTrue(h.call("save-draft", res, "chat", json.dumps(so_far)))
+        draft = json.loads(h.call("draft", res, "chat"))["turn"]
+        self.assertEqual((draft["parts"], draft["metadata"]["cut"]), ([{"type": "text", "text": "Hel"}], True))
+        h.call("append-turn", res, json.dumps(draft), json.dumps({"session": "chat", "now": 4}))
+        self.assertIsNone(h.call("draft", res, "chat"))
+        self.assertTrue(h.call("save-draft", res, "chat", json.dumps({"run": "r1"})))
+        self.assertEqual(json.loads(h.call("draft", res, "chat"))["run"], "r1")
+        self.assertFalse(h.call("save-draft", res, "chat", json.dumps({"turn": {"role": "assistant", "parts": []}})))
+        h.call("save-draft", res, "chat", json.dumps(so_far))
+        self.assertFalse(h.call("save-draft", res, "chat", "{}"))  # nothing to keep: dropped
+        self.assertIsNone(h.call("draft", res, "chat"))
+        self.assertEqual(h.call("save-draft", res, "chat", "{").code, "invalid-message")
 
 
 def composer_fixtures():

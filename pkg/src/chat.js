@@ -10,6 +10,7 @@ import { submit } from './compositor.js';
 import { Conversation } from './conversation.js';
 import { runAgent } from './agent.js';
 import { relayAdapter } from './event-stream.js';
+import { Listeners } from './listeners.js';
 
 /** @import { Unchecked } from './instance.js' */
 /** @typedef {import('../index.js').ChatMessage} ChatMessage */
@@ -122,18 +123,27 @@ export class Chat {
   #tail = { start: 0, end: 0, turns: null };
   /** @type {ChatSnapshot} */
   #snapshot;
-  /** @type {Set<() => void>} */
-  #listeners = new Set();
+  #listeners = new Listeners();
   /** @type {AbortController | null} */
   #abort = null;
   /** @type {Map<string, (answer: { approve: boolean, reason?: string }) => void>} */
   #asked = new Map();
+  /** @type {number | false} ms between the saves of the reply streaming as the thread's draft (false: none) */
+  #draftEvery = false;
+  /** @type {ReturnType<typeof setTimeout> | null} the next draft save */
+  #draftTimer = null;
+  /** @type {Promise<unknown>} the draft save in flight */
+  #draftWrite = Promise.resolve();
+  /** Whether this run saved a draft (dropped when it ends). */
+  #drafted = false;
+  /** @type {(() => void) | null} releases the Web Lock that says this page is reading the reply */
+  #unlock = null;
   /** @type {Promise<void>} */
   ready;
 
   /** @param {import('../index.js').ChatInit} init */
   constructor(init) {
-    const { store, session = 'default', adapter, endpoint, settings, tools = [], handlers = {}, catalog, resolve, mentions, maxSteps = 8, nonce, headers, reconnect, arbiter, lane, onEvent, onTurn } = __opts(init, 'new Chat()');
+    const { store, session = 'default', adapter, endpoint, settings, tools = [], handlers = {}, catalog, resolve, mentions, maxSteps = 8, nonce, headers, reconnect, arbiter, lane, onEvent, onTurn, draft } = __opts(init, 'new Chat()');
     if (!store || typeof store.thread !== 'function' || typeof store.appendTurns !== 'function') throw invalid('`store` must be a message store from openMessageStore()', 'store');
     if (settings === null || typeof settings !== 'object' || typeof settings.provider !== 'string') throw invalid('`settings` must be the lowering options of every request, with a `provider`', 'settings');
     if ((adapter === undefined) === (endpoint === undefined)) throw invalid('a Chat takes an `adapter` (createAdapter) or an `endpoint` (a server that relays the provider), one of them', adapter === undefined ? 'adapter' : 'endpoint');
@@ -146,10 +156,15 @@ export class Chat {
     if (nonce !== undefined && typeof nonce !== 'function') throw invalid('`nonce` must be a function answering a unique string', 'nonce');
     if (onEvent !== undefined && typeof onEvent !== 'function') throw invalid('`onEvent` must be a function', 'onEvent');
     if (onTurn !== undefined && typeof onTurn !== 'function') throw invalid('`onTurn` must be a function', 'onTurn');
+    if (draft !== undefined && draft !== false && !(typeof draft === 'number' && draft >= 0 && Number.isFinite(draft))) throw invalid('`draft` is the ms between saves of the reply streaming (a number ≥ 0), or false', 'draft');
     this.#observers = { onEvent, onTurn };
     this.#store = store;
     this.#adapter = adapter ?? relayAdapter({ endpoint, provider: settings.provider, headers, ...(reconnect === undefined ? {} : { reconnect }) });
     this.#relays = adapter === undefined && reconnect !== undefined && reconnect !== false && reconnect !== 0;
+    // The reply streaming is kept as the thread's draft, so a reload shows it cut — or,
+    // relayed with reconnects, finds the run the server is still reading.
+    this.#draftEvery = draft ?? 500;
+    if (this.#draftEvery !== false && typeof store.saveDraft !== 'function') this.#draftEvery = false;
     this.#settings = settings;
     this.#approval = new Set(tools.filter((/** @type {Unchecked} */ t) => t && t.needsApproval === true).map((/** @type {Unchecked} */ t) => t.name));
     this.#tools = tools.map((/** @type {Unchecked} */ t) => {
@@ -183,6 +198,7 @@ export class Chat {
    */
   async #open(session) {
     try {
+      const run = await this.#adoptDraft(session);
       const conversation = await Conversation.load({ store: this.#store, session, options: /** @type {any} */ (this.#settings) });
       this.#conversation = conversation;
       this.#length = conversation.length;
@@ -191,11 +207,86 @@ export class Chat {
       // read from the conversation only if one does.
       const start = messages.length > 0 ? messages[messages.length - 1].turn : 0;
       this.#tail = { start, turns: null, end: conversation.length };
-      this.#set({ session, status: 'ready', messages: Object.freeze(messages), pending: null, error: null });
+      this.#set({ session, status: 'ready', messages: Object.freeze(messages), pending: null, error: null, run });
     } catch (e) {
       this.#set({ status: 'error', error: e });
       throw e;
     }
+  }
+
+  /** The Web Lock a page holds while it reads a reply of `session` into its draft. @param {string} session */
+  #lockName(session) {
+    return `promptloom:reply:${this.#store.name ?? ''}:${session}`;
+  }
+
+  /**
+   * A reply the thread's last page was reading when it went away (a reload, a closed tab)
+   * is the session's draft. Relayed with reconnects, its run is what the page attaches to
+   * (answered, for the snapshot's `run`); otherwise it is appended, cut, so the thread
+   * shows it. Not while another page still reads it (it holds the session's Web Lock,
+   * where the host has them).
+   * @param {string} session
+   * @returns {Promise<string | null>}
+   */
+  async #adoptDraft(session) {
+    if (this.#draftEvery === false || typeof this.#store.draft !== 'function') return null;
+    const draft = await this.#store.draft(session);
+    if (!draft) return null;
+    const locks = /** @type {Unchecked} */ (globalThis.navigator)?.locks;
+    if (locks && typeof locks.request === 'function') {
+      const free = await locks.request(this.#lockName(session), { ifAvailable: true }, (/** @type {unknown} */ lock) => lock !== null);
+      if (!free) return null;
+    }
+    if (draft.run && this.#relays) return draft.run;
+    if (draft.turn) await this.#store.append(draft.turn, { session });
+    await this.#store.dropDraft(session);
+    return null;
+  }
+
+  /** Saves the reply streaming (and the run relaying it) as the thread's draft, now. */
+  #draftNow() {
+    this.#draftTimer = null;
+    const { pending, run } = this.#snapshot;
+    if (!pending && !run) return;
+    const session = this.session;
+    const parts = (pending ? pending.parts : [])
+      .filter((/** @type {Unchecked} */ p) => p && (p.type === 'text' || p.type === 'reasoning') && typeof p.text === 'string')
+      .map((/** @type {Unchecked} */ p) => ({ type: p.type, text: p.text }));
+    const turn = { role: 'assistant', parts, ...(pending && pending.model ? { metadata: { model: pending.model } } : {}) };
+    if (!this.#drafted) {
+      this.#drafted = true;
+      this.#lock(session);
+    }
+    // A draft that cannot be written is only a draft: the reply goes on.
+    this.#draftWrite = this.#draftWrite.then(() => this.#store.saveDraft({ turn, ...(run ? { run } : {}) }, { session })).catch(() => {});
+  }
+
+  /** Saves the reply streaming as the thread's draft, soon (at most once per `draft` ms). */
+  #draftSoon() {
+    if (this.#draftEvery === false || this.#draftTimer !== null) return;
+    this.#draftTimer = setTimeout(() => this.#draftNow(), this.#draftEvery);
+  }
+
+  /**
+   * Holds the session's Web Lock (where the host has them) until the run ends: another
+   * page opening the thread meanwhile leaves the draft to this one.
+   * @param {string} session
+   */
+  #lock(session) {
+    const locks = /** @type {Unchecked} */ (globalThis.navigator)?.locks;
+    if (!locks || typeof locks.request !== 'function') return;
+    /** @type {Promise<void>} */
+    const held = new Promise((release) => {
+      this.#unlock = () => release();
+    });
+    locks.request(this.#lockName(session), () => held).catch(() => {});
+  }
+
+  /** No draft save after this: the one in flight has landed. */
+  async #settleDraft() {
+    if (this.#draftTimer !== null) clearTimeout(this.#draftTimer);
+    this.#draftTimer = null;
+    await this.#draftWrite;
   }
 
   /** The session (thread) shown: a regenerate or an edit moves to a branch. */
@@ -222,27 +313,12 @@ export class Chat {
    * Calls `listener` after every change; returns the function that stops it.
    * @param {() => void} listener
    */
-  subscribe = (listener) => {
-    if (typeof listener !== 'function') throw invalid('subscribe() takes a function', 'listener');
-    this.#listeners.add(listener);
-    return () => {
-      this.#listeners.delete(listener);
-    };
-  };
+  subscribe = (listener) => this.#listeners.add(listener);
 
   /** @param {Partial<ChatSnapshot>} change */
   #set(change) {
     this.#snapshot = Object.freeze({ ...this.#snapshot, ...change });
-    for (const l of this.#listeners) {
-      try {
-        l();
-      } catch (e) {
-        // A listener's failure is its own: the chat goes on, and the error is reported.
-        queueMicrotask(() => {
-          throw e;
-        });
-      }
-    }
+    this.#listeners.notify();
   }
 
   /** @param {string} what */
@@ -449,6 +525,7 @@ export class Chat {
       },
       lower: (/** @type {any} */ o) => conversation.lower(o),
       append: async (/** @type {Unchecked} */ turn) => {
+        await this.#settleDraft();
         const { turn: stored } = await store.append(turn, { session });
         await conversation.append(stored);
         const cut = stored.role === 'assistant' && stored.metadata?.cut === true;
@@ -477,6 +554,7 @@ export class Chat {
           const base = this.#snapshot.pending ?? { id: 'pending', role: 'assistant', status: 'streaming', parts: [] };
           const pending = streamed(base, ev);
           if (pending !== base || this.#snapshot.status !== 'streaming') this.#set({ pending, status: 'streaming' });
+          this.#draftSoon();
           const seen = this.#observers.onEvent;
           if (seen) return seen(ev, step);
         },
@@ -494,6 +572,15 @@ export class Chat {
       return { stop: 'error', error: e };
     } finally {
       if (this.#abort === abort) this.#abort = null;
+      await this.#settleDraft();
+      if (this.#drafted) {
+        // The reply ended here: its draft is stale (a turn was stored after it) or, when it
+        // failed, not to be shown as cut after a reload.
+        this.#drafted = false;
+        await store.dropDraft(session).catch(() => {});
+      }
+      if (this.#unlock) this.#unlock();
+      this.#unlock = null;
     }
   }
 
@@ -514,7 +601,14 @@ export class Chat {
         const o = once === undefined ? opts : { ...opts, attach: once };
         once = undefined;
         const s = adapter.send(body, o);
-        if (s && typeof s.run === 'string') this.#set({ run: s.run });
+        if (s && typeof s.run === 'string') {
+          this.#set({ run: s.run });
+          // The run is kept with the thread from its first byte: a reload attaches to it.
+          if (this.#draftEvery !== false) {
+            if (this.#draftTimer !== null) clearTimeout(this.#draftTimer);
+            this.#draftNow();
+          }
+        }
         return s;
       },
       generate: (/** @type {unknown} */ body, /** @type {Unchecked} */ opts) => adapter.generate(body, opts),

@@ -248,6 +248,59 @@ class MessageStore {
     return { ...result, turns: message };
   }
   /**
+   * Keeps `draft` — `{ turn?, run? }`: the reply `session` is reading so far, and the
+   * relayed run reading it on a server — as the session's draft: a page that goes away
+   * mid-reply finds it again with `draft()` (the turn cut: its text, marked `cut`) instead
+   * of losing it. A draft stands until a turn is stored after the session's last message
+   * (then it reads as none). Resolves whether anything was kept (a reply with no text yet
+   * and no run is not). `Chat` does this as a reply streams.
+   * @param {{ turn?: Turn, run?: string }} draft
+   * @param {{ session?: string }} [options]
+   * @returns {Promise<boolean>}
+   */
+  async saveDraft(draft, options) {
+    const { turn, run } = __opts(draft, 'saveDraft()', 'InvalidMessage');
+    const { session = 'default' } = __opts(options, 'saveDraft()');
+    const name = sessionName(session);
+    const json = __json({ ...(turn === undefined ? {} : { turn: __wireTurn(turn) ?? null }), ...(run === undefined ? {} : { run }) }, 'the draft', 'InvalidMessage', { text: false, path: 'draft' });
+    return this.#draftRows(name, json);
+  }
+  /**
+   * The reply `session` was reading when its page went away: `{ turn?, run? }` (the turn
+   * cut; the relayed run to attach to), or null (none, or a turn was stored after it).
+   * Append the turn to keep it in the thread.
+   * @param {string} [session]
+   * @returns {Promise<{ turn?: Turn, run?: string } | null>}
+   */
+  async draft(session = 'default') {
+    return readPlanned(this.#backend, 'draft', sessionName(session));
+  }
+  /**
+   * Drops `session`'s draft.
+   * @param {string} [session]
+   * @returns {Promise<void>}
+   */
+  async dropDraft(session = 'default') {
+    await this.#draftRows(sessionName(session), '');
+  }
+  /**
+   * Writes the core's rows of a draft (`json`; '' drops it), laid out from the session row
+   * read in the same transaction.
+   * @param {string} session
+   * @param {string} json
+   */
+  #draftRows(session, json) {
+    let kept = false;
+    return this.__serial(async () => {
+      await this.#backend.commitAfterRead([['sessions', session]], ([row]) => {
+        const done = decodeDone(__inbox('draftRowsInbox', [json, session, row ?? '']));
+        kept = /** @type {Unchecked} */ (done).kept === true;
+        return done.batch;
+      });
+      return kept;
+    });
+  }
+  /**
    * @internal Appends a turn a Conversation read already: `layText(optionsText, sessionRow)`
    * gives the core's layout of it (the rows after the session's last message).
    * @param {string} session

@@ -35,10 +35,10 @@ export const ERROR_CODES = Object.freeze(['InvalidMessage', 'InvalidOptions', 'U
 
 // The store layout's tables and the IndexedDB schema (src/store/idb_schema.rs).
 /** The tables of the layout; the IndexedDB object stores. */
-export const TABLES = Object.freeze(['messages', 'parts', 'blobs', 'sessions', 'ids', 'skills', 'skill_names', 'skill_artifacts', 'artifact_ids', 'skill_sync', 'skill_invocations', 'skill_traces', 'session_log', 'skill_proposals', 'approval_log']);
+export const TABLES = Object.freeze(['messages', 'parts', 'blobs', 'sessions', 'ids', 'skills', 'skill_names', 'skill_artifacts', 'artifact_ids', 'skill_sync', 'skill_invocations', 'skill_traces', 'session_log', 'skill_proposals', 'approval_log', 'message_drafts']);
 /** Native IndexedDB indexes (table → field → unique). */
 export const INDEXES = Object.freeze({ skills: { name: true, source: false }, skill_artifacts: { id: true, skill_id: false, kind: false } });
 /** Tables IndexedDB answers from a unique index: table → [object store, index]. */
 export const VIRTUAL = Object.freeze({ skill_names: ['skills', 'name'], artifact_ids: ['skill_artifacts', 'id'] });
 /** The database version. */
-export const DB_VERSION = 4;
+export const DB_VERSION = 5;

@@ -128,10 +128,19 @@ export function __applyPatch(prev, patch) {
 export function __listen(port, on) {
   if (typeof port.addEventListener === 'function') {
     const f = (/** @type {MessageEvent} */ ev) => on(ev.data);
-    port.addEventListener('message', f);
-    if (typeof port.start === 'function') port.start();
-    return () => port.removeEventListener('message', f);
+    __quiet(port.addEventListener('message', f));
+    if (typeof port.start === 'function') __quiet(port.start());
+    return () => __quiet(port.removeEventListener('message', f));
   }
-  port.on('message', on);
-  return () => port.off('message', on);
+  __quiet(port.on('message', on));
+  return () => __quiet(port.off('message', on));
+}
+
+/**
+ * @internal A port method's answer, let go: one that is a Promise (a port of the host's own
+ * making) may reject without an unhandled rejection.
+ * @param {unknown} r
+ */
+export function __quiet(r) {
+  if (r && typeof (/** @type {Unchecked} */ (r).then) === 'function') /** @type {Promise<unknown>} */ (r).then(undefined, () => {});
 }

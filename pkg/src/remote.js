@@ -5,7 +5,8 @@
 // crosses `postMessage` between the two is remote-wire.js's.
 
 import { PromptloomError } from './instance.js';
-import { __WIRE, __errorIn, __applyPatch, __listen } from './remote-wire.js';
+import { __WIRE, __errorIn, __applyPatch, __listen, __quiet } from './remote-wire.js';
+import { Listeners } from './listeners.js';
 
 export { PromptloomError };
 
@@ -52,11 +53,11 @@ class Remote {
     // The worker says `ready` when it starts serving, and answers this `hello` once it does:
     // whichever of the two is missed (a page listening late, a worker still loading its
     // wasm when the hello came), the other arrives.
-    port.postMessage({ wire: __WIRE, hello: true });
+    __quiet(port.postMessage({ wire: __WIRE, hello: true }));
     // A worker that fails to load or throws where nobody catches: every call waiting ends.
     const fail = (/** @type {Unchecked} */ ev) => this.#fail(`the worker failed: ${ev && ev.message ? ev.message : String(ev)}`);
-    if (typeof port.addEventListener === 'function') port.addEventListener('error', fail);
-    else if (typeof port.on === 'function') port.on('error', fail);
+    if (typeof port.addEventListener === 'function') __quiet(port.addEventListener('error', fail));
+    else if (typeof port.on === 'function') __quiet(port.on('error', fail));
   }
 
   /** @param {string} why */
@@ -102,7 +103,7 @@ class Remote {
   #post(id, request, reject) {
     if (!this.#calls.has(id)) return;
     try {
-      this.#port.postMessage({ wire: __WIRE, id, ...request });
+      __quiet(this.#port.postMessage({ wire: __WIRE, id, ...request }));
     } catch (e) {
       this.#calls.delete(id);
       const what = /** @type {Unchecked} */ (e);
@@ -159,8 +160,7 @@ class RemoteChat {
   #id;
   /** @type {ChatSnapshot} */
   #snapshot = Object.freeze({ session: '', status: 'loading', messages: Object.freeze([]), pending: null, error: null, run: null });
-  /** @type {Set<() => void>} */
-  #listeners = new Set();
+  #listeners = new Listeners();
 
   /**
    * @param {Remote} remote
@@ -174,15 +174,7 @@ class RemoteChat {
   /** @internal @param {Unchecked} patch */
   __patch(patch) {
     this.#snapshot = __applyPatch(this.#snapshot, patch);
-    for (const l of this.#listeners) {
-      try {
-        l();
-      } catch (e) {
-        queueMicrotask(() => {
-          throw e;
-        });
-      }
-    }
+    this.#listeners.notify();
   }
 
   /** The current state, as the worker's chat last showed it. */
@@ -192,13 +184,7 @@ class RemoteChat {
    * Calls `listener` after every change; returns the function that stops it.
    * @param {() => void} listener
    */
-  subscribe = (listener) => {
-    if (typeof listener !== 'function') throw invalid('subscribe() takes a function', 'listener');
-    this.#listeners.add(listener);
-    return () => {
-      this.#listeners.delete(listener);
-    };
-  };
+  subscribe = (listener) => this.#listeners.add(listener);
 
   get session() {
     return this.#snapshot.session;

@@ -4,7 +4,7 @@
 
 import { PromptloomError, __opts } from './instance.js';
 import { Chat } from './chat.js';
-import { __WIRE, __errorOut, __patch, __listen } from './remote-wire.js';
+import { __WIRE, __errorOut, __patch, __listen, __quiet } from './remote-wire.js';
 
 /** @typedef {import('./instance.js').Unchecked} Unchecked */
 
@@ -38,7 +38,7 @@ export function serveWorker(options) {
   const chats = new Map();
   let next = 0;
   /** @param {Record<string, unknown>} message */
-  const post = (message) => port.postMessage({ wire: __WIRE, ...message });
+  const post = (message) => __quiet(port.postMessage({ wire: __WIRE, ...message }));
 
   /** @param {Unchecked} d */
   async function answer(d) {
@@ -67,7 +67,7 @@ export function serveWorker(options) {
           const s = c.chat.getSnapshot();
           const patch = __patch(last, s);
           last = s;
-          post({ chat: d.chat, patch });
+          tell({ chat: d.chat, patch });
         };
         send();
         c.stop = c.chat.subscribe(send);
@@ -95,31 +95,57 @@ export function serveWorker(options) {
     }
   }
 
-  const stop = __listen(port, (d) => {
-    if (!d || d.wire !== __WIRE) return;
-    if (d.hello) return post({ ready: true });
-    if (typeof d.id !== 'number') return;
-    (async () => answer(d))().then(
-      (value) => {
-        try {
-          post({ id: d.id, ok: true, value });
-        } catch (e) {
-          const what = /** @type {Unchecked} */ (e);
-          post({ id: d.id, ok: false, error: { code: 'InvalidOutput', message: `the result cannot cross to the page: ${what && what.message ? what.message : what}`, details: {} } });
-        }
-      },
-      (e) => post({ id: d.id, ok: false, error: __errorOut(e) }),
-    );
-  });
+  /** Posts, or gives up quietly: the page went away, or the port refuses. @param {Record<string, unknown>} message */
+  const tell = (message) => {
+    try {
+      post(message);
+    } catch {
+      // Nobody to tell.
+    }
+  };
+  /** @param {unknown} e */
+  const failed = (e) => {
+    const what = /** @type {Unchecked} */ (e);
+    return invalid(`the port failed: ${what && what.message ? what.message : what}`, 'port');
+  };
+  /** @type {() => void} */
+  let stop;
+  try {
+    stop = __listen(port, (d) => {
+      if (!d || d.wire !== __WIRE) return;
+      if (d.hello) return tell({ ready: true });
+      if (typeof d.id !== 'number') return;
+      (async () => answer(d))().then(
+        (value) => {
+          try {
+            post({ id: d.id, ok: true, value });
+          } catch (e) {
+            const what = /** @type {Unchecked} */ (e);
+            tell({ id: d.id, ok: false, error: { code: 'InvalidOutput', message: `the result cannot cross to the page: ${what && what.message ? what.message : what}`, details: {} } });
+          }
+        },
+        (e) => tell({ id: d.id, ok: false, error: __errorOut(e) }),
+      );
+    });
+  } catch (e) {
+    throw failed(e);
+  }
   try {
     post({ ready: true });
   } catch (e) {
-    stop();
-    const what = /** @type {Unchecked} */ (e);
-    throw invalid(`\`port.postMessage\` failed: ${what && what.message ? what.message : what}`, 'port');
+    try {
+      stop();
+    } catch {
+      // The port is broken already.
+    }
+    throw failed(e);
   }
   return () => {
-    stop();
+    try {
+      stop();
+    } catch {
+      // A port that cannot stop listening is the host's.
+    }
     for (const [, c] of chats) {
       c.chat.stop();
       if (c.stop) c.stop();

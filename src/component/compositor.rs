@@ -192,6 +192,22 @@ impl GuestMessageStore for StoreResource {
         run().map_err(to_wit)
     }
 
+    fn save_draft(&self, session: String, draft: String) -> Result<bool, WitError> {
+        let run = || -> Result<bool, Error> {
+            let d = crate::store::drafts::Draft::from_value(json(
+                &draft,
+                "the draft",
+                ErrorKind::InvalidMessage,
+            )?)?;
+            self.store.borrow_mut().save_draft(&session, &d)
+        };
+        run().map_err(to_wit)
+    }
+
+    fn draft(&self, session: String) -> Result<Option<String>, WitError> {
+        self.store.borrow().draft_json(&session).map_err(to_wit)
+    }
+
     fn thread(&self, session: String) -> Result<String, WitError> {
         self.store
             .borrow()

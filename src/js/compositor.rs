@@ -121,7 +121,7 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
         Step::Done(sub) => {
             let (ops, message) = messages::layout(&sub);
             return Ok(done_text(
-                |w, batch| sub.summary_into(w, "batch", batch),
+                &mut |w, batch| sub.summary_into(w, "batch", batch),
                 ops,
                 &message,
             ));
@@ -130,14 +130,14 @@ pub fn submit_inbox(lens: &[u32], catalog: &JsCatalog) -> Result<String, JsValue
     Ok(Value::Object(out).json_text())
 }
 
+/// What writes a laid-out write's summary fields, given what writes its `batch` (one type
+/// for every caller: one copy of [`done_text`] in the module).
+type Summary<'a> = dyn FnMut(&mut ObjectText, &mut dyn FnMut(&mut ObjectText)) + 'a;
+
 /// `{"done":{…summary, batch},"message":…}` followed by the row values, each after a NUL:
 /// no row is escaped a second time inside another JSON string (JSON text never holds a raw
 /// NUL). `batch` lists the rows to write in order, each naming its value by position (`at`).
-fn done_text(
-    summary: impl FnOnce(&mut ObjectText, &mut dyn FnMut(&mut ObjectText)),
-    ops: Vec<crate::store::Op>,
-    message: &str,
-) -> String {
+fn done_text(summary: &mut Summary<'_>, ops: Vec<crate::store::Op>, message: &str) -> String {
     let mut values: Vec<&str> = Vec::with_capacity(ops.len());
     let mut w = ObjectText::new(256 + message.len());
     w.open("done");
@@ -241,6 +241,42 @@ pub fn append_turns_inbox(lens: &[u32]) -> Result<String, JsValue> {
     turns_done(&turns, &options, &session, Some(true))
 }
 
+/// Lays out `session`'s draft (`store::drafts`): the inbox holds the draft JSON (`{ turn?,
+/// run? }`: the reply read so far and the relayed run reading it; "" to drop the draft),
+/// the session name and the stored session row ("" when new). Returns what
+/// [`submit_inbox`] returns when done, with `kept`.
+#[wasm_bindgen(js_name = draftRowsInbox)]
+pub fn draft_rows_inbox(lens: &[u32]) -> Result<String, JsValue> {
+    let mut it = inbox_strings(lens)?.into_iter();
+    let (Some(draft), Some(session), Some(row)) = (it.next(), it.next(), it.next()) else {
+        return Err(js_err(Error::new(
+            ErrorKind::Internal,
+            "inbox holds too few strings",
+        )));
+    };
+    let (ops, kept) = if draft.is_empty() {
+        (crate::store::drafts::drop_rows(&session), false)
+    } else {
+        let draft = crate::store::drafts::Draft::from_value(json_in(
+            &draft,
+            "the draft",
+            ErrorKind::InvalidMessage,
+        )?)
+        .map_err(js_err)?;
+        let row = Some(row.as_str()).filter(|r| !r.is_empty());
+        let state = crate::store::messages::session_state(&session, row).map_err(js_err)?;
+        crate::store::drafts::draft_rows(&session, &state, &draft)
+    };
+    Ok(done_text(
+        &mut |w, batch| {
+            batch(w);
+            w.value("kept", &kept.into());
+        },
+        ops,
+        "null",
+    ))
+}
+
 /// The rows of `turn` appended after the session's last message (`options`: `{ session?,
 /// id?, now? }`; `session`: the stored session row, "" when new), as [`append_turn_inbox`]
 /// answers; without `message` when the caller holds the turn already.
@@ -274,7 +310,7 @@ fn turns_done(
     }
     let appends = messages::append_turns(turns, &opts, state);
     let (ops, texts) = messages::turns_layout(&appends);
-    let summary = |w: &mut ObjectText, batch: &mut dyn FnMut(&mut ObjectText)| {
+    let mut summary = |w: &mut ObjectText, batch: &mut dyn FnMut(&mut ObjectText)| {
         batch(w);
         if several {
             w.value(
@@ -292,7 +328,7 @@ fn turns_done(
         Some(true) => format!("[{}]", texts.join(",")),
         Some(false) => texts.into_iter().next().unwrap_or_default(),
     };
-    Ok(done_text(summary, ops, &message))
+    Ok(done_text(&mut summary, ops, &message))
 }
 
 /// One step of a message-store read (`store::reads`): the inbox holds the query JSON and,

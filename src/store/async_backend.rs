@@ -276,6 +276,33 @@ impl<B: AsyncBackend> AsyncMessageStore<B> {
         UserMessage::from_json(&text)
     }
 
+    /// Keeps `draft` (the reply `session` is reading so far, and the relayed run reading
+    /// it) as its draft (see [`super::drafts`]); returns whether anything was kept.
+    pub async fn save_draft(&self, session: &str, draft: &super::drafts::Draft) -> Result<bool> {
+        let row = get(&self.backend, Table::Sessions, session).await?;
+        let state = session_state(session, row.as_deref())?;
+        let (ops, kept) = super::drafts::draft_rows(session, &state, draft);
+        write(&self.backend, ops).await?;
+        Ok(kept)
+    }
+
+    /// `session`'s draft (the reply so far, cut; the run reading it), or `None` (none, or a
+    /// turn was stored after it).
+    pub async fn draft(&self, session: &str) -> Result<Option<super::drafts::Draft>> {
+        let q = Query::Draft {
+            session: session.to_owned(),
+        };
+        match json(&read(&self.backend, q).await?)? {
+            Value::Null => Ok(None),
+            v => super::drafts::Draft::from_value(v).map(Some),
+        }
+    }
+
+    /// Drops `session`'s draft.
+    pub async fn drop_draft(&self, session: &str) -> Result<()> {
+        write(&self.backend, super::drafts::drop_rows(session)).await
+    }
+
     /// Every turn of `session` (user, assistant, tool, system), in order.
     pub async fn thread(&self, session: &str) -> Result<Vec<Turn>> {
         let q = Query::Thread {

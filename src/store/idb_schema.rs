@@ -15,8 +15,9 @@
 use super::Table;
 
 /// The database version: 1 the message store; 2 the skill store's tables and indexes;
-/// 3 invocation records and traces; 4 session logs, proposal records and approval decisions.
-pub const VERSION: u32 = 4;
+/// 3 invocation records and traces; 4 session logs, proposal records and approval decisions;
+/// 5 the drafts of replies being read.
+pub const VERSION: u32 = 5;
 
 /// The native indexes: `(table, field, unique)`, in creation order.
 pub const INDEXES: [(Table, &str, bool); 5] = [

@@ -190,6 +190,40 @@ impl<B: Backend> MessageStore<B> {
         Ok(appends)
     }
 
+    /// Keeps `draft` — the reply `session` is reading so far, and the relayed run reading
+    /// it — as the session's draft (see [`super::drafts`]): what a page that goes away
+    /// mid-reply finds again with [`Self::draft`]. Returns whether anything was kept (a
+    /// reply with no text yet and no run is not).
+    pub fn save_draft(&mut self, session: &str, draft: &super::drafts::Draft) -> Result<bool> {
+        let state = self.session(session)?;
+        let (ops, kept) = super::drafts::draft_rows(session, &state, draft);
+        self.backend.commit(&ops)?;
+        Ok(kept)
+    }
+
+    /// `session`'s draft: the reply it was reading when its writer went away, cut (text,
+    /// `metadata.cut`), and the relayed run reading it; `None` when there is none or a turn
+    /// was stored after it. Append its turn to keep it in the thread (that also makes the
+    /// draft stale), or attach to its run.
+    pub fn draft(&self, session: &str) -> Result<Option<super::drafts::Draft>> {
+        let state = self.session(session)?;
+        let row = self.backend.get(Table::Drafts, session)?;
+        super::drafts::draft_of(session, &state, row.as_deref())
+    }
+
+    /// [`Self::draft`] as the stored row's JSON text, `{ run?, seq, turn? }` (what the hosts
+    /// answer).
+    pub fn draft_json(&self, session: &str) -> Result<Option<String>> {
+        let state = self.session(session)?;
+        let row = self.backend.get(Table::Drafts, session)?;
+        Ok(super::drafts::standing(session, &state, row.as_deref())?.map(str::to_owned))
+    }
+
+    /// Drops `session`'s draft (the reply ended, or it was appended).
+    pub fn drop_draft(&mut self, session: &str) -> Result<()> {
+        self.backend.commit(&super::drafts::drop_rows(session))
+    }
+
     /// Every turn of `session` (user, assistant, tool, system), in order.
     pub fn thread(&self, session: &str) -> Result<Vec<Turn>> {
         let prefix = format!("{session}/");

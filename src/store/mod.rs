@@ -12,6 +12,7 @@
 //! batch leaves only unreachable rows, which the next write of the same keys replaces.
 
 pub mod async_backend;
+pub mod drafts;
 pub mod idb_schema;
 #[cfg(feature = "composer")]
 pub mod invocations;
@@ -98,11 +99,14 @@ pub enum Table {
     Proposals,
     /// Approval decisions, append-only (`<decided_at>/<proposal id>` → the decision).
     ApprovalLog,
+    /// The reply a session is reading, kept as it streams (`<session>` → `{ seq, turn }`:
+    /// see [`drafts`]), so a reload shows it cut instead of losing it.
+    Drafts,
 }
 
 impl Table {
     /// Every table, in a fixed order.
-    pub const ALL: [Table; 15] = [
+    pub const ALL: [Table; 16] = [
         Table::Messages,
         Table::Parts,
         Table::Blobs,
@@ -118,6 +122,7 @@ impl Table {
         Table::SessionLog,
         Table::Proposals,
         Table::ApprovalLog,
+        Table::Drafts,
     ];
 
     /// The table's name (the IndexedDB object store, the key prefix in a flat store).
@@ -138,6 +143,7 @@ impl Table {
             Table::SessionLog => "session_log",
             Table::Proposals => "skill_proposals",
             Table::ApprovalLog => "approval_log",
+            Table::Drafts => "message_drafts",
         }
     }
 

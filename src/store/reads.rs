@@ -62,6 +62,12 @@ pub enum Query {
         /// A page spans `10^digits` sequence numbers (1 ..= 6).
         digits: u32,
     },
+    /// A session's draft, the reply it was reading: its row, `{ run?, seq, turn? }` (`null`
+    /// when none stands: see [`super::drafts`]).
+    Draft {
+        /// The session.
+        session: String,
+    },
     /// A split-out attachment by content id (`null` when absent).
     Blob {
         /// The content id.
@@ -283,6 +289,14 @@ impl Query {
                 },
                 ranges: Vec::new(),
             },
+            Query::Draft { session } => Plan {
+                gets: vec![
+                    (Table::Sessions, session.clone()),
+                    (Table::Drafts, session.clone()),
+                ],
+                scans: Vec::new(),
+                ranges: Vec::new(),
+            },
             Query::Blob { content_id } => Plan {
                 gets: vec![(Table::Blobs, content_id.clone())],
                 scans: Vec::new(),
@@ -424,6 +438,12 @@ impl Query {
                 };
                 page_json(*of, session, *n, *digits, row, scan(0), &scan(1)).map(Step::Done)
             }
+            Query::Draft { session } => {
+                let got = |i: usize| rows.gets.get(i).and_then(Option::as_deref);
+                let state = super::messages::session_state(session, got(0))?;
+                let row = super::drafts::standing(session, &state, got(1))?;
+                Ok(Step::Done(row.unwrap_or("null").to_owned()))
+            }
             Query::Blob { content_id } => match rows.gets.first() {
                 // The row is the answer (`{ content_id, mime, size, data }`), once checked.
                 Some(Some(text)) => {
@@ -543,6 +563,7 @@ impl Query {
                 }
             }
             "blob" => Query::Blob { content_id: next() },
+            "draft" => Query::Draft { session: next() },
             "invocations" => Query::Invocations { thread: next() },
             "skill" => Query::Skill { id: next() },
             "skill_by_name" => Query::SkillByName { name: next() },
@@ -630,6 +651,7 @@ impl Query {
             Query::History { session } => ("history", vec![session]),
             Query::List { session } => ("list", vec![session]),
             Query::Blob { content_id } => ("blob", vec![content_id]),
+            Query::Draft { session } => ("draft", vec![session]),
             Query::Invocations { thread } => ("invocations", vec![thread]),
             Query::Skill { id } => ("skill", vec![id]),
             Query::SkillByName { name } => ("skill_by_name", vec![name]),
@@ -1029,6 +1051,9 @@ mod tests {
             },
             Query::Blob {
                 content_id: "c".into(),
+            },
+            Query::Draft {
+                session: "s".into(),
             },
             Query::Invocations { thread: "t".into() },
             Query::Skill { id: "i".into() },

@@ -1,9 +1,11 @@
-// Chat as a web app uses it: a small React app (useSyncExternalStore) and the README's
-// plain-DOM chat page, built by Vite with the packed package, run in headless Chromium,
-// talking to the chat Worker of docs/chat.md (a Durable Object per run; bundled by wrangler,
-// run in workerd) that relays the repository's mock provider. Streaming, a tool call
-// approved in the page, stop, regenerate, edit, a reload in the middle of a stream (the page
-// attaches to the run the server is still reading), and the thread back from IndexedDB.
+// Chat as a web app uses it: a small React app (useSyncExternalStore), the README's
+// plain-DOM chat page, docs/chat.md's Vue and Svelte panels and promptloom in a Web Worker,
+// built by Vite with the packed package, run in headless Chromium, talking to the chat
+// Worker of docs/chat.md (a Durable Object per run; bundled by wrangler, run in workerd)
+// that relays the repository's mock provider. Streaming, a tool call approved in the page,
+// stop, regenerate, edit, a reload in the middle of a stream (the React page attaches to
+// the run the server is still reading; the plain-DOM page, which reads its replies itself,
+// shows the reply so far, cut), and the thread back from IndexedDB.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync, writeFileSync, readFileSync } from 'node:fs';
@@ -95,6 +97,7 @@ test('a React app and a plain-DOM page built by Vite, in Chromium, against the c
   // (same origin, through the preview server's /mock proxy).
   writeFileSync(join(app, 'remote.html'), '<!doctype html><html><body><script type="module" src="/src/remote.js"></script></body></html>');
   writeFileSync(join(app, 'src/remote-conformance.js'), readFileSync(join(root, 'tests/js/remote-conformance.mjs'), 'utf8'));
+  writeFileSync(join(app, 'src/chat-conformance.mjs'), readFileSync(join(root, 'tests/js/chat-conformance.mjs'), 'utf8'));
   writeFileSync(join(app, 'src/remote-serve.js'), readFileSync(join(root, 'tests/js/remote-serve.mjs'), 'utf8'));
   writeFileSync(join(app, 'src/remote-worker.js'), "import * as pl from 'promptloom';\nimport { serveTests } from './remote-serve.js';\n\nserveTests(pl);\n");
   // docs/chat.md's page over the README's worker: the chat in the worker relays through
@@ -106,6 +109,22 @@ const seen = [];
 chat.subscribe(() => seen.push(chat.getSnapshot()));
 const out = await chat.send('Hello from the page');
 window.remoteChat = { stop: out.stop, roles: chat.messages.map((m) => m.role), text: chat.messages.at(-1).parts.map((p) => p.text ?? '').join(''), streamed: seen.filter((s) => s.status === 'streaming').length };
+`);
+  // docs/chat.md's Vue and Svelte bindings, each a page of the app.
+  writeFileSync(join(app, 'vue.html'), '<!doctype html><html><body><div id="app"></div><script type="module" src="/src/vue.js"></script></body></html>');
+  writeFileSync(join(app, 'src/vue.js'), readmeExample('chatvue', 'docs/chat.md'));
+  writeFileSync(join(app, 'svelte.html'), '<!doctype html><html><body><div id="app"></div><script type="module" src="/src/svelte.js"></script></body></html>');
+  writeFileSync(join(app, 'src/ChatPanel.svelte'), readmeExample('chatsvelte', 'docs/chat.md'));
+  writeFileSync(join(app, 'src/svelte.js'), `import { mount } from 'svelte';
+import { Chat, openMessageStore } from 'promptloom';
+import ChatPanel from './ChatPanel.svelte';
+
+const chat = await Chat.open({
+  store: await openMessageStore({ backend: 'indexeddb', name: 'svelte-chat' }),
+  endpoint: '/chat',
+  settings: { provider: 'anthropic', model: 'claude-sonnet-4-5', maxOutputTokens: 1024, stream: true },
+});
+mount(ChatPanel, { target: document.getElementById('app'), props: { chat } });
 `);
   writeFileSync(join(app, 'src/remote.js'), `import { connectWorker, PromptloomError } from 'promptloom/remote';
 import { remoteConformance } from './remote-conformance.js';
@@ -135,7 +154,7 @@ window.remoteResults = await remoteConformance({ connectWorker, PromptloomError 
     },
   });
   const workerURL = await mf.ready;
-  writeFileSync(join(app, 'vite.config.js'), `export default { build: { target: 'es2022', rollupOptions: { input: { main: 'index.html', dom: 'dom.html', remote: 'remote.html', remotechat: 'remotechat.html' } } }, worker: { format: 'es' }, preview: { proxy: { '/chat': { target: ${JSON.stringify(String(workerURL).replace(/\/$/, ''))}, changeOrigin: true }, '/mock': { target: ${JSON.stringify(mock.url)}, changeOrigin: true, rewrite: (p) => p.slice('/mock'.length) } } } };\n`);
+  writeFileSync(join(app, 'vite.config.js'), `import { svelte } from '@sveltejs/vite-plugin-svelte';\nexport default { plugins: [svelte()], build: { target: 'es2022', rollupOptions: { input: { main: 'index.html', dom: 'dom.html', remote: 'remote.html', remotechat: 'remotechat.html', vue: 'vue.html', svelte: 'svelte.html' } } }, worker: { format: 'es' }, preview: { proxy: { '/chat': { target: ${JSON.stringify(String(workerURL).replace(/\/$/, ''))}, changeOrigin: true }, '/mock': { target: ${JSON.stringify(mock.url)}, changeOrigin: true, rewrite: (p) => p.slice('/mock'.length) } } } };\n`);
   await build({ root: app, logLevel: 'silent' });
   const server = await preview({ root: app, preview: { port: 0, host: '127.0.0.1' }, logLevel: 'silent' });
   const browser = await chromium.launch({
@@ -214,7 +233,8 @@ window.remoteResults = await remoteConformance({ connectWorker, PromptloomError 
     assert.deepEqual(await roles(), ['user', 'assistant:done', 'assistant:done', 'user', 'assistant:done', 'assistant:done']);
     // The first step's reply was the one read before the reload; only the step after the tool asked again.
     assert.equal(mock.requests.length, asked + 2);
-    assert.equal(await page.evaluate(() => localStorage.getItem('run')), '');
+    assert.equal(await page.evaluate(() => window.chat.getSnapshot().run), null);
+    assert.equal(await page.evaluate(() => window.store.draft(window.chat.session)), null, 'no draft once the reply is stored');
     // The old threads are still in the store, under their sessions.
     const kept = await page.evaluate(async () => (await window.store.thread('chat-1')).map((t) => t.role));
     assert.deepEqual(kept, ['user', 'assistant', 'tool', 'assistant', 'user', 'assistant']);
@@ -231,6 +251,42 @@ window.remoteResults = await remoteConformance({ connectWorker, PromptloomError 
     await dom.reload();
     await dom.waitForFunction(() => document.querySelector('#messages').dataset.status === 'ready');
     assert.match(await dom.textContent('#messages'), /^user: Hello there\nassistant: You said: "Hello there"/);
+    assert.deepEqual(errors, []);
+    // A reload in the middle of a reply the page reads itself (no reconnect): the reply so
+    // far was kept as the thread's draft, and comes back cut.
+    slow = true;
+    await dom.fill('input', 'Tell me a story');
+    await dom.press('input', 'Enter');
+    await dom.waitForFunction(() => /assistant: You said: "Tell me a story/.test(document.querySelector('#messages').textContent), null, { timeout: 20000 });
+    await dom.waitForTimeout(1200); // the draft is saved every 500 ms while the reply streams
+    const shown = (await dom.textContent('#messages')).split('\n').at(-1);
+    await dom.reload();
+    slow = false;
+    await dom.waitForFunction(() => document.querySelector('#messages').dataset.status === 'ready');
+    const back = (await dom.textContent('#messages')).split('\n');
+    assert.equal(back.length, 4, back.join('\n'));
+    assert.equal(back[2], 'user: Tell me a story');
+    assert.match(back[3], /^assistant: You said: "Tell me a story/);
+    assert.ok(shown.startsWith(back[3]) && back[3].length > 'assistant: You said'.length, `the draft is what was shown: ${back[3]} / ${shown}`);
+    assert.deepEqual(errors, []);
+
+    // docs/chat.md's Vue and Svelte panels: a message sent, the reply streamed in, shown.
+    for (const [name, text] of [['vue', 'Hello Vue'], ['svelte', 'Hello Svelte']]) {
+      const p = await browser.newPage();
+      p.on('pageerror', (e) => errors.push(`${name}: ${e.message}`));
+      await p.goto(new URL(`/${name}.html`, origin).href);
+      await p.waitForFunction(() => document.querySelector('main')?.dataset.status === 'ready', null, { timeout: 20000 });
+      let streamed = 0;
+      await p.exposeFunction('seen', () => streamed++);
+      await p.evaluate(() => new MutationObserver(() => window.seen()).observe(document.querySelector('ol'), { childList: true, subtree: true, characterData: true }));
+      await p.fill('input', text);
+      await p.press('input', 'Enter');
+      await p.waitForFunction((t) => document.querySelector('li[data-role=assistant]')?.textContent.includes(`You said: "${t}"`) && document.querySelector('main').dataset.status === 'ready', text, { timeout: 20000 });
+      assert.deepEqual(await p.$$eval('li', (l) => l.map((x) => x.dataset.role)), ['user', 'assistant'], name);
+      assert.equal(await p.textContent('li[data-role=user]'), text, name);
+      assert.ok(streamed > 3, `${name}: the reply rendered as it streamed (${streamed} changes)`);
+      await p.close();
+    }
     assert.deepEqual(errors, []);
 
     // promptloom in a Web Worker, seen from a page that loads no wasm.

@@ -6,14 +6,14 @@
 // stop (the cut reply kept and marked), regenerate and edit (branches; the old thread
 // untouched), a failed reply and its retry, and the errors of misuse. It uses no Node API.
 
-function fail(what, got) {
+export function fail(what, got) {
   throw new Error(`${what}${got === undefined ? '' : `: ${typeof got === 'string' ? got : JSON.stringify(got)}`.slice(0, 1500)}`);
 }
-const ok = (cond, what, got) => cond || fail(what, got);
-const same = (a, b, what) => ok(JSON.stringify(a) === JSON.stringify(b), what, { got: a, want: b });
+export const ok = (cond, what, got) => cond || fail(what, got);
+export const same = (a, b, what) => ok(JSON.stringify(a) === JSON.stringify(b), what, { got: a, want: b });
 
 /** Awaits `p` and answers its rejection's code, or fails. */
-async function code(p) {
+export async function code(p) {
   try {
     await p;
   } catch (e) {
@@ -30,7 +30,7 @@ function record(chat) {
 }
 
 /** Waits until `cond(snapshot)`, or fails after `ms`. */
-function until(chat, cond, ms = 5000) {
+export function until(chat, cond, ms = 5000) {
   return new Promise((resolve, reject) => {
     if (cond(chat.getSnapshot())) return resolve(chat.getSnapshot());
     const t = setTimeout(() => {
@@ -202,6 +202,48 @@ export async function chatConformance(pl, host, { providers = Object.keys(SETTIN
     ok(chat.status === 'ready' && chat.getSnapshot().pending === null, 'ready again', chat.getSnapshot());
     const reloaded = await open(provider, { store: lastStore });
     same(reloaded.messages, chat.messages, 'reloaded: the cut reply is there');
+  });
+
+  await scenario('a page that goes away mid-reply: its draft comes back cut on the next open; an ended reply leaves none', async () => {
+    const chat = await open(provider, { draft: 0 }, { 'x-mock': 'stall=14' });
+    const store = lastStore;
+    const run = chat.send('Tell me a long story');
+    const textOf = (m) => m.parts.filter((p) => p && p.type === 'text').map((p) => p.text).join('');
+    await until(chat, (s) => s.pending && textOf(s.pending).length > 0);
+    // The stream stalls (the page is as good as gone): its draft is what it had read.
+    let draft = null;
+    for (let i = 0; i < 200 && !(draft && textOf(draft) === textOf(chat.getSnapshot().pending)); i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      draft = (await store.draft('chat'))?.turn ?? null;
+    }
+    ok(draft && draft.role === 'assistant' && draft.metadata.cut === true, 'the draft, cut', draft);
+    ok(textOf(draft) === textOf(chat.getSnapshot().pending), 'the draft holds what was shown', { draft: textOf(draft), shown: textOf(chat.getSnapshot().pending) });
+    const locks = typeof globalThis.navigator?.locks?.request === 'function';
+    const other = await open(provider, { store });
+    if (locks) {
+      // Where the host has Web Locks, the page still reading holds the session's: another
+      // page opening the thread leaves the draft to it.
+      same(other.messages.map((m) => m.role), ['user'], 'the draft is left to the page reading it');
+      chat.stop();
+      await run;
+      const after = await open(provider, { store });
+      same(after.messages.map((m) => [m.role, m.status ?? '']).slice(1), [['assistant', 'cut']], 'then the reply it kept, once');
+    } else {
+      same(other.messages.map((m) => m.role), ['user', 'assistant'], 'the reload shows the reply');
+      ok(other.messages[1].status === 'cut' && textOf(other.messages[1]) === textOf(draft), 'cut, with the draft\'s text', other.messages[1]);
+      ok((await store.draft('chat')) === null, 'the draft was taken into the thread');
+      same((await store.thread('chat')).map((t) => t.role), ['user', 'assistant'], 'stored once');
+      chat.stop();
+      await run;
+    }
+    // A reply that ends (or fails) leaves no draft.
+    const done = await open(provider, { draft: 0 });
+    await done.send('Short one');
+    ok((await lastStore.draft('chat')) === null, 'no draft after a reply that ended');
+    const failing = await open(provider, { draft: 0 }, { 'x-mock': 'cut=8' });
+    const f = await failing.send('This one breaks');
+    ok(f.stop === 'error', 'the reply failed', f);
+    ok((await lastStore.draft('chat')) === null, 'no draft after a reply that failed');
   });
 
   await scenario('regenerate() branches: the new session keeps the user message, the old thread is untouched', async () => {

@@ -883,7 +883,7 @@ test('a thread in the wasi:keyvalue message store: turns appended, read back in 
   assert.equal(JSON.parse(store.thread('chat')).length, 5);
 });
 
-test('chat in jco: the view of every thread is the Rust snapshot, turn by turn too; branch plans; a branch copied with append-turns', () => {
+test('chat in jco: the view of every thread is the Rust snapshot, turn by turn too; branch plans; a branch copied with append-turns; drafts', () => {
   const cases = chatViewCases();
   assert.ok(cases.length >= 29);
   for (const c of cases) {
@@ -925,6 +925,22 @@ test('chat in jco: the view of every thread is the Rust snapshot, turn by turn t
   assert.equal(JSON.parse(store.thread('chat')).length, 5);
   assert.throws(() => store.appendTurns('[{"role":"tool","parts":[{"type":"tool-result"}]}]', '{"session":"x"}'), (e) => e.payload.code === 'invalid-message');
   assert.equal(JSON.parse(store.thread('x')).length, 0);
+  // A reply whose host went away: its draft comes back cut, and stands until appended.
+  assert.equal(store.draft('chat'), undefined);
+  const soFar = { turn: { role: 'assistant', parts: [{ type: 'text', text: 'Hel' }, { type: 'tool-call', id: 'c9', name: 'f', input: {} }] } };
+  assert.equal(store.saveDraft('chat', JSON.stringify(soFar)), true);
+  const draft = JSON.parse(store.draft('chat')).turn;
+  assert.deepEqual([draft.parts, draft.metadata.cut], [[{ type: 'text', text: 'Hel' }], true]);
+  store.appendTurn(JSON.stringify(draft), JSON.stringify({ session: 'chat', now: 2 }));
+  assert.equal(store.draft('chat'), undefined);
+  assert.equal(JSON.parse(chatApi.view(store.thread('chat'), 0)).at(-1).status, 'cut');
+  assert.equal(store.saveDraft('chat', '{"run":"r1"}'), true);
+  assert.equal(JSON.parse(store.draft('chat')).run, 'r1');
+  assert.equal(store.saveDraft('chat', '{"turn":{"role":"assistant","parts":[]}}'), false);
+  store.saveDraft('chat', JSON.stringify(soFar));
+  assert.equal(store.saveDraft('chat', '{}'), false); // nothing to keep: dropped
+  assert.equal(store.draft('chat'), undefined);
+  assert.throws(() => store.saveDraft('chat', '{'), (e) => e.payload.code === 'invalid-message');
 });
 
 test('the lowering-only world (no imports) holds conversations too', async () => {

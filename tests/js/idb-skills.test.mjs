@@ -93,7 +93,7 @@ test('native indexes: name and source on skills, skill_id and kind on artifacts'
   assert.deepEqual(out.system, ['Consistency Checker']);
 });
 
-test('a version-1 database (messages only) upgrades in place to version 4 (skills, invocation records, traces, session logs, proposals); another tab upgrading closes the store cleanly', async () => {
+test('a version-1 database (messages only) upgrades in place to version 5 (skills, invocation records, traces, session logs, proposals, drafts); another tab upgrading closes the store cleanly', async () => {
   const out = await page.evaluate(async () => {
     const pl = await import('/pkg/src/web.js');
     // A database as the version-1 library left it: the message tables and one row.
@@ -113,7 +113,7 @@ test('a version-1 database (messages only) upgrades in place to version 4 (skill
     await skills.create({ name: 'After Upgrade', description: 'x' });
     const kept = await skills.__backend.get('ids', 'm1');
     const version = skills.__backend.db.version;
-    const stores = ['skill_invocations', 'skill_traces', 'session_log', 'skill_proposals', 'approval_log'].filter((t) => skills.__backend.db.objectStoreNames.contains(t));
+    const stores = ['skill_invocations', 'skill_traces', 'session_log', 'skill_proposals', 'approval_log', 'message_drafts'].filter((t) => skills.__backend.db.objectStoreNames.contains(t));
     // Another tab at a newer version: this connection closes; later writes fail cleanly.
     const db3 = await new Promise((resolve, reject) => {
       const o = indexedDB.open('skill-upgrade', version + 1);
@@ -136,13 +136,13 @@ test('a version-1 database (messages only) upgrades in place to version 4 (skill
     return { kept, version, late, rows, stores };
   });
   assert.equal(out.kept, '"default/0000000001"');
-  assert.equal(out.version, 4);
-  assert.deepEqual(out.stores, ['skill_invocations', 'skill_traces', 'session_log', 'skill_proposals', 'approval_log']);
+  assert.equal(out.version, 5);
+  assert.deepEqual(out.stores, ['skill_invocations', 'skill_traces', 'session_log', 'skill_proposals', 'approval_log', 'message_drafts']);
   assert.equal(out.late, 'StoreFailed');
   assert.deepEqual(out.rows, ['After Upgrade']);
 });
 
-test('a version-3 database upgrades in place to version 4: its skills and traces kept, sessions and proposals stored beside them', async () => {
+test('a version-3 database upgrades in place to version 5: its skills and traces kept, sessions and proposals stored beside them, a draft saved', async () => {
   // A page of its own: this one imports promptloom/composer (the other page loaded the
   // promptloom entry first).
   const own = await openBlank();
@@ -181,9 +181,14 @@ test('a version-3 database upgrades in place to version 4: its skills and traces
     const state = again.run('core').state;
     const recoveries = again.hierarchy().recoveries;
     again.free();
-    return { version: store.__backend.db.version, trace, kept: (await store.list()).map((x) => x.name), id: created.id !== undefined, state, recoveries };
+    // The message store on the upgraded database keeps a draft.
+    const messages = await pl.openMessageStore({ backend: 'indexeddb', name: 'upgrade-3' });
+    const drafted = await messages.saveDraft({ turn: { role: 'assistant', parts: [{ type: 'text', text: 'Hel' }] } }, { session: 'd' });
+    const draft = (await messages.draft('d'))?.turn?.parts?.[0]?.text;
+    return { version: store.__backend.db.version, trace, kept: (await store.list()).map((x) => x.name), id: created.id !== undefined, state, recoveries, drafted, draft };
   });
-  assert.equal(out.version, 4);
+  assert.equal(out.version, 5);
+  assert.deepEqual([out.drafted, out.draft], [true, 'Hel']);
   assert.equal(out.trace, '{"id":"t1","session_id":"s"}');
   assert.deepEqual(out.kept, ['Kept']);
   assert.deepEqual([out.state, out.recoveries], ['a', 1]);

@@ -41,8 +41,9 @@ before(() => {
 
 test('the README and the guides have an example for every host', () => {
   // (`webworker` and `webworkerpage` run in a Vite app: tests/js/vite.test.mjs; `chatattach`
-  // in the React app of tests/js/chat-apps.test.mjs.)
-  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'chat', 'chatattach', 'chatnode', 'chatremote', 'chatresume', 'chatworker', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'pages', 'sessions', 'settings', 'skills', 'streaming', 'toolkinds', 'tracepages', 'wasmtime', 'webworker', 'webworkerpage', 'worker', 'workerpage']);
+  // in the React app of tests/js/chat-apps.test.mjs, `chatvue`, `chatsvelte` and
+  // `chatremote` in its Vue, Svelte and Web Worker pages.)
+  assert.deepEqual(Object.keys(ex).sort(), ['browser', 'chat', 'chatattach', 'chatnode', 'chatremote', 'chatresume', 'chatsvelte', 'chatvue', 'chatworker', 'composer', 'compositor', 'conversation', 'fit', 'gateway', 'gatewaybrowser', 'gatewaywasmtime', 'gatewayworker', 'jco', 'node', 'pages', 'sessions', 'settings', 'skills', 'streaming', 'toolkinds', 'tracepages', 'wasmtime', 'webworker', 'webworkerpage', 'worker', 'workerpage']);
 });
 
 // Every code block of the README and docs/ runs: a JS or Python block is a named example
@@ -55,13 +56,13 @@ test('every code block in the README and docs/ is an example that runs', () => {
     for (const m of md.matchAll(/(?:^|\n)(<!-- [^\n]* -->\n)?```(\w*)\n[\s\S]*?\n```/g)) {
       const [, marker, lang] = m;
       const where = `${page}: a \`${lang || 'untagged'}\` block at offset ${m.index}`;
-      if (['js', 'ts', 'python', 'py', 'mjs'].includes(lang)) assert.match(marker ?? '', /^<!-- example: \w+ -->/, `${where} is not a named example`);
+      if (['js', 'ts', 'python', 'py', 'mjs', 'svelte'].includes(lang)) assert.match(marker ?? '', /^<!-- example: \w+ -->/, `${where} is not a named example`);
       else if (lang === 'rust') assert.ok(readFileSync(join(root, 'src/lib.rs'), 'utf8').includes(`include_str!("../${page}")`), `${where}: src/lib.rs does not doc-test ${page}`);
       else assert.ok(['text', 'toml', ''].includes(lang), `${where}: an unknown language`);
       ran.push(lang);
     }
   }
-  assert.ok(ran.filter((l) => ['js', 'ts', 'python'].includes(l)).length >= Object.keys(ex).length, `${ran.length} blocks`);
+  assert.ok(ran.filter((l) => ['js', 'ts', 'python', 'svelte'].includes(l)).length >= Object.keys(ex).length, `${ran.length} blocks`);
 });
 
 test('every relative link of the README and docs/ names a file that exists; the npm page and licenses are current', async () => {

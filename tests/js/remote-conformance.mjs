@@ -1,45 +1,12 @@
 // One suite for promptloom in a worker, seen from the page (`connectWorker`, promptloom/remote)
-// — Node's worker_threads, Deno's and Chromium's Web Workers. The worker is
-// tests/js/remote-worker.mjs: a Chat over a store (IndexedDB in Chromium) answered by the
-// repository's mock provider, and two functions. It checks what a page relies on: a call
+// — Node's worker_threads, Deno's and Chromium's Web Workers. The worker serves
+// tests/js/remote-serve.mjs: a Chat over a store (IndexedDB in Chromium) answered by the
+// repository's mock provider, and three functions. It checks what a page relies on: a call
 // whose work runs while the page's event loop goes on, errors with their codes, a chat whose
 // mirrored snapshots are the worker's (streamed tokens share `messages`; the messages equal
 // a reload's from the store), approval, stop, regenerate, edit, and misuse. No Node API.
 
-function fail(what, got) {
-  throw new Error(`${what}${got === undefined ? '' : `: ${typeof got === 'string' ? got : JSON.stringify(got)}`.slice(0, 1500)}`);
-}
-const ok = (cond, what, got) => cond || fail(what, got);
-const same = (a, b, what) => ok(JSON.stringify(a) === JSON.stringify(b), what, { got: a, want: b });
-
-/** Awaits `p` and answers its rejection's code, or fails. */
-async function code(p) {
-  try {
-    await p;
-  } catch (e) {
-    return e && e.code;
-  }
-  return 'no error';
-}
-
-/** Waits until `cond(snapshot)`, or fails after `ms`. */
-function until(chat, cond, ms = 5000) {
-  return new Promise((resolve, reject) => {
-    if (cond(chat.getSnapshot())) return resolve(chat.getSnapshot());
-    const t = setTimeout(() => {
-      stop();
-      reject(new Error(`waited ${ms} ms for the chat (status ${chat.status})`));
-    }, ms);
-    const stop = chat.subscribe(() => {
-      const s = chat.getSnapshot();
-      if (cond(s)) {
-        clearTimeout(t);
-        stop();
-        resolve(s);
-      }
-    });
-  });
-}
+import { fail, ok, same, code, until } from './chat-conformance.mjs';
 
 /**
  * @param {{ connectWorker: Function, PromptloomError: Function }} remote promptloom/remote (and the error class the page sees)
