@@ -995,10 +995,15 @@ export declare function relayAdapter(options: {
  * the stream on to the page and keeps its frames (read to the end even if the page goes
  * away); `replay(lastEventId)` is what a reconnecting page is sent — the `open` event, the
  * events after that id, then the rest as it comes. Keep it where the run lives (a Durable
- * Object, a server's memory).
+ * Object, a server's memory); with `keep` and `kept`, it outlives the process.
  */
 export declare class EventStreamLog {
-  constructor();
+  constructor(options?: {
+    /** The text an earlier log kept (what `keep` was given, joined): this log is that recording, ended. */
+    kept?: string;
+    /** Called with each piece of text recorded, in order: append it to storage (a Promise it answers is not awaited). */
+    keep?: (text: string) => unknown;
+  });
   /** Whether the recorded stream ended. */
   readonly finished: boolean;
   /** Keeps the frames of `readable` (`stream.toReadableStream()`); returns the stream to send the page. */

@@ -18,7 +18,8 @@
 //! that turn's message: each answered call gets its `output` (or `content`, its parts as
 //! chips) and the state `output-available`, or `error` and `output-error`. Other results
 //! stay a message of their own (`role: "tool"`). An assistant turn whose
-//! `metadata.finish` is `aborted` (a reply the user stopped) has the status `cut`.
+//! `metadata.cut` is true (a reply the user stopped, or one its page left mid-stream) has
+//! the status `cut`.
 //!
 //! **Branches.** The store is append-only: a regenerate and an edit never rewrite a turn.
 //! They start a branch ([`branch`]): a new session ([`branch_session`]) holding the turns

@@ -136,6 +136,8 @@ export class Chat {
   #draftWrite = Promise.resolve();
   /** Whether this run saved a draft (dropped when it ends). */
   #drafted = false;
+  /** @type {{ run: string, turn: Unchecked | null } | null} the draft's run to attach to, and the reply so far to show if the server lost it */
+  #fallback = null;
   /** @type {(() => void) | null} releases the Web Lock that says this page is reading the reply */
   #unlock = null;
   /** @type {Promise<void>} */
@@ -221,14 +223,16 @@ export class Chat {
 
   /**
    * A reply the thread's last page was reading when it went away (a reload, a closed tab)
-   * is the session's draft. Relayed with reconnects, its run is what the page attaches to
-   * (answered, for the snapshot's `run`); otherwise it is appended, cut, so the thread
-   * shows it. Not while another page still reads it (it holds the session's Web Lock,
-   * where the host has them).
+   * is the session's draft; the core says what to do with it (`chatAdopt`). Relayed with
+   * reconnects, its run is what the page attaches to (answered, for the snapshot's `run`;
+   * the reply so far is kept for a server that lost the run); otherwise it is appended,
+   * cut, so the thread shows it. Not while another page still reads it (it holds the
+   * session's Web Lock, where the host has them).
    * @param {string} session
    * @returns {Promise<string | null>}
    */
   async #adoptDraft(session) {
+    this.#fallback = null;
     if (this.#draftEvery === false || typeof this.#store.draft !== 'function') return null;
     const draft = await this.#store.draft(session);
     if (!draft) return null;
@@ -237,8 +241,13 @@ export class Chat {
       const free = await locks.request(this.#lockName(session), { ifAvailable: true }, (/** @type {unknown} */ lock) => lock !== null);
       if (!free) return null;
     }
-    if (draft.run && this.#relays) return draft.run;
-    if (draft.turn) await this.#store.append(draft.turn, { session });
+    // 0: attach to its run, 1: append its turn, 2: drop it.
+    const to = __core('chatAdopt', typeof draft.run === 'string', draft.turn != null, this.#relays);
+    if (to === 0) {
+      this.#fallback = { run: draft.run, turn: draft.turn ?? null };
+      return draft.run;
+    }
+    if (to === 1) await this.#store.append(draft.turn, { session });
     await this.#store.dropDraft(session);
     return null;
   }
@@ -249,7 +258,9 @@ export class Chat {
     const { pending, run } = this.#snapshot;
     if (!pending && !run) return;
     const session = this.session;
-    const parts = (pending ? pending.parts : [])
+    // Attached to a reloaded reply and nothing replayed yet: the reply so far is the draft's.
+    const kept = !pending && this.#fallback && this.#fallback.run === run ? this.#fallback.turn : null;
+    const parts = (pending ? pending.parts : kept ? kept.parts : [])
       .filter((/** @type {Unchecked} */ p) => p && (p.type === 'text' || p.type === 'reasoning') && typeof p.text === 'string')
       .map((/** @type {Unchecked} */ p) => ({ type: p.type, text: p.text }));
     const turn = { role: 'assistant', parts, ...(pending && pending.model ? { metadata: { model: pending.model } } : {}) };
@@ -559,6 +570,7 @@ export class Chat {
           if (seen) return seen(ev, step);
         },
       }));
+      this.#fallback = null;
       this.#set({ status: 'ready', pending: null, run: null });
       return { stop: result.stop, steps: result.steps, usage: result.usage, ...(result.error ? { error: result.error } : {}) };
     } catch (e) {
@@ -568,6 +580,23 @@ export class Chat {
         return { stop: 'aborted', error: e };
       }
       const pending = this.#snapshot.pending;
+      const fallback = this.#fallback;
+      if (run.attach !== undefined && fallback && fallback.run === run.attach && !pending) {
+        // The attach failed before the replay's first event. A server that no longer has
+        // the run (404, 410): the reply so far is shown, cut, as the thread's last turn.
+        // Any other failure keeps the draft, and the run, to attach again.
+        this.#fallback = null;
+        const status = /** @type {Unchecked} */ (e)?.details?.status;
+        if (/** @type {Unchecked} */ (e)?.code === 'NotFound' || status === 404 || status === 410) {
+          if (fallback.turn) await thread.append(fallback.turn).catch(() => {});
+          this.#set({ status: 'error', error: e, pending: null, run: null });
+        } else {
+          this.#fallback = fallback;
+          this.#drafted = false;
+          this.#set({ status: 'error', error: e, pending: null, run: fallback.run });
+        }
+        return { stop: 'error', error: e };
+      }
       this.#set({ status: 'error', error: e, pending: pending ? { ...pending, status: 'error' } : null, run: null });
       return { stop: 'error', error: e };
     } finally {

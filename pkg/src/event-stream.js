@@ -201,6 +201,11 @@ export function readEventStream(source, options) {
  * it comes, until the stream ends. The stream is read to its end even when the page went
  * away, so a reload finds the whole reply. Keep it where the run lives (a Durable Object, a
  * process's memory). The rules — which frames a replay sends — are the core's.
+ *
+ * To outlive the process (a Durable Object evicted between the reply and a page's reload),
+ * `keep(text)` is given each piece of the recording as it comes (append it to storage), and
+ * `new EventStreamLog({ kept })` is the log again from what was kept: it replays that, and
+ * ends there (no one is recording it any more).
  */
 export class EventStreamLog {
   /** @type {any} wasm-bindgen's EventStreamLogCore */
@@ -210,9 +215,26 @@ export class EventStreamLog {
   #waiting = new Set();
   #closed = false;
   #recording = false;
+  /** @type {((text: string) => unknown) | undefined} */
+  #keep;
 
-  constructor() {
+  /**
+   * @param {{ kept?: string, keep?: (text: string) => unknown }} [options] `kept`: the text
+   *   an earlier log kept (the log is that recording, ended); `keep`: called with each piece
+   *   of text recorded (a Promise it answers is not awaited; a failure is ignored)
+   */
+  constructor(options) {
+    const { kept, keep } = __opts(options, 'new EventStreamLog()');
+    if (kept !== undefined && typeof kept !== 'string') throw invalid('`kept` is the text a log kept (a string)', 'kept');
+    if (keep !== undefined && typeof keep !== 'function') throw invalid('`keep` must be a function taking each piece of text recorded', 'keep');
     this.#core = __onCall(this.#glue, () => new (__module().EventStreamLogCore)());
+    this.#keep = keep;
+    if (kept !== undefined) {
+      if (kept.length > 0) __onCall(this.#glue, () => this.#core.push(kept));
+      // Kept by a log that is gone: no one records the rest of it.
+      this.#closed = true;
+      this.#recording = true;
+    }
   }
 
   /** Whether the recorded stream ended (its `turn`, or a failure, came). */
@@ -246,6 +268,7 @@ export class EventStreamLog {
           const text = dec.decode(value, { stream: true });
           __onCall(this.#glue, () => this.#core.push(text));
           this.#wake();
+          if (this.#keep && text.length > 0) this.#kept(text);
         }
       } finally {
         this.#closed = true;
@@ -254,6 +277,16 @@ export class EventStreamLog {
     };
     keep().catch(() => {});
     return page;
+  }
+
+  /** Hands `text` to `keep`; what it does is the host's (its failure is not the stream's). @param {string} text */
+  #kept(text) {
+    try {
+      const p = /** @type {Function} */ (this.#keep)(text);
+      if (isLater(p)) p.then(undefined, () => {});
+    } catch {
+      // the stream goes on without it
+    }
   }
 
   /**

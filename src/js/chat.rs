@@ -5,6 +5,7 @@ use super::{js_err, parse};
 use crate::chat;
 use crate::conversation::Turn;
 use crate::error::ErrorKind;
+use crate::store::drafts;
 use wasm_bindgen::prelude::*;
 
 fn thread(text: &str) -> Result<Vec<Turn>, JsValue> {
@@ -30,4 +31,12 @@ pub fn chat_branch(
 ) -> Result<String, JsValue> {
     let b = chat::branch(&thread(turns)?, session, edit.as_deref(), nonce).map_err(js_err)?;
     Ok(format!("{} {}", b.keep, b.session))
+}
+
+/// What a chat opening a session does with its standing draft (`run`: whether it names a
+/// run; `turn`: whether it holds a turn; `relays`: the chat relays with reconnects): 0
+/// attach, 1 append, 2 drop ([`drafts::Adopt::of`]; a number, which costs no string glue).
+#[wasm_bindgen(js_name = chatAdopt)]
+pub fn chat_adopt(run: bool, turn: bool, relays: bool) -> u32 {
+    drafts::Adopt::of(run, turn, relays) as u32
 }

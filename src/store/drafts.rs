@@ -128,6 +128,94 @@ pub fn draft_of(session: &str, state: &SessionState, row: Option<&str>) -> Resul
     }
 }
 
+/// What a chat that opens a session does with the session's standing draft (the reply its
+/// last page was reading when it went away).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Adoption {
+    /// Attach to the relayed run still reading the reply on the server (the chat relays with
+    /// reconnects): the server replays it from its start. `fallback` is the reply so far, cut,
+    /// appended instead when the server no longer has the run.
+    Attach {
+        /// The run to attach to.
+        run: String,
+        /// The reply so far, cut, if any of it was shown.
+        fallback: Option<Turn>,
+    },
+    /// Append the reply so far, cut, so the thread shows it; then drop the draft.
+    Append(Turn),
+    /// Nothing was shown and nothing can be attached to: drop the draft.
+    Drop,
+}
+
+impl Adoption {
+    /// `{ attach, turn? }`, `{ append }` or `{}`, what the hosts answer.
+    pub fn to_value(&self) -> Value {
+        let mut o = Map::new();
+        match self {
+            Adoption::Attach { run, fallback } => {
+                o.insert("attach".into(), run.clone().into());
+                if let Some(t) = fallback {
+                    o.insert("turn".into(), t.to_value());
+                }
+            }
+            Adoption::Append(t) => {
+                o.insert("append".into(), t.to_value());
+            }
+            Adoption::Drop => {}
+        }
+        Value::Object(o)
+    }
+}
+
+/// What a chat opening a session does with a draft, by what the draft holds: see [`adopt`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum Adopt {
+    /// Attach to the draft's run (the turn, if any, is the fallback).
+    Attach = 0,
+    /// Append the draft's turn, cut.
+    Append = 1,
+    /// Drop the draft.
+    Drop = 2,
+}
+
+impl Adopt {
+    /// The one rule for a draft found on open: a chat that relays with reconnects attaches to
+    /// the draft's run (the reply goes on where the server kept it); any other chat appends
+    /// the reply so far, cut (a run is of no use without reconnects); a draft with neither is
+    /// dropped.
+    pub fn of(has_run: bool, has_turn: bool, relays: bool) -> Adopt {
+        match (has_run && relays, has_turn) {
+            (true, _) => Adopt::Attach,
+            (false, true) => Adopt::Append,
+            (false, false) => Adopt::Drop,
+        }
+    }
+
+    /// `attach`, `append` or `drop`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Adopt::Attach => "attach",
+            Adopt::Append => "append",
+            Adopt::Drop => "drop",
+        }
+    }
+}
+
+/// [`Adopt::of`] over a draft: what to attach to or append (the stored turn is already cut,
+/// [`draft_rows`]), with the reply so far kept as the fallback of an attach.
+pub fn adopt(draft: Draft, relays: bool) -> Adoption {
+    match (
+        Adopt::of(draft.run.is_some(), draft.turn.is_some(), relays),
+        draft.run,
+        draft.turn,
+    ) {
+        (Adopt::Attach, Some(run), fallback) => Adoption::Attach { run, fallback },
+        (Adopt::Append, _, Some(turn)) => Adoption::Append(turn),
+        _ => Adoption::Drop,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,5 +301,26 @@ mod tests {
             let e = draft_of("s", &state(1), Some(bad)).unwrap_err(); // ok: test
             assert_eq!(e.kind(), ErrorKind::StoreFailed, "{bad}");
         }
+    }
+
+    #[test]
+    fn a_relaying_chat_attaches_and_any_other_appends() {
+        let turn = json!({ "role": "assistant", "parts": [{ "type": "text", "text": "Hel" }],
+            "metadata": { "cut": true, "schema_version": 3 } });
+        let both = draft(json!({ "run": "r1", "turn": turn.clone() }));
+        assert_eq!(
+            adopt(both.clone(), true).to_value(),
+            json!({ "attach": "r1", "turn": turn.clone() })
+        );
+        assert_eq!(adopt(both, false).to_value(), json!({ "append": turn }));
+        assert_eq!(
+            adopt(draft(json!({ "run": "r1" })), true).to_value(),
+            json!({ "attach": "r1" })
+        );
+        assert_eq!(adopt(draft(json!({ "run": "r1" })), false), Adoption::Drop);
+        assert_eq!(adopt(draft(json!({})), true), Adoption::Drop);
+        assert_eq!(Adopt::of(true, false, true).as_str(), "attach");
+        assert_eq!(Adopt::of(true, true, false).as_str(), "append");
+        assert_eq!(Adopt::of(false, false, true).as_str(), "drop");
     }
 }

@@ -261,7 +261,7 @@ function shapes(pl, f) {
     'ResponseStream#toResponse': () => [{ status: 200, headers: { 'access-control-allow-origin': '*' } }],
     readEventStream: () => [new Response(EVENTS), { signal: new AbortController().signal, reconnect: () => new Response(EVENTS), retries: 1 }],
     relayAdapter: () => [{ endpoint: 'http://127.0.0.1:9/relay', provider: 'openai-chat', headers: { 'x-a': 'b' }, fetch: async () => new Response(EVENTS), reconnect: 2, nonce: () => 'run-1' }],
-    'new EventStreamLog': () => [],
+    'new EventStreamLog': () => [{ kept: EVENTS, keep: () => {} }],
     'EventStreamLog#record': () => [new Response(EVENTS).body],
     'EventStreamLog#replay': () => ['1'],
     'new Chat': () => [{ store: f.messages, session: 'chat', adapter: f.adapter, settings: { provider: 'openai-chat', model: 'gpt-4o' }, tools: [{ name: 'look', description: 'x', inputSchema: { type: 'object' }, needsApproval: true }], handlers: { look: async () => 'ok' }, nonce: () => 'n1', onEvent: () => {}, onTurn: async () => {} }],
@@ -447,7 +447,7 @@ function receivers(pl, f) {
     },
     ResponseParser: () => new pl.ResponseParser('openai-chat'),
     ResponseStream: () => f.adapter.send(pl.lower(MESSAGE, { provider: 'openai-chat', model: 'gpt-4o' })),
-    EventStreamLog: () => new pl.EventStreamLog(),
+    EventStreamLog: () => new pl.EventStreamLog({ keep: () => {} }),
     Chat: async (m) => {
       const store = await pl.openMessageStore({ backend: 'memory', name: `c${Math.random()}` });
       const c = await pl.Chat.open({ store, session: 'chat', adapter: f.adapter, settings: { provider: 'openai-chat', model: 'gpt-4o' } });

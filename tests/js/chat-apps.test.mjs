@@ -240,6 +240,20 @@ window.remoteResults = await remoteConformance({ connectWorker, PromptloomError 
     assert.deepEqual(kept, ['user', 'assistant', 'tool', 'assistant', 'user', 'assistant']);
     assert.deepEqual(errors, []);
 
+    // A reload whose run the server no longer has (its object gone): the page attaches, the
+    // Worker answers 404, and the reply so far shows in the thread, cut.
+    await page.evaluate(async () => {
+      const session = window.chat.session;
+      await window.store.append({ role: 'user', parts: [{ type: 'text', text: 'Lost one' }] }, { session });
+      await window.store.saveDraft({ run: 'a-run-the-worker-never-had', turn: { role: 'assistant', parts: [{ type: 'text', text: 'The reply so far' }] } }, { session });
+    });
+    await page.reload();
+    await status('error');
+    assert.deepEqual((await roles()).slice(-2), ['user', 'assistant:cut']);
+    assert.match(await page.textContent('#messages > li:last-child'), /^The reply so far/);
+    assert.equal(await page.evaluate(() => window.chat.error?.code), 'NotFound');
+    assert.equal(await page.evaluate(() => window.store.draft(window.chat.session)), null);
+
     // The README's plain-DOM page, in the same app.
     const dom = await browser.newPage();
     dom.on('pageerror', (e) => errors.push(e.message));

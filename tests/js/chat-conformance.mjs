@@ -246,6 +246,48 @@ export async function chatConformance(pl, host, { providers = Object.keys(SETTIN
     ok((await lastStore.draft('chat')) === null, 'no draft after a reply that failed');
   });
 
+  if (host.connect(provider).endpoint !== undefined) {
+    await scenario('a reloaded reply whose run the server lost: the reply so far is shown, cut; a server that fails otherwise keeps the draft to attach again', async () => {
+      const store = await host.openStore(`chat-${++n}`);
+      await store.append({ role: 'user', parts: [{ type: 'text', text: 'Tell me a long story' }] }, { session: 'chat' });
+      const so_far = { role: 'assistant', parts: [{ type: 'text', text: 'Once upon a' }] };
+      const lost = `lost-${n}`;
+      await store.saveDraft({ run: lost, turn: so_far }, { session: 'chat' });
+      const textOf = (m) => m.parts.filter((p) => p && p.type === 'text').map((p) => p.text).join('');
+      const chat = await open(provider, { store, reconnect: true });
+      ok(chat.getSnapshot().run === lost, 'the snapshot names the draft\'s run', chat.getSnapshot());
+      same(chat.messages.map((m) => m.role), ['user'], 'nothing appended before the attach');
+      if (host.downHeaders) {
+        // The server is down (not a lost run): the draft stays, and so does the run.
+        const down = await open(provider, { store, reconnect: true, headers: { ...host.connect(provider).headers, ...host.downHeaders } });
+        const d = await down.resume({ attach: down.getSnapshot().run });
+        ok(d.stop === 'error' && d.error.code !== 'NotFound', 'the attach failed', d);
+        ok(down.getSnapshot().run === chat.getSnapshot().run, 'the run is still there to attach to', down.getSnapshot());
+        const kept = (await store.draft('chat'))?.turn;
+        ok(kept && kept.metadata.cut === true && textOf(kept) === 'Once upon a', 'the draft is kept', kept);
+      }
+      const out = await chat.resume({ attach: chat.getSnapshot().run });
+      ok(out.stop === 'error' && out.error.code === 'NotFound', 'the server no longer has the run', out);
+      same(chat.messages.map((m) => [m.role, m.status ?? '']), [['user', ''], ['assistant', 'cut']], 'the reply so far, cut');
+      ok(textOf(chat.messages[1]) === 'Once upon a', 'with its text', chat.messages[1]);
+      ok(chat.getSnapshot().run === null && chat.getSnapshot().pending === null, 'no run, nothing pending', chat.getSnapshot());
+      ok((await store.draft('chat')) === null, 'the draft is gone');
+      same((await store.thread('chat')).map((t) => [t.role, t.metadata?.cut === true]), [['user', false], ['assistant', true]], 'stored once, cut');
+      const reloaded = await open(provider, { store, reconnect: true });
+      same(reloaded.messages, chat.messages, 'a reload shows the same');
+    });
+
+    await scenario('a draft with a run, opened by a chat that does not reconnect: the reply so far is appended', async () => {
+      const store = await host.openStore(`chat-${++n}`);
+      await store.append({ role: 'user', parts: [{ type: 'text', text: 'Hi' }] }, { session: 'chat' });
+      await store.saveDraft({ run: 'r-plain', turn: { role: 'assistant', parts: [{ type: 'text', text: 'Hel' }] } }, { session: 'chat' });
+      const chat = await open(provider, { store });
+      ok(chat.getSnapshot().run === null, 'no run to attach to', chat.getSnapshot());
+      same(chat.messages.map((m) => [m.role, m.status ?? '']), [['user', ''], ['assistant', 'cut']], 'appended, cut');
+      ok((await store.draft('chat')) === null, 'the draft is gone');
+    });
+  }
+
   await scenario('regenerate() branches: the new session keeps the user message, the old thread is untouched', async () => {
     const chat = await open(provider, { nonce: () => 'r1' });
     await chat.send('First question');

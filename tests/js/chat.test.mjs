@@ -19,6 +19,13 @@ before(async () => {
   mock = await startMockProvider();
   // The relay: the body as the page lowered it, sent with the server's adapter (its key).
   relay = createServer(async (req, res) => {
+    // A GET attaches to a run: this relay keeps none (404, as a server that lost the run
+    // answers), or it is down (503, when the test says so).
+    if (req.method === 'GET') {
+      const down = req.headers['x-relay-down'] === '1';
+      res.writeHead(down ? 503 : 404, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify(down ? { code: 'AdapterFailed', message: 'the relay is down' } : { code: 'NotFound', message: 'no such run' }));
+    }
     const chunks = [];
     for await (const c of req) chunks.push(c);
     const provider = req.url.slice(1);
@@ -53,7 +60,7 @@ test('Chat in Node, straight to the provider: every provider, tools, approval, s
 
 test('Chat in Node through a relay endpoint: the page never holds the key', async () => {
   const connect = (provider, headers = {}) => ({ endpoint: `${relayURL}/${provider}`, headers });
-  const results = await chatConformance(pl, { openStore, connect });
+  const results = await chatConformance(pl, { openStore, connect, downHeaders: { 'x-relay-down': '1' } });
   for (const r of results) assert.ok(r.ok, `${r.name}\n${r.detail}`);
   const last = mock.requests.at(-1);
   assert.ok(JSON.stringify(last.headers).includes('server-key'), 'the relay sent its own key');

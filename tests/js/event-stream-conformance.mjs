@@ -90,8 +90,12 @@ export async function eventStreamConformance(pl, { cases, objects }) {
   for (const c of cases) {
     const direct = await drain(adapter(c.provider, c.body).send(request));
     const wireLength = (await bytesOf(adapter(c.provider, c.body).send(request).toResponse())).length;
-    for (const breakAt of [0, 1, Math.floor(wireLength / 3), Math.floor((wireLength * 2) / 3), wireLength - 1]) {
-      const log = new pl.EventStreamLog();
+    for (const [k, breakAt] of [0, 1, Math.floor(wireLength / 3), Math.floor((wireLength * 2) / 3), wireLength - 1].entries()) {
+      // Every other break, the reconnect is answered by a log made again from what this one
+      // kept (a Durable Object evicted and woken), once the recording ended.
+      const pieces = [];
+      const restart = k % 2 === 1;
+      const log = new pl.EventStreamLog(restart ? { keep: (t) => void pieces.push(t) } : undefined);
       const toPage = log.record(adapter(c.provider, c.body).send(request).toReadableStream());
       // The first connection: the bytes up to `breakAt`, then the network fails.
       const reader = toPage.getReader();
@@ -110,7 +114,12 @@ export async function eventStreamConformance(pl, { cases, objects }) {
         },
       });
       const asked = [];
-      const stream = pl.readEventStream(new Response(first), { reconnect: (id) => (asked.push(id), new Response(log.replay(id))) });
+      const later = async (id) => {
+        while (!log.finished) await new Promise((r) => setTimeout(r, 1));
+        await new Promise((r) => setTimeout(r, 1));
+        return new Response(new pl.EventStreamLog({ kept: pieces.join('') }).replay(id));
+      };
+      const stream = pl.readEventStream(new Response(first), { reconnect: (id) => (asked.push(id), restart ? later(id) : new Response(log.replay(id))) });
       const page = await drain(stream);
       if (!deepSame(page.events, direct.events)) bad.push(`${c.name} broken at ${breakAt}: events ${JSON.stringify(page.events).slice(0, 300)}`);
       if ((page.error?.code ?? null) !== (direct.error?.code ?? null)) bad.push(`${c.name} broken at ${breakAt}: error ${page.error?.code} vs ${direct.error?.code}`);
@@ -141,6 +150,34 @@ export async function eventStreamConformance(pl, { cases, objects }) {
       code = e.code;
     }
     if (code !== 'InvalidRequest') bad.push(`a second record(): ${code}`);
+    // A log made from a kept prefix (its recorder went away mid-reply) replays what it has
+    // and ends: the page reads the reply so far, StreamTruncated. It records nothing more.
+    const prefix = new pl.EventStreamLog({ kept: text.slice(0, cut) });
+    const short = await drain(pl.readEventStream(new Response(prefix.replay())));
+    if (short.error?.code !== 'StreamTruncated' || short.turn?.parts.filter((p) => p.type === 'text').map((p) => p.text).join('') !== "I'll read the config ") bad.push(`a kept prefix: ${short.error?.code} ${JSON.stringify(short.turn)}`);
+    code = null;
+    try {
+      prefix.record(new Response(wire).body);
+    } catch (e) {
+      code = e.code;
+    }
+    if (code !== 'InvalidRequest') bad.push(`record() on a kept log: ${code}`);
+    // `keep` failing (a storage error) is not the stream's failure.
+    const throwing = new pl.EventStreamLog({ keep: () => { throw new Error('disk full'); } });
+    const rejecting = new pl.EventStreamLog({ keep: () => Promise.reject(new Error('disk full')) });
+    for (const l of [throwing, rejecting]) {
+      const got = await drain(pl.readEventStream(new Response(l.record(new Response(wire).body))));
+      if (got.error || !deepSame(got.turn, (await drain(pl.readEventStream(new Response(wire)))).turn)) bad.push(`a failing keep: ${got.error?.code}`);
+    }
+    for (const opts of [{ kept: 3 }, { keep: 'x' }, 'x']) {
+      let k = null;
+      try {
+        new pl.EventStreamLog(opts);
+      } catch (e) {
+        k = e.code;
+      }
+      if (k !== 'InvalidOptions') bad.push(`new EventStreamLog(${JSON.stringify(opts)}): ${k}`);
+    }
     for (const bad2 of [() => log.replay(3), () => pl.readEventStream(new Response(wire), { reconnect: 3 }), () => pl.readEventStream(new Response(wire), { retries: -1 })]) {
       let k = null;
       try {

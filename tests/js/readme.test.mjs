@@ -158,16 +158,21 @@ test('docs/chat.md: a run in a Durable Object (wrangler, workerd); a Chat whose 
   const pl = await import('promptloom');
   const mock = await startMockProvider();
   const script = bundledWorker(join(out, 'chatresume'), ex.chatresume.code, 'name = "chat-runs"\nmain = "worker.mjs"\ncompatibility_date = "2025-01-01"\n\n[[durable_objects.bindings]]\nname = "CHAT_RUNS"\nclass_name = "ChatRun"\n\n[[migrations]]\ntag = "v1"\nnew_classes = ["ChatRun"]\n');
-  const mf = new Miniflare({
+  const persist = join(out, 'chatresume-storage');
+  rmSync(persist, { recursive: true, force: true });
+  const options = {
     modules: true,
     scriptPath: script,
     modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
     compatibilityDate: '2025-01-01',
     durableObjects: { CHAT_RUNS: 'ChatRun' },
+    // The objects' storage on disk: it outlives a restart of workerd (every object evicted).
+    durableObjectsPersist: persist,
     bindings: { ANTHROPIC_API_KEY: 'worker-key', ANTHROPIC_BASE_URL: mockBaseURL(mock.url, 'anthropic') },
     // The provider streams slowly, so the reply is still coming when the page reconnects.
     outboundService: async (req) => mfFetch(req.url, { method: req.method, headers: { ...Object.fromEntries(req.headers), 'x-mock': 'slow=5' }, body: await req.arrayBuffer() }),
-  });
+  };
+  const mf = new Miniflare(options);
   // Between the page and the Worker: the first reply's connection breaks after 900 bytes.
   const seen = [];
   let breaks = 1;
@@ -211,6 +216,13 @@ test('docs/chat.md: a run in a Durable Object (wrangler, workerd); a Chat whose 
     // The stored turn is the whole reply.
     const thread = await store.thread('chat-1');
     assert.equal(thread.at(-1).parts.filter((p) => p.type === 'text').map((p) => p.text).join(''), text);
+    // workerd restarts (every object evicted, its memory gone): the run is replayed from
+    // the object's storage, the same reply, with no new request to the provider.
+    assert.ok(readdirSync(persist, { recursive: true }).some((f) => String(f).endsWith('.sqlite')), 'the objects kept their logs on disk');
+    await mf.setOptions(options);
+    const again = await pl.readEventStream(mf.dispatchFetch('http://x/chat', { headers: { 'x-promptloom-run': seen[0].run } })).turn;
+    assert.equal(again.parts.filter((p) => p.type === 'text').map((p) => p.text).join(''), text);
+    assert.equal(mock.requests.length, 1);
     // A run the server does not have: NotFound, as the page reads it.
     const gone = await mf.dispatchFetch('http://x/chat', { headers: { 'x-promptloom-run': 'nope' } });
     assert.equal(gone.status, 404);
