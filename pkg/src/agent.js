@@ -179,11 +179,16 @@ export async function runAgent(options) {
             throw new PromptloomError('AdapterFailed', '`adapter.send` must answer a ResponseStream (an async iterable of events with `turn`) (at adapter.send)', { path: 'adapter.send', callback: 'adapter.send' });
           }
           try {
-            for await (const ev of stream) {
-              const p = onEvent && onEvent(ev, step);
-              if (p) await p;
+            if (typeof stream.__consume === 'function') {
+              // A ResponseStream hands each event over as it is read (no Promise per event).
+              turn = await stream.__consume(onEvent ? (/** @type {ResponseEvent} */ ev) => onEvent(ev, step) : () => {});
+            } else {
+              for await (const ev of stream) {
+                const p = onEvent && onEvent(ev, step);
+                if (p) await p;
+              }
+              turn = await stream.turn;
             }
-            turn = await stream.turn;
           } catch (e) {
             if (e instanceof PromptloomError && e.code === 'Aborted') {
               cut = e;

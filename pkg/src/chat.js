@@ -45,6 +45,22 @@ function withPart(m, i, f) {
 }
 
 /**
+ * `m` with `text` added to its text or reasoning part `i` (the path of every token: no
+ * closure, one new part, parts array and message).
+ * @param {Unchecked} m
+ * @param {number} i
+ * @param {'text' | 'reasoning'} type
+ * @param {string} text
+ */
+function delta(m, i, type, text) {
+  const parts = m.parts.slice();
+  while (parts.length <= i) parts.push(null);
+  const p = parts[i];
+  parts[i] = { type, text: p && p.type === type ? p.text + text : text };
+  return { ...m, parts };
+}
+
+/**
  * The reply being streamed, after one event (a new object; the parts it did not touch are
  * shared with the last one).
  * @param {Unchecked} m
@@ -54,9 +70,8 @@ function withPart(m, i, f) {
 function streamed(m, ev) {
   switch (ev.type) {
     case 'text-delta':
-      return withPart(m, ev.part, (p) => ({ type: 'text', text: (p && p.type === 'text' ? p.text : '') + ev.text }));
     case 'reasoning-delta':
-      return withPart(m, ev.part, (p) => ({ type: 'reasoning', text: (p && p.type === 'reasoning' ? p.text : '') + ev.text }));
+      return delta(m, ev.part, ev.type === 'text-delta' ? 'text' : 'reasoning', ev.text);
     case 'tool-call-start':
       return withPart(m, ev.part, () => ({ type: 'tool-call', id: ev.id, name: ev.name, ...(ev.kind ? { kind: ev.kind } : {}), input: undefined, inputText: '', state: 'input-streaming' }));
     case 'tool-call-delta':
@@ -332,6 +347,16 @@ export class Chat {
     this.#listeners.notify();
   }
 
+  /**
+   * `#set({ pending, status: 'streaming' })`, spelled out: the path of every token.
+   * @param {Unchecked} pending
+   */
+  #streaming(pending) {
+    const s = this.#snapshot;
+    this.#snapshot = Object.freeze({ session: s.session, status: /** @type {ChatStatus} */ ('streaming'), messages: s.messages, pending, error: s.error, run: s.run });
+    this.#listeners.notify();
+  }
+
   /** @param {string} what */
   #idle(what) {
     const s = this.#snapshot.status;
@@ -564,7 +589,7 @@ export class Chat {
         onEvent: (/** @type {ResponseEvent} */ ev, /** @type {number} */ step) => {
           const base = this.#snapshot.pending ?? { id: 'pending', role: 'assistant', status: 'streaming', parts: [] };
           const pending = streamed(base, ev);
-          if (pending !== base || this.#snapshot.status !== 'streaming') this.#set({ pending, status: 'streaming' });
+          if (pending !== base || this.#snapshot.status !== 'streaming') this.#streaming(pending);
           this.#draftSoon();
           const seen = this.#observers.onEvent;
           if (seen) return seen(ev, step);

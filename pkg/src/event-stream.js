@@ -3,7 +3,7 @@
 // server's parser gave. The protocol's rules are the core's (src/event_stream.rs); this file
 // only moves bytes in and events out.
 
-import { PromptloomError, __fromCore, __module, __glue, __on, __onCall, __withBytes, __opts, __signal, __release, __host } from './api.js';
+import { PromptloomError, __fromCore, __module, __glue, __onCall, __onBytes, __opts, __signal, __release, __host } from './api.js';
 import { ResponseStream, __aborted } from './response-stream.js';
 import { __objects } from './response.js';
 import { ERROR_CODES, EVENT_STREAM_RUN_HEADER } from './constants.js';
@@ -160,7 +160,7 @@ export function readEventStream(source, options) {
             }
             if (sig.aborted) throw __aborted(sig, said().turn);
             if (step.done) break;
-            take(__on(glue, () => __withBytes(push, step.value, 'chunk')));
+            take(__onBytes(glue, push, step.value, 'chunk'));
             if (stream.provider === undefined) stream.provider = said().provider ?? undefined;
           }
         }

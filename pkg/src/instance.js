@@ -783,4 +783,31 @@ export function __withBytes(f, chunk, what) {
   });
 }
 
+/** @type {Uint8Array | null} a view over the memory's buffer (a new one when it grows or the instance changes) */
+let bytesView = null;
+
+/**
+ * @internal `__on(glue, () => __withBytes(f, chunk, what))` without its closures when
+ * `glue` serves calls now and `chunk` is a Uint8Array with bytes (each chunk of a stream,
+ * as a reader hands it): one inbox write and one call.
+ * @template R
+ * @param {Glue} glue
+ * @param {(length: number) => R} f
+ * @param {unknown} chunk
+ * @param {string} what
+ * @returns {R}
+ */
+export function __onBytes(glue, f, chunk, what) {
+  if (glue !== wasm || !(chunk instanceof Uint8Array) || chunk.length === 0) return __on(glue, () => __withBytes(f, chunk, what));
+  try {
+    const ptr = wasm.inbox(chunk.length);
+    let view = bytesView;
+    if (view === null || view.buffer !== memory.buffer) view = bytesView = new Uint8Array(memory.buffer);
+    view.set(chunk, ptr);
+    return f(chunk.length);
+  } catch (raw) {
+    throw __fromCore(raw);
+  }
+}
+
 export { encoder as __encoder };

@@ -35,6 +35,12 @@ const EVENT_STREAM_HEADERS = [
 ];
 
 const DONE = Object.freeze({ value: undefined, done: true });
+/**
+ * The consumer of `__consume`: what takes each event, and the Promise it is answered.
+ * @typedef {{ take: (ev: ResponseEvent) => unknown, resolve: (turn: Promise<ResponseTurn>) => void, reject: (e: unknown) => void, busy: boolean }} Sink
+ */
+/** What `#ready` answers for a stream that failed. */
+const FAILED = Symbol('failed');
 
 /**
  * One request's answer: iterate it for the normalised events; `turn` is a Promise of the
@@ -55,8 +61,14 @@ export class ResponseStream {
   /** @type {(readonly ResponseEvent[])[]} */
   #queue = [];
   #pos = 0;
-  /** @type {((value?: any) => void) | null} */
-  #wake = null;
+  /** @type {((result: IteratorResult<any, undefined>) => void) | null} settles the consumer's waiting `next()` */
+  #resolveNext = null;
+  /** @type {((error: unknown) => void) | null} */
+  #rejectNext = null;
+  /** Whether the consumer waiting reads batches. */
+  #waitsForBatches = false;
+  /** @type {Sink | null} the consumer that takes each event as it comes (`__consume`) */
+  #sink = null;
   #finished = false;
   /** @type {PromptloomError | null} */
   #failure = null;
@@ -148,57 +160,74 @@ export class ResponseStream {
     );
   }
 
+  /**
+   * Settles the consumer's waiting `next()` with the result ready now, if one is; or hands
+   * the events to the consumer that takes them as they come (`__consume`).
+   */
   #notify() {
-    const w = this.#wake;
-    if (w) {
-      this.#wake = null;
-      w();
-    }
+    if (this.#sink) return this.#pump();
+    const resolve = this.#resolveNext;
+    if (!resolve) return;
+    const r = this.#ready(this.#waitsForBatches);
+    if (!r) return;
+    const reject = /** @type {(e: unknown) => void} */ (this.#rejectNext);
+    this.#resolveNext = this.#rejectNext = null;
+    if (r === FAILED) reject(this.#failed());
+    else resolve(r);
   }
 
   /**
-   * Waits for more events or the end, then `then()`.
-   * @template T
-   * @param {() => Promise<T>} then
-   * @returns {Promise<T>}
+   * The next result when one is ready (an event or batch, or the end: `FAILED` when the
+   * stream failed), else null.
+   * @param {boolean} batches
+   * @returns {IteratorResult<any, undefined> | typeof FAILED | null}
    */
-  #after(then) {
-    return new Promise((r) => {
-      this.#wake = r;
-    }).then(then);
-  }
-
-  /** The end of the iteration: done, or the failure (thrown once). */
-  #end() {
-    const f = this.#failure;
-    this.#failure = null;
-    return f ? Promise.reject(f) : Promise.resolve(DONE);
-  }
-
-  /** @returns {Promise<IteratorResult<ResponseEvent, undefined>>} */
-  #next() {
+  #ready(batches) {
     const batch = this.#queue[0];
     if (batch) {
-      const value = batch[this.#pos++];
-      if (this.#pos === batch.length) {
+      /** @type {any} */
+      let value;
+      if (batches) {
+        // Each batch is an array the parser made for this chunk: handed on as it is.
         this.#queue.shift();
+        value = this.#pos === 0 ? batch : batch.slice(this.#pos);
         this.#pos = 0;
+      } else {
+        value = batch[this.#pos++];
+        if (this.#pos === batch.length) {
+          this.#queue.shift();
+          this.#pos = 0;
+        }
       }
-      return Promise.resolve({ value, done: false });
+      return { value, done: false };
     }
-    return this.#finished ? this.#end() : this.#after(() => this.#next());
+    if (!this.#finished) return null;
+    return this.#failure ? FAILED : DONE;
   }
 
-  /** @returns {Promise<IteratorResult<ResponseEvent[], undefined>>} */
-  #nextBatch() {
-    const batch = this.#queue.shift();
-    if (batch) {
-      // Each batch is an array the parser made for this chunk: handed on as it is.
-      const value = /** @type {ResponseEvent[]} */ (this.#pos === 0 ? batch : batch.slice(this.#pos));
-      this.#pos = 0;
-      return Promise.resolve({ value, done: false });
-    }
-    return this.#finished ? this.#end() : this.#after(() => this.#nextBatch());
+  /** The failure, thrown once: the iteration ends with it, then is done. */
+  #failed() {
+    const f = /** @type {PromptloomError} */ (this.#failure);
+    this.#failure = null;
+    return f;
+  }
+
+  /**
+   * The consumer's `next()`: the result ready now, or a Promise the producer settles with
+   * the next one when it comes (settled with the result itself: no chain of Promises per
+   * event).
+   * @param {boolean} batches
+   * @returns {Promise<IteratorResult<any, undefined>>}
+   */
+  #next(batches) {
+    const now = this.#ready(batches);
+    if (now === FAILED) return Promise.reject(this.#failed());
+    if (now) return Promise.resolve(now);
+    this.#waitsForBatches = batches;
+    return new Promise((resolve, reject) => {
+      this.#resolveNext = resolve;
+      this.#rejectNext = reject;
+    });
   }
 
   /**
@@ -227,11 +256,80 @@ export class ResponseStream {
    * Promise per chunk instead of per event, for consumers that render per frame).
    */
   batches() {
-    return this.#iterate(() => this.#nextBatch());
+    return this.#iterate(() => this.#next(true));
   }
 
   [Symbol.asyncIterator]() {
-    return this.#iterate(() => this.#next());
+    return this.#iterate(() => this.#next(false));
+  }
+
+  /**
+   * @internal Takes each event as the parser completes it, in the microtask that read it
+   * (no Promise per event: the agent loop's path); a Promise `sink` answers holds the
+   * events after it until it settles. Resolves with the turn once every event was taken;
+   * rejects with the stream's error, or with what `sink` threw (the request is stopped).
+   * @param {(ev: ResponseEvent) => unknown} sink
+   * @returns {Promise<ResponseTurn>}
+   */
+  __consume(sink) {
+    if (this.#iterated) throw new PromptloomError('InvalidOptions', 'a response stream can be iterated once', {});
+    this.#iterated = true;
+    const done = new Promise((resolve, reject) => {
+      this.#sink = { take: sink, resolve, reject, busy: false };
+    });
+    this.#start();
+    this.#pump();
+    return done;
+  }
+
+  /** Hands the queued events to the sink, until one answers a Promise; settles it at the end. */
+  #pump() {
+    const sink = /** @type {Sink} */ (this.#sink);
+    while (!sink.busy) {
+      const batch = this.#queue[0];
+      if (!batch) {
+        if (!this.#finished) return;
+        if (this.#failure) return this.#sinkEnd(sink, this.#failed());
+        this.#sink = null;
+        return sink.resolve(this.#done);
+      }
+      const ev = batch[this.#pos++];
+      if (this.#pos === batch.length) {
+        this.#queue.shift();
+        this.#pos = 0;
+      }
+      /** @type {unknown} */
+      let p;
+      try {
+        p = sink.take(ev);
+      } catch (e) {
+        return this.#sinkEnd(sink, e, true);
+      }
+      if (p !== null && typeof p === 'object' && typeof (/** @type {any} */ (p).then) === 'function') {
+        sink.busy = true;
+        /** @type {PromiseLike<unknown>} */ (p).then(
+          () => {
+            sink.busy = false;
+            if (this.#sink === sink) this.#pump();
+          },
+          (e) => this.#sinkEnd(sink, e, true),
+        );
+      }
+    }
+  }
+
+  /**
+   * Ends the sink with `error`; what the sink threw itself stops the request.
+   * @param {Sink} sink
+   * @param {unknown} error
+   * @param {boolean} [own]
+   */
+  #sinkEnd(sink, error, own = false) {
+    if (this.#sink !== sink) return;
+    this.#sink = null;
+    this.#queue = [];
+    if (own && !this.#finished) this.#stop(error instanceof Error ? error : new Error(String(error)));
+    sink.reject(error);
   }
 
   /** The final assistant turn (the whole stream is read if nobody iterates it). */

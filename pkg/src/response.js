@@ -1,7 +1,7 @@
 // The response side: the glue only moves bytes into wasm and events out of it; every rule
 // about SSE, provider events, usage, stop reasons and errors is in the core (src/response).
 
-import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __opts, __json, providers, __bytesOf, __release, __disposable, __call, __on, __onCall, __glue } from './api.js';
+import { PromptloomError, __module, __fromCore, __withBytes, __str, __core, __opts, __json, providers, __bytesOf, __release, __disposable, __call, __on, __onCall, __onBytes, __glue } from './api.js';
 
 const NONE = /** @type {readonly any[]} */ (Object.freeze([]));
 /** @import { Unchecked } from './instance.js' */
@@ -141,7 +141,7 @@ export class ResponseParser {
    * @param {Uint8Array | ArrayBuffer | ArrayBufferView | string} chunk
    */
   push(chunk) {
-    return this.#objects(events(__on(this.#glue, () => __withBytes(this.#push, chunk, 'chunk'))));
+    return this.#objects(events(__onBytes(this.#glue, this.#push, chunk, 'chunk')));
   }
 
   /** The JSON answer so far (a request that asked for one), or undefined. */

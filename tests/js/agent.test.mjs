@@ -82,6 +82,41 @@ test('an abort mid-stream stops the loop and keeps the text shown', async () => 
   assert.ok(c.turns.at(-1).parts.some((p) => p.type === 'text' && p.text.length > 0));
 });
 
+test('onEvent: an async observer sees every event in order before the turn is appended; one that throws stops the run with its error', async () => {
+  const c = new pl.Conversation();
+  c.append({ role: 'user', parts: [{ type: 'text', text: 'tell me a story' }] });
+  const seen = [];
+  let inFlight = 0;
+  const out = await pl.runAgent({
+    conversation: c,
+    adapter: adapter('anthropic'),
+    lower: lower('anthropic'),
+    onEvent: async (ev) => {
+      assert.equal(inFlight, 0, 'one observer call at a time');
+      inFlight++;
+      await new Promise((r) => setTimeout(r, 0));
+      seen.push(ev.type === 'text-delta' ? ev.text : `<${ev.type}>`);
+      inFlight--;
+    },
+  });
+  assert.equal(out.stop, 'final');
+  const text = seen.filter((x) => !x.startsWith('<')).join('');
+  assert.equal(text, out.turn.parts.filter((p) => p.type === 'text').map((p) => p.text).join(''));
+  assert.equal(seen.at(-1), '<finish>');
+  assert.equal(c.turns.at(-1).role, 'assistant');
+  // A throwing observer: the run rejects with its error (coded, naming the callback), and
+  // the request is stopped.
+  const d = new pl.Conversation();
+  d.append({ role: 'user', parts: [{ type: 'text', text: 'tell me a story' }] });
+  const boom = new Error('the panel broke');
+  for (const onEvent of [(ev) => { if (ev.type === 'text-delta') throw boom; }, async (ev) => { if (ev.type === 'text-delta') throw boom; }]) {
+    const asked = mock.requests.length;
+    await assert.rejects(pl.runAgent({ conversation: d, adapter: adapter('anthropic', { headers: { 'x-mock': 'slow=20' } }), lower: lower('anthropic'), onEvent }), (e) => e.code === 'AdapterFailed' && e.details.callback === 'onEvent' && /the panel broke/.test(e.message));
+    assert.equal(mock.requests.length, asked + 1);
+    assert.deepEqual(d.turns.map((t) => t.role), ['user'], 'nothing appended');
+  }
+});
+
 const spec = {
   name: 'research',
   description: 'Research, then report.',
