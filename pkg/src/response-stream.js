@@ -39,8 +39,6 @@ const DONE = Object.freeze({ value: undefined, done: true });
  * The consumer of `__consume`: what takes each event, and the Promise it is answered.
  * @typedef {{ take: (ev: ResponseEvent) => unknown, resolve: (turn: Promise<ResponseTurn>) => void, reject: (e: unknown) => void, busy: boolean }} Sink
  */
-/** What `#ready` answers for a stream that failed. */
-const FAILED = Symbol('failed');
 
 /**
  * One request's answer: iterate it for the normalised events; `turn` is a Promise of the
@@ -61,12 +59,8 @@ export class ResponseStream {
   /** @type {(readonly ResponseEvent[])[]} */
   #queue = [];
   #pos = 0;
-  /** @type {((result: IteratorResult<any, undefined>) => void) | null} settles the consumer's waiting `next()` */
-  #resolveNext = null;
-  /** @type {((error: unknown) => void) | null} */
-  #rejectNext = null;
-  /** Whether the consumer waiting reads batches. */
-  #waitsForBatches = false;
+  /** @type {((value?: any) => void) | null} */
+  #wake = null;
   /** @type {Sink | null} the consumer that takes each event as it comes (`__consume`) */
   #sink = null;
   #finished = false;
@@ -166,68 +160,63 @@ export class ResponseStream {
    */
   #notify() {
     if (this.#sink) return this.#pump();
-    const resolve = this.#resolveNext;
-    if (!resolve) return;
-    const r = this.#ready(this.#waitsForBatches);
-    if (!r) return;
-    const reject = /** @type {(e: unknown) => void} */ (this.#rejectNext);
-    this.#resolveNext = this.#rejectNext = null;
-    if (r === FAILED) reject(this.#failed());
-    else resolve(r);
+    const w = this.#wake;
+    if (w) {
+      this.#wake = null;
+      w();
+    }
   }
 
   /**
-   * The next result when one is ready (an event or batch, or the end: `FAILED` when the
-   * stream failed), else null.
-   * @param {boolean} batches
-   * @returns {IteratorResult<any, undefined> | typeof FAILED | null}
+   * Waits for more events or the end, then `then()`.
+   * @template T
+   * @param {() => Promise<T>} then
+   * @returns {Promise<T>}
    */
-  #ready(batches) {
-    const batch = this.#queue[0];
-    if (batch) {
-      /** @type {any} */
-      let value;
-      if (batches) {
-        // Each batch is an array the parser made for this chunk: handed on as it is.
-        this.#queue.shift();
-        value = this.#pos === 0 ? batch : batch.slice(this.#pos);
-        this.#pos = 0;
-      } else {
-        value = batch[this.#pos++];
-        if (this.#pos === batch.length) {
-          this.#queue.shift();
-          this.#pos = 0;
-        }
-      }
-      return { value, done: false };
-    }
-    if (!this.#finished) return null;
-    return this.#failure ? FAILED : DONE;
+  #after(then) {
+    return new Promise((r) => {
+      this.#wake = r;
+    }).then(then);
   }
 
-  /** The failure, thrown once: the iteration ends with it, then is done. */
+  /** The end of the iteration: done, or the failure (thrown once). */
+  #end() {
+    const f = this.#failure;
+    this.#failure = null;
+    return f ? Promise.reject(f) : Promise.resolve(DONE);
+  }
+
+  /** The failure, taken: what ends the iteration, once. */
   #failed() {
     const f = /** @type {PromptloomError} */ (this.#failure);
     this.#failure = null;
     return f;
   }
 
-  /**
-   * The consumer's `next()`: the result ready now, or a Promise the producer settles with
-   * the next one when it comes (settled with the result itself: no chain of Promises per
-   * event).
-   * @param {boolean} batches
-   * @returns {Promise<IteratorResult<any, undefined>>}
-   */
-  #next(batches) {
-    const now = this.#ready(batches);
-    if (now === FAILED) return Promise.reject(this.#failed());
-    if (now) return Promise.resolve(now);
-    this.#waitsForBatches = batches;
-    return new Promise((resolve, reject) => {
-      this.#resolveNext = resolve;
-      this.#rejectNext = reject;
-    });
+  /** @returns {Promise<IteratorResult<ResponseEvent, undefined>>} */
+  #next() {
+    const batch = this.#queue[0];
+    if (batch) {
+      const value = batch[this.#pos++];
+      if (this.#pos === batch.length) {
+        this.#queue.shift();
+        this.#pos = 0;
+      }
+      return Promise.resolve({ value, done: false });
+    }
+    return this.#finished ? this.#end() : this.#after(() => this.#next());
+  }
+
+  /** @returns {Promise<IteratorResult<ResponseEvent[], undefined>>} */
+  #nextBatch() {
+    const batch = this.#queue.shift();
+    if (batch) {
+      // Each batch is an array the parser made for this chunk: handed on as it is.
+      const value = /** @type {ResponseEvent[]} */ (this.#pos === 0 ? batch : batch.slice(this.#pos));
+      this.#pos = 0;
+      return Promise.resolve({ value, done: false });
+    }
+    return this.#finished ? this.#end() : this.#after(() => this.#nextBatch());
   }
 
   /**
@@ -256,11 +245,11 @@ export class ResponseStream {
    * Promise per chunk instead of per event, for consumers that render per frame).
    */
   batches() {
-    return this.#iterate(() => this.#next(true));
+    return this.#iterate(() => this.#nextBatch());
   }
 
   [Symbol.asyncIterator]() {
-    return this.#iterate(() => this.#next(false));
+    return this.#iterate(() => this.#next());
   }
 
   /**
