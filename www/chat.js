@@ -141,36 +141,20 @@ function adapter() {
   return createAdapter({ provider, apiKey: key || undefined, baseURL: base || undefined, model: $('chat-model').value, headers: mock ? { 'x-mock': mock, 'x-mock-id': String(Date.now()) } : {}, retry: { initialDelayMs: 200 } });
 }
 
-function lowerOptions() {
-  const provider = $('chat-provider').value;
-  const model = $('chat-model').value;
-  const settings = provider === 'gemini' ? {} : { model, maxOutputTokens: 1024, stream: true };
-  return { provider, ...settings, system: 'You are a coding assistant in a small TypeScript workspace.' };
-}
+// The same settings for every provider: the core puts each where its provider takes it
+// (Gemini's model and streaming go in the URL the adapter builds).
+const lowerOptions = () => ({ provider: $('chat-provider').value, model: $('chat-model').value, maxOutputTokens: 1024, stream: true, system: 'You are a coding assistant in a small TypeScript workspace.' });
 
-// The stats of this page's model calls (one row per step), and the last lowering's report.
+// The stats of this page's model calls (one row per step; the cost is the core's, from its
+// model table's list prices), and the last lowering's report.
 const stepRows = [];
-let prices = null;
-fetch(new URL('../pkg/models.json', import.meta.url)).then((r) => r.json()).then((t) => (prices = t.models), () => {});
-
-/** USD for a step's usage at its model's list prices (null when the model is not in the table). */
-function cost(model, u) {
-  const m = prices?.find((x) => x.ids.includes(model));
-  if (!m?.prices || u.input_tokens === undefined) return null;
-  const p = m.prices;
-  const cached = u.cached_tokens ?? 0;
-  const written = u.cache_write_tokens ?? 0;
-  const fresh = Math.max(0, u.input_tokens - cached - written);
-  return (fresh * p.input + cached * (p.cacheRead ?? p.input) + written * (p.cacheWrite ?? p.input) + (u.output_tokens ?? 0) * p.output) / 1e6;
-}
 
 function renderStats() {
   const table = $('chat-stats');
   const body = table.querySelector('tbody');
   body.replaceChildren(...stepRows.slice(-12).map((r) => {
     const tr = el('tr');
-    const c = cost(r.model, r.usage);
-    for (const t of [String(r.step), r.ttft === null ? '—' : `${Math.round(r.ttft)} ms`, String(r.usage.input_tokens ?? '—'), String(r.usage.cached_tokens ?? 0), String(r.usage.output_tokens ?? '—'), String(r.calls), c === null ? '—' : `$${c.toFixed(5)}`]) tr.append(el('td', '', t));
+    for (const t of [String(r.step), r.ttft === null ? '—' : `${Math.round(r.ttft)} ms`, String(r.usage.input_tokens ?? '—'), String(r.usage.cached_tokens ?? 0), String(r.usage.output_tokens ?? '—'), String(r.calls), typeof r.cost === 'number' ? `$${r.cost.toFixed(5)}` : '—']) tr.append(el('td', '', t));
     return tr;
   }));
   table.hidden = stepRows.length === 0;
@@ -189,7 +173,7 @@ const onEvent = (ev) => {
   if (ev.type === 'start') status('streaming…');
 };
 const onTurn = (turn) => {
-  stepRows.push({ step: stepRows.length + 1, ttft: first, usage: turn.metadata?.usage ?? {}, model: turn.metadata?.model ?? $('chat-model').value, calls: turn.parts.filter((p) => p.type === 'tool-call').length });
+  stepRows.push({ step: stepRows.length + 1, ttft: first, usage: turn.metadata?.usage ?? {}, cost: turn.metadata?.cost, calls: turn.parts.filter((p) => p.type === 'tool-call').length });
   first = null;
   stepStart = performance.now();
 };

@@ -104,3 +104,23 @@ test('the research skill: the arbiter takes each call; the state machine advance
   await page.uncheck('#chat-skill');
   assert.deepEqual(demo.errors, []);
 });
+
+test('the stats: one row per step, its cost the core\'s (a priced model) or none; every provider from the same settings', async () => {
+  await page.click('#chat-clear');
+  await page.fill('#chat-model', 'claude-sonnet-4-5');
+  await send('Say hi');
+  await idle();
+  assert.match(await page.textContent('#chat-status'), /^final/);
+  const last = () => page.$$eval('#chat-stats tbody tr', (rows) => [...rows.at(-1).querySelectorAll('td')].map((td) => td.textContent));
+  assert.match((await last()).at(-1), /^\$0\.\d{5}$/);
+  await page.fill('#chat-model', 'mock-model');
+  for (const provider of ['openai-chat', 'openai-responses', 'gemini']) {
+    await page.selectOption('#chat-provider', provider);
+    await send(`Hello from ${provider}`);
+    await idle();
+    assert.match(await page.textContent('#chat-status'), /^final/, provider);
+    assert.equal((await last()).at(-1), '—');
+  }
+  await page.selectOption('#chat-provider', 'anthropic');
+  assert.deepEqual(demo.errors, []);
+});
