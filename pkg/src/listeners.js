@@ -5,26 +5,32 @@
 import { PromptloomError } from './instance.js';
 
 export class Listeners {
-  /** @type {Set<() => void>} */
-  #set = new Set();
+  /**
+   * The listeners, a new array on each change (a notify walks the one it started with, and
+   * allocates nothing: it runs on every streamed token).
+   * @type {readonly (() => void)[]}
+   */
+  #list = [];
 
   /**
-   * Adds `listener`; returns the function that removes it.
+   * Adds `listener` (once: adding it again changes nothing); returns the function that
+   * removes it.
    * @param {() => void} listener
    */
   add(listener) {
     if (typeof listener !== 'function') throw new PromptloomError('InvalidOptions', 'subscribe() takes a function (at listener)', { path: 'listener' });
-    this.#set.add(listener);
+    if (!this.#list.includes(listener)) this.#list = [...this.#list, listener];
     return () => {
-      this.#set.delete(listener);
+      this.#list = this.#list.filter((l) => l !== listener);
     };
   }
 
   /** Calls every listener. */
   notify() {
-    for (const l of this.#set) {
+    const list = this.#list;
+    for (let i = 0; i < list.length; i++) {
       try {
-        l();
+        list[i]();
       } catch (e) {
         queueMicrotask(() => {
           throw e;
@@ -35,6 +41,6 @@ export class Listeners {
 
   /** Removes every listener. */
   clear() {
-    this.#set.clear();
+    this.#list = [];
   }
 }

@@ -129,6 +129,8 @@ export class ResponseStream {
     /** @type {Emit} */
     const emit = (evs) => {
       if (evs.length === 0) return;
+      // A sink that takes events as they come, and none waiting: handed over now.
+      if (this.#sink && this.#queue.length === 0) return this.#handOver(evs);
       this.#queue.push(evs);
       this.#notify();
     };
@@ -271,6 +273,48 @@ export class ResponseStream {
     return done;
   }
 
+  /**
+   * Hands `evs` to the sink (nothing queued before them); what is left when it answers a
+   * Promise waits in the queue.
+   * @param {readonly ResponseEvent[]} evs
+   */
+  #handOver(evs) {
+    const sink = /** @type {Sink} */ (this.#sink);
+    if (sink.busy) {
+      this.#queue.push(evs);
+      return;
+    }
+    for (let i = 0; i < evs.length; i++) {
+      /** @type {unknown} */
+      let p;
+      try {
+        p = sink.take(evs[i]);
+      } catch (e) {
+        return this.#sinkEnd(sink, e, true);
+      }
+      if (p !== null && typeof p === 'object' && typeof (/** @type {any} */ (p).then) === 'function') {
+        if (i + 1 < evs.length) this.#queue.push(evs.slice(i + 1));
+        return this.#hold(sink, /** @type {PromiseLike<unknown>} */ (p));
+      }
+    }
+  }
+
+  /**
+   * Holds the sink's next events until `p` settles.
+   * @param {Sink} sink
+   * @param {PromiseLike<unknown>} p
+   */
+  #hold(sink, p) {
+    sink.busy = true;
+    p.then(
+      () => {
+        sink.busy = false;
+        if (this.#sink === sink) this.#pump();
+      },
+      (e) => this.#sinkEnd(sink, e, true),
+    );
+  }
+
   /** Hands the queued events to the sink, until one answers a Promise; settles it at the end. */
   #pump() {
     const sink = /** @type {Sink} */ (this.#sink);
@@ -294,16 +338,7 @@ export class ResponseStream {
       } catch (e) {
         return this.#sinkEnd(sink, e, true);
       }
-      if (p !== null && typeof p === 'object' && typeof (/** @type {any} */ (p).then) === 'function') {
-        sink.busy = true;
-        /** @type {PromiseLike<unknown>} */ (p).then(
-          () => {
-            sink.busy = false;
-            if (this.#sink === sink) this.#pump();
-          },
-          (e) => this.#sinkEnd(sink, e, true),
-        );
-      }
+      if (p !== null && typeof p === 'object' && typeof (/** @type {any} */ (p).then) === 'function') return this.#hold(sink, /** @type {PromiseLike<unknown>} */ (p));
     }
   }
 

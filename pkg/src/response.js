@@ -199,7 +199,8 @@ export class ResponseParser {
  * @returns {any}
  */
 export function __objects(object, evs) {
-  for (const e of evs) {
+  for (let i = 0; i < evs.length; i++) {
+    const e = evs[i];
     if (e.type !== 'object-delta') continue;
     for (const { path, set, append } of e.edits) {
       if (path.length === 0) {
