@@ -204,51 +204,56 @@ pub fn is_youtube(url: &str) -> bool {
 pub fn mime_from_name(name: &str) -> Option<&'static str> {
     let file = name.rsplit(['/', '\\']).next().unwrap_or(name);
     let ext = file.rsplit_once('.')?.1.to_ascii_lowercase();
-    Some(match ext.as_str() {
-        "png" => "image/png",
-        "jpg" | "jpeg" => "image/jpeg",
-        "gif" => "image/gif",
-        "webp" => "image/webp",
-        "heic" => "image/heic",
-        "heif" => "image/heif",
-        "avif" => "image/avif",
-        "bmp" => "image/bmp",
-        "svg" => "image/svg+xml",
-        "psd" => "image/vnd.adobe.photoshop",
-        "pdf" => "application/pdf",
-        "wav" => "audio/wav",
-        "mp3" => "audio/mpeg",
-        "aiff" | "aif" => "audio/aiff",
-        "aac" => "audio/aac",
-        "ogg" | "oga" => "audio/ogg",
-        "flac" => "audio/flac",
-        "m4a" => "audio/mp4",
-        "mp4" | "m4v" => "video/mp4",
-        "mov" => "video/quicktime",
-        "webm" => "video/webm",
-        "json" => "application/json",
-        "xml" => "application/xml",
-        "yaml" | "yml" => "application/yaml",
-        "toml" => "application/toml",
-        "csv" => "text/csv",
-        "html" | "htm" => "text/html",
-        "css" => "text/css",
-        "md" | "markdown" => "text/markdown",
-        "js" | "mjs" | "cjs" | "jsx" => "text/javascript",
-        "ts" | "tsx" | "mts" | "cts" | "rs" | "py" | "go" | "java" | "kt" | "c" | "h" | "cc"
-        | "cpp" | "hpp" | "cs" | "rb" | "php" | "swift" | "sh" | "bash" | "zsh" | "sql" | "lua"
-        | "txt" | "log" | "ini" | "cfg" | "conf" | "vue" | "svelte" | "scala" | "hs" | "ml"
-        | "ex" | "exs" | "erl" | "zig" | "nim" | "dart" | "r" | "pl" | "tex" | "wit" => {
-            "text/plain"
-        }
-        "zip" => "application/zip",
-        "gz" => "application/gzip",
-        "docx" => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-        "xlsx" => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-        "pptx" => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-        _ => return None,
-    })
+    // A table searched in order rather than a `match` on each extension: the same answers,
+    // a few KB less code in every module (the lookup runs once per attachment or reference).
+    MIME_BY_EXTENSION
+        .iter()
+        .find(|(exts, _)| exts.split(' ').any(|e| e == ext))
+        .map(|(_, mime)| *mime)
 }
+
+/// The media types by file extension (space-separated extensions, then the type).
+const MIME_BY_EXTENSION: [(&str, &str); 36] = [
+    ("png", "image/png"),
+    ("jpg jpeg", "image/jpeg"),
+    ("gif", "image/gif"),
+    ("webp", "image/webp"),
+    ("heic", "image/heic"),
+    ("heif", "image/heif"),
+    ("avif", "image/avif"),
+    ("bmp", "image/bmp"),
+    ("svg", "image/svg+xml"),
+    ("psd", "image/vnd.adobe.photoshop"),
+    ("pdf", "application/pdf"),
+    ("wav", "audio/wav"),
+    ("mp3", "audio/mpeg"),
+    ("aiff aif", "audio/aiff"),
+    ("aac", "audio/aac"),
+    ("ogg oga", "audio/ogg"),
+    ("flac", "audio/flac"),
+    ("m4a", "audio/mp4"),
+    ("mp4 m4v", "video/mp4"),
+    ("mov", "video/quicktime"),
+    ("webm", "video/webm"),
+    ("json", "application/json"),
+    ("xml", "application/xml"),
+    ("yaml yml", "application/yaml"),
+    ("toml", "application/toml"),
+    ("csv", "text/csv"),
+    ("html htm", "text/html"),
+    ("css", "text/css"),
+    ("md markdown", "text/markdown"),
+    ("js mjs cjs jsx", "text/javascript"),
+    (
+        "ts tsx mts cts rs py go java kt c h cc cpp hpp cs rb php swift sh bash zsh sql lua txt log ini cfg conf vue svelte scala hs ml ex exs erl zig nim dart r pl tex wit",
+        "text/plain",
+    ),
+    ("zip", "application/zip"),
+    ("gz", "application/gzip"),
+    ("docx", "application/vnd.openxmlformats-officedocument.wordprocessingml.document"),
+    ("xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"),
+    ("pptx", "application/vnd.openxmlformats-officedocument.presentationml.presentation"),
+];
 
 /// The extension of a path (lower-case, without the dot), used as a code fence language.
 pub fn extension(path: &str) -> Option<String> {
@@ -492,6 +497,29 @@ mod tests {
         assert_eq!(sniff(b"\xFF\xFE\x00b"), None);
         assert_eq!(sniff(b"\xFF\xFB\x90\x44"), Some("audio/mpeg"));
         assert_eq!(mime_from_name("Makefile"), None);
+        // Every extension of the table, each to its type (a few the match used to hold).
+        for (name, mime) in [
+            ("a.jpeg", "image/jpeg"),
+            ("a.aif", "audio/aiff"),
+            ("a.oga", "audio/ogg"),
+            ("a.m4v", "video/mp4"),
+            ("a.yml", "application/yaml"),
+            ("a.htm", "text/html"),
+            ("a.markdown", "text/markdown"),
+            ("a.cjs", "text/javascript"),
+            ("a.wit", "text/plain"),
+            ("a.R", "text/plain"),
+            ("a.tsx", "text/plain"),
+            ("a.gz", "application/gzip"),
+            (
+                "a.pptx",
+                "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+            ),
+        ] {
+            assert_eq!(mime_from_name(name), Some(mime), "{name}");
+        }
+        assert_eq!(mime_from_name("a.tx"), None);
+        assert_eq!(mime_from_name("a."), None);
         assert_eq!(extension("src/lib/foo.ts"), Some("ts".into()));
         assert_eq!(extension("dir.d/.hidden"), None);
         assert_eq!(class_of("application/vnd.api+json"), MediaClass::Text);

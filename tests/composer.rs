@@ -565,6 +565,15 @@ fn assertions_hard_soft_and_semantic() {
         assertion::evaluate(Some(&fenced), "```json\n{\"a\": 1}\n```", &none).passed(),
         1
     );
+    // The seed's format constraints: a structural assertion checks the common formats.
+    let dated = json!([{"type": "structural", "schema": {"type": "object", "properties": {
+        "due": {"type": "string", "format": "date"}, "owner": {"type": "string", "format": "email"}}}}]);
+    let good = r#"{"due": "2026-12-31", "owner": "ops@example.com"}"#;
+    assert_eq!(assertion::evaluate(Some(&dated), good, &none).passed(), 1);
+    let bad = r#"{"due": "31/12/2026", "owner": "ops@example.com"}"#;
+    let r = assertion::evaluate(Some(&dated), bad, &none);
+    assert_eq!(r.outcomes[0].status, "failed");
+    assert!(r.hard_failure().is_some());
 }
 
 #[test]

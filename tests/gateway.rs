@@ -749,7 +749,7 @@ fn non_idempotent_calls_carry_the_key_and_fall_back() {
 }
 
 #[test]
-fn a_non_idempotent_contract_without_a_key_is_never_retried() {
+fn a_non_idempotent_contract_is_never_retried_and_its_key_is_the_backends() {
     let mut r = Registry::default();
     r.register_text(
         r#"{"name":"charge","version":"1","description":"Charges a card.","owner":"pay",
@@ -782,15 +782,43 @@ fn a_non_idempotent_contract_without_a_key_is_never_retried() {
                 (Err(f.clone()), 1.0)
             }),
         );
-        assert_eq!(
-            (e.unwrap_err().kind(), runs, rec.idempotency_key),
-            (ErrorKind::HandlerFailed, 1, None)
-        );
+        // Never retried; the gateway still composes its key, for the backing service.
+        assert_eq!((e.unwrap_err().kind(), runs), (ErrorKind::HandlerFailed, 1));
+        assert!(rec
+            .idempotency_key
+            .is_some_and(|k| k.starts_with("idem:charge@1.0.0:u:d=0:#")));
     }
     assert!(
         st.is_empty(),
-        "no state for a contract without limits, breaker or key"
+        "no state for a contract without limits, breaker or template: the key is the backend's"
     );
+    // The seed's fix for a retry storm: a caller's retry of the same input in the same scope
+    // carries the same key (the backend de-duplicates it); the gateway does not serve it
+    // from a record, and another session has another key.
+    let mut keys = Vec::new();
+    for session in ["s1", "s1", "s2"] {
+        let mut c = CallContext::new("chat", "u");
+        c.session = Some(session.into());
+        let (out, _) = call(
+            &r,
+            &mut st,
+            "charge",
+            json!({"amount": 5}),
+            c,
+            0.0,
+            Box::new(|inv| {
+                keys.push(inv.idempotency_key.clone());
+                (Ok(json!({"ok": true})), 1.0)
+            }),
+        );
+        assert!(out.is_ok());
+    }
+    assert_eq!(keys.len(), 3, "the handler ran for every call");
+    assert_eq!(keys[0], keys[1]);
+    assert_ne!(keys[0], keys[2]);
+    assert!(keys[0]
+        .as_deref()
+        .is_some_and(|k| k.starts_with("idem:charge@1.0.0:u:s=s1:#")));
 }
 
 #[test]

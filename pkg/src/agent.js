@@ -8,6 +8,7 @@ import { PromptloomError, __opts, __module, __call, __json, __said, __host, __ho
 import { AGENT_EVENTS as EVENTS, AGENT_MAX_STEPS } from './constants.js';
 
 /** @import { Unchecked } from './instance.js' */
+/** @typedef {import('../index.js').ResponseEvent} ResponseEvent */
 
 /**
  * @param {string} message

@@ -411,7 +411,9 @@ impl Call {
             .with("tiers", c.tiers.clone()));
         }
         self.idem_key = self.idempotency_key(&c, now);
-        self.dedup = self.idem_key.is_some();
+        // The gateway serves a repeat from its own record only for a contract that says how
+        // (idempotent, or a key template); any other key is for the backing service.
+        self.dedup = c.policy.idempotent || c.policy.idempotency_key.is_some();
         let p = &c.policy;
         let buckets: Vec<BucketOp> = p
             .rate_limits
@@ -435,6 +437,7 @@ impl Call {
         let idem = self
             .idem_key
             .clone()
+            .filter(|_| self.dedup)
             .map(|k| (k, self.max_ms(&c), self.trace_id.clone()));
         if idem.is_none() && breaker.is_none() && buckets.is_empty() {
             return Ok(None);
@@ -464,14 +467,15 @@ impl Call {
         })
     }
 
-    /// The key a call is de-duplicated by: the contract's template (or, for an idempotent
-    /// contract without one, a hash of the whole input) within the scope — (user, session)
-    /// or (user, day).
+    /// The key a call is de-duplicated by: the contract's template (or, without one, a hash
+    /// of the whole input) within the scope — (user, session) or (user, day). Every call gets
+    /// one, as the seed says: the gateway composes it, so a skill author cannot get it wrong.
+    /// An idempotent contract (or one with a template) is de-duplicated by the gateway's own
+    /// records; a non-idempotent one passes its key to the backing service, which
+    /// de-duplicates a caller's retry (the same input in the same scope has the same key),
+    /// and the gateway never retries it.
     fn idempotency_key(&self, c: &Contract, now: f64) -> Option<String> {
         use std::fmt::Write as _;
-        if c.policy.idempotency_key.is_none() && !c.policy.idempotent {
-            return None;
-        }
         let by_session = match self.ctx.scope.as_deref() {
             Some("session") => true,
             Some(_) => false,

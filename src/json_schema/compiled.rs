@@ -4,7 +4,7 @@
 //! looking any keyword up or writing any path.
 //!
 //! Only the keywords the common schemas use are digested: `type`, `enum`, `const`, the
-//! number bounds and `multipleOf`, `minLength`, `maxLength`, `pattern`, `properties`,
+//! number bounds and `multipleOf`, `minLength`, `maxLength`, `pattern`, `format`, `properties`,
 //! `required`, `additionalProperties`, `minProperties`, `maxProperties`, `items` (one
 //! schema), `minItems`, `maxItems`, `uniqueItems`. A schema that uses any other keyword
 //! anywhere (`$ref`, `allOf`, `patternProperties`, …), or a pattern that does not compile,
@@ -84,6 +84,8 @@ struct Checks {
     min_length: Option<u64>,
     max_length: Option<u64>,
     pattern: Option<regex_lite::Regex>,
+    /// A format [`super::format::check`] asserts (another one is an annotation).
+    format: Option<String>,
     min_items: Option<u64>,
     max_items: Option<u64>,
     unique_items: bool,
@@ -177,6 +179,11 @@ fn node(schema: &Value, depth: usize) -> Option<Node> {
             Some(p) => Some(regex_lite::Regex::new(p).ok()?),
             None => None,
         },
+        format: kw
+            .format
+            .and_then(Value::as_str)
+            .filter(|f| super::format::check(f, "").is_some())
+            .map(str::to_owned),
         min_items: count(kw.min_items),
         max_items: count(kw.max_items),
         unique_items: flag(kw.unique_items),
@@ -281,6 +288,10 @@ impl Checks {
             }
         }
         self.pattern.as_ref().is_none_or(|re| re.is_match(s))
+            && self
+                .format
+                .as_deref()
+                .is_none_or(|f| super::format::check(f, s) != Some(false))
     }
 
     fn array(&self, items: &[Value]) -> bool {

@@ -10,7 +10,8 @@
 //! `minProperties`, `maxProperties`, `dependentRequired`, `dependentSchemas`,
 //! `dependencies`; `allOf`, `anyOf`, `oneOf`, `not`, `if`/`then`/`else`; `$ref` to a JSON
 //! pointer in the same document (`#`, `#/$defs/…`, `#/definitions/…`); boolean schemas.
-//! `format` and unknown keywords are annotations (as 2020-12 specifies by default).
+//! `format` is asserted for `date-time`, `date`, `email`, `uri` and `uuid` (see [`mod@format`]);
+//! other formats and unknown keywords are annotations (as 2020-12 specifies by default).
 //! A `$ref` outside the document, `unevaluatedProperties` and `unevaluatedItems` are
 //! reported as unsupported rather than silently passed.
 //!
@@ -21,6 +22,7 @@ use crate::json_text::JsonText;
 use serde_json::{Map, Value};
 
 mod compiled;
+pub mod format;
 pub use compiled::Compiled;
 
 /// How many violations one validation reports at most.
@@ -178,6 +180,14 @@ thread_local! {
 
 /// Runs `f` with the compiled `pattern` (compiled once and kept; not cloned, so its match
 /// cache is reused), or says why it does not compile.
+/// Whether `s` matches pattern `p` (compiled once, kept in the cache of [`with_regex`]), or
+/// why `p` does not compile: the one instance of it every pattern check shares (`pattern`,
+/// `patternProperties`, `format`, the registry's fields).
+#[inline(never)]
+pub(crate) fn regex_is_match(p: &str, s: &str) -> Result<bool, String> {
+    with_regex(p, |re| re.is_match(s))
+}
+
 pub(crate) fn with_regex<R>(p: &str, f: impl FnOnce(&regex_lite::Regex) -> R) -> Result<R, String> {
     PATTERNS.with(|c| {
         if let Some((_, r)) = c.borrow().iter().find(|(s, _)| s == p) {
@@ -212,6 +222,7 @@ struct Keywords<'a> {
     enum_: Option<&'a Value>,
     exclusive_maximum: Option<&'a Value>,
     exclusive_minimum: Option<&'a Value>,
+    format: Option<&'a Value>,
     if_: Option<&'a Value>,
     items: Option<&'a Value>,
     max_contains: Option<&'a Value>,
@@ -259,6 +270,7 @@ impl<'a> Keywords<'a> {
                 "enum" => kw.enum_ = Some(v),
                 "exclusiveMaximum" => kw.exclusive_maximum = Some(v),
                 "exclusiveMinimum" => kw.exclusive_minimum = Some(v),
+                "format" => kw.format = Some(v),
                 "if" => kw.if_ = Some(v),
                 "items" => kw.items = Some(v),
                 "maxContains" => kw.max_contains = Some(v),
@@ -511,10 +523,15 @@ impl<'a> Validator<'a> {
                     }
                 }
                 if let Some(p) = kw.pattern.and_then(Value::as_str) {
-                    match with_regex(p, |re| re.is_match(text)) {
+                    match regex_is_match(p, text) {
                         Ok(true) => {}
                         Ok(_) => bad!("pattern", "the string does not match the pattern {p}"),
                         Err(e) => bad!("pattern", "the pattern {p} does not compile: {e}"),
+                    }
+                }
+                if let Some(f) = kw.format.and_then(Value::as_str) {
+                    if format::check(f, text) == Some(false) {
+                        bad!("format", "the string is not a valid {f}");
                     }
                 }
             }
@@ -802,7 +819,7 @@ impl<'a> Validator<'a> {
             .and_then(Value::as_object)
             .map(|p| {
                 p.iter()
-                    .map(|(k, v)| (k, v, with_regex(k, |_| ())))
+                    .map(|(k, v)| (k, v, regex_is_match(k, "").map(drop)))
                     .collect()
             })
             .unwrap_or_default();
@@ -837,7 +854,7 @@ impl<'a> Validator<'a> {
                 }
             }
             for (p, sub, re) in &patterns {
-                if re.is_ok() && with_regex(p, |re| re.is_match(k)) == Ok(true) {
+                if re.is_ok() && regex_is_match(p, k) == Ok(true) {
                     known = true;
                     if !self.sub(
                         sub,
