@@ -86,6 +86,10 @@ pub const CONTENT_TYPE: &str = "text/event-stream; charset=utf-8";
 /// The request header that names a relayed run, so a reconnect (a `GET` with the SSE
 /// `last-event-id` header) reaches the [`EventStreamLog`] that kept it.
 pub const RUN_HEADER: &str = "x-promptloom-run";
+/// The HTTP statuses a server answers an attach to a run with when it no longer has the run
+/// (404, 410): the run is lost, and a reloaded chat keeps the reply it had read (its draft)
+/// instead of attaching again.
+pub const RUN_LOST: [u16; 2] = [404, 410];
 
 /// Writes one answer as an event stream: [`open`](Self::open) (or the first frames of any
 /// call), the events as they come, then [`close`](Self::close) or [`fail`](Self::fail).

@@ -82,6 +82,11 @@ fn js() -> String {
     );
     let _ = write!(
         out,
+        "/** The statuses of a server that lost a relayed run (`event_stream::RUN_LOST`). */\nexport const EVENT_STREAM_RUN_LOST = Object.freeze([{}]);\n",
+        promptloom::event_stream::RUN_LOST.map(|s| s.to_string()).join(", ")
+    );
+    let _ = write!(
+        out,
         "\n/** Every error code, in the core's order (`ErrorKind::ALL`). */\nexport const ERROR_CODES = Object.freeze([{}]);\n",
         quoted(ErrorKind::ALL.map(ErrorKind::code))
     );
@@ -145,6 +150,7 @@ export declare const AGENT_MAX_STEPS: number;
 export declare const GATEWAY_MAX_RECORDS: number;
 export declare const EVENT_STREAM_CONTENT_TYPE: string;
 export declare const EVENT_STREAM_RUN_HEADER: string;
+export declare const EVENT_STREAM_RUN_LOST: readonly number[];
 export declare const ERROR_CODES: readonly ErrorCode[];
 export declare const TABLES: readonly string[];
 export declare const INDEXES: Readonly<Record<string, Readonly<Record<string, boolean>>>>;

@@ -11,6 +11,7 @@ import { Conversation } from './conversation.js';
 import { runAgent } from './agent.js';
 import { relayAdapter } from './event-stream.js';
 import { Listeners } from './listeners.js';
+import { EVENT_STREAM_RUN_LOST } from './constants.js';
 
 /** @import { Unchecked } from './instance.js' */
 /** @typedef {import('../index.js').ChatMessage} ChatMessage */
@@ -608,18 +609,17 @@ export class Chat {
       const fallback = this.#fallback;
       if (run.attach !== undefined && fallback && fallback.run === run.attach && !pending) {
         // The attach failed before the replay's first event. A server that no longer has
-        // the run (404, 410): the reply so far is shown, cut, as the thread's last turn.
-        // Any other failure keeps the draft, and the run, to attach again.
-        this.#fallback = null;
-        const status = /** @type {Unchecked} */ (e)?.details?.status;
-        if (/** @type {Unchecked} */ (e)?.code === 'NotFound' || status === 404 || status === 410) {
+        // the run (the core's EVENT_STREAM_RUN_LOST statuses): the reply so far is shown,
+        // cut, as the thread's last turn. Any other failure keeps the draft, and the run,
+        // to attach again.
+        const lost = EVENT_STREAM_RUN_LOST.includes(/** @type {Unchecked} */ (e)?.details?.status);
+        if (lost) {
+          this.#fallback = null;
           if (fallback.turn) await thread.append(fallback.turn).catch(() => {});
-          this.#set({ status: 'error', error: e, pending: null, run: null });
         } else {
-          this.#fallback = fallback;
-          this.#drafted = false;
-          this.#set({ status: 'error', error: e, pending: null, run: fallback.run });
+          this.#drafted = false; // the draft stays
         }
+        this.#set({ status: 'error', error: e, pending: null, run: lost ? null : fallback.run });
         return { stop: 'error', error: e };
       }
       this.#set({ status: 'error', error: e, pending: pending ? { ...pending, status: 'error' } : null, run: null });

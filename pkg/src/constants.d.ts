@@ -83,6 +83,7 @@ export declare const AGENT_MAX_STEPS: number;
 export declare const GATEWAY_MAX_RECORDS: number;
 export declare const EVENT_STREAM_CONTENT_TYPE: string;
 export declare const EVENT_STREAM_RUN_HEADER: string;
+export declare const EVENT_STREAM_RUN_LOST: readonly number[];
 export declare const ERROR_CODES: readonly ErrorCode[];
 export declare const TABLES: readonly string[];
 export declare const INDEXES: Readonly<Record<string, Readonly<Record<string, boolean>>>>;

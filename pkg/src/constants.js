@@ -29,6 +29,8 @@ export const GATEWAY_MAX_RECORDS = 10000;
 export const EVENT_STREAM_CONTENT_TYPE = 'text/event-stream; charset=utf-8';
 /** The request header naming a relayed run (`event_stream::RUN_HEADER`). */
 export const EVENT_STREAM_RUN_HEADER = 'x-promptloom-run';
+/** The statuses of a server that lost a relayed run (`event_stream::RUN_LOST`). */
+export const EVENT_STREAM_RUN_LOST = Object.freeze([404, 410]);
 
 /** Every error code, in the core's order (`ErrorKind::ALL`). */
 export const ERROR_CODES = Object.freeze(['InvalidMessage', 'InvalidOptions', 'UnresolvedCommand', 'InvalidRange', 'InvalidData', 'EmptyMessage', 'InvalidCommand', 'MissingArgument', 'TooLarge', 'StoreFailed', 'NotFound', 'InvalidSkill', 'AlreadyExists', 'SyncFailed', 'InvalidRequest', 'MissingRequiredField', 'MalformedTemplate', 'UnknownTool', 'ParameterMismatch', 'ArtifactBudgetExceeded', 'CapabilityNarrowing', 'NoModelAdapter', 'NoExecutor', 'AssertionFailed', 'AdapterFailed', 'LimitExceeded', 'QuotaExceeded', 'InstanceLost', 'RateLimited', 'Overloaded', 'ProviderError', 'ProviderRejected', 'AuthenticationFailed', 'ContextTooLong', 'StreamMalformed', 'StreamTruncated', 'InvalidToolInput', 'Aborted', 'InvalidContract', 'InvalidInput', 'CapabilityDenied', 'CircuitOpen', 'Sunset', 'Timeout', 'InvalidOutput', 'HandlerFailed', 'InFlight', 'NoHandler', 'Internal']);

@@ -285,18 +285,30 @@ export class ResponseStream {
       return;
     }
     for (let i = 0; i < evs.length; i++) {
-      /** @type {unknown} */
-      let p;
-      try {
-        p = sink.take(evs[i]);
-      } catch (e) {
-        return this.#sinkEnd(sink, e, true);
-      }
-      if (p !== null && typeof p === 'object' && typeof (/** @type {any} */ (p).then) === 'function') {
-        if (i + 1 < evs.length) this.#queue.push(evs.slice(i + 1));
-        return this.#hold(sink, /** @type {PromiseLike<unknown>} */ (p));
-      }
+      if (this.#give(sink, evs[i])) continue;
+      if (sink.busy && i + 1 < evs.length) this.#queue.push(evs.slice(i + 1));
+      return;
     }
+  }
+
+  /**
+   * Hands one event to the sink: false when it takes no more for now (it threw, and is
+   * ended; or it answered a Promise, which holds the next events until it settles).
+   * @param {Sink} sink
+   * @param {ResponseEvent} ev
+   */
+  #give(sink, ev) {
+    /** @type {unknown} */
+    let p;
+    try {
+      p = sink.take(ev);
+    } catch (e) {
+      this.#sinkEnd(sink, e, true);
+      return false;
+    }
+    if (p === null || typeof p !== 'object' || typeof (/** @type {any} */ (p).then) !== 'function') return true;
+    this.#hold(sink, /** @type {PromiseLike<unknown>} */ (p));
+    return false;
   }
 
   /**
@@ -331,14 +343,7 @@ export class ResponseStream {
         this.#queue.shift();
         this.#pos = 0;
       }
-      /** @type {unknown} */
-      let p;
-      try {
-        p = sink.take(ev);
-      } catch (e) {
-        return this.#sinkEnd(sink, e, true);
-      }
-      if (p !== null && typeof p === 'object' && typeof (/** @type {any} */ (p).then) === 'function') return this.#hold(sink, /** @type {PromiseLike<unknown>} */ (p));
+      if (!this.#give(sink, ev)) return;
     }
   }
 
